@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dsh-sandbox: the process-sandbox seam.
+ *
+ * The vocabulary every other part of the library speaks: modes, enforcement,
+ * the per-call execution policy, the confined argv a provider returns, the
+ * runner-failure classification, and the typed error that carries the spec's
+ * codes and exact messages.
+ *
+ * Conventions for the whole API:
+ *   - Functions that can fail return 0 (or a non-negative value) on success and
+ *     a negative errno on failure; when they take a `dsh_error *`, it is filled
+ *     with the spec's code and message (it may be NULL when the caller only
+ *     wants the errno).
+ *   - String vectors (`char **`) are NULL-terminated.
+ *   - Nothing here prints, exits or aborts: the library is safe to keep loaded
+ *     in a long-running harness process.
+ */
+#ifndef DSH_SANDBOX_SANDBOX_H
+#define DSH_SANDBOX_SANDBOX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DSH_PUBLIC __attribute__((visibility("default")))
+
+/* ---------------------------------------------------------------- modes -- */
+
+/* File-effect modes.  Network and process visibility are outside this vocabulary. */
+typedef enum dsh_mode {
+        DSH_MODE_READ_ONLY = 0,
+        DSH_MODE_WORKSPACE_WRITE,
+        DSH_MODE_DANGER_FULL_ACCESS,
+} dsh_mode;
+
+#define DSH_MODE_COUNT 3
+
+/* Every mode's name, in order, NULL-terminated: "read-only", "workspace-write",
+ * "danger-full-access".  The spec's SANDBOX_MODES. */
+DSH_PUBLIC extern const char *const dsh_sandbox_modes[DSH_MODE_COUNT + 1];
+
+/* Parses a mode name (exact, case-sensitive).  Returns 0, or -EINVAL. */
+DSH_PUBLIC int dsh_mode_parse(const char *name, dsh_mode *mode_out);
+
+/* The mode's spec name; a static string, never NULL. */
+DSH_PUBLIC const char *dsh_mode_name(dsh_mode mode);
+
+/* True for read-only and workspace-write: the only modes a provider ever sees. */
+DSH_PUBLIC bool dsh_mode_is_confined(dsh_mode mode);
+
+/* True when `wider` grants strictly more than `narrower` (the escalation order). */
+DSH_PUBLIC bool dsh_mode_is_wider(dsh_mode wider, dsh_mode narrower);
+
+typedef enum dsh_enforcement {
+        DSH_ENFORCEMENT_FULL = 0,
+        DSH_ENFORCEMENT_PARTIAL,
+} dsh_enforcement;
+
+/* "full" or "partial"; a static string. */
+DSH_PUBLIC const char *dsh_enforcement_name(dsh_enforcement enforcement);
+
+/* --------------------------------------------------------------- errors -- */
+
+typedef enum dsh_error_code {
+        DSH_ERROR_NONE = 0,
+        DSH_ERROR_SANDBOX_UNAVAILABLE,
+        DSH_ERROR_SANDBOX_PREPARATION_FAILED,
+        DSH_ERROR_SANDBOX_INVALID_TEMP_ROOT,
+        DSH_ERROR_SANDBOX_INVALID_ROOT,
+        DSH_ERROR_FS_SANDBOX_DENIED,
+        DSH_ERROR_INVARIANT,      /* a durable record breaks the vocabulary */
+        DSH_ERROR_INVALID_INPUT,  /* bad caller input that has no spec code */
+        DSH_ERROR_SYSTEM,         /* an operating-system failure; see errno_value */
+        DSH_ERROR_EXEC_FAILED,    /* the program could not be executed (errno_value: ENOENT, EACCES, ...) */
+} dsh_error_code;
+
+/*
+ * A typed error.  `message` is owned by the error and freed by
+ * dsh_error_clear(); it is the exact text the spec fixes for coded errors.
+ */
+typedef struct dsh_error {
+        dsh_error_code code;
+        int errno_value;  /* positive errno behind the failure, or 0 */
+        char *message;
+} dsh_error;
+
+#define DSH_ERROR_INIT { DSH_ERROR_NONE, 0, NULL }
+
+/* The spec's code string ("SANDBOX_UNAVAILABLE", ...) or NULL for codes the
+ * spec does not name (invalid input, system errors, invariant). */
+DSH_PUBLIC const char *dsh_error_code_name(dsh_error_code code);
+
+/* Frees the message and resets the error to DSH_ERROR_INIT.  NULL is allowed. */
+DSH_PUBLIC void dsh_error_clear(dsh_error *error);
+
+/* ------------------------------------------------------- string vectors -- */
+
+DSH_PUBLIC size_t dsh_strv_length(char *const *strv);
+/* Frees every string and the vector.  NULL is allowed. */
+DSH_PUBLIC void dsh_strv_free(char **strv);
+/* Deep copy; NULL in gives an empty vector.  Returns NULL only on ENOMEM. */
+DSH_PUBLIC char **dsh_strv_copy(char *const *strv);
+/* Appends a copy of `value`.  Returns 0 or -ENOMEM (the vector is unchanged then). */
+DSH_PUBLIC int dsh_strv_append(char ***strv, const char *value);
+
+/* ------------------------------------------------------------- policy -- */
+
+/*
+ * The complete file-effect policy of one capability call.  All strings are
+ * owned by the policy; dsh_policy_clear() frees them.
+ */
+typedef struct dsh_policy {
+        dsh_mode mode;
+        char *workspace_root;               /* absolute */
+        char **additional_writable_roots;   /* absolute dirs; NULL means none */
+        char *session_id;                   /* NULL for agentless calls */
+} dsh_policy;
+
+#define DSH_POLICY_INIT { DSH_MODE_READ_ONLY, NULL, NULL, NULL }
+
+DSH_PUBLIC void dsh_policy_clear(dsh_policy *policy);
+/* Deep copy into `out` (which must be cleared).  Returns 0 or -ENOMEM. */
+DSH_PUBLIC int dsh_policy_copy(dsh_policy *out, const dsh_policy *in);
+
+/*
+ * Checks a policy before any argv is built or any process spawned, and
+ * rewrites it into the form backends grant:
+ *   - the workspace root must be absolute and free of NUL (SANDBOX_INVALID_ROOT);
+ *     it is canonicalized with filesystem semantics (realpath, so `link/..`
+ *     lands where chdir lands) when it exists;
+ *   - under workspace-write the root must exist and be a directory;
+ *   - each additional writable root must be absolute, exist, be a directory and
+ *     not be a symlink (SANDBOX_PREPARATION_FAILED names the offending path);
+ *     duplicates are dropped.
+ * Returns 0 or a negative errno with `error` filled.
+ */
+DSH_PUBLIC int dsh_policy_prepare(dsh_policy *policy, dsh_error *error);
+
+/* ---------------------------------------------------- confined argv -- */
+
+/* Evidence that a runner failed before it executed the command (SYSTEM.md §1). */
+typedef struct dsh_runner_failure_rule {
+        int *allowed_exit_codes;        /* NULL/0 length: any nonzero exit */
+        size_t allowed_exit_code_count;
+        char **fatal_signatures;        /* non-empty substrings */
+        char **informational_lines;     /* whole lines excluded first; may be NULL */
+} dsh_runner_failure_rule;
+
+typedef struct dsh_confined_argv {
+        char **argv;                    /* runner, profile, "--", the caller's argv */
+        dsh_enforcement enforcement;
+        char **denial_signatures;       /* the selected backend's dialect only */
+        dsh_runner_failure_rule *runner_failure_rules;
+        size_t runner_failure_rule_count;
+        char *backend;                  /* "landlock", "bwrap", "runner-command", ... */
+} dsh_confined_argv;
+
+#define DSH_CONFINED_ARGV_INIT { NULL, DSH_ENFORCEMENT_FULL, NULL, NULL, 0, NULL }
+
+DSH_PUBLIC void dsh_confined_argv_clear(dsh_confined_argv *confined);
+
+/* Appends a rule (deep-copied).  Returns 0 or -ENOMEM. */
+DSH_PUBLIC int dsh_confined_argv_add_rule(dsh_confined_argv *confined,
+                                          const int *allowed_exit_codes, size_t allowed_exit_code_count,
+                                          const char *const *fatal_signatures,
+                                          const char *const *informational_lines);
+
+/* ----------------------------------------------------- classification -- */
+
+/*
+ * The runner-failure algorithm: requires a nonzero exit; applies each rule's
+ * allowed exit codes; drops stderr lines equal (case-insensitively, whole
+ * line) to an informational line; a remaining line containing a fatal
+ * signature (case-insensitively) proves the runner failed.  Exit status alone
+ * never proves it.  On a match, `*matched_line` (if not NULL) receives a newly
+ * allocated copy of the line, owned by the caller.
+ */
+DSH_PUBLIC bool dsh_runner_failed(const dsh_runner_failure_rule *rules, size_t rule_count,
+                                  int exit_code, const char *stderr_text, char **matched_line);
+
+/*
+ * A denial: nonzero exit and one of the backend's denial signatures
+ * (case-insensitive substring) in stderr.  Callers check dsh_runner_failed()
+ * first and never call a signal death a denial.
+ */
+DSH_PUBLIC bool dsh_is_denial(char *const *denial_signatures, int exit_code, const char *stderr_text);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Landlock backend.
+ *
+ * Grants (SYSTEM.md §3): read+execute beneath "/", read-write on the
+ * "/dev/null" sink; workspace-write adds the temp area "/tmp", the workspace
+ * root and each extra root.  "/dev" itself is never granted: it would expose
+ * /dev/shm, a world-writable tmpfs outside the policy.
+ *
+ * Two ways to use it: confine() names the `landlock-run` launcher in an argv
+ * for callers that spawn themselves; spawn() builds the same ruleset in this
+ * process and applies it in the forked child right before exec, so the only
+ * cost over a bare spawn is a handful of system calls.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "core/landlock.h"
+#include "error.h"
+#include "spawn.h"
+
+#define LANDLOCK_TEMP_AREA "/tmp"
+#define LANDLOCK_SINK "/dev/null"
+#define LANDLOCK_PARTIAL_NOTICE "landlock-run: partial enforcement (older Landlock ABI)"
+
+struct landlock_grant {
+        const char *path;
+        bool writable;
+};
+
+/* Calls `visit` for every grant of `policy`, in launcher order (--ro first). */
+static int for_each_grant(const dsh_policy *policy, int (*visit)(const struct landlock_grant *grant, void *context),
+                          void *context)
+{
+        struct landlock_grant fixed[] = {
+                { "/", false },
+                { LANDLOCK_SINK, true },
+        };
+        int result;
+
+        for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+                result = visit(&fixed[i], context);
+                if (result < 0)
+                        return result;
+        }
+        if (policy->mode != DSH_MODE_WORKSPACE_WRITE)
+                return 0;
+        {
+                struct landlock_grant temp_area = { LANDLOCK_TEMP_AREA, true };
+                struct landlock_grant workspace = { policy->workspace_root, true };
+
+                result = visit(&temp_area, context);
+                if (result == 0)
+                        result = visit(&workspace, context);
+        }
+        for (char **root = policy->additional_writable_roots; result == 0 && root && *root; root++) {
+                struct landlock_grant extra = { *root, true };
+
+                result = visit(&extra, context);
+        }
+        return result;
+}
+
+static const char *abi_problem(int abi)
+{
+        if (abi == -ENOSYS)
+                return "landlock is not built into this kernel";
+        if (abi == -EOPNOTSUPP)
+                return "landlock is disabled on this kernel (enable it with the lsm= boot parameter)";
+        if (abi < 0)
+                return "landlock cannot be queried on this kernel";
+        if (!dsh_landlock_abi_usable(abi))
+                return "the kernel's landlock ABI is older than 3 and cannot stop truncation of files outside the policy";
+        return NULL;
+}
+
+static void landlock_probe(dsh_provider *provider, dsh_backend_report *report)
+{
+        int abi = dsh_landlock_abi();
+        const char *problem = abi_problem(abi);
+
+        report->landlock_abi = abi;
+        if (problem) {
+                report->reason = strdup(problem);
+                return;
+        }
+        report->enforcement = dsh_landlock_enforcement(abi);
+        if (access(provider->landlock_run_path, X_OK) < 0) {
+                if (asprintf(&report->reason, "the landlock-run launcher %s is not executable: %s",
+                             provider->landlock_run_path, strerror(errno)) < 0)
+                        report->reason = NULL;
+                return;
+        }
+        report->usable = true;
+}
+
+static int append_grant_arguments(const struct landlock_grant *grant, void *context)
+{
+        char ***argv = context;
+
+        if (dsh_strv_append(argv, grant->writable ? "--rw" : "--ro") < 0 || dsh_strv_append(argv, grant->path) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+static int set_dialect(dsh_confined_argv *out, dsh_enforcement enforcement)
+{
+        static const int launcher_failure[] = { 125 };
+        static const char *const fatal[] = { "landlock-run: ", NULL };
+        static const char *const informational[] = { LANDLOCK_PARTIAL_NOTICE, NULL };
+
+        out->enforcement = enforcement;
+        if (dsh_strv_append(&out->denial_signatures, "permission denied") < 0)
+                return -ENOMEM;
+        out->backend = strdup("landlock");
+        if (!out->backend)
+                return -ENOMEM;
+        return dsh_confined_argv_add_rule(out, launcher_failure, 1, fatal, informational);
+}
+
+static int landlock_confine(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
+                            dsh_confined_argv *out, dsh_error *error)
+{
+        int abi = dsh_landlock_abi();
+        const char *problem = abi_problem(abi);
+
+        if (problem)
+                return dsh_error_set_unavailable(error, policy->mode, problem);
+        if (dsh_strv_append(&out->argv, provider->landlock_run_path) < 0 ||
+            for_each_grant(policy, append_grant_arguments, &out->argv) < 0 ||
+            dsh_strv_append(&out->argv, "--") < 0)
+                goto out_of_memory;
+        for (char *const *argument = argv; *argument; argument++)
+                if (dsh_strv_append(&out->argv, *argument) < 0)
+                        goto out_of_memory;
+        if (set_dialect(out, dsh_landlock_enforcement(abi)) < 0)
+                goto out_of_memory;
+        return 0;
+out_of_memory:
+        dsh_confined_argv_clear(out);
+        return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+}
+
+struct ruleset_builder {
+        dsh_landlock_ruleset *ruleset;
+        const char *failed_path;
+        const char *failed_step;
+};
+
+static int add_grant_rule(const struct landlock_grant *grant, void *context)
+{
+        struct ruleset_builder *builder = context;
+        int result = dsh_landlock_ruleset_grant(builder->ruleset, grant->path, grant->writable, &builder->failed_step);
+
+        if (result < 0)
+                builder->failed_path = grant->path;
+        return result;
+}
+
+/* Builds the ruleset of `policy` in this process; returns 0 or a negative errno with `error` set. */
+static int build_ruleset(const dsh_policy *policy, dsh_landlock_ruleset *ruleset, dsh_error *error)
+{
+        struct ruleset_builder builder = { ruleset, NULL, NULL };
+        const char *problem;
+        char detail[PATH_MAX + 128];
+        int result = dsh_landlock_ruleset_open(ruleset);
+
+        if (result < 0) {
+                problem = abi_problem(result == -EOPNOTSUPP ? 1 : result);
+                if (!problem) {
+                        snprintf(detail, sizeof(detail), "landlock ruleset error: %s", strerror(-result));
+                        problem = detail;
+                }
+                return dsh_error_set_unavailable(error, policy->mode, problem);
+        }
+        result = for_each_grant(policy, add_grant_rule, &builder);
+        if (result < 0) {
+                if (builder.failed_step && strcmp(builder.failed_step, "open") == 0)
+                        snprintf(detail, sizeof(detail), "cannot open rule path: %s: %s", builder.failed_path,
+                                 strerror(-result));
+                else
+                        snprintf(detail, sizeof(detail), "landlock ruleset error: %s", strerror(-result));
+                dsh_landlock_ruleset_close(ruleset);
+                return dsh_error_set_unavailable(error, policy->mode, detail);
+        }
+        return 0;
+}
+
+static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
+                          const dsh_spawn_options *options, dsh_child *child, dsh_error *error)
+{
+        dsh_landlock_ruleset ruleset = DSH_LANDLOCK_RULESET_INIT;
+        dsh_exec_plan plan = { argv, -1, true, -1 };
+        dsh_spawn_failure failure;
+        pid_t pid;
+        int result;
+
+        (void) provider;
+        result = build_ruleset(policy, &ruleset, error);
+        if (result < 0)
+                return result;
+        plan.landlock_ruleset_fd = ruleset.fd;
+        pid = dsh_spawn_exec_plan(&plan, options, &failure);
+        dsh_landlock_ruleset_close(&ruleset);
+        if (pid == -ECHILD)
+                return dsh_spawn_failure_to_error(&failure, policy->mode, argv[0], error);
+        if (pid < 0)
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, (int) -pid, "cannot start the command: %s",
+                                     strerror((int) -pid));
+        /* The command runs now; out of memory here costs the caller facts, never its pid. */
+        child->pid = pid;
+        child->facts.argv = dsh_strv_copy(argv);
+        (void) set_dialect(&child->facts, dsh_landlock_enforcement(ruleset.abi));
+        return 0;
+}
+
+const dsh_backend_ops dsh_backend_landlock = {
+        .name = "landlock",
+        .probe = landlock_probe,
+        .confine = landlock_confine,
+        .spawn = landlock_spawn,
+};

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/* Landlock: ABI negotiation, ruleset construction and self-restriction. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "landlock.h"
+
+#ifndef __NR_landlock_create_ruleset
+#define __NR_landlock_create_ruleset 444
+#define __NR_landlock_add_rule 445
+#define __NR_landlock_restrict_self 446
+#endif
+
+#define LANDLOCK_CREATE_RULESET_VERSION_FLAG (1U << 0)
+#define LANDLOCK_RULE_PATH_BENEATH_TYPE 1
+
+struct dsh_landlock_path_beneath_attr {
+        uint64_t allowed_access;
+        int32_t parent_fd;
+} __attribute__((packed));
+
+#define READ_RIGHTS (DSH_LANDLOCK_ACCESS_FS_EXECUTE | DSH_LANDLOCK_ACCESS_FS_READ_FILE | \
+                     DSH_LANDLOCK_ACCESS_FS_READ_DIR)
+
+/* The rights that mean anything on a non-directory inode. */
+#define FILE_RIGHTS (DSH_LANDLOCK_ACCESS_FS_EXECUTE | DSH_LANDLOCK_ACCESS_FS_WRITE_FILE | \
+                     DSH_LANDLOCK_ACCESS_FS_READ_FILE | DSH_LANDLOCK_ACCESS_FS_TRUNCATE | \
+                     DSH_LANDLOCK_ACCESS_FS_IOCTL_DEV)
+
+/*
+ * Creating character or block devices is never granted, not even in a
+ * writable root: root in a container could otherwise mknod the host's disk
+ * inside the workspace and write to it raw.
+ */
+#define NEVER_GRANTED (DSH_LANDLOCK_ACCESS_FS_MAKE_CHAR | DSH_LANDLOCK_ACCESS_FS_MAKE_BLOCK)
+
+static uint64_t handled_rights_for_abi(int abi)
+{
+        uint64_t rights = (DSH_LANDLOCK_ACCESS_FS_MAKE_SYM << 1) - 1;  /* ABI 1: bits 0..12 */
+
+        if (abi >= 2)
+                rights |= DSH_LANDLOCK_ACCESS_FS_REFER;
+        if (abi >= 3)
+                rights |= DSH_LANDLOCK_ACCESS_FS_TRUNCATE;
+        if (abi >= 5)
+                rights |= DSH_LANDLOCK_ACCESS_FS_IOCTL_DEV;
+        return rights;
+}
+
+int dsh_landlock_abi(void)
+{
+        long abi = syscall(__NR_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION_FLAG);
+
+        return abi < 0 ? -errno : (int) abi;
+}
+
+bool dsh_landlock_abi_usable(int abi)
+{
+        return abi >= DSH_LANDLOCK_MINIMUM_ABI;
+}
+
+dsh_enforcement dsh_landlock_enforcement(int abi)
+{
+        return abi >= DSH_LANDLOCK_FULL_ABI ? DSH_ENFORCEMENT_FULL : DSH_ENFORCEMENT_PARTIAL;
+}
+
+int dsh_landlock_ruleset_open(dsh_landlock_ruleset *ruleset)
+{
+        struct dsh_landlock_ruleset_attr attr = { 0 };
+        int abi = dsh_landlock_abi();
+        long fd;
+
+        if (abi < 0)
+                return abi;
+        if (!dsh_landlock_abi_usable(abi))
+                return -EOPNOTSUPP;
+        attr.handled_access_fs = handled_rights_for_abi(abi);
+        fd = syscall(__NR_landlock_create_ruleset, &attr, sizeof(attr), 0);
+        if (fd < 0)
+                return -errno;
+        ruleset->fd = (int) fd;
+        ruleset->abi = abi;
+        ruleset->handled_access = attr.handled_access_fs;
+        return 0;
+}
+
+int dsh_landlock_ruleset_grant(dsh_landlock_ruleset *ruleset, const char *path, bool writable,
+                               const char **failed_step)
+{
+        struct dsh_landlock_path_beneath_attr rule = { 0 };
+        struct stat status;
+        int fd, result = 0;
+
+        fd = open(path, O_PATH | O_CLOEXEC);
+        if (fd < 0) {
+                *failed_step = "open";
+                return -errno;
+        }
+        rule.parent_fd = fd;
+        rule.allowed_access = (writable ? ruleset->handled_access & ~NEVER_GRANTED : READ_RIGHTS) &
+                              ruleset->handled_access;
+        if (fstat(fd, &status) < 0) {
+                *failed_step = "open";
+                result = -errno;
+        } else {
+                if (!S_ISDIR(status.st_mode))
+                        rule.allowed_access &= FILE_RIGHTS;
+                if (syscall(__NR_landlock_add_rule, ruleset->fd, LANDLOCK_RULE_PATH_BENEATH_TYPE, &rule, 0) < 0) {
+                        *failed_step = "add_rule";
+                        result = -errno;
+                }
+        }
+        close(fd);
+        return result;
+}
+
+void dsh_landlock_ruleset_close(dsh_landlock_ruleset *ruleset)
+{
+        if (ruleset->fd >= 0)
+                close(ruleset->fd);
+        ruleset->fd = -1;
+}
+
+/*
+ * no_new_privs first: landlock_restrict_self() demands it of an unprivileged
+ * caller, and even as root it keeps a setuid binary run inside the sandbox
+ * from gaining privileges it could use to undo the restriction.
+ */
+int dsh_landlock_enforce(int ruleset_fd)
+{
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                return -errno;
+        if (syscall(__NR_landlock_restrict_self, ruleset_fd, 0) < 0)
+                return -errno;
+        return 0;
+}

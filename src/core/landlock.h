@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Landlock core shared by the library's in-process spawn path and the
+ * `landlock-run` launcher.  libc only (no jansson), so the launcher stays
+ * small and starts fast.
+ *
+ * The kernel's own uapi header on the build machine may predate the ABI the
+ * running kernel offers, so the constants and the ruleset attribute are
+ * declared here, by value, from the kernel's documented uapi.
+ */
+#ifndef DSH_SANDBOX_LANDLOCK_H
+#define DSH_SANDBOX_LANDLOCK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dsh-sandbox/sandbox.h"
+
+#define DSH_LANDLOCK_ACCESS_FS_EXECUTE      (1ULL << 0)
+#define DSH_LANDLOCK_ACCESS_FS_WRITE_FILE   (1ULL << 1)
+#define DSH_LANDLOCK_ACCESS_FS_READ_FILE    (1ULL << 2)
+#define DSH_LANDLOCK_ACCESS_FS_READ_DIR     (1ULL << 3)
+#define DSH_LANDLOCK_ACCESS_FS_REMOVE_DIR   (1ULL << 4)
+#define DSH_LANDLOCK_ACCESS_FS_REMOVE_FILE  (1ULL << 5)
+#define DSH_LANDLOCK_ACCESS_FS_MAKE_CHAR    (1ULL << 6)
+#define DSH_LANDLOCK_ACCESS_FS_MAKE_DIR     (1ULL << 7)
+#define DSH_LANDLOCK_ACCESS_FS_MAKE_REG     (1ULL << 8)
+#define DSH_LANDLOCK_ACCESS_FS_MAKE_SOCK    (1ULL << 9)
+#define DSH_LANDLOCK_ACCESS_FS_MAKE_FIFO    (1ULL << 10)
+#define DSH_LANDLOCK_ACCESS_FS_MAKE_BLOCK   (1ULL << 11)
+#define DSH_LANDLOCK_ACCESS_FS_MAKE_SYM     (1ULL << 12)
+#define DSH_LANDLOCK_ACCESS_FS_REFER        (1ULL << 13)  /* ABI 2 */
+#define DSH_LANDLOCK_ACCESS_FS_TRUNCATE     (1ULL << 14)  /* ABI 3 */
+#define DSH_LANDLOCK_ACCESS_FS_IOCTL_DEV    (1ULL << 15)  /* ABI 5 */
+
+/*
+ * Below ABI 3 a process confined "read-only" can still truncate(2) files
+ * outside its grants: that is a write, so such a kernel cannot enforce either
+ * confined mode and is treated as not enforcing Landlock at all (refusal).
+ * ABI 3 and 4 leave ioctl(2) on device files ungoverned: partial.  From ABI 5
+ * every file effect the modes promise is governed: full.
+ */
+#define DSH_LANDLOCK_MINIMUM_ABI 3
+#define DSH_LANDLOCK_FULL_ABI 5
+
+/* Mirror of struct landlock_ruleset_attr (ABI 6 layout; older kernels accept trailing zeros). */
+struct dsh_landlock_ruleset_attr {
+        uint64_t handled_access_fs;
+        uint64_t handled_access_net;
+        uint64_t scoped;
+};
+
+typedef struct dsh_landlock_ruleset {
+        int fd;
+        int abi;
+        uint64_t handled_access;
+} dsh_landlock_ruleset;
+
+#define DSH_LANDLOCK_RULESET_INIT { -1, 0, 0 }
+
+/* The running kernel's Landlock ABI (>= 1), or a negative errno (-ENOSYS: not
+ * built in; -EOPNOTSUPP: built in but disabled at boot). */
+int dsh_landlock_abi(void);
+
+/* What the ABI gives: full, partial, or (below the minimum) nothing usable. */
+bool dsh_landlock_abi_usable(int abi);
+dsh_enforcement dsh_landlock_enforcement(int abi);
+
+/*
+ * Creates a ruleset that handles every filesystem right `abi` knows, so
+ * anything not granted afterwards is denied.  Returns 0 or a negative errno;
+ * -EOPNOTSUPP when the ABI is below DSH_LANDLOCK_MINIMUM_ABI.
+ */
+int dsh_landlock_ruleset_open(dsh_landlock_ruleset *ruleset);
+
+/*
+ * Grants read+execute (`writable` false) or every handled right except device
+ * creation (`writable` true) beneath `path`.  The path is opened
+ * O_PATH|O_CLOEXEC and the rule bound to that fd, so what is granted is the
+ * inode opened here, whatever the name points to later.  A non-directory
+ * keeps only the rights that apply to files (how "/dev/null" is granted).
+ * Returns 0, or a negative errno; *failed_step is "open" or "add_rule".
+ */
+int dsh_landlock_ruleset_grant(dsh_landlock_ruleset *ruleset, const char *path, bool writable,
+                               const char **failed_step);
+
+void dsh_landlock_ruleset_close(dsh_landlock_ruleset *ruleset);
+
+/*
+ * Sets no_new_privs, then restricts the calling thread with the ruleset.
+ * Only raw system calls: safe between fork() and exec().  Returns 0 or a
+ * negative errno.  The ruleset fd stays open (the caller's exec closes it).
+ */
+int dsh_landlock_enforce(int ruleset_fd);
+
+#endif

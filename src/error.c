@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/* The typed error: spec codes and their exact messages. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "error.h"
+
+const char *dsh_error_code_name(dsh_error_code code)
+{
+        switch (code) {
+        case DSH_ERROR_SANDBOX_UNAVAILABLE:
+                return "SANDBOX_UNAVAILABLE";
+        case DSH_ERROR_SANDBOX_PREPARATION_FAILED:
+                return "SANDBOX_PREPARATION_FAILED";
+        case DSH_ERROR_SANDBOX_INVALID_TEMP_ROOT:
+                return "SANDBOX_INVALID_TEMP_ROOT";
+        case DSH_ERROR_SANDBOX_INVALID_ROOT:
+                return "SANDBOX_INVALID_ROOT";
+        case DSH_ERROR_FS_SANDBOX_DENIED:
+                return "FS_SANDBOX_DENIED";
+        case DSH_ERROR_NONE:
+        case DSH_ERROR_INVARIANT:
+        case DSH_ERROR_INVALID_INPUT:
+        case DSH_ERROR_SYSTEM:
+        case DSH_ERROR_EXEC_FAILED:
+                break;
+        }
+        return NULL;
+}
+
+void dsh_error_clear(dsh_error *error)
+{
+        if (!error)
+                return;
+        free(error->message);
+        *error = (dsh_error) DSH_ERROR_INIT;
+}
+
+int dsh_error_set(dsh_error *error, dsh_error_code code, int errno_value, const char *format, ...)
+{
+        int result = errno_value > 0 ? -errno_value : -EINVAL;
+        va_list arguments;
+        char *message = NULL;
+
+        if (!error)
+                return result;
+        va_start(arguments, format);
+        if (vasprintf(&message, format, arguments) < 0)
+                message = NULL;
+        va_end(arguments);
+        free(error->message);
+        error->code = code;
+        error->errno_value = errno_value;
+        error->message = message;  /* NULL only when out of memory; callers print the code then */
+        return result;
+}
+
+int dsh_error_set_unavailable(dsh_error *error, dsh_mode mode, const char *detail)
+{
+#define UNAVAILABLE_TEMPLATE                                                                    \
+                "sandbox mode \"%s\" is requested but no sandbox backend is usable on this host; "          \
+                "refusing to run the command unconfined. Install bubblewrap or run a Landlock-enforcing "   \
+                "kernel (Linux), ensure sandbox-exec is usable (macOS), or ensure the ACL "               \
+                "restricted-token runner can start (Windows) \xe2\x80\x94 otherwise switch the consumer "    \
+                "to danger-full-access.%s%s"
+
+        dsh_error_set(error, DSH_ERROR_SANDBOX_UNAVAILABLE, ENOSYS, UNAVAILABLE_TEMPLATE, dsh_mode_name(mode),
+                      detail ? " Runner failure: " : "", detail ? detail : "");
+        return -ENOSYS;
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/* Internal constructors for dsh_error: every coded message in the library is built here. */
+#ifndef DSH_SANDBOX_ERROR_H
+#define DSH_SANDBOX_ERROR_H
+
+#include "dsh-sandbox/sandbox.h"
+#include "util.h"
+
+/*
+ * Sets `error` (when not NULL) to `code` with a formatted message and returns
+ * -errno_value (or -EINVAL when errno_value is 0), so a failure path reads
+ * `return dsh_error_set(error, ...);`.  An earlier message is replaced.
+ */
+DSH_INTERNAL int dsh_error_set(dsh_error *error, dsh_error_code code, int errno_value, const char *format, ...)
+        __attribute__((format(printf, 4, 5)));
+
+/*
+ * SANDBOX_UNAVAILABLE with the spec's exact message for `mode`; a non-NULL
+ * `detail` appends " Runner failure: <detail>".  Returns -ENOSYS.
+ */
+DSH_INTERNAL int dsh_error_set_unavailable(dsh_error *error, dsh_mode mode, const char *detail);
+
+#endif

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The one fork/exec routine of the library.  Everything between fork() and
+ * exec() is a raw system call (no allocation, no locks), so it is safe to
+ * call from a multi-threaded harness.  The child reports a failure before
+ * exec through a close-on-exec pipe: EOF means the command was exec'd.
+ */
+#ifndef DSH_SANDBOX_SPAWN_H
+#define DSH_SANDBOX_SPAWN_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "dsh-sandbox/provider.h"
+#include "util.h"
+
+typedef enum dsh_spawn_stage {
+        DSH_SPAWN_STAGE_NONE = 0,
+        DSH_SPAWN_STAGE_SETUP,     /* stdio, session, fds: the runner failed */
+        DSH_SPAWN_STAGE_CONFINE,   /* filter or Landlock restriction failed: nothing may run */
+        DSH_SPAWN_STAGE_EXEC,      /* the program could not be executed */
+} dsh_spawn_stage;
+
+typedef struct dsh_exec_plan {
+        char *const *argv;
+        int landlock_ruleset_fd;   /* restrict the child with this ruleset, or -1 */
+        bool terminal_filter;      /* install the TIOCSTI/TIOCLINUX filter */
+        int keep_fd;               /* one extra fd the child keeps (e.g. a status fd), or -1 */
+} dsh_exec_plan;
+
+typedef struct dsh_spawn_failure {
+        dsh_spawn_stage stage;
+        int errno_value;
+} dsh_spawn_failure;
+
+/*
+ * Forks and execs `plan->argv` (PATH searched).  Returns the pid once the
+ * child has exec'd, or a negative errno: -ECHILD with `failure` filled when
+ * the child failed before exec (it has been reaped), another errno when
+ * fork() or pipe2() failed.
+ */
+DSH_INTERNAL pid_t dsh_spawn_exec_plan(const dsh_exec_plan *plan, const dsh_spawn_options *options,
+                                       dsh_spawn_failure *failure);
+
+/* Turns a pre-exec failure into the library error for `mode`; returns the negative errno. */
+DSH_INTERNAL int dsh_spawn_failure_to_error(const dsh_spawn_failure *failure, dsh_mode mode, const char *argv0,
+                                            dsh_error *error);
+
+#endif

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * landlock-run: the minimal Landlock launcher.
+ *
+ *   landlock-run [--ro PATH]... [--rw PATH]... [--new-session] -- ARGV...
+ *   landlock-run --probe
+ *
+ * A drop-in for the upstream launcher contract (SYSTEM.md §3): the same flags,
+ * exit 125 for every launcher failure, the same one-line diagnostics, so a
+ * harness built for the upstream launcher uses this one unchanged.  After
+ * exec the command's own status passes through untouched (even its own 125).
+ *
+ * Beyond the contract, always on because it cannot break it: inherited fds
+ * above 2 are closed, and a seccomp filter refuses terminal injection
+ * (TIOCSTI/TIOCLINUX).  `--new-session` additionally setsid()s; it is a flag
+ * because an in-place exec that leaves the terminal's session no longer gets
+ * the user's Ctrl-C.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/landlock.h"
+#include "core/process-hardening.h"
+
+#define LAUNCHER_FAILURE 125
+
+struct grant {
+        const char *path;
+        bool writable;
+};
+
+struct launch_request {
+        struct grant *grants;
+        size_t grant_count;
+        char **command;
+        bool probe;
+        bool new_session;
+};
+
+__attribute__((format(printf, 1, 2))) static int fail(const char *format, ...)
+{
+        va_list arguments;
+
+        fputs("landlock-run: ", stderr);
+        va_start(arguments, format);
+        vfprintf(stderr, format, arguments);
+        va_end(arguments);
+        fputc('\n', stderr);
+        return LAUNCHER_FAILURE;
+}
+
+/* Returns 0, or the launcher's exit status after printing the usage line. */
+static int parse_arguments(int argc, char **argv, struct launch_request *request)
+{
+        request->grants = calloc((size_t) argc, sizeof(struct grant));
+        if (!request->grants)
+                return fail("landlock ruleset error: %s", strerror(ENOMEM));
+        for (int i = 1; i < argc; i++) {
+                const char *argument = argv[i];
+
+                if (strcmp(argument, "--") == 0) {
+                        if (i + 1 >= argc)
+                                break;
+                        request->command = &argv[i + 1];
+                        return 0;
+                }
+                if (strcmp(argument, "--ro") == 0 || strcmp(argument, "--rw") == 0) {
+                        if (i + 1 >= argc)
+                                return fail("usage error: %s requires a path", argument);
+                        request->grants[request->grant_count].path = argv[++i];
+                        request->grants[request->grant_count++].writable = argument[3] == 'w';
+                } else if (strcmp(argument, "--probe") == 0) {
+                        if (argc != 2)
+                                return fail("usage error: --probe takes no other arguments");
+                        request->probe = true;
+                        return 0;
+                } else if (strcmp(argument, "--new-session") == 0) {
+                        request->new_session = true;
+                } else {
+                        return fail("usage error: unknown argument: %s", argument);
+                }
+        }
+        return fail("usage error: missing `-- <argv>...` command");
+}
+
+static int probe(void)
+{
+        int abi = dsh_landlock_abi();
+
+        if (abi < 0 || !dsh_landlock_abi_usable(abi))
+                return fail("landlock is not enforced by this kernel (ABI unsupported or disabled)");
+        if (dsh_landlock_enforcement(abi) == DSH_ENFORCEMENT_FULL)
+                puts("landlock: fully enforced");
+        else
+                puts("landlock: partially enforced (older ABI)");
+        return fflush(stdout) == 0 ? 0 : LAUNCHER_FAILURE;
+}
+
+/* Builds the ruleset; returns its fd, or -1 after printing the contract's line. */
+static int build_ruleset(const struct launch_request *request)
+{
+        dsh_landlock_ruleset ruleset = DSH_LANDLOCK_RULESET_INIT;
+        int result = dsh_landlock_ruleset_open(&ruleset);
+
+        if (result == -ENOSYS || result == -EOPNOTSUPP) {
+                fail("landlock is not enforced by this kernel (ABI unsupported or disabled)");
+                return -1;
+        }
+        if (result < 0) {
+                fail("landlock ruleset error: %s", strerror(-result));
+                return -1;
+        }
+        for (size_t i = 0; i < request->grant_count; i++) {
+                const char *failed_step = "";
+
+                result = dsh_landlock_ruleset_grant(&ruleset, request->grants[i].path, request->grants[i].writable,
+                                                    &failed_step);
+                if (result < 0) {
+                        if (strcmp(failed_step, "open") == 0)
+                                fail("cannot open rule path: %s: %s", request->grants[i].path, strerror(-result));
+                        else
+                                fail("landlock ruleset error: %s", strerror(-result));
+                        dsh_landlock_ruleset_close(&ruleset);
+                        return -1;
+                }
+        }
+        if (dsh_landlock_enforcement(ruleset.abi) == DSH_ENFORCEMENT_PARTIAL)
+                fputs("landlock-run: partial enforcement (older Landlock ABI)\n", stderr);
+        return ruleset.fd;
+}
+
+/*
+ * Order matters: fds are closed first so nothing inherited survives into the
+ * domain; no_new_privs and the terminal filter come before the Landlock
+ * restriction (both need no_new_privs); exec is last, and any failure on the
+ * way ends in 125 with the command never run.
+ */
+int main(int argc, char **argv)
+{
+        struct launch_request request = { 0 };
+        int ruleset_fd, result;
+
+        result = parse_arguments(argc, argv, &request);
+        if (result != 0)
+                return result;
+        if (request.probe)
+                return probe();
+        if (dsh_close_inherited_fds(-1, -1) < 0)
+                return fail("landlock ruleset error: cannot close inherited descriptors: %s", strerror(errno));
+        ruleset_fd = build_ruleset(&request);
+        if (ruleset_fd < 0)
+                return LAUNCHER_FAILURE;
+        if (request.new_session)
+                (void) setsid();  /* EPERM for a group leader: the terminal filter still holds */
+        result = dsh_install_terminal_injection_filter();
+        if (result < 0)
+                return fail("landlock ruleset error: cannot install the terminal filter: %s", strerror(-result));
+        result = dsh_landlock_enforce(ruleset_fd);
+        if (result < 0)
+                return fail("landlock ruleset error: %s", strerror(-result));
+        close(ruleset_fd);
+        execvp(request.command[0], request.command);
+        return fail("exec failed: %s", strerror(errno));
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/* The dsh-sandbox command-line tool: shared declarations.  The CLI uses only the public API. */
+#ifndef DSH_SANDBOX_CLI_H
+#define DSH_SANDBOX_CLI_H
+
+#include <stdbool.h>
+
+#include "dsh-sandbox/sandbox.h"
+
+/* Exit statuses of the tool itself (CLI.md): the command's own status otherwise. */
+enum {
+        CLI_EXIT_SUCCESS = 0,
+        CLI_EXIT_FAILURE = 1,
+        CLI_EXIT_USAGE = 2,
+        CLI_EXIT_SANDBOX = 125,
+        CLI_EXIT_CANNOT_EXECUTE = 126,
+        CLI_EXIT_NOT_FOUND = 127,
+};
+
+/* Prints "dsh-sandbox: <CODE>: <message>" (or without a code) on one stderr line. */
+void cli_print_error(const dsh_error *error);
+
+/* Prints "dsh-sandbox: <message>" on one stderr line. */
+void cli_print_message(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
+/* Prints a usage error naming what was wrong and returns CLI_EXIT_USAGE. */
+int cli_usage_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
+/* The exit status for a library error: 125 for the sandbox, 126/127 for exec, 2 for bad input. */
+int cli_exit_status_for_error(const dsh_error *error);
+
+/* True when `argument` is `--help` or `-h`. */
+bool cli_is_help(const char *argument);
+
+/* Subcommands: each receives argv starting at its own name. */
+int cli_command_run(int argc, char **argv);
+int cli_command_confine(int argc, char **argv);
+int cli_command_probe(int argc, char **argv);
+int cli_command_session(int argc, char **argv);
+int cli_command_policy(int argc, char **argv);
+
+#endif

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/* Error and usage output: one line on stderr, in the CLI.md shape. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+void cli_print_error(const dsh_error *error)
+{
+        const char *code = dsh_error_code_name(error->code);
+        const char *message = error->message ? error->message : strerror(error->errno_value ? error->errno_value : EINVAL);
+
+        if (code)
+                fprintf(stderr, "dsh-sandbox: %s: %s\n", code, message);
+        else
+                fprintf(stderr, "dsh-sandbox: %s\n", message);
+}
+
+void cli_print_message(const char *format, ...)
+{
+        va_list arguments;
+
+        fputs("dsh-sandbox: ", stderr);
+        va_start(arguments, format);
+        vfprintf(stderr, format, arguments);
+        va_end(arguments);
+        fputc('\n', stderr);
+}
+
+int cli_usage_error(const char *format, ...)
+{
+        va_list arguments;
+
+        fputs("dsh-sandbox: usage error: ", stderr);
+        va_start(arguments, format);
+        vfprintf(stderr, format, arguments);
+        va_end(arguments);
+        fputs(" (see --help)\n", stderr);
+        return CLI_EXIT_USAGE;
+}
+
+int cli_exit_status_for_error(const dsh_error *error)
+{
+        switch (error->code) {
+        case DSH_ERROR_EXEC_FAILED:
+                return error->errno_value == ENOENT ? CLI_EXIT_NOT_FOUND : CLI_EXIT_CANNOT_EXECUTE;
+        case DSH_ERROR_INVALID_INPUT:
+                return CLI_EXIT_USAGE;
+        case DSH_ERROR_SANDBOX_UNAVAILABLE:
+        case DSH_ERROR_SANDBOX_PREPARATION_FAILED:
+        case DSH_ERROR_SANDBOX_INVALID_TEMP_ROOT:
+        case DSH_ERROR_SANDBOX_INVALID_ROOT:
+        case DSH_ERROR_NONE:
+        case DSH_ERROR_SYSTEM:
+                return CLI_EXIT_SANDBOX;
+        case DSH_ERROR_FS_SANDBOX_DENIED:
+        case DSH_ERROR_INVARIANT:
+                return CLI_EXIT_FAILURE;
+        }
+        return CLI_EXIT_FAILURE;
+}
+
+bool cli_is_help(const char *argument)
+{
+        return strcmp(argument, "--help") == 0 || strcmp(argument, "-h") == 0;
+}

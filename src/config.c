@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: MIT */
+/* The deployment configuration: strict JSON loading through jansson. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "dsh-sandbox/config.h"
+#include "error.h"
+
+void dsh_config_clear(dsh_config *config)
+{
+        if (!config)
+                return;
+        free(config->workspace_root);
+        dsh_strv_free(config->additional_writable_roots);
+        dsh_strv_free(config->backends);
+        dsh_strv_free(config->runner_command);
+        dsh_strv_free(config->runner_failure_signatures);
+        memset(config, 0, sizeof(*config));
+}
+
+int dsh_config_init(dsh_config *config, dsh_error *error)
+{
+        char *cwd;
+
+        memset(config, 0, sizeof(*config));
+        config->mode = DSH_MODE_READ_ONLY;
+        config->probe_timeout_ms = DSH_CONFIG_DEFAULT_PROBE_TIMEOUT_MS;
+        cwd = getcwd(NULL, 0);
+        if (!cwd)
+                return dsh_error_set(error, DSH_ERROR_SANDBOX_INVALID_ROOT, errno,
+                                     "the current directory cannot be resolved: %s", strerror(errno));
+        config->workspace_root = realpath(cwd, NULL);
+        free(cwd);
+        if (!config->workspace_root)
+                return dsh_error_set(error, DSH_ERROR_SANDBOX_INVALID_ROOT, errno,
+                                     "the current directory cannot be resolved: %s", strerror(errno));
+        return 0;
+}
+
+char *dsh_config_default_path(void)
+{
+        const char *explicit_path = getenv("DSH_SANDBOX_CONFIG");
+        const char *config_home = getenv("XDG_CONFIG_HOME");
+        const char *home = getenv("HOME");
+        char *path = NULL;
+
+        if (explicit_path && explicit_path[0])
+                return strdup(explicit_path);
+        if (config_home && config_home[0] == '/') {
+                if (asprintf(&path, "%s/dsh-sandbox/config.json", config_home) < 0)
+                        return NULL;
+        } else if (home && home[0] == '/') {
+                if (asprintf(&path, "%s/.config/dsh-sandbox/config.json", home) < 0)
+                        return NULL;
+        } else {
+                return NULL;
+        }
+        if (access(path, F_OK) < 0) {
+                free(path);
+                return NULL;
+        }
+        return path;
+}
+
+struct load_context {
+        const char *path;
+        dsh_error *error;
+};
+
+__attribute__((format(printf, 3, 4))) static int key_error(const struct load_context *context, const char *key,
+                                                           const char *format, ...)
+{
+        char *reason = NULL;
+        va_list arguments;
+        int result;
+
+        va_start(arguments, format);
+        if (vasprintf(&reason, format, arguments) < 0)
+                reason = NULL;
+        va_end(arguments);
+        result = dsh_error_set(context->error, DSH_ERROR_INVALID_INPUT, EINVAL, "config %s: key \"%s\": %s",
+                               context->path, key, reason ? reason : "invalid value");
+        free(reason);
+        return result;
+}
+
+/* A JSON array of non-empty strings; `single_line` also rejects CR and LF. */
+static int load_string_array(const struct load_context *context, const char *key, json_t *value,
+                             bool single_line, char ***out)
+{
+        char **strings = calloc(1, sizeof(char *));
+        size_t index;
+        json_t *item;
+
+        if (!strings)
+                return dsh_error_set(context->error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        if (!json_is_array(value)) {
+                dsh_strv_free(strings);
+                return key_error(context, key, "expected an array of strings");
+        }
+        json_array_foreach(value, index, item) {
+                const char *text = json_string_value(item);
+
+                if (!text || json_string_length(item) != strlen(text) || text[0] == '\0' ||
+                    (single_line && strpbrk(text, "\r\n"))) {
+                        dsh_strv_free(strings);
+                        return key_error(context, key, "entry %zu must be a non-empty%s string", index,
+                                         single_line ? " single-line" : "");
+                }
+                if (dsh_strv_append(&strings, text) < 0) {
+                        dsh_strv_free(strings);
+                        return dsh_error_set(context->error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+                }
+        }
+        *out = strings;
+        return 0;
+}
+
+static int load_absolute_path(const struct load_context *context, const char *key, json_t *value, char **out)
+{
+        const char *text = json_string_value(value);
+
+        if (!text || json_string_length(value) != strlen(text) || text[0] != '/')
+                return key_error(context, key, "expected an absolute path without NUL bytes");
+        *out = realpath(text, NULL);
+        if (!*out)
+                *out = strdup(text);  /* a root that does not exist yet is refused per call, not at load */
+        return *out ? 0 : dsh_error_set(context->error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+}
+
+static int load_key(const struct load_context *context, const char *key, json_t *value, dsh_config *config)
+{
+        if (strcmp(key, "mode") == 0) {
+                if (dsh_mode_parse(json_string_value(value), &config->mode) < 0)
+                        return key_error(context, key, "expected one of read-only, workspace-write, danger-full-access");
+                return 0;
+        }
+        if (strcmp(key, "workspaceRoot") == 0) {
+                free(config->workspace_root);
+                config->workspace_root = NULL;
+                return load_absolute_path(context, key, value, &config->workspace_root);
+        }
+        if (strcmp(key, "additionalWritableRoots") == 0) {
+                int result = load_string_array(context, key, value, true, &config->additional_writable_roots);
+
+                for (char **root = config->additional_writable_roots; result == 0 && root && *root; root++)
+                        if ((*root)[0] != '/')
+                                return key_error(context, key, "\"%s\" is not an absolute path", *root);
+                return result;
+        }
+        if (strcmp(key, "backends") == 0)
+                return load_string_array(context, key, value, true, &config->backends);
+        if (strcmp(key, "probeTimeoutMs") == 0) {
+                double timeout = json_number_value(value);
+
+                if (!json_is_number(value) || !isfinite(timeout) || timeout <= 0 || timeout > (double) INT_MAX)
+                        return dsh_error_set(context->error, DSH_ERROR_INVALID_INPUT, EINVAL,
+                                             "config %s: key \"probeTimeoutMs\": sandbox-local: probeTimeoutMs "
+                                             "must be a positive finite number",
+                                             context->path);
+                config->probe_timeout_ms = (long) ceil(timeout);
+                return 0;
+        }
+        if (strcmp(key, "runnerCommand") == 0)
+                return load_string_array(context, key, value, false, &config->runner_command);
+        if (strcmp(key, "runnerFailureSignatures") == 0) {
+                if (json_is_array(value) && json_array_size(value) == 0) {
+                        config->runner_failure_signatures = calloc(1, sizeof(char *));
+                        return config->runner_failure_signatures ? 0 : -ENOMEM;
+                }
+                if (load_string_array(context, key, value, true, &config->runner_failure_signatures) < 0)
+                        return dsh_error_set(context->error, DSH_ERROR_INVALID_INPUT, EINVAL,
+                                             "config %s: key \"runnerFailureSignatures\": sandbox-local: "
+                                             "runnerFailureSignatures entries must be non-empty single-line strings",
+                                             context->path);
+                return 0;
+        }
+        return key_error(context, key, "unknown key");
+}
+
+/* The operator override's cross-key rules, with the upstream texts. */
+static int check_runner_override(const struct load_context *context, const dsh_config *config)
+{
+        if (config->runner_failure_signatures && !config->runner_command)
+                return dsh_error_set(context->error, DSH_ERROR_INVALID_INPUT, EINVAL,
+                                     "config %s: key \"runnerFailureSignatures\": sandbox-local: "
+                                     "runnerFailureSignatures requires runnerCommand",
+                                     context->path);
+        if (config->runner_command && dsh_strv_length(config->runner_failure_signatures) == 0)
+                return dsh_error_set(context->error, DSH_ERROR_INVALID_INPUT, EINVAL,
+                                     "config %s: key \"runnerCommand\": sandbox-local: runnerCommand requires at "
+                                     "least one runnerFailureSignatures entry",
+                                     context->path);
+        if (config->runner_command && dsh_strv_length(config->runner_command) == 0)
+                return dsh_error_set(context->error, DSH_ERROR_INVALID_INPUT, EINVAL,
+                                     "config %s: key \"runnerCommand\": expected a non-empty array", context->path);
+        return 0;
+}
+
+int dsh_config_load_file(dsh_config *config, const char *path, dsh_error *error)
+{
+        struct load_context context = { path, error };
+        dsh_config loaded = *config;
+        json_error_t json_error;
+        json_t *root, *value;
+        const char *key;
+        int result = 0;
+
+        root = json_load_file(path, JSON_REJECT_DUPLICATES, &json_error);
+        if (!root)
+                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "config %s: line %d: %s", path,
+                                     json_error.line, json_error.text);
+        if (!json_is_object(root)) {
+                json_decref(root);
+                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "config %s: expected a JSON object",
+                                     path);
+        }
+        /* Work on a deep copy so that a failure leaves `config` as it was. */
+        memset(&loaded, 0, sizeof(loaded));
+        loaded.mode = config->mode;
+        loaded.probe_timeout_ms = config->probe_timeout_ms;
+        loaded.workspace_root = config->workspace_root ? strdup(config->workspace_root) : NULL;
+        json_object_foreach(root, key, value) {
+                result = load_key(&context, key, value, &loaded);
+                if (result < 0)
+                        break;
+        }
+        if (result == 0)
+                result = check_runner_override(&context, &loaded);
+        json_decref(root);
+        if (result < 0) {
+                dsh_config_clear(&loaded);
+                return result;
+        }
+        dsh_config_clear(config);
+        *config = loaded;
+        return 0;
+}

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "test-support.h"
+
+static const char *required_env(const char *name)
+{
+        const char *value = getenv(name);
+
+        if (!value || !value[0])
+                fail_msg("%s is not set; run the tests through meson", name);
+        return value;
+}
+
+const char *test_dsh_sandbox_path(void)
+{
+        return required_env("DSH_SANDBOX_BIN");
+}
+
+const char *test_landlock_run_path(void)
+{
+        return required_env("LANDLOCK_RUN_BIN");
+}
+
+char *test_make_directory(const char *parent)
+{
+        char *template = NULL;
+
+        if (!parent)
+                parent = required_env("DSH_TEST_SCRATCH");
+        mkdir(parent, 0755);
+        assert_true(asprintf(&template, "%s/case-XXXXXX", parent) > 0);
+        assert_non_null(mkdtemp(template));
+        return template;
+}
+
+void test_remove_tree(char *path)
+{
+        char *argv[] = { "rm", "-rf", "--", path, NULL };
+        test_process_result result;
+
+        if (!path)
+                return;
+        test_run(argv, NULL, &result);
+        test_process_result_clear(&result);
+        free(path);
+}
+
+char *test_path_join(const char *directory, const char *name)
+{
+        char *path = NULL;
+
+        assert_true(asprintf(&path, "%s/%s", directory, name) > 0);
+        return path;
+}
+
+bool test_path_exists(const char *path)
+{
+        struct stat status;
+
+        return lstat(path, &status) == 0;
+}
+
+void test_write_file(const char *path, const char *content)
+{
+        FILE *file = fopen(path, "w");
+
+        assert_non_null(file);
+        assert_int_equal(fputs(content, file) >= 0, 1);
+        assert_int_equal(fclose(file), 0);
+}
+
+char *test_read_file(const char *path)
+{
+        FILE *file = fopen(path, "r");
+        char *content = NULL;
+        size_t size = 0;
+        FILE *buffer;
+        int c;
+
+        if (!file)
+                return NULL;
+        buffer = open_memstream(&content, &size);
+        assert_non_null(buffer);
+        while ((c = fgetc(file)) != EOF)
+                fputc(c, buffer);
+        fclose(buffer);
+        fclose(file);
+        return content;
+}
+
+static char *drain(int fd)
+{
+        char *content = NULL;
+        size_t size = 0;
+        FILE *buffer = open_memstream(&content, &size);
+        char chunk[4096];
+        ssize_t length;
+
+        assert_non_null(buffer);
+        while ((length = read(fd, chunk, sizeof(chunk))) != 0) {
+                if (length < 0 && errno == EINTR)
+                        continue;
+                if (length < 0)
+                        break;
+                fwrite(chunk, 1, (size_t) length, buffer);
+        }
+        fclose(buffer);
+        return content;
+}
+
+void test_run(char *const *argv, char *const *extra_env, test_process_result *result)
+{
+        int out_pipe[2], err_pipe[2], status = 0;
+        char *stdout_text;
+        pid_t pid;
+
+        memset(result, 0, sizeof(*result));
+        assert_int_equal(pipe2(out_pipe, O_CLOEXEC), 0);
+        assert_int_equal(pipe2(err_pipe, O_CLOEXEC), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                int null_fd = open("/dev/null", O_RDONLY);
+
+                dup2(null_fd, 0);
+                dup2(out_pipe[1], 1);
+                dup2(err_pipe[1], 2);
+                for (char *const *assignment = extra_env; assignment && *assignment; assignment++)
+                        putenv(*assignment);
+                execvp(argv[0], argv);
+                dprintf(2, "test_run: exec %s: %s\n", argv[0], strerror(errno));
+                _exit(255);
+        }
+        close(out_pipe[1]);
+        close(err_pipe[1]);
+        /* stderr of a failing run is small; read stdout first, then stderr. */
+        stdout_text = drain(out_pipe[0]);
+        result->stderr_text = drain(err_pipe[0]);
+        result->stdout_text = stdout_text;
+        close(out_pipe[0]);
+        close(err_pipe[0]);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        if (WIFSIGNALED(status)) {
+                result->signaled = true;
+                result->exit_code = 128 + WTERMSIG(status);
+        } else {
+                result->exit_code = WEXITSTATUS(status);
+        }
+}
+
+void test_process_result_clear(test_process_result *result)
+{
+        free(result->stdout_text);
+        free(result->stderr_text);
+        memset(result, 0, sizeof(*result));
+}
+
+bool test_contains(const char *haystack, const char *needle)
+{
+        return haystack && strstr(haystack, needle) != NULL;
+}

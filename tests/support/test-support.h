@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/* Shared helpers for the tests: scratch directories and running real processes. */
+#ifndef DSH_SANDBOX_TEST_SUPPORT_H
+#define DSH_SANDBOX_TEST_SUPPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Paths of the built programs, set by meson through the environment. */
+const char *test_dsh_sandbox_path(void);
+const char *test_landlock_run_path(void);
+
+/* Creates a fresh directory under `parent` (NULL: a scratch area outside /tmp,
+ * so that the Landlock temp-area grant does not cover it).  Caller frees. */
+char *test_make_directory(const char *parent);
+
+/* rm -rf; the path is freed. */
+void test_remove_tree(char *path);
+
+/* "dir/name", caller frees. */
+char *test_path_join(const char *directory, const char *name);
+
+bool test_path_exists(const char *path);
+
+/* Writes `content` to `path` (create/truncate); aborts the test on failure. */
+void test_write_file(const char *path, const char *content);
+
+/* Reads a whole file; NULL if it does not exist.  Caller frees. */
+char *test_read_file(const char *path);
+
+typedef struct test_process_result {
+        int exit_code;          /* exit status, or 128+N for signal N */
+        bool signaled;
+        char *stdout_text;      /* caller frees (test_process_result_clear) */
+        char *stderr_text;
+} test_process_result;
+
+/* Runs argv (NULL-terminated; argv[0] is a path or PATH name) with stdin
+ * from /dev/null, capturing stdout and stderr.  `extra_env` (NULL-terminated
+ * NAME=VALUE list, may be NULL) is added to the environment. */
+void test_run(char *const *argv, char *const *extra_env, test_process_result *result);
+
+void test_process_result_clear(test_process_result *result);
+
+/* True when `haystack` contains `needle`. */
+bool test_contains(const char *haystack, const char *needle);
+
+#endif

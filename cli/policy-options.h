@@ -39,7 +39,7 @@ extern const char cli_policy_options_help[];
  */
 int cli_policy_resolve(const cli_policy_options *options, dsh_config *config, dsh_policy *policy);
 
-/* Creates the provider that --backend and the config ask for.  Returns 0, or
+/* (provider-setup.c) Creates the provider that --backend and the config ask for.  Returns 0, or
  * an exit status after printing the error. */
 int cli_provider_create(const cli_policy_options *options, const dsh_config *config, dsh_provider **provider_out);
 

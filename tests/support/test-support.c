@@ -48,7 +48,7 @@ char *test_make_directory(const char *parent)
 
 void test_remove_tree(char *path)
 {
-        char *argv[] = { "rm", "-rf", "--", path, NULL };
+        const char *argv[] = { "rm", "-rf", "--", path, NULL };
         test_process_result result;
 
         if (!path)
@@ -121,7 +121,7 @@ static char *drain(int fd)
         return content;
 }
 
-void test_run(char *const *argv, char *const *extra_env, test_process_result *result)
+void test_run(const char *const *argv, const char *const *extra_env, test_process_result *result)
 {
         int out_pipe[2], err_pipe[2], status = 0;
         char *stdout_text;
@@ -138,9 +138,9 @@ void test_run(char *const *argv, char *const *extra_env, test_process_result *re
                 dup2(null_fd, 0);
                 dup2(out_pipe[1], 1);
                 dup2(err_pipe[1], 2);
-                for (char *const *assignment = extra_env; assignment && *assignment; assignment++)
-                        putenv(*assignment);
-                execvp(argv[0], argv);
+                for (const char *const *assignment = extra_env; assignment && *assignment; assignment++)
+                        putenv((char *) *assignment);
+                execvp(argv[0], (char *const *) argv);
                 dprintf(2, "test_run: exec %s: %s\n", argv[0], strerror(errno));
                 _exit(255);
         }

@@ -38,7 +38,7 @@ typedef struct test_process_result {
 /* Runs argv (NULL-terminated; argv[0] is a path or PATH name) with stdin
  * from /dev/null, capturing stdout and stderr.  `extra_env` (NULL-terminated
  * NAME=VALUE list, may be NULL) is added to the environment. */
-void test_run(char *const *argv, char *const *extra_env, test_process_result *result);
+void test_run(const char *const *argv, const char *const *extra_env, test_process_result *result);
 
 void test_process_result_clear(test_process_result *result);
 

@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * landlock-run against the real kernel: the upstream launcher contract
+ * (flags, 125, the exact lines, --probe) and the confinement it promises,
+ * checked on disk.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "core/landlock.h"
+#include "test-support.h"
+
+static char *scratch;   /* a fresh directory per test, outside every grant */
+
+static int setup(void **state)
+{
+        (void) state;
+        scratch = test_make_directory(NULL);
+        return 0;
+}
+
+static int teardown(void **state)
+{
+        (void) state;
+        test_remove_tree(scratch);
+        scratch = NULL;
+        return 0;
+}
+
+static void skip_without_landlock(void)
+{
+        int abi = dsh_landlock_abi();
+
+        if (abi < DSH_LANDLOCK_MINIMUM_ABI) {
+                printf("# SKIP: this kernel does not enforce Landlock ABI >= 3 (abi %d)\n", abi);
+                skip();
+        }
+}
+
+/* Runs `landlock-run ARGS...` (NULL-terminated varargs). */
+static void launch(test_process_result *result, ...)
+{
+        const char *argv[64];
+        size_t count = 0;
+        va_list arguments;
+        const char *argument;
+
+        argv[count++] = test_landlock_run_path();
+        va_start(arguments, result);
+        while ((argument = va_arg(arguments, const char *)) && count < 63)
+                argv[count++] = argument;
+        va_end(arguments);
+        argv[count] = NULL;
+        test_run(argv, NULL, result);
+}
+
+static void test_probe_line(void **state)
+{
+        test_process_result result;
+        int abi = dsh_landlock_abi();
+
+        (void) state;
+        launch(&result, "--probe", NULL);
+        if (abi >= DSH_LANDLOCK_FULL_ABI) {
+                assert_int_equal(result.exit_code, 0);
+                assert_string_equal(result.stdout_text, "landlock: fully enforced\n");
+        } else if (abi >= DSH_LANDLOCK_MINIMUM_ABI) {
+                assert_int_equal(result.exit_code, 0);
+                assert_string_equal(result.stdout_text, "landlock: partially enforced (older ABI)\n");
+        } else {
+                assert_int_equal(result.exit_code, 125);
+        }
+        test_process_result_clear(&result);
+}
+
+struct usage_case {
+        const char *arguments[6];
+        const char *line;
+};
+
+/* Every usage error: exit 125, exactly the contract's line, and the command never ran. */
+static void test_usage_errors(void **state)
+{
+        char *marker = test_path_join(scratch, "ran");
+        char *touch = NULL;
+        const struct usage_case cases[] = {
+                { { "--ro", NULL }, "landlock-run: usage error: --ro requires a path\n" },
+                { { "--rw", NULL }, "landlock-run: usage error: --rw requires a path\n" },
+                { { "--ro", "/", NULL }, "landlock-run: usage error: missing `-- <argv>...` command\n" },
+                { { "--ro", "/", "--", NULL }, "landlock-run: usage error: missing `-- <argv>...` command\n" },
+                { { "--ro", "/", "touch", marker, NULL }, "landlock-run: usage error: unknown argument: touch\n" },
+                { { "--frobnicate", "--", "touch", marker, NULL },
+                  "landlock-run: usage error: unknown argument: --frobnicate\n" },
+                { { "--probe", "--", "touch", marker, NULL }, "landlock-run: usage error: --probe takes no other arguments\n" },
+                { { "--ro", "/", "--probe", NULL }, "landlock-run: usage error: --probe takes no other arguments\n" },
+        };
+
+        (void) state;
+        (void) touch;
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                const char *argv[8] = { test_landlock_run_path() };
+                test_process_result result;
+                size_t count = 1;
+
+                for (size_t j = 0; cases[i].arguments[j]; j++)
+                        argv[count++] = cases[i].arguments[j];
+                argv[count] = NULL;
+                test_run(argv, NULL, &result);
+                assert_int_equal(result.exit_code, 125);
+                assert_string_equal(result.stderr_text, cases[i].line);
+                assert_false(test_path_exists(marker));
+                test_process_result_clear(&result);
+        }
+        free(marker);
+}
+
+static void test_unopenable_grant_refuses(void **state)
+{
+        char *marker = test_path_join(scratch, "ran");
+        test_process_result result;
+
+        (void) state;
+        skip_without_landlock();
+        launch(&result, "--ro", "/", "--rw", "/nonexistent-dsh-grant", "--", "touch", marker, NULL);
+        assert_int_equal(result.exit_code, 125);
+        assert_string_equal(result.stderr_text,
+                            "landlock-run: cannot open rule path: /nonexistent-dsh-grant: No such file or directory\n");
+        assert_false(test_path_exists(marker));
+        test_process_result_clear(&result);
+        free(marker);
+}
+
+struct write_case {
+        const char *name;
+        const char *script;        /* run by sh -c with $T set to the target */
+        bool grant_scratch;        /* --rw the scratch directory */
+        bool expect_written;
+};
+
+/* Mode × operation → outcome, each checked on disk. */
+static void test_write_table(void **state)
+{
+        static const struct write_case cases[] = {
+                { "create outside", "echo x > \"$T\"", false, false },
+                { "create in grant", "echo x > \"$T\"", true, true },
+                { "grandchild outside", "sh -c 'sh -c \"echo x > \\\"$T\\\"\"'", false, false },
+                { "grandchild in grant", "sh -c 'sh -c \"echo x > \\\"$T\\\"\"'", true, true },
+                { "mkdir outside", "mkdir \"$T\"", false, false },
+                { "symlink outside", "ln -s /etc/passwd \"$T\"", false, false },
+                { "fifo outside", "mkfifo \"$T\"", false, false },
+        };
+
+        (void) state;
+        skip_without_landlock();
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                char *target = test_path_join(scratch, "target");
+                char *assignment = NULL;
+                const char *env[] = { NULL, NULL };
+                const char *argv[12];
+                test_process_result result;
+                size_t count = 0;
+
+                assert_true(asprintf(&assignment, "T=%s", target) > 0);
+                env[0] = assignment;
+                argv[count++] = test_landlock_run_path();
+                argv[count++] = "--ro";
+                argv[count++] = "/";
+                argv[count++] = "--rw";
+                argv[count++] = "/dev/null";
+                if (cases[i].grant_scratch) {
+                        argv[count++] = "--rw";
+                        argv[count++] = scratch;
+                }
+                argv[count++] = "--";
+                argv[count++] = "sh";
+                argv[count++] = "-c";
+                argv[count++] = cases[i].script;
+                argv[count] = NULL;
+                test_run(argv, env, &result);
+                if (test_path_exists(target) != cases[i].expect_written)
+                        fail_msg("case \"%s\": target %s (stderr: %s)", cases[i].name,
+                                 cases[i].expect_written ? "missing" : "written", result.stderr_text);
+                if (!cases[i].expect_written)
+                        assert_true(test_contains(result.stderr_text, "ermission denied"));
+                test_process_result_clear(&result);
+                unlink(target);
+                rmdir(target);
+                free(assignment);
+                free(target);
+        }
+}
+
+static void test_sink_and_shm(void **state)
+{
+        test_process_result result;
+
+        (void) state;
+        skip_without_landlock();
+        launch(&result, "--ro", "/", "--rw", "/dev/null", "--", "sh", "-c",
+               "echo x > /dev/null && echo sink-ok; echo x > /dev/shm/dsh-sandbox-test-shm && echo shm-written",
+               NULL);
+        assert_true(test_contains(result.stdout_text, "sink-ok"));
+        assert_false(test_contains(result.stdout_text, "shm-written"));
+        assert_false(test_path_exists("/dev/shm/dsh-sandbox-test-shm"));
+        test_process_result_clear(&result);
+}
+
+/* An existing file outside the grants is neither written nor truncated. */
+static void test_existing_file_not_truncated(void **state)
+{
+        char *victim = test_path_join(scratch, "victim");
+        char *content;
+        test_process_result result;
+        char *script = NULL;
+
+        (void) state;
+        skip_without_landlock();
+        test_write_file(victim, "precious\n");
+        assert_true(asprintf(&script, "truncate -s 0 '%s'; : > '%s'; echo more >> '%s'", victim, victim, victim) > 0);
+        launch(&result, "--ro", "/", "--rw", "/dev/null", "--", "sh", "-c", script, NULL);
+        content = test_read_file(victim);
+        assert_string_equal(content, "precious\n");
+        free(content);
+        free(script);
+        free(victim);
+        test_process_result_clear(&result);
+}
+
+/* /proc/<parent>/cwd resolves to the parent's real directory, which the domain does not cover. */
+static void test_proc_parent_cwd_trick(void **state)
+{
+        char *escaped = test_path_join(scratch, "escaped");
+        char *script = NULL;
+        const char *argv[4] = { "sh", "-c", NULL, NULL };
+        test_process_result result;
+
+        (void) state;
+        skip_without_landlock();
+        assert_true(asprintf(&script, "cd '%s' && '%s' --ro / --rw /dev/null -- sh -c 'echo x > /proc/$PPID/cwd/escaped'",
+                             scratch, test_landlock_run_path()) > 0);
+        argv[2] = script;
+        test_run(argv, NULL, &result);
+        assert_false(test_path_exists(escaped));
+        test_process_result_clear(&result);
+        free(script);
+        free(escaped);
+}
+
+/* An fd the caller opened for writing does not reach the command. */
+static void test_inherited_writable_fd_closed(void **state)
+{
+        char *target = test_path_join(scratch, "inherited");
+        char *content;
+        test_process_result result;
+        int fd;
+
+        (void) state;
+        skip_without_landlock();
+        fd = open(target, O_WRONLY | O_CREAT | O_TRUNC, 0644);  /* no O_CLOEXEC: inherited on purpose */
+        assert_true(fd >= 0);
+        if (fd != 7) {
+                assert_int_equal(dup2(fd, 7), 7);
+                close(fd);
+        }
+        launch(&result, "--ro", "/", "--rw", "/dev/null", "--", "sh", "-c", "echo leaked >&7", NULL);
+        close(7);
+        content = test_read_file(target);
+        assert_string_equal(content, "");
+        assert_int_not_equal(result.exit_code, 0);
+        free(content);
+        free(target);
+        test_process_result_clear(&result);
+}
+
+static void test_exit_status_passes_through(void **state)
+{
+        test_process_result result;
+
+        (void) state;
+        skip_without_landlock();
+        launch(&result, "--ro", "/", "--", "sh", "-c", "exit 7", NULL);
+        assert_int_equal(result.exit_code, 7);
+        test_process_result_clear(&result);
+        /* The command's own 125 stays 125 and prints no launcher line. */
+        launch(&result, "--ro", "/", "--", "sh", "-c", "exit 125", NULL);
+        assert_int_equal(result.exit_code, 125);
+        assert_false(test_contains(result.stderr_text, "landlock-run: "));
+        test_process_result_clear(&result);
+        launch(&result, "--ro", "/", "--", "dsh-sandbox-no-such-program", NULL);
+        assert_int_equal(result.exit_code, 125);
+        assert_string_equal(result.stderr_text, "landlock-run: exec failed: No such file or directory\n");
+        test_process_result_clear(&result);
+}
+
+static void test_environment_unchanged_and_terminal_filtered(void **state)
+{
+        const char *env[] = { "DSH_TEST_MARKER=kept", NULL };
+        const char *argv[] = { test_landlock_run_path(), "--ro", "/", "--", "sh", "-c",
+                               "echo \"$DSH_TEST_MARKER\"; \"$TIOCSTI_PROBE\"", NULL };
+        char *probe_assignment = NULL;
+        const char *env2[] = { "DSH_TEST_MARKER=kept", NULL, NULL };
+        test_process_result result;
+
+        (void) state;
+        (void) env;
+        skip_without_landlock();
+        assert_true(asprintf(&probe_assignment, "TIOCSTI_PROBE=%s", getenv("TIOCSTI_PROBE_BIN")) > 0);
+        env2[1] = probe_assignment;
+        test_run(argv, env2, &result);
+        assert_string_equal(result.stdout_text, "kept\nEPERM\n");
+        test_process_result_clear(&result);
+        free(probe_assignment);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_probe_line, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_usage_errors, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_unopenable_grant_refuses, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_write_table, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_sink_and_shm, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_existing_file_not_truncated, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_proc_parent_cwd_trick, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_inherited_writable_fd_closed, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_exit_status_passes_through, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_environment_unchanged_and_terminal_filtered, setup, teardown),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

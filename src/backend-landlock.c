@@ -218,9 +218,29 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
         return 0;
 }
 
+static int landlock_exec(dsh_provider *provider, char *const *argv, const dsh_policy *policy, dsh_error *error)
+{
+        static const dsh_spawn_options inherit = DSH_SPAWN_OPTIONS_INIT;
+        dsh_landlock_ruleset ruleset = DSH_LANDLOCK_RULESET_INIT;
+        dsh_exec_plan plan = { argv, -1, true, -1 };
+        dsh_spawn_failure failure;
+        int result;
+
+        (void) provider;
+        result = build_ruleset(policy, &ruleset, error);
+        if (result < 0)
+                return result;
+        plan.landlock_ruleset_fd = ruleset.fd;
+        dsh_exec_plan_apply(&plan, &inherit, -1, &failure);
+        /* Still here: nothing was exec'd.  The ruleset fd may already be closed by the fd sweep. */
+        ruleset.fd = -1;
+        return dsh_spawn_failure_to_error(&failure, policy->mode, argv[0], error);
+}
+
 const dsh_backend_ops dsh_backend_landlock = {
         .name = "landlock",
         .probe = landlock_probe,
         .confine = landlock_confine,
         .spawn = landlock_spawn,
+        .exec = landlock_exec,
 };

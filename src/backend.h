@@ -19,9 +19,10 @@ typedef struct dsh_backend_report {
         char *reason;         /* why not usable, in words a user can act on; NULL when usable */
         char *version;        /* runner version when known, e.g. "0.8.0" */
         int landlock_abi;     /* Landlock only: the kernel ABI, or a negative errno */
+        char *runner_path;    /* the runner binary the backend would execute, when it has one */
 } dsh_backend_report;
 
-#define DSH_BACKEND_REPORT_INIT { false, DSH_ENFORCEMENT_FULL, NULL, NULL, 0 }
+#define DSH_BACKEND_REPORT_INIT { false, DSH_ENFORCEMENT_FULL, NULL, NULL, 0, NULL }
 
 DSH_INTERNAL void dsh_backend_report_clear(dsh_backend_report *report);
 
@@ -35,9 +36,17 @@ typedef struct dsh_backend_ops {
         /* Spawns `argv` confined; `policy` is prepared and confined. */
         int (*spawn)(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
                      const dsh_spawn_options *options, dsh_child *child, dsh_error *error);
+        /* Replaces the calling process with `argv` confined; returns only on failure.
+         * NULL: the provider execs the confined argv instead. */
+        int (*exec)(dsh_provider *provider, char *const *argv, const dsh_policy *policy, dsh_error *error);
+        /* True when probe() already runs a confined command; otherwise the provider
+         * follows a usable static probe with a functional run of `true` through spawn(). */
+        bool probe_is_functional;
 } dsh_backend_ops;
 
 DSH_INTERNAL extern const dsh_backend_ops dsh_backend_landlock;
+DSH_INTERNAL extern const dsh_backend_ops dsh_backend_bwrap;
+DSH_INTERNAL extern const dsh_backend_ops dsh_backend_runner_command;
 
 #define DSH_PROVIDER_MAX_BACKENDS 4
 
@@ -49,8 +58,47 @@ struct dsh_provider {
         bool verdict_cached;
         const dsh_backend_ops *selected;
         char *unavailable_detail;
+        /* The bwrap binary set by dsh_provider_set_bwrap_path(); NULL: the trusted lookup. */
+        char *bwrap_path;
+        long probe_timeout_ms;
+        /* Operator override (dsh_provider_set_runner_command); NULL: none. */
+        char **runner_command;
+        char **runner_failure_signatures;
+        /* Directory of the cross-process verdict cache; NULL: the verdict lives in this provider only. */
+        char *verdict_cache_dir;
+        /* The selection came from the persisted cache and was not probed by this provider. */
+        bool verdict_from_cache;
 };
 
 DSH_INTERNAL const dsh_backend_ops *dsh_backend_by_name(const char *name);
+
+/*
+ * Runs `argv` through `backend->spawn` under a prepared `policy` with stdin
+ * and stdout on /dev/null and stderr captured, bounded by the provider's
+ * probe timeout (the child is killed when it runs over).  `*exit_code` gets
+ * the exit status (128+N for signal N, -1 on timeout), `*stderr_text` the
+ * captured stderr (caller frees).  Returns 0, or a negative errno with
+ * `error` set when the spawn itself failed.
+ */
+DSH_INTERNAL int dsh_provider_run_bounded(dsh_provider *provider, const dsh_backend_ops *backend, char *const *argv,
+                                          const dsh_policy *policy, int *exit_code, char **stderr_text,
+                                          dsh_error *error);
+
+/*
+ * Reads `fd` (closing it) until EOF and reaps `pid`, both within `timeout_ms`;
+ * a child still running at the deadline is killed with SIGKILL and reaped.
+ * `*text` receives what was read (at most 64 KiB kept; caller frees),
+ * `*wait_status` waitpid()'s status.  Returns 0, -ETIMEDOUT, or another
+ * negative errno.
+ */
+DSH_INTERNAL int dsh_collect_bounded(pid_t pid, int fd, long timeout_ms, char **text, int *wait_status);
+
+/* After waitpid(): reads what the runner status channel still holds and sets
+ * child->command_started / runner_failed.  provider.c. */
+DSH_INTERNAL void dsh_child_settle_runner_status(dsh_child *child, int wait_status);
+
+/* Absolute path of the bwrap binary the bwrap backend would run, or NULL with
+ * `*reason` (caller frees) saying why none qualifies.  backend-bwrap.c. */
+DSH_INTERNAL char *dsh_bwrap_find(const dsh_provider *provider, char **reason);
 
 #endif

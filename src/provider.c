@@ -224,6 +224,55 @@ int dsh_provider_spawn(dsh_provider *provider, char *const *argv, const dsh_poli
         return result;
 }
 
+/* A backend without an in-place path: exec the runner argv it would hand a caller. */
+static int exec_confined_argv(dsh_provider *provider, const dsh_backend_ops *backend, char *const *argv,
+                              const dsh_policy *policy, dsh_error *error)
+{
+        dsh_confined_argv confined = DSH_CONFINED_ARGV_INIT;
+        dsh_exec_plan plan = { NULL, -1, false, -1 };
+        static const dsh_spawn_options inherit = DSH_SPAWN_OPTIONS_INIT;
+        dsh_spawn_failure failure;
+        int result = backend->confine(provider, argv, policy, &confined, error);
+
+        if (result < 0)
+                return result;
+        plan.argv = confined.argv;
+        dsh_exec_plan_apply(&plan, &inherit, -1, &failure);
+        result = dsh_spawn_failure_to_error(&failure, policy->mode, confined.argv[0], error);
+        dsh_confined_argv_clear(&confined);
+        return result;
+}
+
+int dsh_provider_exec(dsh_provider *provider, char *const *argv, const dsh_policy *policy, dsh_error *error)
+{
+        static const dsh_spawn_options inherit = DSH_SPAWN_OPTIONS_INIT;
+        dsh_policy prepared = DSH_POLICY_INIT;
+        const dsh_backend_ops *backend;
+        int result;
+
+        if (policy->mode == DSH_MODE_DANGER_FULL_ACCESS) {
+                dsh_exec_plan plan = { argv, -1, false, -1 };
+                dsh_spawn_failure failure;
+
+                if (!argv || !argv[0])
+                        return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "the command argv is empty");
+                dsh_exec_plan_apply(&plan, &inherit, -1, &failure);
+                return dsh_spawn_failure_to_error(&failure, policy->mode, argv[0], error);
+        }
+        result = prepare_call(argv, policy, &prepared, error);
+        if (result < 0)
+                return result;
+        backend = select_backend(provider);
+        if (!backend)
+                result = dsh_error_set_unavailable(error, prepared.mode, provider->unavailable_detail);
+        else if (backend->exec)
+                result = backend->exec(provider, argv, &prepared, error);
+        else
+                result = exec_confined_argv(provider, backend, argv, &prepared, error);
+        dsh_policy_clear(&prepared);
+        return result;
+}
+
 int dsh_child_wait(dsh_child *child, int *wait_status)
 {
         pid_t pid;

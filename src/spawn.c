@@ -12,16 +12,6 @@
 #include "error.h"
 #include "spawn.h"
 
-/* Child side: report the failed stage and errno, then leave without running anything. */
-__attribute__((noreturn)) static void child_fail(int status_fd, dsh_spawn_stage stage, int errno_value)
-{
-        dsh_spawn_failure failure = { stage, errno_value };
-        ssize_t ignored = write(status_fd, &failure, sizeof(failure));
-
-        (void) ignored;
-        _exit(125);
-}
-
 static int child_redirect(int fd, int target)
 {
         if (fd < 0 || fd == target)
@@ -30,46 +20,72 @@ static int child_redirect(int fd, int target)
 }
 
 /*
- * Runs in the forked child.  The order is the security argument:
+ * The order is the security argument:
  *  1. stdio and session are arranged while nothing is restricted yet;
  *  2. the terminal filter and the Landlock domain are applied (both set
- *     no_new_privs first); after this point every path the child opens is
- *     checked against the policy, and every failure so far ends in _exit
- *     with the command never run;
+ *     no_new_privs first); after this point every path the process opens is
+ *     checked against the policy, and every failure so far returns with the
+ *     command never run;
  *  3. every inherited fd above 2 is closed (an fd opened before the domain
  *     would bypass it), keeping only the status pipe (close-on-exec) and a
  *     documented keep_fd;
  *  4. exec.
+ * Only raw system calls: safe in a forked child of a multi-threaded process.
  */
-__attribute__((noreturn)) static void child_exec(const dsh_exec_plan *plan, const dsh_spawn_options *options,
-                                                 int status_fd)
+void dsh_exec_plan_apply(const dsh_exec_plan *plan, const dsh_spawn_options *options, int status_fd,
+                         dsh_spawn_failure *failure)
 {
         int result;
 
+        *failure = (dsh_spawn_failure) { DSH_SPAWN_STAGE_SETUP, 0 };
         if (child_redirect(options->stdin_fd, 0) < 0 || child_redirect(options->stdout_fd, 1) < 0 ||
-            child_redirect(options->stderr_fd, 2) < 0)
-                child_fail(status_fd, DSH_SPAWN_STAGE_SETUP, errno);
-        if (options->new_session && setsid() < 0)
-                child_fail(status_fd, DSH_SPAWN_STAGE_SETUP, errno);
+            child_redirect(options->stderr_fd, 2) < 0 || (options->new_session && setsid() < 0)) {
+                failure->errno_value = errno;
+                return;
+        }
+        failure->stage = DSH_SPAWN_STAGE_CONFINE;
         if (plan->terminal_filter) {
                 result = dsh_install_terminal_injection_filter();
-                if (result < 0)
-                        child_fail(status_fd, DSH_SPAWN_STAGE_CONFINE, -result);
+                if (result < 0) {
+                        failure->errno_value = -result;
+                        return;
+                }
         }
         if (plan->landlock_ruleset_fd >= 0) {
                 result = dsh_landlock_enforce(plan->landlock_ruleset_fd);
-                if (result < 0)
-                        child_fail(status_fd, DSH_SPAWN_STAGE_CONFINE, -result);
+                if (result < 0) {
+                        failure->errno_value = -result;
+                        return;
+                }
         }
+        failure->stage = DSH_SPAWN_STAGE_SETUP;
         result = dsh_close_inherited_fds(status_fd, plan->keep_fd);
-        if (result < 0)
-                child_fail(status_fd, DSH_SPAWN_STAGE_SETUP, -result);
-        if (plan->keep_fd >= 0 && fcntl(plan->keep_fd, F_SETFD, 0) < 0)
-                child_fail(status_fd, DSH_SPAWN_STAGE_SETUP, errno);
+        if (result < 0) {
+                failure->errno_value = -result;
+                return;
+        }
+        if (plan->keep_fd >= 0 && fcntl(plan->keep_fd, F_SETFD, 0) < 0) {
+                failure->errno_value = errno;
+                return;
+        }
         /* Signal dispositions set to "ignore" survive exec; the command starts with defaults. */
         signal(SIGPIPE, SIG_DFL);
         execvp(plan->argv[0], plan->argv);
-        child_fail(status_fd, DSH_SPAWN_STAGE_EXEC, errno);
+        failure->stage = DSH_SPAWN_STAGE_EXEC;
+        failure->errno_value = errno;
+}
+
+/* Runs in the forked child: apply the plan, or report why not and leave. */
+__attribute__((noreturn)) static void child_exec(const dsh_exec_plan *plan, const dsh_spawn_options *options,
+                                                 int status_fd)
+{
+        dsh_spawn_failure failure;
+        ssize_t ignored;
+
+        dsh_exec_plan_apply(plan, options, status_fd, &failure);
+        ignored = write(status_fd, &failure, sizeof(failure));
+        (void) ignored;
+        _exit(125);
 }
 
 static int wait_for_exec(int status_fd, dsh_spawn_failure *failure)

@@ -42,6 +42,14 @@ typedef struct dsh_spawn_failure {
 DSH_INTERNAL pid_t dsh_spawn_exec_plan(const dsh_exec_plan *plan, const dsh_spawn_options *options,
                                        dsh_spawn_failure *failure);
 
+/*
+ * Applies the plan to the calling process and execs: the body of the child
+ * after fork(), and the whole of an in-place exec (status_fd -1).  Returns
+ * only on failure, with `failure` saying at which stage.
+ */
+DSH_INTERNAL void dsh_exec_plan_apply(const dsh_exec_plan *plan, const dsh_spawn_options *options, int status_fd,
+                                      dsh_spawn_failure *failure);
+
 /* Turns a pre-exec failure into the library error for `mode`; returns the negative errno. */
 DSH_INTERNAL int dsh_spawn_failure_to_error(const dsh_spawn_failure *failure, dsh_mode mode, const char *argv0,
                                             dsh_error *error);

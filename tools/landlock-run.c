@@ -135,27 +135,21 @@ static int build_ruleset(const struct launch_request *request)
 }
 
 /*
- * Order matters: fds are closed first so nothing inherited survives into the
+ * Returns only on failure.  Order matters: fds are closed first so nothing inherited survives into the
  * domain; no_new_privs and the terminal filter come before the Landlock
  * restriction (both need no_new_privs); exec is last, and any failure on the
  * way ends in 125 with the command never run.
  */
-int main(int argc, char **argv)
+static int launch(const struct launch_request *request)
 {
-        struct launch_request request = { 0 };
         int ruleset_fd, result;
 
-        result = parse_arguments(argc, argv, &request);
-        if (result != 0)
-                return result;
-        if (request.probe)
-                return probe();
         if (dsh_close_inherited_fds(-1, -1) < 0)
                 return fail("landlock ruleset error: cannot close inherited descriptors: %s", strerror(errno));
-        ruleset_fd = build_ruleset(&request);
+        ruleset_fd = build_ruleset(request);
         if (ruleset_fd < 0)
                 return LAUNCHER_FAILURE;
-        if (request.new_session)
+        if (request->new_session)
                 (void) setsid();  /* EPERM for a group leader: the terminal filter still holds */
         result = dsh_install_terminal_injection_filter();
         if (result < 0)
@@ -164,6 +158,17 @@ int main(int argc, char **argv)
         if (result < 0)
                 return fail("landlock ruleset error: %s", strerror(-result));
         close(ruleset_fd);
-        execvp(request.command[0], request.command);
+        execvp(request->command[0], request->command);
         return fail("exec failed: %s", strerror(errno));
+}
+
+int main(int argc, char **argv)
+{
+        struct launch_request request = { 0 };
+        int result = parse_arguments(argc, argv, &request);
+
+        if (result == 0)
+                result = request.probe ? probe() : launch(&request);
+        free(request.grants);
+        return result;
 }

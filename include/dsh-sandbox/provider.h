@@ -46,6 +46,78 @@ DSH_PUBLIC int dsh_provider_set_backends(dsh_provider *provider, const char *con
 DSH_PUBLIC int dsh_provider_set_landlock_run_path(dsh_provider *provider, const char *path, dsh_error *error);
 
 /*
+ * The bwrap binary to run, bypassing the trusted lookup (tests, operators
+ * with bwrap in an unusual place).  Must be absolute; NULL restores the
+ * lookup: /usr/bin/bwrap, /usr/local/bin/bwrap, /bin/bwrap, then absolute
+ * PATH entries that are not inside the call's writable roots or a temporary
+ * directory.  Resets the cached verdict.  Returns 0 or -EINVAL / -ENOMEM.
+ */
+DSH_PUBLIC int dsh_provider_set_bwrap_path(dsh_provider *provider, const char *path, dsh_error *error);
+
+/* Bound of each functional probe (default 5000 ms).  Returns 0, or -EINVAL
+ * with "sandbox-local: probeTimeoutMs must be a positive finite number". */
+DSH_PUBLIC int dsh_provider_set_probe_timeout_ms(dsh_provider *provider, long timeout_ms, dsh_error *error);
+
+/*
+ * The operator override: every confined argv becomes `command` followed by
+ * the caller's argv, with one runner-failure rule over `failure_signatures`.
+ * Probes are skipped and enforcement is reported as full: the operator
+ * vouches for the runner.  Both NULL removes the override.  Validation, with
+ * the upstream texts: signatures without a command ("sandbox-local:
+ * runnerFailureSignatures requires runnerCommand"), a command without a
+ * signature ("sandbox-local: runnerCommand requires at least one
+ * runnerFailureSignatures entry"), an empty or multi-line signature
+ * ("sandbox-local: runnerFailureSignatures entries must be non-empty
+ * single-line strings"), an empty command or an empty command word.
+ * Resets the cached verdict.  Returns 0 or -EINVAL / -ENOMEM.
+ */
+DSH_PUBLIC int dsh_provider_set_runner_command(dsh_provider *provider, char *const *command,
+                                               char *const *failure_signatures, dsh_error *error);
+
+/*
+ * Enables the cross-process verdict cache in `directory` (absolute; created
+ * on first write), or disables it (NULL, the default).  The verdict of a
+ * probed chain is stored there keyed by the kernel, the runner binaries, the
+ * user-namespace and LSM knobs, the chain and the probe timeout; a runner
+ * that fails before exec drops it.  Returns 0 or -EINVAL / -ENOMEM.
+ */
+DSH_PUBLIC int dsh_provider_set_verdict_cache_dir(dsh_provider *provider, const char *directory, dsh_error *error);
+
+/* $XDG_CACHE_HOME/dsh-sandbox, else $HOME/.cache/dsh-sandbox (absolute
+ * variables only), else NULL.  Caller frees. */
+DSH_PUBLIC char *dsh_provider_default_verdict_cache_dir(void);
+
+/* One backend as a probe saw it. */
+typedef struct dsh_backend_status {
+        char *name;                     /* "bwrap", "landlock", "runner-command" */
+        bool usable;
+        dsh_enforcement enforcement;    /* what it gives when usable */
+        char *reason;                   /* why not usable, in words a user can act on; NULL when usable */
+        char *version;                  /* runner version when known ("0.8.0"); NULL otherwise */
+        char *runner_path;              /* the runner binary, when the backend has one */
+} dsh_backend_status;
+
+typedef struct dsh_probe_report {
+        dsh_backend_status *backends;   /* every backend this host could use, probed functionally */
+        size_t backend_count;
+        int landlock_abi;               /* the kernel's Landlock ABI, or a negative errno */
+        char *selected;                 /* what this provider's chain selects; NULL: nothing usable */
+} dsh_probe_report;
+
+#define DSH_PROBE_REPORT_INIT { NULL, 0, 0, NULL }
+
+/*
+ * Probes every known backend (and the operator's runner command when one is
+ * set) and says which one the provider's chain selects.  The selection
+ * becomes the provider's cached verdict (and is persisted when the verdict
+ * cache is enabled).  `report` must be DSH_PROBE_REPORT_INIT; clear it with
+ * dsh_probe_report_clear().  Returns 0 or -ENOMEM.
+ */
+DSH_PUBLIC int dsh_provider_probe(dsh_provider *provider, dsh_probe_report *report, dsh_error *error);
+
+DSH_PUBLIC void dsh_probe_report_clear(dsh_probe_report *report);
+
+/*
  * Wraps `argv` (non-empty) so it runs confined under `policy`.  The policy
  * must be confined (read-only or workspace-write); it is checked and
  * canonicalized per call (dsh_policy_prepare) before any argv is built.
@@ -77,9 +149,14 @@ typedef struct dsh_child {
         pid_t pid;
         dsh_confined_argv facts;
         int runner_status_fd;   /* out-of-band runner status (bwrap --json-status-fd), or -1 */
+        dsh_mode mode;          /* the mode the command runs under */
+        bool command_started;   /* the runner status channel proved the command was exec'd */
+        bool runner_failed;     /* set by dsh_child_wait(): the runner exited without running the command */
+        char *runner_failure_detail;   /* what is known about that failure; owned */
+        char *stale_verdict_path;      /* private: the persisted verdict dropped when the runner fails */
 } dsh_child;
 
-#define DSH_CHILD_INIT { -1, DSH_CONFINED_ARGV_INIT, -1 }
+#define DSH_CHILD_INIT { -1, DSH_CONFINED_ARGV_INIT, -1, DSH_MODE_READ_ONLY, false, false, NULL, NULL }
 
 /*
  * Spawns `argv` confined under `policy` (or unconfined, on purpose, under
@@ -94,9 +171,33 @@ typedef struct dsh_child {
 DSH_PUBLIC int dsh_provider_spawn(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
                                   const dsh_spawn_options *options, dsh_child *child_out, dsh_error *error);
 
-/* Waits for the child (retrying EINTR); `*wait_status` is waitpid()'s status.
- * Returns 0 or a negative errno. */
+/*
+ * Replaces the calling process with `argv` confined under `policy` (unconfined
+ * under danger-full-access), like execvp(): it returns only on failure, with
+ * the same errors as dsh_provider_spawn(), and the command never ran.  Every
+ * fd above 2 is closed first.  On failure the calling process may already be
+ * restricted: it should only report the error and exit.  This is the
+ * cheapest path for a command-line front end (no extra process at all).
+ */
+DSH_PUBLIC int dsh_provider_exec(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
+                                 dsh_error *error);
+
+/*
+ * Waits for the child (retrying EINTR); `*wait_status` is waitpid()'s status.
+ * Returns 0 or a negative errno.  When the child is a runner with an
+ * out-of-band status channel (bwrap) and the channel shows that the command
+ * was never exec'd, `child->runner_failed` is set: the status is the
+ * runner's, not the command's (see dsh_child_runner_error()).
+ */
 DSH_PUBLIC int dsh_child_wait(dsh_child *child, int *wait_status);
+
+/*
+ * After dsh_child_wait(): 0 when the command ran (or nothing says otherwise),
+ * else -ENOSYS with `error` set to SANDBOX_UNAVAILABLE and
+ * " Runner failure: <detail>" — the runner failed before exec and the
+ * command never ran; its exit status must not be read as the command's.
+ */
+DSH_PUBLIC int dsh_child_runner_error(const dsh_child *child, dsh_error *error);
 
 DSH_PUBLIC void dsh_child_clear(dsh_child *child);
 

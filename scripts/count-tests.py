@@ -1,0 +1,29 @@
+#!/usr/bin/env python3
+"""Prints 'N passed, N failed, N skipped' over the cmocka cases in meson test logs."""
+import json
+import re
+import sys
+
+passed = failed = skipped = 0
+for log in sys.argv[1:]:
+    with open(log, encoding="utf-8") as handle:
+        for line in handle:
+            record = json.loads(line)
+            output = record.get("stdout") or ""
+            cases_ok = len(re.findall(r"^\[       OK \] ", output, re.M))
+            cases_failed = len(re.findall(r"^\[  FAILED  \] (?!\d+ test)(?!.*listed below)", output, re.M))
+            cases_skipped = len(re.findall(r"^\[  SKIPPED \] (?!\d+ test)", output, re.M))
+            if cases_ok + cases_failed + cases_skipped == 0:
+                # A program without cmocka output counts as one case.
+                if record.get("result") == "OK":
+                    cases_ok = 1
+                elif record.get("result") == "SKIP":
+                    cases_skipped = 1
+                else:
+                    cases_failed = 1
+            elif record.get("result") not in ("OK", "SKIP") and cases_failed == 0:
+                cases_failed = 1  # crashed or timed out after its last printed case
+            passed += cases_ok
+            failed += cases_failed
+            skipped += cases_skipped
+print(f"{passed} passed, {failed} failed, {skipped} skipped")

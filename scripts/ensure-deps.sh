@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what building, testing and benchmarking need, when it is missing.
+# Debian 12 packages only; as root it runs apt-get, otherwise it names the
+# packages to install and fails.
+set -euo pipefail
+
+packages=(build-essential meson ninja-build pkg-config libjansson-dev libcmocka-dev
+          libseccomp-dev bubblewrap hyperfine python3)
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "ensure-deps: missing packages: ${missing[*]}" >&2
+  echo "ensure-deps: install them with: sudo apt-get install ${missing[*]}" >&2
+  exit 1
+fi
+echo "ensure-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >&2
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2

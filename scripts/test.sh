@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The whole test suite, twice: the normal build and an ASan+UBSan build.
+# Usage: scripts/test.sh        (installs missing build dependencies when root)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/ensure-deps.sh
+
+status=0
+run_suite() {
+  local build=$1; shift
+  if [ ! -f "$build/build.ninja" ]; then
+    meson setup "$build" "$@" >/dev/null
+  fi
+  ninja -C "$build" >/dev/null
+  echo "== meson test ($build) =="
+  meson test -C "$build" --print-errorlogs --num-processes 2 || status=1
+}
+
+run_suite build-test --buildtype=debugoptimized
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  run_suite build-sanitize --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
+
+# One closing line over every test case of both builds (cmocka prints per-case results).
+python3 scripts/count-tests.py build-test/meson-logs/testlog.json build-sanitize/meson-logs/testlog.json
+exit $status

@@ -46,6 +46,16 @@ static int parse_run_arguments(int argc, char **argv, cli_policy_options *option
         return cli_usage_error("run: missing `-- PROGRAM [ARG...]`");
 }
 
+/* Partial enforcement is a fact the user must see before the command runs. */
+static void announce_enforcement(const dsh_confined_argv *facts, void *data)
+{
+        (void) data;
+        if (facts->enforcement == DSH_ENFORCEMENT_PARTIAL)
+                cli_print_message("notice: partial enforcement: the %s backend cannot govern every file effect "
+                                  "on this host (older kernel ABI)",
+                                  facts->backend ? facts->backend : "selected");
+}
+
 /*
  * The command replaces this process (as env, nice and chroot do): no process
  * stays behind to relay signals or statuses, so Ctrl-C, job control and a
@@ -65,7 +75,7 @@ static int run_confined(const cli_policy_options *options, const dsh_config *con
         if (result != 0)
                 return result;
         fflush(NULL);
-        dsh_provider_exec(provider, program, policy, &error);
+        dsh_provider_exec(provider, program, policy, announce_enforcement, NULL, &error);
         dsh_provider_free(provider);
         cli_print_error(&error);
         result = cli_exit_status_for_error(&error);

@@ -218,7 +218,8 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
         return 0;
 }
 
-static int landlock_exec(dsh_provider *provider, char *const *argv, const dsh_policy *policy, dsh_error *error)
+static int landlock_exec(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
+                         dsh_exec_announce_fn announce, void *announce_data, dsh_error *error)
 {
         static const dsh_spawn_options inherit = DSH_SPAWN_OPTIONS_INIT;
         dsh_landlock_ruleset ruleset = DSH_LANDLOCK_RULESET_INIT;
@@ -231,6 +232,15 @@ static int landlock_exec(dsh_provider *provider, char *const *argv, const dsh_po
         if (result < 0)
                 return result;
         plan.landlock_ruleset_fd = ruleset.fd;
+        if (announce) {
+                dsh_confined_argv facts = DSH_CONFINED_ARGV_INIT;
+
+                facts.argv = (char **) argv;
+                if (set_dialect(&facts, dsh_landlock_enforcement(ruleset.abi)) == 0)
+                        announce(&facts, announce_data);
+                facts.argv = NULL;  /* borrowed */
+                dsh_confined_argv_clear(&facts);
+        }
         dsh_exec_plan_apply(&plan, &inherit, -1, &failure);
         /* Still here: nothing was exec'd.  The ruleset fd may already be closed by the fd sweep. */
         ruleset.fd = -1;

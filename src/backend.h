@@ -38,7 +38,8 @@ typedef struct dsh_backend_ops {
                      const dsh_spawn_options *options, dsh_child *child, dsh_error *error);
         /* Replaces the calling process with `argv` confined; returns only on failure.
          * NULL: the provider execs the confined argv instead. */
-        int (*exec)(dsh_provider *provider, char *const *argv, const dsh_policy *policy, dsh_error *error);
+        int (*exec)(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
+                    dsh_exec_announce_fn announce, void *announce_data, dsh_error *error);
         /* True when probe() already runs a confined command; otherwise the provider
          * follows a usable static probe with a functional run of `true` through spawn(). */
         bool probe_is_functional;
@@ -68,6 +69,8 @@ struct dsh_provider {
         char *verdict_cache_dir;
         /* The selection came from the persisted cache and was not probed by this provider. */
         bool verdict_from_cache;
+        /* A probe is running: a backend's spawn must not start another one to diagnose itself. */
+        bool probing;
 };
 
 DSH_INTERNAL const dsh_backend_ops *dsh_backend_by_name(const char *name);

@@ -226,7 +226,8 @@ int dsh_provider_spawn(dsh_provider *provider, char *const *argv, const dsh_poli
 
 /* A backend without an in-place path: exec the runner argv it would hand a caller. */
 static int exec_confined_argv(dsh_provider *provider, const dsh_backend_ops *backend, char *const *argv,
-                              const dsh_policy *policy, dsh_error *error)
+                              const dsh_policy *policy, dsh_exec_announce_fn announce, void *announce_data,
+                              dsh_error *error)
 {
         dsh_confined_argv confined = DSH_CONFINED_ARGV_INIT;
         dsh_exec_plan plan = { NULL, -1, false, -1 };
@@ -236,6 +237,8 @@ static int exec_confined_argv(dsh_provider *provider, const dsh_backend_ops *bac
 
         if (result < 0)
                 return result;
+        if (announce)
+                announce(&confined, announce_data);
         plan.argv = confined.argv;
         dsh_exec_plan_apply(&plan, &inherit, -1, &failure);
         result = dsh_spawn_failure_to_error(&failure, policy->mode, confined.argv[0], error);
@@ -243,7 +246,8 @@ static int exec_confined_argv(dsh_provider *provider, const dsh_backend_ops *bac
         return result;
 }
 
-int dsh_provider_exec(dsh_provider *provider, char *const *argv, const dsh_policy *policy, dsh_error *error)
+int dsh_provider_exec(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
+                      dsh_exec_announce_fn announce, void *announce_data, dsh_error *error)
 {
         static const dsh_spawn_options inherit = DSH_SPAWN_OPTIONS_INIT;
         dsh_policy prepared = DSH_POLICY_INIT;
@@ -266,9 +270,9 @@ int dsh_provider_exec(dsh_provider *provider, char *const *argv, const dsh_polic
         if (!backend)
                 result = dsh_error_set_unavailable(error, prepared.mode, provider->unavailable_detail);
         else if (backend->exec)
-                result = backend->exec(provider, argv, &prepared, error);
+                result = backend->exec(provider, argv, &prepared, announce, announce_data, error);
         else
-                result = exec_confined_argv(provider, backend, argv, &prepared, error);
+                result = exec_confined_argv(provider, backend, argv, &prepared, announce, announce_data, error);
         dsh_policy_clear(&prepared);
         return result;
 }

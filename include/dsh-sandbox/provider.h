@@ -178,9 +178,16 @@ DSH_PUBLIC int dsh_provider_spawn(dsh_provider *provider, char *const *argv, con
  * fd above 2 is closed first.  On failure the calling process may already be
  * restricted: it should only report the error and exit.  This is the
  * cheapest path for a command-line front end (no extra process at all).
+ *
+ * `announce` (may be NULL) is called once the backend has decided how the
+ * command will be confined and before anything is applied, with the facts
+ * (backend, enforcement, dialect): the caller's last chance to report, e.g.,
+ * partial enforcement.  It is not called under danger-full-access.
  */
+typedef void (*dsh_exec_announce_fn)(const dsh_confined_argv *facts, void *data);
+
 DSH_PUBLIC int dsh_provider_exec(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
-                                 dsh_error *error);
+                                 dsh_exec_announce_fn announce, void *announce_data, dsh_error *error);
 
 /*
  * Waits for the child (retrying EINTR); `*wait_status` is waitpid()'s status.

@@ -84,7 +84,7 @@ static void run_script(test_process_result *result, const char *const *options, 
 
 struct write_case {
         const char *mode;
-        const char *target;      /* "ws", "out", "tmp", "null" */
+        const char *target;      /* "ws", "out", "tmp", "shm" */
         bool expect_written;
 };
 
@@ -96,6 +96,10 @@ static char *target_path(const char *target)
                 return test_path_join(workspace, "written");
         if (strcmp(target, "out") == 0)
                 return test_path_join(outside, "written");
+        if (strcmp(target, "shm") == 0) {
+                assert_true(asprintf(&path, "/dev/shm/dsh-sandbox-test-%d", (int) getpid()) > 0);
+                return path;
+        }
         assert_true(asprintf(&path, "/tmp/dsh-sandbox-test-%d", (int) getpid()) > 0);
         return path;
 }
@@ -109,6 +113,8 @@ static void test_mode_operation_table(void **state)
                 { "workspace-write", "ws", true },
                 { "workspace-write", "out", false },
                 { "workspace-write", "tmp", true },
+                { "read-only", "shm", false },
+                { "workspace-write", "shm", false },
                 { "danger-full-access", "out", true },
         };
 

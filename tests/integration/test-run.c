@@ -168,6 +168,30 @@ static void test_extra_root_and_grandchild(void **state)
         test_remove_tree(extra);
 }
 
+/* Links cannot carry a write past the policy: hard links need REFER on the source, symlinks resolve. */
+static void test_links_do_not_reach_outside(void **state)
+{
+        char *victim = test_path_join(outside, "victim");
+        const char *options[] = { "--mode", "workspace-write", "--root", workspace, NULL };
+        char *content;
+        test_process_result result;
+
+        (void) state;
+        skip_without_landlock();
+        test_write_file(victim, "precious\n");
+        run_script(&result, options,
+                   "ln \"$OUT/victim\" \"$WS/hard\"; echo pwned >> \"$WS/hard\"; "
+                   "ln -s \"$OUT/victim\" \"$WS/soft\"; echo pwned >> \"$WS/soft\"; "
+                   "mv \"$OUT/victim\" \"$WS/moved\"; true");
+        /* The victim is still there, unchanged (mv may only have copied it: reading is allowed). */
+        content = test_read_file(victim);
+        assert_non_null(content);
+        assert_string_equal(content, "precious\n");
+        free(content);
+        test_process_result_clear(&result);
+        free(victim);
+}
+
 static void test_relative_root_is_taken_from_cwd(void **state)
 {
         char *sub = test_path_join(workspace, "sub");
@@ -360,6 +384,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_mode_operation_table, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_extra_root_and_grandchild, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_links_do_not_reach_outside, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_relative_root_is_taken_from_cwd, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_exit_status_table, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_program_not_found_or_not_executable, setup, teardown),

@@ -30,18 +30,20 @@ int dsh_config_init(dsh_config *config, dsh_error *error)
 {
         char *cwd;
 
+        (void) error;
         memset(config, 0, sizeof(*config));
         config->mode = DSH_MODE_READ_ONLY;
         config->probe_timeout_ms = DSH_CONFIG_DEFAULT_PROBE_TIMEOUT_MS;
+        /*
+         * A cwd that cannot be resolved (deleted, unreadable) leaves the
+         * fallback root unset rather than failing here: a call that names its
+         * root does not need it, and one that does is refused when it asks.
+         */
         cwd = getcwd(NULL, 0);
-        if (!cwd)
-                return dsh_error_set(error, DSH_ERROR_SANDBOX_INVALID_ROOT, errno,
-                                     "the current directory cannot be resolved: %s", strerror(errno));
-        config->workspace_root = realpath(cwd, NULL);
-        free(cwd);
-        if (!config->workspace_root)
-                return dsh_error_set(error, DSH_ERROR_SANDBOX_INVALID_ROOT, errno,
-                                     "the current directory cannot be resolved: %s", strerror(errno));
+        if (cwd) {
+                config->workspace_root = realpath(cwd, NULL);
+                free(cwd);
+        }
         return 0;
 }
 

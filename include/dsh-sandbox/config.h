@@ -23,7 +23,7 @@ extern "C" {
 
 typedef struct dsh_config {
         dsh_mode mode;                        /* default read-only (fail-safe) */
-        char *workspace_root;                 /* absolute, canonical; default the process cwd */
+        char *workspace_root;                 /* absolute, canonical; default the process cwd (NULL if unresolvable) */
         char **additional_writable_roots;     /* absolute; NULL: none */
         char **backends;                      /* backend names in order; NULL: the provider's default */
         long probe_timeout_ms;                /* > 0 */

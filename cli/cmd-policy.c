@@ -1,10 +1,173 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * `dsh-sandbox policy resolve|context`: the policy service's answers, as
+ * every enforcing tool receives them.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
 #include "cli.h"
+#include "policy-options.h"
+#include "session-cli.h"
+
+static const char policy_help[] =
+        "Usage: dsh-sandbox policy COMMAND ...\n\n"
+        "Commands:\n"
+        "  resolve [policy options] [--json]   print the resolved execution policy\n"
+        "  context --session ID                print the runtime-context text when the session's\n"
+        "                                      policy changed since it was last told (and log it)\n";
+
+static const char resolve_help[] =
+        "Usage: dsh-sandbox policy resolve [policy options] [--json]\n"
+        "Prints the execution policy a confined call would get: mode = --mode, else the session's\n"
+        "override, else the config's mode; root = --root, else the session's cwd, else the config's\n"
+        "workspaceRoot, else the current directory.  --json prints\n"
+        "{\"mode\":...,\"workspaceRoot\":...,\"additionalWritableRoots\":[...],\"sessionId\":...}\n"
+        "(optional keys omitted when empty).  Exit status: 0; 125 if no policy can be resolved;\n"
+        "2 for a usage error.\n\n";
+
+static const char context_help[] =
+        "Usage: dsh-sandbox policy context --session ID [--config FILE]\n"
+        "Prints the session's runtime-context line (what the model is told about the file policy)\n"
+        "when it differs from the last one logged in the session, and logs it; prints nothing when\n"
+        "unchanged.  Exit status: 0; 1 on failure; 2 for a usage error.\n";
+
+static int print_policy_json(const dsh_policy *policy)
+{
+        json_t *object = json_pack("{s:s, s:s}", "mode", dsh_mode_name(policy->mode), "workspaceRoot",
+                                   policy->workspace_root);
+        int result = object ? 0 : -1;
+
+        if (result == 0 && dsh_strv_length(policy->additional_writable_roots) > 0) {
+                json_t *roots = json_array();
+
+                for (char **root = policy->additional_writable_roots; roots && *root; root++)
+                        if (json_array_append_new(roots, json_string(*root)) < 0)
+                                result = -1;
+                if (!roots || json_object_set_new(object, "additionalWritableRoots", roots) < 0)
+                        result = -1;
+        }
+        if (result == 0 && policy->session_id)
+                result = json_object_set_new(object, "sessionId", json_string(policy->session_id));
+        if (result == 0)
+                result = json_dumpf(object, stdout, JSON_COMPACT);
+        json_decref(object);
+        if (result < 0) {
+                cli_print_message("policy resolve: cannot print the policy (a path that is not UTF-8?)");
+                return CLI_EXIT_FAILURE;
+        }
+        putchar('\n');
+        return CLI_EXIT_SUCCESS;
+}
+
+static void print_policy_text(const dsh_policy *policy)
+{
+        printf("mode: %s\n", dsh_mode_name(policy->mode));
+        printf("workspaceRoot: %s\n", policy->workspace_root);
+        for (char **root = policy->additional_writable_roots; root && *root; root++)
+                printf("additionalWritableRoot: %s\n", *root);
+        if (policy->session_id)
+                printf("sessionId: %s\n", policy->session_id);
+}
+
+static int command_resolve(int argc, char **argv)
+{
+        cli_policy_options options = CLI_POLICY_OPTIONS_INIT;
+        dsh_policy policy = DSH_POLICY_INIT;
+        dsh_config config = { 0 };
+        bool json = false;
+        int result = 0;
+
+        for (int index = 1; index < argc && result == 0;) {
+                if (cli_is_help(argv[index])) {
+                        printf("%s%s", resolve_help, cli_policy_options_help);
+                        cli_policy_options_clear(&options);
+                        return CLI_EXIT_SUCCESS;
+                }
+                if (strcmp(argv[index], "--json") == 0) {
+                        json = true;
+                        index++;
+                        continue;
+                }
+                result = cli_policy_option_parse(argc, argv, &index, &options);
+                if (result == 0)
+                        result = cli_usage_error("policy resolve: unknown argument \"%s\"", argv[index]);
+                else if (result == 1)
+                        result = 0;
+        }
+        if (result == 0)
+                result = cli_policy_resolve(&options, &config, &policy);
+        if (result == 0 && json)
+                result = print_policy_json(&policy);
+        else if (result == 0)
+                print_policy_text(&policy);
+        dsh_policy_clear(&policy);
+        dsh_config_clear(&config);
+        cli_policy_options_clear(&options);
+        return result;
+}
+
+static int command_context(int argc, char **argv)
+{
+        cli_policy_options options = CLI_POLICY_OPTIONS_INIT;
+        dsh_config config = { 0 };
+        dsh_error error = DSH_ERROR_INIT;
+        dsh_policy_service *service = NULL;
+        dsh_session_store *store = NULL;
+        dsh_session *session = NULL;
+        char *text = NULL;
+        int result = 0;
+
+        for (int index = 1; index < argc && result == 0;) {
+                if (cli_is_help(argv[index])) {
+                        fputs(context_help, stdout);
+                        cli_policy_options_clear(&options);
+                        return CLI_EXIT_SUCCESS;
+                }
+                result = cli_policy_option_parse(argc, argv, &index, &options);
+                if (result == 0)
+                        result = cli_usage_error("policy context: unknown argument \"%s\"", argv[index]);
+                else if (result == 1)
+                        result = 0;
+        }
+        /* The context describes the standing policy: a per-call mode or root has no place in it. */
+        if (result == 0 && (options.mode || options.root || options.allow_write || options.backend))
+                result = cli_usage_error("policy context takes only --session and --config");
+        if (result == 0 && !options.session)
+                result = cli_usage_error("policy context requires --session ID");
+        if (result == 0)
+                result = cli_config_load(options.config_path, CLI_EXIT_FAILURE, &config);
+        if (result == 0)
+                result = cli_session_open(options.session, CLI_EXIT_FAILURE, &store, &session);
+        if (result == 0 && dsh_policy_service_new(&config, &service, &error) < 0)
+                result = cli_library_error(&error, CLI_EXIT_FAILURE);
+        if (result == 0 && dsh_policy_service_context(service, session, &text, &error) < 0)
+                result = cli_library_error(&error, CLI_EXIT_FAILURE);
+        if (result == 0 && text)
+                printf("%s\n", text);
+        free(text);
+        dsh_policy_service_free(service);
+        dsh_session_free(session);
+        dsh_session_store_free(store);
+        dsh_config_clear(&config);
+        cli_policy_options_clear(&options);
+        return result;
+}
 
 int cli_command_policy(int argc, char **argv)
 {
-        (void) argc;
-        (void) argv;
-        cli_print_message("policy: not available in this build");
-        return CLI_EXIT_FAILURE;
+        if (argc < 2)
+                return cli_usage_error("policy requires a command: resolve or context");
+        if (cli_is_help(argv[1])) {
+                fputs(policy_help, stdout);
+                return CLI_EXIT_SUCCESS;
+        }
+        if (strcmp(argv[1], "resolve") == 0)
+                return command_resolve(argc - 1, argv + 1);
+        if (strcmp(argv[1], "context") == 0)
+                return command_context(argc - 1, argv + 1);
+        return cli_usage_error("unknown policy command \"%s\"", argv[1]);
 }

@@ -1,10 +1,173 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * `dsh-sandbox probe [--json] [--config FILE] [--backend NAME]`: every
+ * backend, probed functionally (a confined `true` really runs): usable or
+ * not and why not, the enforcement it gives, the bwrap version, the kernel's
+ * Landlock ABI, and which one `auto` (the configured chain) selects.  The
+ * probe refreshes the cached verdict.  Exit 0 when something is selected,
+ * 125 when no backend is usable, 2 for a usage error.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <jansson.h>
+
 #include "cli.h"
+#include "policy-options.h"
+
+static const char probe_help[] =
+        "Usage: dsh-sandbox probe [--json] [--config FILE] [--backend NAME]\n"
+        "Probes every sandbox backend on this host by running a confined `true` under each, and\n"
+        "reports whether it is usable (and why not), the enforcement it gives, the bwrap version,\n"
+        "the kernel's Landlock ABI, and which backend `auto` selects (the config's `backends`\n"
+        "order, or `runnerCommand` when configured; --backend NAME reports a sole candidate).\n"
+        "Exit status: 0 when a backend is selected; 125 when none is usable; 2 for a usage error.\n\n"
+        "  --json               print one JSON object instead of text\n";
+
+static const char *abi_text(int abi, char buffer[64])
+{
+        if (abi > 0)
+                snprintf(buffer, 64, "%d", abi);
+        else
+                snprintf(buffer, 64, "unavailable (%s)", strerror(-abi));
+        return buffer;
+}
+
+static const char *bwrap_version(const dsh_probe_report *report)
+{
+        for (size_t i = 0; i < report->backend_count; i++)
+                if (strcmp(report->backends[i].name, "bwrap") == 0)
+                        return report->backends[i].version;
+        return NULL;
+}
+
+static void print_text(const dsh_probe_report *report)
+{
+        const char *version = bwrap_version(report);
+        char abi[64];
+
+        for (size_t i = 0; i < report->backend_count; i++) {
+                const dsh_backend_status *status = &report->backends[i];
+
+                if (status->usable)
+                        printf("%-15s usable, %s enforcement%s%s%s\n", status->name,
+                               dsh_enforcement_name(status->enforcement), status->runner_path ? " (" : "",
+                               status->runner_path ? status->runner_path : "", status->runner_path ? ")" : "");
+                else
+                        printf("%-15s not usable: %s\n", status->name, status->reason ? status->reason : "unknown");
+        }
+        printf("%-15s %s\n", "bwrap version", version ? version : "unknown");
+        printf("%-15s %s\n", "landlock ABI", abi_text(report->landlock_abi, abi));
+        printf("%-15s %s\n", "auto selects", report->selected ? report->selected : "nothing (no backend is usable)");
+}
+
+static json_t *report_object(const dsh_probe_report *report)
+{
+        json_t *object = json_object(), *backends = json_array();
+        const char *version = bwrap_version(report);
+
+        if (!object || !backends) {
+                json_decref(object);
+                json_decref(backends);
+                return NULL;
+        }
+        for (size_t i = 0; i < report->backend_count; i++) {
+                const dsh_backend_status *status = &report->backends[i];
+                json_t *entry = json_object();
+
+                json_object_set_new(entry, "name", json_string(status->name));
+                json_object_set_new(entry, "usable", json_boolean(status->usable));
+                if (status->usable)
+                        json_object_set_new(entry, "enforcement",
+                                            json_string(dsh_enforcement_name(status->enforcement)));
+                if (status->reason)
+                        json_object_set_new(entry, "reason", json_string(status->reason));
+                if (status->version)
+                        json_object_set_new(entry, "version", json_string(status->version));
+                if (status->runner_path)
+                        json_object_set_new(entry, "runner", json_string(status->runner_path));
+                json_array_append_new(backends, entry);
+        }
+        json_object_set_new(object, "backends", backends);
+        if (version)
+                json_object_set_new(object, "bwrapVersion", json_string(version));
+        json_object_set_new(object, "landlockAbi", json_integer(report->landlock_abi));
+        json_object_set_new(object, "selected", report->selected ? json_string(report->selected) : json_null());
+        return object;
+}
+
+static int parse_probe_arguments(int argc, char **argv, cli_policy_options *options, bool *json_output)
+{
+        int index = 1;
+
+        while (index < argc) {
+                int result;
+
+                if (cli_is_help(argv[index])) {
+                        printf("%s%s", probe_help, cli_policy_options_help);
+                        return -1;
+                }
+                if (strcmp(argv[index], "--json") == 0) {
+                        *json_output = true;
+                        index++;
+                        continue;
+                }
+                result = cli_policy_option_parse(argc, argv, &index, options);
+                if (result == 0)
+                        return cli_usage_error("probe: unknown argument \"%s\"", argv[index]);
+                if (result != 1)
+                        return result;
+        }
+        return 0;
+}
+
+static int probe_and_print(const cli_policy_options *options, const dsh_config *config, bool json_output)
+{
+        dsh_probe_report report = DSH_PROBE_REPORT_INIT;
+        dsh_error error = DSH_ERROR_INIT;
+        dsh_provider *provider = NULL;
+        int result = cli_provider_create(options, config, &provider);
+
+        if (result != 0)
+                return result;
+        result = dsh_provider_probe(provider, &report, &error);
+        dsh_provider_free(provider);
+        if (result < 0) {
+                cli_print_error(&error);
+                dsh_error_clear(&error);
+                return CLI_EXIT_SANDBOX;
+        }
+        if (json_output) {
+                json_t *object = report_object(&report);
+
+                if (!object || json_dumpf(object, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER) < 0)
+                        cli_print_message("cannot print the probe report");
+                else
+                        fputc('\n', stdout);
+                json_decref(object);
+        } else {
+                print_text(&report);
+        }
+        result = report.selected ? CLI_EXIT_SUCCESS : CLI_EXIT_SANDBOX;
+        dsh_probe_report_clear(&report);
+        return result;
+}
 
 int cli_command_probe(int argc, char **argv)
 {
-        (void) argc;
-        (void) argv;
-        cli_print_message("probe: not available in this build");
-        return CLI_EXIT_FAILURE;
+        cli_policy_options options = CLI_POLICY_OPTIONS_INIT;
+        dsh_policy policy = DSH_POLICY_INIT;
+        dsh_config config = { 0 };
+        bool json_output = false;
+        int result;
+
+        result = parse_probe_arguments(argc, argv, &options, &json_output);
+        if (result == 0)
+                result = cli_policy_resolve(&options, &config, &policy);
+        if (result == 0)
+                result = probe_and_print(&options, &config, json_output);
+        dsh_policy_clear(&policy);
+        dsh_config_clear(&config);
+        cli_policy_options_clear(&options);
+        return result < 0 ? CLI_EXIT_SUCCESS : result;
 }

@@ -1,10 +1,361 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * `dsh-sandbox session new|mode|show|list`: durable sessions in the state
+ * directory ($DSH_SANDBOX_STATE_DIR, else $XDG_STATE_HOME/dsh-sandbox, else
+ * ~/.local/state/dsh-sandbox).  Exit status: 0, 1 on failure, 2 for usage.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
 #include "cli.h"
+#include "session-cli.h"
+
+static const char session_help[] =
+        "Usage: dsh-sandbox session COMMAND ...\n"
+        "Durable sessions: each session has an immutable workspace root (its cwd) and a mode\n"
+        "that only `session mode` changes; both survive restarts.\n\n"
+        "Commands:\n"
+        "  new [--cwd DIR] [--parent ID]   create a session, print its id\n"
+        "  mode ID MODE                    switch the session's mode (appends one sandbox/mode event)\n"
+        "  show ID [--json]                header, events and effective mode\n"
+        "  list                            ids, effective modes and cwds\n\n"
+        "Sessions live in $DSH_SANDBOX_STATE_DIR, else $XDG_STATE_HOME/dsh-sandbox, else\n"
+        "~/.local/state/dsh-sandbox.  Exit status: 0; 1 on failure; 2 for a usage error.\n";
+
+static const char new_help[] =
+        "Usage: dsh-sandbox session new [--cwd DIR] [--parent ID]\n"
+        "Creates a session and prints its id.\n"
+        "  --cwd DIR      the session's workspace root (default: the current directory)\n"
+        "  --parent ID    delegate from session ID: the child is stamped with the parent's mode\n"
+        "                 override, if it has one\n";
+
+static const char mode_help[] =
+        "Usage: dsh-sandbox session mode ID MODE\n"
+        "Switches session ID to MODE (read-only, workspace-write or danger-full-access) by\n"
+        "appending exactly one sandbox/mode event.  The switch survives restarts.\n";
+
+static const char show_help[] =
+        "Usage: dsh-sandbox session show ID [--json] [--config FILE]\n"
+        "Prints the session's header, its events and its effective mode (the session's override,\n"
+        "else the configured default).  --json prints\n"
+        "{\"header\":{...},\"events\":[...],\"override\":MODE,\"effectiveMode\":MODE,\"path\":...}.\n";
+
+static const char list_help[] =
+        "Usage: dsh-sandbox session list [--config FILE]\n"
+        "Prints one line per session: id, effective mode and cwd, separated by tabs.\n";
+
+int cli_session_open(const char *id, int failure_status, dsh_session_store **store_out, dsh_session **session_out)
+{
+        dsh_error error = DSH_ERROR_INIT;
+
+        *store_out = NULL;
+        *session_out = NULL;
+        if (dsh_session_store_open(NULL, store_out, &error) < 0)
+                return cli_library_error(&error, failure_status);
+        if (dsh_session_open(*store_out, id, session_out, &error) < 0) {
+                dsh_session_store_free(*store_out);
+                *store_out = NULL;
+                return cli_library_error(&error, failure_status);
+        }
+        return 0;
+}
+
+/* Matches `--name VALUE` or `--name=VALUE` at argv[*index]; NULL when it is not `name`. */
+static const char *option_value(int argc, char **argv, int *index, const char *name, int *status)
+{
+        size_t length = strlen(name);
+        const char *argument = argv[*index];
+
+        *status = 0;
+        if (strncmp(argument, name, length) != 0 || (argument[length] != '\0' && argument[length] != '='))
+                return NULL;
+        if (argument[length] == '=') {
+                (*index)++;
+                if (argument[length + 1] == '\0')
+                        *status = cli_usage_error("%s requires a non-empty value", name);
+                return argument + length + 1;
+        }
+        if (*index + 1 >= argc || argv[*index + 1][0] == '\0') {
+                *status = cli_usage_error("%s requires a value", name);
+                return argument;
+        }
+        *index += 2;
+        return argv[*index - 1];
+}
+
+static char *absolute_directory(const char *path)
+{
+        char cwd[PATH_MAX];
+        char *absolute = NULL;
+
+        if (path[0] == '/')
+                return strdup(path);
+        if (!getcwd(cwd, sizeof(cwd)) || asprintf(&absolute, "%s/%s", cwd, path) < 0)
+                return NULL;
+        return absolute;
+}
+
+static int command_new(int argc, char **argv)
+{
+        const char *cwd_option = NULL, *parent_id = NULL;
+        dsh_error error = DSH_ERROR_INIT;
+        dsh_session_store *store = NULL, *parent_store = NULL;
+        dsh_session *session = NULL, *parent = NULL;
+        char *cwd = NULL;
+        struct stat status;
+        int result = 0;
+
+        for (int index = 1; index < argc && result == 0;) {
+                const char *value;
+
+                if (cli_is_help(argv[index])) {
+                        fputs(new_help, stdout);
+                        return CLI_EXIT_SUCCESS;
+                }
+                if ((value = option_value(argc, argv, &index, "--cwd", &result)))
+                        cwd_option = value;
+                else if ((value = option_value(argc, argv, &index, "--parent", &result)))
+                        parent_id = value;
+                else
+                        return cli_usage_error("session new: unknown argument \"%s\"", argv[index]);
+        }
+        if (result != 0)
+                return result;
+        cwd = cwd_option ? absolute_directory(cwd_option) : getcwd(NULL, 0);
+        if (!cwd) {
+                cli_print_message("session new: cannot determine the cwd: %s", strerror(errno));
+                return CLI_EXIT_FAILURE;
+        }
+        /* The library records any absolute spelling; the tool refuses a typo that names nothing. */
+        if (stat(cwd, &status) < 0 || !S_ISDIR(status.st_mode)) {
+                cli_print_message("session new: --cwd \"%s\" is not a directory", cwd);
+                free(cwd);
+                return CLI_EXIT_FAILURE;
+        }
+        if (parent_id)
+                result = cli_session_open(parent_id, CLI_EXIT_FAILURE, &parent_store, &parent);
+        if (result == 0 && dsh_session_store_open(NULL, &store, &error) < 0)
+                result = cli_library_error(&error, CLI_EXIT_FAILURE);
+        if (result == 0 && dsh_session_create(store, cwd, parent, &session, &error) < 0)
+                result = cli_library_error(&error, CLI_EXIT_FAILURE);
+        if (result == 0)
+                printf("%s\n", dsh_session_id(session));
+        dsh_session_free(session);
+        dsh_session_free(parent);
+        dsh_session_store_free(parent_store);
+        dsh_session_store_free(store);
+        free(cwd);
+        return result;
+}
+
+static int command_mode(int argc, char **argv)
+{
+        dsh_error error = DSH_ERROR_INIT;
+        dsh_session_store *store = NULL;
+        dsh_session *session = NULL;
+        json_t *data = NULL;
+        char *data_text = NULL;
+        dsh_mode mode;
+        int result;
+
+        if (argc >= 2 && cli_is_help(argv[1])) {
+                fputs(mode_help, stdout);
+                return CLI_EXIT_SUCCESS;
+        }
+        if (argc != 3)
+                return cli_usage_error("session mode takes exactly ID and MODE");
+        result = cli_session_open(argv[1], CLI_EXIT_FAILURE, &store, &session);
+        if (result == 0 && dsh_mode_parse(argv[2], &mode) == 0) {
+                if (dsh_session_set_mode(session, mode, NULL, &error) < 0)
+                        result = cli_library_error(&error, CLI_EXIT_FAILURE);
+        } else if (result == 0) {
+                /* Not a mode: the library's invariant refuses it with its exact message. */
+                data = json_pack("{s:s}", "mode", argv[2]);
+                data_text = data ? json_dumps(data, JSON_COMPACT) : NULL;
+                if (dsh_session_append(session, "sandbox/mode", data_text, NULL, &error) < 0)
+                        result = cli_library_error(&error, CLI_EXIT_FAILURE);
+                else
+                        result = CLI_EXIT_FAILURE;  /* unreachable: the invariant refuses it */
+        }
+        json_decref(data);
+        free(data_text);
+        dsh_session_free(session);
+        dsh_session_store_free(store);
+        return result;
+}
+
+/* The effective mode without an explicit one: the session's override, else the config's. */
+static const char *effective_mode_name(const dsh_session *session, const dsh_config *config)
+{
+        dsh_mode mode = config->mode;
+
+        dsh_session_override(session, &mode);
+        return dsh_mode_name(mode);
+}
+
+struct show_output {
+        bool json;
+        json_t *header;
+        json_t *events;
+        int status;
+};
+
+static int show_event(const dsh_session_event *event, void *userdata)
+{
+        struct show_output *output = userdata;
+        json_t *value;
+
+        if (!output->json) {
+                if (event->seq == 0)
+                        printf("header: %s\n", event->line);
+                else
+                        printf("event %" PRIu64 " %s: %s\n", event->seq, event->type, event->line);
+                return 0;
+        }
+        value = json_loadb(event->line, event->line_length, JSON_ALLOW_NUL, NULL);
+        if (!value)
+                return 1;
+        if (event->seq == 0) {
+                output->header = value;
+                return 0;
+        }
+        return json_array_append_new(output->events, value) < 0 ? 1 : 0;
+}
+
+static int command_show(int argc, char **argv)
+{
+        struct show_output output = { false, NULL, NULL, 0 };
+        const char *id = NULL, *config_path = NULL, *value;
+        dsh_config config = { 0 };
+        dsh_error error = DSH_ERROR_INIT;
+        dsh_session_store *store = NULL;
+        dsh_session *session = NULL;
+        dsh_mode override;
+        int result = 0, walk;
+
+        for (int index = 1; index < argc && result == 0;) {
+                if (cli_is_help(argv[index])) {
+                        fputs(show_help, stdout);
+                        return CLI_EXIT_SUCCESS;
+                }
+                if (strcmp(argv[index], "--json") == 0) {
+                        output.json = true;
+                        index++;
+                } else if ((value = option_value(argc, argv, &index, "--config", &result))) {
+                        config_path = value;
+                } else if (!id && argv[index][0] != '-') {
+                        id = argv[index++];
+                } else {
+                        return cli_usage_error("session show: unknown argument \"%s\"", argv[index]);
+                }
+        }
+        if (result != 0)
+                return result;
+        if (!id)
+                return cli_usage_error("session show requires a session ID");
+        result = cli_config_load(config_path, CLI_EXIT_FAILURE, &config);
+        if (result == 0)
+                result = cli_session_open(id, CLI_EXIT_FAILURE, &store, &session);
+        if (result == 0) {
+                output.events = json_array();
+                walk = dsh_session_foreach_event(session, show_event, &output, &error);
+                if (walk < 0)
+                        result = cli_library_error(&error, CLI_EXIT_FAILURE);
+                else if (walk > 0 || !output.events)
+                        result = (cli_print_message("session show: out of memory"), CLI_EXIT_FAILURE);
+        }
+        if (result == 0 && output.json) {
+                json_t *shown = json_pack("{s:O, s:O, s:s, s:s}", "header", output.header, "events", output.events,
+                                          "effectiveMode", effective_mode_name(session, &config), "path",
+                                          dsh_session_path(session));
+
+                if (shown && dsh_session_override(session, &override))
+                        json_object_set_new(shown, "override", json_string(dsh_mode_name(override)));
+                if (!shown || json_dumpf(shown, stdout, JSON_COMPACT) < 0)
+                        result = (cli_print_message("session show: out of memory"), CLI_EXIT_FAILURE);
+                else
+                        putchar('\n');
+                json_decref(shown);
+        } else if (result == 0) {
+                bool has_override = dsh_session_override(session, &override);
+
+                printf("effective mode: %s (%s)\n", effective_mode_name(session, &config),
+                       has_override ? "session override" : "configured default");
+        }
+        json_decref(output.header);
+        json_decref(output.events);
+        dsh_session_free(session);
+        dsh_session_store_free(store);
+        dsh_config_clear(&config);
+        return result;
+}
+
+static int command_list(int argc, char **argv)
+{
+        const char *config_path = NULL, *value;
+        dsh_config config = { 0 };
+        dsh_error error = DSH_ERROR_INIT;
+        dsh_session_store *store = NULL;
+        char **ids = NULL;
+        int result = 0;
+
+        for (int index = 1; index < argc && result == 0;) {
+                if (cli_is_help(argv[index])) {
+                        fputs(list_help, stdout);
+                        return CLI_EXIT_SUCCESS;
+                }
+                if ((value = option_value(argc, argv, &index, "--config", &result)))
+                        config_path = value;
+                else
+                        return cli_usage_error("session list: unknown argument \"%s\"", argv[index]);
+        }
+        if (result != 0)
+                return result;
+        result = cli_config_load(config_path, CLI_EXIT_FAILURE, &config);
+        if (result == 0 && dsh_session_store_open(NULL, &store, &error) < 0)
+                result = cli_library_error(&error, CLI_EXIT_FAILURE);
+        if (result == 0 && dsh_session_store_list(store, &ids, &error) < 0)
+                result = cli_library_error(&error, CLI_EXIT_FAILURE);
+        /* A session that does not load is reported and skipped; the others are still listed. */
+        for (char **id = ids; id && *id; id++) {
+                dsh_session *session = NULL;
+
+                if (dsh_session_open(store, *id, &session, &error) < 0) {
+                        result = cli_library_error(&error, CLI_EXIT_FAILURE);
+                        continue;
+                }
+                printf("%s\t%s\t%s\n", *id, effective_mode_name(session, &config), dsh_session_cwd(session, NULL));
+                dsh_session_free(session);
+        }
+        dsh_strv_free(ids);
+        dsh_session_store_free(store);
+        dsh_config_clear(&config);
+        return result;
+}
 
 int cli_command_session(int argc, char **argv)
 {
-        (void) argc;
-        (void) argv;
-        cli_print_message("session: not available in this build");
-        return CLI_EXIT_FAILURE;
+        if (argc < 2)
+                return cli_usage_error("session requires a command: new, mode, show or list");
+        if (cli_is_help(argv[1])) {
+                fputs(session_help, stdout);
+                return CLI_EXIT_SUCCESS;
+        }
+        if (strcmp(argv[1], "new") == 0)
+                return command_new(argc - 1, argv + 1);
+        if (strcmp(argv[1], "mode") == 0)
+                return command_mode(argc - 1, argv + 1);
+        if (strcmp(argv[1], "show") == 0)
+                return command_show(argc - 1, argv + 1);
+        if (strcmp(argv[1], "list") == 0)
+                return command_list(argc - 1, argv + 1);
+        return cli_usage_error("unknown session command \"%s\"", argv[1]);
 }

@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* Provider setup for the CLI: --backend, the config's provider keys, the launcher path. */
+/*
+ * Provider setup for the CLI: --backend, the config's provider keys
+ * (backends, probeTimeoutMs, runnerCommand, runnerFailureSignatures), the
+ * launcher path, the bwrap override and the cross-process verdict cache.
+ */
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -33,21 +38,60 @@ static int set_launcher_path(dsh_provider *provider)
         return dsh_provider_set_landlock_run_path(provider, candidate, NULL);
 }
 
+/*
+ * $DSH_SANDBOX_BWRAP names the bwrap binary explicitly (absolute), for tests
+ * and for hosts with bwrap outside the trusted places.  The environment is
+ * the invoking user's, not the confined command's: a command that runs
+ * dsh-sandbox itself is already inside its own sandbox.
+ */
+static int apply_environment(dsh_provider *provider, dsh_error *error)
+{
+        const char *bwrap = getenv("DSH_SANDBOX_BWRAP");
+        char *cache_directory;
+        int result = 0;
+
+        if (bwrap && bwrap[0])
+                result = dsh_provider_set_bwrap_path(provider, bwrap, error);
+        if (result < 0)
+                return result;
+        cache_directory = dsh_provider_default_verdict_cache_dir();
+        if (cache_directory)
+                result = dsh_provider_set_verdict_cache_dir(provider, cache_directory, error);
+        free(cache_directory);
+        return result;
+}
+
 int cli_provider_create(const cli_policy_options *options, const dsh_config *config, dsh_provider **provider_out)
 {
         dsh_error error = DSH_ERROR_INIT;
         dsh_provider *provider = dsh_provider_new();
         const char *sole[2] = { options->backend, NULL };
+        bool explicit_backend = options->backend && strcmp(options->backend, "auto") != 0;
         int result = 0;
 
         if (!provider) {
                 cli_print_message("out of memory");
                 return CLI_EXIT_SANDBOX;
         }
-        if (options->backend && strcmp(options->backend, "auto") != 0)
+        /* An explicit --backend names the runner for this call: the operator override does not apply then. */
+        if (explicit_backend) {
                 result = dsh_provider_set_backends(provider, sole, &error);
-        else if (config->backends)
+        } else if (config->backends) {
                 result = dsh_provider_set_backends(provider, (const char *const *) config->backends, &error);
+                if (result < 0) {
+                        cli_print_message("config key \"backends\": %s", error.message ? error.message : "invalid");
+                        dsh_error_clear(&error);
+                        dsh_provider_free(provider);
+                        return CLI_EXIT_USAGE;
+                }
+        }
+        if (result == 0 && config->probe_timeout_ms)
+                result = dsh_provider_set_probe_timeout_ms(provider, config->probe_timeout_ms, &error);
+        if (result == 0 && !explicit_backend && (config->runner_command || config->runner_failure_signatures))
+                result = dsh_provider_set_runner_command(provider, config->runner_command,
+                                                         config->runner_failure_signatures, &error);
+        if (result == 0)
+                result = apply_environment(provider, &error);
         if (result == 0)
                 result = set_launcher_path(provider);
         if (result < 0) {

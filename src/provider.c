@@ -4,19 +4,28 @@
  * entry points (confine, spawn) that every confined execution goes through.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend.h"
 #include "config.h"
+#include "dsh-sandbox/config.h"
 #include "error.h"
 #include "spawn.h"
+#include "verdict-cache.h"
 
 #define DEFAULT_LANDLOCK_RUN_PATH DSH_SANDBOX_LIBEXECDIR "/landlock-run"
 
+/* The Linux backends in their default chain order: bwrap, then Landlock. */
 static const dsh_backend_ops *const known_backends[] = {
+        &dsh_backend_bwrap,
         &dsh_backend_landlock,
 };
 
@@ -32,12 +41,14 @@ void dsh_backend_report_clear(dsh_backend_report *report)
 {
         free(report->reason);
         free(report->version);
+        free(report->runner_path);
         *report = (dsh_backend_report) DSH_BACKEND_REPORT_INIT;
 }
 
 static void forget_verdict(dsh_provider *provider)
 {
         provider->verdict_cached = false;
+        provider->verdict_from_cache = false;
         provider->selected = NULL;
         free(provider->unavailable_detail);
         provider->unavailable_detail = NULL;
@@ -54,7 +65,9 @@ dsh_provider *dsh_provider_new(void)
                 free(provider);
                 return NULL;
         }
-        provider->backends[provider->backend_count++] = &dsh_backend_landlock;
+        for (size_t i = 0; i < sizeof(known_backends) / sizeof(known_backends[0]); i++)
+                provider->backends[provider->backend_count++] = known_backends[i];
+        provider->probe_timeout_ms = DSH_CONFIG_DEFAULT_PROBE_TIMEOUT_MS;
         return provider;
 }
 
@@ -64,6 +77,10 @@ void dsh_provider_free(dsh_provider *provider)
                 return;
         forget_verdict(provider);
         free(provider->landlock_run_path);
+        free(provider->bwrap_path);
+        dsh_strv_free(provider->runner_command);
+        dsh_strv_free(provider->runner_failure_signatures);
+        free(provider->verdict_cache_dir);
         free(provider);
 }
 
@@ -109,28 +126,215 @@ int dsh_provider_set_landlock_run_path(dsh_provider *provider, const char *path,
         return 0;
 }
 
-/*
- * Selects the backend once per provider.  A sole candidate is taken without
- * a probe: its own refusal at confine or spawn time is the fail-closed end.
- * Several candidates are probed in order and the first usable one wins; the
- * verdict, "unavailable" included, is cached.
- */
-static const dsh_backend_ops *select_backend(dsh_provider *provider)
+int dsh_provider_set_bwrap_path(dsh_provider *provider, const char *path, dsh_error *error)
 {
-        if (provider->verdict_cached)
-                return provider->selected;
-        provider->verdict_cached = true;
-        if (provider->backend_count == 1) {
-                provider->selected = provider->backends[0];
-                return provider->selected;
+        char *copy = NULL;
+
+        if (path && path[0] != '/')
+                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "the bwrap path must be absolute: \"%s\"",
+                                     path);
+        if (path) {
+                copy = strdup(path);
+                if (!copy)
+                        return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         }
+        free(provider->bwrap_path);
+        provider->bwrap_path = copy;
+        forget_verdict(provider);
+        return 0;
+}
+
+int dsh_provider_set_probe_timeout_ms(dsh_provider *provider, long timeout_ms, dsh_error *error)
+{
+        if (timeout_ms <= 0)
+                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
+                                     "sandbox-local: probeTimeoutMs must be a positive finite number");
+        provider->probe_timeout_ms = timeout_ms;
+        forget_verdict(provider);
+        return 0;
+}
+
+/* The same rules, with the same texts, as the config file's runnerCommand keys (config.c). */
+static int check_runner_command(char *const *command, char *const *signatures, dsh_error *error)
+{
+        if (signatures && !command)
+                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
+                                     "sandbox-local: runnerFailureSignatures requires runnerCommand");
+        if (!command)
+                return 0;
+        if (dsh_strv_length(signatures) == 0)
+                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
+                                     "sandbox-local: runnerCommand requires at least one runnerFailureSignatures "
+                                     "entry");
+        for (; *signatures; signatures++)
+                if ((*signatures)[0] == '\0' || strpbrk(*signatures, "\r\n"))
+                        return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
+                                             "sandbox-local: runnerFailureSignatures entries must be non-empty "
+                                             "single-line strings");
+        if (!command[0])
+                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
+                                     "sandbox-local: runnerCommand must name a program");
+        for (; *command; command++)
+                if ((*command)[0] == '\0')
+                        return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
+                                             "sandbox-local: runnerCommand entries must be non-empty strings");
+        return 0;
+}
+
+int dsh_provider_set_runner_command(dsh_provider *provider, char *const *command, char *const *failure_signatures,
+                                    dsh_error *error)
+{
+        char **command_copy = NULL, **signatures_copy = NULL;
+        int result = check_runner_command(command, failure_signatures, error);
+
+        if (result < 0)
+                return result;
+        if (command) {
+                command_copy = dsh_strv_copy(command);
+                signatures_copy = dsh_strv_copy(failure_signatures);
+                if (!command_copy || !signatures_copy) {
+                        dsh_strv_free(command_copy);
+                        dsh_strv_free(signatures_copy);
+                        return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+                }
+        }
+        dsh_strv_free(provider->runner_command);
+        dsh_strv_free(provider->runner_failure_signatures);
+        provider->runner_command = command_copy;
+        provider->runner_failure_signatures = signatures_copy;
+        forget_verdict(provider);
+        return 0;
+}
+
+int dsh_provider_set_verdict_cache_dir(dsh_provider *provider, const char *directory, dsh_error *error)
+{
+        char *copy = NULL;
+
+        if (directory && directory[0] != '/')
+                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
+                                     "the verdict cache directory must be absolute: \"%s\"", directory);
+        if (directory) {
+                copy = strdup(directory);
+                if (!copy)
+                        return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        }
+        free(provider->verdict_cache_dir);
+        provider->verdict_cache_dir = copy;
+        forget_verdict(provider);
+        return 0;
+}
+
+char *dsh_provider_default_verdict_cache_dir(void)
+{
+        const char *cache_home = getenv("XDG_CACHE_HOME");
+        const char *home = getenv("HOME");
+        char *path = NULL;
+        int length;
+
+        if (cache_home && cache_home[0] == '/')
+                length = asprintf(&path, "%s/dsh-sandbox", cache_home);
+        else if (home && home[0] == '/')
+                length = asprintf(&path, "%s/.cache/dsh-sandbox", home);
+        else
+                return NULL;
+        return length < 0 ? NULL : path;
+}
+
+/* The policy functional probes run under: read-only, rooted at "/" (always present, already canonical). */
+static dsh_policy probe_policy(void)
+{
+        dsh_policy policy = DSH_POLICY_INIT;
+
+        policy.mode = DSH_MODE_READ_ONLY;
+        policy.workspace_root = (char *) "/";
+        return policy;
+}
+
+/*
+ * Probes one backend: its own probe, then — when that probe only checked
+ * static facts — a confined `true` through its spawn path, because only a
+ * command that really ran proves the backend works on this host.
+ */
+static void probe_backend(dsh_provider *provider, const dsh_backend_ops *backend, dsh_backend_report *report)
+{
+        char *const argv[] = { (char *) "true", NULL };
+        dsh_policy policy = probe_policy();
+        dsh_error error = DSH_ERROR_INIT;
+        dsh_autofree char *stderr_text = NULL;
+        int exit_code = 0;
+
+        backend->probe(provider, report);
+        if (backend == &dsh_backend_landlock && !report->runner_path && provider->landlock_run_path)
+                report->runner_path = strdup(provider->landlock_run_path);
+        if (!report->usable || backend->probe_is_functional)
+                return;
+        if (dsh_provider_run_bounded(provider, backend, argv, &policy, &exit_code, &stderr_text, &error) < 0) {
+                report->usable = false;
+                report->reason = strdup(error.message ? error.message : "a confined `true` could not be started");
+        } else if (exit_code != 0) {
+                report->usable = false;
+                if (exit_code < 0) {
+                        if (asprintf(&report->reason, "a %s probe did not finish within %ld ms (probeTimeoutMs)",
+                                     backend->name, provider->probe_timeout_ms) < 0)
+                                report->reason = NULL;
+                } else if (asprintf(&report->reason, "a confined `true` failed under %s with status %d: %.*s",
+                                    backend->name, exit_code,
+                                    stderr_text ? (int) strcspn(stderr_text, "\n") : 0,
+                                    stderr_text ? stderr_text : "") < 0) {
+                        report->reason = NULL;
+                }
+        }
+        dsh_error_clear(&error);
+}
+
+static bool backend_in_chain(const dsh_provider *provider, const dsh_backend_ops *backend)
+{
+        for (size_t i = 0; i < provider->backend_count; i++)
+                if (provider->backends[i] == backend)
+                        return true;
+        return false;
+}
+
+/* The persisted verdict for this exact key, when it names a backend of the chain. */
+static const dsh_backend_ops *cached_verdict(dsh_provider *provider)
+{
+        dsh_autofree char *path = dsh_verdict_cache_path(provider);
+        dsh_autofree char *key = path ? dsh_verdict_cache_key(provider) : NULL;
+        dsh_autofree char *name = NULL;
+        const dsh_backend_ops *backend;
+
+        if (!key || dsh_verdict_cache_read(path, key, &name) < 0)
+                return NULL;
+        backend = dsh_backend_by_name(name);
+        return backend && backend_in_chain(provider, backend) ? backend : NULL;
+}
+
+/*
+ * Only a usable verdict is persisted.  A refusal costs a probe only on hosts
+ * that cannot run anything confined anyway, and a persisted refusal could
+ * outlive a fix that no key observes (an AppArmor profile for bwrap, a
+ * container's seccomp profile).
+ */
+static void persist_verdict(dsh_provider *provider, const dsh_backend_ops *backend)
+{
+        dsh_autofree char *path = dsh_verdict_cache_path(provider);
+        dsh_autofree char *key = path ? dsh_verdict_cache_key(provider) : NULL;
+
+        if (key && backend)
+                (void) dsh_verdict_cache_write(path, key, backend->name);
+}
+
+/* Probes the chain in order; the first usable backend wins.  Records the verdict. */
+static const dsh_backend_ops *probe_chain(dsh_provider *provider)
+{
         for (size_t i = 0; i < provider->backend_count; i++) {
                 dsh_backend_report report = DSH_BACKEND_REPORT_INIT;
 
-                provider->backends[i]->probe(provider, &report);
+                probe_backend(provider, provider->backends[i], &report);
                 if (report.usable) {
                         provider->selected = provider->backends[i];
                         dsh_backend_report_clear(&report);
+                        persist_verdict(provider, provider->selected);
                         return provider->selected;
                 }
                 free(provider->unavailable_detail);
@@ -138,6 +342,50 @@ static const dsh_backend_ops *select_backend(dsh_provider *provider)
                 dsh_backend_report_clear(&report);
         }
         return NULL;
+}
+
+/*
+ * Selects the backend once per provider.  The operator's runner command
+ * needs no probe (the operator vouches for it).  A sole candidate is taken
+ * without a probe: its own refusal at confine or spawn time is the
+ * fail-closed end.  Several candidates are probed in order and the first
+ * usable one wins; the verdict, "unavailable" included, is cached for the
+ * provider's lifetime, and a usable one also across processes when the
+ * verdict cache is enabled.
+ */
+static const dsh_backend_ops *select_backend(dsh_provider *provider)
+{
+        if (provider->verdict_cached)
+                return provider->selected;
+        provider->verdict_cached = true;
+        if (provider->runner_command) {
+                provider->selected = &dsh_backend_runner_command;
+                return provider->selected;
+        }
+        if (provider->backend_count == 1) {
+                provider->selected = provider->backends[0];
+                return provider->selected;
+        }
+        provider->selected = cached_verdict(provider);
+        if (provider->selected) {
+                provider->verdict_from_cache = true;
+                return provider->selected;
+        }
+        return probe_chain(provider);
+}
+
+/*
+ * A runner selected from the persisted cache failed before exec: the entry is
+ * stale.  Drop it, probe the chain afresh, and return what it selects.
+ */
+static const dsh_backend_ops *reselect_after_runner_failure(dsh_provider *provider)
+{
+        dsh_autofree char *path = dsh_verdict_cache_path(provider);
+
+        dsh_verdict_cache_drop(path);
+        forget_verdict(provider);
+        provider->verdict_cached = true;
+        return probe_chain(provider);
 }
 
 /* Checks the call's inputs and prepares a private copy of the policy. */
@@ -192,17 +440,44 @@ static int spawn_unconfined(char *const *argv, const dsh_spawn_options *options,
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, (int) -pid, "cannot start the command: %s",
                                      strerror((int) -pid));
         child->pid = pid;
+        child->mode = DSH_MODE_DANGER_FULL_ACCESS;
         child->facts.argv = dsh_strv_copy(argv);
         child->facts.backend = strdup("none");
         return 0;
+}
+
+/*
+ * Spawns through the selected backend.  When the selection came from the
+ * persisted cache and the runner fails before exec, the command never ran:
+ * the stale entry is dropped, the chain probed afresh, and the command
+ * spawned once through what the probe selects — never unconfined.
+ */
+static int spawn_selected(dsh_provider *provider, char *const *argv, const dsh_policy *prepared,
+                          const dsh_spawn_options *options, dsh_child *child, dsh_error *error)
+{
+        const dsh_backend_ops *backend = select_backend(provider);
+        int result;
+
+        if (!backend)
+                return dsh_error_set_unavailable(error, prepared->mode, provider->unavailable_detail);
+        result = backend->spawn(provider, argv, prepared, options, child, error);
+        if (result < 0 && provider->verdict_from_cache && error->code == DSH_ERROR_SANDBOX_UNAVAILABLE) {
+                backend = reselect_after_runner_failure(provider);
+                if (!backend)
+                        return dsh_error_set_unavailable(error, prepared->mode, provider->unavailable_detail);
+                result = backend->spawn(provider, argv, prepared, options, child, error);
+        }
+        if (result == 0 && !provider->runner_command && provider->backend_count > 1)
+                child->stale_verdict_path = dsh_verdict_cache_path(provider);
+        return result;
 }
 
 int dsh_provider_spawn(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
                        const dsh_spawn_options *options, dsh_child *child_out, dsh_error *error)
 {
         static const dsh_spawn_options default_options = DSH_SPAWN_OPTIONS_INIT;
+        dsh_error local_error = DSH_ERROR_INIT;
         dsh_policy prepared = DSH_POLICY_INIT;
-        const dsh_backend_ops *backend;
         int result;
 
         if (!options)
@@ -215,12 +490,9 @@ int dsh_provider_spawn(dsh_provider *provider, char *const *argv, const dsh_poli
         result = prepare_call(argv, policy, &prepared, error);
         if (result < 0)
                 return result;
-        backend = select_backend(provider);
-        if (!backend)
-                result = dsh_error_set_unavailable(error, prepared.mode, provider->unavailable_detail);
-        else
-                result = backend->spawn(provider, argv, &prepared, options, child_out, error);
+        result = spawn_selected(provider, argv, &prepared, options, child_out, error ? error : &local_error);
         dsh_policy_clear(&prepared);
+        dsh_error_clear(&local_error);
         return result;
 }
 
@@ -277,6 +549,46 @@ int dsh_provider_exec(dsh_provider *provider, char *const *argv, const dsh_polic
         return result;
 }
 
+void dsh_child_settle_runner_status(dsh_child *child, int wait_status)
+{
+        char buffer[1024];
+        ssize_t length;
+
+        if (child->runner_status_fd < 0)
+                return;
+        /*
+         * bwrap writes its "exit-code" record before it exits, so after
+         * waitpid() the record is in the pipe if it was ever written.  The
+         * read does not block: a daemon the command left behind cannot hold
+         * the status fd (bwrap closes it before exec), but nothing here
+         * should wait on anyone else's goodwill either.
+         */
+        fcntl(child->runner_status_fd, F_SETFL, O_NONBLOCK);
+        while ((length = read(child->runner_status_fd, buffer, sizeof(buffer) - 1)) > 0 ||
+               (length < 0 && errno == EINTR)) {
+                if (length <= 0)
+                        continue;
+                buffer[length] = '\0';
+                if (strstr(buffer, "\"exit-code\""))
+                        child->command_started = true;
+        }
+        close(child->runner_status_fd);
+        child->runner_status_fd = -1;
+        /*
+         * Only a runner that exited with a failure status and never reported
+         * an exec is called failed.  A runner killed by a signal may have been
+         * running the command when it died: that is the command's outcome.
+         */
+        if (child->command_started || !WIFEXITED(wait_status) || WEXITSTATUS(wait_status) == 0)
+                return;
+        child->runner_failed = true;
+        free(child->runner_failure_detail);
+        if (asprintf(&child->runner_failure_detail, "%s exited with status %d before it executed the command",
+                     child->facts.backend ? child->facts.backend : "the runner", WEXITSTATUS(wait_status)) < 0)
+                child->runner_failure_detail = NULL;
+        dsh_verdict_cache_drop(child->stale_verdict_path);
+}
+
 int dsh_child_wait(dsh_child *child, int *wait_status)
 {
         pid_t pid;
@@ -284,7 +596,19 @@ int dsh_child_wait(dsh_child *child, int *wait_status)
         do
                 pid = waitpid(child->pid, wait_status, 0);
         while (pid < 0 && errno == EINTR);
-        return pid < 0 ? -errno : 0;
+        if (pid < 0)
+                return -errno;
+        dsh_child_settle_runner_status(child, *wait_status);
+        return 0;
+}
+
+int dsh_child_runner_error(const dsh_child *child, dsh_error *error)
+{
+        if (!child->runner_failed)
+                return 0;
+        return dsh_error_set_unavailable(error, child->mode,
+                                         child->runner_failure_detail ? child->runner_failure_detail
+                                                                      : "the runner failed before exec");
 }
 
 void dsh_child_clear(dsh_child *child)
@@ -294,5 +618,222 @@ void dsh_child_clear(dsh_child *child)
         dsh_confined_argv_clear(&child->facts);
         if (child->runner_status_fd >= 0)
                 close(child->runner_status_fd);
+        free(child->runner_failure_detail);
+        free(child->stale_verdict_path);
         *child = (dsh_child) DSH_CHILD_INIT;
+}
+
+/* ------------------------------------------------------- bounded runs -- */
+
+static long long now_ms(void)
+{
+        struct timespec now;
+
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        return (long long) now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+#define COLLECT_LIMIT (64 * 1024)
+
+int dsh_collect_bounded(pid_t pid, int fd, long timeout_ms, char **text, int *wait_status)
+{
+        long long deadline = now_ms() + timeout_ms;
+        char *collected = calloc(1, COLLECT_LIMIT + 1);
+        size_t used = 0;
+        int result = 0;
+
+        *text = NULL;
+        *wait_status = 0;
+        if (!collected) {
+                close(fd);
+                result = -ENOMEM;
+                goto reap;
+        }
+        for (;;) {
+                struct pollfd poll_fd = { fd, POLLIN, 0 };
+                long long remaining = deadline - now_ms();
+                char chunk[4096];
+                ssize_t length;
+                int ready;
+
+                if (remaining <= 0) {
+                        result = -ETIMEDOUT;
+                        break;
+                }
+                ready = poll(&poll_fd, 1, (int) remaining);
+                if (ready < 0 && errno == EINTR)
+                        continue;
+                if (ready <= 0) {
+                        result = ready == 0 ? -ETIMEDOUT : -errno;
+                        break;
+                }
+                length = read(fd, chunk, sizeof(chunk));
+                if (length < 0 && errno == EINTR)
+                        continue;
+                if (length <= 0)
+                        break;
+                if (used < COLLECT_LIMIT) {
+                        size_t keep = (size_t) length < COLLECT_LIMIT - used ? (size_t) length : COLLECT_LIMIT - used;
+
+                        memcpy(collected + used, chunk, keep);
+                        used += keep;
+                }
+        }
+        close(fd);
+        *text = collected;
+reap:
+        if (pid <= 0)
+                return result;
+        while (result == 0) {
+                pid_t reaped = waitpid(pid, wait_status, WNOHANG);
+                struct timespec pause = { 0, 200 * 1000 };
+
+                if (reaped == pid)
+                        return 0;
+                if (reaped < 0 && errno != EINTR)
+                        return -errno;
+                if (now_ms() >= deadline)
+                        result = -ETIMEDOUT;
+                else
+                        nanosleep(&pause, NULL);
+        }
+        /* Over time (or out of memory): the probe's process must not outlive it. */
+        kill(pid, SIGKILL);
+        while (waitpid(pid, wait_status, 0) < 0 && errno == EINTR)
+                ;
+        return result;
+}
+
+int dsh_provider_run_bounded(dsh_provider *provider, const dsh_backend_ops *backend, char *const *argv,
+                             const dsh_policy *policy, int *exit_code, char **stderr_text, dsh_error *error)
+{
+        dsh_spawn_options options = DSH_SPAWN_OPTIONS_INIT;
+        dsh_child child = DSH_CHILD_INIT;
+        bool was_probing = provider->probing;
+        int errors[2], wait_status = 0, result;
+        int null_fd;
+
+        *exit_code = 0;
+        *stderr_text = NULL;
+        null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null_fd < 0)
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, errno, "cannot open /dev/null: %s", strerror(errno));
+        if (pipe2(errors, O_CLOEXEC) < 0) {
+                result = -errno;
+                close(null_fd);
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, -result, "cannot create a pipe: %s", strerror(-result));
+        }
+        options.stdin_fd = null_fd;
+        options.stdout_fd = null_fd;
+        options.stderr_fd = errors[1];
+        provider->probing = true;
+        result = backend->spawn(provider, argv, policy, &options, &child, error);
+        provider->probing = was_probing;
+        close(errors[1]);
+        close(null_fd);
+        if (result < 0) {
+                /* The runner is reaped already; what it said before it failed is still in the pipe. */
+                *exit_code = 125;
+                dsh_collect_bounded(-1, errors[0], provider->probe_timeout_ms, stderr_text, &wait_status);
+                return result;
+        }
+        result = dsh_collect_bounded(child.pid, errors[0], provider->probe_timeout_ms, stderr_text, &wait_status);
+        if (result == -ETIMEDOUT) {
+                *exit_code = -1;
+                dsh_child_clear(&child);
+                return 0;
+        }
+        if (result < 0) {
+                dsh_child_clear(&child);
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, -result, "cannot collect a probe: %s", strerror(-result));
+        }
+        dsh_child_settle_runner_status(&child, wait_status);
+        if (WIFEXITED(wait_status))
+                *exit_code = WEXITSTATUS(wait_status);
+        else if (WIFSIGNALED(wait_status))
+                *exit_code = 128 + WTERMSIG(wait_status);
+        if (child.runner_failed && *exit_code == 0)
+                *exit_code = 125;
+        dsh_child_clear(&child);
+        return 0;
+}
+
+/* --------------------------------------------------------------- probe -- */
+
+static int status_from_report(dsh_backend_status *status, const char *name, dsh_backend_report *report)
+{
+        status->name = strdup(name);
+        status->usable = report->usable;
+        status->enforcement = report->enforcement;
+        status->reason = report->reason;
+        status->version = report->version;
+        status->runner_path = report->runner_path;
+        report->reason = report->version = report->runner_path = NULL;
+        return status->name ? 0 : -ENOMEM;
+}
+
+int dsh_provider_probe(dsh_provider *provider, dsh_probe_report *report, dsh_error *error)
+{
+        const dsh_backend_ops *candidates[] = { &dsh_backend_bwrap, &dsh_backend_landlock, NULL };
+        const dsh_backend_ops *selected = NULL;
+        bool usable[3] = { false, false, false };
+        size_t count = provider->runner_command ? 3 : 2;
+
+        report->backends = calloc(count, sizeof(dsh_backend_status));
+        if (!report->backends)
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        candidates[2] = provider->runner_command ? &dsh_backend_runner_command : NULL;
+        forget_verdict(provider);
+        for (size_t i = 0; i < count; i++) {
+                dsh_backend_report backend_report = DSH_BACKEND_REPORT_INIT;
+
+                probe_backend(provider, candidates[i], &backend_report);
+                if (candidates[i] == &dsh_backend_landlock)
+                        report->landlock_abi = backend_report.landlock_abi;
+                usable[i] = backend_report.usable;
+                if (!backend_report.usable) {
+                        free(provider->unavailable_detail);
+                        provider->unavailable_detail = backend_report.reason ? strdup(backend_report.reason) : NULL;
+                }
+                if (status_from_report(&report->backends[report->backend_count++], candidates[i]->name,
+                                       &backend_report) < 0) {
+                        dsh_backend_report_clear(&backend_report);
+                        dsh_probe_report_clear(report);
+                        return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+                }
+                dsh_backend_report_clear(&backend_report);
+        }
+        /* What `auto` selects: the operator's runner, else the first usable backend in chain order. */
+        if (provider->runner_command)
+                selected = &dsh_backend_runner_command;
+        for (size_t i = 0; !selected && i < provider->backend_count; i++)
+                for (size_t j = 0; j < count; j++)
+                        if (candidates[j] == provider->backends[i] && usable[j])
+                                selected = candidates[j];
+        provider->verdict_cached = true;
+        provider->selected = selected;
+        if (selected && !provider->runner_command && provider->backend_count > 1)
+                persist_verdict(provider, selected);
+        if (selected) {
+                report->selected = strdup(selected->name);
+                if (!report->selected) {
+                        dsh_probe_report_clear(report);
+                        return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+                }
+        }
+        return 0;
+}
+
+void dsh_probe_report_clear(dsh_probe_report *report)
+{
+        if (!report)
+                return;
+        for (size_t i = 0; i < report->backend_count; i++) {
+                free(report->backends[i].name);
+                free(report->backends[i].reason);
+                free(report->backends[i].version);
+                free(report->backends[i].runner_path);
+        }
+        free(report->backends);
+        *report = (dsh_probe_report) DSH_PROBE_REPORT_INIT;
 }

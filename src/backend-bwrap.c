@@ -1,0 +1,563 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The bwrap (bubblewrap) backend.
+ *
+ * Profile (SYSTEM.md §3, the upstream one, then what we add):
+ *   bwrap --ro-bind / / --dev /dev --unshare-pid --proc /proc --die-with-parent
+ *         --new-session [--tmpfs /tmp --bind WS WS [--bind ROOT ROOT]...]
+ *         [--json-status-fd N] -- ARGV...
+ *
+ * Every host path is visible read-only; workspace-write rebinds the workspace
+ * and each extra root read-write and gives the command a private tmpfs on
+ * /tmp (its temp area: writable, but nothing written there reaches the host).
+ * A denied write fails with EROFS, bwrap's dialect "read-only file system".
+ *
+ * Beyond the upstream profile, each for a stated reason:
+ *   --new-session   the command gets no controlling terminal, so it cannot
+ *                   push keystrokes into the user's shell with TIOCSTI (a
+ *                   command typed that way would run after ours, unconfined);
+ *   --json-status-fd (spawn only) bwrap reports out of band whether the
+ *                   command was exec'd at all: a failure before exec is a
+ *                   runner failure, never the command's own exit status, and
+ *                   a confined child cannot forge that channel (bwrap closes
+ *                   it before exec);
+ *   fds             dsh_provider_spawn() closes every fd above 2 before
+ *                   exec'ing bwrap (bwrap itself passes inherited fds through
+ *                   to the command: a writable fd would let it write a file
+ *                   the policy denies).
+ * The private PID namespace with its own /proc (upstream) means /proc/1/root
+ * and /proc/PID/cwd name only sandboxed processes: no path back to a host
+ * process's writable view.  bwrap drops every capability of the command even
+ * when it runs as root, so the read-only binds cannot be remounted.
+ *
+ * The bwrap binary is never taken from a place the confined command (or a
+ * checked-out repository) could have written: see dsh_bwrap_find().
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "error.h"
+#include "spawn.h"
+
+#define BWRAP_TEMP_AREA "/tmp"
+#define BWRAP_FATAL_SIGNATURE "bwrap: "
+#define BWRAP_DENIAL_SIGNATURE "read-only file system"
+
+/* Where a distribution installs bwrap, in order of preference.  Root-owned
+ * system directories: an unprivileged command cannot plant a binary there. */
+static const char *const trusted_bwrap_paths[] = {
+        "/usr/bin/bwrap",
+        "/usr/local/bin/bwrap",
+        "/bin/bwrap",
+        NULL,
+};
+
+/* Temporary directories anyone can write: a binary found there proves nothing. */
+static const char *const untrusted_prefixes[] = { "/tmp", "/var/tmp", "/dev/shm", NULL };
+
+static bool path_is_beneath(const char *path, const char *directory)
+{
+        size_t length = strlen(directory);
+
+        if (strcmp(directory, "/") == 0)
+                return true;
+        return strncmp(path, directory, length) == 0 && (path[length] == '/' || path[length] == '\0');
+}
+
+/* A regular, executable file that only its owner can modify. */
+static bool is_sound_binary(const char *path)
+{
+        struct stat status;
+
+        if (stat(path, &status) < 0 || !S_ISREG(status.st_mode))
+                return false;
+        if (status.st_mode & (S_IWGRP | S_IWOTH))
+                return false;
+        return access(path, X_OK) == 0;
+}
+
+/*
+ * A PATH entry qualifies only when it is absolute, canonical-resolvable, not
+ * a temporary directory and not writable by everyone (a world-writable
+ * directory without the sticky bit lets anyone replace the binary).
+ */
+static char *bwrap_in_path_entry(const char *entry, size_t length)
+{
+        char directory[PATH_MAX], canonical[PATH_MAX], candidate[PATH_MAX + 8];
+        struct stat status;
+
+        if (length == 0 || length >= sizeof(directory) || entry[0] != '/')
+                return NULL;
+        memcpy(directory, entry, length);
+        directory[length] = '\0';
+        if (!realpath(directory, canonical) || stat(canonical, &status) < 0 || !S_ISDIR(status.st_mode))
+                return NULL;
+        if (status.st_mode & S_IWOTH)
+                return NULL;
+        for (const char *const *prefix = untrusted_prefixes; *prefix; prefix++)
+                if (path_is_beneath(canonical, *prefix))
+                        return NULL;
+        snprintf(candidate, sizeof(candidate), "%s/bwrap", canonical);
+        if (!is_sound_binary(candidate))
+                return NULL;
+        return strdup(candidate);
+}
+
+char *dsh_bwrap_find(const dsh_provider *provider, char **reason)
+{
+        const char *search = getenv("PATH");
+
+        *reason = NULL;
+        if (provider->bwrap_path) {
+                if (access(provider->bwrap_path, X_OK) == 0)
+                        return strdup(provider->bwrap_path);
+                if (asprintf(reason, "the configured bwrap %s is not executable: %s", provider->bwrap_path,
+                             strerror(errno)) < 0)
+                        *reason = NULL;
+                return NULL;
+        }
+        for (const char *const *path = trusted_bwrap_paths; *path; path++)
+                if (is_sound_binary(*path))
+                        return strdup(*path);
+        while (search && *search) {
+                const char *end = strchrnul(search, ':');
+                char *found = bwrap_in_path_entry(search, (size_t) (end - search));
+
+                if (found)
+                        return found;
+                search = *end ? end + 1 : end;
+        }
+        *reason = strdup("bubblewrap is not installed (no bwrap in /usr/bin, /usr/local/bin, /bin or a trusted "
+                         "PATH entry): install the bubblewrap package");
+        return NULL;
+}
+
+/*
+ * Per call: a bwrap found through PATH must not lie inside what this call may
+ * write (the workspace, an extra root, or the temp area), or the command of
+ * one call could replace the runner of the next.
+ */
+static int check_runner_outside_policy(const char *bwrap, const dsh_policy *policy, dsh_error *error)
+{
+        char detail[PATH_MAX + 128];
+        bool inside;
+
+        if (policy->mode != DSH_MODE_WORKSPACE_WRITE)
+                return 0;  /* read-only writes nothing: no root can be planted by this call */
+        inside = path_is_beneath(bwrap, BWRAP_TEMP_AREA) || path_is_beneath(bwrap, policy->workspace_root);
+        for (char **root = policy->additional_writable_roots; !inside && root && *root; root++)
+                inside = path_is_beneath(bwrap, *root);
+        if (!inside)
+                return 0;
+        snprintf(detail, sizeof(detail), "refusing the bwrap at %s: it lies inside a root this call may write",
+                 bwrap);
+        return dsh_error_set_unavailable(error, policy->mode, detail);
+}
+
+/* The profile, up to and including "--"; `status_fd` >= 0 adds --json-status-fd. */
+static int append_profile(char ***argv, const char *bwrap, const dsh_policy *policy, int status_fd)
+{
+        static const char *const fixed[] = {
+                "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--proc", "/proc", "--die-with-parent",
+                "--new-session", NULL,
+        };
+        char number[16];
+
+        if (dsh_strv_append(argv, bwrap) < 0)
+                return -ENOMEM;
+        for (const char *const *word = fixed; *word; word++)
+                if (dsh_strv_append(argv, *word) < 0)
+                        return -ENOMEM;
+        if (policy->mode == DSH_MODE_WORKSPACE_WRITE) {
+                /* The tmpfs first: a workspace beneath /tmp is then bound on top of it, not hidden by it. */
+                if (dsh_strv_append(argv, "--tmpfs") < 0 || dsh_strv_append(argv, BWRAP_TEMP_AREA) < 0 ||
+                    dsh_strv_append(argv, "--bind") < 0 || dsh_strv_append(argv, policy->workspace_root) < 0 ||
+                    dsh_strv_append(argv, policy->workspace_root) < 0)
+                        return -ENOMEM;
+                for (char **root = policy->additional_writable_roots; root && *root; root++)
+                        if (dsh_strv_append(argv, "--bind") < 0 || dsh_strv_append(argv, *root) < 0 ||
+                            dsh_strv_append(argv, *root) < 0)
+                                return -ENOMEM;
+        }
+        if (status_fd >= 0) {
+                snprintf(number, sizeof(number), "%d", status_fd);
+                if (dsh_strv_append(argv, "--json-status-fd") < 0 || dsh_strv_append(argv, number) < 0)
+                        return -ENOMEM;
+        }
+        return dsh_strv_append(argv, "--");
+}
+
+static int build_argv(char ***argv, const char *bwrap, const dsh_policy *policy, int status_fd,
+                      char *const *command)
+{
+        int result = append_profile(argv, bwrap, policy, status_fd);
+
+        for (; result == 0 && *command; command++)
+                result = dsh_strv_append(argv, *command);
+        return result;
+}
+
+static int set_dialect(dsh_confined_argv *out)
+{
+        static const char *const fatal[] = { BWRAP_FATAL_SIGNATURE, NULL };
+
+        out->enforcement = DSH_ENFORCEMENT_FULL;
+        if (dsh_strv_append(&out->denial_signatures, BWRAP_DENIAL_SIGNATURE) < 0)
+                return -ENOMEM;
+        out->backend = strdup("bwrap");
+        if (!out->backend)
+                return -ENOMEM;
+        return dsh_confined_argv_add_rule(out, NULL, 0, fatal, NULL);
+}
+
+/* Resolves the runner for one call: the trusted lookup, then the per-call check. */
+static char *runner_for_call(dsh_provider *provider, const dsh_policy *policy, dsh_error *error)
+{
+        char *reason = NULL;
+        char *bwrap = dsh_bwrap_find(provider, &reason);
+
+        if (!bwrap) {
+                dsh_error_set_unavailable(error, policy->mode, reason ? reason : "bwrap cannot be found");
+                free(reason);
+                return NULL;
+        }
+        if (!provider->bwrap_path && check_runner_outside_policy(bwrap, policy, error) < 0) {
+                free(bwrap);
+                return NULL;
+        }
+        return bwrap;
+}
+
+static int bwrap_confine(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
+                         dsh_confined_argv *out, dsh_error *error)
+{
+        dsh_autofree char *bwrap = runner_for_call(provider, policy, error);
+
+        if (!bwrap)
+                return -ENOSYS;
+        if (build_argv(&out->argv, bwrap, policy, -1, argv) < 0 || set_dialect(out) < 0) {
+                dsh_confined_argv_clear(out);
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        }
+        return 0;
+}
+
+/* ------------------------------------------------------------- diagnosis -- */
+
+static bool sysctl_equals(const char *path, const char *value)
+{
+        char buffer[32] = "";
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t length;
+
+        if (fd < 0)
+                return false;
+        length = read(fd, buffer, sizeof(buffer) - 1);
+        close(fd);
+        if (length <= 0)
+                return false;
+        buffer[length] = '\0';
+        buffer[strcspn(buffer, "\n")] = '\0';
+        return strcmp(buffer, value) == 0;
+}
+
+/* Names the host knob that blocks user namespaces, when one visibly does. */
+static const char *userns_blocker(void)
+{
+        if (sysctl_equals("/proc/sys/kernel/unprivileged_userns_clone", "0"))
+                return "the sysctl kernel.unprivileged_userns_clone is 0";
+        if (sysctl_equals("/proc/sys/user/max_user_namespaces", "0"))
+                return "the sysctl user.max_user_namespaces is 0";
+        if (sysctl_equals("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "1"))
+                return "AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns "
+                       "is 1; give bwrap an AppArmor profile that allows userns)";
+        return NULL;
+}
+
+static char *first_runner_line(const char *text)
+{
+        const char *line = text ? strstr(text, BWRAP_FATAL_SIGNATURE) : NULL;
+
+        if (!line && text && text[0])
+                line = text;
+        if (!line)
+                return NULL;
+        return strndup(line, strcspn(line, "\n"));
+}
+
+static bool contains_text(const char *haystack, const char *needle)
+{
+        return haystack && strcasestr(haystack, needle) != NULL;
+}
+
+/*
+ * Turns a failed confined `true` into words a user can act on.  `line` is
+ * bwrap's own stderr line (may be NULL).  Returns a new string.
+ */
+static char *explain_failure(const char *line, int exit_code, bool timed_out, long timeout_ms)
+{
+        const char *blocker;
+        char *reason = NULL;
+        int length;
+
+        if (timed_out)
+                length = asprintf(&reason, "a bwrap probe did not finish within %ld ms (probeTimeoutMs)", timeout_ms);
+        else if (contains_text(line, "namespace") || contains_text(line, "uid map") ||
+                 contains_text(line, "uid_map") || contains_text(line, "setgroups")) {
+                blocker = userns_blocker();
+                length = asprintf(&reason,
+                                  "bwrap cannot create its namespaces: user namespaces are blocked on this host "
+                                  "(%s) (bwrap said: %s)",
+                                  blocker ? blocker
+                                          : "by the user.max_user_namespaces or kernel.unprivileged_userns_clone "
+                                            "sysctl, an AppArmor userns restriction, or a container's seccomp "
+                                            "profile",
+                                  line);
+        } else if (contains_text(line, "proc")) {
+                length = asprintf(&reason,
+                                  "bwrap cannot mount a private /proc, as inside a container that masks /proc "
+                                  "(bwrap said: %s)",
+                                  line);
+        } else if (contains_text(line, "unknown option")) {
+                length = asprintf(&reason, "this bwrap is too old (0.3.2 or newer is needed for --json-status-fd) "
+                                           "(bwrap said: %s)",
+                                  line);
+        } else if (line) {
+                length = asprintf(&reason, "a confined `true` failed under bwrap with status %d (bwrap said: %s)",
+                                  exit_code, line);
+        } else {
+                length = asprintf(&reason, "a confined `true` failed under bwrap with status %d and no message",
+                                  exit_code);
+        }
+        return length < 0 ? NULL : reason;
+}
+
+/* "bubblewrap 0.8.0" -> "0.8.0"; NULL when it cannot be learned. */
+static char *bwrap_version(const char *bwrap, long timeout_ms)
+{
+        static const dsh_spawn_options quiet = { -1, -1, -1, false };
+        char *const argv[] = { (char *) bwrap, (char *) "--version", NULL };
+        dsh_exec_plan plan = { argv, -1, false, -1 };
+        dsh_spawn_options options = quiet;
+        dsh_spawn_failure failure;
+        dsh_autofree char *text = NULL;
+        int output[2], wait_status = 0;
+        const char *version;
+        pid_t pid;
+
+        if (pipe2(output, O_CLOEXEC) < 0)
+                return NULL;
+        options.stdout_fd = output[1];
+        options.stderr_fd = output[1];
+        pid = dsh_spawn_exec_plan(&plan, &options, &failure);
+        close(output[1]);
+        if (pid < 0) {
+                close(output[0]);
+                return NULL;
+        }
+        if (dsh_collect_bounded(pid, output[0], timeout_ms, &text, &wait_status) < 0 || !text)
+                return NULL;
+        version = strrchr(text, ' ');
+        if (!WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0 || !version)
+                return NULL;
+        return strndup(version + 1, strcspn(version + 1, "\n"));
+}
+
+/*
+ * Functional: a read-only confined `true` through the same argv spawn()
+ * uses (so a bwrap too old for --json-status-fd is found here, not later).
+ */
+static void bwrap_probe(dsh_provider *provider, dsh_backend_report *report)
+{
+        char *const argv[] = { (char *) "true", NULL };
+        dsh_policy policy = DSH_POLICY_INIT;
+        dsh_error error = DSH_ERROR_INIT;
+        dsh_autofree char *stderr_text = NULL;
+        dsh_autofree char *line = NULL;
+        int exit_code = 0;
+
+        report->runner_path = dsh_bwrap_find(provider, &report->reason);
+        if (!report->runner_path)
+                return;
+        report->version = bwrap_version(report->runner_path, provider->probe_timeout_ms);
+        policy.workspace_root = (char *) "/";
+        if (dsh_provider_run_bounded(provider, &dsh_backend_bwrap, argv, &policy, &exit_code, &stderr_text,
+                                     &error) < 0 &&
+            error.code != DSH_ERROR_SANDBOX_UNAVAILABLE) {
+                report->reason = strdup(error.message ? error.message : "bwrap cannot be started");
+                dsh_error_clear(&error);
+                return;
+        }
+        dsh_error_clear(&error);
+        if (exit_code == 0) {
+                report->usable = true;
+                report->enforcement = DSH_ENFORCEMENT_FULL;
+                return;
+        }
+        line = first_runner_line(stderr_text);
+        report->reason = explain_failure(line, exit_code, exit_code < 0, provider->probe_timeout_ms);
+}
+
+/* ----------------------------------------------------------------- spawn -- */
+
+/*
+ * execvp() inside the sandbox sees the host's files (everything is bound),
+ * except /tmp under workspace-write, which is a fresh tmpfs.  Resolving the
+ * program here first lets a missing program be reported as such (127),
+ * instead of as bwrap failing before exec.
+ */
+static int check_program(const char *program, const dsh_policy *policy, dsh_error *error)
+{
+        const char *search = getenv("PATH");
+        char candidate[PATH_MAX];
+        int found_errno = ENOENT;
+
+        if (strchr(program, '/')) {
+                if (access(program, X_OK) < 0)
+                        return dsh_error_set(error, DSH_ERROR_EXEC_FAILED, errno, "%s: %s", program, strerror(errno));
+                if (policy->mode == DSH_MODE_WORKSPACE_WRITE && program[0] == '/' &&
+                    path_is_beneath(program, BWRAP_TEMP_AREA) && !path_is_beneath(program, policy->workspace_root))
+                        return dsh_error_set(error, DSH_ERROR_EXEC_FAILED, ENOENT,
+                                             "%s: %s (the bwrap sandbox has a private /tmp)", program,
+                                             strerror(ENOENT));
+                return 0;
+        }
+        if (!search)
+                search = "/bin:/usr/bin";
+        while (*search) {
+                const char *end = strchrnul(search, ':');
+                size_t length = (size_t) (end - search);
+
+                if (snprintf(candidate, sizeof(candidate), "%.*s%s%s", (int) length, search, length ? "/" : "",
+                             program) < (int) sizeof(candidate)) {
+                        if (access(candidate, X_OK) == 0)
+                                return 0;
+                        if (errno == EACCES)
+                                found_errno = EACCES;
+                }
+                search = *end ? end + 1 : end;
+        }
+        return dsh_error_set(error, DSH_ERROR_EXEC_FAILED, found_errno, "%s: %s", program, strerror(found_errno));
+}
+
+/*
+ * Reads the first record bwrap writes on --json-status-fd: { "child-pid": N,
+ * ... } once the sandbox's first process exists.  Returns 1 when it came,
+ * 0 on EOF without it (bwrap failed before creating the sandbox); sets
+ * *exec_seen when an "exit-code" record (written only after an exec) was
+ * read along with it.
+ */
+static int read_first_record(int fd, bool *exec_seen)
+{
+        char buffer[1024];
+        size_t used = 0;
+        ssize_t length;
+
+        *exec_seen = false;
+        for (;;) {
+                length = read(fd, buffer + used, sizeof(buffer) - 1 - used);
+                if (length < 0 && errno == EINTR)
+                        continue;
+                if (length <= 0)
+                        break;
+                used += (size_t) length;
+                buffer[used] = '\0';
+                if (strchr(buffer, '\n') || used == sizeof(buffer) - 1)
+                        break;
+        }
+        buffer[used] = '\0';
+        *exec_seen = strstr(buffer, "\"exit-code\"") != NULL;
+        return strstr(buffer, "\"child-pid\"") ? 1 : 0;
+}
+
+/* Why bwrap failed before exec: rerun the failing profile with stderr captured, for bwrap's own line. */
+static char *diagnose(dsh_provider *provider, int exit_code)
+{
+        dsh_backend_report report = DSH_BACKEND_REPORT_INIT;
+        char *reason;
+
+        bwrap_probe(provider, &report);
+        reason = report.reason;
+        report.reason = NULL;
+        dsh_backend_report_clear(&report);
+        if (!reason && asprintf(&reason, "bwrap exited with status %d before it executed the command", exit_code) < 0)
+                reason = NULL;
+        return reason;
+}
+
+static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
+                       const dsh_spawn_options *options, dsh_child *child, dsh_error *error)
+{
+        dsh_autofree char *bwrap = runner_for_call(provider, policy, error);
+        dsh_autoclose int status_read = -1;
+        dsh_autoclose int status_write = -1;
+        dsh_confined_argv facts = DSH_CONFINED_ARGV_INIT;
+        dsh_exec_plan plan = { NULL, -1, false, -1 };
+        dsh_spawn_failure failure;
+        int status_pipe[2], wait_status = 0, result;
+        bool exec_seen;
+        pid_t pid;
+
+        if (!bwrap)
+                return -ENOSYS;
+        result = check_program(argv[0], policy, error);
+        if (result < 0)
+                return result;
+        if (pipe2(status_pipe, O_CLOEXEC) < 0)
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, errno, "cannot create the runner status pipe: %s",
+                                     strerror(errno));
+        status_read = status_pipe[0];
+        status_write = status_pipe[1];
+        if (build_argv(&facts.argv, bwrap, policy, status_write, argv) < 0 || set_dialect(&facts) < 0) {
+                dsh_confined_argv_clear(&facts);
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        }
+        plan.argv = facts.argv;
+        plan.keep_fd = status_write;
+        pid = dsh_spawn_exec_plan(&plan, options, &failure);
+        close(dsh_take_fd(&status_write));
+        if (pid < 0) {
+                result = pid == -ECHILD ? dsh_spawn_failure_to_error(&failure, policy->mode, facts.argv[0], error)
+                                        : dsh_error_set(error, DSH_ERROR_SYSTEM, (int) -pid,
+                                                        "cannot start bwrap: %s", strerror((int) -pid));
+                dsh_confined_argv_clear(&facts);
+                return result;
+        }
+        if (read_first_record(status_read, &exec_seen) == 0) {
+                /* bwrap is gone before the sandbox existed: the command never ran. */
+                dsh_autofree char *detail = NULL;
+
+                while (waitpid(pid, &wait_status, 0) < 0 && errno == EINTR)
+                        ;
+                dsh_confined_argv_clear(&facts);
+                /* Inside a probe the caller captures bwrap's stderr itself; diagnosing would recurse. */
+                if (!provider->probing)
+                        detail = diagnose(provider, WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1);
+                return dsh_error_set_unavailable(error, policy->mode,
+                                                 detail ? detail : "bwrap failed before it created the sandbox");
+        }
+        child->pid = pid;
+        child->facts = facts;
+        child->mode = policy->mode;
+        child->command_started = exec_seen;
+        child->runner_status_fd = dsh_take_fd(&status_read);
+        return 0;
+}
+
+const dsh_backend_ops dsh_backend_bwrap = {
+        .name = "bwrap",
+        .probe = bwrap_probe,
+        .confine = bwrap_confine,
+        .spawn = bwrap_spawn,
+        .exec = NULL,
+        .probe_is_functional = true,
+};

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: MIT */
+/* The cross-process verdict cache: see verdict-cache.h for the key and the security argument. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "config.h"
+#include "core/landlock.h"
+#include "verdict-cache.h"
+
+#define VERDICT_FORMAT 1
+
+/* Host knobs that decide whether a runner can start, though no binary changes with them. */
+static const char *const knob_files[] = {
+        "/proc/sys/kernel/unprivileged_userns_clone",
+        "/proc/sys/user/max_user_namespaces",
+        "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
+        "/sys/kernel/security/lsm",
+        "/proc/cmdline",   /* lsm=, apparmor= and friends: boot parameters no binary reflects */
+        NULL,
+};
+
+static json_t *small_file_text(const char *path)
+{
+        char buffer[512];
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t length;
+
+        if (fd < 0)
+                return json_null();
+        length = read(fd, buffer, sizeof(buffer) - 1);
+        close(fd);
+        if (length < 0)
+                return json_null();
+        buffer[length] = '\0';
+        return json_stringn(buffer, strcspn(buffer, "\n"));
+}
+
+static json_t *binary_identity(const char *path)
+{
+        struct stat status;
+
+        if (!path)
+                return json_null();
+        if (stat(path, &status) < 0)
+                return json_pack("{s:s, s:b}", "path", path, "missing", 1);
+        return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I}", "path", path, "dev", (json_int_t) status.st_dev, "ino",
+                         (json_int_t) status.st_ino, "mtime", (json_int_t) status.st_mtim.tv_sec, "mtimeNs",
+                         (json_int_t) status.st_mtim.tv_nsec, "size", (json_int_t) status.st_size);
+}
+
+/* The runner binary a backend's verdict depends on. */
+static char *runner_of(dsh_provider *provider, const dsh_backend_ops *backend)
+{
+        char *reason = NULL;
+        char *path = NULL;
+
+        if (backend == &dsh_backend_bwrap)
+                path = dsh_bwrap_find(provider, &reason);
+        else if (backend == &dsh_backend_landlock && provider->landlock_run_path)
+                path = strdup(provider->landlock_run_path);
+        free(reason);
+        return path;
+}
+
+char *dsh_verdict_cache_key(dsh_provider *provider)
+{
+        json_t *key = json_object(), *knobs = json_object(), *chain = json_array();
+        struct utsname host;
+        char *text = NULL;
+
+        if (!key || !knobs || !chain)
+                goto done;
+        if (uname(&host) < 0)
+                memset(&host, 0, sizeof(host));
+        json_object_set_new(key, "format", json_integer(VERDICT_FORMAT));
+        json_object_set_new(key, "library", json_string(DSH_SANDBOX_VERSION));
+        json_object_set_new(key, "euid", json_integer((json_int_t) geteuid()));
+        json_object_set_new(key, "kernel", json_pack("{s:s, s:s}", "release", host.release, "version", host.version));
+        json_object_set_new(key, "landlockAbi", json_integer(dsh_landlock_abi()));
+        for (const char *const *file = knob_files; *file; file++)
+                json_object_set_new(knobs, *file, small_file_text(*file));
+        json_object_set(key, "knobs", knobs);
+        for (size_t i = 0; i < provider->backend_count; i++) {
+                char *runner = runner_of(provider, provider->backends[i]);
+
+                json_array_append_new(chain, json_pack("{s:s, s:o}", "backend", provider->backends[i]->name,
+                                                       "runner", binary_identity(runner)));
+                free(runner);
+        }
+        json_object_set(key, "chain", chain);
+        json_object_set_new(key, "probeTimeoutMs", json_integer(provider->probe_timeout_ms));
+        text = json_dumps(key, JSON_COMPACT | JSON_SORT_KEYS);
+done:
+        json_decref(chain);
+        json_decref(knobs);
+        json_decref(key);
+        return text;
+}
+
+/* FNV-1a: names the file of one chain configuration; not a security property. */
+static uint64_t fnv1a(uint64_t hash, const char *text)
+{
+        for (; text && *text; text++) {
+                hash ^= (unsigned char) *text;
+                hash *= 0x100000001b3ULL;
+        }
+        return hash ^ 0xff;
+}
+
+char *dsh_verdict_cache_path(const dsh_provider *provider)
+{
+        uint64_t hash = 0xcbf29ce484222325ULL;
+        char *path = NULL;
+
+        if (!provider->verdict_cache_dir)
+                return NULL;
+        for (size_t i = 0; i < provider->backend_count; i++)
+                hash = fnv1a(hash, provider->backends[i]->name);
+        hash = fnv1a(hash, provider->bwrap_path);
+        hash = fnv1a(hash, provider->landlock_run_path);
+        if (asprintf(&path, "%s/verdict-%016llx.json", provider->verdict_cache_dir, (unsigned long long) hash) < 0)
+                return NULL;
+        return path;
+}
+
+int dsh_verdict_cache_read(const char *path, const char *key, char **selected)
+{
+        json_t *root = path ? json_load_file(path, JSON_REJECT_DUPLICATES, NULL) : NULL;
+        json_t *stored_key, *expected = key ? json_loads(key, 0, NULL) : NULL;
+        const char *name;
+        int result = -ENOENT;
+
+        *selected = NULL;
+        if (!root || !expected)
+                goto done;
+        stored_key = json_object_get(root, "key");
+        name = json_string_value(json_object_get(root, "selected"));
+        if (!stored_key || !name || !json_equal(stored_key, expected))
+                goto done;
+        *selected = strdup(name);
+        result = *selected ? 0 : -ENOMEM;
+done:
+        json_decref(expected);
+        json_decref(root);
+        return result;
+}
+
+static int make_directories(const char *directory)
+{
+        char partial[PATH_MAX];
+        size_t length = strlen(directory);
+
+        if (length == 0 || length >= sizeof(partial))
+                return -ENAMETOOLONG;
+        memcpy(partial, directory, length + 1);
+        for (char *slash = partial + 1; *slash; slash++) {
+                if (*slash != '/')
+                        continue;
+                *slash = '\0';
+                if (mkdir(partial, 0700) < 0 && errno != EEXIST)
+                        return -errno;
+                *slash = '/';
+        }
+        if (mkdir(partial, 0700) < 0 && errno != EEXIST)
+                return -errno;
+        return 0;
+}
+
+int dsh_verdict_cache_write(const char *path, const char *key, const char *selected)
+{
+        dsh_autofree char *directory = NULL;
+        dsh_autofree char *temporary = NULL;
+        json_t *root = NULL, *parsed_key;
+        char *slash;
+        int fd, result;
+
+        if (!path || !key || !selected)
+                return -EINVAL;
+        directory = strdup(path);
+        if (!directory)
+                return -ENOMEM;
+        slash = strrchr(directory, '/');
+        if (!slash || slash == directory)
+                return -EINVAL;
+        *slash = '\0';
+        result = make_directories(directory);
+        if (result < 0)
+                return result;
+        if (asprintf(&temporary, "%s.XXXXXX", path) < 0) {
+                temporary = NULL;
+                return -ENOMEM;
+        }
+        fd = mkostemp(temporary, O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        parsed_key = json_loads(key, 0, NULL);
+        if (parsed_key)
+                root = json_pack("{s:o, s:s}", "key", parsed_key, "selected", selected);
+        result = root && json_dumpfd(root, fd, JSON_COMPACT | JSON_SORT_KEYS) == 0 ? 0 : -EIO;
+        json_decref(root);
+        if (close(fd) < 0 && result == 0)
+                result = -errno;
+        /* rename() replaces the entry in one step: a concurrent reader sees the old or the new file, never half. */
+        if (result == 0 && rename(temporary, path) < 0)
+                result = -errno;
+        if (result < 0)
+                unlink(temporary);
+        return result;
+}
+
+void dsh_verdict_cache_drop(const char *path)
+{
+        if (path)
+                unlink(path);
+}

@@ -1,0 +1,732 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The local provider on the real kernel with the real bwrap: both backends
+ * in both confined modes (denied writes absent on disk, in the backend's own
+ * dialect), bwrap's private PID namespace, the chain falling through to
+ * Landlock when bwrap cannot start, the operator's runner command, failing
+ * closed when nothing works, bwrap runner failures attributed as such, the
+ * stale-cache recovery, and the `confine` / `probe` output.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "dsh-sandbox/provider.h"
+#include "test-support.h"
+
+#define UNAVAILABLE_PREFIX                                                                                    \
+        "dsh-sandbox: SANDBOX_UNAVAILABLE: sandbox mode \"workspace-write\" is requested but no sandbox "      \
+        "backend is usable on this host; refusing to run the command unconfined. Install bubblewrap or run a " \
+        "Landlock-enforcing kernel (Linux), ensure sandbox-exec is usable (macOS), or ensure the ACL "         \
+        "restricted-token runner can start (Windows) \xe2\x80\x94 otherwise switch the consumer to "            \
+        "danger-full-access."
+
+static bool bwrap_works(void)
+{
+        static int known = -1;
+
+        if (known < 0) {
+                const char *argv[] = { "/usr/bin/bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid",
+                                       "--proc", "/proc", "--", "true", NULL };
+                test_process_result result;
+
+                test_run(argv, NULL, &result);
+                known = result.exit_code == 0;
+                if (!known)
+                        printf("# bwrap cannot run on this host: %s\n", result.stderr_text ? result.stderr_text : "");
+                test_process_result_clear(&result);
+        }
+        return known;
+}
+
+/* A fake `bwrap` that fails the way bwrap does when namespaces are blocked. */
+static char *write_failing_bwrap(const char *directory)
+{
+        char *path = test_path_join(directory, "bwrap");
+
+        test_write_file(path, "#!/bin/sh\n"
+                              "echo 'bwrap: No permissions to creating new namespace, likely because the kernel "
+                              "does not allow non-privileged user namespaces.' >&2\n"
+                              "exit 1\n");
+        assert_int_equal(chmod(path, 0755), 0);
+        return path;
+}
+
+/* A fake `bwrap` that reports a sandbox on --json-status-fd, then fails before exec (like a mount error). */
+static char *write_late_failing_bwrap(const char *directory)
+{
+        char *path = test_path_join(directory, "bwrap-late");
+
+        test_write_file(path, "#!/bin/sh\n"
+                              "fd=''\n"
+                              "while [ $# -gt 0 ]; do\n"
+                              "  if [ \"$1\" = --json-status-fd ]; then fd=$2; fi\n"
+                              "  shift\n"
+                              "done\n"
+                              "[ -n \"$fd\" ] && eval \"echo '{ \\\"child-pid\\\": 4242 }' >&$fd\"\n"
+                              "echo 'bwrap: Can'\\''t mount proc on /newroot/proc: Operation not permitted' >&2\n"
+                              "exit 1\n");
+        assert_int_equal(chmod(path, 0755), 0);
+        return path;
+}
+
+/* A `bwrap` that works while `switch_file` exists and fails once it is gone. */
+static char *write_switchable_bwrap(const char *directory, const char *switch_file)
+{
+        char *path = test_path_join(directory, "bwrap-switch");
+        char *script = NULL;
+
+        assert_true(asprintf(&script,
+                             "#!/bin/sh\n"
+                             "[ -e '%s' ] && exec /usr/bin/bwrap \"$@\"\n"
+                             "echo 'bwrap: setting up uid map: Permission denied' >&2\n"
+                             "exit 1\n",
+                             switch_file) > 0);
+        test_write_file(path, script);
+        free(script);
+        assert_int_equal(chmod(path, 0755), 0);
+        return path;
+}
+
+static char *env_assignment(const char *name, const char *value)
+{
+        char *assignment = NULL;
+
+        assert_true(asprintf(&assignment, "%s=%s", name, value) > 0);
+        return assignment;
+}
+
+/*
+ * Runs `dsh-sandbox ARGS...` with its own verdict cache (`cache`), an optional
+ * bwrap override and an optional config file.
+ */
+static void run_tool(const char *const *arguments, const char *cache, const char *bwrap, const char *config,
+                     const char *wrapper, test_process_result *result)
+{
+        const char *argv[32];
+        char *environment[4] = { NULL, NULL, NULL, NULL };
+        char *empty_config = test_path_join(cache, "empty-config.json");
+        size_t count = 0, variables = 0;
+
+        if (wrapper)
+                argv[count++] = wrapper;
+        argv[count++] = test_dsh_sandbox_path();
+        for (; *arguments; arguments++)
+                argv[count++] = *arguments;
+        argv[count] = NULL;
+        environment[variables++] = env_assignment("XDG_CACHE_HOME", cache);
+        /* A config of our own, so that the user's never leaks into a test. */
+        test_write_file(empty_config, "{}");
+        environment[variables++] = env_assignment("DSH_SANDBOX_CONFIG", config ? config : empty_config);
+        if (bwrap)
+                environment[variables++] = env_assignment("DSH_SANDBOX_BWRAP", bwrap);
+        test_run(argv, (const char *const *) environment, result);
+        /* putenv() keeps the strings in the child only; the parent may free them. */
+        for (size_t i = 0; i < variables; i++)
+                free(environment[i]);
+        free(empty_config);
+}
+
+struct write_case {
+        const char *backend;
+        const char *mode;
+        bool inside_workspace;
+        bool written;
+        const char *dialect;
+};
+
+/* Table: backend x mode x target -> on disk?, dialect in stderr. */
+static void test_writes_by_backend_and_mode(void **state)
+{
+        static const struct write_case cases[] = {
+                { "bwrap", "read-only", true, false, "Read-only file system" },
+                { "bwrap", "workspace-write", true, true, NULL },
+                { "bwrap", "workspace-write", false, false, "Read-only file system" },
+                { "landlock", "read-only", true, false, "Permission denied" },
+                { "landlock", "workspace-write", true, true, NULL },
+                { "landlock", "workspace-write", false, false, "Permission denied" },
+        };
+        char *cache = test_make_directory(NULL);
+
+        (void) state;
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                const struct write_case *c = &cases[i];
+                char *workspace = test_make_directory(NULL);
+                char *outside = test_make_directory(NULL);
+                char *target = test_path_join(c->inside_workspace ? workspace : outside, "written");
+                char *script = NULL;
+                test_process_result result;
+
+                if (strcmp(c->backend, "bwrap") == 0 && !bwrap_works()) {
+                        printf("# skipping %s/%s: bwrap cannot run here\n", c->backend, c->mode);
+                        goto next;
+                }
+                assert_true(asprintf(&script, "echo data > '%s'", target) > 0);
+                {
+                        const char *arguments[] = { "run", "--backend", c->backend, "--mode", c->mode, "--root",
+                                                    workspace, "--", "sh", "-c", script, NULL };
+
+                        run_tool(arguments, cache, NULL, NULL, NULL, &result);
+                }
+                if (c->written) {
+                        assert_int_equal(result.exit_code, 0);
+                        assert_true(test_path_exists(target));
+                } else {
+                        if (test_path_exists(target))
+                                fail_msg("%s/%s: a denied write reached the disk", c->backend, c->mode);
+                        assert_int_not_equal(result.exit_code, 0);
+                        if (!test_contains(result.stderr_text, c->dialect))
+                                fail_msg("%s/%s: stderr lacks \"%s\": %s", c->backend, c->mode, c->dialect,
+                                         result.stderr_text);
+                }
+                test_process_result_clear(&result);
+                free(script);
+next:
+                free(target);
+                test_remove_tree(workspace);
+                test_remove_tree(outside);
+        }
+        test_remove_tree(cache);
+}
+
+static void test_bwrap_private_pid_namespace(void **state)
+{
+        char *cache = test_make_directory(NULL);
+        char *workspace = test_make_directory(NULL);
+        char *target = test_path_join(workspace, "via-proc");
+        char *script = NULL;
+        test_process_result result;
+
+        (void) state;
+        if (!bwrap_works()) {
+                skip();
+                return;
+        }
+        /* Our shell is a low pid of its own namespace; /proc/1 is bwrap's init, not the host's. */
+        assert_true(asprintf(&script, "echo $$; ls /proc | grep -c '^[0-9]'; echo data > /proc/1/root%s", target) >
+                    0);
+        {
+                const char *arguments[] = { "run", "--backend", "bwrap", "--mode", "read-only", "--root", workspace,
+                                            "--", "sh", "-c", script, NULL };
+
+                run_tool(arguments, cache, NULL, NULL, NULL, &result);
+        }
+        assert_non_null(result.stdout_text);
+        assert_true(atoi(result.stdout_text) < 10);
+        assert_true(atoi(strchr(result.stdout_text, '\n') + 1) < 10);
+        assert_false(test_path_exists(target));
+        assert_true(test_contains(result.stderr_text, "Read-only file system"));
+        test_process_result_clear(&result);
+        free(script);
+        free(target);
+        test_remove_tree(workspace);
+        test_remove_tree(cache);
+}
+
+static json_t *parse_confine_output(const char *text)
+{
+        json_error_t error;
+        json_t *root = json_loads(text ? text : "", 0, &error);
+
+        if (!root)
+                fail_msg("confine printed invalid JSON (%s): %s", error.text, text);
+        return root;
+}
+
+static void assert_string_array(json_t *value, bool non_empty)
+{
+        size_t index;
+        json_t *item;
+
+        assert_true(json_is_array(value));
+        if (non_empty)
+                assert_true(json_array_size(value) > 0);
+        json_array_foreach(value, index, item) {
+                assert_true(json_is_string(item));
+                assert_true(json_string_length(item) > 0);
+        }
+}
+
+/* The CLI.md schema: exactly these keys, these types, optional keys omitted when empty. */
+static void validate_confine_schema(json_t *root, const char *const *command)
+{
+        const char *key;
+        json_t *value, *rules, *rule, *argv;
+        size_t index, argc, command_length = 0;
+
+        assert_true(json_is_object(root));
+        json_object_foreach(root, key, value) {
+                if (strcmp(key, "argv") != 0 && strcmp(key, "enforcement") != 0 &&
+                    strcmp(key, "denialSignatures") != 0 && strcmp(key, "runnerFailureRules") != 0 &&
+                    strcmp(key, "backend") != 0)
+                        fail_msg("unexpected key \"%s\"", key);
+        }
+        argv = json_object_get(root, "argv");
+        assert_string_array(argv, true);
+        while (command[command_length])
+                command_length++;
+        argc = json_array_size(argv);
+        assert_true(argc > command_length + 1);
+        /* Runner, profile, separator, then the caller's argv unchanged. */
+        assert_string_equal(json_string_value(json_array_get(argv, argc - command_length - 1)), "--");
+        for (size_t i = 0; i < command_length; i++)
+                assert_string_equal(json_string_value(json_array_get(argv, argc - command_length + i)), command[i]);
+        value = json_object_get(root, "enforcement");
+        assert_true(json_is_string(value));
+        assert_true(strcmp(json_string_value(value), "full") == 0 || strcmp(json_string_value(value), "partial") == 0);
+        assert_non_null(json_object_get(root, "denialSignatures"));
+        assert_string_array(json_object_get(root, "denialSignatures"), false);
+        rules = json_object_get(root, "runnerFailureRules");
+        assert_true(json_is_array(rules));
+        json_array_foreach(rules, index, rule) {
+                json_t *codes = json_object_get(rule, "allowedExitCodes");
+                json_t *lines = json_object_get(rule, "informationalLines");
+                size_t code_index;
+                json_t *code;
+
+                json_object_foreach(rule, key, value)
+                        if (strcmp(key, "allowedExitCodes") != 0 && strcmp(key, "fatalSignatures") != 0 &&
+                            strcmp(key, "informationalLines") != 0)
+                                fail_msg("unexpected rule key \"%s\"", key);
+                assert_string_array(json_object_get(rule, "fatalSignatures"), true);
+                if (codes) {
+                        assert_true(json_is_array(codes) && json_array_size(codes) > 0);
+                        json_array_foreach(codes, code_index, code)
+                                assert_true(json_is_integer(code) && json_integer_value(code) != 0);
+                }
+                if (lines)
+                        assert_string_array(lines, true);
+        }
+        value = json_object_get(root, "backend");
+        assert_true(!value || (json_is_string(value) && json_string_length(value) > 0));
+}
+
+static void test_confine_json(void **state)
+{
+        static const char *const command[] = { "bash", "-c", "echo \"quoted\" \\ back", NULL };
+        static const char *const backends[] = { "bwrap", "landlock" };
+        char *cache = test_make_directory(NULL);
+        char *workspace = test_make_directory(NULL);
+
+        (void) state;
+        for (size_t i = 0; i < 2; i++) {
+                const char *arguments[] = { "confine", "--backend", backends[i], "--mode", "workspace-write", "--root",
+                                            workspace, "--", command[0], command[1], command[2], NULL };
+                test_process_result result;
+                json_t *root, *rule;
+
+                if (i == 0 && !bwrap_works())
+                        continue;
+                run_tool(arguments, cache, NULL, NULL, NULL, &result);
+                assert_int_equal(result.exit_code, 0);
+                root = parse_confine_output(result.stdout_text);
+                validate_confine_schema(root, command);
+                assert_string_equal(json_string_value(json_object_get(root, "backend")), backends[i]);
+                rule = json_array_get(json_object_get(root, "runnerFailureRules"), 0);
+                if (i == 0) {
+                        assert_string_equal(json_string_value(json_array_get(json_object_get(root, "denialSignatures"), 0)),
+                                            "read-only file system");
+                        assert_string_equal(json_string_value(json_array_get(json_object_get(rule, "fatalSignatures"), 0)),
+                                            "bwrap: ");
+                        assert_null(json_object_get(rule, "allowedExitCodes"));
+                        assert_null(json_object_get(rule, "informationalLines"));
+                } else {
+                        assert_string_equal(json_string_value(json_array_get(json_object_get(root, "denialSignatures"), 0)),
+                                            "permission denied");
+                        assert_int_equal(json_integer_value(json_array_get(json_object_get(rule, "allowedExitCodes"), 0)),
+                                         125);
+                }
+                json_decref(root);
+                test_process_result_clear(&result);
+        }
+        test_remove_tree(workspace);
+        test_remove_tree(cache);
+}
+
+/* bwrap cannot start: the chain (auto) falls through to Landlock; probe says why bwrap is out. */
+static void test_chain_falls_through_to_landlock(void **state)
+{
+        char *cache = test_make_directory(NULL);
+        char *bin = test_make_directory(NULL);
+        char *workspace = test_make_directory(NULL);
+        char *fake = write_failing_bwrap(bin);
+        char *target = test_path_join(workspace, "written");
+        char *script = NULL;
+        test_process_result result;
+        json_t *root;
+
+        (void) state;
+        assert_true(asprintf(&script, "echo data > '%s'", target) > 0);
+        {
+                const char *arguments[] = { "run", "--mode", "workspace-write", "--root", workspace, "--", "sh", "-c",
+                                            script, NULL };
+
+                run_tool(arguments, cache, fake, NULL, NULL, &result);
+        }
+        assert_int_equal(result.exit_code, 0);
+        assert_true(test_path_exists(target));
+        test_process_result_clear(&result);
+        {
+                const char *arguments[] = { "confine", "--mode", "read-only", "--", "true", NULL };
+
+                run_tool(arguments, cache, fake, NULL, NULL, &result);
+        }
+        assert_int_equal(result.exit_code, 0);
+        root = parse_confine_output(result.stdout_text);
+        assert_string_equal(json_string_value(json_object_get(root, "backend")), "landlock");
+        json_decref(root);
+        test_process_result_clear(&result);
+        {
+                const char *arguments[] = { "probe", "--json", NULL };
+
+                run_tool(arguments, cache, fake, NULL, NULL, &result);
+        }
+        assert_int_equal(result.exit_code, 0);
+        root = parse_confine_output(result.stdout_text);
+        assert_string_equal(json_string_value(json_object_get(root, "selected")), "landlock");
+        {
+                json_t *bwrap = json_array_get(json_object_get(root, "backends"), 0);
+
+                assert_string_equal(json_string_value(json_object_get(bwrap, "name")), "bwrap");
+                assert_false(json_is_true(json_object_get(bwrap, "usable")));
+                if (!test_contains(json_string_value(json_object_get(bwrap, "reason")), "user namespaces are blocked"))
+                        fail_msg("probe reason: %s", json_string_value(json_object_get(bwrap, "reason")));
+        }
+        json_decref(root);
+        test_process_result_clear(&result);
+        free(script);
+        free(target);
+        free(fake);
+        test_remove_tree(workspace);
+        test_remove_tree(bin);
+        test_remove_tree(cache);
+}
+
+/* The operator's runner command: no probe (a broken bwrap is never tried), its argv prefix, full. */
+static void test_runner_command(void **state)
+{
+        char *cache = test_make_directory(NULL);
+        char *bin = test_make_directory(NULL);
+        char *workspace = test_make_directory(NULL);
+        char *fake = write_failing_bwrap(bin);
+        char *config_path = test_path_join(bin, "config.json");
+        char *target = test_path_join(workspace, "written");
+        char *config = NULL, *script = NULL;
+        test_process_result result;
+        json_t *root, *argv;
+
+        (void) state;
+        assert_true(asprintf(&config,
+                             "{\"runnerCommand\": [\"%s\", \"--ro\", \"/\", \"--rw\", \"/dev/null\", \"--\"],"
+                             " \"runnerFailureSignatures\": [\"landlock-run: \"]}",
+                             test_landlock_run_path()) > 0);
+        test_write_file(config_path, config);
+        {
+                const char *arguments[] = { "confine", "--mode", "workspace-write", "--root", workspace, "--", "id",
+                                            NULL };
+
+                run_tool(arguments, cache, fake, config_path, NULL, &result);
+        }
+        assert_int_equal(result.exit_code, 0);
+        root = parse_confine_output(result.stdout_text);
+        assert_string_equal(json_string_value(json_object_get(root, "backend")), "runner-command");
+        assert_string_equal(json_string_value(json_object_get(root, "enforcement")), "full");
+        argv = json_object_get(root, "argv");
+        assert_string_equal(json_string_value(json_array_get(argv, 0)), test_landlock_run_path());
+        assert_string_equal(json_string_value(json_array_get(argv, 6)), "id");
+        assert_string_equal(json_string_value(json_array_get(
+                                    json_object_get(json_array_get(json_object_get(root, "runnerFailureRules"), 0),
+                                                    "fatalSignatures"),
+                                    0)),
+                            "landlock-run: ");
+        json_decref(root);
+        test_process_result_clear(&result);
+        /* The runner's own (read-only) grants decide: the write is denied on disk. */
+        assert_true(asprintf(&script, "echo data > '%s'", target) > 0);
+        {
+                const char *arguments[] = { "run", "--mode", "workspace-write", "--root", workspace, "--", "sh", "-c",
+                                            script, NULL };
+
+                run_tool(arguments, cache, fake, config_path, NULL, &result);
+        }
+        assert_int_not_equal(result.exit_code, 0);
+        assert_false(test_path_exists(target));
+        assert_true(test_contains(result.stderr_text, "Permission denied"));
+        test_process_result_clear(&result);
+        free(script);
+        free(config);
+        free(target);
+        free(config_path);
+        free(fake);
+        test_remove_tree(workspace);
+        test_remove_tree(bin);
+        test_remove_tree(cache);
+}
+
+static void test_runner_command_validation(void **state)
+{
+        char *const command[] = { (char *) "/bin/runner", NULL };
+        char *const empty[] = { NULL };
+        char *const multi_line[] = { (char *) "a\nb", NULL };
+        char *const good[] = { (char *) "runner: ", NULL };
+        dsh_provider *provider = dsh_provider_new();
+        dsh_error error = DSH_ERROR_INIT;
+
+        (void) state;
+        assert_true(dsh_provider_set_runner_command(provider, NULL, good, &error) < 0);
+        assert_string_equal(error.message, "sandbox-local: runnerFailureSignatures requires runnerCommand");
+        assert_true(dsh_provider_set_runner_command(provider, command, empty, &error) < 0);
+        assert_string_equal(error.message,
+                            "sandbox-local: runnerCommand requires at least one runnerFailureSignatures entry");
+        assert_true(dsh_provider_set_runner_command(provider, command, NULL, &error) < 0);
+        assert_true(dsh_provider_set_runner_command(provider, command, multi_line, &error) < 0);
+        assert_string_equal(error.message,
+                            "sandbox-local: runnerFailureSignatures entries must be non-empty single-line strings");
+        assert_true(dsh_provider_set_probe_timeout_ms(provider, 0, &error) < 0);
+        assert_string_equal(error.message, "sandbox-local: probeTimeoutMs must be a positive finite number");
+        assert_int_equal(dsh_provider_set_runner_command(provider, command, good, &error), 0);
+        dsh_error_clear(&error);
+        dsh_provider_free(provider);
+}
+
+/* Neither bwrap nor Landlock: SANDBOX_UNAVAILABLE with the exact message, 125, nothing run. */
+static void test_fails_closed_without_any_backend(void **state)
+{
+        const char *wrapper = getenv("NO_LANDLOCK_EXEC_BIN");
+        char *cache = test_make_directory(NULL);
+        char *bin = test_make_directory(NULL);
+        char *workspace = test_make_directory(NULL);
+        char *fake = write_failing_bwrap(bin);
+        char *target = test_path_join(workspace, "written");
+        char *script = NULL;
+        test_process_result result;
+
+        (void) state;
+        if (!wrapper) {
+                printf("# libseccomp is missing: cannot simulate a kernel without Landlock\n");
+                skip();
+        }
+        assert_true(asprintf(&script, "echo data > '%s'", target) > 0);
+        for (int sole = 0; sole < 2; sole++) {
+                const char *auto_arguments[] = { "run", "--mode", "workspace-write", "--root", workspace, "--", "sh",
+                                                 "-c", script, NULL };
+                const char *confine_arguments[] = { "confine", "--mode", "workspace-write", "--root", workspace,
+                                                    "--backend", "landlock", "--", "true", NULL };
+
+                run_tool(sole ? confine_arguments : auto_arguments, cache, fake, NULL, wrapper, &result);
+                assert_int_equal(result.exit_code, 125);
+                assert_false(test_path_exists(target));
+                if (strncmp(result.stderr_text, UNAVAILABLE_PREFIX, strlen(UNAVAILABLE_PREFIX)) != 0)
+                        fail_msg("unexpected message: %s", result.stderr_text);
+                assert_true(result.stdout_text == NULL || result.stdout_text[0] == '\0');
+                test_process_result_clear(&result);
+        }
+        free(script);
+        free(target);
+        free(fake);
+        test_remove_tree(workspace);
+        test_remove_tree(bin);
+        test_remove_tree(cache);
+}
+
+static dsh_policy workspace_policy(const char *workspace)
+{
+        dsh_policy policy = DSH_POLICY_INIT;
+
+        policy.mode = DSH_MODE_WORKSPACE_WRITE;
+        policy.workspace_root = strdup(workspace);
+        return policy;
+}
+
+/* bwrap failing before its sandbox exists: spawn reports SANDBOX_UNAVAILABLE with bwrap's own line. */
+static void test_spawn_runner_failure_before_sandbox(void **state)
+{
+        char *bin = test_make_directory(NULL);
+        char *workspace = test_make_directory(NULL);
+        char *fake = write_failing_bwrap(bin);
+        char *const argv[] = { (char *) "true", NULL };
+        const char *const sole[] = { "bwrap", NULL };
+        dsh_policy policy = workspace_policy(workspace);
+        dsh_provider *provider = dsh_provider_new();
+        dsh_child child = DSH_CHILD_INIT;
+        dsh_error error = DSH_ERROR_INIT;
+
+        (void) state;
+        assert_int_equal(dsh_provider_set_backends(provider, sole, &error), 0);
+        assert_int_equal(dsh_provider_set_bwrap_path(provider, fake, &error), 0);
+        assert_true(dsh_provider_spawn(provider, argv, &policy, NULL, &child, &error) < 0);
+        assert_int_equal(error.code, DSH_ERROR_SANDBOX_UNAVAILABLE);
+        if (!test_contains(error.message, " Runner failure: ") ||
+            !test_contains(error.message, "bwrap: No permissions to creating new namespace"))
+                fail_msg("message: %s", error.message);
+        dsh_error_clear(&error);
+        dsh_policy_clear(&policy);
+        dsh_provider_free(provider);
+        free(fake);
+        test_remove_tree(workspace);
+        test_remove_tree(bin);
+}
+
+/* bwrap failing after its sandbox exists but before exec: a runner failure at wait, not the command's status. */
+static void test_spawn_runner_failure_before_exec(void **state)
+{
+        char *bin = test_make_directory(NULL);
+        char *workspace = test_make_directory(NULL);
+        char *fake = write_late_failing_bwrap(bin);
+        char *const argv[] = { (char *) "true", NULL };
+        const char *const sole[] = { "bwrap", NULL };
+        dsh_policy policy = workspace_policy(workspace);
+        dsh_provider *provider = dsh_provider_new();
+        dsh_child child = DSH_CHILD_INIT;
+        dsh_error error = DSH_ERROR_INIT;
+        int wait_status = 0;
+
+        (void) state;
+        assert_int_equal(dsh_provider_set_backends(provider, sole, &error), 0);
+        assert_int_equal(dsh_provider_set_bwrap_path(provider, fake, &error), 0);
+        assert_int_equal(dsh_provider_spawn(provider, argv, &policy, NULL, &child, &error), 0);
+        assert_int_equal(dsh_child_wait(&child, &wait_status), 0);
+        assert_true(child.runner_failed);
+        assert_false(child.command_started);
+        assert_true(dsh_child_runner_error(&child, &error) < 0);
+        assert_int_equal(error.code, DSH_ERROR_SANDBOX_UNAVAILABLE);
+        assert_true(test_contains(error.message, " Runner failure: bwrap exited with status 1 before it executed"));
+        dsh_child_clear(&child);
+        dsh_error_clear(&error);
+        dsh_policy_clear(&policy);
+        dsh_provider_free(provider);
+        free(fake);
+        test_remove_tree(workspace);
+        test_remove_tree(bin);
+}
+
+/* The real bwrap: the command ran (exit-code record), its own failure status stays its own. */
+static void test_spawn_command_status_is_its_own(void **state)
+{
+        char *workspace = test_make_directory(NULL);
+        char *const argv[] = { (char *) "sh", (char *) "-c", (char *) "exit 3", NULL };
+        const char *const sole[] = { "bwrap", NULL };
+        dsh_policy policy = workspace_policy(workspace);
+        dsh_provider *provider = dsh_provider_new();
+        dsh_child child = DSH_CHILD_INIT;
+        dsh_error error = DSH_ERROR_INIT;
+        int wait_status = 0;
+
+        (void) state;
+        if (!bwrap_works()) {
+                skip();
+                return;
+        }
+        assert_int_equal(dsh_provider_set_backends(provider, sole, &error), 0);
+        assert_int_equal(dsh_provider_spawn(provider, argv, &policy, NULL, &child, &error), 0);
+        assert_int_equal(dsh_child_wait(&child, &wait_status), 0);
+        assert_true(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 3);
+        assert_true(child.command_started);
+        assert_false(child.runner_failed);
+        assert_int_equal(dsh_child_runner_error(&child, &error), 0);
+        assert_string_equal(child.facts.backend, "bwrap");
+        dsh_child_clear(&child);
+        dsh_policy_clear(&policy);
+        dsh_provider_free(provider);
+        test_remove_tree(workspace);
+}
+
+/* A persisted verdict for a runner that stopped working: spawn probes again and never runs unconfined. */
+static void test_stale_cache_falls_back_to_probing(void **state)
+{
+        char *cache = test_make_directory(NULL);
+        char *bin = test_make_directory(NULL);
+        char *workspace = test_make_directory(NULL);
+        char *switch_file = test_path_join(bin, "works");
+        char *fake = NULL;
+        char *target = test_path_join(workspace, "written");
+        char *script = NULL;
+        char *argv[] = { (char *) "sh", (char *) "-c", NULL, NULL };
+        dsh_policy policy = workspace_policy(workspace);
+        dsh_child child = DSH_CHILD_INIT;
+        dsh_error error = DSH_ERROR_INIT;
+        dsh_provider *provider;
+        int wait_status = 0;
+
+        (void) state;
+        if (!bwrap_works()) {
+                skip();
+                return;
+        }
+        test_write_file(switch_file, "");
+        fake = write_switchable_bwrap(bin, switch_file);
+        assert_true(asprintf(&script, "echo data > '%s'", target) > 0);
+        argv[2] = script;
+        for (int round = 0; round < 2; round++) {
+                provider = dsh_provider_new();
+                assert_int_equal(dsh_provider_set_bwrap_path(provider, fake, &error), 0);
+                assert_int_equal(dsh_provider_set_landlock_run_path(provider, test_landlock_run_path(), &error), 0);
+                assert_int_equal(dsh_provider_set_verdict_cache_dir(provider, cache, &error), 0);
+                assert_int_equal(dsh_provider_spawn(provider, argv, &policy, NULL, &child, &error), 0);
+                assert_int_equal(dsh_child_wait(&child, &wait_status), 0);
+                assert_true(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0);
+                assert_true(test_path_exists(target));
+                /* Round 0 probes and persists bwrap; round 1 reads that verdict, bwrap fails, Landlock runs it. */
+                assert_string_equal(child.facts.backend, round == 0 ? "bwrap" : "landlock");
+                dsh_child_clear(&child);
+                dsh_provider_free(provider);
+                unlink(target);
+                unlink(switch_file);
+        }
+        dsh_policy_clear(&policy);
+        free(script);
+        free(target);
+        free(fake);
+        free(switch_file);
+        test_remove_tree(workspace);
+        test_remove_tree(bin);
+        test_remove_tree(cache);
+}
+
+static void test_help(void **state)
+{
+        static const char *const commands[] = { "confine", "probe" };
+        char *cache = test_make_directory(NULL);
+
+        (void) state;
+        for (size_t i = 0; i < 2; i++) {
+                const char *arguments[] = { commands[i], "--help", NULL };
+                test_process_result result;
+
+                run_tool(arguments, cache, NULL, NULL, NULL, &result);
+                assert_int_equal(result.exit_code, 0);
+                assert_true(test_contains(result.stdout_text, "Usage: dsh-sandbox"));
+                test_process_result_clear(&result);
+        }
+        test_remove_tree(cache);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_writes_by_backend_and_mode),
+                cmocka_unit_test(test_bwrap_private_pid_namespace),
+                cmocka_unit_test(test_confine_json),
+                cmocka_unit_test(test_chain_falls_through_to_landlock),
+                cmocka_unit_test(test_runner_command),
+                cmocka_unit_test(test_runner_command_validation),
+                cmocka_unit_test(test_fails_closed_without_any_backend),
+                cmocka_unit_test(test_spawn_runner_failure_before_sandbox),
+                cmocka_unit_test(test_spawn_runner_failure_before_exec),
+                cmocka_unit_test(test_spawn_command_status_is_its_own),
+                cmocka_unit_test(test_stale_cache_falls_back_to_probing),
+                cmocka_unit_test(test_help),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

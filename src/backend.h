@@ -37,7 +37,8 @@ typedef struct dsh_backend_ops {
         int (*spawn)(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
                      const dsh_spawn_options *options, dsh_child *child, dsh_error *error);
         /* Replaces the calling process with `argv` confined; returns only on failure.
-         * NULL: the provider execs the confined argv instead. */
+         * NULL for a backend that needs a runner process (dsh_provider_exec() then
+         * answers -EOPNOTSUPP and the caller spawns). */
         int (*exec)(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
                     dsh_exec_announce_fn announce, void *announce_data, dsh_error *error);
         /* True when probe() already runs a confined command; otherwise the provider

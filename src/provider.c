@@ -496,28 +496,6 @@ int dsh_provider_spawn(dsh_provider *provider, char *const *argv, const dsh_poli
         return result;
 }
 
-/* A backend without an in-place path: exec the runner argv it would hand a caller. */
-static int exec_confined_argv(dsh_provider *provider, const dsh_backend_ops *backend, char *const *argv,
-                              const dsh_policy *policy, dsh_exec_announce_fn announce, void *announce_data,
-                              dsh_error *error)
-{
-        dsh_confined_argv confined = DSH_CONFINED_ARGV_INIT;
-        dsh_exec_plan plan = { NULL, -1, false, -1 };
-        static const dsh_spawn_options inherit = DSH_SPAWN_OPTIONS_INIT;
-        dsh_spawn_failure failure;
-        int result = backend->confine(provider, argv, policy, &confined, error);
-
-        if (result < 0)
-                return result;
-        if (announce)
-                announce(&confined, announce_data);
-        plan.argv = confined.argv;
-        dsh_exec_plan_apply(&plan, &inherit, -1, &failure);
-        result = dsh_spawn_failure_to_error(&failure, policy->mode, confined.argv[0], error);
-        dsh_confined_argv_clear(&confined);
-        return result;
-}
-
 int dsh_provider_exec(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
                       dsh_exec_announce_fn announce, void *announce_data, dsh_error *error)
 {
@@ -544,7 +522,7 @@ int dsh_provider_exec(dsh_provider *provider, char *const *argv, const dsh_polic
         else if (backend->exec)
                 result = backend->exec(provider, argv, &prepared, announce, announce_data, error);
         else
-                result = exec_confined_argv(provider, backend, argv, &prepared, announce, announce_data, error);
+                result = -EOPNOTSUPP;  /* a runner process: only a waiting parent can attribute its failures */
         dsh_policy_clear(&prepared);
         return result;
 }

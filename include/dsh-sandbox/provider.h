@@ -179,6 +179,12 @@ DSH_PUBLIC int dsh_provider_spawn(dsh_provider *provider, char *const *argv, con
  * restricted: it should only report the error and exit.  This is the
  * cheapest path for a command-line front end (no extra process at all).
  *
+ * Only a backend that confines the calling process itself (Landlock) can do
+ * this.  A backend that runs a separate runner (bwrap, a runner command) needs
+ * a parent that stays to tell the runner's failures from the command's: for
+ * those it returns -EOPNOTSUPP at once, with `error` untouched and nothing
+ * done, and the caller uses dsh_provider_spawn() instead.
+ *
  * `announce` (may be NULL) is called once the backend has decided how the
  * command will be confined and before anything is applied, with the facts
  * (backend, enforcement, dialect): the caller's last chance to report, e.g.,

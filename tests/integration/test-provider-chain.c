@@ -610,6 +610,54 @@ static void test_spawn_runner_failure_before_exec(void **state)
         test_remove_tree(bin);
 }
 
+/* `run` stays as bwrap's parent: a bwrap failure before exec is 125, the command's own status is its own. */
+static void test_run_attributes_bwrap_outcomes(void **state)
+{
+        char *cache = test_make_directory(NULL);
+        char *bin = test_make_directory(NULL);
+        char *workspace = test_make_directory(NULL);
+        char *late = write_late_failing_bwrap(bin);
+        char *target = test_path_join(workspace, "written");
+        char *script = NULL;
+        test_process_result result;
+
+        (void) state;
+        if (!bwrap_works())
+                skip();
+        assert_true(asprintf(&script, "echo data > '%s'", target) > 0);
+        {
+                const char *arguments[] = { "run", "--backend", "bwrap", "--mode", "workspace-write", "--root",
+                                            workspace, "--", "sh", "-c", script, NULL };
+
+                run_tool(arguments, cache, late, NULL, NULL, &result);
+                assert_int_equal(result.exit_code, 125);
+                assert_true(test_contains(result.stderr_text, UNAVAILABLE_PREFIX " Runner failure: "));
+                assert_false(test_path_exists(target));
+                test_process_result_clear(&result);
+        }
+        {
+                const char *arguments[] = { "run", "--backend", "bwrap", "--", "sh", "-c", "exit 3", NULL };
+
+                run_tool(arguments, cache, NULL, NULL, NULL, &result);
+                assert_int_equal(result.exit_code, 3);
+                assert_false(test_contains(result.stderr_text, "dsh-sandbox:"));
+                test_process_result_clear(&result);
+        }
+        {
+                const char *arguments[] = { "run", "--backend", "bwrap", "--", "sh", "-c", "kill -9 $$", NULL };
+
+                run_tool(arguments, cache, NULL, NULL, NULL, &result);
+                assert_int_equal(result.exit_code, 137);
+                test_process_result_clear(&result);
+        }
+        free(script);
+        free(target);
+        free(late);
+        test_remove_tree(workspace);
+        test_remove_tree(bin);
+        test_remove_tree(cache);
+}
+
 /* The real bwrap: the command ran (exit-code record), its own failure status stays its own. */
 static void test_spawn_command_status_is_its_own(void **state)
 {
@@ -724,6 +772,7 @@ int main(void)
                 cmocka_unit_test(test_spawn_runner_failure_before_sandbox),
                 cmocka_unit_test(test_spawn_runner_failure_before_exec),
                 cmocka_unit_test(test_spawn_command_status_is_its_own),
+                cmocka_unit_test(test_run_attributes_bwrap_outcomes),
                 cmocka_unit_test(test_stale_cache_falls_back_to_probing),
                 cmocka_unit_test(test_help),
         };

@@ -362,7 +362,7 @@ static void test_descriptors_terminal_and_proc_cwd(void **state)
 static void test_fails_closed_without_landlock(void **state)
 {
         char *marker = test_path_join(workspace, "ran");
-        const char *argv[] = { getenv("WITHOUT_LANDLOCK_BIN"), test_dsh_sandbox_path(), "run", "--backend", "landlock",
+        const char *argv[] = { getenv("NO_LANDLOCK_EXEC_BIN"), test_dsh_sandbox_path(), "run", "--backend", "landlock",
                                "--mode", "workspace-write", "--root", workspace, "--", "touch", marker, NULL };
         test_process_result result;
 

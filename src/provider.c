@@ -466,6 +466,8 @@ static int spawn_selected(dsh_provider *provider, char *const *argv, const dsh_p
                 if (!backend)
                         return dsh_error_set_unavailable(error, prepared->mode, provider->unavailable_detail);
                 result = backend->spawn(provider, argv, prepared, options, child, error);
+                if (result == 0)
+                        dsh_error_clear(error);  /* the stale runner's failure is not the caller's */
         }
         if (result == 0 && !provider->runner_command && provider->backend_count > 1)
                 child->stale_verdict_path = dsh_verdict_cache_path(provider);
@@ -813,5 +815,6 @@ void dsh_probe_report_clear(dsh_probe_report *report)
                 free(report->backends[i].runner_path);
         }
         free(report->backends);
+        free(report->selected);
         *report = (dsh_probe_report) DSH_PROBE_REPORT_INIT;
 }

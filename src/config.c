@@ -13,6 +13,7 @@
 
 #include "dsh-sandbox/config.h"
 #include "error.h"
+#include "xdg.h"
 
 void dsh_config_clear(dsh_config *config)
 {
@@ -50,21 +51,14 @@ int dsh_config_init(dsh_config *config, dsh_error *error)
 char *dsh_config_default_path(void)
 {
         const char *explicit_path = getenv("DSH_SANDBOX_CONFIG");
-        const char *config_home = getenv("XDG_CONFIG_HOME");
-        const char *home = getenv("HOME");
+        dsh_autofree char *directory = NULL;
         char *path = NULL;
 
         if (explicit_path && explicit_path[0])
                 return strdup(explicit_path);
-        if (config_home && config_home[0] == '/') {
-                if (asprintf(&path, "%s/dsh-sandbox/config.json", config_home) < 0)
-                        return NULL;
-        } else if (home && home[0] == '/') {
-                if (asprintf(&path, "%s/.config/dsh-sandbox/config.json", home) < 0)
-                        return NULL;
-        } else {
+        directory = dsh_xdg_directory(NULL, "XDG_CONFIG_HOME", ".config");
+        if (!directory || asprintf(&path, "%s/config.json", directory) < 0)
                 return NULL;
-        }
         if (access(path, F_OK) < 0) {
                 free(path);
                 return NULL;

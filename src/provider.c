@@ -20,6 +20,7 @@
 #include "error.h"
 #include "spawn.h"
 #include "verdict-cache.h"
+#include "xdg.h"
 
 #define DEFAULT_LANDLOCK_RUN_PATH DSH_SANDBOX_LIBEXECDIR "/landlock-run"
 
@@ -226,18 +227,7 @@ int dsh_provider_set_verdict_cache_dir(dsh_provider *provider, const char *direc
 
 char *dsh_provider_default_verdict_cache_dir(void)
 {
-        const char *cache_home = getenv("XDG_CACHE_HOME");
-        const char *home = getenv("HOME");
-        char *path = NULL;
-        int length;
-
-        if (cache_home && cache_home[0] == '/')
-                length = asprintf(&path, "%s/dsh-sandbox", cache_home);
-        else if (home && home[0] == '/')
-                length = asprintf(&path, "%s/.cache/dsh-sandbox", home);
-        else
-                return NULL;
-        return length < 0 ? NULL : path;
+        return dsh_xdg_directory(NULL, "XDG_CACHE_HOME", ".cache");
 }
 
 /* The policy functional probes run under: read-only, rooted at "/" (always present, already canonical). */

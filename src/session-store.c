@@ -19,6 +19,7 @@
 
 #include "error.h"
 #include "session.h"
+#include "xdg.h"
 
 #define SESSION_LOG_SUFFIX ".jsonl"
 /* Reads go in chunks of this size; a longer line grows the buffer. */
@@ -32,25 +33,7 @@ struct dsh_session_store {
 
 char *dsh_session_store_default_directory(void)
 {
-        const char *explicit_directory = getenv("DSH_SANDBOX_STATE_DIR");
-        const char *state_home = getenv("XDG_STATE_HOME");
-        const char *home = getenv("HOME");
-        char *directory = NULL;
-
-        if (explicit_directory && explicit_directory[0])
-                return strdup(explicit_directory);
-        /* XDG says a relative XDG_STATE_HOME is invalid and must be ignored. */
-        if (state_home && state_home[0] == '/') {
-                if (asprintf(&directory, "%s/dsh-sandbox", state_home) < 0)
-                        return NULL;
-                return directory;
-        }
-        if (home && home[0] == '/') {
-                if (asprintf(&directory, "%s/.local/state/dsh-sandbox", home) < 0)
-                        return NULL;
-                return directory;
-        }
-        return NULL;
+        return dsh_xdg_directory("DSH_SANDBOX_STATE_DIR", "XDG_STATE_HOME", ".local/state");
 }
 
 int dsh_session_store_open(const char *directory, dsh_session_store **store_out, dsh_error *error)

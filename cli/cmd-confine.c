@@ -25,33 +25,6 @@ static const char confine_help[] =
         "spawn); 2 for a usage error (including a danger-full-access policy, which needs no\n"
         "confinement).\n\n";
 
-static int parse_confine_arguments(int argc, char **argv, cli_policy_options *options, char ***command)
-{
-        int index = 1;
-
-        while (index < argc) {
-                int result;
-
-                if (strcmp(argv[index], "--") == 0) {
-                        if (index + 1 >= argc)
-                                return cli_usage_error("confine: missing ARGV after `--`");
-                        *command = &argv[index + 1];
-                        return 0;
-                }
-                if (cli_is_help(argv[index])) {
-                        printf("%s%s", confine_help, cli_policy_options_help);
-                        return -1;
-                }
-                result = cli_policy_option_parse(argc, argv, &index, options);
-                if (result == 0)
-                        return cli_usage_error("confine: unknown argument \"%s\" (the command goes after `--`)",
-                                               argv[index]);
-                if (result != 1)
-                        return result;
-        }
-        return cli_usage_error("confine: missing `-- ARGV...`");
-}
-
 static json_t *string_array(char *const *strings)
 {
         json_t *array = json_array();
@@ -145,7 +118,7 @@ int cli_command_confine(int argc, char **argv)
         char **command = NULL;
         int result;
 
-        result = parse_confine_arguments(argc, argv, &options, &command);
+        result = cli_parse_policy_and_command(argc, argv, confine_help, &options, &command);
         if (result == 0)
                 result = cli_policy_resolve(&options, &config, &policy);
         if (result == 0)

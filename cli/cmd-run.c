@@ -21,34 +21,6 @@ static const char run_help[] =
         "not confine it (it never ran); 126/127 if it could not be executed / was not found;\n"
         "2 for a usage error.\n\n";
 
-/* Parses the command line; *program receives the argv after `--`.  Returns 0 or an exit status. */
-static int parse_run_arguments(int argc, char **argv, cli_policy_options *options, char ***program)
-{
-        int index = 1;
-
-        while (index < argc) {
-                int result;
-
-                if (strcmp(argv[index], "--") == 0) {
-                        if (index + 1 >= argc)
-                                return cli_usage_error("run: missing PROGRAM after `--`");
-                        *program = &argv[index + 1];
-                        return 0;
-                }
-                if (cli_is_help(argv[index])) {
-                        printf("%s%s", run_help, cli_policy_options_help);
-                        return -1;
-                }
-                result = cli_policy_option_parse(argc, argv, &index, options);
-                if (result == 0)
-                        return cli_usage_error("run: unknown argument \"%s\" (the command goes after `--`)",
-                                               argv[index]);
-                if (result != 1)
-                        return result;
-        }
-        return cli_usage_error("run: missing `-- PROGRAM [ARG...]`");
-}
-
 /* Partial enforcement is a fact the user must see before the command runs. */
 static void announce_enforcement(const dsh_confined_argv *facts, void *data)
 {
@@ -164,7 +136,7 @@ int cli_command_run(int argc, char **argv)
         char **program = NULL;
         int result;
 
-        result = parse_run_arguments(argc, argv, &options, &program);
+        result = cli_parse_policy_and_command(argc, argv, run_help, &options, &program);
         if (result == 0)
                 result = cli_policy_resolve(&options, &config, &policy);
         if (result == 0)

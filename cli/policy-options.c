@@ -205,3 +205,32 @@ int cli_policy_resolve(const cli_policy_options *options, dsh_config *config, ds
         free(root);
         return result;
 }
+
+int cli_parse_policy_and_command(int argc, char **argv, const char *help, cli_policy_options *options,
+                                 char ***command)
+{
+        const char *name = argv[0];
+        int index = 1;
+
+        while (index < argc) {
+                int result;
+
+                if (strcmp(argv[index], "--") == 0) {
+                        if (index + 1 >= argc)
+                                return cli_usage_error("%s: missing PROGRAM after `--`", name);
+                        *command = &argv[index + 1];
+                        return 0;
+                }
+                if (cli_is_help(argv[index])) {
+                        printf("%s%s", help, cli_policy_options_help);
+                        return -1;
+                }
+                result = cli_policy_option_parse(argc, argv, &index, options);
+                if (result == 0)
+                        return cli_usage_error("%s: unknown argument \"%s\" (the command goes after `--`)", name,
+                                               argv[index]);
+                if (result != 1)
+                        return result;
+        }
+        return cli_usage_error("%s: missing `-- PROGRAM [ARG...]`", name);
+}

@@ -26,6 +26,14 @@ int cli_policy_option_parse(int argc, char **argv, int *index, cli_policy_option
 
 void cli_policy_options_clear(cli_policy_options *options);
 
+/*
+ * Parses `NAME [policy options] -- PROGRAM [ARG...]` (argv[0] is the
+ * subcommand's name).  Returns 0 with *command pointing into argv, -1 after
+ * printing `help` for --help, or CLI_EXIT_USAGE after printing what was wrong.
+ */
+int cli_parse_policy_and_command(int argc, char **argv, const char *help, cli_policy_options *options,
+                                 char ***command);
+
 /* The help text lines for the shared options. */
 extern const char cli_policy_options_help[];
 

@@ -241,7 +241,7 @@ static int landlock_exec(dsh_provider *provider, char *const *argv, const dsh_po
                 facts.argv = NULL;  /* borrowed */
                 dsh_confined_argv_clear(&facts);
         }
-        dsh_exec_plan_apply(&plan, &inherit, -1, &failure);
+        dsh_exec_plan_apply(&plan, &inherit, &failure);
         /* Still here: nothing was exec'd.  The ruleset fd may already be closed by the fd sweep. */
         ruleset.fd = -1;
         return dsh_spawn_failure_to_error(&failure, policy->mode, argv[0], error);

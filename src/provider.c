@@ -502,7 +502,7 @@ int dsh_provider_exec(dsh_provider *provider, char *const *argv, const dsh_polic
 
                 if (!argv || !argv[0])
                         return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "the command argv is empty");
-                dsh_exec_plan_apply(&plan, &inherit, -1, &failure);
+                dsh_exec_plan_apply(&plan, &inherit, &failure);
                 return dsh_spawn_failure_to_error(&failure, policy->mode, argv[0], error);
         }
         result = prepare_call(argv, policy, &prepared, error);

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,13 +30,11 @@ static int child_redirect(int fd, int target)
  *     checked against the policy, and every failure so far returns with the
  *     command never run;
  *  3. every inherited fd above 2 is closed (an fd opened before the domain
- *     would bypass it), keeping only the status pipe (close-on-exec) and a
- *     documented keep_fd;
+ *     would bypass it), keeping only a documented keep_fd;
  *  4. exec.
  * Only raw system calls: safe in a forked child of a multi-threaded process.
  */
-void dsh_exec_plan_apply(const dsh_exec_plan *plan, const dsh_spawn_options *options, int status_fd,
-                         dsh_spawn_failure *failure)
+void dsh_exec_plan_apply(const dsh_exec_plan *plan, const dsh_spawn_options *options, dsh_spawn_failure *failure)
 {
         int result;
 
@@ -59,7 +60,7 @@ void dsh_exec_plan_apply(const dsh_exec_plan *plan, const dsh_spawn_options *opt
                 }
         }
         failure->stage = DSH_SPAWN_STAGE_SETUP;
-        result = dsh_close_inherited_fds(status_fd, plan->keep_fd);
+        result = dsh_close_inherited_fds(plan->keep_fd, -1);
         if (result < 0) {
                 failure->errno_value = -result;
                 return;
@@ -75,63 +76,76 @@ void dsh_exec_plan_apply(const dsh_exec_plan *plan, const dsh_spawn_options *opt
         failure->errno_value = errno;
 }
 
-/* Runs in the forked child: apply the plan, or report why not and leave. */
-__attribute__((noreturn)) static void child_exec(const dsh_exec_plan *plan, const dsh_spawn_options *options,
-                                                 int status_fd)
-{
-        dsh_spawn_failure failure;
-        ssize_t ignored;
+struct child_arguments {
+        const dsh_exec_plan *plan;
+        const dsh_spawn_options *options;
+        const sigset_t *parent_mask;
+        dsh_spawn_failure failure;   /* written by the child, read by the parent once it resumes */
+};
 
-        dsh_exec_plan_apply(plan, options, status_fd, &failure);
-        ignored = write(status_fd, &failure, sizeof(failure));
-        (void) ignored;
+/*
+ * Runs in the child, on its own stack but in the parent's memory (the parent
+ * is suspended until the child execs or exits).  Handlers the parent
+ * installed would run here on shared memory, so every caught signal is reset
+ * to its default before the parent's mask is restored; then the plan is
+ * applied.  A failure is left in the shared arguments for the parent.
+ */
+static int child_main(void *data)
+{
+        struct child_arguments *arguments = data;
+        dsh_spawn_failure failure;
+        struct sigaction action;
+
+        for (int signal_number = 1; signal_number < NSIG; signal_number++) {
+                if (sigaction(signal_number, NULL, &action) < 0 || action.sa_handler == SIG_IGN ||
+                    action.sa_handler == SIG_DFL)
+                        continue;
+                action.sa_handler = SIG_DFL;
+                action.sa_flags = 0;
+                sigaction(signal_number, &action, NULL);
+        }
+        sigprocmask(SIG_SETMASK, arguments->parent_mask, NULL);
+        /* Only a failure may reach the shared memory: after a successful exec it must still say "none". */
+        dsh_exec_plan_apply(arguments->plan, arguments->options, &failure);
+        arguments->failure = failure;
         _exit(125);
 }
 
-static int wait_for_exec(int status_fd, dsh_spawn_failure *failure)
-{
-        ssize_t length;
+#define CHILD_STACK_SIZE (256 * 1024)
 
-        do
-                length = read(status_fd, failure, sizeof(*failure));
-        while (length < 0 && errno == EINTR);
-        if (length == 0)
-                return 0;  /* EOF: the pipe was closed by a successful exec */
-        if (length != (ssize_t) sizeof(*failure)) {
-                failure->stage = DSH_SPAWN_STAGE_SETUP;
-                failure->errno_value = length < 0 ? errno : EPROTO;
-        }
-        return -ECHILD;
-}
-
+/*
+ * clone(CLONE_VM | CLONE_VFORK), as posix_spawn() does: no copy of the
+ * parent's page tables, which on this project's machines saves about 0.4 ms
+ * per command over fork() (bench/run.sh).  The child only makes system calls
+ * (and execvp, which allocates nothing) before it execs.
+ */
 pid_t dsh_spawn_exec_plan(const dsh_exec_plan *plan, const dsh_spawn_options *options,
                           dsh_spawn_failure *failure)
 {
-        int status_pipe[2];
+        struct child_arguments arguments = { plan, options, NULL, { DSH_SPAWN_STAGE_NONE, 0 } };
+        sigset_t all_signals, parent_mask;
+        void *stack;
         pid_t pid;
-        int result;
+        int clone_errno;
 
-        *failure = (dsh_spawn_failure) { DSH_SPAWN_STAGE_NONE, 0 };
-        if (pipe2(status_pipe, O_CLOEXEC) < 0)
+        *failure = arguments.failure;
+        stack = mmap(NULL, CHILD_STACK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+        if (stack == MAP_FAILED)
                 return -errno;
-        pid = fork();
-        if (pid < 0) {
-                result = -errno;
-                close(status_pipe[0]);
-                close(status_pipe[1]);
-                return result;
-        }
-        if (pid == 0) {
-                close(status_pipe[0]);
-                child_exec(plan, options, status_pipe[1]);
-        }
-        close(status_pipe[1]);
-        result = wait_for_exec(status_pipe[0], failure);
-        close(status_pipe[0]);
-        if (result < 0) {
+        sigfillset(&all_signals);
+        pthread_sigmask(SIG_BLOCK, &all_signals, &parent_mask);
+        arguments.parent_mask = &parent_mask;
+        pid = clone(child_main, (char *) stack + CHILD_STACK_SIZE, CLONE_VM | CLONE_VFORK | SIGCHLD, &arguments);
+        clone_errno = errno;
+        pthread_sigmask(SIG_SETMASK, &parent_mask, NULL);
+        munmap(stack, CHILD_STACK_SIZE);
+        if (pid < 0)
+                return -clone_errno;
+        if (arguments.failure.stage != DSH_SPAWN_STAGE_NONE) {
+                *failure = arguments.failure;
                 while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
                         ;
-                return result;
+                return -ECHILD;
         }
         return pid;
 }
@@ -157,5 +171,6 @@ int dsh_spawn_failure_to_error(const dsh_spawn_failure *failure, dsh_mode mode, 
         if (!dsh_mode_is_confined(mode))
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, failure->errno_value, "%s", detail);
         dsh_error_set_unavailable(error, mode, detail);
-        return -failure->errno_value;
+        /* Never 0: a caller must not read "success" from a failure without an errno. */
+        return failure->errno_value > 0 ? -failure->errno_value : -EIO;
 }

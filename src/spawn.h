@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The one fork/exec routine of the library.  Everything between fork() and
- * exec() is a raw system call (no allocation, no locks), so it is safe to
- * call from a multi-threaded harness.  The child reports a failure before
- * exec through a close-on-exec pipe: EOF means the command was exec'd.
+ * The one spawn routine of the library.  Everything between clone() and
+ * exec() is a system call (no allocation, no locks), so it is safe to call
+ * from a multi-threaded harness.  The child shares the parent's memory until
+ * it execs, and leaves the stage and errno of a failure before exec there:
+ * the parent knows out of band whether the command was exec'd.
  */
 #ifndef DSH_SANDBOX_SPAWN_H
 #define DSH_SANDBOX_SPAWN_H
@@ -34,20 +35,20 @@ typedef struct dsh_spawn_failure {
 } dsh_spawn_failure;
 
 /*
- * Forks and execs `plan->argv` (PATH searched).  Returns the pid once the
- * child has exec'd, or a negative errno: -ECHILD with `failure` filled when
- * the child failed before exec (it has been reaped), another errno when
- * fork() or pipe2() failed.
+ * Starts a child that execs `plan->argv` (PATH searched).  Returns the pid
+ * once the child has exec'd, or a negative errno: -ECHILD with `failure`
+ * filled when the child failed before exec (it has been reaped), another
+ * errno when the child could not be created.
  */
 DSH_INTERNAL pid_t dsh_spawn_exec_plan(const dsh_exec_plan *plan, const dsh_spawn_options *options,
                                        dsh_spawn_failure *failure);
 
 /*
- * Applies the plan to the calling process and execs: the body of the child
- * after fork(), and the whole of an in-place exec (status_fd -1).  Returns
+ * Applies the plan to the calling process and execs: the body of the spawned
+ * child, and the whole of an in-place exec.  Returns
  * only on failure, with `failure` saying at which stage.
  */
-DSH_INTERNAL void dsh_exec_plan_apply(const dsh_exec_plan *plan, const dsh_spawn_options *options, int status_fd,
+DSH_INTERNAL void dsh_exec_plan_apply(const dsh_exec_plan *plan, const dsh_spawn_options *options,
                                       dsh_spawn_failure *failure);
 
 /* Turns a pre-exec failure into the library error for `mode`; returns the negative errno. */

@@ -7,9 +7,9 @@
 #   run --backend auto   the bwrap, landlock chain with a warm verdict cache
 # Target: <= 1.05x raw bwrap.  A benchmark never fails a test: it only prints.
 #
-# Usage: bench/bwrap-overhead.sh [BUILD_DIR]   (default: ./build)
+# Usage: bench/bwrap-overhead.bench.sh [BUILD_DIR]   (default: $BUILD_DIR, else build)
 set -u
-build=${1:-build}
+build=${1:-${BUILD_DIR:-build}}
 tool="$build/dsh-sandbox"
 if ! command -v hyperfine >/dev/null 2>&1; then
         echo "bwrap-overhead: hyperfine is not installed; nothing measured"

@@ -46,6 +46,7 @@
 
 #include "backend.h"
 #include "error.h"
+#include "path.h"
 #include "spawn.h"
 
 #define BWRAP_TEMP_AREA "/tmp"
@@ -63,15 +64,6 @@ static const char *const trusted_bwrap_paths[] = {
 
 /* Temporary directories anyone can write: a binary found there proves nothing. */
 static const char *const untrusted_prefixes[] = { "/tmp", "/var/tmp", "/dev/shm", NULL };
-
-static bool path_is_beneath(const char *path, const char *directory)
-{
-        size_t length = strlen(directory);
-
-        if (strcmp(directory, "/") == 0)
-                return true;
-        return strncmp(path, directory, length) == 0 && (path[length] == '/' || path[length] == '\0');
-}
 
 /* A regular, executable file that only its owner can modify. */
 static bool is_sound_binary(const char *path)
@@ -104,7 +96,7 @@ static char *bwrap_in_path_entry(const char *entry, size_t length)
         if (status.st_mode & S_IWOTH)
                 return NULL;
         for (const char *const *prefix = untrusted_prefixes; *prefix; prefix++)
-                if (path_is_beneath(canonical, *prefix))
+                if (dsh_path_is_beneath(canonical, *prefix))
                         return NULL;
         snprintf(candidate, sizeof(candidate), "%s/bwrap", canonical);
         if (!is_sound_binary(candidate))
@@ -153,9 +145,9 @@ static int check_runner_outside_policy(const char *bwrap, const dsh_policy *poli
 
         if (policy->mode != DSH_MODE_WORKSPACE_WRITE)
                 return 0;  /* read-only writes nothing: no root can be planted by this call */
-        inside = path_is_beneath(bwrap, BWRAP_TEMP_AREA) || path_is_beneath(bwrap, policy->workspace_root);
+        inside = dsh_path_is_beneath(bwrap, BWRAP_TEMP_AREA) || dsh_path_is_beneath(bwrap, policy->workspace_root);
         for (char **root = policy->additional_writable_roots; !inside && root && *root; root++)
-                inside = path_is_beneath(bwrap, *root);
+                inside = dsh_path_is_beneath(bwrap, *root);
         if (!inside)
                 return 0;
         snprintf(detail, sizeof(detail), "refusing the bwrap at %s: it lies inside a root this call may write",
@@ -425,7 +417,7 @@ static int check_program(const char *program, const dsh_policy *policy, dsh_erro
                 if (access(program, X_OK) < 0)
                         return dsh_error_set(error, DSH_ERROR_EXEC_FAILED, errno, "%s: %s", program, strerror(errno));
                 if (policy->mode == DSH_MODE_WORKSPACE_WRITE && program[0] == '/' &&
-                    path_is_beneath(program, BWRAP_TEMP_AREA) && !path_is_beneath(program, policy->workspace_root))
+                    dsh_path_is_beneath(program, BWRAP_TEMP_AREA) && !dsh_path_is_beneath(program, policy->workspace_root))
                         return dsh_error_set(error, DSH_ERROR_EXEC_FAILED, ENOENT,
                                              "%s: %s (the bwrap sandbox has a private /tmp)", program,
                                              strerror(ENOENT));

@@ -64,8 +64,5 @@ DSH_INTERNAL int session_append_built(dsh_session *session, const char *type, se
 /* The invariant: data.mode of a sandbox/mode event parses, or the exact message is set. */
 DSH_INTERNAL int session_check_mode_data(json_t *data, dsh_mode *mode_out, const char *where, dsh_error *error);
 
-/* Canonicalizes an absolute path: realpath of the longest existing prefix, then lexical
- * normalization of the rest.  Returns a new string, or NULL with errno set. */
-DSH_INTERNAL char *session_canonical_path(const char *path);
 
 #endif

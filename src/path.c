@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/* Path identity: canonical spelling of paths that may not exist yet, and containment. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "path.h"
+
+static int append_component(char **path, const char *component, size_t length)
+{
+        size_t current = strlen(*path);
+        bool at_root = current == 1;
+        char *grown = realloc(*path, current + length + 2);
+
+        if (!grown)
+                return -ENOMEM;
+        if (!at_root)
+                grown[current++] = '/';
+        memcpy(grown + current, component, length);
+        grown[current + length] = '\0';
+        *path = grown;
+        return 0;
+}
+
+static void remove_last_component(char *path)
+{
+        char *slash = strrchr(path, '/');
+
+        if (slash == path)
+                path[1] = '\0';
+        else if (slash)
+                *slash = '\0';
+}
+
+/*
+ * Filesystem semantics first, lexical normalization after: each component
+ * that exists is resolved with realpath (so `link/..` goes where chdir goes,
+ * not to the lexical parent of `link`); only once a component does not exist
+ * is the rest normalized lexically, since a missing directory has no
+ * identity to resolve.  `..` after an existing prefix is its real parent:
+ * the prefix is canonical, so it holds no symlink to walk back through.
+ */
+char *dsh_path_canonical(const char *path)
+{
+        char *resolved = realpath(path, NULL);
+        size_t lexical_depth = 0;
+        const char *cursor;
+
+        if (resolved)
+                return resolved;
+        if (path[0] != '/') {
+                errno = EINVAL;
+                return NULL;
+        }
+        resolved = strdup("/");
+        if (!resolved)
+                return NULL;
+        for (cursor = path; *cursor;) {
+                size_t length;
+
+                while (*cursor == '/')
+                        cursor++;
+                length = strcspn(cursor, "/");
+                if (length == 0)
+                        break;
+                if (length == 1 && cursor[0] == '.') {
+                        /* nothing */
+                } else if (length == 2 && cursor[0] == '.' && cursor[1] == '.') {
+                        remove_last_component(resolved);
+                        if (lexical_depth > 0)
+                                lexical_depth--;
+                } else if (lexical_depth > 0) {
+                        if (append_component(&resolved, cursor, length) < 0)
+                                goto out_of_memory;
+                        lexical_depth++;
+                } else {
+                        char *candidate = strdup(resolved), *real;
+
+                        if (!candidate || append_component(&candidate, cursor, length) < 0) {
+                                free(candidate);
+                                goto out_of_memory;
+                        }
+                        real = realpath(candidate, NULL);
+                        if (!real && errno != ENOENT && errno != ENOTDIR) {
+                                int saved_errno = errno;
+
+                                free(candidate);
+                                free(resolved);
+                                errno = saved_errno;
+                                return NULL;
+                        }
+                        free(resolved);
+                        if (real) {
+                                free(candidate);
+                                resolved = real;
+                        } else {
+                                resolved = candidate;
+                                lexical_depth = 1;
+                        }
+                }
+                cursor += length;
+        }
+        return resolved;
+out_of_memory:
+        free(resolved);
+        errno = ENOMEM;
+        return NULL;
+}
+
+bool dsh_path_is_beneath(const char *path, const char *directory)
+{
+        size_t length = strlen(directory);
+
+        if (strcmp(directory, "/") == 0)
+                return path[0] == '/';
+        return strncmp(path, directory, length) == 0 && (path[length] == '/' || path[length] == '\0');
+}

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+/* Path identity: canonical spelling of paths that may not exist yet, and containment. */
+#ifndef DSH_SANDBOX_PATH_H
+#define DSH_SANDBOX_PATH_H
+
+#include <stdbool.h>
+
+#include "util.h"
+
+/*
+ * The canonical spelling of an absolute `path`: realpath() of its longest
+ * existing prefix, the missing rest normalized lexically.  Returns a new
+ * string (caller frees), or NULL with errno set (EINVAL for a relative path).
+ */
+DSH_INTERNAL char *dsh_path_canonical(const char *path);
+
+/* True when canonical `path` is `directory` itself or lies beneath it (canonical too). */
+DSH_INTERNAL bool dsh_path_is_beneath(const char *path, const char *directory);
+
+#endif

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dsh-sandbox/policy-service.h"
+
 #include "cli.h"
 #include "policy-options.h"
 
@@ -61,6 +63,50 @@ static int apply_environment(dsh_provider *provider, dsh_error *error)
         return result;
 }
 
+/* Appends `path` (owned, may be NULL) made absolute against the cwd. */
+static int append_protected(char ***paths, char *path)
+{
+        char cwd[PATH_MAX];
+        char *absolute = NULL;
+        int result = 0;
+
+        if (!path)
+                return 0;
+        if (path[0] != '/' && getcwd(cwd, sizeof(cwd)) && asprintf(&absolute, "%s/%s", cwd, path) < 0)
+                absolute = NULL;
+        if (path[0] == '/' || absolute)
+                result = dsh_strv_append(paths, absolute ? absolute : path);
+        free(absolute);
+        free(path);
+        return result;
+}
+
+/*
+ * What a confined command must never be able to change, because a later
+ * call would read it: the config file named for this call, the default
+ * config directory (a config.json created there takes effect), the session
+ * store and the verdict cache.
+ */
+static int protect_own_files(dsh_provider *provider, const cli_policy_options *options, dsh_error *error)
+{
+        const char *named_config = options->config_path ? options->config_path : getenv("DSH_SANDBOX_CONFIG");
+        char **paths = NULL;
+        int result = 0;
+
+        if (named_config && named_config[0])
+                result = append_protected(&paths, strdup(named_config));
+        if (result == 0)
+                result = append_protected(&paths, dsh_config_default_directory());
+        if (result == 0)
+                result = append_protected(&paths, dsh_session_store_default_directory());
+        if (result == 0)
+                result = append_protected(&paths, dsh_provider_default_verdict_cache_dir());
+        if (result == 0)
+                result = dsh_provider_set_protected_paths(provider, paths, error);
+        dsh_strv_free(paths);
+        return result;
+}
+
 int cli_provider_create(const cli_policy_options *options, const dsh_config *config, dsh_provider **provider_out)
 {
         dsh_error error = DSH_ERROR_INIT;
@@ -92,6 +138,8 @@ int cli_provider_create(const cli_policy_options *options, const dsh_config *con
                                                          config->runner_failure_signatures, &error);
         if (result == 0)
                 result = apply_environment(provider, &error);
+        if (result == 0)
+                result = protect_own_files(provider, options, &error);
         if (result == 0)
                 result = set_launcher_path(provider);
         if (result < 0) {

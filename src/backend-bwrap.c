@@ -155,8 +155,13 @@ static int check_runner_outside_policy(const char *bwrap, const dsh_policy *poli
         return dsh_error_set_unavailable(error, policy->mode, detail);
 }
 
-/* The profile, up to and including "--"; `status_fd` >= 0 adds --json-status-fd. */
-static int append_profile(char ***argv, const char *bwrap, const dsh_policy *policy, int status_fd)
+/*
+ * The profile, up to and including "--"; `status_fd` >= 0 adds --json-status-fd.
+ * `shielded` paths (beneath the writable binds) are bound read-only last, so
+ * they cover what the writable binds exposed.
+ */
+static int append_profile(char ***argv, const char *bwrap, const dsh_policy *policy, char *const *shielded,
+                          int status_fd)
 {
         static const char *const fixed[] = {
                 "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--proc", "/proc", "--die-with-parent",
@@ -179,6 +184,10 @@ static int append_profile(char ***argv, const char *bwrap, const dsh_policy *pol
                         if (dsh_strv_append(argv, "--bind") < 0 || dsh_strv_append(argv, *root) < 0 ||
                             dsh_strv_append(argv, *root) < 0)
                                 return -ENOMEM;
+                for (char *const *path = shielded; path && *path; path++)
+                        if (dsh_strv_append(argv, "--ro-bind") < 0 || dsh_strv_append(argv, *path) < 0 ||
+                            dsh_strv_append(argv, *path) < 0)
+                                return -ENOMEM;
         }
         if (status_fd >= 0) {
                 snprintf(number, sizeof(number), "%d", status_fd);
@@ -188,10 +197,10 @@ static int append_profile(char ***argv, const char *bwrap, const dsh_policy *pol
         return dsh_strv_append(argv, "--");
 }
 
-static int build_argv(char ***argv, const char *bwrap, const dsh_policy *policy, int status_fd,
-                      char *const *command)
+static int build_argv(char ***argv, const char *bwrap, const dsh_policy *policy, char *const *shielded,
+                      int status_fd, char *const *command)
 {
-        int result = append_profile(argv, bwrap, policy, status_fd);
+        int result = append_profile(argv, bwrap, policy, shielded, status_fd);
 
         for (; result == 0 && *command; command++)
                 result = dsh_strv_append(argv, *command);
@@ -229,14 +238,67 @@ static char *runner_for_call(dsh_provider *provider, const dsh_policy *policy, d
         return bwrap;
 }
 
+/* mkdir -p with mode 0700 for what is missing; returns 0 or a negative errno. */
+static int make_directories(const char *path)
+{
+        char partial[PATH_MAX];
+        size_t length = strlen(path);
+
+        if (length >= sizeof(partial))
+                return -ENAMETOOLONG;
+        memcpy(partial, path, length + 1);
+        for (char *slash = strchr(partial + 1, '/');; slash = strchr(slash + 1, '/')) {
+                if (slash)
+                        *slash = '\0';
+                if (mkdir(partial, 0700) < 0 && errno != EEXIST)
+                        return -errno;
+                if (!slash)
+                        return 0;
+                *slash = '/';
+        }
+}
+
+/*
+ * The sandbox's own files beneath this call's writable binds (see
+ * dsh_provider_set_protected_paths): each must exist to be bound read-only
+ * over, so a missing one is created now, as an empty private directory —
+ * otherwise the command could create it, and its contents, itself.
+ */
+static int shield_protected_paths(dsh_provider *provider, const dsh_policy *policy, char ***shielded,
+                                  dsh_error *error)
+{
+        int result = dsh_provider_shielded_paths(provider, policy, NULL, shielded, error);
+
+        for (char **path = *shielded; result == 0 && path && *path; path++) {
+                if (access(*path, F_OK) == 0)
+                        continue;
+                result = make_directories(*path);
+                if (result < 0) {
+                        dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, -result,
+                                      "cannot create \"%s\" to protect it from the command: %s", *path,
+                                      strerror(-result));
+                        dsh_strv_free(*shielded);
+                        *shielded = NULL;
+                }
+        }
+        return result;
+}
+
 static int bwrap_confine(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
                          dsh_confined_argv *out, dsh_error *error)
 {
         dsh_autofree char *bwrap = runner_for_call(provider, policy, error);
+        char **shielded = NULL;
+        int result;
 
         if (!bwrap)
                 return -ENOSYS;
-        if (build_argv(&out->argv, bwrap, policy, -1, argv) < 0 || set_dialect(out) < 0) {
+        result = shield_protected_paths(provider, policy, &shielded, error);
+        if (result < 0)
+                return result;
+        result = build_argv(&out->argv, bwrap, policy, shielded, -1, argv);
+        dsh_strv_free(shielded);
+        if (result < 0 || set_dialect(out) < 0) {
                 dsh_confined_argv_clear(out);
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         }
@@ -495,6 +557,7 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_poli
         dsh_confined_argv facts = DSH_CONFINED_ARGV_INIT;
         dsh_exec_plan plan = { NULL, -1, false, -1 };
         dsh_spawn_failure failure;
+        char **shielded = NULL;
         int status_pipe[2], wait_status = 0, result;
         bool exec_seen;
         pid_t pid;
@@ -504,12 +567,21 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_poli
         result = check_program(argv[0], policy, error);
         if (result < 0)
                 return result;
-        if (pipe2(status_pipe, O_CLOEXEC) < 0)
-                return dsh_error_set(error, DSH_ERROR_SYSTEM, errno, "cannot create the runner status pipe: %s",
-                                     strerror(errno));
+        result = shield_protected_paths(provider, policy, &shielded, error);
+        if (result < 0)
+                return result;
+        if (pipe2(status_pipe, O_CLOEXEC) < 0) {
+                int pipe_errno = errno;
+
+                dsh_strv_free(shielded);
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, pipe_errno, "cannot create the runner status pipe: %s",
+                                     strerror(pipe_errno));
+        }
         status_read = status_pipe[0];
         status_write = status_pipe[1];
-        if (build_argv(&facts.argv, bwrap, policy, status_write, argv) < 0 || set_dialect(&facts) < 0) {
+        result = build_argv(&facts.argv, bwrap, policy, shielded, status_write, argv);
+        dsh_strv_free(shielded);
+        if (result < 0 || set_dialect(&facts) < 0) {
                 dsh_confined_argv_clear(&facts);
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         }

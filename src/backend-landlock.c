@@ -122,6 +122,28 @@ static int set_dialect(dsh_confined_argv *out, dsh_enforcement enforcement)
         return dsh_confined_argv_add_rule(out, launcher_failure, 1, fatal, informational);
 }
 
+/*
+ * Landlock can only grant: nothing beneath a granted root can be held back.
+ * So a call whose writable roots (the host's /tmp included) contain one of
+ * the sandbox's own protected paths is refused rather than run with those
+ * files writable.
+ */
+static int refuse_protected_paths(const dsh_provider *provider, const dsh_policy *policy, dsh_error *error)
+{
+        char **shielded = NULL;
+        int result = dsh_provider_shielded_paths(provider, policy, LANDLOCK_TEMP_AREA, &shielded, error);
+
+        if (result == 0 && shielded) {
+                result = dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EPERM,
+                                       "a writable root of this call contains \"%s\", the sandbox's own files, and "
+                                       "Landlock cannot hold it back: a confined command could change the policy "
+                                       "of later calls. Use a narrower root, or the bwrap backend",
+                                       shielded[0]);
+                dsh_strv_free(shielded);
+        }
+        return result;
+}
+
 static int landlock_confine(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
                             dsh_confined_argv *out, dsh_error *error)
 {
@@ -130,6 +152,8 @@ static int landlock_confine(dsh_provider *provider, char *const *argv, const dsh
 
         if (problem)
                 return dsh_error_set_unavailable(error, policy->mode, problem);
+        if (refuse_protected_paths(provider, policy, error) < 0)
+                return -EPERM;
         if (dsh_strv_append(&out->argv, provider->landlock_run_path) < 0 ||
             for_each_grant(policy, append_grant_arguments, &out->argv) < 0 ||
             dsh_strv_append(&out->argv, "--") < 0)
@@ -162,12 +186,17 @@ static int add_grant_rule(const struct landlock_grant *grant, void *context)
 }
 
 /* Builds the ruleset of `policy` in this process; returns 0 or a negative errno with `error` set. */
-static int build_ruleset(const dsh_policy *policy, dsh_landlock_ruleset *ruleset, dsh_error *error)
+static int build_ruleset(const dsh_provider *provider, const dsh_policy *policy, dsh_landlock_ruleset *ruleset,
+                         dsh_error *error)
 {
         struct ruleset_builder builder = { ruleset, NULL, NULL };
         const char *problem;
         char detail[PATH_MAX + 128];
-        int result = dsh_landlock_ruleset_open(ruleset);
+        int result = refuse_protected_paths(provider, policy, error);
+
+        if (result < 0)
+                return result;
+        result = dsh_landlock_ruleset_open(ruleset);
 
         if (result < 0) {
                 problem = abi_problem(result == -EOPNOTSUPP ? 1 : result);
@@ -199,8 +228,7 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
         pid_t pid;
         int result;
 
-        (void) provider;
-        result = build_ruleset(policy, &ruleset, error);
+        result = build_ruleset(provider, policy, &ruleset, error);
         if (result < 0)
                 return result;
         plan.landlock_ruleset_fd = ruleset.fd;
@@ -227,8 +255,7 @@ static int landlock_exec(dsh_provider *provider, char *const *argv, const dsh_po
         dsh_spawn_failure failure;
         int result;
 
-        (void) provider;
-        result = build_ruleset(policy, &ruleset, error);
+        result = build_ruleset(provider, policy, &ruleset, error);
         if (result < 0)
                 return result;
         plan.landlock_ruleset_fd = ruleset.fd;

@@ -66,6 +66,7 @@ struct dsh_provider {
         /* Operator override (dsh_provider_set_runner_command); NULL: none. */
         char **runner_command;
         char **runner_failure_signatures;
+        char **protected_paths;         /* canonical; see dsh_provider_set_protected_paths() */
         /* Directory of the cross-process verdict cache; NULL: the verdict lives in this provider only. */
         char *verdict_cache_dir;
         /* The selection came from the persisted cache and was not probed by this provider. */
@@ -75,6 +76,17 @@ struct dsh_provider {
 };
 
 DSH_INTERNAL const dsh_backend_ops *dsh_backend_by_name(const char *name);
+
+/*
+ * The protected paths this call must shield: those beneath a root the policy
+ * lets the command write (the workspace and extra roots under
+ * workspace-write, and `host_temp_area` when the backend grants the host's,
+ * else NULL), canonical, as a new strv in *shielded (NULL when none).  Fails
+ * with SANDBOX_PREPARATION_FAILED when a writable root lies inside a
+ * protected path: no grant or bind order can shield that.
+ */
+DSH_INTERNAL int dsh_provider_shielded_paths(const dsh_provider *provider, const dsh_policy *policy,
+                                             const char *host_temp_area, char ***shielded, dsh_error *error);
 
 /*
  * Runs `argv` through `backend->spawn` under a prepared `policy` with stdin

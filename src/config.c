@@ -48,6 +48,11 @@ int dsh_config_init(dsh_config *config, dsh_error *error)
         return 0;
 }
 
+char *dsh_config_default_directory(void)
+{
+        return dsh_xdg_directory(NULL, "XDG_CONFIG_HOME", ".config");
+}
+
 char *dsh_config_default_path(void)
 {
         const char *explicit_path = getenv("DSH_SANDBOX_CONFIG");
@@ -56,7 +61,7 @@ char *dsh_config_default_path(void)
 
         if (explicit_path && explicit_path[0])
                 return strdup(explicit_path);
-        directory = dsh_xdg_directory(NULL, "XDG_CONFIG_HOME", ".config");
+        directory = dsh_config_default_directory();
         if (!directory || asprintf(&path, "%s/config.json", directory) < 0)
                 return NULL;
         if (access(path, F_OK) < 0) {

@@ -18,6 +18,7 @@
 #include "config.h"
 #include "dsh-sandbox/config.h"
 #include "error.h"
+#include "path.h"
 #include "spawn.h"
 #include "verdict-cache.h"
 #include "xdg.h"
@@ -78,6 +79,7 @@ void dsh_provider_free(dsh_provider *provider)
                 return;
         forget_verdict(provider);
         free(provider->landlock_run_path);
+        dsh_strv_free(provider->protected_paths);
         free(provider->bwrap_path);
         dsh_strv_free(provider->runner_command);
         dsh_strv_free(provider->runner_failure_signatures);
@@ -204,6 +206,80 @@ int dsh_provider_set_runner_command(dsh_provider *provider, char *const *command
         provider->runner_command = command_copy;
         provider->runner_failure_signatures = signatures_copy;
         forget_verdict(provider);
+        return 0;
+}
+
+int dsh_provider_set_protected_paths(dsh_provider *provider, char *const *paths, dsh_error *error)
+{
+        char **canonical = NULL;
+
+        for (; paths && *paths; paths++) {
+                char *path;
+
+                if ((*paths)[0] != '/') {
+                        dsh_strv_free(canonical);
+                        return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
+                                             "a protected path must be absolute: \"%s\"", *paths);
+                }
+                path = dsh_path_canonical(*paths);
+                if (!path || dsh_strv_append(&canonical, path) < 0) {
+                        free(path);
+                        dsh_strv_free(canonical);
+                        return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+                }
+                free(path);
+        }
+        dsh_strv_free(provider->protected_paths);
+        provider->protected_paths = canonical;
+        return 0;
+}
+
+/* A writable root of this call that lies inside `protected_path`, or NULL. */
+static const char *root_inside(const dsh_policy *policy, const char *host_temp_area, const char *protected_path)
+{
+        if (dsh_path_is_beneath(policy->workspace_root, protected_path))
+                return policy->workspace_root;
+        for (char **root = policy->additional_writable_roots; root && *root; root++)
+                if (dsh_path_is_beneath(*root, protected_path))
+                        return *root;
+        if (host_temp_area && dsh_path_is_beneath(host_temp_area, protected_path))
+                return host_temp_area;
+        return NULL;
+}
+
+static bool beneath_a_writable_root(const dsh_policy *policy, const char *host_temp_area, const char *path)
+{
+        if (dsh_path_is_beneath(path, policy->workspace_root))
+                return true;
+        for (char **root = policy->additional_writable_roots; root && *root; root++)
+                if (dsh_path_is_beneath(path, *root))
+                        return true;
+        return host_temp_area && dsh_path_is_beneath(path, host_temp_area);
+}
+
+int dsh_provider_shielded_paths(const dsh_provider *provider, const dsh_policy *policy, const char *host_temp_area,
+                                char ***shielded, dsh_error *error)
+{
+        *shielded = NULL;
+        if (policy->mode != DSH_MODE_WORKSPACE_WRITE)
+                return 0;  /* read-only grants no root at all */
+        for (char **path = provider->protected_paths; path && *path; path++) {
+                const char *root = root_inside(policy, host_temp_area, *path);
+
+                if (root) {
+                        dsh_strv_free(*shielded);
+                        *shielded = NULL;
+                        return dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EPERM,
+                                             "writable root \"%s\" lies inside \"%s\", the sandbox's own files: a "
+                                             "confined command could change the policy of later calls",
+                                             root, *path);
+                }
+                if (beneath_a_writable_root(policy, host_temp_area, *path) && dsh_strv_append(shielded, *path) < 0) {
+                        dsh_strv_free(*shielded);
+                        *shielded = NULL;
+                        return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+                }
+        }
         return 0;
 }
 

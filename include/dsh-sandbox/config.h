@@ -51,6 +51,13 @@ DSH_PUBLIC int dsh_config_load_file(dsh_config *config, const char *path, dsh_er
  */
 DSH_PUBLIC char *dsh_config_default_path(void);
 
+/*
+ * The directory where the default config file lives, whether or not it
+ * exists: $XDG_CONFIG_HOME/dsh-sandbox, else ~/.config/dsh-sandbox.  Returns a
+ * new string (caller frees) or NULL.
+ */
+DSH_PUBLIC char *dsh_config_default_directory(void);
+
 DSH_PUBLIC void dsh_config_clear(dsh_config *config);
 
 #ifdef __cplusplus

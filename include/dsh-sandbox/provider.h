@@ -118,6 +118,21 @@ DSH_PUBLIC int dsh_provider_probe(dsh_provider *provider, dsh_probe_report *repo
 DSH_PUBLIC void dsh_probe_report_clear(dsh_probe_report *report);
 
 /*
+ * Absolute paths (files or directories) that a confined command must never
+ * create, change or remove, even beneath a writable root: the sandbox's own
+ * configuration, session state and caches, whose change would widen later
+ * calls (a `runnerCommand` written into the config, a `sandbox/mode` event
+ * appended to the command's own session).  Per call, under bwrap each one
+ * beneath a writable root is bound read-only over it (a missing one is
+ * first created as an empty directory, mode 0700); Landlock, which can only
+ * grant, refuses such a policy with SANDBOX_PREPARATION_FAILED; any backend
+ * refuses a writable root that lies inside a protected path.  A runner
+ * command is the operator's to configure and is not checked.  Replaces the
+ * previous list; NULL clears it.  Returns 0, -EINVAL (a relative path) or -ENOMEM.
+ */
+DSH_PUBLIC int dsh_provider_set_protected_paths(dsh_provider *provider, char *const *paths, dsh_error *error);
+
+/*
  * Wraps `argv` (non-empty) so it runs confined under `policy`.  The policy
  * must be confined (read-only or workspace-write); it is checked and
  * canonicalized per call (dsh_policy_prepare) before any argv is built.

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sandbox's own files (config, session state, verdict cache) stay out of
+ * a confined command's reach even when a writable root contains them:
+ * bwrap binds them read-only, Landlock refuses the call.  Checked on disk.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "test-support.h"
+
+static char *home;       /* the workspace, holding the XDG directories like a home directory does */
+static char *environment[5];
+
+static int setup(void **state)
+{
+        (void) state;
+        home = test_make_directory(NULL);
+        assert_true(asprintf(&environment[0], "XDG_CONFIG_HOME=%s/.config", home) > 0);
+        assert_true(asprintf(&environment[1], "XDG_STATE_HOME=%s/.local/state", home) > 0);
+        assert_true(asprintf(&environment[2], "XDG_CACHE_HOME=%s/.cache", home) > 0);
+        assert_true(asprintf(&environment[3], "HOME=%s", home) > 0);
+        environment[4] = NULL;
+        return 0;
+}
+
+static int teardown(void **state)
+{
+        (void) state;
+        for (int i = 0; environment[i]; i++)
+                free(environment[i]);
+        memset(environment, 0, sizeof(environment));
+        test_remove_tree(home);
+        return 0;
+}
+
+static void run_in_home(const char *backend, const char *extra_option, const char *extra_value, const char *script,
+                        test_process_result *result)
+{
+        const char *argv[16];
+        size_t count = 0;
+
+        argv[count++] = test_dsh_sandbox_path();
+        argv[count++] = "run";
+        argv[count++] = "--backend";
+        argv[count++] = backend;
+        argv[count++] = "--mode";
+        argv[count++] = "workspace-write";
+        argv[count++] = "--root";
+        argv[count++] = home;
+        if (extra_option) {
+                argv[count++] = extra_option;
+                argv[count++] = extra_value;
+        }
+        argv[count++] = "--";
+        argv[count++] = "sh";
+        argv[count++] = "-c";
+        argv[count++] = script;
+        argv[count] = NULL;
+        test_run(argv, (const char *const *) environment, result);
+}
+
+static void test_bwrap_binds_own_files_read_only(void **state)
+{
+        char *config = NULL, *session = NULL, *cache = NULL, *ordinary = NULL;
+        test_process_result result;
+
+        (void) state;
+        assert_true(asprintf(&config, "%s/.config/dsh-sandbox/config.json", home) > 0);
+        assert_true(asprintf(&session, "%s/.local/state/dsh-sandbox/forged.jsonl", home) > 0);
+        assert_true(asprintf(&cache, "%s/.cache/dsh-sandbox/verdict-forged.json", home) > 0);
+        assert_true(asprintf(&ordinary, "%s/project-file", home) > 0);
+        run_in_home("bwrap", NULL, NULL,
+                    "echo '{\"runnerCommand\":[\"env\"],\"runnerFailureSignatures\":[\"x\"]}' > "
+                    "\"$HOME/.config/dsh-sandbox/config.json\"; "
+                    "echo forged > \"$HOME/.local/state/dsh-sandbox/forged.jsonl\"; "
+                    "echo forged > \"$HOME/.cache/dsh-sandbox/verdict-forged.json\"; "
+                    "echo ok > \"$HOME/project-file\"",
+                    &result);
+        assert_true(test_path_exists(ordinary));         /* the workspace itself stays writable */
+        assert_false(test_path_exists(config));
+        assert_false(test_path_exists(session));
+        assert_false(test_path_exists(cache));
+        assert_true(test_contains(result.stderr_text, "Read-only file system"));
+        test_process_result_clear(&result);
+        free(config);
+        free(session);
+        free(cache);
+        free(ordinary);
+}
+
+static void test_named_config_file_in_workspace_is_read_only(void **state)
+{
+        char *config = test_path_join(home, "dsh.json");
+        char *content;
+        test_process_result result;
+
+        (void) state;
+        test_write_file(config, "{}\n");
+        run_in_home("bwrap", "--config", config, "echo '{\"mode\":\"danger-full-access\"}' > \"$HOME/dsh.json\"",
+                    &result);
+        content = test_read_file(config);
+        assert_string_equal(content, "{}\n");
+        free(content);
+        test_process_result_clear(&result);
+        free(config);
+}
+
+static void test_landlock_refuses_a_root_holding_own_files(void **state)
+{
+        char *marker = test_path_join(home, "ran");
+        char *script = NULL;
+        test_process_result result;
+
+        (void) state;
+        assert_true(asprintf(&script, "touch '%s'", marker) > 0);
+        run_in_home("landlock", NULL, NULL, script, &result);
+        assert_int_equal(result.exit_code, 125);
+        assert_true(test_contains(result.stderr_text, "dsh-sandbox: SANDBOX_PREPARATION_FAILED: "));
+        assert_true(test_contains(result.stderr_text, "the sandbox's own files"));
+        assert_false(test_path_exists(marker));
+        test_process_result_clear(&result);
+        free(script);
+        free(marker);
+}
+
+/* A writable root inside the sandbox's own directory cannot be shielded by any backend. */
+static void test_root_inside_own_files_refused(void **state)
+{
+        static const char *const backends[] = { "bwrap", "landlock" };
+        char *inside = NULL;
+
+        (void) state;
+        assert_true(asprintf(&inside, "%s/.local/state/dsh-sandbox/sub", home) > 0);
+        {
+                char *command = NULL;
+
+                assert_true(asprintf(&command, "mkdir -p '%s'", inside) > 0);
+                assert_int_equal(system(command), 0);
+                free(command);
+        }
+        for (size_t i = 0; i < 2; i++) {
+                const char *argv[] = { test_dsh_sandbox_path(), "run", "--backend", backends[i], "--mode",
+                                       "workspace-write", "--root", inside, "--", "touch", "ran", NULL };
+                char *marker = test_path_join(inside, "ran");
+                test_process_result result;
+
+                test_run(argv, (const char *const *) environment, &result);
+                assert_int_equal(result.exit_code, 125);
+                assert_true(test_contains(result.stderr_text, "lies inside"));
+                assert_false(test_path_exists(marker));
+                test_process_result_clear(&result);
+                free(marker);
+        }
+        free(inside);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_bwrap_binds_own_files_read_only, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_named_config_file_in_workspace_is_read_only, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_landlock_refuses_a_root_holding_own_files, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_root_inside_own_files_refused, setup, teardown),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -10,7 +10,7 @@
 const char *test_dsh_sandbox_path(void);
 const char *test_landlock_run_path(void);
 
-/* Creates a fresh directory under `parent` (NULL: a scratch area outside /tmp,
+/* Creates a fresh directory under `parent` (NULL: $DSH_TEST_SCRATCH, under /var/tmp,
  * so that the Landlock temp-area grant does not cover it).  Caller frees. */
 char *test_make_directory(const char *parent);
 

@@ -4,7 +4,7 @@
  *
  * Profile (SYSTEM.md §3, the upstream one, then what we add):
  *   bwrap --ro-bind / / --dev /dev --unshare-pid --proc /proc --die-with-parent
- *         --new-session [--tmpfs /tmp --bind WS WS [--bind ROOT ROOT]...]
+ *         --new-session --cap-drop ALL [--tmpfs /tmp --bind WS WS [--bind ROOT ROOT]...]
  *         [--json-status-fd N] -- ARGV...
  *
  * Every host path is visible read-only; workspace-write rebinds the workspace
@@ -27,8 +27,14 @@
  *                   the policy denies).
  * The private PID namespace with its own /proc (upstream) means /proc/1/root
  * and /proc/PID/cwd name only sandboxed processes: no path back to a host
- * process's writable view.  bwrap drops every capability of the command even
- * when it runs as root, so the read-only binds cannot be remounted.
+ * process's writable view.
+ *   --cap-drop ALL  started by root, bwrap keeps the caller's capabilities
+ *                   for the command: with CAP_SYS_ADMIN it could simply
+ *                   `mount -o remount,rw /` and write anywhere, with
+ *                   CAP_MKNOD create a disk's device node in the private
+ *                   /dev and write it raw.  Dropping them all is what makes
+ *                   the read-only binds hold for root (the usual case in a
+ *                   container).
  *
  * The bwrap binary is never taken from a place the confined command (or a
  * checked-out repository) could have written: see dsh_bwrap_find().
@@ -165,7 +171,7 @@ static int append_profile(char ***argv, const char *bwrap, const dsh_policy *pol
 {
         static const char *const fixed[] = {
                 "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--proc", "/proc", "--die-with-parent",
-                "--new-session", NULL,
+                "--new-session", "--cap-drop", "ALL", NULL,
         };
         char number[16];
 

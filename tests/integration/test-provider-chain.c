@@ -607,6 +607,53 @@ static void test_spawn_runner_failure_before_exec(void **state)
         test_remove_tree(bin);
 }
 
+/*
+ * Privilege does not undo the sandbox: a command run as root that remounts
+ * "/" read-write, mounts over the target, or makes a device node still cannot
+ * write outside.  (bwrap keeps root's capabilities unless told to drop them.)
+ */
+static void test_root_cannot_remount_its_way_out(void **state)
+{
+        static const char *const backends[] = { "bwrap", "landlock" };
+        static const char *const modes[] = { "read-only", "workspace-write" };
+        char *cache = test_make_directory(NULL);
+        char *outside = test_make_directory(NULL);
+        char *workspace = test_make_directory(NULL);
+        char *target = test_path_join(outside, "escaped");
+        char *script = NULL;
+
+        (void) state;
+        if (geteuid() != 0)
+                printf("# not root: the capability escape cannot be attempted, checking the plain write only\n");
+        assert_true(asprintf(&script,
+                             "mount -o remount,rw / 2>/dev/null; mount -o remount,rw '%s' 2>/dev/null; "
+                             "mknod /dev/dsh-disk b 8 0 2>/dev/null; echo x > '%s'; "
+                             "grep CapEff /proc/self/status",
+                             outside, target) > 0);
+        for (size_t b = 0; b < 2; b++) {
+                if (b == 0 && !bwrap_works())
+                        continue;
+                for (size_t m = 0; m < 2; m++) {
+                        const char *arguments[] = { "run", "--backend", backends[b], "--mode", modes[m], "--root",
+                                                    workspace, "--", "sh", "-c", script, NULL };
+                        test_process_result result;
+
+                        run_tool(arguments, cache, NULL, NULL, NULL, &result);
+                        if (test_path_exists(target))
+                                fail_msg("%s/%s: wrote outside after remounting (%s)", backends[b], modes[m],
+                                         result.stdout_text);
+                        if (b == 0)
+                                assert_true(test_contains(result.stdout_text, "CapEff:\t0000000000000000"));
+                        test_process_result_clear(&result);
+                }
+        }
+        free(script);
+        free(target);
+        test_remove_tree(workspace);
+        test_remove_tree(outside);
+        test_remove_tree(cache);
+}
+
 /* `run` stays as bwrap's parent: a bwrap failure before exec is 125, the command's own status is its own. */
 static void test_run_attributes_bwrap_outcomes(void **state)
 {
@@ -770,6 +817,7 @@ int main(void)
                 cmocka_unit_test(test_spawn_runner_failure_before_exec),
                 cmocka_unit_test(test_spawn_command_status_is_its_own),
                 cmocka_unit_test(test_run_attributes_bwrap_outcomes),
+                cmocka_unit_test(test_root_cannot_remount_its_way_out),
                 cmocka_unit_test(test_stale_cache_falls_back_to_probing),
                 cmocka_unit_test(test_help),
         };

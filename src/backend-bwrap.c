@@ -68,46 +68,63 @@ static const char *const trusted_bwrap_paths[] = {
         NULL,
 };
 
-/* Temporary directories anyone can write: a binary found there proves nothing. */
-static const char *const untrusted_prefixes[] = { "/tmp", "/var/tmp", "/dev/shm", NULL };
-
-/* A regular, executable file that only its owner can modify. */
-static bool is_sound_binary(const char *path)
+/* Owned by root and writable by nobody else: what no confined command can replace. */
+static bool owned_by_root_only(const struct stat *status)
 {
-        struct stat status;
+        return status->st_uid == 0 && !(status->st_mode & (S_IWGRP | S_IWOTH));
+}
 
-        if (stat(path, &status) < 0 || !S_ISREG(status.st_mode))
+static bool ancestors_owned_by_root_only(const char *canonical)
+{
+        char directory[PATH_MAX];
+        struct stat status;
+        char *slash;
+
+        if (strlen(canonical) >= sizeof(directory))
                 return false;
-        if (status.st_mode & (S_IWGRP | S_IWOTH))
-                return false;
-        return access(path, X_OK) == 0;
+        strcpy(directory, canonical);
+        while ((slash = strrchr(directory, '/'))) {
+                if (slash == directory)
+                        return stat("/", &status) == 0 && owned_by_root_only(&status);
+                *slash = '\0';
+                if (stat(directory, &status) < 0 || !owned_by_root_only(&status))
+                        return false;
+        }
+        return false;
 }
 
 /*
- * A PATH entry qualifies only when it is absolute, canonical-resolvable, not
- * a temporary directory and not writable by everyone (a world-writable
- * directory without the sticky bit lets anyone replace the binary).
+ * The runner must be a file that no confined command could have written:
+ * the canonical binary and every directory above it are owned by root and
+ * writable by root alone (so /tmp, ~/.local/bin or a checkout never
+ * qualify).  Otherwise a workspace-write call covering that directory could
+ * replace it, and the next call — read-only or not — would run the
+ * replacement unconfined.  Returns the canonical path, or NULL.
  */
-static char *bwrap_in_path_entry(const char *entry, size_t length)
+static char *trusted_binary(const char *path)
 {
-        char directory[PATH_MAX], canonical[PATH_MAX], candidate[PATH_MAX + 8];
+        char *canonical = realpath(path, NULL);
         struct stat status;
 
-        if (length == 0 || length >= sizeof(directory) || entry[0] != '/')
+        if (!canonical)
                 return NULL;
-        memcpy(directory, entry, length);
-        directory[length] = '\0';
-        if (!realpath(directory, canonical) || stat(canonical, &status) < 0 || !S_ISDIR(status.st_mode))
+        if (stat(canonical, &status) == 0 && S_ISREG(status.st_mode) && owned_by_root_only(&status) &&
+            access(canonical, X_OK) == 0 && ancestors_owned_by_root_only(canonical))
+                return canonical;
+        free(canonical);
+        return NULL;
+}
+
+/* bwrap in one PATH entry, when that entry is absolute and the binary trusted. */
+static char *bwrap_in_path_entry(const char *entry, size_t length)
+{
+        char candidate[PATH_MAX];
+
+        if (length == 0 || entry[0] != '/' || length + sizeof("/bwrap") > sizeof(candidate))
                 return NULL;
-        if (status.st_mode & S_IWOTH)
-                return NULL;
-        for (const char *const *prefix = untrusted_prefixes; *prefix; prefix++)
-                if (dsh_path_is_beneath(canonical, *prefix))
-                        return NULL;
-        snprintf(candidate, sizeof(candidate), "%s/bwrap", canonical);
-        if (!is_sound_binary(candidate))
-                return NULL;
-        return strdup(candidate);
+        memcpy(candidate, entry, length);
+        memcpy(candidate + length, "/bwrap", sizeof("/bwrap"));
+        return trusted_binary(candidate);
 }
 
 char *dsh_bwrap_find(const dsh_provider *provider, char **reason)
@@ -116,6 +133,7 @@ char *dsh_bwrap_find(const dsh_provider *provider, char **reason)
 
         *reason = NULL;
         if (provider->bwrap_path) {
+                /* Named explicitly by the caller (the harness's own environment): its word is taken. */
                 if (access(provider->bwrap_path, X_OK) == 0)
                         return strdup(provider->bwrap_path);
                 if (asprintf(reason, "the configured bwrap %s is not executable: %s", provider->bwrap_path,
@@ -123,9 +141,12 @@ char *dsh_bwrap_find(const dsh_provider *provider, char **reason)
                         *reason = NULL;
                 return NULL;
         }
-        for (const char *const *path = trusted_bwrap_paths; *path; path++)
-                if (is_sound_binary(*path))
-                        return strdup(*path);
+        for (const char *const *path = trusted_bwrap_paths; *path; path++) {
+                char *found = trusted_binary(*path);
+
+                if (found)
+                        return found;
+        }
         while (search && *search) {
                 const char *end = strchrnul(search, ':');
                 char *found = bwrap_in_path_entry(search, (size_t) (end - search));
@@ -134,15 +155,16 @@ char *dsh_bwrap_find(const dsh_provider *provider, char **reason)
                         return found;
                 search = *end ? end + 1 : end;
         }
-        *reason = strdup("bubblewrap is not installed (no bwrap in /usr/bin, /usr/local/bin, /bin or a trusted "
-                         "PATH entry): install the bubblewrap package");
+        *reason = strdup("bubblewrap is not installed where it can be trusted (no root-owned bwrap in /usr/bin, "
+                         "/usr/local/bin, /bin or PATH): install the bubblewrap package, or name the binary with "
+                         "$DSH_SANDBOX_BWRAP");
         return NULL;
 }
 
 /*
- * Per call: a bwrap found through PATH must not lie inside what this call may
- * write (the workspace, an extra root, or the temp area), or the command of
- * one call could replace the runner of the next.
+ * Per call, in depth: even a trusted bwrap must not lie inside what this call
+ * may write (a root user can make /usr a workspace), or the command of this
+ * call could replace the runner of the next.
  */
 static int check_runner_outside_policy(const char *bwrap, const dsh_policy *policy, dsh_error *error)
 {

@@ -30,6 +30,7 @@
 struct landlock_grant {
         const char *path;
         bool writable;
+        bool canonical;   /* checked canonical earlier: a symlink on the way now is a swap */
 };
 
 /* Calls `visit` for every grant of `policy`, in launcher order (--ro first). */
@@ -37,8 +38,8 @@ static int for_each_grant(const dsh_policy *policy, int (*visit)(const struct la
                           void *context)
 {
         struct landlock_grant fixed[] = {
-                { "/", false },
-                { LANDLOCK_SINK, true },
+                { "/", false, false },
+                { LANDLOCK_SINK, true, false },
         };
         int result;
 
@@ -50,15 +51,15 @@ static int for_each_grant(const dsh_policy *policy, int (*visit)(const struct la
         if (policy->mode != DSH_MODE_WORKSPACE_WRITE)
                 return 0;
         {
-                struct landlock_grant temp_area = { LANDLOCK_TEMP_AREA, true };
-                struct landlock_grant workspace = { policy->workspace_root, true };
+                struct landlock_grant temp_area = { LANDLOCK_TEMP_AREA, true, false };
+                struct landlock_grant workspace = { policy->workspace_root, true, true };
 
                 result = visit(&temp_area, context);
                 if (result == 0)
                         result = visit(&workspace, context);
         }
         for (char **root = policy->additional_writable_roots; result == 0 && root && *root; root++) {
-                struct landlock_grant extra = { *root, true };
+                struct landlock_grant extra = { *root, true, true };
 
                 result = visit(&extra, context);
         }
@@ -178,7 +179,8 @@ struct ruleset_builder {
 static int add_grant_rule(const struct landlock_grant *grant, void *context)
 {
         struct ruleset_builder *builder = context;
-        int result = dsh_landlock_ruleset_grant(builder->ruleset, grant->path, grant->writable, &builder->failed_step);
+        int result = dsh_landlock_ruleset_grant(builder->ruleset, grant->path, grant->writable, grant->canonical,
+                                                &builder->failed_step);
 
         if (result < 0)
                 builder->failed_path = grant->path;

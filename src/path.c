@@ -116,3 +116,35 @@ bool dsh_path_is_beneath(const char *path, const char *directory)
                 return path[0] == '/';
         return strncmp(path, directory, length) == 0 && (path[length] == '/' || path[length] == '\0');
 }
+
+char *dsh_path_normalize_lexically(const char *path)
+{
+        char *normalized;
+        const char *cursor;
+
+        if (path[0] != '/') {
+                errno = EINVAL;
+                return NULL;
+        }
+        normalized = strdup("/");
+        if (!normalized)
+                return NULL;
+        for (cursor = path; *cursor;) {
+                size_t length;
+
+                while (*cursor == '/')
+                        cursor++;
+                length = strcspn(cursor, "/");
+                if (length == 0)
+                        break;
+                if (length == 2 && cursor[0] == '.' && cursor[1] == '.') {
+                        remove_last_component(normalized);
+                } else if (!(length == 1 && cursor[0] == '.') && append_component(&normalized, cursor, length) < 0) {
+                        free(normalized);
+                        errno = ENOMEM;
+                        return NULL;
+                }
+                cursor += length;
+        }
+        return normalized;
+}

@@ -14,6 +14,10 @@
  */
 DSH_INTERNAL char *dsh_path_canonical(const char *path);
 
+/* `path` (absolute) with "//", "." and ".." folded by spelling alone, no
+ * filesystem access.  Returns a new string, or NULL with errno set. */
+DSH_INTERNAL char *dsh_path_normalize_lexically(const char *path);
+
 /* True when canonical `path` is `directory` itself or lies beneath it (canonical too). */
 DSH_INTERNAL bool dsh_path_is_beneath(const char *path, const char *directory);
 

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "error.h"
+#include "path.h"
 
 void dsh_policy_clear(dsh_policy *policy)
 {
@@ -78,11 +79,14 @@ static int prepare_workspace_root(dsh_policy *policy, dsh_error *error)
 
 /*
  * An extra writable root is a grant the caller asked for by name.  A symlink
- * is refused rather than followed: the link's target may change between this
- * check and the grant, and a grant must say exactly what it opens.
+ * is refused rather than followed — the last component or any directory on
+ * the way: a link's target may change between this check and the grant (a
+ * command of an earlier call may own the link), and a grant must say exactly
+ * what it opens.
  */
 static int check_additional_root(const char *root, char canonical[PATH_MAX], dsh_error *error)
 {
+        dsh_autofree char *spelled = NULL;
         struct stat status;
 
         if (root[0] != '/')
@@ -100,6 +104,14 @@ static int check_additional_root(const char *root, char canonical[PATH_MAX], dsh
         if (!realpath(root, canonical))
                 return dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, errno,
                                      "additional writable root \"%s\" cannot be resolved: %s", root, strerror(errno));
+        spelled = dsh_path_normalize_lexically(root);
+        if (!spelled)
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        if (strcmp(spelled, canonical) != 0)
+                return dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, ELOOP,
+                                     "additional writable root \"%s\" goes through a symlink (its real path is "
+                                     "\"%s\"): name the real directory",
+                                     root, canonical);
         return 0;
 }
 

@@ -119,7 +119,7 @@ static int build_ruleset(const struct launch_request *request)
                 const char *failed_step = "";
 
                 result = dsh_landlock_ruleset_grant(&ruleset, request->grants[i].path, request->grants[i].writable,
-                                                    &failed_step);
+                                                    false, &failed_step);
                 if (result < 0) {
                         if (strcmp(failed_step, "open") == 0)
                                 fail("cannot open rule path: %s: %s", request->grants[i].path, strerror(-result));

@@ -2,12 +2,17 @@
 /* Landlock: ABI negotiation, ruleset construction and self-restriction. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "landlock.h"
+
+#ifndef __NR_openat2
+#define __NR_openat2 437
+#endif
 
 #ifndef __NR_landlock_create_ruleset
 #define __NR_landlock_create_ruleset 444
@@ -88,14 +93,20 @@ int dsh_landlock_ruleset_open(dsh_landlock_ruleset *ruleset)
         return 0;
 }
 
-int dsh_landlock_ruleset_grant(dsh_landlock_ruleset *ruleset, const char *path, bool writable,
+int dsh_landlock_ruleset_grant(dsh_landlock_ruleset *ruleset, const char *path, bool writable, bool refuse_symlinks,
                                const char **failed_step)
 {
         struct dsh_landlock_path_beneath_attr rule = { 0 };
         struct stat status;
         int fd, result = 0;
 
-        fd = open(path, O_PATH | O_CLOEXEC);
+        if (refuse_symlinks) {
+                struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS };
+
+                fd = (int) syscall(__NR_openat2, AT_FDCWD, path, &how, sizeof(how));
+        } else {
+                fd = open(path, O_PATH | O_CLOEXEC);
+        }
         if (fd < 0) {
                 *failed_step = "open";
                 return -errno;

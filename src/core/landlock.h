@@ -79,9 +79,12 @@ int dsh_landlock_ruleset_open(dsh_landlock_ruleset *ruleset);
  * O_PATH|O_CLOEXEC and the rule bound to that fd, so what is granted is the
  * inode opened here, whatever the name points to later.  A non-directory
  * keeps only the rights that apply to files (how "/dev/null" is granted).
+ * `refuse_symlinks` resolves with RESOLVE_NO_SYMLINKS: for a canonical path
+ * checked earlier, a symlink appearing on the way since is a swap, and the
+ * grant fails (ELOOP) instead of following it.
  * Returns 0, or a negative errno; *failed_step is "open" or "add_rule".
  */
-int dsh_landlock_ruleset_grant(dsh_landlock_ruleset *ruleset, const char *path, bool writable,
+int dsh_landlock_ruleset_grant(dsh_landlock_ruleset *ruleset, const char *path, bool writable, bool refuse_symlinks,
                                const char **failed_step);
 
 void dsh_landlock_ruleset_close(dsh_landlock_ruleset *ruleset);

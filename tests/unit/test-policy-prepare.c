@@ -88,6 +88,25 @@ static void test_bad_roots(void **state)
         assert_non_null(strstr(error.message, "does not exist"));
         dsh_policy_clear(&policy);
 
+        {
+                /* A symlink on the way, not only at the end: base/link/sub really is elsewhere/sub. */
+                char *elsewhere = test_make_directory(NULL);
+                char *elsewhere_sub = test_path_join(elsewhere, "sub");
+                char *through = NULL;
+
+                assert_int_equal(mkdir(elsewhere_sub, 0755), 0);
+                assert_int_equal(unlink(link), 0);
+                assert_int_equal(symlink(elsewhere, link), 0);
+                assert_true(asprintf(&through, "%s/sub", link) > 0);
+                assert_true(prepare(DSH_MODE_WORKSPACE_WRITE, base, through, &policy, &error) < 0);
+                assert_int_equal(error.code, DSH_ERROR_SANDBOX_PREPARATION_FAILED);
+                assert_non_null(strstr(error.message, "goes through a symlink"));
+                dsh_policy_clear(&policy);
+                free(through);
+                free(elsewhere_sub);
+                test_remove_tree(elsewhere);
+        }
+
         assert_true(prepare(DSH_MODE_WORKSPACE_WRITE, base, "relative", &policy, &error) < 0);
         assert_non_null(strstr(error.message, "absolute"));
         dsh_policy_clear(&policy);

@@ -598,8 +598,9 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_poli
         result = shield_protected_paths(provider, policy, &shielded, error);
         if (result < 0)
                 return result;
-        if (pipe2(status_pipe, O_CLOEXEC) < 0) {
-                int pipe_errno = errno;
+        result = dsh_pipe_above_stdio(status_pipe);
+        if (result < 0) {
+                int pipe_errno = -result;
 
                 dsh_strv_free(shielded);
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, pipe_errno, "cannot create the runner status pipe: %s",

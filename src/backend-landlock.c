@@ -225,6 +225,7 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
                           const dsh_spawn_options *options, dsh_child *child, dsh_error *error)
 {
         dsh_landlock_ruleset ruleset = DSH_LANDLOCK_RULESET_INIT;
+        dsh_confined_argv facts = DSH_CONFINED_ARGV_INIT;
         dsh_exec_plan plan = { argv, -1, true, -1 };
         dsh_spawn_failure failure;
         pid_t pid;
@@ -233,18 +234,26 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
         result = build_ruleset(provider, policy, &ruleset, error);
         if (result < 0)
                 return result;
+        /* The facts are complete before anything runs: no allocation can fail once the command does. */
+        facts.argv = dsh_strv_copy(argv);
+        if (!facts.argv || set_dialect(&facts, dsh_landlock_enforcement(ruleset.abi)) < 0) {
+                dsh_landlock_ruleset_close(&ruleset);
+                dsh_confined_argv_clear(&facts);
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        }
         plan.landlock_ruleset_fd = ruleset.fd;
         pid = dsh_spawn_exec_plan(&plan, options, &failure);
         dsh_landlock_ruleset_close(&ruleset);
-        if (pid == -ECHILD)
-                return dsh_spawn_failure_to_error(&failure, policy->mode, argv[0], error);
-        if (pid < 0)
+        if (pid < 0) {
+                dsh_confined_argv_clear(&facts);
+                if (pid == -ECHILD)
+                        return dsh_spawn_failure_to_error(&failure, policy->mode, argv[0], error);
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, (int) -pid, "cannot start the command: %s",
                                      strerror((int) -pid));
-        /* The command runs now; out of memory here costs the caller facts, never its pid. */
+        }
         child->pid = pid;
-        child->facts.argv = dsh_strv_copy(argv);
-        (void) set_dialect(&child->facts, dsh_landlock_enforcement(ruleset.abi));
+        child->mode = policy->mode;
+        child->facts = facts;
         return 0;
 }
 

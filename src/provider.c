@@ -497,18 +497,27 @@ int dsh_provider_confine(dsh_provider *provider, char *const *argv, const dsh_po
 static int spawn_unconfined(char *const *argv, const dsh_spawn_options *options, dsh_child *child, dsh_error *error)
 {
         dsh_exec_plan plan = { argv, -1, false, -1 };
+        dsh_confined_argv facts = DSH_CONFINED_ARGV_INIT;
         dsh_spawn_failure failure;
-        pid_t pid = dsh_spawn_exec_plan(&plan, options, &failure);
+        pid_t pid;
 
-        if (pid == -ECHILD)
-                return dsh_spawn_failure_to_error(&failure, DSH_MODE_DANGER_FULL_ACCESS, argv[0], error);
-        if (pid < 0)
+        facts.argv = dsh_strv_copy(argv);
+        facts.backend = strdup("none");
+        if (!facts.argv || !facts.backend) {
+                dsh_confined_argv_clear(&facts);
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        }
+        pid = dsh_spawn_exec_plan(&plan, options, &failure);
+        if (pid < 0) {
+                dsh_confined_argv_clear(&facts);
+                if (pid == -ECHILD)
+                        return dsh_spawn_failure_to_error(&failure, DSH_MODE_DANGER_FULL_ACCESS, argv[0], error);
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, (int) -pid, "cannot start the command: %s",
                                      strerror((int) -pid));
+        }
         child->pid = pid;
         child->mode = DSH_MODE_DANGER_FULL_ACCESS;
-        child->facts.argv = dsh_strv_copy(argv);
-        child->facts.backend = strdup("none");
+        child->facts = facts;
         return 0;
 }
 

@@ -111,7 +111,20 @@ static int child_main(void *data)
         _exit(125);
 }
 
-#define CHILD_STACK_SIZE (256 * 1024)
+/*
+ * The child's stack: room for the plan's frames plus what execvp() puts on
+ * the stack for a script without "#!" (a copy of argv), and a PROT_NONE guard
+ * page below it, so an overflow faults instead of writing the parent's memory.
+ */
+#define CHILD_STACK_BASE_SIZE (256 * 1024)
+
+static size_t child_stack_size(char *const *argv)
+{
+        size_t page = (size_t) sysconf(_SC_PAGESIZE);
+        size_t size = CHILD_STACK_BASE_SIZE + (dsh_strv_length(argv) + 2) * sizeof(char *);
+
+        return (size + page - 1) / page * page;
+}
 
 /*
  * clone(CLONE_VM | CLONE_VFORK), as posix_spawn() does: no copy of the
@@ -123,22 +136,30 @@ pid_t dsh_spawn_exec_plan(const dsh_exec_plan *plan, const dsh_spawn_options *op
                           dsh_spawn_failure *failure)
 {
         struct child_arguments arguments = { plan, options, NULL, { DSH_SPAWN_STAGE_NONE, 0 } };
+        size_t page = (size_t) sysconf(_SC_PAGESIZE);
+        size_t stack_size = child_stack_size(plan->argv);
         sigset_t all_signals, parent_mask;
-        void *stack;
+        char *mapping;
         pid_t pid;
         int clone_errno;
 
         *failure = arguments.failure;
-        stack = mmap(NULL, CHILD_STACK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-        if (stack == MAP_FAILED)
+        mapping = mmap(NULL, page + stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
+                       -1, 0);
+        if (mapping == MAP_FAILED)
                 return -errno;
+        if (mprotect(mapping, page, PROT_NONE) < 0) {
+                clone_errno = errno;
+                munmap(mapping, page + stack_size);
+                return -clone_errno;
+        }
         sigfillset(&all_signals);
         pthread_sigmask(SIG_BLOCK, &all_signals, &parent_mask);
         arguments.parent_mask = &parent_mask;
-        pid = clone(child_main, (char *) stack + CHILD_STACK_SIZE, CLONE_VM | CLONE_VFORK | SIGCHLD, &arguments);
+        pid = clone(child_main, mapping + page + stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD, &arguments);
         clone_errno = errno;
         pthread_sigmask(SIG_SETMASK, &parent_mask, NULL);
-        munmap(stack, CHILD_STACK_SIZE);
+        munmap(mapping, page + stack_size);
         if (pid < 0)
                 return -clone_errno;
         if (arguments.failure.stage != DSH_SPAWN_STAGE_NONE) {
@@ -148,6 +169,29 @@ pid_t dsh_spawn_exec_plan(const dsh_exec_plan *plan, const dsh_spawn_options *op
                 return -ECHILD;
         }
         return pid;
+}
+
+int dsh_pipe_above_stdio(int fds[2])
+{
+        if (pipe2(fds, O_CLOEXEC) < 0)
+                return -errno;
+        for (int i = 0; i < 2; i++) {
+                int moved;
+
+                if (fds[i] > 2)
+                        continue;
+                moved = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
+                if (moved < 0) {
+                        int saved_errno = errno;
+
+                        close(fds[0]);
+                        close(fds[1]);
+                        return -saved_errno;
+                }
+                close(fds[i]);  /* the caller's stdio slot is closed again, as it was */
+                fds[i] = moved;
+        }
+        return 0;
 }
 
 int dsh_spawn_failure_to_error(const dsh_spawn_failure *failure, dsh_mode mode, const char *argv0, dsh_error *error)

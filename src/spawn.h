@@ -51,6 +51,14 @@ DSH_INTERNAL pid_t dsh_spawn_exec_plan(const dsh_exec_plan *plan, const dsh_spaw
 DSH_INTERNAL void dsh_exec_plan_apply(const dsh_exec_plan *plan, const dsh_spawn_options *options,
                                       dsh_spawn_failure *failure);
 
+/*
+ * pipe2(O_CLOEXEC) whose both ends are above 2.  A caller that started with
+ * stdin, stdout or stderr closed would otherwise get one of them back, and a
+ * status channel that lands on the command's own stdio is one the command
+ * can write.  Returns 0 or a negative errno.
+ */
+DSH_INTERNAL int dsh_pipe_above_stdio(int fds[2]);
+
 /* Turns a pre-exec failure into the library error for `mode`; returns the negative errno. */
 DSH_INTERNAL int dsh_spawn_failure_to_error(const dsh_spawn_failure *failure, dsh_mode mode, const char *argv0,
                                             dsh_error *error);

@@ -266,26 +266,6 @@ static char *runner_for_call(dsh_provider *provider, const dsh_policy *policy, d
         return bwrap;
 }
 
-/* mkdir -p with mode 0700 for what is missing; returns 0 or a negative errno. */
-static int make_directories(const char *path)
-{
-        char partial[PATH_MAX];
-        size_t length = strlen(path);
-
-        if (length >= sizeof(partial))
-                return -ENAMETOOLONG;
-        memcpy(partial, path, length + 1);
-        for (char *slash = strchr(partial + 1, '/');; slash = strchr(slash + 1, '/')) {
-                if (slash)
-                        *slash = '\0';
-                if (mkdir(partial, 0700) < 0 && errno != EEXIST)
-                        return -errno;
-                if (!slash)
-                        return 0;
-                *slash = '/';
-        }
-}
-
 /*
  * The sandbox's own files beneath this call's writable binds (see
  * dsh_provider_set_protected_paths): each must exist to be bound read-only
@@ -300,7 +280,7 @@ static int shield_protected_paths(dsh_provider *provider, const dsh_policy *poli
         for (char **path = *shielded; result == 0 && path && *path; path++) {
                 if (access(*path, F_OK) == 0)
                         continue;
-                result = make_directories(*path);
+                result = dsh_path_make_directories(*path, 0700);
                 if (result < 0) {
                         dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, -result,
                                       "cannot create \"%s\" to protect it from the command: %s", *path,

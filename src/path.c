@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Path identity: canonical spelling of paths that may not exist yet, and containment. */
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "path.h"
 
@@ -147,4 +149,41 @@ char *dsh_path_normalize_lexically(const char *path)
                 cursor += length;
         }
         return normalized;
+}
+
+int dsh_path_make_directories(const char *path, mode_t mode)
+{
+        char partial[PATH_MAX];
+        size_t length = strlen(path);
+
+        if (length == 0 || length >= sizeof(partial))
+                return -ENAMETOOLONG;
+        memcpy(partial, path, length + 1);
+        for (char *slash = strchr(partial + 1, '/');; slash = strchr(slash + 1, '/')) {
+                if (slash)
+                        *slash = '\0';
+                if (mkdir(partial, mode) < 0 && errno != EEXIST)
+                        return -errno;
+                if (!slash)
+                        break;
+                *slash = '/';
+        }
+        {
+                struct stat status;
+
+                if (stat(path, &status) < 0)
+                        return -errno;
+                return S_ISDIR(status.st_mode) ? 0 : -ENOTDIR;
+        }
+}
+
+bool dsh_path_has_no_symlinks(const char *path)
+{
+        char *canonical = realpath(path, NULL);
+        char *spelled = dsh_path_normalize_lexically(path);
+        bool same = canonical && spelled && strcmp(canonical, spelled) == 0;
+
+        free(canonical);
+        free(spelled);
+        return same;
 }

@@ -4,6 +4,7 @@
 #define DSH_SANDBOX_PATH_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "util.h"
 
@@ -20,5 +21,11 @@ DSH_INTERNAL char *dsh_path_normalize_lexically(const char *path);
 
 /* True when canonical `path` is `directory` itself or lies beneath it (canonical too). */
 DSH_INTERNAL bool dsh_path_is_beneath(const char *path, const char *directory);
+
+/* mkdir -p: creates what is missing of absolute `path` with `mode`.  Returns 0 or a negative errno. */
+DSH_INTERNAL int dsh_path_make_directories(const char *path, mode_t mode);
+
+/* True when existing absolute `path` resolves to itself: no symlink anywhere on the way. */
+DSH_INTERNAL bool dsh_path_has_no_symlinks(const char *path);
 
 #endif

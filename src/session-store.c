@@ -20,6 +20,7 @@
 #include "error.h"
 #include "session.h"
 #include "xdg.h"
+#include "path.h"
 
 #define SESSION_LOG_SUFFIX ".jsonl"
 /* Reads go in chunks of this size; a longer line grows the buffer. */
@@ -173,32 +174,6 @@ static int new_session_id(char id[37])
                  bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9], bytes[10], bytes[11],
                  bytes[12], bytes[13], bytes[14], bytes[15]);
         return 0;
-}
-
-/* mkdir -p with mode 0700: session logs name directories and modes of other sessions. */
-static int make_directories(const char *directory)
-{
-        dsh_autofree char *path = strdup(directory);
-        struct stat status;
-
-        if (!path)
-                return -ENOMEM;
-        for (char *slash = path + 1;; slash++) {
-                bool last = *slash == '\0';
-
-                if (*slash != '/' && !last)
-                        continue;
-                *slash = '\0';
-                if (mkdir(path, 0700) < 0 && errno != EEXIST)
-                        return -errno;
-                if (!last)
-                        *slash = '/';
-                else
-                        break;
-        }
-        if (stat(directory, &status) < 0)
-                return -errno;
-        return S_ISDIR(status.st_mode) ? 0 : -ENOTDIR;
 }
 
 static int sync_directory(const char *directory)
@@ -893,7 +868,8 @@ int dsh_session_create(dsh_session_store *store, const char *cwd, dsh_session *p
                         return result;
                 depth = parent->delegation_depth + 1;
         }
-        result = make_directories(store->directory);
+        /* 0700: session logs name the directories and modes of other sessions. */
+        result = dsh_path_make_directories(store->directory, 0700);
         if (result < 0)
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, -result, "cannot create the session directory %s: %s",
                                      store->directory, strerror(-result));

@@ -16,6 +16,7 @@
 #include "config.h"
 #include "core/landlock.h"
 #include "verdict-cache.h"
+#include "path.h"
 
 #define VERDICT_FORMAT 1
 
@@ -155,27 +156,6 @@ done:
         return result;
 }
 
-static int make_directories(const char *directory)
-{
-        char partial[PATH_MAX];
-        size_t length = strlen(directory);
-
-        if (length == 0 || length >= sizeof(partial))
-                return -ENAMETOOLONG;
-        memcpy(partial, directory, length + 1);
-        for (char *slash = partial + 1; *slash; slash++) {
-                if (*slash != '/')
-                        continue;
-                *slash = '\0';
-                if (mkdir(partial, 0700) < 0 && errno != EEXIST)
-                        return -errno;
-                *slash = '/';
-        }
-        if (mkdir(partial, 0700) < 0 && errno != EEXIST)
-                return -errno;
-        return 0;
-}
-
 int dsh_verdict_cache_write(const char *path, const char *key, const char *selected)
 {
         dsh_autofree char *directory = NULL;
@@ -193,9 +173,16 @@ int dsh_verdict_cache_write(const char *path, const char *key, const char *selec
         if (!slash || slash == directory)
                 return -EINVAL;
         *slash = '\0';
-        result = make_directories(directory);
+        result = dsh_path_make_directories(directory, 0700);
         if (result < 0)
                 return result;
+        /*
+         * This process is not confined, and a confined command of an earlier
+         * call may own a directory on the way (a workspace of ~ covers ~/.cache):
+         * a symlink there would make this write land wherever it points.
+         */
+        if (!dsh_path_has_no_symlinks(directory))
+                return -ELOOP;
         if (asprintf(&temporary, "%s.XXXXXX", path) < 0) {
                 temporary = NULL;
                 return -ENOMEM;

@@ -321,6 +321,51 @@ static dsh_policy probe_policy(void)
  * static facts — a confined `true` through its spawn path, because only a
  * command that really ran proves the backend works on this host.
  */
+/*
+ * A probe must prove confinement, not only that a command starts (bwrap run
+ * by root without dropping capabilities starts fine and confines nothing):
+ * a confined shell tries to create a file in a fresh directory outside the
+ * read-only policy, and the backend stays usable only if no file appears.
+ */
+static void prove_confinement(dsh_provider *provider, const dsh_backend_ops *backend, dsh_backend_report *report)
+{
+        static const char *const parents[] = { "/tmp", "/var/tmp", NULL };
+        char directory[64], target[96];
+        char *argv[] = { (char *) "sh", (char *) "-c", (char *) "echo escaped > \"$1\"; exit 0", (char *) "sh",
+                         target, NULL };
+        dsh_policy policy = probe_policy();
+        dsh_error error = DSH_ERROR_INIT;
+        dsh_autofree char *stderr_text = NULL;
+        bool made = false, escaped;
+        int exit_code = 0;
+
+        for (const char *const *parent = parents; *parent && !made; parent++) {
+                snprintf(directory, sizeof(directory), "%s/dsh-sandbox-probe.XXXXXX", *parent);
+                made = mkdtemp(directory) != NULL;
+        }
+        if (!made)
+                return;  /* nowhere to try: the functional run above is all the evidence there is */
+        snprintf(target, sizeof(target), "%s/escaped", directory);
+        if (dsh_provider_run_bounded(provider, backend, argv, &policy, &exit_code, &stderr_text, &error) < 0 ||
+            exit_code < 0) {
+                report->usable = false;
+                free(report->reason);
+                report->reason = strdup("the confinement check could not run under this backend");
+        }
+        escaped = access(target, F_OK) == 0;
+        unlink(target);
+        rmdir(directory);
+        if (escaped) {
+                report->usable = false;
+                free(report->reason);
+                if (asprintf(&report->reason, "a command confined by %s could still write outside its policy on "
+                                              "this host: it does not confine here",
+                             backend->name) < 0)
+                        report->reason = NULL;
+        }
+        dsh_error_clear(&error);
+}
+
 static void probe_backend(dsh_provider *provider, const dsh_backend_ops *backend, dsh_backend_report *report)
 {
         char *const argv[] = { (char *) "true", NULL };
@@ -332,6 +377,8 @@ static void probe_backend(dsh_provider *provider, const dsh_backend_ops *backend
         backend->probe(provider, report);
         if (backend == &dsh_backend_landlock && !report->runner_path && provider->landlock_run_path)
                 report->runner_path = strdup(provider->landlock_run_path);
+        if (report->usable && backend->probe_is_functional)
+                prove_confinement(provider, backend, report);
         if (!report->usable || backend->probe_is_functional)
                 return;
         if (dsh_provider_run_bounded(provider, backend, argv, &policy, &exit_code, &stderr_text, &error) < 0) {
@@ -350,6 +397,8 @@ static void probe_backend(dsh_provider *provider, const dsh_backend_ops *backend
                         report->reason = NULL;
                 }
         }
+        if (report->usable)
+                prove_confinement(provider, backend, report);
         dsh_error_clear(&error);
 }
 

@@ -80,6 +80,26 @@ static char *write_late_failing_bwrap(const char *directory)
         return path;
 }
 
+/* A `bwrap` that starts fine and confines nothing: it skips to `--` and execs the command. */
+static char *write_passthrough_bwrap(const char *directory)
+{
+        char *path = test_path_join(directory, "bwrap-passthrough");
+
+        test_write_file(path, "#!/bin/sh\n"
+                              "fd=''\n"
+                              "while [ $# -gt 0 ]; do\n"
+                              "  case \"$1\" in\n"
+                              "    --json-status-fd) fd=$2; shift 2;;\n"
+                              "    --) shift; break;;\n"
+                              "    *) shift;;\n"
+                              "  esac\n"
+                              "done\n"
+                              "[ -n \"$fd\" ] && eval \"echo '{ \\\"child-pid\\\": 1 }' >&$fd\"\n"
+                              "exec \"$@\"\n");
+        assert_int_equal(chmod(path, 0755), 0);
+        return path;
+}
+
 /* A `bwrap` that works while `switch_file` exists and fails once it is gone. */
 static char *write_switchable_bwrap(const char *directory, const char *switch_file)
 {
@@ -654,6 +674,46 @@ static void test_root_cannot_remount_its_way_out(void **state)
         test_remove_tree(cache);
 }
 
+/* The probe proves confinement: a runner that starts but confines nothing is not selected. */
+static void test_probe_rejects_a_runner_that_does_not_confine(void **state)
+{
+        char *cache = test_make_directory(NULL);
+        char *bin = test_make_directory(NULL);
+        char *workspace = test_make_directory(NULL);
+        char *outside = test_make_directory(NULL);
+        char *fake = write_passthrough_bwrap(bin);
+        char *target = test_path_join(outside, "escaped");
+        char *script = NULL;
+        test_process_result result;
+
+        (void) state;
+        assert_true(asprintf(&script, "echo x > '%s'", target) > 0);
+        {
+                const char *arguments[] = { "run", "--mode", "read-only", "--root", workspace, "--", "sh", "-c",
+                                            script, NULL };
+
+                run_tool(arguments, cache, fake, NULL, NULL, &result);
+        }
+        assert_false(test_path_exists(target));
+        assert_true(test_contains(result.stderr_text, "Permission denied"));   /* Landlock's dialect: it ran there */
+        test_process_result_clear(&result);
+        {
+                const char *arguments[] = { "probe", NULL };
+
+                run_tool(arguments, cache, fake, NULL, NULL, &result);
+        }
+        assert_true(test_contains(result.stdout_text, "could still write outside its policy"));
+        assert_true(test_contains(result.stdout_text, "auto selects    landlock"));
+        test_process_result_clear(&result);
+        free(script);
+        free(target);
+        free(fake);
+        test_remove_tree(outside);
+        test_remove_tree(workspace);
+        test_remove_tree(bin);
+        test_remove_tree(cache);
+}
+
 /* `run` stays as bwrap's parent: a bwrap failure before exec is 125, the command's own status is its own. */
 static void test_run_attributes_bwrap_outcomes(void **state)
 {
@@ -818,6 +878,7 @@ int main(void)
                 cmocka_unit_test(test_spawn_command_status_is_its_own),
                 cmocka_unit_test(test_run_attributes_bwrap_outcomes),
                 cmocka_unit_test(test_root_cannot_remount_its_way_out),
+                cmocka_unit_test(test_probe_rejects_a_runner_that_does_not_confine),
                 cmocka_unit_test(test_stale_cache_falls_back_to_probing),
                 cmocka_unit_test(test_help),
         };

@@ -66,7 +66,7 @@ struct dsh_provider {
         /* Operator override (dsh_provider_set_runner_command); NULL: none. */
         char **runner_command;
         char **runner_failure_signatures;
-        char **protected_paths;         /* canonical; see dsh_provider_set_protected_paths() */
+        char **protected_paths;         /* absolute, canonicalized per call; see dsh_provider_set_protected_paths() */
         /* Directory of the cross-process verdict cache; NULL: the verdict lives in this provider only. */
         char *verdict_cache_dir;
         /* The selection came from the persisted cache and was not probed by this provider. */

@@ -211,26 +211,17 @@ int dsh_provider_set_runner_command(dsh_provider *provider, char *const *command
 
 int dsh_provider_set_protected_paths(dsh_provider *provider, char *const *paths, dsh_error *error)
 {
-        char **canonical = NULL;
+        char **copy;
 
-        for (; paths && *paths; paths++) {
-                char *path;
-
-                if ((*paths)[0] != '/') {
-                        dsh_strv_free(canonical);
+        for (char *const *path = paths; path && *path; path++)
+                if ((*path)[0] != '/')
                         return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
-                                             "a protected path must be absolute: \"%s\"", *paths);
-                }
-                path = dsh_path_canonical(*paths);
-                if (!path || dsh_strv_append(&canonical, path) < 0) {
-                        free(path);
-                        dsh_strv_free(canonical);
-                        return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
-                }
-                free(path);
-        }
+                                             "a protected path must be absolute: \"%s\"", *path);
+        copy = paths ? dsh_strv_copy(paths) : NULL;
+        if (paths && !copy)
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         dsh_strv_free(provider->protected_paths);
-        provider->protected_paths = canonical;
+        provider->protected_paths = copy;
         return 0;
 }
 
@@ -260,27 +251,40 @@ static bool beneath_a_writable_root(const dsh_policy *policy, const char *host_t
 int dsh_provider_shielded_paths(const dsh_provider *provider, const dsh_policy *policy, const char *host_temp_area,
                                 char ***shielded, dsh_error *error)
 {
+        int result = 0;
+
         *shielded = NULL;
         if (policy->mode != DSH_MODE_WORKSPACE_WRITE)
                 return 0;  /* read-only grants no root at all */
-        for (char **path = provider->protected_paths; path && *path; path++) {
-                const char *root = root_inside(policy, host_temp_area, *path);
+        /* Canonical per call, and only here: the spelling of a path that may not exist yet can change. */
+        for (char **given = provider->protected_paths; given && *given; given++) {
+                dsh_autofree char *path = dsh_path_canonical(*given);
+                const char *root;
 
-                if (root) {
-                        dsh_strv_free(*shielded);
-                        *shielded = NULL;
-                        return dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EPERM,
-                                             "writable root \"%s\" lies inside \"%s\", the sandbox's own files: a "
-                                             "confined command could change the policy of later calls",
-                                             root, *path);
+                if (!path) {
+                        result = dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, errno,
+                                               "cannot resolve the protected path \"%s\": %s", *given,
+                                               strerror(errno));
+                        break;
                 }
-                if (beneath_a_writable_root(policy, host_temp_area, *path) && dsh_strv_append(shielded, *path) < 0) {
-                        dsh_strv_free(*shielded);
-                        *shielded = NULL;
-                        return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+                root = root_inside(policy, host_temp_area, path);
+                if (root) {
+                        result = dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EPERM,
+                                               "writable root \"%s\" lies inside \"%s\", the sandbox's own files: "
+                                               "a confined command could change the policy of later calls",
+                                               root, path);
+                        break;
+                }
+                if (beneath_a_writable_root(policy, host_temp_area, path) && dsh_strv_append(shielded, path) < 0) {
+                        result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+                        break;
                 }
         }
-        return 0;
+        if (result < 0) {
+                dsh_strv_free(*shielded);
+                *shielded = NULL;
+        }
+        return result;
 }
 
 int dsh_provider_set_verdict_cache_dir(dsh_provider *provider, const char *directory, dsh_error *error)

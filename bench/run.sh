@@ -15,7 +15,7 @@ export DSH_SANDBOX_BIN="$PWD/$build/dsh-sandbox"
 export EXEC_FLOOR_BIN="$PWD/$build/bench/exec-floor"
 
 echo "== spawn overhead (issue: foundation) =="
-"$build/bench/spawn-overhead" "${SPAWN_ITERATIONS:-600}"
+"$build/bench/spawn-overhead" "${SPAWN_ITERATIONS:-1400}"
 
 for extra in bench/*.bench.sh; do
   [ -e "$extra" ] || continue

@@ -24,6 +24,8 @@
 
 #include "dsh-sandbox/provider.h"
 
+#define ROUNDS 7
+
 static double now_microseconds(void)
 {
         struct timespec now;
@@ -147,27 +149,27 @@ int main(int argc, char **argv)
         double *samples;
         const char *backends[] = { "landlock", NULL };
 
-        if (iterations < 10)
-                iterations = 10;
+        if (iterations < 10 * ROUNDS)
+                iterations = 10 * ROUNDS;
         samples = calloc((size_t) iterations, sizeof(double));
         provider = dsh_provider_new();
         read_only_policy.workspace_root = strdup("/");
         if (!samples || !provider || dsh_provider_set_backends(provider, backends, NULL) < 0)
                 return 1;
-        /* Interleave rounds so that drift on a shared machine hits every variant alike. */
-        for (int round = 0; round < 3; round++)
+        /* Interleave rounds so that drift on a shared machine hits every variant alike; keep each one's best. */
+        for (int round = 0; round < ROUNDS; round++)
                 for (size_t i = 0; i < count; i++) {
                         double previous = variants[i].median_us;
 
-                        if (measure(&variants[i], iterations / 3, samples) < 0) {
+                        if (measure(&variants[i], iterations / ROUNDS, samples) < 0) {
                                 fprintf(stderr, "spawn-overhead: %s failed to run bash -c true\n", variants[i].name);
                                 return 1;
                         }
                         if (round > 0 && previous < variants[i].median_us)
                                 variants[i].median_us = previous;  /* best median of the rounds */
                 }
-        printf("spawn-overhead: median wall time of `bash -c true`, %d runs per variant (best of 3 rounds)\n",
-               iterations / 3);
+        printf("spawn-overhead: median wall time of `bash -c true`, %d runs per variant per round (best of %d rounds)\n",
+               iterations / ROUNDS, ROUNDS);
         printf("%-20s %10s %10s %12s %12s\n", "variant", "median_us", "x bare", "x spawn", "x floor");
         for (size_t i = 0; i < count; i++)
                 printf("%-20s %10.1f %9.3fx %11.3fx %11.3fx\n", variants[i].name, variants[i].median_us,

@@ -79,17 +79,14 @@ struct load_context {
 __attribute__((format(printf, 3, 4))) static int key_error(const struct load_context *context, const char *key,
                                                            const char *format, ...)
 {
-        char *reason = NULL;
+        char prefix[PATH_MAX + 256];
         va_list arguments;
         int result;
 
+        snprintf(prefix, sizeof(prefix), "config %s: key \"%s\": ", context->path, key);
         va_start(arguments, format);
-        if (vasprintf(&reason, format, arguments) < 0)
-                reason = NULL;
+        result = dsh_error_vset(context->error, DSH_ERROR_INVALID_INPUT, EINVAL, prefix, format, arguments);
         va_end(arguments);
-        result = dsh_error_set(context->error, DSH_ERROR_INVALID_INPUT, EINVAL, "config %s: key \"%s\": %s",
-                               context->path, key, reason ? reason : "invalid value");
-        free(reason);
         return result;
 }
 

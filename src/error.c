@@ -37,22 +37,36 @@ void dsh_error_clear(dsh_error *error)
         *error = (dsh_error) DSH_ERROR_INIT;
 }
 
-int dsh_error_set(dsh_error *error, dsh_error_code code, int errno_value, const char *format, ...)
+int dsh_error_vset(dsh_error *error, dsh_error_code code, int errno_value, const char *prefix,
+                   const char *format, va_list arguments)
 {
         int result = errno_value > 0 ? -errno_value : -EINVAL;
-        va_list arguments;
-        char *message = NULL;
+        char *reason = NULL, *message = NULL;
 
         if (!error)
                 return result;
-        va_start(arguments, format);
-        if (vasprintf(&message, format, arguments) < 0)
+        if (vasprintf(&reason, format, arguments) < 0)
+                reason = NULL;
+        if (reason && prefix && asprintf(&message, "%s%s", prefix, reason) < 0)
                 message = NULL;
-        va_end(arguments);
         free(error->message);
         error->code = code;
         error->errno_value = errno_value;
-        error->message = message;  /* NULL only when out of memory; callers print the code then */
+        /* NULL only when out of memory; callers print the code then */
+        error->message = prefix ? message : reason;
+        if (prefix)
+                free(reason);
+        return result;
+}
+
+int dsh_error_set(dsh_error *error, dsh_error_code code, int errno_value, const char *format, ...)
+{
+        va_list arguments;
+        int result;
+
+        va_start(arguments, format);
+        result = dsh_error_vset(error, code, errno_value, NULL, format, arguments);
+        va_end(arguments);
         return result;
 }
 

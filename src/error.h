@@ -3,6 +3,8 @@
 #ifndef DSH_SANDBOX_ERROR_H
 #define DSH_SANDBOX_ERROR_H
 
+#include <stdarg.h>
+
 #include "dsh-sandbox/sandbox.h"
 #include "util.h"
 
@@ -13,6 +15,14 @@
  */
 DSH_INTERNAL int dsh_error_set(dsh_error *error, dsh_error_code code, int errno_value, const char *format, ...)
         __attribute__((format(printf, 4, 5)));
+
+/*
+ * dsh_error_set() with the message "<prefix><formatted>", for modules that
+ * name where an error was found (a config key, a log line) in front of what.
+ * `prefix` may be NULL.
+ */
+DSH_INTERNAL int dsh_error_vset(dsh_error *error, dsh_error_code code, int errno_value, const char *prefix,
+                                const char *format, va_list arguments) __attribute__((format(printf, 5, 0)));
 
 /*
  * SANDBOX_UNAVAILABLE with the spec's exact message for `mode`; a non-NULL

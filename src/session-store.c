@@ -6,6 +6,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -237,17 +238,15 @@ __attribute__((format(printf, 5, 6))) static int line_error(const replay_state *
                                                             dsh_error_code code, dsh_error *error,
                                                             const char *format, ...)
 {
-        char *reason = NULL;
+        char prefix[PATH_MAX + 64];
         va_list arguments;
         int result;
 
+        snprintf(prefix, sizeof(prefix), "session log %s: line %llu: ", replay->path,
+                 (unsigned long long) line_number);
         va_start(arguments, format);
-        if (vasprintf(&reason, format, arguments) < 0)
-                reason = NULL;
+        result = dsh_error_vset(error, code, EBADMSG, prefix, format, arguments);
         va_end(arguments);
-        result = dsh_error_set(error, code, EBADMSG, "session log %s: line %llu: %s", replay->path,
-                               (unsigned long long) line_number, reason ? reason : "invalid line");
-        free(reason);
         return result;
 }
 

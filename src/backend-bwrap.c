@@ -101,7 +101,7 @@ static bool ancestors_owned_by_root_only(const char *canonical)
  * replace it, and the next call — read-only or not — would run the
  * replacement unconfined.  Returns the canonical path, or NULL.
  */
-static char *trusted_binary(const char *path)
+char *dsh_bwrap_trusted_binary(const char *path)
 {
         char *canonical = realpath(path, NULL);
         struct stat status;
@@ -124,7 +124,7 @@ static char *bwrap_in_path_entry(const char *entry, size_t length)
                 return NULL;
         memcpy(candidate, entry, length);
         memcpy(candidate + length, "/bwrap", sizeof("/bwrap"));
-        return trusted_binary(candidate);
+        return dsh_bwrap_trusted_binary(candidate);
 }
 
 char *dsh_bwrap_find(const dsh_provider *provider, char **reason)
@@ -142,7 +142,7 @@ char *dsh_bwrap_find(const dsh_provider *provider, char **reason)
                 return NULL;
         }
         for (const char *const *path = trusted_bwrap_paths; *path; path++) {
-                char *found = trusted_binary(*path);
+                char *found = dsh_bwrap_trusted_binary(*path);
 
                 if (found)
                         return found;

@@ -117,4 +117,8 @@ DSH_INTERNAL void dsh_child_settle_runner_status(dsh_child *child, int wait_stat
  * `*reason` (caller frees) saying why none qualifies.  backend-bwrap.c. */
 DSH_INTERNAL char *dsh_bwrap_find(const dsh_provider *provider, char **reason);
 
+/* The canonical path of `path` when it is a runner no confined command could
+ * have written (root-owned, root-writable only, up to "/"), else NULL. */
+DSH_INTERNAL char *dsh_bwrap_trusted_binary(const char *path);
+
 #endif

@@ -64,5 +64,4 @@ DSH_INTERNAL int session_append_built(dsh_session *session, const char *type, se
 /* The invariant: data.mode of a sandbox/mode event parses, or the exact message is set. */
 DSH_INTERNAL int session_check_mode_data(json_t *data, dsh_mode *mode_out, const char *where, dsh_error *error);
 
-
 #endif

@@ -91,7 +91,6 @@ struct usage_case {
 static void test_usage_errors(void **state)
 {
         char *marker = test_path_join(scratch, "ran");
-        char *touch = NULL;
         const struct usage_case cases[] = {
                 { { "--ro", NULL }, "landlock-run: usage error: --ro requires a path\n" },
                 { { "--rw", NULL }, "landlock-run: usage error: --rw requires a path\n" },
@@ -105,7 +104,6 @@ static void test_usage_errors(void **state)
         };
 
         (void) state;
-        (void) touch;
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
                 const char *argv[8] = { test_landlock_run_path() };
                 test_process_result result;
@@ -303,19 +301,17 @@ static void test_exit_status_passes_through(void **state)
 
 static void test_environment_unchanged_and_terminal_filtered(void **state)
 {
-        const char *env[] = { "DSH_TEST_MARKER=kept", NULL };
         const char *argv[] = { test_landlock_run_path(), "--ro", "/", "--", "sh", "-c",
                                "echo \"$DSH_TEST_MARKER\"; \"$TIOCSTI_PROBE\"", NULL };
         char *probe_assignment = NULL;
-        const char *env2[] = { "DSH_TEST_MARKER=kept", NULL, NULL };
+        const char *env[] = { "DSH_TEST_MARKER=kept", NULL, NULL };
         test_process_result result;
 
         (void) state;
-        (void) env;
         skip_without_landlock();
         assert_true(asprintf(&probe_assignment, "TIOCSTI_PROBE=%s", getenv("TIOCSTI_PROBE_BIN")) > 0);
-        env2[1] = probe_assignment;
-        test_run(argv, env2, &result);
+        env[1] = probe_assignment;
+        test_run(argv, env, &result);
         assert_string_equal(result.stdout_text, "kept\nEPERM\n");
         test_process_result_clear(&result);
         free(probe_assignment);

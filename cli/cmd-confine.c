@@ -72,6 +72,8 @@ static json_t *confined_object(const dsh_confined_argv *confined)
         json_object_set_new(object, "runnerFailureRules", rules);
         if (confined->backend)
                 json_object_set_new(object, "backend", json_string(confined->backend));
+        if (confined->partial_reasons)
+                json_object_set_new(object, "partialReasons", string_array(confined->partial_reasons));
         return object;
 }
 

@@ -21,14 +21,18 @@ static const char run_help[] =
         "not confine it (it never ran); 126/127 if it could not be executed / was not found;\n"
         "2 for a usage error.\n\n";
 
-/* Partial enforcement is a fact the user must see before the command runs. */
+/* Partial enforcement is a fact the user must see before the command runs, with each reason. */
 static void announce_enforcement(const dsh_confined_argv *facts, void *data)
 {
         (void) data;
-        if (facts->enforcement == DSH_ENFORCEMENT_PARTIAL)
-                cli_print_message("notice: partial enforcement: the %s backend cannot govern every file effect "
-                                  "on this host (older kernel ABI)",
+        if (facts->enforcement != DSH_ENFORCEMENT_PARTIAL)
+                return;
+        if (!facts->partial_reasons)
+                cli_print_message("notice: partial enforcement: the %s backend cannot govern every file effect here",
                                   facts->backend ? facts->backend : "selected");
+        for (char **reason = facts->partial_reasons; reason && *reason; reason++)
+                cli_print_message("notice: partial enforcement under %s: %s", facts->backend ? facts->backend : "the backend",
+                                  *reason);
 }
 
 static volatile sig_atomic_t forwarded_child_pid;

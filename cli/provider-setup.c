@@ -82,6 +82,23 @@ static int append_protected(char ***paths, char *path)
 }
 
 /*
+ * This very program: the next call a harness makes runs it again, so no
+ * confined command may replace it (the library protects its own launchers
+ * and bwrap; it cannot know which front end runs it).
+ */
+static int protect_own_executable(dsh_provider *provider, dsh_error *error)
+{
+        char executable[PATH_MAX];
+        ssize_t length = readlink("/proc/self/exe", executable, sizeof(executable) - 1);
+        char *paths[2] = { executable, NULL };
+
+        if (length <= 0)
+                return 0;
+        executable[length] = '\0';
+        return dsh_provider_set_protected_executables(provider, paths, error);
+}
+
+/*
  * What a confined command must never be able to change, because a later
  * call would read it: the config file named for this call, the default
  * config directory (a config.json created there takes effect), the session
@@ -104,7 +121,7 @@ static int protect_own_files(dsh_provider *provider, const cli_policy_options *o
         if (result == 0)
                 result = dsh_provider_set_protected_paths(provider, paths, error);
         dsh_strv_free(paths);
-        return result;
+        return result == 0 ? protect_own_executable(provider, error) : result;
 }
 
 int cli_provider_create(const cli_policy_options *options, const dsh_config *config, dsh_provider **provider_out)

@@ -53,11 +53,15 @@
 #include "backend.h"
 #include "error.h"
 #include "path.h"
+#include "shield.h"
+#include "core/sandbox-exec-status.h"
 #include "spawn.h"
 
 #define BWRAP_TEMP_AREA "/tmp"
 #define BWRAP_FATAL_SIGNATURE "bwrap: "
 #define BWRAP_DENIAL_SIGNATURE "read-only file system"
+#define EXEC_HELPER_NAME "dsh-sandbox-exec"
+#define EXEC_HELPER_FATAL_SIGNATURE "dsh-sandbox-exec: "
 
 /* Where a distribution installs bwrap, in order of preference.  Root-owned
  * system directories: an unprivileged command cannot plant a binary there. */
@@ -115,22 +119,19 @@ char *dsh_bwrap_trusted_binary(const char *path)
         return NULL;
 }
 
-/* bwrap in one PATH entry, when that entry is absolute and the binary trusted. */
-static char *bwrap_in_path_entry(const char *entry, size_t length)
+const char *const *dsh_bwrap_trusted_locations(void)
 {
-        char candidate[PATH_MAX];
-
-        if (length == 0 || entry[0] != '/' || length + sizeof("/bwrap") > sizeof(candidate))
-                return NULL;
-        memcpy(candidate, entry, length);
-        memcpy(candidate + length, "/bwrap", sizeof("/bwrap"));
-        return dsh_bwrap_trusted_binary(candidate);
+        return trusted_bwrap_paths;
 }
 
+/*
+ * PATH is not searched: ownership alone cannot tell a system directory from
+ * root's own ~/.local/bin (root owns both), and a bwrap planted there by a
+ * confined command would become the runner of every later call.  The fixed
+ * locations are refused as writable roots by every backend (shield.c).
+ */
 char *dsh_bwrap_find(const dsh_provider *provider, char **reason)
 {
-        const char *search = getenv("PATH");
-
         *reason = NULL;
         if (provider->bwrap_path) {
                 /* Named explicitly by the caller (the harness's own environment): its word is taken. */
@@ -147,99 +148,152 @@ char *dsh_bwrap_find(const dsh_provider *provider, char **reason)
                 if (found)
                         return found;
         }
-        while (search && *search) {
-                const char *end = strchrnul(search, ':');
-                char *found = bwrap_in_path_entry(search, (size_t) (end - search));
-
-                if (found)
-                        return found;
-                search = *end ? end + 1 : end;
-        }
         *reason = strdup("bubblewrap is not installed where it can be trusted (no root-owned bwrap in /usr/bin, "
-                         "/usr/local/bin, /bin or PATH): install the bubblewrap package, or name the binary with "
+                         "/usr/local/bin or /bin): install the bubblewrap package, or name the binary with "
                          "$DSH_SANDBOX_BWRAP");
         return NULL;
 }
 
 /*
- * Per call, in depth: even a trusted bwrap must not lie inside what this call
- * may write (a root user can make /usr a workspace), or the command of this
- * call could replace the runner of the next.
+ * Kernel knobs in the sandbox's fresh /proc, bound read-only over it.  bwrap
+ * itself covers only /proc/irq and /proc/bus of a new /proc, and only when
+ * they look writable to it; but uid 0 without any capability may still write
+ * root-owned sysctls by their mode alone — kernel.core_pattern set to
+ * "|program" makes the kernel run that program as root outside any sandbox
+ * at the next crash — and /proc/sysrq-trigger, /proc/irq/<n>/smp_affinity
+ * and /proc/acpi/wakeup check no capability either.  The read-only set of
+ * container runtimes (OCI's default), plus /proc/acpi; "-try": a kernel
+ * without one of them simply has nothing there to write.  Reading stays
+ * allowed, as everywhere (reads are outside the modes' vocabulary).
  */
-static int check_runner_outside_policy(const char *bwrap, const dsh_policy *policy, dsh_error *error)
-{
-        char detail[PATH_MAX + 128];
-        bool inside;
+static const char *const proc_read_only[] = {
+        "/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs", "/proc/acpi", NULL,
+};
 
-        if (policy->mode != DSH_MODE_WORKSPACE_WRITE)
-                return 0;  /* read-only writes nothing: no root can be planted by this call */
-        inside = dsh_path_is_beneath(bwrap, BWRAP_TEMP_AREA) || dsh_path_is_beneath(bwrap, policy->workspace_root);
-        for (char **root = policy->additional_writable_roots; !inside && root && *root; root++)
-                inside = dsh_path_is_beneath(bwrap, *root);
-        if (!inside)
-                return 0;
-        snprintf(detail, sizeof(detail), "refusing the bwrap at %s: it lies inside a root this call may write",
-                 bwrap);
-        return dsh_error_set_unavailable(error, policy->mode, detail);
+/* Everything one bwrap call needs besides the policy: the runner, the last step inside, the shield. */
+struct bwrap_call {
+        char *bwrap;            /* the trusted runner */
+        char *exec_helper;      /* dsh-sandbox-exec, run by bwrap inside the sandbox */
+        dsh_shield shield;
+        int json_status_fd;     /* bwrap's --json-status-fd, or -1 */
+        int exec_status_fd;     /* dsh-sandbox-exec's --status-fd, or -1 */
+};
+
+#define BWRAP_CALL_INIT { NULL, NULL, DSH_SHIELD_INIT, -1, -1 }
+
+static void bwrap_call_clear(struct bwrap_call *call)
+{
+        free(call->bwrap);
+        free(call->exec_helper);
+        dsh_shield_clear(&call->shield);
+        *call = (struct bwrap_call) BWRAP_CALL_INIT;
+}
+
+static int append_words(char ***argv, const char *const *words)
+{
+        for (; *words; words++)
+                if (dsh_strv_append(argv, *words) < 0)
+                        return -ENOMEM;
+        return 0;
+}
+
+static int append_bind(char ***argv, const char *option, const char *path)
+{
+        const char *words[] = { option, path, path, NULL };
+
+        return append_words(argv, words);
+}
+
+static int append_number_option(char ***argv, const char *option, int number)
+{
+        char text[16];
+        const char *words[] = { option, text, NULL };
+
+        snprintf(text, sizeof(text), "%d", number);
+        return append_words(argv, words);
 }
 
 /*
- * The profile, up to and including "--"; `status_fd` >= 0 adds --json-status-fd.
- * `shielded` paths (beneath the writable binds) are bound read-only last, so
- * they cover what the writable binds exposed.
+ * The writable part of a workspace-write profile, in the order the mounts
+ * must be made: the private /tmp first (a workspace beneath /tmp is then
+ * bound on top of it, not hidden by it), the roots, the git directories a
+ * linked worktree needs, then the pins (each directory between a root and a
+ * protected path bound onto itself: a mount point cannot be renamed or
+ * removed, so no ancestor can be moved away with the protection riding on
+ * it), and last the read-only binds over what is protected.
  */
-static int append_profile(char ***argv, const char *bwrap, const dsh_policy *policy, char *const *shielded,
-                          int status_fd)
+static int append_writable_binds(char ***argv, const dsh_policy *policy, const dsh_shield *shield)
 {
-        static const char *const fixed[] = {
-                "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--proc", "/proc", "--die-with-parent",
-                "--new-session", "--cap-drop", "ALL", NULL,
-        };
-        char number[16];
+        static const char *const private_temp[] = { "--tmpfs", BWRAP_TEMP_AREA, NULL };
+        int result = append_words(argv, private_temp);
 
-        if (dsh_strv_append(argv, bwrap) < 0)
-                return -ENOMEM;
-        for (const char *const *word = fixed; *word; word++)
-                if (dsh_strv_append(argv, *word) < 0)
-                        return -ENOMEM;
-        if (policy->mode == DSH_MODE_WORKSPACE_WRITE) {
-                /* The tmpfs first: a workspace beneath /tmp is then bound on top of it, not hidden by it. */
-                if (dsh_strv_append(argv, "--tmpfs") < 0 || dsh_strv_append(argv, BWRAP_TEMP_AREA) < 0 ||
-                    dsh_strv_append(argv, "--bind") < 0 || dsh_strv_append(argv, policy->workspace_root) < 0 ||
-                    dsh_strv_append(argv, policy->workspace_root) < 0)
-                        return -ENOMEM;
-                for (char **root = policy->additional_writable_roots; root && *root; root++)
-                        if (dsh_strv_append(argv, "--bind") < 0 || dsh_strv_append(argv, *root) < 0 ||
-                            dsh_strv_append(argv, *root) < 0)
-                                return -ENOMEM;
-                for (char *const *path = shielded; path && *path; path++)
-                        if (dsh_strv_append(argv, "--ro-bind") < 0 || dsh_strv_append(argv, *path) < 0 ||
-                            dsh_strv_append(argv, *path) < 0)
-                                return -ENOMEM;
-        }
-        if (status_fd >= 0) {
-                snprintf(number, sizeof(number), "%d", status_fd);
-                if (dsh_strv_append(argv, "--json-status-fd") < 0 || dsh_strv_append(argv, number) < 0)
-                        return -ENOMEM;
-        }
-        return dsh_strv_append(argv, "--");
+        if (result == 0)
+                result = append_bind(argv, "--bind", policy->workspace_root);
+        for (char **root = policy->additional_writable_roots; result == 0 && root && *root; root++)
+                result = append_bind(argv, "--bind", *root);
+        for (char **directory = shield->extra_writable; result == 0 && directory && *directory; directory++)
+                result = append_bind(argv, "--bind", *directory);
+        for (char **directory = shield->pins; result == 0 && directory && *directory; directory++)
+                result = append_bind(argv, "--bind", *directory);
+        for (char **path = shield->read_only; result == 0 && path && *path; path++)
+                result = append_bind(argv, "--ro-bind", *path);
+        return result;
 }
 
-static int build_argv(char ***argv, const char *bwrap, const dsh_policy *policy, char *const *shielded,
-                      int status_fd, char *const *command)
+/*
+ * The whole argv.  --unshare-user: run by root, bwrap would otherwise leave
+ * the command's bounding set full (only the effective, permitted and
+ * inheritable sets follow --cap-drop); in a user namespace of its own the
+ * command is still uid 0 over the files root owns, but with every set empty.
+ * --cap-add CAP_SETPCAP is for dsh-sandbox-exec alone, which locks the
+ * securebits and drops that capability too before it execs the command.
+ */
+static int build_argv(char ***argv, const struct bwrap_call *call, const dsh_policy *policy, char *const *command)
 {
-        int result = append_profile(argv, bwrap, policy, shielded, status_fd);
+        static const char *const namespaces[] = {
+                "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-user", "--unshare-pid", "--proc", "/proc", NULL,
+        };
+        static const char *const process[] = {
+                "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--cap-add", "CAP_SETPCAP", NULL,
+        };
+        int result = dsh_strv_append(argv, call->bwrap);
 
+        if (result == 0)
+                result = append_words(argv, namespaces);
+        for (const char *const *path = proc_read_only; result == 0 && *path; path++)
+                result = append_bind(argv, "--ro-bind-try", *path);
+        if (result == 0)
+                result = append_words(argv, process);
+        if (result == 0 && policy->mode == DSH_MODE_WORKSPACE_WRITE)
+                result = append_writable_binds(argv, policy, &call->shield);
+        if (result == 0 && call->json_status_fd >= 0)
+                result = append_number_option(argv, "--json-status-fd", call->json_status_fd);
+        if (result == 0)
+                result = dsh_strv_append(argv, "--");
+        if (result == 0)
+                result = dsh_strv_append(argv, call->exec_helper);
+        if (result == 0 && call->exec_status_fd >= 0)
+                result = append_number_option(argv, "--status-fd", call->exec_status_fd);
+        if (result == 0)
+                result = dsh_strv_append(argv, "--");
         for (; result == 0 && *command; command++)
                 result = dsh_strv_append(argv, *command);
         return result;
 }
 
-static int set_dialect(dsh_confined_argv *out)
+/*
+ * bwrap's dialect, and dsh-sandbox-exec's: its own failures (stdio it could
+ * not hand over safely) are runner failures too; a program it cannot execute
+ * is the command's failure (126/127) and is worded without that prefix.
+ */
+static int set_dialect(dsh_confined_argv *out, const dsh_shield *shield)
 {
-        static const char *const fatal[] = { BWRAP_FATAL_SIGNATURE, NULL };
+        static const char *const fatal[] = { BWRAP_FATAL_SIGNATURE, EXEC_HELPER_FATAL_SIGNATURE, NULL };
 
         out->enforcement = DSH_ENFORCEMENT_FULL;
+        for (char **reason = shield->unprotected; reason && *reason; reason++)
+                if (dsh_confined_argv_add_partial_reason(out, *reason) < 0)
+                        return -ENOMEM;
         if (dsh_strv_append(&out->denial_signatures, BWRAP_DENIAL_SIGNATURE) < 0)
                 return -ENOMEM;
         out->backend = strdup("bwrap");
@@ -248,69 +302,67 @@ static int set_dialect(dsh_confined_argv *out)
         return dsh_confined_argv_add_rule(out, NULL, 0, fatal, NULL);
 }
 
-/* Resolves the runner for one call: the trusted lookup, then the per-call check. */
-static char *runner_for_call(dsh_provider *provider, const dsh_policy *policy, dsh_error *error)
-{
-        char *reason = NULL;
-        char *bwrap = dsh_bwrap_find(provider, &reason);
-
-        if (!bwrap) {
-                dsh_error_set_unavailable(error, policy->mode, reason ? reason : "bwrap cannot be found");
-                free(reason);
-                return NULL;
-        }
-        if (!provider->bwrap_path && check_runner_outside_policy(bwrap, policy, error) < 0) {
-                free(bwrap);
-                return NULL;
-        }
-        return bwrap;
-}
-
 /*
- * The sandbox's own files beneath this call's writable binds (see
- * dsh_provider_set_protected_paths): each must exist to be bound read-only
- * over, so a missing one is created now, as an empty private directory —
- * otherwise the command could create it, and its contents, itself.
+ * The sandbox's own files must exist to be bound read-only over, so a
+ * missing one is created now, as an empty private directory — otherwise the
+ * command could create it, and its contents, itself.  (Protected subpaths
+ * are never created: the shield lists only existing ones to bind, and
+ * reports the missing ones.)
  */
-static int shield_protected_paths(dsh_provider *provider, const dsh_policy *policy, char ***shielded,
-                                  dsh_error *error)
+static int create_missing_protected(const dsh_shield *shield, dsh_error *error)
 {
-        int result = dsh_provider_shielded_paths(provider, policy, NULL, shielded, error);
+        for (char **path = shield->read_only; path && *path; path++) {
+                int result;
 
-        for (char **path = *shielded; result == 0 && path && *path; path++) {
                 if (access(*path, F_OK) == 0)
                         continue;
                 result = dsh_path_make_directories(*path, 0700);
-                if (result < 0) {
-                        dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, -result,
-                                      "cannot create \"%s\" to protect it from the command: %s", *path,
-                                      strerror(-result));
-                        dsh_strv_free(*shielded);
-                        *shielded = NULL;
-                }
+                if (result < 0)
+                        return dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, -result,
+                                             "cannot create \"%s\" to protect it from the command: %s", *path,
+                                             strerror(-result));
         }
-        return result;
+        return 0;
+}
+
+/* Resolves the runner and the last step of one call, and plans its shield. */
+static int prepare_call(dsh_provider *provider, const dsh_policy *policy, struct bwrap_call *call, dsh_error *error)
+{
+        char *reason = NULL;
+        int result;
+
+        call->bwrap = dsh_bwrap_find(provider, &reason);
+        if (!call->bwrap) {
+                result = dsh_error_set_unavailable(error, policy->mode, reason ? reason : "bwrap cannot be found");
+                free(reason);
+                return result;
+        }
+        call->exec_helper = dsh_provider_launcher_path(provider, EXEC_HELPER_NAME);
+        if (!call->exec_helper || access(call->exec_helper, X_OK) < 0)
+                return dsh_error_set_unavailable(error, policy->mode,
+                                                 "the dsh-sandbox-exec helper is not installed beside landlock-run");
+        result = dsh_shield_plan(provider, policy, NULL, true, &call->shield, error);
+        if (result < 0)
+                return result;
+        if (call->shield.unprotected && provider->require_protected_subpaths)
+                return dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EPERM,
+                                     "a protected subpath cannot be held back and requireProtectedSubpaths is set: %s",
+                                     call->shield.unprotected[0]);
+        return create_missing_protected(&call->shield, error);
 }
 
 static int bwrap_confine(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
                          dsh_confined_argv *out, dsh_error *error)
 {
-        dsh_autofree char *bwrap = runner_for_call(provider, policy, error);
-        char **shielded = NULL;
-        int result;
+        struct bwrap_call call = BWRAP_CALL_INIT;
+        int result = prepare_call(provider, policy, &call, error);
 
-        if (!bwrap)
-                return -ENOSYS;
-        result = shield_protected_paths(provider, policy, &shielded, error);
-        if (result < 0)
-                return result;
-        result = build_argv(&out->argv, bwrap, policy, shielded, -1, argv);
-        dsh_strv_free(shielded);
-        if (result < 0 || set_dialect(out) < 0) {
+        if (result == 0 && (build_argv(&out->argv, &call, policy, argv) < 0 || set_dialect(out, &call.shield) < 0)) {
                 dsh_confined_argv_clear(out);
-                return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+                result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         }
-        return 0;
+        bwrap_call_clear(&call);
+        return result;
 }
 
 /* ------------------------------------------------------------- diagnosis -- */
@@ -408,7 +460,7 @@ static char *bwrap_version(const char *bwrap, long timeout_ms)
 {
         static const dsh_spawn_options quiet = { -1, -1, -1, false };
         char *const argv[] = { (char *) bwrap, (char *) "--version", NULL };
-        dsh_exec_plan plan = { argv, -1, false, -1 };
+        dsh_exec_plan plan = DSH_EXEC_PLAN_INIT(argv);
         dsh_spawn_options options = quiet;
         dsh_spawn_failure failure;
         dsh_autofree char *text = NULL;
@@ -447,9 +499,17 @@ static void bwrap_probe(dsh_provider *provider, dsh_backend_report *report)
         dsh_autofree char *line = NULL;
         int exit_code = 0;
 
+        dsh_autofree char *exec_helper = dsh_provider_launcher_path(provider, EXEC_HELPER_NAME);
+
         report->runner_path = dsh_bwrap_find(provider, &report->reason);
         if (!report->runner_path)
                 return;
+        if (!exec_helper || access(exec_helper, X_OK) < 0) {
+                if (asprintf(&report->reason, "the dsh-sandbox-exec helper %s is not executable: %s",
+                             exec_helper ? exec_helper : "(no launcher directory)", strerror(errno)) < 0)
+                        report->reason = NULL;
+                return;
+        }
         report->version = bwrap_version(report->runner_path, provider->probe_timeout_ms);
         policy.workspace_root = (char *) "/";
         if (dsh_provider_run_bounded(provider, &dsh_backend_bwrap, argv, &policy, &exit_code, &stderr_text,
@@ -470,46 +530,6 @@ static void bwrap_probe(dsh_provider *provider, dsh_backend_report *report)
 }
 
 /* ----------------------------------------------------------------- spawn -- */
-
-/*
- * execvp() inside the sandbox sees the host's files (everything is bound),
- * except /tmp under workspace-write, which is a fresh tmpfs.  Resolving the
- * program here first lets a missing program be reported as such (127),
- * instead of as bwrap failing before exec.
- */
-static int check_program(const char *program, const dsh_policy *policy, dsh_error *error)
-{
-        const char *search = getenv("PATH");
-        char candidate[PATH_MAX];
-        int found_errno = ENOENT;
-
-        if (strchr(program, '/')) {
-                if (access(program, X_OK) < 0)
-                        return dsh_error_set(error, DSH_ERROR_EXEC_FAILED, errno, "%s: %s", program, strerror(errno));
-                if (policy->mode == DSH_MODE_WORKSPACE_WRITE && program[0] == '/' &&
-                    dsh_path_is_beneath(program, BWRAP_TEMP_AREA) && !dsh_path_is_beneath(program, policy->workspace_root))
-                        return dsh_error_set(error, DSH_ERROR_EXEC_FAILED, ENOENT,
-                                             "%s: %s (the bwrap sandbox has a private /tmp)", program,
-                                             strerror(ENOENT));
-                return 0;
-        }
-        if (!search)
-                search = "/bin:/usr/bin";
-        while (*search) {
-                const char *end = strchrnul(search, ':');
-                size_t length = (size_t) (end - search);
-
-                if (snprintf(candidate, sizeof(candidate), "%.*s%s%s", (int) length, search, length ? "/" : "",
-                             program) < (int) sizeof(candidate)) {
-                        if (access(candidate, X_OK) == 0)
-                                return 0;
-                        if (errno == EACCES)
-                                found_errno = EACCES;
-                }
-                search = *end ? end + 1 : end;
-        }
-        return dsh_error_set(error, DSH_ERROR_EXEC_FAILED, found_errno, "%s: %s", program, strerror(found_errno));
-}
 
 /*
  * Reads the first record bwrap writes on --json-status-fd: { "child-pid": N,
@@ -556,73 +576,89 @@ static char *diagnose(dsh_provider *provider, int exit_code)
         return reason;
 }
 
+/* Two status pipes above stdio: bwrap's --json-status-fd and dsh-sandbox-exec's --status-fd. */
+static int open_status_pipes(int json_pipe[2], int exec_pipe[2], dsh_error *error)
+{
+        int result = dsh_pipe_above_stdio(json_pipe);
+
+        if (result == 0) {
+                result = dsh_pipe_above_stdio(exec_pipe);
+                if (result < 0) {
+                        close(json_pipe[0]);
+                        close(json_pipe[1]);
+                }
+        }
+        if (result < 0)
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, -result, "cannot create the runner status pipes: %s",
+                                     strerror(-result));
+        return 0;
+}
+
+/* bwrap is gone before the sandbox existed: the command never ran.  Reaps it and says why. */
+static int report_early_failure(dsh_provider *provider, pid_t pid, dsh_mode mode, dsh_error *error)
+{
+        dsh_autofree char *detail = NULL;
+        int wait_status = 0;
+
+        while (waitpid(pid, &wait_status, 0) < 0 && errno == EINTR)
+                ;
+        /* Inside a probe the caller captures bwrap's stderr itself; diagnosing would recurse. */
+        if (!provider->probing)
+                detail = diagnose(provider, WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1);
+        return dsh_error_set_unavailable(error, mode, detail ? detail : "bwrap failed before it created the sandbox");
+}
+
 static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
                        const dsh_spawn_options *options, dsh_child *child, dsh_error *error)
 {
-        dsh_autofree char *bwrap = runner_for_call(provider, policy, error);
-        dsh_autoclose int status_read = -1;
-        dsh_autoclose int status_write = -1;
+        struct bwrap_call call = BWRAP_CALL_INIT;
         dsh_confined_argv facts = DSH_CONFINED_ARGV_INIT;
-        dsh_exec_plan plan = { NULL, -1, false, -1 };
+        dsh_exec_plan plan = DSH_EXEC_PLAN_INIT(NULL);
         dsh_spawn_failure failure;
-        char **shielded = NULL;
-        int status_pipe[2], wait_status = 0, result;
-        bool exec_seen;
+        int json_pipe[2] = { -1, -1 }, exec_pipe[2] = { -1, -1 }, result;
+        bool exec_seen = false;
         pid_t pid;
 
-        if (!bwrap)
-                return -ENOSYS;
-        result = check_program(argv[0], policy, error);
-        if (result < 0)
-                return result;
-        result = shield_protected_paths(provider, policy, &shielded, error);
-        if (result < 0)
-                return result;
-        result = dsh_pipe_above_stdio(status_pipe);
+        result = prepare_call(provider, policy, &call, error);
+        if (result == 0)
+                result = open_status_pipes(json_pipe, exec_pipe, error);
         if (result < 0) {
-                int pipe_errno = -result;
-
-                dsh_strv_free(shielded);
-                return dsh_error_set(error, DSH_ERROR_SYSTEM, pipe_errno, "cannot create the runner status pipe: %s",
-                                     strerror(pipe_errno));
-        }
-        status_read = status_pipe[0];
-        status_write = status_pipe[1];
-        result = build_argv(&facts.argv, bwrap, policy, shielded, status_write, argv);
-        dsh_strv_free(shielded);
-        if (result < 0 || set_dialect(&facts) < 0) {
-                dsh_confined_argv_clear(&facts);
-                return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
-        }
-        plan.argv = facts.argv;
-        plan.keep_fd = status_write;
-        pid = dsh_spawn_exec_plan(&plan, options, &failure);
-        close(dsh_take_fd(&status_write));
-        if (pid < 0) {
-                result = pid == -ECHILD ? dsh_spawn_failure_to_error(&failure, policy->mode, facts.argv[0], error)
-                                        : dsh_error_set(error, DSH_ERROR_SYSTEM, (int) -pid,
-                                                        "cannot start bwrap: %s", strerror((int) -pid));
-                dsh_confined_argv_clear(&facts);
+                bwrap_call_clear(&call);
                 return result;
         }
-        if (read_first_record(status_read, &exec_seen) == 0) {
-                /* bwrap is gone before the sandbox existed: the command never ran. */
-                dsh_autofree char *detail = NULL;
-
-                while (waitpid(pid, &wait_status, 0) < 0 && errno == EINTR)
-                        ;
+        call.json_status_fd = json_pipe[1];
+        call.exec_status_fd = exec_pipe[1];
+        if (build_argv(&facts.argv, &call, policy, argv) < 0 || set_dialect(&facts, &call.shield) < 0) {
+                result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+                pid = -1;
+        } else {
+                plan.argv = facts.argv;
+                plan.keep_fds[0] = json_pipe[1];
+                plan.keep_fds[1] = exec_pipe[1];
+                pid = dsh_spawn_exec_plan(&plan, options, &failure);
+                if (pid < 0)
+                        result = pid == -ECHILD ? dsh_spawn_failure_to_error(&failure, policy->mode, facts.argv[0],
+                                                                              error)
+                                                : dsh_error_set(error, DSH_ERROR_SYSTEM, (int) -pid,
+                                                                "cannot start bwrap: %s", strerror((int) -pid));
+        }
+        close(json_pipe[1]);
+        close(exec_pipe[1]);
+        bwrap_call_clear(&call);
+        if (result == 0 && read_first_record(json_pipe[0], &exec_seen) == 0)
+                result = report_early_failure(provider, pid, policy->mode, error);
+        if (result < 0) {
+                close(json_pipe[0]);
+                close(exec_pipe[0]);
                 dsh_confined_argv_clear(&facts);
-                /* Inside a probe the caller captures bwrap's stderr itself; diagnosing would recurse. */
-                if (!provider->probing)
-                        detail = diagnose(provider, WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1);
-                return dsh_error_set_unavailable(error, policy->mode,
-                                                 detail ? detail : "bwrap failed before it created the sandbox");
+                return result;
         }
         child->pid = pid;
         child->facts = facts;
         child->mode = policy->mode;
         child->command_started = exec_seen;
-        child->runner_status_fd = dsh_take_fd(&status_read);
+        child->runner_status_fd = json_pipe[0];
+        child->exec_status_fd = exec_pipe[0];
         return 0;
 }
 

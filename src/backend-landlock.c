@@ -21,6 +21,7 @@
 #include "backend.h"
 #include "core/landlock.h"
 #include "error.h"
+#include "shield.h"
 #include "spawn.h"
 
 #define LANDLOCK_TEMP_AREA "/tmp"
@@ -123,26 +124,55 @@ static int set_dialect(dsh_confined_argv *out, dsh_enforcement enforcement)
         return dsh_confined_argv_add_rule(out, launcher_failure, 1, fatal, informational);
 }
 
+#define SUBPATHS_PARTIAL_REASON \
+        "Landlock can only grant: the protected subpaths (such as .git/hooks and .git/config) inside a writable " \
+        "root cannot be held back, so this command could change what runs at the next git command"
+
 /*
  * Landlock can only grant: nothing beneath a granted root can be held back.
  * So a call whose writable roots (the host's /tmp included) contain one of
  * the sandbox's own protected paths is refused rather than run with those
- * files writable.
+ * files writable, and one whose roots hold protected subpaths (a git
+ * repository's hooks and config) runs "partial", saying why — or is refused
+ * when the deployment requires them held back.  Runners in a writable root
+ * are refused by the shield itself.  `*subpaths_open` tells the caller to
+ * report partial enforcement.
  */
-static int refuse_protected_paths(const dsh_provider *provider, const dsh_policy *policy, dsh_error *error)
+static int check_shield(const dsh_provider *provider, const dsh_policy *policy, bool *subpaths_open,
+                        dsh_error *error)
 {
-        char **shielded = NULL;
-        int result = dsh_provider_shielded_paths(provider, policy, LANDLOCK_TEMP_AREA, &shielded, error);
+        dsh_shield shield = DSH_SHIELD_INIT;
+        int result = dsh_shield_plan(provider, policy, LANDLOCK_TEMP_AREA, false, &shield, error);
 
-        if (result == 0 && shielded) {
+        *subpaths_open = false;
+        if (result == 0 && shield.read_only)
                 result = dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EPERM,
                                        "a writable root of this call contains \"%s\", the sandbox's own files, and "
                                        "Landlock cannot hold it back: a confined command could change the policy "
                                        "of later calls. Use a narrower root, or the bwrap backend",
-                                       shielded[0]);
-                dsh_strv_free(shielded);
-        }
+                                       shield.read_only[0]);
+        else if (result == 0 && shield.has_subpaths && provider->require_protected_subpaths)
+                result = dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EPERM,
+                                       "%s, and requireProtectedSubpaths is set. Use the bwrap backend",
+                                       SUBPATHS_PARTIAL_REASON);
+        else if (result == 0)
+                *subpaths_open = shield.has_subpaths;
+        dsh_shield_clear(&shield);
         return result;
+}
+
+/* The facts of a Landlock run: the dialect, and every reason it is partial. */
+static int set_facts(dsh_confined_argv *out, int abi, bool subpaths_open)
+{
+        if (set_dialect(out, dsh_landlock_enforcement(abi)) < 0)
+                return -ENOMEM;
+        if (dsh_landlock_enforcement(abi) == DSH_ENFORCEMENT_PARTIAL &&
+            dsh_confined_argv_add_partial_reason(out, "the kernel's Landlock ABI is older than 5 and does not "
+                                                      "govern ioctl(2) on device files") < 0)
+                return -ENOMEM;
+        if (subpaths_open && dsh_confined_argv_add_partial_reason(out, SUBPATHS_PARTIAL_REASON) < 0)
+                return -ENOMEM;
+        return 0;
 }
 
 static int landlock_confine(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
@@ -150,10 +180,11 @@ static int landlock_confine(dsh_provider *provider, char *const *argv, const dsh
 {
         int abi = dsh_landlock_abi();
         const char *problem = abi_problem(abi);
+        bool subpaths_open;
 
         if (problem)
                 return dsh_error_set_unavailable(error, policy->mode, problem);
-        if (refuse_protected_paths(provider, policy, error) < 0)
+        if (check_shield(provider, policy, &subpaths_open, error) < 0)
                 return -EPERM;
         if (dsh_strv_append(&out->argv, provider->landlock_run_path) < 0 ||
             for_each_grant(policy, append_grant_arguments, &out->argv) < 0 ||
@@ -162,7 +193,7 @@ static int landlock_confine(dsh_provider *provider, char *const *argv, const dsh
         for (char *const *argument = argv; *argument; argument++)
                 if (dsh_strv_append(&out->argv, *argument) < 0)
                         goto out_of_memory;
-        if (set_dialect(out, dsh_landlock_enforcement(abi)) < 0)
+        if (set_facts(out, abi, subpaths_open) < 0)
                 goto out_of_memory;
         return 0;
 out_of_memory:
@@ -187,14 +218,19 @@ static int add_grant_rule(const struct landlock_grant *grant, void *context)
         return result;
 }
 
-/* Builds the ruleset of `policy` in this process; returns 0 or a negative errno with `error` set. */
+/*
+ * Builds the ruleset of `policy` in this process, and the facts of the run
+ * (`facts->argv` is left to the caller).  Returns 0 or a negative errno with
+ * `error` set.
+ */
 static int build_ruleset(const dsh_provider *provider, const dsh_policy *policy, dsh_landlock_ruleset *ruleset,
-                         dsh_error *error)
+                         dsh_confined_argv *facts, dsh_error *error)
 {
         struct ruleset_builder builder = { ruleset, NULL, NULL };
         const char *problem;
         char detail[PATH_MAX + 128];
-        int result = refuse_protected_paths(provider, policy, error);
+        bool subpaths_open;
+        int result = check_shield(provider, policy, &subpaths_open, error);
 
         if (result < 0)
                 return result;
@@ -218,6 +254,12 @@ static int build_ruleset(const dsh_provider *provider, const dsh_policy *policy,
                 dsh_landlock_ruleset_close(ruleset);
                 return dsh_error_set_unavailable(error, policy->mode, detail);
         }
+        /* The facts are complete before anything runs: no allocation can fail once the command does. */
+        if (set_facts(facts, ruleset->abi, subpaths_open) < 0) {
+                dsh_landlock_ruleset_close(ruleset);
+                dsh_confined_argv_clear(facts);
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        }
         return 0;
 }
 
@@ -226,17 +268,17 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
 {
         dsh_landlock_ruleset ruleset = DSH_LANDLOCK_RULESET_INIT;
         dsh_confined_argv facts = DSH_CONFINED_ARGV_INIT;
-        dsh_exec_plan plan = { argv, -1, true, -1 };
+        dsh_exec_plan plan = DSH_EXEC_PLAN_INIT(argv);
         dsh_spawn_failure failure;
         pid_t pid;
         int result;
 
-        result = build_ruleset(provider, policy, &ruleset, error);
+        plan.terminal_filter = true;
+        result = build_ruleset(provider, policy, &ruleset, &facts, error);
         if (result < 0)
                 return result;
-        /* The facts are complete before anything runs: no allocation can fail once the command does. */
         facts.argv = dsh_strv_copy(argv);
-        if (!facts.argv || set_dialect(&facts, dsh_landlock_enforcement(ruleset.abi)) < 0) {
+        if (!facts.argv) {
                 dsh_landlock_ruleset_close(&ruleset);
                 dsh_confined_argv_clear(&facts);
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
@@ -262,23 +304,22 @@ static int landlock_exec(dsh_provider *provider, char *const *argv, const dsh_po
 {
         static const dsh_spawn_options inherit = DSH_SPAWN_OPTIONS_INIT;
         dsh_landlock_ruleset ruleset = DSH_LANDLOCK_RULESET_INIT;
-        dsh_exec_plan plan = { argv, -1, true, -1 };
+        dsh_confined_argv facts = DSH_CONFINED_ARGV_INIT;
+        dsh_exec_plan plan = DSH_EXEC_PLAN_INIT(argv);
         dsh_spawn_failure failure;
         int result;
 
-        result = build_ruleset(provider, policy, &ruleset, error);
+        plan.terminal_filter = true;
+        result = build_ruleset(provider, policy, &ruleset, &facts, error);
         if (result < 0)
                 return result;
         plan.landlock_ruleset_fd = ruleset.fd;
         if (announce) {
-                dsh_confined_argv facts = DSH_CONFINED_ARGV_INIT;
-
                 facts.argv = (char **) argv;
-                if (set_dialect(&facts, dsh_landlock_enforcement(ruleset.abi)) == 0)
-                        announce(&facts, announce_data);
+                announce(&facts, announce_data);
                 facts.argv = NULL;  /* borrowed */
-                dsh_confined_argv_clear(&facts);
         }
+        dsh_confined_argv_clear(&facts);
         dsh_exec_plan_apply(&plan, &inherit, &failure);
         /* Still here: nothing was exec'd.  The ruleset fd may already be closed by the fd sweep. */
         ruleset.fd = -1;

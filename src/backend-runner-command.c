@@ -61,7 +61,7 @@ static int runner_command_spawn(dsh_provider *provider, char *const *argv, const
                                 const dsh_spawn_options *options, dsh_child *child, dsh_error *error)
 {
         dsh_confined_argv facts = DSH_CONFINED_ARGV_INIT;
-        dsh_exec_plan plan = { NULL, -1, false, -1 };
+        dsh_exec_plan plan = DSH_EXEC_PLAN_INIT(NULL);
         dsh_spawn_failure failure;
         int result = runner_command_confine(provider, argv, policy, &facts, error);
         pid_t pid;

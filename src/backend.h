@@ -67,6 +67,9 @@ struct dsh_provider {
         char **runner_command;
         char **runner_failure_signatures;
         char **protected_paths;         /* absolute, canonicalized per call; see dsh_provider_set_protected_paths() */
+        char **protected_executables;   /* programs later calls trust to run; see dsh_provider_set_protected_executables() */
+        char **protected_subpaths;      /* relative to each writable root; see dsh_provider_set_protected_subpaths() */
+        bool require_protected_subpaths;
         /* Directory of the cross-process verdict cache; NULL: the verdict lives in this provider only. */
         char *verdict_cache_dir;
         /* The selection came from the persisted cache and was not probed by this provider. */
@@ -76,17 +79,6 @@ struct dsh_provider {
 };
 
 DSH_INTERNAL const dsh_backend_ops *dsh_backend_by_name(const char *name);
-
-/*
- * The protected paths this call must shield: those beneath a root the policy
- * lets the command write (the workspace and extra roots under
- * workspace-write, and `host_temp_area` when the backend grants the host's,
- * else NULL), canonical, as a new strv in *shielded (NULL when none).  Fails
- * with SANDBOX_PREPARATION_FAILED when a writable root lies inside a
- * protected path: no grant or bind order can shield that.
- */
-DSH_INTERNAL int dsh_provider_shielded_paths(const dsh_provider *provider, const dsh_policy *policy,
-                                             const char *host_temp_area, char ***shielded, dsh_error *error);
 
 /*
  * Runs `argv` through `backend->spawn` under a prepared `policy` with stdin
@@ -112,6 +104,9 @@ DSH_INTERNAL int dsh_collect_bounded(pid_t pid, int fd, long timeout_ms, char **
 /* After waitpid(): reads what the runner status channel still holds and sets
  * child->command_started / runner_failed.  provider.c. */
 DSH_INTERNAL void dsh_child_settle_runner_status(dsh_child *child, int wait_status);
+
+/* Where the trusted lookup looks for bwrap, NULL-terminated.  backend-bwrap.c. */
+DSH_INTERNAL const char *const *dsh_bwrap_trusted_locations(void);
 
 /* Absolute path of the bwrap binary the bwrap backend would run, or NULL with
  * `*reason` (caller frees) saying why none qualifies.  backend-bwrap.c. */

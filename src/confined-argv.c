@@ -24,6 +24,7 @@ void dsh_confined_argv_clear(dsh_confined_argv *confined)
                 runner_failure_rule_clear(&confined->runner_failure_rules[i]);
         free(confined->runner_failure_rules);
         free(confined->backend);
+        dsh_strv_free(confined->partial_reasons);
         *confined = (dsh_confined_argv) DSH_CONFINED_ARGV_INIT;
 }
 
@@ -60,4 +61,10 @@ int dsh_confined_argv_add_rule(dsh_confined_argv *confined,
 out_of_memory:
         runner_failure_rule_clear(&rule);
         return -ENOMEM;
+}
+
+int dsh_confined_argv_add_partial_reason(dsh_confined_argv *confined, const char *reason)
+{
+        confined->enforcement = DSH_ENFORCEMENT_PARTIAL;
+        return dsh_strv_append(&confined->partial_reasons, reason);
 }

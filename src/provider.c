@@ -20,6 +20,7 @@
 #include "error.h"
 #include "path.h"
 #include "spawn.h"
+#include "core/sandbox-exec-status.h"
 #include "verdict-cache.h"
 #include "xdg.h"
 
@@ -56,6 +57,9 @@ static void forget_verdict(dsh_provider *provider)
         provider->unavailable_detail = NULL;
 }
 
+/* Hooks and config run unconfined at the user's next `git commit`: held back by default. */
+static const char *const default_protected_subpaths[] = { ".git/hooks", ".git/config", NULL };
+
 dsh_provider *dsh_provider_new(void)
 {
         dsh_provider *provider = calloc(1, sizeof(*provider));
@@ -70,6 +74,10 @@ dsh_provider *dsh_provider_new(void)
         for (size_t i = 0; i < sizeof(known_backends) / sizeof(known_backends[0]); i++)
                 provider->backends[provider->backend_count++] = known_backends[i];
         provider->probe_timeout_ms = DSH_CONFIG_DEFAULT_PROBE_TIMEOUT_MS;
+        if (dsh_provider_set_protected_subpaths(provider, default_protected_subpaths, false, NULL) < 0) {
+                dsh_provider_free(provider);
+                return NULL;
+        }
         return provider;
 }
 
@@ -80,6 +88,8 @@ void dsh_provider_free(dsh_provider *provider)
         forget_verdict(provider);
         free(provider->landlock_run_path);
         dsh_strv_free(provider->protected_paths);
+        dsh_strv_free(provider->protected_executables);
+        dsh_strv_free(provider->protected_subpaths);
         free(provider->bwrap_path);
         dsh_strv_free(provider->runner_command);
         dsh_strv_free(provider->runner_failure_signatures);
@@ -209,82 +219,74 @@ int dsh_provider_set_runner_command(dsh_provider *provider, char *const *command
         return 0;
 }
 
-int dsh_provider_set_protected_paths(dsh_provider *provider, char *const *paths, dsh_error *error)
+/* Copies absolute `paths` (NULL: none) into *field. */
+static int set_absolute_paths(char ***field, char *const *paths, const char *what, dsh_error *error)
 {
         char **copy;
 
         for (char *const *path = paths; path && *path; path++)
                 if ((*path)[0] != '/')
-                        return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
-                                             "a protected path must be absolute: \"%s\"", *path);
+                        return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "%s must be absolute: \"%s\"", what,
+                                             *path);
         copy = paths ? dsh_strv_copy(paths) : NULL;
         if (paths && !copy)
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
-        dsh_strv_free(provider->protected_paths);
-        provider->protected_paths = copy;
+        dsh_strv_free(*field);
+        *field = copy;
         return 0;
 }
 
-/* A writable root of this call that lies inside `protected_path`, or NULL. */
-static const char *root_inside(const dsh_policy *policy, const char *host_temp_area, const char *protected_path)
+int dsh_provider_set_protected_paths(dsh_provider *provider, char *const *paths, dsh_error *error)
 {
-        if (dsh_path_is_beneath(policy->workspace_root, protected_path))
-                return policy->workspace_root;
-        for (char **root = policy->additional_writable_roots; root && *root; root++)
-                if (dsh_path_is_beneath(*root, protected_path))
-                        return *root;
-        if (host_temp_area && dsh_path_is_beneath(host_temp_area, protected_path))
-                return host_temp_area;
-        return NULL;
+        return set_absolute_paths(&provider->protected_paths, paths, "a protected path", error);
 }
 
-static bool beneath_a_writable_root(const dsh_policy *policy, const char *host_temp_area, const char *path)
+int dsh_provider_set_protected_executables(dsh_provider *provider, char *const *paths, dsh_error *error)
 {
-        if (dsh_path_is_beneath(path, policy->workspace_root))
-                return true;
-        for (char **root = policy->additional_writable_roots; root && *root; root++)
-                if (dsh_path_is_beneath(path, *root))
+        return set_absolute_paths(&provider->protected_executables, paths, "a protected executable", error);
+}
+
+/* A name relative to a writable root: no empty, "." or ".." component, not absolute. */
+static bool subpath_is_valid(const char *subpath)
+{
+        const char *component = subpath;
+
+        if (!subpath[0] || subpath[0] == '/')
+                return false;
+        for (;;) {
+                size_t length = strcspn(component, "/");
+
+                if (length == 0 || (length == 1 && component[0] == '.') ||
+                    (length == 2 && component[0] == '.' && component[1] == '.'))
+                        return false;
+                if (!component[length])
                         return true;
-        return host_temp_area && dsh_path_is_beneath(path, host_temp_area);
+                component += length + 1;
+        }
 }
 
-int dsh_provider_shielded_paths(const dsh_provider *provider, const dsh_policy *policy, const char *host_temp_area,
-                                char ***shielded, dsh_error *error)
+int dsh_provider_set_protected_subpaths(dsh_provider *provider, const char *const *subpaths, bool required,
+                                        dsh_error *error)
 {
-        int result = 0;
+        char **copy = NULL;
 
-        *shielded = NULL;
-        if (policy->mode != DSH_MODE_WORKSPACE_WRITE)
-                return 0;  /* read-only grants no root at all */
-        /* Canonical per call, and only here: the spelling of a path that may not exist yet can change. */
-        for (char **given = provider->protected_paths; given && *given; given++) {
-                dsh_autofree char *path = dsh_path_canonical(*given);
-                const char *root;
-
-                if (!path) {
-                        result = dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, errno,
-                                               "cannot resolve the protected path \"%s\": %s", *given,
-                                               strerror(errno));
-                        break;
+        for (const char *const *subpath = subpaths; subpath && *subpath; subpath++) {
+                if (!subpath_is_valid(*subpath)) {
+                        dsh_strv_free(copy);
+                        return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
+                                             "a protected subpath must be a relative path without \".\" or \"..\" "
+                                             "components: \"%s\"",
+                                             *subpath);
                 }
-                root = root_inside(policy, host_temp_area, path);
-                if (root) {
-                        result = dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EPERM,
-                                               "writable root \"%s\" lies inside \"%s\", the sandbox's own files: "
-                                               "a confined command could change the policy of later calls",
-                                               root, path);
-                        break;
-                }
-                if (beneath_a_writable_root(policy, host_temp_area, path) && dsh_strv_append(shielded, path) < 0) {
-                        result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
-                        break;
+                if (dsh_strv_append(&copy, *subpath) < 0) {
+                        dsh_strv_free(copy);
+                        return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
                 }
         }
-        if (result < 0) {
-                dsh_strv_free(*shielded);
-                *shielded = NULL;
-        }
-        return result;
+        dsh_strv_free(provider->protected_subpaths);
+        provider->protected_subpaths = copy;
+        provider->require_protected_subpaths = required;
+        return 0;
 }
 
 int dsh_provider_set_verdict_cache_dir(dsh_provider *provider, const char *directory, dsh_error *error)
@@ -549,7 +551,7 @@ int dsh_provider_confine(dsh_provider *provider, char *const *argv, const dsh_po
 /* danger-full-access: the original argv, unconfined on purpose. */
 static int spawn_unconfined(char *const *argv, const dsh_spawn_options *options, dsh_child *child, dsh_error *error)
 {
-        dsh_exec_plan plan = { argv, -1, false, -1 };
+        dsh_exec_plan plan = DSH_EXEC_PLAN_INIT(argv);
         dsh_confined_argv facts = DSH_CONFINED_ARGV_INIT;
         dsh_spawn_failure failure;
         pid_t pid;
@@ -635,7 +637,7 @@ int dsh_provider_exec(dsh_provider *provider, char *const *argv, const dsh_polic
         int result;
 
         if (policy->mode == DSH_MODE_DANGER_FULL_ACCESS) {
-                dsh_exec_plan plan = { argv, -1, false, -1 };
+                dsh_exec_plan plan = DSH_EXEC_PLAN_INIT(argv);
                 dsh_spawn_failure failure;
 
                 if (!argv || !argv[0])
@@ -657,10 +659,53 @@ int dsh_provider_exec(dsh_provider *provider, char *const *argv, const dsh_polic
         return result;
 }
 
+/* Everything a finished runner left in `fd` (non-blocking), NUL-terminated in `buffer`; closes the fd. */
+static void drain_status_fd(int *fd, char *buffer, size_t size)
+{
+        size_t used = 0;
+        ssize_t length;
+
+        buffer[0] = '\0';
+        if (*fd < 0)
+                return;
+        fcntl(*fd, F_SETFL, O_NONBLOCK);
+        while (used < size - 1 &&
+               ((length = read(*fd, buffer + used, size - 1 - used)) > 0 || (length < 0 && errno == EINTR)))
+                if (length > 0)
+                        used += (size_t) length;
+        buffer[used] = '\0';
+        close(*fd);
+        *fd = -1;
+}
+
+/*
+ * What the runner's last step inside the sandbox (dsh-sandbox-exec) said on
+ * its own channel: that the program could not be executed (the command's
+ * failure, 126/127), or that it could not prepare the command (the runner's).
+ */
+static void settle_exec_status(dsh_child *child)
+{
+        char record[700], text[600];
+        int errno_value;
+
+        drain_status_fd(&child->exec_status_fd, record, sizeof(record));
+        switch (dsh_sandbox_exec_status_parse(record, &errno_value, text, sizeof(text))) {
+        case DSH_SANDBOX_EXEC_STATUS_EXEC:
+                child->exec_errno = errno_value > 0 ? errno_value : EIO;
+                break;
+        case DSH_SANDBOX_EXEC_STATUS_HELPER:
+                child->runner_failed = true;
+                free(child->runner_failure_detail);
+                child->runner_failure_detail = strdup(text);
+                break;
+        case DSH_SANDBOX_EXEC_STATUS_NONE:
+                break;
+        }
+}
+
 void dsh_child_settle_runner_status(dsh_child *child, int wait_status)
 {
-        char buffer[1024];
-        ssize_t length;
+        char buffer[4096];
 
         if (child->runner_status_fd < 0)
                 return;
@@ -671,17 +716,14 @@ void dsh_child_settle_runner_status(dsh_child *child, int wait_status)
          * the status fd (bwrap closes it before exec), but nothing here
          * should wait on anyone else's goodwill either.
          */
-        fcntl(child->runner_status_fd, F_SETFL, O_NONBLOCK);
-        while ((length = read(child->runner_status_fd, buffer, sizeof(buffer) - 1)) > 0 ||
-               (length < 0 && errno == EINTR)) {
-                if (length <= 0)
-                        continue;
-                buffer[length] = '\0';
-                if (strstr(buffer, "\"exit-code\""))
-                        child->command_started = true;
+        drain_status_fd(&child->runner_status_fd, buffer, sizeof(buffer));
+        if (strstr(buffer, "\"exit-code\""))
+                child->command_started = true;
+        settle_exec_status(child);
+        if (child->runner_failed) {
+                dsh_verdict_cache_drop(child->stale_verdict_path);
+                return;
         }
-        close(child->runner_status_fd);
-        child->runner_status_fd = -1;
         /*
          * Only a runner that exited with a failure status and never reported
          * an exec is called failed.  A runner killed by a signal may have been
@@ -710,8 +752,23 @@ int dsh_child_wait(dsh_child *child, int *wait_status)
         return 0;
 }
 
+/* The program the caller asked for: the argv after the last "--" of the confined argv. */
+static const char *dsh_child_program(const dsh_child *child)
+{
+        char **argv = child->facts.argv;
+        const char *program = argv && argv[0] ? argv[0] : "the command";
+
+        for (size_t i = 0; argv && argv[i]; i++)
+                if (strcmp(argv[i], "--") == 0 && argv[i + 1])
+                        program = argv[i + 1];
+        return program;
+}
+
 int dsh_child_runner_error(const dsh_child *child, dsh_error *error)
 {
+        if (!child->runner_failed && child->exec_errno)
+                return dsh_error_set(error, DSH_ERROR_EXEC_FAILED, child->exec_errno, "%s: %s",
+                                     dsh_child_program(child), strerror(child->exec_errno));
         if (!child->runner_failed)
                 return 0;
         return dsh_error_set_unavailable(error, child->mode,
@@ -726,6 +783,8 @@ void dsh_child_clear(dsh_child *child)
         dsh_confined_argv_clear(&child->facts);
         if (child->runner_status_fd >= 0)
                 close(child->runner_status_fd);
+        if (child->exec_status_fd >= 0)
+                close(child->exec_status_fd);
         free(child->runner_failure_detail);
         free(child->stale_verdict_path);
         *child = (dsh_child) DSH_CHILD_INIT;

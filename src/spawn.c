@@ -30,7 +30,7 @@ static int child_redirect(int fd, int target)
  *     checked against the policy, and every failure so far returns with the
  *     command never run;
  *  3. every inherited fd above 2 is closed (an fd opened before the domain
- *     would bypass it), keeping only a documented keep_fd;
+ *     would bypass it), keeping only the documented keep_fds;
  *  4. exec.
  * Only raw system calls: safe in a forked child of a multi-threaded process.
  */
@@ -60,14 +60,16 @@ void dsh_exec_plan_apply(const dsh_exec_plan *plan, const dsh_spawn_options *opt
                 }
         }
         failure->stage = DSH_SPAWN_STAGE_SETUP;
-        result = dsh_close_inherited_fds(plan->keep_fd, -1);
+        result = dsh_close_inherited_fds(plan->keep_fds[0], plan->keep_fds[1]);
         if (result < 0) {
                 failure->errno_value = -result;
                 return;
         }
-        if (plan->keep_fd >= 0 && fcntl(plan->keep_fd, F_SETFD, 0) < 0) {
-                failure->errno_value = errno;
-                return;
+        for (int i = 0; i < 2; i++) {
+                if (plan->keep_fds[i] >= 0 && fcntl(plan->keep_fds[i], F_SETFD, 0) < 0) {
+                        failure->errno_value = errno;
+                        return;
+                }
         }
         /* Signal dispositions set to "ignore" survive exec; the command starts with defaults. */
         signal(SIGPIPE, SIG_DFL);

@@ -119,18 +119,49 @@ DSH_PUBLIC void dsh_probe_report_clear(dsh_probe_report *report);
 
 /*
  * Absolute paths (files or directories) that a confined command must never
- * create, change or remove, even beneath a writable root: the sandbox's own
- * configuration, session state and caches, whose change would widen later
- * calls (a `runnerCommand` written into the config, a `sandbox/mode` event
- * appended to the command's own session).  Per call, under bwrap each one
- * beneath a writable root is bound read-only over it (a missing one is
- * first created as an empty directory, mode 0700); Landlock, which can only
- * grant, refuses such a policy with SANDBOX_PREPARATION_FAILED; any backend
- * refuses a writable root that lies inside a protected path.  A runner
+ * create, change, remove or repoint, even beneath a writable root: the
+ * sandbox's own configuration, session state and caches, whose change would
+ * widen later calls (a `runnerCommand` written into the config, a
+ * `sandbox/mode` event appended to the command's own session).  Per call,
+ * under bwrap each one beneath a writable root is bound read-only over it (a
+ * missing one is first created as an empty directory, mode 0700) and every
+ * directory between the root and it is pinned (bound onto itself), so
+ * neither it nor an ancestor can be renamed away and replaced; Landlock,
+ * which can only grant, refuses such a policy with
+ * SANDBOX_PREPARATION_FAILED.  Every backend refuses a writable root that
+ * lies inside a protected path, and a route to one through a symlink that
+ * lies beneath a writable root (the command could repoint it).  A runner
  * command is the operator's to configure and is not checked.  Replaces the
  * previous list; NULL clears it.  Returns 0, -EINVAL (a relative path) or -ENOMEM.
  */
 DSH_PUBLIC int dsh_provider_set_protected_paths(dsh_provider *provider, char *const *paths, dsh_error *error);
+
+/*
+ * Absolute paths of programs that later calls run to confine commands (a
+ * front end's own executable, e.g. /proc/self/exe of `dsh-sandbox`).  Every
+ * backend refuses a writable root that contains one of them, as it does for
+ * the runners it knows itself (bwrap where the trusted lookup finds it,
+ * landlock-run, dsh-sandbox-exec) and the dynamic loader's libraries and
+ * configuration.  Replaces the previous list; NULL clears it.
+ */
+DSH_PUBLIC int dsh_provider_set_protected_executables(dsh_provider *provider, char *const *paths, dsh_error *error);
+
+/*
+ * Names relative to every writable root that a confined command must not
+ * change (default ".git/hooks" and ".git/config"; NULL or an empty list turns
+ * the protection off).  A name starting with ".git/" is also applied to the
+ * real git directory and common directory of a linked worktree or submodule
+ * checkout, and to the git directories of submodules.  bwrap binds each
+ * existing one read-only and pins its ancestors (and makes a linked
+ * worktree's git directories writable, so git keeps working); one that does
+ * not exist cannot be held back without creating it on the host, and
+ * Landlock cannot hold any back: the call then reports enforcement
+ * "partial" with the reason — or, with `required`, is refused with
+ * SANDBOX_PREPARATION_FAILED.  Returns 0 or -EINVAL (an absolute name, an
+ * empty, "." or ".." component).
+ */
+DSH_PUBLIC int dsh_provider_set_protected_subpaths(dsh_provider *provider, const char *const *subpaths, bool required,
+                                                   dsh_error *error);
 
 /*
  * Wraps `argv` (non-empty) so it runs confined under `policy`.  The policy
@@ -169,9 +200,11 @@ typedef struct dsh_child {
         bool runner_failed;     /* set by dsh_child_wait(): the runner exited without running the command */
         char *runner_failure_detail;   /* what is known about that failure; owned */
         char *stale_verdict_path;      /* private: the persisted verdict dropped when the runner fails */
+        int exec_status_fd;     /* private: the status channel of the runner's last step inside (bwrap), or -1 */
+        int exec_errno;         /* set by dsh_child_wait(): the program could not be executed (errno), else 0 */
 } dsh_child;
 
-#define DSH_CHILD_INIT { -1, DSH_CONFINED_ARGV_INIT, -1, DSH_MODE_READ_ONLY, false, false, NULL, NULL }
+#define DSH_CHILD_INIT { -1, DSH_CONFINED_ARGV_INIT, -1, DSH_MODE_READ_ONLY, false, false, NULL, NULL, -1, 0 }
 
 /*
  * Spawns `argv` confined under `policy` (or unconfined, on purpose, under
@@ -223,7 +256,10 @@ DSH_PUBLIC int dsh_child_wait(dsh_child *child, int *wait_status);
  * After dsh_child_wait(): 0 when the command ran (or nothing says otherwise),
  * else -ENOSYS with `error` set to SANDBOX_UNAVAILABLE and
  * " Runner failure: <detail>" — the runner failed before exec and the
- * command never ran; its exit status must not be read as the command's.
+ * command never ran; its exit status must not be read as the command's —
+ * or the negative errno with DSH_ERROR_EXEC_FAILED when the runner reported,
+ * out of band, that the program could not be executed inside the sandbox
+ * (ENOENT: not found, 127; anything else: 126).
  */
 DSH_PUBLIC int dsh_child_runner_error(const dsh_child *child, dsh_error *error);
 

@@ -158,9 +158,10 @@ typedef struct dsh_confined_argv {
         dsh_runner_failure_rule *runner_failure_rules;
         size_t runner_failure_rule_count;
         char *backend;                  /* "landlock", "bwrap", "runner-command", ... */
+        char **partial_reasons;         /* why enforcement is "partial", one sentence each; NULL when full */
 } dsh_confined_argv;
 
-#define DSH_CONFINED_ARGV_INIT { NULL, DSH_ENFORCEMENT_FULL, NULL, NULL, 0, NULL }
+#define DSH_CONFINED_ARGV_INIT { NULL, DSH_ENFORCEMENT_FULL, NULL, NULL, 0, NULL, NULL }
 
 DSH_PUBLIC void dsh_confined_argv_clear(dsh_confined_argv *confined);
 
@@ -169,6 +170,9 @@ DSH_PUBLIC int dsh_confined_argv_add_rule(dsh_confined_argv *confined,
                                           const int *allowed_exit_codes, size_t allowed_exit_code_count,
                                           const char *const *fatal_signatures,
                                           const char *const *informational_lines);
+
+/* Marks the facts "partial" and appends why (copied).  Returns 0 or -ENOMEM. */
+DSH_PUBLIC int dsh_confined_argv_add_partial_reason(dsh_confined_argv *confined, const char *reason);
 
 /* ----------------------------------------------------- classification -- */
 

@@ -580,6 +580,7 @@ static void test_spawn_runner_failure_before_sandbox(void **state)
 
         (void) state;
         assert_int_equal(dsh_provider_set_backends(provider, sole, &error), 0);
+        assert_int_equal(dsh_provider_set_landlock_run_path(provider, test_landlock_run_path(), &error), 0);
         assert_int_equal(dsh_provider_set_bwrap_path(provider, fake, &error), 0);
         assert_true(dsh_provider_spawn(provider, argv, &policy, NULL, &child, &error) < 0);
         assert_int_equal(error.code, DSH_ERROR_SANDBOX_UNAVAILABLE);
@@ -610,6 +611,7 @@ static void test_spawn_runner_failure_before_exec(void **state)
 
         (void) state;
         assert_int_equal(dsh_provider_set_backends(provider, sole, &error), 0);
+        assert_int_equal(dsh_provider_set_landlock_run_path(provider, test_landlock_run_path(), &error), 0);
         assert_int_equal(dsh_provider_set_bwrap_path(provider, fake, &error), 0);
         assert_int_equal(dsh_provider_spawn(provider, argv, &policy, NULL, &child, &error), 0);
         assert_int_equal(dsh_child_wait(&child, &wait_status), 0);
@@ -779,6 +781,7 @@ static void test_spawn_command_status_is_its_own(void **state)
                 skip();
                 return;
         }
+        assert_int_equal(dsh_provider_set_landlock_run_path(provider, test_landlock_run_path(), &error), 0);
         assert_int_equal(dsh_provider_set_backends(provider, sole, &error), 0);
         assert_int_equal(dsh_provider_spawn(provider, argv, &policy, NULL, &child, &error), 0);
         assert_int_equal(dsh_child_wait(&child, &wait_status), 0);
@@ -821,7 +824,8 @@ static void test_stale_cache_falls_back_to_probing(void **state)
         argv[2] = script;
         for (int round = 0; round < 2; round++) {
                 provider = dsh_provider_new();
-                assert_int_equal(dsh_provider_set_bwrap_path(provider, fake, &error), 0);
+                assert_int_equal(dsh_provider_set_landlock_run_path(provider, test_landlock_run_path(), &error), 0);
+        assert_int_equal(dsh_provider_set_bwrap_path(provider, fake, &error), 0);
                 assert_int_equal(dsh_provider_set_landlock_run_path(provider, test_landlock_run_path(), &error), 0);
                 assert_int_equal(dsh_provider_set_verdict_cache_dir(provider, cache, &error), 0);
                 assert_int_equal(dsh_provider_spawn(provider, argv, &policy, NULL, &child, &error), 0);

@@ -1,0 +1,616 @@
+/* SPDX-License-Identifier: MIT */
+/* The shield: see shield.h for what it protects and why. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "error.h"
+#include "path.h"
+#include "shield.h"
+
+/*
+ * What the dynamic loader reads to start a dynamically linked runner (bwrap
+ * is one): a writable root containing any of these lets the command replace
+ * code that the next call's runner loads before it confines anything.
+ */
+static const char *const loader_paths[] = {
+        "/etc/ld.so.preload", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
+        "/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib", NULL,
+};
+
+/* Bounds the walk of a repository's submodule git directories (each level of nesting counts). */
+#define MAX_GIT_DIRECTORIES 256
+/* Symlinks followed on one route before it is called a loop, as the kernel does. */
+#define MAX_ROUTE_SYMLINKS 40
+
+static bool strv_contains(char *const *strv, const char *value)
+{
+        for (; strv && *strv; strv++)
+                if (strcmp(*strv, value) == 0)
+                        return true;
+        return false;
+}
+
+void dsh_shield_clear(dsh_shield *shield)
+{
+        if (!shield)
+                return;
+        dsh_strv_free(shield->pins);
+        dsh_strv_free(shield->read_only);
+        dsh_strv_free(shield->extra_writable);
+        dsh_strv_free(shield->unprotected);
+        *shield = (dsh_shield) DSH_SHIELD_INIT;
+}
+
+char *dsh_provider_launcher_path(const dsh_provider *provider, const char *name)
+{
+        const char *slash = provider->landlock_run_path ? strrchr(provider->landlock_run_path, '/') : NULL;
+        char *path = NULL;
+
+        if (!slash)
+                return NULL;
+        if (asprintf(&path, "%.*s/%s", (int) (slash - provider->landlock_run_path), provider->landlock_run_path,
+                     name) < 0)
+                return NULL;
+        return path;
+}
+
+/* ---------------------------------------------------------- writable roots -- */
+
+struct writable_roots {
+        const dsh_policy *policy;
+        const char *host_temp_area;
+};
+
+/* The writable root `path` lies beneath (itself included), or NULL. */
+static const char *root_holding(const struct writable_roots *roots, const char *path)
+{
+        const dsh_policy *policy = roots->policy;
+
+        if (policy->mode != DSH_MODE_WORKSPACE_WRITE)
+                return NULL;
+        if (dsh_path_is_beneath(path, policy->workspace_root))
+                return policy->workspace_root;
+        for (char **root = policy->additional_writable_roots; root && *root; root++)
+                if (dsh_path_is_beneath(path, *root))
+                        return *root;
+        if (roots->host_temp_area && dsh_path_is_beneath(path, roots->host_temp_area))
+                return roots->host_temp_area;
+        return NULL;
+}
+
+/* A writable root of this call that lies inside `path` (canonical), or NULL. */
+static const char *root_inside(const struct writable_roots *roots, const char *path)
+{
+        const dsh_policy *policy = roots->policy;
+
+        if (policy->mode != DSH_MODE_WORKSPACE_WRITE)
+                return NULL;
+        if (dsh_path_is_beneath(policy->workspace_root, path))
+                return policy->workspace_root;
+        for (char **root = policy->additional_writable_roots; root && *root; root++)
+                if (dsh_path_is_beneath(*root, path))
+                        return *root;
+        if (roots->host_temp_area && dsh_path_is_beneath(roots->host_temp_area, path))
+                return roots->host_temp_area;
+        return NULL;
+}
+
+/* ------------------------------------------------------------------ routes -- */
+
+/*
+ * Walks absolute `path` component by component as the kernel would, and
+ * returns (new string) the first symlink on the way whose directory lies
+ * beneath a writable root — one the command could replace to repoint the
+ * route — or NULL when there is none (errno 0), or NULL with errno set when
+ * the walk itself fails (ELOOP, ENOMEM).  A missing component ends the walk:
+ * what does not exist yet is not reached through anything.
+ */
+static char *repointable_symlink_on_route(const struct writable_roots *roots, const char *path)
+{
+        char walked[PATH_MAX] = "", pending[PATH_MAX * 2];
+        int followed = 0;
+
+        if (snprintf(pending, sizeof(pending), "%s", path) >= (int) sizeof(pending)) {
+                errno = ENAMETOOLONG;
+                return NULL;
+        }
+        for (;;) {
+                char *component = pending, next[PATH_MAX], target[PATH_MAX];
+                size_t length;
+                struct stat status;
+                ssize_t target_length;
+
+                while (*component == '/')
+                        component++;
+                if (!*component)
+                        break;
+                length = strcspn(component, "/");
+                if (length == 1 && component[0] == '.') {
+                        memmove(pending, component + length, strlen(component + length) + 1);
+                        continue;
+                }
+                if (length == 2 && component[0] == '.' && component[1] == '.') {
+                        char *slash = strrchr(walked, '/');
+
+                        if (slash)
+                                *slash = '\0';
+                        memmove(pending, component + length, strlen(component + length) + 1);
+                        continue;
+                }
+                if (snprintf(next, sizeof(next), "%s/%.*s", walked, (int) length, component) >= (int) sizeof(next)) {
+                        errno = ENAMETOOLONG;
+                        return NULL;
+                }
+                memmove(pending, component + length, strlen(component + length) + 1);
+                if (lstat(next, &status) < 0)
+                        break;
+                if (!S_ISLNK(status.st_mode)) {
+                        memcpy(walked, next, strlen(next) + 1);
+                        continue;
+                }
+                if (root_holding(roots, walked[0] ? walked : "/")) {
+                        errno = 0;
+                        return strdup(next);
+                }
+                if (++followed > MAX_ROUTE_SYMLINKS) {
+                        errno = ELOOP;
+                        return NULL;
+                }
+                target_length = readlink(next, target, sizeof(target) - 1);
+                if (target_length < 0)
+                        return NULL;
+                target[target_length] = '\0';
+                /* The rest of the route now continues from the link's target. */
+                if (strlen(target) + strlen(pending) + 2 > sizeof(pending)) {
+                        errno = ENAMETOOLONG;
+                        return NULL;
+                }
+                memmove(pending + strlen(target) + 1, pending, strlen(pending) + 1);
+                memcpy(pending, target, strlen(target));
+                pending[strlen(target)] = '/';
+                if (target[0] == '/')
+                        walked[0] = '\0';
+        }
+        errno = 0;
+        return NULL;
+}
+
+/* ---------------------------------------------------------------- runners -- */
+
+static int refuse_runner_root(const struct writable_roots *roots, const char *runner, dsh_error *error)
+{
+        dsh_autofree char *canonical = runner ? dsh_path_canonical(runner) : NULL;
+        const char *root = canonical ? root_holding(roots, canonical) : NULL;
+
+        if (!root)
+                return 0;
+        return dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EPERM,
+                             "writable root \"%s\" contains \"%s\", which the sandbox runs or loads to confine later "
+                             "commands: a confined command could replace it and every later call would run it "
+                             "unconfined. Use a narrower root",
+                             root, canonical);
+}
+
+/*
+ * Every runner any later call of this provider could start, whether or not
+ * it exists now: a bwrap planted where the trusted lookup would find it is as
+ * dangerous as one replaced.
+ */
+static int check_runners(const dsh_provider *provider, const struct writable_roots *roots, dsh_error *error)
+{
+        dsh_autofree char *exec_helper = dsh_provider_launcher_path(provider, "dsh-sandbox-exec");
+        int result = refuse_runner_root(roots, provider->landlock_run_path, error);
+
+        if (result == 0)
+                result = refuse_runner_root(roots, exec_helper, error);
+        if (result == 0)
+                result = refuse_runner_root(roots, provider->bwrap_path, error);
+        for (const char *const *path = dsh_bwrap_trusted_locations(); result == 0 && *path; path++)
+                result = refuse_runner_root(roots, *path, error);
+        for (const char *const *path = loader_paths; result == 0 && *path; path++)
+                result = refuse_runner_root(roots, *path, error);
+        for (char **path = provider->protected_executables; result == 0 && path && *path; path++)
+                result = refuse_runner_root(roots, *path, error);
+        return result;
+}
+
+/* ------------------------------------------------------------- own files -- */
+
+/* Adds every directory strictly between `root` and `path` (both canonical) to the pins. */
+static int pin_ancestors(dsh_shield *shield, const char *root, const char *path)
+{
+        size_t root_length = strcmp(root, "/") == 0 ? 0 : strlen(root);
+        const char *cursor = path + root_length;
+
+        while ((cursor = strchr(cursor + 1, '/'))) {
+                dsh_autofree char *directory = strndup(path, (size_t) (cursor - path));
+
+                if (!directory)
+                        return -ENOMEM;
+                if (!strv_contains(shield->pins, directory) && dsh_strv_append(&shield->pins, directory) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+static int hold_back(dsh_shield *shield, const char *root, const char *path)
+{
+        if (pin_ancestors(shield, root, path) < 0)
+                return -ENOMEM;
+        if (strv_contains(shield->read_only, path))
+                return 0;
+        return dsh_strv_append(&shield->read_only, path);
+}
+
+static int shield_own_file(const struct writable_roots *roots, const char *given, dsh_shield *shield,
+                           dsh_error *error)
+{
+        dsh_autofree char *symlink = repointable_symlink_on_route(roots, given);
+        dsh_autofree char *path = NULL;
+        const char *root;
+
+        if (symlink)
+                return dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EPERM,
+                                     "the sandbox's own file \"%s\" is reached through the symlink \"%s\", which a "
+                                     "confined command of this call could repoint: later calls would read another "
+                                     "file. Use a narrower root",
+                                     given, symlink);
+        if (errno != 0)
+                return dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, errno,
+                                     "cannot resolve the protected path \"%s\": %s", given, strerror(errno));
+        path = dsh_path_canonical(given);
+        if (!path)
+                return dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, errno,
+                                     "cannot resolve the protected path \"%s\": %s", given, strerror(errno));
+        root = root_inside(roots, path);
+        if (root)
+                return dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EPERM,
+                                     "writable root \"%s\" lies inside \"%s\", the sandbox's own files: a confined "
+                                     "command could change the policy of later calls",
+                                     root, path);
+        root = root_holding(roots, path);
+        if (root && hold_back(shield, root, path) < 0)
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        return 0;
+}
+
+/* -------------------------------------------------------- protected subpaths -- */
+
+struct subpath_plan {
+        const dsh_provider *provider;
+        const struct writable_roots *roots;
+        dsh_shield *shield;
+        bool with_subpaths;
+        size_t git_directories;
+};
+
+static int protect_git_directory_container(struct subpath_plan *plan, const char *directory);
+
+/* Records that `path` cannot be held back, and why (`why` continues the sentence after the path). */
+static int note_unprotected(struct subpath_plan *plan, const char *path, const char *why, const char *detail)
+{
+        char *sentence = NULL;
+        int result;
+
+        plan->shield->has_subpaths = true;
+        if (!plan->with_subpaths)
+                return 0;
+        if (asprintf(&sentence, "%s %s%s", path, why, detail) < 0)
+                return -ENOMEM;
+        result = strv_contains(plan->shield->unprotected, sentence) ? 0 : dsh_strv_append(&plan->shield->unprotected,
+                                                                                          sentence);
+        free(sentence);
+        return result;
+}
+
+/*
+ * One protected candidate `path` (lexical, absolute) that the writable root
+ * or git directory `holder` contains.  `required_to_exist`: a missing entry
+ * is a gap to report (its directory exists, so the command could create it);
+ * otherwise it is simply not there to protect.
+ */
+static int protect_candidate(struct subpath_plan *plan, const char *holder, const char *path, bool required_to_exist)
+{
+        dsh_autofree char *symlink = repointable_symlink_on_route(plan->roots, path);
+        dsh_autofree char *canonical = NULL;
+        dsh_autofree char *parent = strdup(path);
+        struct stat status;
+        char *slash;
+
+        if (symlink)
+                return note_unprotected(plan, path, "is reached through a symlink the command could repoint: ",
+                                        symlink);
+        if (!parent)
+                return -ENOMEM;
+        slash = strrchr(parent, '/');
+        if (slash && slash != parent)
+                *slash = '\0';
+        if (stat(parent, &status) < 0 || !S_ISDIR(status.st_mode))
+                return 0;  /* nothing there: nothing that git (or anyone) reads later */
+        if (lstat(path, &status) < 0) {
+                if (!required_to_exist)
+                        return 0;
+                return note_unprotected(plan, path,
+                                        "does not exist, and it cannot be held back without creating it on the host",
+                                        "");
+        }
+        plan->shield->has_subpaths = true;
+        if (!plan->with_subpaths)
+                return 0;
+        canonical = dsh_path_canonical(path);
+        if (!canonical)
+                return -errno;
+        return hold_back(plan->shield, holder, canonical);
+}
+
+/* The directory a ".git" file names ("gitdir: X", X relative to the file's directory); new string or NULL. */
+static char *read_gitdir_file(const char *directory, const char *dotgit)
+{
+        char buffer[PATH_MAX + 16], *line, *path = NULL;
+        ssize_t length;
+        int fd = open(dotgit, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+
+        if (fd < 0)
+                return NULL;
+        length = read(fd, buffer, sizeof(buffer) - 1);
+        close(fd);
+        if (length <= 0)
+                return NULL;
+        buffer[length] = '\0';
+        if (strncmp(buffer, "gitdir: ", 8) != 0)
+                return NULL;
+        line = buffer + 8;
+        line[strcspn(line, "\r\n")] = '\0';
+        if (line[0] == '/')
+                path = strdup(line);
+        else if (asprintf(&path, "%s/%s", directory, line) < 0)
+                path = NULL;
+        if (!path)
+                return NULL;
+        line = dsh_path_canonical(path);
+        free(path);
+        return line;
+}
+
+/* The common directory of git directory `gitdir` (its "commondir" file), or NULL when it is its own. */
+static char *read_commondir(const char *gitdir)
+{
+        dsh_autofree char *file = NULL;
+        char buffer[PATH_MAX + 1], *path = NULL, *canonical;
+        ssize_t length;
+        int fd;
+
+        if (asprintf(&file, "%s/commondir", gitdir) < 0)
+                return NULL;
+        fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        if (fd < 0)
+                return NULL;
+        length = read(fd, buffer, sizeof(buffer) - 1);
+        close(fd);
+        if (length <= 0)
+                return NULL;
+        buffer[length] = '\0';
+        buffer[strcspn(buffer, "\r\n")] = '\0';
+        if (buffer[0] == '/')
+                path = strdup(buffer);
+        else if (asprintf(&path, "%s/%s", gitdir, buffer) < 0)
+                path = NULL;
+        if (!path)
+                return NULL;
+        canonical = dsh_path_canonical(path);
+        free(path);
+        return canonical;
+}
+
+/* The writable root or extra git directory that holds `path`, for pinning. */
+static const char *holder_of(struct subpath_plan *plan, const char *path)
+{
+        const char *root = root_holding(plan->roots, path);
+
+        if (root)
+                return root;
+        for (char **directory = plan->shield->extra_writable; directory && *directory; directory++)
+                if (dsh_path_is_beneath(path, *directory))
+                        return *directory;
+        return NULL;
+}
+
+/*
+ * Protects the ".git/"-subpaths in git directory `gitdir`, then in the git
+ * directories of its submodules (gitdir/modules/..., nested).  `primary`:
+ * git reads hooks and config here (a worktree's private directory is not
+ * primary: git reads those from the common directory).
+ */
+static int protect_git_directory(struct subpath_plan *plan, const char *gitdir, bool primary)
+{
+        const char *holder = holder_of(plan, gitdir);
+        dsh_autofree char *modules = NULL;
+        DIR *listing;
+        struct dirent *entry;
+        int result = 0;
+
+        if (!holder || ++plan->git_directories > MAX_GIT_DIRECTORIES)
+                return 0;
+        for (char **subpath = plan->provider->protected_subpaths; result == 0 && subpath && *subpath; subpath++) {
+                dsh_autofree char *candidate = NULL;
+
+                if (strncmp(*subpath, ".git/", 5) != 0)
+                        continue;
+                if (asprintf(&candidate, "%s/%s", gitdir, *subpath + 5) < 0)
+                        return -ENOMEM;
+                result = protect_candidate(plan, holder, candidate, primary);
+        }
+        if (result < 0 || asprintf(&modules, "%s/modules", gitdir) < 0)
+                return result < 0 ? result : -ENOMEM;
+        listing = opendir(modules);
+        if (!listing)
+                return 0;
+        while (result == 0 && (entry = readdir(listing))) {
+                dsh_autofree char *child = NULL;
+                dsh_autofree char *head = NULL;
+
+                if (entry->d_name[0] == '.' || entry->d_type == DT_LNK)
+                        continue;
+                if (asprintf(&child, "%s/%s", modules, entry->d_name) < 0 ||
+                    asprintf(&head, "%s/HEAD", child) < 0) {
+                        result = -ENOMEM;
+                        break;
+                }
+                /* A submodule named "a/b" is stored as modules/a/b: descend until a git directory. */
+                if (access(head, F_OK) == 0)
+                        result = protect_git_directory(plan, child, true);
+                else
+                        result = protect_git_directory_container(plan, child);
+        }
+        closedir(listing);
+        return result;
+}
+
+/* A directory under modules/ that only groups submodule names: its children may be git directories. */
+static int protect_git_directory_container(struct subpath_plan *plan, const char *directory)
+{
+        DIR *listing = opendir(directory);
+        struct dirent *entry;
+        int result = 0;
+
+        if (!listing)
+                return 0;
+        while (result == 0 && (entry = readdir(listing)) && plan->git_directories <= MAX_GIT_DIRECTORIES) {
+                dsh_autofree char *child = NULL;
+                dsh_autofree char *head = NULL;
+
+                if (entry->d_name[0] == '.' || entry->d_type == DT_LNK)
+                        continue;
+                if (asprintf(&child, "%s/%s", directory, entry->d_name) < 0 ||
+                    asprintf(&head, "%s/HEAD", child) < 0) {
+                        result = -ENOMEM;
+                        break;
+                }
+                plan->git_directories++;
+                if (access(head, F_OK) == 0)
+                        result = protect_git_directory(plan, child, true);
+                else
+                        result = protect_git_directory_container(plan, child);
+        }
+        closedir(listing);
+        return result;
+}
+
+/*
+ * A ".git" file (linked worktree, submodule checkout) names the real git
+ * directory; a linked worktree's also names the common directory, where git
+ * keeps hooks, config, objects and refs.  Git must be able to write both
+ * (index, refs, objects), so under a backend that can hold hooks and config
+ * back they become writable for this call — minus what is protected.
+ */
+static int protect_linked_git_directory(struct subpath_plan *plan, const char *root, const char *dotgit)
+{
+        dsh_autofree char *gitdir = read_gitdir_file(root, dotgit);
+        dsh_autofree char *common = gitdir ? read_commondir(gitdir) : NULL;
+        const char *primary = common ? common : gitdir;
+        int result;
+
+        if (!gitdir)
+                return 0;
+        if (plan->with_subpaths && !root_holding(plan->roots, primary) &&
+            !strv_contains(plan->shield->extra_writable, primary) &&
+            dsh_strv_append(&plan->shield->extra_writable, primary) < 0)
+                return -ENOMEM;
+        if (!plan->with_subpaths && !root_holding(plan->roots, primary)) {
+                /* Not made writable by this backend: nothing in it can be planted by this call. */
+                return 0;
+        }
+        result = protect_git_directory(plan, primary, true);
+        if (result == 0 && common && !root_holding(plan->roots, gitdir) &&
+            !dsh_path_is_beneath(gitdir, common) && plan->with_subpaths &&
+            !strv_contains(plan->shield->extra_writable, gitdir) &&
+            dsh_strv_append(&plan->shield->extra_writable, gitdir) < 0)
+                result = -ENOMEM;
+        if (result == 0 && common)
+                result = protect_git_directory(plan, gitdir, false);
+        return result;
+}
+
+static int protect_root(struct subpath_plan *plan, const char *root)
+{
+        dsh_autofree char *dotgit = NULL;
+        struct stat status;
+        int result = 0;
+
+        for (char **subpath = plan->provider->protected_subpaths; result == 0 && subpath && *subpath; subpath++) {
+                dsh_autofree char *candidate = NULL;
+
+                if (strncmp(*subpath, ".git/", 5) == 0)
+                        continue;  /* mapped to the real git directories below */
+                if (asprintf(&candidate, "%s/%s", strcmp(root, "/") == 0 ? "" : root, *subpath) < 0)
+                        return -ENOMEM;
+                result = protect_candidate(plan, root, candidate, true);
+        }
+        if (result < 0 || asprintf(&dotgit, "%s/.git", strcmp(root, "/") == 0 ? "" : root) < 0)
+                return result < 0 ? result : -ENOMEM;
+        if (lstat(dotgit, &status) < 0)
+                return 0;
+        if (S_ISLNK(status.st_mode))
+                return note_unprotected(plan, dotgit, "is a symlink the command could repoint", "");
+        if (S_ISREG(status.st_mode))
+                return protect_linked_git_directory(plan, root, dotgit);
+        if (S_ISDIR(status.st_mode))
+                return protect_git_directory(plan, dotgit, true);
+        return 0;
+}
+
+static int plan_subpaths(struct subpath_plan *plan, const dsh_policy *policy)
+{
+        int result;
+
+        if (policy->mode != DSH_MODE_WORKSPACE_WRITE || dsh_strv_length(plan->provider->protected_subpaths) == 0)
+                return 0;
+        result = protect_root(plan, policy->workspace_root);
+        for (char **root = policy->additional_writable_roots; result == 0 && root && *root; root++)
+                result = protect_root(plan, *root);
+        return result;
+}
+
+static int compare_paths(const void *left, const void *right)
+{
+        return strcmp(*(char *const *) left, *(char *const *) right);
+}
+
+int dsh_shield_plan(const dsh_provider *provider, const dsh_policy *policy, const char *host_temp_area,
+                    bool with_subpaths, dsh_shield *shield, dsh_error *error)
+{
+        struct writable_roots roots = { policy, host_temp_area };
+        struct subpath_plan plan = { provider, &roots, shield, with_subpaths, 0 };
+        int result;
+
+        *shield = (dsh_shield) DSH_SHIELD_INIT;
+        if (policy->mode != DSH_MODE_WORKSPACE_WRITE)
+                return 0;  /* read-only grants no root at all: nothing can be planted or replaced */
+        result = check_runners(provider, &roots, error);
+        for (char **given = provider->protected_paths; result == 0 && given && *given; given++)
+                result = shield_own_file(&roots, *given, shield, error);
+        if (result == 0) {
+                result = plan_subpaths(&plan, policy);
+                if (result < 0)
+                        result = dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, -result,
+                                               "cannot plan the protected subpaths: %s", strerror(-result));
+        }
+        if (result < 0) {
+                dsh_shield_clear(shield);
+                return result;
+        }
+        /* Parents sort before their children: each pin is made before anything beneath it. */
+        if (shield->pins)
+                qsort(shield->pins, dsh_strv_length(shield->pins), sizeof(char *), compare_paths);
+        if (shield->read_only)
+                qsort(shield->read_only, dsh_strv_length(shield->read_only), sizeof(char *), compare_paths);
+        return 0;
+}

@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dsh-sandbox-exec: the last step inside the bwrap sandbox, between bwrap and
+ * the command.
+ *
+ *   dsh-sandbox-exec [--status-fd N] -- PROGRAM [ARG...]
+ *
+ * bwrap sets up the mounts; three things are left that bwrap cannot do and
+ * that must happen inside the sandbox, right before the command runs:
+ *
+ *  1. The caller's stdio is re-homed into the sandbox's view.  An fd keeps
+ *     the mount it was opened through: stdin opened read-only on the host is
+ *     a file on the host's *writable* mount, and open("/proc/self/fd/0",
+ *     O_WRONLY) would reopen it for writing past every read-only bind (with a
+ *     directory as stdin, "/proc/self/fd/0/../x" walks the host's tree).  So
+ *     every stdio fd that names a file system object the command could reopen
+ *     with more rights — a directory, a regular file or block device opened
+ *     read-only, an O_PATH fd — is replaced by the same object opened again
+ *     through the sandbox's own (read-only where the policy says so) mounts,
+ *     checked to be the same inode.  A regular file the sandbox cannot see
+ *     (the host's /tmp behind the private one) is fed through a pipe by a
+ *     non-dumpable child instead; anything else that cannot be re-homed ends
+ *     the run, the command never started.  Fds the caller opened for writing
+ *     are kept: writing them is what the caller granted.
+ *  2. Capabilities: bwrap leaves CAP_SETPCAP (asked for with --cap-add) so
+ *     that this program can lock the securebits and empty every set; after
+ *     that no exec can regain a capability.
+ *  3. exec, with its failure reported out of band: on --status-fd the parent
+ *     learns "the command could not be executed, errno N" (126/127 as env
+ *     reports them), which no output of the command could fake, and which
+ *     bwrap alone reports only as its own failure.
+ *
+ * libc only, linked statically: it runs once per confined command.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/securebits.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "core/sandbox-exec-status.h"
+
+#define HELPER_FAILURE 125
+
+struct exec_request {
+        int status_fd;
+        char **command;
+};
+
+static int status_fd = -1;
+
+/*
+ * Reports a failure of this helper (before the command ran) and returns the
+ * exit status.  With a status fd the parent gets the record and words it;
+ * without one (an argv a harness spawns itself) the line on stderr is the
+ * report, with the "dsh-sandbox-exec: " prefix the bwrap dialect lists as a
+ * runner failure.
+ */
+__attribute__((format(printf, 2, 3))) static int fail(int errno_value, const char *format, ...)
+{
+        char message[512];
+        va_list arguments;
+
+        va_start(arguments, format);
+        vsnprintf(message, sizeof(message), format, arguments);
+        va_end(arguments);
+        if (status_fd >= 0)
+                dsh_sandbox_exec_status_write(status_fd, DSH_SANDBOX_EXEC_STATUS_HELPER, errno_value, message);
+        fprintf(stderr, "dsh-sandbox-exec: %s\n", message);
+        return HELPER_FAILURE;
+}
+
+static int parse_arguments(int argc, char **argv, struct exec_request *request)
+{
+        int i = 1;
+
+        request->status_fd = -1;
+        if (i + 1 < argc && strcmp(argv[i], "--status-fd") == 0) {
+                char *end = NULL;
+                long value = strtol(argv[i + 1], &end, 10);
+
+                if (!end || *end || value < 3 || value > INT_MAX)
+                        return fail(EINVAL, "usage error: --status-fd takes an fd number above 2");
+                request->status_fd = (int) value;
+                i += 2;
+        }
+        if (i >= argc || strcmp(argv[i], "--") != 0 || i + 1 >= argc)
+                return fail(EINVAL, "usage error: expected [--status-fd N] -- PROGRAM [ARG...]");
+        request->command = &argv[i + 1];
+        return 0;
+}
+
+/* True for an fd the command could reopen, through /proc/self/fd, with more than it was given. */
+static bool needs_rehoming(int fd, const struct stat *status)
+{
+        int flags = fcntl(fd, F_GETFL);
+
+        if (flags < 0)
+                return false;
+        if (flags & O_PATH)
+                return true;
+        if (S_ISDIR(status->st_mode))
+                return true;
+        if (S_ISREG(status->st_mode) || S_ISBLK(status->st_mode))
+                return (flags & O_ACCMODE) == O_RDONLY;
+        /* Pipes, sockets, terminals, /dev/null: reopening them yields nothing the fd does not already give. */
+        return false;
+}
+
+/* Opens the object behind `fd` again by its path, as this (sandboxed) process sees it; -1 if not the same. */
+static int reopen_in_sandbox(int fd, const struct stat *original)
+{
+        char link[64], path[PATH_MAX];
+        struct stat reopened;
+        ssize_t length;
+        int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+        int copy;
+
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        length = readlink(link, path, sizeof(path) - 1);
+        if (length <= 0 || path[0] != '/')
+                return -1;
+        path[length] = '\0';
+        if (S_ISDIR(original->st_mode))
+                flags |= O_DIRECTORY;
+        copy = open(path, flags);
+        if (copy < 0)
+                return -1;
+        if (fstat(copy, &reopened) < 0 || reopened.st_dev != original->st_dev || reopened.st_ino != original->st_ino) {
+                close(copy);
+                return -1;
+        }
+        /* Clear O_NONBLOCK again (it only kept a FIFO swapped in by name from blocking the open). */
+        fcntl(copy, F_SETFL, 0);
+        if (S_ISREG(original->st_mode)) {
+                off_t offset = lseek(fd, 0, SEEK_CUR);
+
+                if (offset > 0)
+                        lseek(copy, offset, SEEK_SET);
+        }
+        return copy;
+}
+
+/*
+ * A regular file the sandbox's mounts do not show: a non-dumpable child
+ * copies it into a pipe and the command reads the pipe.  Non-dumpable, the
+ * child's memory and fds are out of the command's reach (ptrace and
+ * /proc/PID/fd need CAP_SYS_PTRACE against it, and the command has no
+ * capability).  Returns the pipe's read end, or -1.
+ */
+static int feed_through_pipe(int fd)
+{
+        int ends[2];
+        pid_t pid;
+
+        if (pipe2(ends, O_CLOEXEC) < 0)
+                return -1;
+        pid = fork();
+        if (pid < 0) {
+                close(ends[0]);
+                close(ends[1]);
+                return -1;
+        }
+        if (pid == 0) {
+                char buffer[65536];
+                ssize_t length;
+
+                prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+                signal(SIGPIPE, SIG_DFL);
+                close(ends[0]);
+                while ((length = read(fd, buffer, sizeof(buffer))) > 0 || (length < 0 && errno == EINTR)) {
+                        for (ssize_t written = 0, step; length > 0 && written < length; written += step) {
+                                step = write(ends[1], buffer + written, (size_t) (length - written));
+                                if (step < 0 && errno == EINTR)
+                                        step = 0;
+                                else if (step < 0)
+                                        _exit(0);
+                        }
+                }
+                _exit(0);
+        }
+        close(ends[1]);
+        return ends[0];
+}
+
+static int rehome_stdio(void)
+{
+        for (int fd = 0; fd <= 2; fd++) {
+                struct stat status;
+                int replacement;
+
+                if (fstat(fd, &status) < 0 || !needs_rehoming(fd, &status))
+                        continue;
+                replacement = reopen_in_sandbox(fd, &status);
+                if (replacement < 0 && S_ISREG(status.st_mode))
+                        replacement = feed_through_pipe(fd);
+                if (replacement < 0)
+                        return fail(EPERM,
+                                    "cannot hand fd %d to the command: the %s it names is not visible inside the "
+                                    "sandbox, and the command could reopen it through /proc with more rights",
+                                    fd, S_ISDIR(status.st_mode) ? "directory" : "file");
+                if (dup2(replacement, fd) < 0) {
+                        int saved_errno = errno;
+
+                        close(replacement);
+                        return fail(saved_errno, "cannot hand fd %d to the command: %s", fd, strerror(saved_errno));
+                }
+                close(replacement);
+        }
+        return 0;
+}
+
+/* Provisional until the shared core routine lands: securebits locked, bounding and ambient emptied, capset zero. */
+static int dsh_drop_all_capabilities(void)
+{
+        struct { unsigned int version; int pid; } header = { 0x20080522, 0 };
+        struct { unsigned int effective, permitted, inheritable; } data[2] = { { 0, 0, 0 }, { 0, 0, 0 } };
+        unsigned long bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+                             SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
+                             SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
+
+        if (prctl(PR_SET_SECUREBITS, bits, 0, 0, 0) < 0 && errno != EPERM)
+                return -errno;
+        prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+        for (int cap = 0; cap < 64; cap++)
+                if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno == EINVAL)
+                        break;
+        if (syscall(SYS_capset, &header, data) < 0)
+                return -errno;
+        return 0;
+}
+
+int main(int argc, char **argv)
+{
+        struct exec_request request = { -1, NULL };
+        int result = parse_arguments(argc, argv, &request);
+
+        if (result != 0)
+                return result;
+        status_fd = request.status_fd;
+        if (status_fd >= 0 && fcntl(status_fd, F_SETFD, FD_CLOEXEC) < 0)
+                return fail(errno, "usage error: --status-fd %d is not open", status_fd);
+        result = rehome_stdio();
+        if (result != 0)
+                return result;
+        result = dsh_drop_all_capabilities();
+        if (result < 0)
+                return fail(-result, "cannot drop the capabilities: %s", strerror(-result));
+        execvp(request.command[0], request.command);
+        result = errno;
+        if (status_fd >= 0) {
+                dsh_sandbox_exec_status_write(status_fd, DSH_SANDBOX_EXEC_STATUS_EXEC, result, request.command[0]);
+                return result == ENOENT ? 127 : 126;
+        }
+        /* As a shell words it, without this helper's prefix: this is the command's failure, not the sandbox's. */
+        fprintf(stderr, "%s: %s\n", request.command[0], strerror(result));
+        return result == ENOENT ? 127 : 126;
+}

@@ -163,6 +163,128 @@ static void test_root_inside_own_files_refused(void **state)
         free(inside);
 }
 
+
+/* Runs `dsh-sandbox run --mode read-only -- sh -c SCRIPT` under the test's environment (so its config applies). */
+static void run_plain(const char *script, test_process_result *result)
+{
+        const char *argv[] = { test_dsh_sandbox_path(), "run", "--", "sh", "-c", script, NULL };
+
+        test_run(argv, (const char *const *) environment, result);
+}
+
+/*
+ * A bind over the config directory moves with a rename of an ancestor: the
+ * pins (every directory between the root and the protected path bound onto
+ * itself) make that rename fail, so no replacement config can appear where
+ * the next call looks.  Checked on disk and by the next call staying confined.
+ */
+static void test_bwrap_ancestors_cannot_be_renamed_away(void **state)
+{
+        char *renamed_config = test_path_join(home, ".config.old");
+        char *renamed_state = test_path_join(home, ".local.old");
+        char *config = NULL, *escaped = test_path_join(home, "escaped");
+        char *script = NULL;
+        test_process_result result;
+
+        (void) state;
+        assert_true(asprintf(&config, "%s/.config/dsh-sandbox/config.json", home) > 0);
+        run_in_home("bwrap", NULL, NULL,
+                    "mv \"$HOME/.config\" \"$HOME/.config.old\"; mkdir -p \"$HOME/.config/dsh-sandbox\"; "
+                    "echo '{\"runnerCommand\":[\"env\"],\"runnerFailureSignatures\":[\"x\"]}' > "
+                    "\"$HOME/.config/dsh-sandbox/config.json\"; "
+                    "mv \"$HOME/.local\" \"$HOME/.local.old\"; mv \"$HOME/.local/state\" \"$HOME/.local/state.old\"; "
+                    "mv \"$HOME/.local/state/dsh-sandbox\" \"$HOME/.local/state/x\"; true",
+                    &result);
+        assert_true(test_contains(result.stderr_text, "Device or resource busy"));
+        assert_false(test_path_exists(renamed_config));
+        assert_false(test_path_exists(renamed_state));
+        assert_false(test_path_exists(config));
+        test_process_result_clear(&result);
+        /* The next plain call is still confined: read-only, its write must not land. */
+        assert_true(asprintf(&script, "echo escaped > '%s'", escaped) > 0);
+        run_plain(script, &result);
+        assert_false(test_path_exists(escaped));
+        test_process_result_clear(&result);
+        free(script);
+        free(escaped);
+        free(config);
+        free(renamed_state);
+        free(renamed_config);
+}
+
+/*
+ * A dotfile manager's symlink on the way to the sandbox's own files is only
+ * as safe as the directory holding it: inside a writable root the command
+ * could repoint it, so every backend refuses such a root, and the link is
+ * unchanged on disk.
+ */
+static void test_symlinked_own_directory_refused(void **state)
+{
+        static const char *const backends[] = { "bwrap", "landlock" };
+        char *dotfiles = test_path_join(home, "dotfiles");
+        char *link = NULL, *target = NULL, *evil = test_path_join(home, "evil");
+        char linked[4096];
+        ssize_t length;
+
+        (void) state;
+        assert_true(asprintf(&link, "%s/.config/dsh-sandbox", home) > 0);
+        assert_true(asprintf(&target, "%s/dsh-sandbox", dotfiles) > 0);
+        {
+                char *command = NULL;
+
+                assert_true(asprintf(&command, "mkdir -p '%s' '%s/.config' '%s' && ln -s '%s' '%s'", target, home,
+                                     evil, target, link) > 0);
+                assert_int_equal(system(command), 0);
+                free(command);
+        }
+        for (size_t i = 0; i < 2; i++) {
+                test_process_result result;
+
+                run_in_home(backends[i], NULL, NULL, "ln -sfn \"$HOME/evil\" \"$HOME/.config/dsh-sandbox\"", &result);
+                assert_int_equal(result.exit_code, 125);
+                assert_true(test_contains(result.stderr_text, "symlink"));
+                length = readlink(link, linked, sizeof(linked) - 1);
+                assert_true(length > 0);
+                linked[length] = '\0';
+                assert_string_equal(linked, target);
+                test_process_result_clear(&result);
+        }
+        free(evil);
+        free(target);
+        free(link);
+        free(dotfiles);
+}
+
+/*
+ * A writable root that contains a runner (bwrap's trusted places, the
+ * loader's libraries) or this tool's own programs is refused by every
+ * backend: the command could replace what the next call executes.
+ */
+static void test_root_holding_a_runner_refused(void **state)
+{
+        static const char *const backends[] = { "bwrap", "landlock" };
+        char *programs = strdup(test_dsh_sandbox_path());
+        const char *roots[] = { "/usr", "/usr/lib", programs, NULL };
+
+        (void) state;
+        *strrchr(programs, '/') = '\0';
+        for (size_t r = 0; roots[r]; r++) {
+                for (size_t i = 0; i < 2; i++) {
+                        const char *argv[] = { test_dsh_sandbox_path(), "run", "--backend", backends[i], "--mode",
+                                               "workspace-write", "--root", home, "--allow-write", roots[r], "--",
+                                               "true", NULL };
+                        test_process_result result;
+
+                        test_run(argv, (const char *const *) environment, &result);
+                        if (result.exit_code != 125 || !test_contains(result.stderr_text, "the sandbox runs or loads"))
+                                fail_msg("root %s under %s: status %d, stderr %s", roots[r], backends[i],
+                                         result.exit_code, result.stderr_text);
+                        test_process_result_clear(&result);
+                }
+        }
+        free(programs);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -170,6 +292,9 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_named_config_file_in_workspace_is_read_only, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_landlock_refuses_a_root_holding_own_files, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_root_inside_own_files_refused, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_bwrap_ancestors_cannot_be_renamed_away, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_symlinked_own_directory_refused, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_root_holding_a_runner_refused, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Protected subpaths: a git repository's hooks and config inside a writable
+ * root are what runs, unconfined, at the user's next `git commit`.  bwrap
+ * holds them back (and pins .git, so renaming it away does not help), git
+ * itself keeps working, nothing is created on the host to serve as a mount
+ * target; Landlock, which can only grant, reports "partial" and says why.
+ * Checked on disk.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "test-support.h"
+
+static char *scratch;
+static char *environment[8];
+
+static int setup(void **state)
+{
+        (void) state;
+        scratch = test_make_directory(NULL);
+        assert_true(asprintf(&environment[0], "HOME=%s", scratch) > 0);
+        assert_true(asprintf(&environment[1], "XDG_CONFIG_HOME=%s/.config", scratch) > 0);
+        assert_true(asprintf(&environment[2], "XDG_STATE_HOME=%s/.local/state", scratch) > 0);
+        assert_true(asprintf(&environment[3], "XDG_CACHE_HOME=%s/.cache", scratch) > 0);
+        environment[4] = strdup("GIT_AUTHOR_NAME=t");
+        environment[5] = strdup("GIT_AUTHOR_EMAIL=t@example.invalid");
+        assert_true(asprintf(&environment[6], "GIT_COMMITTER_NAME=t") > 0);
+        assert_true(asprintf(&environment[7], "GIT_COMMITTER_EMAIL=t@example.invalid") > 0);
+        return 0;
+}
+
+static int teardown(void **state)
+{
+        (void) state;
+        for (size_t i = 0; i < sizeof(environment) / sizeof(environment[0]); i++) {
+                free(environment[i]);
+                environment[i] = NULL;
+        }
+        test_remove_tree(scratch);
+        return 0;
+}
+
+static const char *const *env(void)
+{
+        static const char *list[9];
+
+        for (size_t i = 0; i < 8; i++)
+                list[i] = environment[i];
+        list[8] = NULL;
+        return list;
+}
+
+/* Runs a shell line on the host (test setup), in `directory`; fails the test when it fails. */
+static void host_shell(const char *directory, const char *line)
+{
+        char *script = NULL;
+        const char *argv[] = { "sh", "-c", NULL, NULL };
+        test_process_result result;
+
+        assert_true(asprintf(&script, "cd '%s' && %s", directory, line) > 0);
+        argv[2] = script;
+        test_run(argv, env(), &result);
+        if (result.exit_code != 0)
+                fail_msg("setup `%s` failed: %s", line, result.stderr_text);
+        test_process_result_clear(&result);
+        free(script);
+}
+
+static char *make_repository(const char *name)
+{
+        char *repository = test_path_join(scratch, name);
+
+        host_shell(scratch, "true");
+        {
+                char *line = NULL;
+
+                assert_true(asprintf(&line, "mkdir -p '%s' && cd '%s' && git init -q . && echo one > a && git add a && "
+                                            "git commit -qm one",
+                                     repository, repository) > 0);
+                host_shell(scratch, line);
+                free(line);
+        }
+        return repository;
+}
+
+/* `dsh-sandbox run --backend BACKEND --mode workspace-write --root ROOT -- sh -c SCRIPT`, from ROOT. */
+static void run_confined(const char *backend, const char *root, const char *script, test_process_result *result)
+{
+        char *line = NULL;
+
+        assert_true(asprintf(&line, "cd '%s' && exec '%s' run --backend %s --mode workspace-write --root '%s' -- "
+                                    "sh -c \"$0\"",
+                             root, test_dsh_sandbox_path(), backend, root) > 0);
+        {
+                const char *with_script[] = { "sh", "-c", line, script, NULL };
+
+                test_run(with_script, env(), result);
+        }
+        free(line);
+}
+
+static bool bwrap_works(void)
+{
+        const char *argv[] = { test_dsh_sandbox_path(), "run", "--backend", "bwrap", "--", "true", NULL };
+        test_process_result result;
+        bool works;
+
+        test_run(argv, env(), &result);
+        works = result.exit_code == 0;
+        test_process_result_clear(&result);
+        return works;
+}
+
+#define REQUIRE_BWRAP()                                                                          \
+        do {                                                                                     \
+                if (!bwrap_works()) {                                                            \
+                        printf("# skipped: bwrap cannot create a sandbox on this host\n");      \
+                        skip();                                                                  \
+                }                                                                                \
+        } while (0)
+
+static void test_bwrap_holds_hooks_and_config(void **state)
+{
+        char *repository = make_repository("plain");
+        char *hook = test_path_join(repository, ".git/hooks/post-commit");
+        char *config = test_path_join(repository, ".git/config");
+        char *renamed = test_path_join(repository, ".g");
+        char *before = test_read_file(config), *after;
+        test_process_result result;
+
+        (void) state;
+        REQUIRE_BWRAP();
+        run_confined("bwrap", repository,
+                     "echo evil > .git/hooks/post-commit; printf '[core]\\n\\thooksPath = /tmp\\n' >> .git/config; "
+                     "git config core.fsmonitor 'touch /var/tmp/x'; mv .git/hooks .git/h; mv .git .g; "
+                     "mv .git/config .git/c; rm -rf .git/hooks; true",
+                     &result);
+        after = test_read_file(config);
+        assert_false(test_path_exists(hook));
+        assert_false(test_path_exists(renamed));
+        assert_string_equal(before, after);
+        assert_true(test_contains(result.stderr_text, "Read-only file system"));
+        assert_true(test_contains(result.stderr_text, "Device or resource busy"));
+        test_process_result_clear(&result);
+        free(after);
+        free(before);
+        free(renamed);
+        free(config);
+        free(hook);
+        free(repository);
+}
+
+/* Git keeps working inside the sandbox: add, commit, branch, stash, rebase, gc. */
+static void test_bwrap_git_still_works(void **state)
+{
+        char *repository = make_repository("work");
+        char *marker = test_path_join(repository, "git-done");
+        test_process_result result;
+
+        (void) state;
+        REQUIRE_BWRAP();
+        run_confined("bwrap", repository,
+                     "set -e; echo two > b; git add b; git commit -qm two; git branch side; "
+                     "echo dirty >> a; git stash -q; git stash pop -q; git commit -qam three; "
+                     "git checkout -q side; echo four > c; git add c; git commit -qm four; "
+                     "git rebase -q master 2>/dev/null || git rebase -q main; git gc -q; touch git-done",
+                     &result);
+        if (!test_path_exists(marker))
+                fail_msg("git failed inside the sandbox: status %d, %s", result.exit_code, result.stderr_text);
+        test_process_result_clear(&result);
+        free(marker);
+        free(repository);
+}
+
+/*
+ * A linked worktree keeps its index and HEAD in the main repository's
+ * .git/worktrees/<name> and its objects and refs in the main .git: rooted at
+ * the worktree, a commit still works, and the main repository's hooks and
+ * config stay out of reach.
+ */
+static void test_bwrap_linked_worktree(void **state)
+{
+        char *repository = make_repository("main");
+        char *worktree = test_path_join(scratch, "linked");
+        char *hook = test_path_join(repository, ".git/hooks/post-commit");
+        char *marker = test_path_join(worktree, "committed");
+        char *line = NULL;
+        test_process_result result;
+
+        (void) state;
+        REQUIRE_BWRAP();
+        assert_true(asprintf(&line, "git worktree add -q '%s' -b linked", worktree) > 0);
+        host_shell(repository, line);
+        run_confined("bwrap", worktree,
+                     "echo evil > \"$(git rev-parse --git-common-dir)/hooks/post-commit\"; "
+                     "echo w > w && git add w && git commit -qm w && touch committed",
+                     &result);
+        if (!test_path_exists(marker))
+                fail_msg("commit in a linked worktree failed: %s", result.stderr_text);
+        assert_false(test_path_exists(hook));
+        test_process_result_clear(&result);
+        free(line);
+        free(marker);
+        free(hook);
+        free(worktree);
+        free(repository);
+}
+
+/* A submodule's git directory lives in the superproject's .git/modules: its hooks are held back too. */
+static void test_bwrap_submodule_hooks(void **state)
+{
+        char *library = make_repository("library");
+        char *super = make_repository("super");
+        char *hook = test_path_join(super, ".git/modules/library/hooks/post-checkout");
+        char *line = NULL;
+        test_process_result result;
+
+        (void) state;
+        REQUIRE_BWRAP();
+        assert_true(asprintf(&line, "git -c protocol.file.allow=always submodule add -q '%s' library && "
+                                    "git commit -qm sub",
+                             library) > 0);
+        host_shell(super, line);
+        run_confined("bwrap", super, "echo evil > .git/modules/library/hooks/post-checkout; "
+                                     "cd library && echo evil > \"$(git rev-parse --git-dir)/hooks/post-checkout\"; true",
+                     &result);
+        assert_false(test_path_exists(hook));
+        test_process_result_clear(&result);
+        free(line);
+        free(hook);
+        free(super);
+        free(library);
+}
+
+/*
+ * A repository without .git/hooks: creating it on the host to bind over is
+ * litter, so it is not created, and the run says "partial" and why.
+ */
+static void test_missing_hooks_reported_not_created(void **state)
+{
+        char *repository = make_repository("nohooks");
+        char *hooks = test_path_join(repository, ".git/hooks");
+        const char *argv[] = { test_dsh_sandbox_path(), "confine", "--backend", "bwrap", "--mode", "workspace-write",
+                               "--root", repository, "--", "true", NULL };
+        test_process_result result;
+
+        (void) state;
+        REQUIRE_BWRAP();
+        host_shell(repository, "rm -rf .git/hooks");
+        test_run(argv, env(), &result);
+        assert_int_equal(result.exit_code, 0);
+        assert_true(test_contains(result.stdout_text, "\"enforcement\":\"partial\""));
+        assert_true(test_contains(result.stdout_text, "cannot be held back without creating it"));
+        assert_false(test_path_exists(hooks));
+        test_process_result_clear(&result);
+        free(hooks);
+        free(repository);
+}
+
+/* Landlock can only grant: a root holding a repository runs "partial", with the reason in confine and run. */
+static void test_landlock_reports_partial(void **state)
+{
+        char *repository = make_repository("landlock");
+        char *plain = test_path_join(scratch, "no-repository");
+        const char *confine[] = { test_dsh_sandbox_path(), "confine", "--backend", "landlock", "--mode",
+                                  "workspace-write", "--root", repository, "--", "true", NULL };
+        const char *confine_plain[] = { test_dsh_sandbox_path(), "confine", "--backend", "landlock", "--mode",
+                                        "workspace-write", "--root", plain, "--", "true", NULL };
+        test_process_result result;
+
+        (void) state;
+        host_shell(scratch, "mkdir no-repository");
+        test_run(confine, env(), &result);
+        assert_int_equal(result.exit_code, 0);
+        assert_true(test_contains(result.stdout_text, "\"enforcement\":\"partial\""));
+        assert_true(test_contains(result.stdout_text, "protected subpaths"));
+        test_process_result_clear(&result);
+        run_confined("landlock", repository, "true", &result);
+        assert_int_equal(result.exit_code, 0);
+        assert_true(test_contains(result.stderr_text, "notice: partial enforcement under landlock"));
+        test_process_result_clear(&result);
+        /* No repository beneath the root: nothing to hold back, full. */
+        test_run(confine_plain, env(), &result);
+        assert_true(test_contains(result.stdout_text, "\"enforcement\":\"full\""));
+        test_process_result_clear(&result);
+        free(plain);
+        free(repository);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_bwrap_holds_hooks_and_config, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_bwrap_git_still_works, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_bwrap_linked_worktree, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_bwrap_submodule_hooks, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_missing_hooks_reported_not_created, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_landlock_reports_partial, setup, teardown),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -226,7 +226,8 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
 {
         dsh_landlock_ruleset ruleset = DSH_LANDLOCK_RULESET_INIT;
         dsh_confined_argv facts = DSH_CONFINED_ARGV_INIT;
-        dsh_exec_plan plan = { argv, -1, true, -1 };
+        dsh_exec_plan plan = { .argv = argv, .landlock_ruleset_fd = -1, .terminal_filter = true, .keep_fd = -1,
+                               .drop_capabilities = true };
         dsh_spawn_failure failure;
         pid_t pid;
         int result;
@@ -262,7 +263,8 @@ static int landlock_exec(dsh_provider *provider, char *const *argv, const dsh_po
 {
         static const dsh_spawn_options inherit = DSH_SPAWN_OPTIONS_INIT;
         dsh_landlock_ruleset ruleset = DSH_LANDLOCK_RULESET_INIT;
-        dsh_exec_plan plan = { argv, -1, true, -1 };
+        dsh_exec_plan plan = { .argv = argv, .landlock_ruleset_fd = -1, .terminal_filter = true, .keep_fd = -1,
+                               .drop_capabilities = true };
         dsh_spawn_failure failure;
         int result;
 

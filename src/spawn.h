@@ -27,6 +27,7 @@ typedef struct dsh_exec_plan {
         int landlock_ruleset_fd;   /* restrict the child with this ruleset, or -1 */
         bool terminal_filter;      /* install the TIOCSTI/TIOCLINUX filter */
         int keep_fd;               /* one extra fd the child keeps (e.g. a status fd), or -1 */
+        bool drop_capabilities;    /* empty every capability set and lock the securebits */
 } dsh_exec_plan;
 
 typedef struct dsh_spawn_failure {

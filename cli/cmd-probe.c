@@ -3,7 +3,7 @@
  * `dsh-sandbox probe [--json] [--config FILE] [--backend NAME]`: every
  * backend, probed functionally (a confined `true` really runs): usable or
  * not and why not, the enforcement it gives, the bwrap version, the kernel's
- * Landlock ABI, and which one `auto` (the configured chain) selects.  The
+ * Landlock ABI and scopes, and which one `auto` (the configured chain) selects.  The
  * probe refreshes the cached verdict.  Exit 0 when something is selected,
  * 125 when no backend is usable, 2 for a usage error.
  */
@@ -19,8 +19,10 @@ static const char probe_help[] =
         "Usage: dsh-sandbox probe [--json] [--config FILE] [--backend NAME]\n"
         "Probes every sandbox backend on this host by running a confined `true` under each, and\n"
         "reports whether it is usable (and why not), the enforcement it gives, the bwrap version,\n"
-        "the kernel's Landlock ABI, and which backend `auto` selects (the config's `backends`\n"
-        "order, or `runnerCommand` when configured; --backend NAME reports a sole candidate).\n"
+        "the kernel's Landlock ABI, the Landlock scopes in force (a confined command cannot signal,\n"
+        "or connect to the abstract unix sockets of, processes outside its sandbox) and those the\n"
+        "ABI cannot give, and which backend `auto` selects (the config's `backends` order, or\n"
+        "`runnerCommand` when configured; --backend NAME reports a sole candidate).\n"
         "Exit status: 0 when a backend is selected; 125 when none is usable; 2 for a usage error.\n\n"
         "  --json               print one JSON object instead of text\n";
 
@@ -41,6 +43,30 @@ static const char *bwrap_version(const dsh_probe_report *report)
         return NULL;
 }
 
+/* "a, b" into `buffer`; "none" for an empty list. */
+static const char *list_text(char *const *names, char *buffer, size_t size)
+{
+        size_t used = 0;
+
+        buffer[0] = '\0';
+        for (char *const *name = names; name && *name && used < size; name++)
+                used += (size_t) snprintf(buffer + used, size - used, "%s%s", name == names ? "" : ", ", *name);
+        return buffer[0] ? buffer : "none";
+}
+
+/* The scopes in force, and what the ABI could not scope: a fact beside the enforcement, not part of it. */
+static void print_scopes(const dsh_probe_report *report)
+{
+        char in_force_buffer[256], missing_buffer[256];
+        const char *in_force = list_text(report->landlock_scopes, in_force_buffer, sizeof(in_force_buffer));
+
+        if (!report->landlock_scopes_missing)
+                printf("%-15s %s\n", "landlock scopes", in_force);
+        else
+                printf("%-15s %s (this kernel's Landlock ABI cannot scope: %s)\n", "landlock scopes", in_force,
+                       list_text(report->landlock_scopes_missing, missing_buffer, sizeof(missing_buffer)));
+}
+
 static void print_text(const dsh_probe_report *report)
 {
         const char *version = bwrap_version(report);
@@ -58,7 +84,17 @@ static void print_text(const dsh_probe_report *report)
         }
         printf("%-15s %s\n", "bwrap version", version ? version : "unknown");
         printf("%-15s %s\n", "landlock ABI", abi_text(report->landlock_abi, abi));
+        print_scopes(report);
         printf("%-15s %s\n", "auto selects", report->selected ? report->selected : "nothing (no backend is usable)");
+}
+
+static json_t *string_array(char *const *strings)
+{
+        json_t *array = json_array();
+
+        for (char *const *string = strings; array && string && *string; string++)
+                json_array_append_new(array, json_string(*string));
+        return array;
 }
 
 static json_t *report_object(const dsh_probe_report *report)
@@ -92,6 +128,8 @@ static json_t *report_object(const dsh_probe_report *report)
         if (version)
                 json_object_set_new(object, "bwrapVersion", json_string(version));
         json_object_set_new(object, "landlockAbi", json_integer(report->landlock_abi));
+        json_object_set_new(object, "landlockScopes", string_array(report->landlock_scopes));
+        json_object_set_new(object, "landlockScopesMissing", string_array(report->landlock_scopes_missing));
         json_object_set_new(object, "selected", report->selected ? json_string(report->selected) : json_null());
         return object;
 }

@@ -10,7 +10,11 @@
  * Two ways to use it: confine() names the `landlock-run` launcher in an argv
  * for callers that spawn themselves; spawn() builds the same ruleset in this
  * process and applies it in the forked child right before exec, so the only
- * cost over a bare spawn is a handful of system calls.
+ * cost over a bare spawn is a handful of system calls.  Both paths (and the
+ * launcher) also drop every capability before the restriction and, from
+ * Landlock ABI 6, scope the domain: no signal to, and no connection to an
+ * abstract unix socket of, a process outside it (src/spawn.c says why in
+ * that order).
  */
 #include <errno.h>
 #include <limits.h>
@@ -80,12 +84,37 @@ static const char *abi_problem(int abi)
         return NULL;
 }
 
+static const struct {
+        uint64_t scope;
+        const char *name;
+} scope_names[] = {
+        { DSH_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET, "abstract-unix-socket" },
+        { DSH_LANDLOCK_SCOPE_SIGNAL, "signal" },
+};
+
+/* Names each known scope as in force (the ruleset requests it on this ABI) or missing. */
+static int report_scopes(int abi, dsh_backend_report *report)
+{
+        uint64_t scoped = dsh_landlock_scopes(abi);
+
+        for (size_t i = 0; i < sizeof(scope_names) / sizeof(scope_names[0]); i++) {
+                char ***list = scoped & scope_names[i].scope ? &report->landlock_scopes
+                                                             : &report->landlock_scopes_missing;
+
+                if (dsh_strv_append(list, scope_names[i].name) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
 static void landlock_probe(dsh_provider *provider, dsh_backend_report *report)
 {
         int abi = dsh_landlock_abi();
         const char *problem = abi_problem(abi);
 
         report->landlock_abi = abi;
+        if (report_scopes(abi, report) < 0)
+                return;  /* out of memory: not usable, no reason to give */
         if (problem) {
                 report->reason = strdup(problem);
                 return;
@@ -274,6 +303,7 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
         int result;
 
         plan.terminal_filter = true;
+        plan.drop_capabilities = true;
         result = build_ruleset(provider, policy, &ruleset, &facts, error);
         if (result < 0)
                 return result;
@@ -310,6 +340,7 @@ static int landlock_exec(dsh_provider *provider, char *const *argv, const dsh_po
         int result;
 
         plan.terminal_filter = true;
+        plan.drop_capabilities = true;
         result = build_ruleset(provider, policy, &ruleset, &facts, error);
         if (result < 0)
                 return result;

@@ -45,6 +45,8 @@ void dsh_backend_report_clear(dsh_backend_report *report)
         free(report->reason);
         free(report->version);
         free(report->runner_path);
+        dsh_strv_free(report->landlock_scopes);
+        dsh_strv_free(report->landlock_scopes_missing);
         *report = (dsh_backend_report) DSH_BACKEND_REPORT_INIT;
 }
 
@@ -955,8 +957,12 @@ int dsh_provider_probe(dsh_provider *provider, dsh_probe_report *report, dsh_err
                 dsh_backend_report backend_report = DSH_BACKEND_REPORT_INIT;
 
                 probe_backend(provider, candidates[i], &backend_report);
-                if (candidates[i] == &dsh_backend_landlock)
+                if (candidates[i] == &dsh_backend_landlock) {
                         report->landlock_abi = backend_report.landlock_abi;
+                        report->landlock_scopes = backend_report.landlock_scopes;
+                        report->landlock_scopes_missing = backend_report.landlock_scopes_missing;
+                        backend_report.landlock_scopes = backend_report.landlock_scopes_missing = NULL;
+                }
                 usable[i] = backend_report.usable;
                 if (!backend_report.usable) {
                         free(provider->unavailable_detail);
@@ -1002,6 +1008,8 @@ void dsh_probe_report_clear(dsh_probe_report *report)
                 free(report->backends[i].runner_path);
         }
         free(report->backends);
+        dsh_strv_free(report->landlock_scopes);
+        dsh_strv_free(report->landlock_scopes_missing);
         free(report->selected);
         *report = (dsh_probe_report) DSH_PROBE_REPORT_INIT;
 }

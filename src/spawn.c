@@ -25,18 +25,32 @@ static int child_redirect(int fd, int target)
 /*
  * The order is the security argument:
  *  1. stdio and session are arranged while nothing is restricted yet;
- *  2. the terminal filter and the Landlock domain are applied (both set
- *     no_new_privs first); after this point every path the process opens is
- *     checked against the policy, and every failure so far returns with the
- *     command never run;
- *  3. every inherited fd above 2 is closed (an fd opened before the domain
- *     would bypass it), keeping only the documented keep_fds;
- *  4. exec.
+ *  2. no_new_privs: from here no exec grants privileges (setuid bits and file
+ *     capabilities are ignored), and both the seccomp filter and
+ *     landlock_restrict_self() become legal without CAP_SYS_ADMIN (each
+ *     refuses a process that has neither);
+ *  3. the terminal filter;
+ *  4. every capability dropped: the bounding set and the locked securebits
+ *     first, because they need CAP_SETPCAP, then capset() to zero.  Root
+ *     keeps nothing it could use to reboot, load a module, set the clock or
+ *     reconfigure the network, and with NOROOT locked an exec gains nothing
+ *     back.  This comes before the Landlock restriction, which needs no
+ *     capability: the restriction is entered exactly as an unprivileged
+ *     process enters it, on no_new_privs alone, and no later step runs with
+ *     a privilege;
+ *  5. the Landlock domain (with its scopes): after this point every path the
+ *     process opens is checked against the policy, and it can neither signal
+ *     nor reach the abstract sockets of processes outside the domain.  Every
+ *     failure up to here returns with the command never run;
+ *  6. every inherited fd above 2 is closed (a file fd opened before the
+ *     domain keeps its rights), keeping only the documented keep_fds;
+ *  7. exec.
  * Only raw system calls: safe in a forked child of a multi-threaded process.
  */
 void dsh_exec_plan_apply(const dsh_exec_plan *plan, const dsh_spawn_options *options, dsh_spawn_failure *failure)
 {
-        int result;
+        bool confining = plan->terminal_filter || plan->drop_capabilities || plan->landlock_ruleset_fd >= 0;
+        int result = 0;
 
         *failure = (dsh_spawn_failure) { DSH_SPAWN_STAGE_SETUP, 0 };
         if (child_redirect(options->stdin_fd, 0) < 0 || child_redirect(options->stdout_fd, 1) < 0 ||
@@ -45,19 +59,17 @@ void dsh_exec_plan_apply(const dsh_exec_plan *plan, const dsh_spawn_options *opt
                 return;
         }
         failure->stage = DSH_SPAWN_STAGE_CONFINE;
-        if (plan->terminal_filter) {
+        if (confining)
+                result = dsh_set_no_new_privs();
+        if (result == 0 && plan->terminal_filter)
                 result = dsh_install_terminal_injection_filter();
-                if (result < 0) {
-                        failure->errno_value = -result;
-                        return;
-                }
-        }
-        if (plan->landlock_ruleset_fd >= 0) {
+        if (result == 0 && plan->drop_capabilities)
+                result = dsh_drop_capabilities();
+        if (result == 0 && plan->landlock_ruleset_fd >= 0)
                 result = dsh_landlock_enforce(plan->landlock_ruleset_fd);
-                if (result < 0) {
-                        failure->errno_value = -result;
-                        return;
-                }
+        if (result < 0) {
+                failure->errno_value = -result;
+                return;
         }
         failure->stage = DSH_SPAWN_STAGE_SETUP;
         result = dsh_close_inherited_fds(plan->keep_fds[0], plan->keep_fds[1]);

@@ -11,8 +11,10 @@
  * exec the command's own status passes through untouched (even its own 125).
  *
  * Beyond the contract, always on because it cannot break it: inherited fds
- * above 2 are closed, and a seccomp filter refuses terminal injection
- * (TIOCSTI/TIOCLINUX).  `--new-session` additionally setsid()s; it is a flag
+ * above 2 are closed, a seccomp filter refuses terminal injection
+ * (TIOCSTI/TIOCLINUX), every capability is dropped (root included), and from
+ * Landlock ABI 6 the domain is scoped: the command can neither signal nor
+ * connect to the abstract unix sockets of processes outside it.  `--new-session` additionally setsid()s; it is a flag
  * because an in-place exec that leaves the terminal's session no longer gets
  * the user's Ctrl-C.
  */
@@ -135,10 +137,19 @@ static int build_ruleset(const struct launch_request *request)
 }
 
 /*
- * Returns only on failure.  Order matters: fds are closed first so nothing inherited survives into the
- * domain; no_new_privs and the terminal filter come before the Landlock
- * restriction (both need no_new_privs); exec is last, and any failure on the
- * way ends in 125 with the command never run.
+ * Returns only on failure.  The order is the library's (src/spawn.c,
+ * dsh_exec_plan_apply), with the fds closed first so nothing inherited
+ * survives into the domain:
+ *  - no_new_privs: no exec grants privileges from here, and the filter and
+ *    the Landlock restriction become legal without CAP_SYS_ADMIN;
+ *  - the terminal filter;
+ *  - every capability dropped (bounding set and locked securebits while
+ *    CAP_SETPCAP is still held, then capset() to zero), before the Landlock
+ *    restriction, which needs none: root keeps nothing, and nothing after
+ *    runs with a privilege;
+ *  - the Landlock restriction (with the scopes the ABI has);
+ *  - exec.
+ * Any failure on the way ends in 125 with the command never run.
  */
 static int launch(const struct launch_request *request)
 {
@@ -151,9 +162,15 @@ static int launch(const struct launch_request *request)
                 return LAUNCHER_FAILURE;
         if (request->new_session)
                 (void) setsid();  /* EPERM for a group leader: the terminal filter still holds */
+        result = dsh_set_no_new_privs();
+        if (result < 0)
+                return fail("landlock ruleset error: cannot set no_new_privs: %s", strerror(-result));
         result = dsh_install_terminal_injection_filter();
         if (result < 0)
                 return fail("landlock ruleset error: cannot install the terminal filter: %s", strerror(-result));
+        result = dsh_drop_capabilities();
+        if (result < 0)
+                return fail("landlock ruleset error: cannot drop capabilities: %s", strerror(-result));
         result = dsh_landlock_enforce(ruleset_fd);
         if (result < 0)
                 return fail("landlock ruleset error: %s", strerror(-result));

@@ -41,13 +41,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/securebits.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "core/process-hardening.h"
 #include "core/sandbox-exec-status.h"
 
 #define HELPER_FAILURE 125
@@ -220,26 +219,6 @@ static int rehome_stdio(void)
         return 0;
 }
 
-/* Provisional until the shared core routine lands: securebits locked, bounding and ambient emptied, capset zero. */
-static int dsh_drop_all_capabilities(void)
-{
-        struct { unsigned int version; int pid; } header = { 0x20080522, 0 };
-        struct { unsigned int effective, permitted, inheritable; } data[2] = { { 0, 0, 0 }, { 0, 0, 0 } };
-        unsigned long bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
-                             SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
-                             SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
-
-        if (prctl(PR_SET_SECUREBITS, bits, 0, 0, 0) < 0 && errno != EPERM)
-                return -errno;
-        prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-        for (int cap = 0; cap < 64; cap++)
-                if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno == EINVAL)
-                        break;
-        if (syscall(SYS_capset, &header, data) < 0)
-                return -errno;
-        return 0;
-}
-
 int main(int argc, char **argv)
 {
         struct exec_request request = { -1, NULL };
@@ -253,7 +232,7 @@ int main(int argc, char **argv)
         result = rehome_stdio();
         if (result != 0)
                 return result;
-        result = dsh_drop_all_capabilities();
+        result = dsh_drop_capabilities();
         if (result < 0)
                 return fail(-result, "cannot drop the capabilities: %s", strerror(-result));
         execvp(request.command[0], request.command);

@@ -101,10 +101,21 @@ typedef struct dsh_probe_report {
         dsh_backend_status *backends;   /* every backend this host could use, probed functionally */
         size_t backend_count;
         int landlock_abi;               /* the kernel's Landlock ABI, or a negative errno */
+        /*
+         * The Landlock scopes every command confined by Landlock runs under,
+         * and those this kernel's ABI cannot request (both are known scopes:
+         * "abstract-unix-socket", a command cannot connect to an abstract
+         * unix socket of a process outside its sandbox; "signal", it cannot
+         * signal one).  NULL-terminated; NULL when empty.  A missing scope is
+         * a fact about process reach, not about file effects: it does not
+         * make Landlock's enforcement partial.
+         */
+        char **landlock_scopes;
+        char **landlock_scopes_missing;
         char *selected;                 /* what this provider's chain selects; NULL: nothing usable */
 } dsh_probe_report;
 
-#define DSH_PROBE_REPORT_INIT { NULL, 0, 0, NULL }
+#define DSH_PROBE_REPORT_INIT { NULL, 0, 0, NULL, NULL, NULL }
 
 /*
  * Probes every known backend (and the operator's runner command when one is

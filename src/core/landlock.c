@@ -73,6 +73,11 @@ dsh_enforcement dsh_landlock_enforcement(int abi)
         return abi >= DSH_LANDLOCK_FULL_ABI ? DSH_ENFORCEMENT_FULL : DSH_ENFORCEMENT_PARTIAL;
 }
 
+uint64_t dsh_landlock_scopes(int abi)
+{
+        return abi >= DSH_LANDLOCK_SCOPE_ABI ? DSH_LANDLOCK_SCOPES_ALL : 0;
+}
+
 int dsh_landlock_ruleset_open(dsh_landlock_ruleset *ruleset)
 {
         struct dsh_landlock_ruleset_attr attr = { 0 };
@@ -84,12 +89,15 @@ int dsh_landlock_ruleset_open(dsh_landlock_ruleset *ruleset)
         if (!dsh_landlock_abi_usable(abi))
                 return -EOPNOTSUPP;
         attr.handled_access_fs = handled_rights_for_abi(abi);
+        /* Below ABI 6 the field stays zero: older kernels accept the larger attribute only with zeros there. */
+        attr.scoped = dsh_landlock_scopes(abi);
         fd = syscall(__NR_landlock_create_ruleset, &attr, sizeof(attr), 0);
         if (fd < 0)
                 return -errno;
         ruleset->fd = (int) fd;
         ruleset->abi = abi;
         ruleset->handled_access = attr.handled_access_fs;
+        ruleset->scoped = attr.scoped;
         return 0;
 }
 

@@ -34,6 +34,22 @@
 #define DSH_LANDLOCK_ACCESS_FS_IOCTL_DEV    (1ULL << 15)  /* ABI 5 */
 
 /*
+ * Scopes (ABI 6): a scoped domain cannot reach out of itself.  With
+ * ABSTRACT_UNIX_SOCKET the command cannot connect to (or send datagrams to) an
+ * abstract unix socket bound by a process outside its domain; with SIGNAL it
+ * cannot signal a process outside its domain (the agent that started it,
+ * other host processes).  Signals into the domain (the user's Ctrl-C relayed
+ * by the caller), signals between processes of the domain, and the kernel's
+ * own (SIGCHLD, SIGPIPE) are unaffected.  Scopes govern no file effect, so
+ * they do not change the enforcement verdict: a kernel without them is
+ * reported as missing them, not as partial.
+ */
+#define DSH_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
+#define DSH_LANDLOCK_SCOPE_SIGNAL               (1ULL << 1)
+#define DSH_LANDLOCK_SCOPES_ALL (DSH_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | DSH_LANDLOCK_SCOPE_SIGNAL)
+#define DSH_LANDLOCK_SCOPE_ABI 6
+
+/*
  * Below ABI 3 a process confined "read-only" can still truncate(2) files
  * outside its grants: that is a write, so such a kernel cannot enforce either
  * confined mode and is treated as not enforcing Landlock at all (refusal).
@@ -54,9 +70,10 @@ typedef struct dsh_landlock_ruleset {
         int fd;
         int abi;
         uint64_t handled_access;
+        uint64_t scoped;        /* the DSH_LANDLOCK_SCOPE_* bits the ruleset requests */
 } dsh_landlock_ruleset;
 
-#define DSH_LANDLOCK_RULESET_INIT { -1, 0, 0 }
+#define DSH_LANDLOCK_RULESET_INIT { -1, 0, 0, 0 }
 
 /* The running kernel's Landlock ABI (>= 1), or a negative errno (-ENOSYS: not
  * built in; -EOPNOTSUPP: built in but disabled at boot). */
@@ -66,9 +83,13 @@ int dsh_landlock_abi(void);
 bool dsh_landlock_abi_usable(int abi);
 dsh_enforcement dsh_landlock_enforcement(int abi);
 
+/* The DSH_LANDLOCK_SCOPE_* bits `abi` can request (none below ABI 6 or for a negative errno). */
+uint64_t dsh_landlock_scopes(int abi);
+
 /*
- * Creates a ruleset that handles every filesystem right `abi` knows, so
- * anything not granted afterwards is denied.  Returns 0 or a negative errno;
+ * Creates a ruleset that handles every filesystem right the running ABI knows,
+ * so anything not granted afterwards is denied, and requests every scope the
+ * ABI has (dsh_landlock_scopes()).  Returns 0 or a negative errno;
  * -EOPNOTSUPP when the ABI is below DSH_LANDLOCK_MINIMUM_ABI.
  */
 int dsh_landlock_ruleset_open(dsh_landlock_ruleset *ruleset);
@@ -90,7 +111,8 @@ int dsh_landlock_ruleset_grant(dsh_landlock_ruleset *ruleset, const char *path, 
 void dsh_landlock_ruleset_close(dsh_landlock_ruleset *ruleset);
 
 /*
- * Sets no_new_privs, then restricts the calling thread with the ruleset.
+ * Sets no_new_privs (again: the caller's pre-exec sequence sets it first, see
+ * dsh_set_no_new_privs()), then restricts the calling thread with the ruleset.
  * Only raw system calls: safe between fork() and exec().  Returns 0 or a
  * negative errno.  The ruleset fd stays open (the caller's exec closes it).
  */

@@ -3,8 +3,10 @@
 #include <stddef.h>
 #include <dirent.h>
 #include <linux/audit.h>
+#include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <linux/securebits.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -41,6 +43,124 @@ int dsh_close_inherited_fds(int keep_fd, int other_keep_fd)
                 next = (unsigned int) keep + 1;
         }
         return close_range_raw(next, ~0U);
+}
+
+int dsh_set_no_new_privs(void)
+{
+        return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ? -errno : 0;
+}
+
+/* _LINUX_CAPABILITY_VERSION_3: two 32-bit words per set, capabilities 0..63. */
+#define CAPABILITY_WORDS 2
+#define CAPABILITY_LIMIT (CAPABILITY_WORDS * 32)
+
+static int capabilities_get(struct __user_cap_data_struct data[CAPABILITY_WORDS])
+{
+        struct __user_cap_header_struct header = { _LINUX_CAPABILITY_VERSION_3, 0 };
+
+        return syscall(__NR_capget, &header, data) < 0 ? -errno : 0;
+}
+
+static int capabilities_set(const struct __user_cap_data_struct data[CAPABILITY_WORDS])
+{
+        struct __user_cap_header_struct header = { _LINUX_CAPABILITY_VERSION_3, 0 };
+
+        return syscall(__NR_capset, &header, data) < 0 ? -errno : 0;
+}
+
+/*
+ * Drops capabilities from the bounding set upwards until the kernel answers
+ * EINVAL, its word for "past CAP_LAST_CAP" (no file to read, nothing to
+ * allocate).  A kernel that still knows a capability at 64 has one that
+ * capset()'s format cannot even name: refuse rather than leave it.
+ */
+static int drop_bounding_set(void)
+{
+        for (unsigned long capability = 0; capability < CAPABILITY_LIMIT; capability++) {
+                if (prctl(PR_CAPBSET_DROP, capability, 0, 0, 0) == 0)
+                        continue;
+                if (errno == EINVAL && capability > 0)
+                        return 0;
+                return -errno;
+        }
+        if (prctl(PR_CAPBSET_READ, (unsigned long) CAPABILITY_LIMIT, 0, 0, 0) < 0 && errno == EINVAL)
+                return 0;  /* CAP_LAST_CAP is 63: all dropped */
+        return -EOVERFLOW;
+}
+
+/*
+ * NOROOT: an exec by uid 0 (or of a setuid-root file) grants no capability.
+ * NO_SETUID_FIXUP: a uid change does not recompute the sets.
+ * NO_CAP_AMBIENT_RAISE: the ambient set stays empty.  KEEP_CAPS is locked at
+ * whatever it is (the kernel clears it at every exec anyway).  Each is locked,
+ * so neither the command nor anything it execs can turn them back off.  Bits
+ * already set are kept: a caller that locked one of them off makes this fail.
+ */
+#define LOCKED_SECUREBITS (SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP | \
+                           SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE | \
+                           SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED)
+
+static int lock_securebits(void)
+{
+        int current = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
+
+        if (current < 0)
+                return -errno;
+        if (prctl(PR_SET_SECUREBITS, (unsigned long) current | LOCKED_SECUREBITS, 0, 0, 0) < 0)
+                return -errno;
+        return 0;
+}
+
+/*
+ * The bounding set and the securebits need CAP_SETPCAP in the effective set,
+ * so both come before capset() empties it.  A process that holds CAP_SETPCAP
+ * only in its permitted set raises it first: it can, and the bounding set of
+ * such a process is worth emptying.
+ */
+static int drop_privileged_sets(struct __user_cap_data_struct data[CAPABILITY_WORDS])
+{
+        const unsigned int setpcap = CAP_TO_MASK(CAP_SETPCAP);
+        int result;
+
+        if (!(data[CAP_TO_INDEX(CAP_SETPCAP)].permitted & setpcap))
+                return 0;
+        if (!(data[CAP_TO_INDEX(CAP_SETPCAP)].effective & setpcap)) {
+                data[CAP_TO_INDEX(CAP_SETPCAP)].effective |= setpcap;
+                result = capabilities_set(data);
+                if (result < 0)
+                        return result;
+        }
+        result = drop_bounding_set();
+        if (result < 0)
+                return result;
+        return lock_securebits();
+}
+
+int dsh_drop_capabilities(void)
+{
+        struct __user_cap_data_struct data[CAPABILITY_WORDS] = { { 0, 0, 0 }, { 0, 0, 0 } };
+        int result;
+
+        /* capset() below would clear it too (ambient stays within permitted and inheritable); said outright. */
+        if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
+                return -errno;
+        result = capabilities_get(data);
+        if (result == 0)
+                result = drop_privileged_sets(data);
+        if (result < 0)
+                return result;
+        for (int i = 0; i < CAPABILITY_WORDS; i++)
+                data[i] = (struct __user_cap_data_struct) { 0, 0, 0 };
+        result = capabilities_set(data);
+        if (result == 0)
+                result = capabilities_get(data);
+        if (result < 0)
+                return result;
+        /* Read back: whatever the kernel or an LSM did, the command starts only with empty sets. */
+        for (int i = 0; i < CAPABILITY_WORDS; i++)
+                if (data[i].effective || data[i].permitted || data[i].inheritable)
+                        return -EPERM;
+        return 0;
 }
 
 #if defined(__x86_64__)

@@ -8,11 +8,11 @@
 #define DSH_SANDBOX_PROCESS_HARDENING_H
 
 /*
- * Closes every fd above 2 except `keep_fd` and `other_keep_fd` (-1 for none).  An inherited
- * directory fd is a known Landlock escape (openat() relative to an fd opened
- * before the restriction is not checked against the new domain's rules for
- * path resolution of that fd itself), and an inherited writable fd lets the
- * command write a file the policy denies.  Returns 0 or a negative errno.
+ * Closes every fd above 2 except `keep_fd` and `other_keep_fd` (-1 for none).
+ * Landlock checks every open made after the restriction, whatever the dirfd
+ * it is relative to, but a file fd opened before it keeps the rights it was
+ * opened with: an inherited writable fd would let the command write a file
+ * the policy denies.  Returns 0 or a negative errno.
  */
 int dsh_close_inherited_fds(int keep_fd, int other_keep_fd);
 
@@ -27,5 +27,28 @@ int dsh_close_inherited_fds(int keep_fd, int other_keep_fd);
  * Returns 0 or a negative errno.
  */
 int dsh_install_terminal_injection_filter(void);
+
+/*
+ * Sets no_new_privs: from here no execve() can grant privileges (setuid and
+ * setgid bits and file capabilities are ignored), and the seccomp filter and
+ * the Landlock restriction become legal without CAP_SYS_ADMIN.  The first
+ * step of every confined pre-exec sequence.  Returns 0 or a negative errno.
+ */
+int dsh_set_no_new_privs(void);
+
+/*
+ * Leaves the calling process with no capability, for good: the ambient set
+ * cleared, then (when the process holds CAP_SETPCAP) every capability the
+ * kernel knows dropped from the bounding set and the securebits set and
+ * locked so that uid 0 gains nothing at exec or setuid, and finally the
+ * effective, permitted and inheritable sets emptied with capset().  A process
+ * without CAP_SETPCAP (an ordinary user) cannot touch the bounding set or the
+ * securebits and needs not: it has nothing to lose there, and no_new_privs
+ * already keeps exec from granting any.  Every step that applies must succeed;
+ * the result is read back.  Only raw system calls: safe between fork() and
+ * exec().  Returns 0 or a negative errno (the process is then partly stripped
+ * and must not run the command).
+ */
+int dsh_drop_capabilities(void);
 
 #endif

@@ -868,8 +868,13 @@ static char *case_judge(const escape_case *c, const escape_expectation *expected
                 bool succeeded = strcmp(result->errno_name, "0") == 0;
                 bool changed = disk_changed(result);
 
-                fprintf(observed, "errno=%s, on disk:", result->errno_name);
-                describe_disk(observed, c, result);
+                fprintf(observed, "errno=%s", result->errno_name);
+                if (c->row->observe == ESCAPE_OBSERVE_DISK) {
+                        fputs(", on disk:", observed);
+                        describe_disk(observed, c, result);
+                } else if (succeeded) {
+                        fputs(" (the write was accepted; it carried the host's own value back)", observed);
+                }
                 switch (expected->outcome) {
                 case ESCAPE_DENIED:
                         holds = !succeeded && !changed && errno_expected(expected, result->errno_name);
@@ -952,12 +957,12 @@ const char *const *escape_matrix_operations(void)
 
 void escape_matrix_check_operation(const char *operation)
 {
-        char *failures = NULL, *enforcement = NULL;
-        size_t failures_size = 0, failure_count = 0, case_count = 0;
+        /* fail_msg() does not return: the first mismatch waits in static storage, so that nothing leaks. */
+        static char first_failure[900];
+        char *enforcement = NULL;
+        size_t failure_count = 0, case_count = 0;
         bool not_governed = false;
-        FILE *summary = open_memstream(&failures, &failures_size);
 
-        assert_non_null(summary);
         for (size_t i = 0; i < ROW_COUNT; i++) {
                 const escape_row *row = &rows[i];
 
@@ -975,27 +980,20 @@ void escape_matrix_check_operation(const char *operation)
                                 case_count++;
                                 if (verdict) {
                                         printf("# MISMATCH %s\n", verdict);
-                                        fprintf(summary, "\n  %s", verdict);
-                                        failure_count++;
+                                        if (failure_count++ == 0)
+                                                snprintf(first_failure, sizeof(first_failure), "%s", verdict);
                                         free(verdict);
                                 }
                         }
                 }
         }
-        fclose(summary);
         if (not_governed)
                 printf("# note: %s under Landlock is allowed: %s; the provider reports enforcement \"%s\" for "
                        "such a run\n",
                        operation, LANDLOCK_METADATA_GAP, enforcement ? enforcement : "?");
         free(enforcement);
-        if (failure_count > 0) {
-                /* fail_msg() does not return: the report moves to static storage so that nothing leaks. */
-                static char report[32768];
-
-                snprintf(report, sizeof(report), "%zu of %zu cases of \"%s\" did not hold:%s", failure_count,
-                         case_count, operation, failures);
-                free(failures);
-                fail_msg("%s", report);
-        }
-        free(failures);
+        /* cmocka cuts a message at 1 KiB: every mismatch is on its own "# MISMATCH" line above, the first one here. */
+        if (failure_count > 0)
+                fail_msg("%zu of %zu cases of \"%s\" did not hold (each is a # MISMATCH line); the first: %s",
+                         failure_count, case_count, operation, first_failure);
 }

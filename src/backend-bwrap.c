@@ -241,17 +241,20 @@ static int append_writable_binds(char ***argv, const dsh_policy *policy, const d
 }
 
 /*
- * The whole argv.  --unshare-user: run by root, bwrap would otherwise leave
- * the command's bounding set full (only the effective, permitted and
- * inheritable sets follow --cap-drop); in a user namespace of its own the
- * command is still uid 0 over the files root owns, but with every set empty.
- * --cap-add CAP_SETPCAP is for dsh-sandbox-exec alone, which locks the
- * securebits and drops that capability too before it execs the command.
+ * The whole argv.  Capabilities: run by root, bwrap applies --cap-drop to
+ * the effective, permitted and inheritable sets only; the bounding set stays
+ * full, so an exec of a file-capable or setuid program could take them back
+ * were it not for no_new_privs.  --cap-add CAP_SETPCAP is for
+ * dsh-sandbox-exec alone: with it, the last step inside empties the bounding
+ * and ambient sets, locks the securebits and drops that capability too,
+ * before it execs the command.  (A user namespace would empty the bounding
+ * set as well, but would unmap every group but the caller's: a chgrp to one
+ * of the user's own groups would fail.)
  */
 static int build_argv(char ***argv, const struct bwrap_call *call, const dsh_policy *policy, char *const *command)
 {
         static const char *const namespaces[] = {
-                "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-user", "--unshare-pid", "--proc", "/proc", NULL,
+                "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--proc", "/proc", NULL,
         };
         static const char *const process[] = {
                 "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--cap-add", "CAP_SETPCAP", NULL,

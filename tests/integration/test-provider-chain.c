@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The local provider on the real kernel with the real bwrap: both backends
- * in both confined modes (denied writes absent on disk, in the backend's own
- * dialect), bwrap's private PID namespace, the chain falling through to
- * Landlock when bwrap cannot start, the operator's runner command, failing
- * closed when nothing works, bwrap runner failures attributed as such, the
- * stale-cache recovery, and the `confine` / `probe` output.
+ * The local provider on the real kernel with the real bwrap: bwrap's private
+ * PID namespace, the chain falling through to Landlock when bwrap cannot
+ * start, the operator's runner command, failing closed when nothing works,
+ * bwrap runner failures attributed as such, the stale-cache recovery, and the
+ * `confine` / `probe` output.  Which writes each backend allows in each mode
+ * is the escape matrix's (test-escape-matrix.c).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -155,68 +155,6 @@ static void run_tool(const char *const *arguments, const char *cache, const char
         for (size_t i = 0; i < variables; i++)
                 free(environment[i]);
         free(empty_config);
-}
-
-struct write_case {
-        const char *backend;
-        const char *mode;
-        bool inside_workspace;
-        bool written;
-        const char *dialect;
-};
-
-/* Table: backend x mode x target -> on disk?, dialect in stderr. */
-static void test_writes_by_backend_and_mode(void **state)
-{
-        static const struct write_case cases[] = {
-                { "bwrap", "read-only", true, false, "Read-only file system" },
-                { "bwrap", "workspace-write", true, true, NULL },
-                { "bwrap", "workspace-write", false, false, "Read-only file system" },
-                { "landlock", "read-only", true, false, "Permission denied" },
-                { "landlock", "workspace-write", true, true, NULL },
-                { "landlock", "workspace-write", false, false, "Permission denied" },
-        };
-        char *cache = test_make_directory(NULL);
-
-        (void) state;
-        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-                const struct write_case *c = &cases[i];
-                char *workspace = test_make_directory(NULL);
-                char *outside = test_make_directory(NULL);
-                char *target = test_path_join(c->inside_workspace ? workspace : outside, "written");
-                char *script = NULL;
-                test_process_result result;
-
-                if (strcmp(c->backend, "bwrap") == 0 && !bwrap_works()) {
-                        printf("# skipping %s/%s: bwrap cannot run here\n", c->backend, c->mode);
-                        goto next;
-                }
-                assert_true(asprintf(&script, "echo data > '%s'", target) > 0);
-                {
-                        const char *arguments[] = { "run", "--backend", c->backend, "--mode", c->mode, "--root",
-                                                    workspace, "--", "sh", "-c", script, NULL };
-
-                        run_tool(arguments, cache, NULL, NULL, NULL, &result);
-                }
-                if (c->written) {
-                        assert_int_equal(result.exit_code, 0);
-                        assert_true(test_path_exists(target));
-                } else {
-                        if (test_path_exists(target))
-                                fail_msg("%s/%s: a denied write reached the disk", c->backend, c->mode);
-                        assert_int_not_equal(result.exit_code, 0);
-                        if (!test_contains(result.stderr_text, c->dialect))
-                                fail_msg("%s/%s: stderr lacks \"%s\": %s", c->backend, c->mode, c->dialect,
-                                         result.stderr_text);
-                }
-                test_process_result_clear(&result);
-                free(script);
-next:
-                free(target);
-                test_remove_tree(workspace);
-                test_remove_tree(outside);
-        }
-        test_remove_tree(cache);
 }
 
 static void test_bwrap_private_pid_namespace(void **state)
@@ -870,7 +808,6 @@ static void test_help(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_writes_by_backend_and_mode),
                 cmocka_unit_test(test_bwrap_private_pid_namespace),
                 cmocka_unit_test(test_confine_json),
                 cmocka_unit_test(test_chain_falls_through_to_landlock),

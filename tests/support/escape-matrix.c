@@ -1,0 +1,999 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The escape matrix (see escape-matrix.h): the table, and the machinery that
+ * runs one case per forked process and judges it on disk.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <grp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "core/landlock.h"
+#include "dsh-sandbox/provider.h"
+#include "escape-matrix.h"
+#include "test-support.h"
+
+/* A supplementary group the case process joins, so that a chown to it needs no capability. */
+#define ESCAPE_GROUP 4242
+#define ESCAPE_GROUP_TEXT "4242"
+
+/* What a case must come to, by outcome and (for a denial) the errno the backend answers with. */
+typedef enum escape_outcome {
+        ESCAPE_DENIED,           /* the call fails and nothing watched changes on disk */
+        ESCAPE_ALLOWED,          /* the call succeeds and the change is on disk */
+        ESCAPE_ALLOWED_PRIVATE,  /* the call succeeds in a private area: nothing reaches the host */
+        ESCAPE_NOT_GOVERNED,     /* allowed because the backend does not govern the operation: a known gap */
+} escape_outcome;
+
+typedef struct escape_expectation {
+        escape_outcome outcome;
+        const char *errno_names; /* a denial's errno ("EROFS"), or a choice ("EROFS|EACCES"); NULL: any failure */
+} escape_expectation;
+
+#define DENY(errno_names) { ESCAPE_DENIED, errno_names }
+#define ALLOW { ESCAPE_ALLOWED, NULL }
+#define PRIVATE { ESCAPE_ALLOWED_PRIVATE, NULL }
+#define NOT_GOVERNED { ESCAPE_NOT_GOVERNED, NULL }
+
+/* Why the Landlock metadata rows are allowed: written once, printed in each note and mismatch. */
+#define LANDLOCK_METADATA_GAP "not governed by Landlock (closed by the metadata supervisor issue)"
+
+typedef enum escape_observation {
+        ESCAPE_OBSERVE_DISK,          /* the watched paths, and the errno */
+        ESCAPE_OBSERVE_ERRNO,         /* the errno alone: the effect cannot show (the value written is the same) */
+        ESCAPE_OBSERVE_CAPABILITIES,  /* the capability sets: "denied" means all five are empty */
+} escape_observation;
+
+/* What a row needs of the host; without it the row is skipped, with the reason printed. */
+typedef enum escape_requirement {
+        ESCAPE_REQUIRES_NOTHING = 0,
+        ESCAPE_REQUIRES_ROOT,          /* a question only root's privileges raise, or root to set it up */
+        ESCAPE_REQUIRES_USER_XATTRS,   /* user.* xattrs on the scratch filesystem */
+} escape_requirement;
+
+/*
+ * One row: an operation on a target.  `argv` and the paths take the
+ * placeholders {ws} (the workspace), {out} (a directory outside every root),
+ * {tmp} and {shm} (fresh names in /tmp and /dev/shm).  Each of {ws} and {out}
+ * holds `file` ("original\n", mode 0644) and an empty `dir`.
+ */
+typedef struct escape_row {
+        const char *operation;
+        const char *target;
+        const char *argv[5];            /* escape-op's operation and arguments */
+        const char *watch[3];           /* paths whose state on disk is compared before and after */
+        const char *stdin_path;         /* the command's stdin, opened O_RDONLY (default /dev/null) */
+        int inherited_fd;               /* this fd number is open O_WRONLY on {out}/file, without O_CLOEXEC */
+        escape_observation observe;
+        escape_requirement requires;
+        escape_expectation bwrap[2];    /* by mode: read-only, workspace-write */
+        escape_expectation landlock[2]; /* every Landlock path: the same ruleset */
+} escape_row;
+
+/*
+ * The dialects: bwrap answers a write on a read-only mount with EROFS; a
+ * rename between two mounts (the workspace bind and the rest) with EXDEV
+ * before it looks at writability, a link with EROFS when its new name is
+ * read-only and EXDEV when only the source lies on another mount.  Its
+ * /dev is a private tmpfs: /dev/shm, like /tmp under workspace-write, takes
+ * writes that never reach the host.  Landlock answers EACCES, and EXDEV where
+ * a link would give a file rights it does not have where it lies.  Device
+ * nodes are never granted: bwrap has no CAP_MKNOD (EPERM), Landlock never
+ * grants MAKE_CHAR (EACCES).
+ */
+static const escape_row rows[] = {
+        /* Plain writes. */
+        { "create", "workspace", { "create", "{ws}/new" }, { "{ws}/new" }, .bwrap = { DENY("EROFS"), ALLOW },
+          .landlock = { DENY("EACCES"), ALLOW } },
+        { "create", "outside", { "create", "{out}/new" }, { "{out}/new" }, .bwrap = { DENY("EROFS"), DENY("EROFS") },
+          .landlock = { DENY("EACCES"), DENY("EACCES") } },
+        { "create", "/tmp", { "create", "{tmp}" }, { "{tmp}" }, .bwrap = { DENY("EROFS"), PRIVATE },
+          .landlock = { DENY("EACCES"), ALLOW } },
+        { "create", "/dev/shm", { "create", "{shm}" }, { "{shm}" }, .bwrap = { PRIVATE, PRIVATE },
+          .landlock = { DENY("EACCES"), DENY("EACCES") } },
+        { "create-in-grandchild", "workspace", { "in-grandchild", "create", "{ws}/new" }, { "{ws}/new" },
+          .bwrap = { DENY("EROFS"), ALLOW }, .landlock = { DENY("EACCES"), ALLOW } },
+        { "create-in-grandchild", "outside", { "in-grandchild", "create", "{out}/new" }, { "{out}/new" },
+          .bwrap = { DENY("EROFS"), DENY("EROFS") }, .landlock = { DENY("EACCES"), DENY("EACCES") } },
+        { "write", "workspace", { "write", "{ws}/file" }, { "{ws}/file" }, .bwrap = { DENY("EROFS"), ALLOW },
+          .landlock = { DENY("EACCES"), ALLOW } },
+        { "write", "outside", { "write", "{out}/file" }, { "{out}/file" }, .bwrap = { DENY("EROFS"), DENY("EROFS") },
+          .landlock = { DENY("EACCES"), DENY("EACCES") } },
+        { "append", "workspace", { "append", "{ws}/file" }, { "{ws}/file" }, .bwrap = { DENY("EROFS"), ALLOW },
+          .landlock = { DENY("EACCES"), ALLOW } },
+        { "append", "outside", { "append", "{out}/file" }, { "{out}/file" },
+          .bwrap = { DENY("EROFS"), DENY("EROFS") }, .landlock = { DENY("EACCES"), DENY("EACCES") } },
+        { "truncate", "workspace", { "truncate", "{ws}/file" }, { "{ws}/file" }, .bwrap = { DENY("EROFS"), ALLOW },
+          .landlock = { DENY("EACCES"), ALLOW } },
+        { "truncate", "outside", { "truncate", "{out}/file" }, { "{out}/file" },
+          .bwrap = { DENY("EROFS"), DENY("EROFS") }, .landlock = { DENY("EACCES"), DENY("EACCES") } },
+        { "open-truncate", "workspace", { "open-truncate", "{ws}/file" }, { "{ws}/file" },
+          .bwrap = { DENY("EROFS"), ALLOW }, .landlock = { DENY("EACCES"), ALLOW } },
+        { "open-truncate", "outside", { "open-truncate", "{out}/file" }, { "{out}/file" },
+          .bwrap = { DENY("EROFS"), DENY("EROFS") }, .landlock = { DENY("EACCES"), DENY("EACCES") } },
+
+        /* Names moved or added across the workspace boundary. */
+        { "rename", "within the workspace", { "rename", "{ws}/file", "{ws}/moved" }, { "{ws}/file", "{ws}/moved" },
+          .bwrap = { DENY("EROFS"), ALLOW }, .landlock = { DENY("EACCES"), ALLOW } },
+        { "rename", "outside into the workspace", { "rename", "{out}/file", "{ws}/moved" },
+          { "{out}/file", "{ws}/moved" }, .bwrap = { DENY("EROFS"), DENY("EXDEV") },
+          .landlock = { DENY("EACCES"), DENY("EACCES") } },
+        { "rename", "workspace out to outside", { "rename", "{ws}/file", "{out}/moved" },
+          { "{ws}/file", "{out}/moved" }, .bwrap = { DENY("EROFS"), DENY("EXDEV") },
+          .landlock = { DENY("EACCES"), DENY("EACCES") } },
+        { "rename-exchange", "within the workspace", { "exchange", "{ws}/file", "{ws}/dir" },
+          { "{ws}/file", "{ws}/dir" }, .bwrap = { DENY("EROFS"), ALLOW }, .landlock = { DENY("EACCES"), ALLOW } },
+        { "rename-exchange", "workspace with outside", { "exchange", "{ws}/file", "{out}/file" },
+          { "{ws}/file", "{out}/file" }, .bwrap = { DENY("EROFS"), DENY("EXDEV") },
+          .landlock = { DENY("EACCES"), DENY("EACCES") } },
+        { "link", "within the workspace", { "link", "{ws}/file", "{ws}/link" }, { "{ws}/file", "{ws}/link" },
+          .bwrap = { DENY("EROFS"), ALLOW }, .landlock = { DENY("EACCES"), ALLOW } },
+        { "link", "outside file into the workspace", { "link", "{out}/file", "{ws}/link" },
+          { "{out}/file", "{ws}/link" }, .bwrap = { DENY("EROFS"), DENY("EXDEV") },
+          .landlock = { DENY("EACCES"), DENY("EXDEV") } },
+        { "link", "workspace file to outside", { "link", "{ws}/file", "{out}/link" }, { "{ws}/file", "{out}/link" },
+          .bwrap = { DENY("EROFS"), DENY("EROFS") }, .landlock = { DENY("EACCES"), DENY("EACCES") } },
+        { "unlink", "workspace", { "unlink", "{ws}/file" }, { "{ws}/file" }, .bwrap = { DENY("EROFS"), ALLOW },
+          .landlock = { DENY("EACCES"), ALLOW } },
+        { "unlink", "outside", { "unlink", "{out}/file" }, { "{out}/file" },
+          .bwrap = { DENY("EROFS"), DENY("EROFS") }, .landlock = { DENY("EACCES"), DENY("EACCES") } },
+        { "rmdir", "workspace", { "rmdir", "{ws}/dir" }, { "{ws}/dir" }, .bwrap = { DENY("EROFS"), ALLOW },
+          .landlock = { DENY("EACCES"), ALLOW } },
+        { "rmdir", "outside", { "rmdir", "{out}/dir" }, { "{out}/dir" }, .bwrap = { DENY("EROFS"), DENY("EROFS") },
+          .landlock = { DENY("EACCES"), DENY("EACCES") } },
+
+        /* Every kind of new inode. */
+        { "mkdir", "workspace", { "mkdir", "{ws}/new" }, { "{ws}/new" }, .bwrap = { DENY("EROFS"), ALLOW },
+          .landlock = { DENY("EACCES"), ALLOW } },
+        { "mkdir", "outside", { "mkdir", "{out}/new" }, { "{out}/new" }, .bwrap = { DENY("EROFS"), DENY("EROFS") },
+          .landlock = { DENY("EACCES"), DENY("EACCES") } },
+        { "mkdir", "/tmp", { "mkdir", "{tmp}" }, { "{tmp}" }, .bwrap = { DENY("EROFS"), PRIVATE },
+          .landlock = { DENY("EACCES"), ALLOW } },
+        { "mkfifo", "workspace", { "mkfifo", "{ws}/new" }, { "{ws}/new" }, .bwrap = { DENY("EROFS"), ALLOW },
+          .landlock = { DENY("EACCES"), ALLOW } },
+        { "mkfifo", "outside", { "mkfifo", "{out}/new" }, { "{out}/new" },
+          .bwrap = { DENY("EROFS"), DENY("EROFS") }, .landlock = { DENY("EACCES"), DENY("EACCES") } },
+        { "socket", "workspace", { "bind-socket", "{ws}/new" }, { "{ws}/new" }, .bwrap = { DENY("EROFS"), ALLOW },
+          .landlock = { DENY("EACCES"), ALLOW } },
+        { "socket", "outside", { "bind-socket", "{out}/new" }, { "{out}/new" },
+          .bwrap = { DENY("EROFS"), DENY("EROFS") }, .landlock = { DENY("EACCES"), DENY("EACCES") } },
+        { "symlink", "workspace", { "symlink", "/etc/passwd", "{ws}/new" }, { "{ws}/new" },
+          .bwrap = { DENY("EROFS"), ALLOW }, .landlock = { DENY("EACCES"), ALLOW } },
+        { "symlink", "outside", { "symlink", "/etc/passwd", "{out}/new" }, { "{out}/new" },
+          .bwrap = { DENY("EROFS"), DENY("EROFS") }, .landlock = { DENY("EACCES"), DENY("EACCES") } },
+        { "mknod-char-device", "workspace", { "mknod-char", "{ws}/new" }, { "{ws}/new" },
+          .bwrap = { DENY("EROFS"), DENY("EPERM") }, .landlock = { DENY("EACCES"), DENY("EACCES") } },
+        { "mknod-char-device", "outside", { "mknod-char", "{out}/new" }, { "{out}/new" },
+          .bwrap = { DENY("EROFS"), DENY("EROFS") }, .landlock = { DENY("EACCES"), DENY("EACCES") } },
+
+        /* Metadata: bwrap's read-only mounts refuse it; Landlock has no right for it at all. */
+        { "chmod", "workspace", { "chmod", "{ws}/file", "600" }, { "{ws}/file" }, .bwrap = { DENY("EROFS"), ALLOW },
+          .landlock = { NOT_GOVERNED, ALLOW } },
+        { "chmod", "outside", { "chmod", "{out}/file", "600" }, { "{out}/file" },
+          .bwrap = { DENY("EROFS"), DENY("EROFS") }, .landlock = { NOT_GOVERNED, NOT_GOVERNED } },
+        { "chown", "workspace", { "chown", "{ws}/file", "-1", ESCAPE_GROUP_TEXT }, { "{ws}/file" },
+          .requires = ESCAPE_REQUIRES_ROOT, .bwrap = { DENY("EROFS"), ALLOW },
+          .landlock = { NOT_GOVERNED, ALLOW } },
+        { "chown", "outside", { "chown", "{out}/file", "-1", ESCAPE_GROUP_TEXT }, { "{out}/file" },
+          .requires = ESCAPE_REQUIRES_ROOT, .bwrap = { DENY("EROFS"), DENY("EROFS") },
+          .landlock = { NOT_GOVERNED, NOT_GOVERNED } },
+        { "utimes", "workspace", { "utimes", "{ws}/file", "86400" }, { "{ws}/file" },
+          .bwrap = { DENY("EROFS"), ALLOW }, .landlock = { NOT_GOVERNED, ALLOW } },
+        { "utimes", "outside", { "utimes", "{out}/file", "86400" }, { "{out}/file" },
+          .bwrap = { DENY("EROFS"), DENY("EROFS") }, .landlock = { NOT_GOVERNED, NOT_GOVERNED } },
+        { "setxattr", "workspace", { "setxattr", "{ws}/file", "user.dsh-escape", "x" }, { "{ws}/file" },
+          .requires = ESCAPE_REQUIRES_USER_XATTRS, .bwrap = { DENY("EROFS"), ALLOW },
+          .landlock = { NOT_GOVERNED, ALLOW } },
+        { "setxattr", "outside", { "setxattr", "{out}/file", "user.dsh-escape", "x" }, { "{out}/file" },
+          .requires = ESCAPE_REQUIRES_USER_XATTRS, .bwrap = { DENY("EROFS"), DENY("EROFS") },
+          .landlock = { NOT_GOVERNED, NOT_GOVERNED } },
+
+        /*
+         * /proc paths back to an outside file: each resolves to the real file, which stays read-only.  Under
+         * bwrap /proc/1 is the sandbox's own init; under Landlock the domain may not even look into pid 1.
+         */
+        { "proc-self-root", "outside", { "write", "/proc/self/root{out}/file" }, { "{out}/file" },
+          .bwrap = { DENY("EROFS"), DENY("EROFS") }, .landlock = { DENY("EACCES"), DENY("EACCES") } },
+        { "proc-self-cwd", "outside (cwd in the workspace)", { "write", "/proc/self/cwd/../out/file" },
+          { "{out}/file" }, .bwrap = { DENY("EROFS"), DENY("EROFS") },
+          .landlock = { DENY("EACCES"), DENY("EACCES") } },
+        { "proc-1-root", "outside", { "write", "/proc/1/root{out}/file" }, { "{out}/file" },
+          .bwrap = { DENY("EROFS"), DENY("EROFS") }, .landlock = { DENY("EACCES"), DENY("EACCES") } },
+
+        /* The caller's stdio, opened read-only outside, reopened for writing through /proc/self/fd. */
+        { "stdin-reopen", "outside file as stdin", { "write", "/proc/self/fd/0" }, { "{out}/file" },
+          .stdin_path = "{out}/file", .bwrap = { DENY("EROFS|EACCES"), DENY("EROFS|EACCES") },
+          .landlock = { DENY("EACCES"), DENY("EACCES") } },
+        { "stdin-reopen", "outside directory as stdin", { "create", "/proc/self/fd/0/../dir/new" },
+          { "{out}/dir/new" }, .stdin_path = "{out}/dir", .bwrap = { DENY("EROFS|EACCES"), DENY("EROFS|EACCES") },
+          .landlock = { DENY("EACCES"), DENY("EACCES") } },
+
+        /* A host sysctl, written back with its own value: only the errno can tell. */
+        { "proc-sys", "/proc/sys/kernel/domainname", { "rewrite-unchanged", "/proc/sys/kernel/domainname" }, { NULL },
+          .observe = ESCAPE_OBSERVE_ERRNO, .bwrap = { DENY("EROFS"), DENY("EROFS") },
+          .landlock = { DENY("EACCES"), DENY("EACCES") } },
+
+        /* Writable fds the caller left open (no O_CLOEXEC) never reach the command. */
+        { "inherited-fd", "outside file on fd 5", { "write-fd", "5" }, { "{out}/file" }, .inherited_fd = 5,
+          .bwrap = { DENY("EBADF"), DENY("EBADF") }, .landlock = { DENY("EBADF"), DENY("EBADF") } },
+        { "inherited-fd", "outside file on fd 100", { "write-fd", "100" }, { "{out}/file" }, .inherited_fd = 100,
+          .bwrap = { DENY("EBADF"), DENY("EBADF") }, .landlock = { DENY("EBADF"), DENY("EBADF") } },
+
+        /* Root inside keeps no capability: effective, permitted, inheritable, ambient and bounding all empty. */
+        { "capabilities", "the command's own sets", { "capabilities" }, { NULL },
+          .observe = ESCAPE_OBSERVE_CAPABILITIES, .requires = ESCAPE_REQUIRES_ROOT, .bwrap = { DENY(NULL), DENY(NULL) },
+          .landlock = { DENY(NULL), DENY(NULL) } },
+};
+
+#define ROW_COUNT (sizeof(rows) / sizeof(rows[0]))
+
+typedef enum escape_backend {
+        ESCAPE_BWRAP_SPAWN,
+        ESCAPE_LANDLOCK_SPAWN,
+        ESCAPE_LANDLOCK_EXEC,
+        ESCAPE_LANDLOCK_RUN,
+        ESCAPE_BACKEND_COUNT,
+} escape_backend;
+
+static const char *const backend_names[ESCAPE_BACKEND_COUNT] = {
+        [ESCAPE_BWRAP_SPAWN] = "bwrap (dsh_provider_spawn)",
+        [ESCAPE_LANDLOCK_SPAWN] = "landlock (dsh_provider_spawn)",
+        [ESCAPE_LANDLOCK_EXEC] = "landlock (dsh-sandbox run, exec in place)",
+        [ESCAPE_LANDLOCK_RUN] = "landlock-run (launcher, contract grants)",
+};
+
+static const dsh_mode modes[] = { DSH_MODE_READ_ONLY, DSH_MODE_WORKSPACE_WRITE };
+
+/* One case being run: the row, where it runs, and its paths with the placeholders filled in. */
+typedef struct escape_case {
+        const escape_row *row;
+        escape_backend backend;
+        dsh_mode mode;
+        char *directory;     /* scratch of this case: ws/, out/, the CLI's config and cache */
+        char *workspace;
+        char *outside;
+        char *tmp;
+        char *shm;
+        char *argv[8];       /* escape-op and its arguments */
+        char *watch[3];
+        char *stdin_path;
+} escape_case;
+
+/* What a case did. */
+typedef struct escape_result {
+        int exit_code;
+        char *stdout_text;
+        char *stderr_text;
+        char *errno_name;         /* NULL: the command never reported */
+        char *before[3];          /* the watched paths' state before and after */
+        char *after[3];
+} escape_result;
+
+/* ------------------------------------------------------------- host features -- */
+
+static bool bwrap_works(void)
+{
+        static int known = -1;
+
+        if (known < 0) {
+                const char *argv[] = { "/usr/bin/bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid",
+                                       "--proc", "/proc", "--", "true", NULL };
+                test_process_result result;
+
+                test_run(argv, NULL, &result);
+                known = result.exit_code == 0;
+                if (!known)
+                        printf("# SKIP bwrap rows: bwrap cannot run on this host: %s\n",
+                               result.stderr_text ? result.stderr_text : "");
+                test_process_result_clear(&result);
+        }
+        return known;
+}
+
+static bool landlock_works(void)
+{
+        static int known = -1;
+
+        if (known < 0) {
+                int abi = dsh_landlock_abi();
+
+                known = abi >= DSH_LANDLOCK_MINIMUM_ABI;
+                if (!known)
+                        printf("# SKIP landlock rows: this kernel does not enforce Landlock ABI >= 3 (abi %d)\n", abi);
+        }
+        return known;
+}
+
+static bool backend_available(escape_backend backend)
+{
+        return backend == ESCAPE_BWRAP_SPAWN ? bwrap_works() : landlock_works();
+}
+
+/* user.* xattrs on the scratch filesystem: without them the xattr rows would prove nothing. */
+static bool user_xattrs_supported(void)
+{
+        static int known = -1;
+
+        if (known < 0) {
+                char *directory = test_make_directory(NULL);
+                char *file = test_path_join(directory, "xattr-probe");
+
+                test_write_file(file, "x");
+                known = setxattr(file, "user.dsh-probe", "x", 1, 0) == 0;
+                if (!known)
+                        printf("# SKIP setxattr rows: the scratch filesystem (%s) refuses user.* xattrs: %s\n",
+                               directory, strerror(errno));
+                free(file);
+                test_remove_tree(directory);
+        }
+        return known;
+}
+
+/*
+ * Root rows: the chown rows change a file's group to one the command belongs
+ * to, which the owner may do without any capability, so that they measure
+ * the sandbox and not the command's privileges (joining the group takes
+ * root); the capability row asks what root keeps inside.
+ */
+static bool running_as_root(void)
+{
+        static int known = -1;
+
+        if (known < 0) {
+                known = geteuid() == 0;
+                if (!known)
+                        printf("# SKIP chown and capability rows: they are about root and need root to set up\n");
+        }
+        return known;
+}
+
+static bool row_runs_here(const escape_row *row)
+{
+        switch (row->requires) {
+        case ESCAPE_REQUIRES_NOTHING:
+                return true;
+        case ESCAPE_REQUIRES_ROOT:
+                return running_as_root();
+        case ESCAPE_REQUIRES_USER_XATTRS:
+                return user_xattrs_supported();
+        }
+        return false;
+}
+
+/* --------------------------------------------------------------- fixtures -- */
+
+static int remove_entry(const char *path, const struct stat *status, int type, struct FTW *walk)
+{
+        (void) status;
+        (void) type;
+        (void) walk;
+        remove(path);
+        return 0;
+}
+
+static void remove_path(const char *path)
+{
+        nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* `template` with {ws} {out} {tmp} {shm} replaced; caller frees. */
+static char *expand(const escape_case *c, const char *template)
+{
+        const struct {
+                const char *name;
+                const char *value;
+        } places[] = { { "{ws}", c->workspace }, { "{out}", c->outside }, { "{tmp}", c->tmp }, { "{shm}", c->shm } };
+        char *text = NULL;
+        size_t size = 0;
+        FILE *buffer = open_memstream(&text, &size);
+
+        assert_non_null(buffer);
+        while (*template) {
+                size_t i;
+
+                for (i = 0; i < sizeof(places) / sizeof(places[0]); i++) {
+                        size_t length = strlen(places[i].name);
+
+                        if (strncmp(template, places[i].name, length) == 0) {
+                                fputs(places[i].value, buffer);
+                                template += length;
+                                break;
+                        }
+                }
+                if (i == sizeof(places) / sizeof(places[0]))
+                        fputc(*template++, buffer);
+        }
+        fclose(buffer);
+        return text;
+}
+
+static void make_tree(const char *directory)
+{
+        char *file = test_path_join(directory, "file");
+        char *subdirectory = test_path_join(directory, "dir");
+
+        assert_int_equal(mkdir(directory, 0755), 0);
+        test_write_file(file, "original\n");
+        assert_int_equal(chmod(file, 0644), 0);
+        assert_int_equal(mkdir(subdirectory, 0755), 0);
+        free(file);
+        free(subdirectory);
+}
+
+static void case_prepare(escape_case *c, const escape_row *row, escape_backend backend, dsh_mode mode)
+{
+        static unsigned counter;
+        const char *helper = getenv("ESCAPE_OP_BIN");
+        size_t count = 0;
+
+        if (!helper || !helper[0])
+                fail_msg("ESCAPE_OP_BIN is not set; run the tests through meson");
+        memset(c, 0, sizeof(*c));
+        c->row = row;
+        c->backend = backend;
+        c->mode = mode;
+        c->directory = test_make_directory(NULL);
+        c->workspace = test_path_join(c->directory, "ws");
+        c->outside = test_path_join(c->directory, "out");
+        counter++;
+        assert_true(asprintf(&c->tmp, "/tmp/dsh-escape-matrix-%d-%u", (int) getpid(), counter) > 0);
+        assert_true(asprintf(&c->shm, "/dev/shm/dsh-escape-matrix-%d-%u", (int) getpid(), counter) > 0);
+        make_tree(c->workspace);
+        make_tree(c->outside);
+        c->argv[count++] = strdup(helper);
+        for (size_t i = 0; i < 5 && row->argv[i]; i++)
+                c->argv[count++] = expand(c, row->argv[i]);
+        for (size_t i = 0; i < 3 && row->watch[i]; i++)
+                c->watch[i] = expand(c, row->watch[i]);
+        if (row->stdin_path)
+                c->stdin_path = expand(c, row->stdin_path);
+        if (backend == ESCAPE_LANDLOCK_EXEC) {
+                char *config = test_path_join(c->directory, "config.json");
+
+                /* A config of the case's own: the user's never leaks into the matrix. */
+                test_write_file(config, "{}");
+                free(config);
+        }
+}
+
+static void case_clear(escape_case *c)
+{
+        remove_path(c->tmp);
+        remove_path(c->shm);
+        remove_path(c->directory);
+        for (size_t i = 0; i < 8; i++)
+                free(c->argv[i]);
+        for (size_t i = 0; i < 3; i++)
+                free(c->watch[i]);
+        free(c->stdin_path);
+        free(c->workspace);
+        free(c->outside);
+        free(c->tmp);
+        free(c->shm);
+        free(c->directory);
+        memset(c, 0, sizeof(*c));
+}
+
+/* ------------------------------------------------------------------- disk -- */
+
+static const char *file_type(mode_t mode)
+{
+        if (S_ISREG(mode))
+                return "file";
+        if (S_ISDIR(mode))
+                return "directory";
+        if (S_ISLNK(mode))
+                return "symlink";
+        if (S_ISFIFO(mode))
+                return "fifo";
+        if (S_ISSOCK(mode))
+                return "socket";
+        if (S_ISCHR(mode))
+                return "char-device";
+        return "other";
+}
+
+static void describe_content(FILE *out, const char *path)
+{
+        char content[64];
+        ssize_t length;
+        int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+        if (fd < 0)
+                return;
+        length = read(fd, content, sizeof(content));
+        close(fd);
+        fputs(" content=\"", out);
+        for (ssize_t i = 0; i < length; i++)
+                fprintf(out, content[i] == '\n' ? "\\n" : "%c", content[i]);
+        fputc('"', out);
+}
+
+static void describe_xattrs(FILE *out, const char *path)
+{
+        char names[1024];
+        ssize_t length = llistxattr(path, names, sizeof(names));
+
+        for (ssize_t at = 0; length > 0 && at < length; at += (ssize_t) strlen(names + at) + 1) {
+                char value[64];
+                ssize_t value_length = lgetxattr(path, names + at, value, sizeof(value) - 1);
+
+                value[value_length > 0 ? value_length : 0] = '\0';
+                fprintf(out, " xattr:%s=\"%s\"", names + at, value);
+        }
+}
+
+/* Everything a write, a rename, a link or a metadata change could alter, in one line; caller frees. */
+static char *describe_path(const char *path)
+{
+        struct stat status;
+        char *text = NULL;
+        size_t size = 0;
+        FILE *out;
+
+        if (lstat(path, &status) < 0)
+                return strdup("absent");
+        out = open_memstream(&text, &size);
+        assert_non_null(out);
+        fprintf(out, "%s mode=%04o uid=%u gid=%u links=%lu size=%lld mtime=%lld ctime=%lld.%09ld",
+                file_type(status.st_mode), (unsigned) (status.st_mode & 07777), (unsigned) status.st_uid,
+                (unsigned) status.st_gid, (unsigned long) status.st_nlink, (long long) status.st_size,
+                (long long) status.st_mtime, (long long) status.st_ctim.tv_sec, status.st_ctim.tv_nsec);
+        if (S_ISREG(status.st_mode))
+                describe_content(out, path);
+        describe_xattrs(out, path);
+        fclose(out);
+        return text;
+}
+
+/* -------------------------------------------------------------- launching -- */
+
+static char *read_all(int fd)
+{
+        char *content = NULL;
+        size_t size = 0;
+        FILE *buffer = open_memstream(&content, &size);
+        char chunk[4096];
+        ssize_t length;
+
+        assert_non_null(buffer);
+        while ((length = read(fd, chunk, sizeof(chunk))) != 0) {
+                if (length < 0 && errno == EINTR)
+                        continue;
+                if (length < 0)
+                        break;
+                fwrite(chunk, 1, (size_t) length, buffer);
+        }
+        fclose(buffer);
+        return content;
+}
+
+/* In the case process: the library spawns the command and waits; the exit status is the command's. */
+static int spawn_through_library(const escape_case *c, const char *backend)
+{
+        const char *const sole[] = { backend, NULL };
+        dsh_policy policy = DSH_POLICY_INIT;
+        dsh_provider *provider = dsh_provider_new();
+        dsh_child child = DSH_CHILD_INIT;
+        dsh_error error = DSH_ERROR_INIT;
+        int wait_status = 0;
+
+        policy.mode = c->mode;
+        policy.workspace_root = strdup(c->workspace);
+        if (!provider || !policy.workspace_root || dsh_provider_set_backends(provider, sole, &error) < 0 ||
+            dsh_provider_set_landlock_run_path(provider, test_landlock_run_path(), &error) < 0 ||
+            dsh_provider_spawn(provider, c->argv, &policy, NULL, &child, &error) < 0) {
+                dprintf(2, "escape-matrix: spawn failed: %s\n", error.message ? error.message : "out of memory");
+                return 125;
+        }
+        printf("enforcement=%s\n", dsh_enforcement_name(child.facts.enforcement));
+        fflush(stdout);
+        if (dsh_child_wait(&child, &wait_status) < 0 || dsh_child_runner_error(&child, &error) < 0) {
+                dprintf(2, "escape-matrix: runner failed: %s\n", error.message ? error.message : "wait failed");
+                return 125;
+        }
+        return WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
+}
+
+static void exec_front_end(const escape_case *c)
+{
+        const char *mode = dsh_mode_name(c->mode);
+        const char *argv[24];
+        size_t count = 0;
+
+        if (c->backend == ESCAPE_LANDLOCK_EXEC) {
+                char *config = test_path_join(c->directory, "config.json");
+                char *cache = test_path_join(c->directory, "cache");
+
+                setenv("DSH_SANDBOX_CONFIG", config, 1);
+                setenv("XDG_CACHE_HOME", cache, 1);
+                argv[count++] = test_dsh_sandbox_path();
+                argv[count++] = "run";
+                argv[count++] = "--backend";
+                argv[count++] = "landlock";
+                argv[count++] = "--mode";
+                argv[count++] = mode;
+                argv[count++] = "--root";
+                argv[count++] = c->workspace;
+        } else {
+                argv[count++] = test_landlock_run_path();
+                argv[count++] = "--ro";
+                argv[count++] = "/";
+                argv[count++] = "--rw";
+                argv[count++] = "/dev/null";
+                if (c->mode == DSH_MODE_WORKSPACE_WRITE) {
+                        argv[count++] = "--rw";
+                        argv[count++] = "/tmp";
+                        argv[count++] = "--rw";
+                        argv[count++] = c->workspace;
+                }
+        }
+        argv[count++] = "--";
+        for (size_t i = 0; c->argv[i]; i++)
+                argv[count++] = c->argv[i];
+        argv[count] = NULL;
+        execv(argv[0], (char *const *) argv);
+        dprintf(2, "escape-matrix: exec %s: %s\n", argv[0], strerror(errno));
+}
+
+/* Opens `path` at exactly `number`, without O_CLOEXEC, as a careless caller would leave it. */
+static int open_at_number(const char *path, int flags, int number)
+{
+        int fd = open(path, flags);
+
+        if (fd < 0)
+                return -1;
+        if (fd != number) {
+                if (dup2(fd, number) < 0)
+                        return -1;
+                close(fd);
+        }
+        return 0;
+}
+
+/*
+ * The case process: stdio to the test's pipes, stdin and inherited fds as the
+ * row asks, cwd in the workspace (where an agent runs its commands), a
+ * supplementary group for the chown rows; then the backend.  Never returns.
+ */
+static void run_case_process(const escape_case *c, int stdout_fd, int stderr_fd)
+{
+        char *inherited = test_path_join(c->outside, "file");
+
+        if (dup2(stdout_fd, 1) < 0 || dup2(stderr_fd, 2) < 0)
+                _exit(126);
+        if (open_at_number(c->stdin_path ? c->stdin_path : "/dev/null", O_RDONLY, 0) < 0 || chdir(c->workspace) < 0) {
+                dprintf(2, "escape-matrix: case setup: %s\n", strerror(errno));
+                _exit(126);
+        }
+        if (c->row->inherited_fd > 0 && open_at_number(inherited, O_WRONLY, c->row->inherited_fd) < 0) {
+                dprintf(2, "escape-matrix: inherited fd: %s\n", strerror(errno));
+                _exit(126);
+        }
+        if (geteuid() == 0) {
+                const gid_t groups[] = { getegid(), ESCAPE_GROUP };
+
+                setgroups(2, groups);
+        }
+        switch (c->backend) {
+        case ESCAPE_BWRAP_SPAWN:
+                _exit(spawn_through_library(c, "bwrap"));
+        case ESCAPE_LANDLOCK_SPAWN:
+                _exit(spawn_through_library(c, "landlock"));
+        case ESCAPE_LANDLOCK_EXEC:
+        case ESCAPE_LANDLOCK_RUN:
+        case ESCAPE_BACKEND_COUNT:
+                exec_front_end(c);
+                break;
+        }
+        _exit(126);
+}
+
+static void snapshot(const escape_case *c, char **states)
+{
+        for (size_t i = 0; i < 3; i++)
+                states[i] = c->watch[i] ? describe_path(c->watch[i]) : NULL;
+}
+
+/* The value of the line "NAME=value" in a report; NULL when there is none.  Caller frees. */
+static char *report_value(const char *report, const char *name)
+{
+        size_t length = strlen(name);
+        const char *line = report;
+
+        while (line && *line) {
+                if (strncmp(line, name, length) == 0 && line[length] == '=')
+                        return strndup(line + length + 1, strcspn(line + length + 1, "\n"));
+                line = strchr(line, '\n');
+                if (line)
+                        line++;
+        }
+        return NULL;
+}
+
+static void case_run(const escape_case *c, escape_result *result)
+{
+        int out_pipe[2], err_pipe[2], status = 0;
+        pid_t pid;
+
+        memset(result, 0, sizeof(*result));
+        snapshot(c, result->before);
+        assert_int_equal(pipe2(out_pipe, O_CLOEXEC), 0);
+        assert_int_equal(pipe2(err_pipe, O_CLOEXEC), 0);
+        fflush(NULL);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0)
+                run_case_process(c, out_pipe[1], err_pipe[1]);
+        close(out_pipe[1]);
+        close(err_pipe[1]);
+        result->stdout_text = read_all(out_pipe[0]);
+        result->stderr_text = read_all(err_pipe[0]);
+        close(out_pipe[0]);
+        close(err_pipe[0]);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        result->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        snapshot(c, result->after);
+        result->errno_name = report_value(result->stdout_text, "errno");
+}
+
+static void result_clear(escape_result *result)
+{
+        free(result->stdout_text);
+        free(result->stderr_text);
+        free(result->errno_name);
+        for (size_t i = 0; i < 3; i++) {
+                free(result->before[i]);
+                free(result->after[i]);
+        }
+        memset(result, 0, sizeof(*result));
+}
+
+/* ---------------------------------------------------------------- judging -- */
+
+static const char *outcome_words(escape_outcome outcome)
+{
+        switch (outcome) {
+        case ESCAPE_DENIED:
+                return "denied";
+        case ESCAPE_ALLOWED:
+                return "allowed";
+        case ESCAPE_ALLOWED_PRIVATE:
+                return "allowed in a private area, nothing on the host";
+        case ESCAPE_NOT_GOVERNED:
+                return "allowed: " LANDLOCK_METADATA_GAP;
+        }
+        return "?";
+}
+
+static const char *expected_words(const escape_row *row, const escape_expectation *expected)
+{
+        if (row->observe == ESCAPE_OBSERVE_CAPABILITIES)
+                return expected->outcome == ESCAPE_DENIED ? "all five sets empty" : "capabilities kept";
+        return outcome_words(expected->outcome);
+}
+
+static bool disk_changed(const escape_result *result)
+{
+        for (size_t i = 0; i < 3; i++)
+                if (result->before[i] && strcmp(result->before[i], result->after[i]) != 0)
+                        return true;
+        return false;
+}
+
+static void describe_disk(FILE *out, const escape_case *c, const escape_result *result)
+{
+        bool changed = false;
+
+        for (size_t i = 0; i < 3; i++) {
+                if (!result->before[i] || strcmp(result->before[i], result->after[i]) == 0)
+                        continue;
+                fprintf(out, "%s %s: %s -> %s", changed ? ";" : "", c->watch[i], result->before[i], result->after[i]);
+                changed = true;
+        }
+        if (!changed)
+                fputs(" unchanged", out);
+}
+
+/* The five capability sets from the command's report: all zero, or which are not. */
+static bool capabilities_empty(const char *report, FILE *out)
+{
+        static const char *const sets[] = { "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb" };
+        bool empty = true;
+
+        for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++) {
+                char *value = report_value(report, sets[i]);
+
+                if (!value || !value[0] || value[strspn(value, "0")] != '\0') {
+                        fprintf(out, " %s=%s", sets[i], value ? value : "(missing)");
+                        empty = false;
+                }
+                free(value);
+        }
+        return empty;
+}
+
+static bool errno_expected(const escape_expectation *expected, const char *errno_name)
+{
+        const char *choice = expected->errno_names;
+        size_t length = strlen(errno_name);
+
+        if (!choice)
+                return true;
+        while (choice) {
+                if (strncmp(choice, errno_name, length) == 0 && (choice[length] == '|' || choice[length] == '\0'))
+                        return true;
+                choice = strchr(choice, '|');
+                if (choice)
+                        choice++;
+        }
+        return false;
+}
+
+/*
+ * Judges one case.  Returns NULL when it holds, else a line naming the case,
+ * what was expected and what was observed (caller frees).
+ */
+static char *case_judge(const escape_case *c, const escape_expectation *expected, const escape_result *result)
+{
+        char *observed_text = NULL, *verdict = NULL;
+        size_t size = 0;
+        FILE *observed = open_memstream(&observed_text, &size);
+        bool holds = false;
+
+        assert_non_null(observed);
+        if (!result->errno_name) {
+                fprintf(observed, "the command did not report (exit %d, stderr: %s)", result->exit_code,
+                        result->stderr_text);
+        } else if (c->row->observe == ESCAPE_OBSERVE_CAPABILITIES) {
+                fputs("capabilities:", observed);
+                holds = capabilities_empty(result->stdout_text, observed) == (expected->outcome == ESCAPE_DENIED);
+                if (holds)
+                        fputs(" all empty", observed);
+        } else {
+                bool succeeded = strcmp(result->errno_name, "0") == 0;
+                bool changed = disk_changed(result);
+
+                fprintf(observed, "errno=%s", result->errno_name);
+                if (c->row->observe == ESCAPE_OBSERVE_DISK) {
+                        fputs(", on disk:", observed);
+                        describe_disk(observed, c, result);
+                } else if (succeeded) {
+                        fputs(" (the write was accepted; it carried the host's own value back)", observed);
+                }
+                switch (expected->outcome) {
+                case ESCAPE_DENIED:
+                        holds = !succeeded && !changed && errno_expected(expected, result->errno_name);
+                        break;
+                case ESCAPE_ALLOWED:
+                case ESCAPE_NOT_GOVERNED:
+                        holds = succeeded && (changed || c->row->observe == ESCAPE_OBSERVE_ERRNO);
+                        break;
+                case ESCAPE_ALLOWED_PRIVATE:
+                        holds = succeeded && !changed;
+                        break;
+                }
+        }
+        fclose(observed);
+        if (!holds)
+                assert_true(asprintf(&verdict, "%s | %s | %s | target %s: expected %s%s%s, observed %s",
+                                     c->row->operation, dsh_mode_name(c->mode), backend_names[c->backend],
+                                     c->row->target, expected_words(c->row, expected),
+                                     expected->errno_names ? " with " : "",
+                                     expected->errno_names ? expected->errno_names : "", observed_text) > 0);
+        free(observed_text);
+        return verdict;
+}
+
+static const escape_expectation *expectation_for(const escape_row *row, escape_backend backend, dsh_mode mode)
+{
+        size_t column = mode == DSH_MODE_WORKSPACE_WRITE ? 1 : 0;
+
+        return backend == ESCAPE_BWRAP_SPAWN ? &row->bwrap[column] : &row->landlock[column];
+}
+
+/* The host's value of a sysctl the matrix writes back unchanged: checked after every case that touches it. */
+static char *read_domainname(void)
+{
+        char *value = test_read_file("/proc/sys/kernel/domainname");
+
+        assert_non_null(value);
+        return value;
+}
+
+/* Runs one case; `enforcement` (may be NULL) receives what the provider reported, the first time. */
+static char *run_one(const escape_row *row, escape_backend backend, dsh_mode mode, char **enforcement)
+{
+        const escape_expectation *expected = expectation_for(row, backend, mode);
+        char *domainname = read_domainname();
+        char *after_domainname, *verdict;
+        escape_case c;
+        escape_result result;
+
+        case_prepare(&c, row, backend, mode);
+        case_run(&c, &result);
+        verdict = case_judge(&c, expected, &result);
+        if (enforcement && !*enforcement)
+                *enforcement = report_value(result.stdout_text, "enforcement");
+        after_domainname = read_domainname();
+        /* Never let a failing /proc/sys row go unnoticed as a host change. */
+        if (strcmp(domainname, after_domainname) != 0)
+                fail_msg("%s | %s | %s changed the host's domainname from \"%s\" to \"%s\"", row->operation,
+                         dsh_mode_name(mode), backend_names[backend], domainname, after_domainname);
+        free(domainname);
+        free(after_domainname);
+        result_clear(&result);
+        case_clear(&c);
+        return verdict;
+}
+
+const char *const *escape_matrix_operations(void)
+{
+        static const char *operations[ROW_COUNT + 1];
+        size_t count = 0;
+
+        if (operations[0])
+                return operations;
+        for (size_t i = 0; i < ROW_COUNT; i++)
+                if (count == 0 || strcmp(operations[count - 1], rows[i].operation) != 0)
+                        operations[count++] = rows[i].operation;
+        operations[count] = NULL;
+        return operations;
+}
+
+void escape_matrix_check_operation(const char *operation)
+{
+        /* fail_msg() does not return: the first mismatch waits in static storage, so that nothing leaks. */
+        static char first_failure[900];
+        char *enforcement = NULL;
+        size_t failure_count = 0, case_count = 0;
+        bool not_governed = false;
+
+        for (size_t i = 0; i < ROW_COUNT; i++) {
+                const escape_row *row = &rows[i];
+
+                if (strcmp(row->operation, operation) != 0 || !row_runs_here(row))
+                        continue;
+                for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+                        for (escape_backend b = 0; b < ESCAPE_BACKEND_COUNT; b++) {
+                                char *verdict;
+
+                                if (!backend_available(b))
+                                        continue;
+                                if (expectation_for(row, b, modes[m])->outcome == ESCAPE_NOT_GOVERNED)
+                                        not_governed = true;
+                                verdict = run_one(row, b, modes[m], b == ESCAPE_LANDLOCK_SPAWN ? &enforcement : NULL);
+                                case_count++;
+                                if (verdict) {
+                                        printf("# MISMATCH %s\n", verdict);
+                                        if (failure_count++ == 0)
+                                                snprintf(first_failure, sizeof(first_failure), "%s", verdict);
+                                        free(verdict);
+                                }
+                        }
+                }
+        }
+        if (not_governed)
+                printf("# note: %s under Landlock is allowed: %s; the provider reports enforcement \"%s\" for "
+                       "such a run\n",
+                       operation, LANDLOCK_METADATA_GAP, enforcement ? enforcement : "?");
+        free(enforcement);
+        /* cmocka cuts a message at 1 KiB: every mismatch is on its own "# MISMATCH" line above, the first one here. */
+        if (failure_count > 0)
+                fail_msg("%zu of %zu cases of \"%s\" did not hold (each is a # MISMATCH line); the first: %s",
+                         failure_count, case_count, operation, first_failure);
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The escape matrix: one table of hostile file effects, each with the outcome
+ * it must have per backend and mode, shared by every backend the sandbox
+ * offers.  A case is one operation on one target, run by the `escape-op`
+ * helper (one system call) in its own forked process, confined by one backend
+ * under one mode, and judged on disk: the watched paths are compared before
+ * and after, and the call's errno is checked against the backend's dialect.
+ *
+ * Backends: bwrap and in-process Landlock through dsh_provider_spawn() with a
+ * sole backend, `dsh-sandbox run --backend landlock` (which execs in place),
+ * and the `landlock-run` launcher invoked directly with the contract's grants.
+ * Modes: read-only and workspace-write.  Targets: the workspace, a directory
+ * outside every root, the temp area /tmp and /dev/shm.
+ */
+#ifndef DSH_SANDBOX_ESCAPE_MATRIX_H
+#define DSH_SANDBOX_ESCAPE_MATRIX_H
+
+/* The operations of the table, NULL-terminated, each once, in table order. */
+const char *const *escape_matrix_operations(void);
+
+/*
+ * Runs every case of `operation`: each of its targets × both confined modes ×
+ * every backend this host can run (a missing backend or filesystem feature is
+ * skipped with a printed reason).  Every case that does not hold is printed
+ * (operation, mode, backend, target, expected, observed on disk) and the
+ * current cmocka test fails once all of them have run.
+ */
+void escape_matrix_check_operation(const char *operation);
+
+#endif

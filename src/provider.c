@@ -721,11 +721,10 @@ void dsh_child_settle_runner_status(dsh_child *child, int wait_status)
         drain_status_fd(&child->runner_status_fd, buffer, sizeof(buffer));
         if (strstr(buffer, "\"exit-code\""))
                 child->command_started = true;
+        /* The last step's refusal (stdio it could not hand over) is no sign of a broken runner: the verdict stays. */
         settle_exec_status(child);
-        if (child->runner_failed) {
-                dsh_verdict_cache_drop(child->stale_verdict_path);
+        if (child->runner_failed)
                 return;
-        }
         /*
          * Only a runner that exited with a failure status and never reported
          * an exec is called failed.  A runner killed by a signal may have been

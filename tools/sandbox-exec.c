@@ -14,8 +14,8 @@
  *     O_WRONLY) would reopen it for writing past every read-only bind (with a
  *     directory as stdin, "/proc/self/fd/0/../x" walks the host's tree).  So
  *     every stdio fd that names a file system object the command could reopen
- *     with more rights — a directory, a regular file or block device opened
- *     read-only, an O_PATH fd — is replaced by the same object opened again
+ *     with more rights — a directory, a regular file or device opened
+ *     read-only (terminals aside), an O_PATH fd — is replaced by the same object opened again
  *     through the sandbox's own (read-only where the policy says so) mounts,
  *     checked to be the same inode.  A regular file the sandbox cannot see
  *     (the host's /tmp behind the private one) is fed through a pipe by a
@@ -75,7 +75,8 @@ __attribute__((format(printf, 2, 3))) static int fail(int errno_value, const cha
         va_end(arguments);
         if (status_fd >= 0)
                 dsh_sandbox_exec_status_write(status_fd, DSH_SANDBOX_EXEC_STATUS_HELPER, errno_value, message);
-        fprintf(stderr, "dsh-sandbox-exec: %s\n", message);
+        else
+                fprintf(stderr, "dsh-sandbox-exec: %s\n", message);
         return HELPER_FAILURE;
 }
 
@@ -112,7 +113,14 @@ static bool needs_rehoming(int fd, const struct stat *status)
                 return true;
         if (S_ISREG(status->st_mode) || S_ISBLK(status->st_mode))
                 return (flags & O_ACCMODE) == O_RDONLY;
-        /* Pipes, sockets, terminals, /dev/null: reopening them yields nothing the fd does not already give. */
+        /*
+         * A device read-only (/dev/kmsg, say) could be reopened for writing;
+         * a terminal gives nothing new that way (TIOCSTI is out of reach: no
+         * controlling terminal in a new session).  Pipes and sockets cannot
+         * be reopened with more than they give.
+         */
+        if (S_ISCHR(status->st_mode))
+                return (flags & O_ACCMODE) == O_RDONLY && !isatty(fd);
         return false;
 }
 
@@ -207,7 +215,7 @@ static int rehome_stdio(void)
                         return fail(EPERM,
                                     "cannot hand fd %d to the command: the %s it names is not visible inside the "
                                     "sandbox, and the command could reopen it through /proc with more rights",
-                                    fd, S_ISDIR(status.st_mode) ? "directory" : "file");
+                                    fd, S_ISDIR(status.st_mode) ? "directory" : S_ISREG(status.st_mode) ? "file" : "device");
                 if (dup2(replacement, fd) < 0) {
                         int saved_errno = errno;
 

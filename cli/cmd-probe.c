@@ -81,6 +81,8 @@ static void print_text(const dsh_probe_report *report)
                                status->runner_path ? status->runner_path : "", status->runner_path ? ")" : "");
                 else
                         printf("%-15s not usable: %s\n", status->name, status->reason ? status->reason : "unknown");
+                for (char **reason = status->partial_reasons; status->usable && reason && *reason; reason++)
+                        printf("%-15s   partial: %s\n", "", *reason);
         }
         printf("%-15s %s\n", "bwrap version", version ? version : "unknown");
         printf("%-15s %s\n", "landlock ABI", abi_text(report->landlock_abi, abi));
@@ -122,6 +124,8 @@ static json_t *report_object(const dsh_probe_report *report)
                         json_object_set_new(entry, "version", json_string(status->version));
                 if (status->runner_path)
                         json_object_set_new(entry, "runner", json_string(status->runner_path));
+                if (status->usable && status->partial_reasons)
+                        json_object_set_new(entry, "partialReasons", string_array(status->partial_reasons));
                 json_array_append_new(backends, entry);
         }
         json_object_set_new(object, "backends", backends);

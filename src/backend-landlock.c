@@ -31,6 +31,10 @@
 #define LANDLOCK_TEMP_AREA "/tmp"
 #define LANDLOCK_SINK "/dev/null"
 #define LANDLOCK_PARTIAL_NOTICE "landlock-run: partial enforcement (older Landlock ABI)"
+#define ABI_PARTIAL_REASON "the kernel's Landlock ABI is older than 5 and does not govern ioctl(2) on device files"
+#define SUBPATHS_PARTIAL_REASON \
+        "Landlock can only grant: the protected subpaths (such as .git/hooks and .git/config) inside a writable " \
+        "root cannot be held back: a confined command could change what runs at the next git command"
 
 struct landlock_grant {
         const char *path;
@@ -120,6 +124,13 @@ static void landlock_probe(dsh_provider *provider, dsh_backend_report *report)
                 return;
         }
         report->enforcement = dsh_landlock_enforcement(abi);
+        if (report->enforcement == DSH_ENFORCEMENT_PARTIAL)
+                (void) dsh_strv_append(&report->partial_reasons, ABI_PARTIAL_REASON);
+        /* Known before any call: a workspace-write call whose roots hold a repository will run partial. */
+        if (provider->protected_subpaths) {
+                report->enforcement = DSH_ENFORCEMENT_PARTIAL;
+                (void) dsh_strv_append(&report->partial_reasons, SUBPATHS_PARTIAL_REASON);
+        }
         if (access(provider->landlock_run_path, X_OK) < 0) {
                 if (asprintf(&report->reason, "the landlock-run launcher %s is not executable: %s",
                              provider->landlock_run_path, strerror(errno)) < 0)
@@ -153,9 +164,6 @@ static int set_dialect(dsh_confined_argv *out, dsh_enforcement enforcement)
         return dsh_confined_argv_add_rule(out, launcher_failure, 1, fatal, informational);
 }
 
-#define SUBPATHS_PARTIAL_REASON \
-        "Landlock can only grant: the protected subpaths (such as .git/hooks and .git/config) inside a writable " \
-        "root cannot be held back, so this command could change what runs at the next git command"
 
 /*
  * Landlock can only grant: nothing beneath a granted root can be held back.
@@ -196,8 +204,7 @@ static int set_facts(dsh_confined_argv *out, int abi, bool subpaths_open)
         if (set_dialect(out, dsh_landlock_enforcement(abi)) < 0)
                 return -ENOMEM;
         if (dsh_landlock_enforcement(abi) == DSH_ENFORCEMENT_PARTIAL &&
-            dsh_confined_argv_add_partial_reason(out, "the kernel's Landlock ABI is older than 5 and does not "
-                                                      "govern ioctl(2) on device files") < 0)
+            dsh_confined_argv_add_partial_reason(out, ABI_PARTIAL_REASON) < 0)
                 return -ENOMEM;
         if (subpaths_open && dsh_confined_argv_add_partial_reason(out, SUBPATHS_PARTIAL_REASON) < 0)
                 return -ENOMEM;

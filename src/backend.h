@@ -22,9 +22,10 @@ typedef struct dsh_backend_report {
         char *runner_path;    /* the runner binary the backend would execute, when it has one */
         char **landlock_scopes;          /* Landlock only: scope names in force (see dsh_probe_report) */
         char **landlock_scopes_missing;  /* Landlock only: scope names the ABI cannot request */
+        char **partial_reasons;          /* why enforcement is partial, one sentence each */
 } dsh_backend_report;
 
-#define DSH_BACKEND_REPORT_INIT { false, DSH_ENFORCEMENT_FULL, NULL, NULL, 0, NULL, NULL, NULL }
+#define DSH_BACKEND_REPORT_INIT { false, DSH_ENFORCEMENT_FULL, NULL, NULL, 0, NULL, NULL, NULL, NULL }
 
 DSH_INTERNAL void dsh_backend_report_clear(dsh_backend_report *report);
 

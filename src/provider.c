@@ -47,6 +47,7 @@ void dsh_backend_report_clear(dsh_backend_report *report)
         free(report->runner_path);
         dsh_strv_free(report->landlock_scopes);
         dsh_strv_free(report->landlock_scopes_missing);
+        dsh_strv_free(report->partial_reasons);
         *report = (dsh_backend_report) DSH_BACKEND_REPORT_INIT;
 }
 
@@ -936,7 +937,9 @@ static int status_from_report(dsh_backend_status *status, const char *name, dsh_
         status->reason = report->reason;
         status->version = report->version;
         status->runner_path = report->runner_path;
+        status->partial_reasons = report->partial_reasons;
         report->reason = report->version = report->runner_path = NULL;
+        report->partial_reasons = NULL;
         return status->name ? 0 : -ENOMEM;
 }
 
@@ -1005,6 +1008,7 @@ void dsh_probe_report_clear(dsh_probe_report *report)
                 free(report->backends[i].reason);
                 free(report->backends[i].version);
                 free(report->backends[i].runner_path);
+                dsh_strv_free(report->backends[i].partial_reasons);
         }
         free(report->backends);
         dsh_strv_free(report->landlock_scopes);

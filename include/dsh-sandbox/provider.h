@@ -95,6 +95,7 @@ typedef struct dsh_backend_status {
         char *reason;                   /* why not usable, in words a user can act on; NULL when usable */
         char *version;                  /* runner version when known ("0.8.0"); NULL otherwise */
         char *runner_path;              /* the runner binary, when the backend has one */
+        char **partial_reasons;         /* why enforcement is partial, one sentence each; NULL when full */
 } dsh_backend_status;
 
 typedef struct dsh_probe_report {

@@ -763,6 +763,8 @@ static void test_probe_reports_scopes(void **state)
         (void) state;
         assert_non_null(provider);
         assert_int_equal(dsh_provider_set_landlock_run_path(provider, test_landlock_run_path(), NULL), 0);
+        /* Protected subpaths make Landlock partial on their own (test-protected-subpaths.c): off here. */
+        assert_int_equal(dsh_provider_set_protected_subpaths(provider, NULL, false, NULL), 0);
         assert_int_equal(dsh_provider_probe(provider, &report, NULL), 0);
         assert_int_equal(report.landlock_abi, abi);
         assert_strv(report.landlock_scopes, abi >= DSH_LANDLOCK_SCOPE_ABI ? all : none);

@@ -287,6 +287,15 @@ static void test_landlock_reports_partial(void **state)
         assert_int_equal(result.exit_code, 0);
         assert_true(test_contains(result.stderr_text, "notice: partial enforcement under landlock"));
         test_process_result_clear(&result);
+        /* The probe says so before any call. */
+        {
+                const char *probe[] = { test_dsh_sandbox_path(), "probe", "--json", NULL };
+
+                test_run(probe, env(), &result);
+                assert_true(test_contains(result.stdout_text, "\"partialReasons\""));
+                assert_true(test_contains(result.stdout_text, "protected subpaths"));
+                test_process_result_clear(&result);
+        }
         /* No repository beneath the root: nothing to hold back, full. */
         test_run(confine_plain, env(), &result);
         assert_true(test_contains(result.stdout_text, "\"enforcement\":\"full\""));

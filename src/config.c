@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "dsh-sandbox/config.h"
+#include "config-internal.h"
 #include "error.h"
 #include "xdg.h"
 
@@ -203,19 +204,22 @@ static int check_runner_override(const struct load_context *context, const dsh_c
         return 0;
 }
 
-int dsh_config_load_file(dsh_config *config, const char *path, dsh_error *error)
+/*
+ * The one parse path behind both loaders: `root` is what jansson made of the
+ * text (NULL when it failed, `json_error` then says why); it is released here.
+ */
+static int load_document(dsh_config *config, const char *path, json_t *root, const json_error_t *json_error,
+                         dsh_error *error)
 {
         struct load_context context = { path, error };
-        dsh_config loaded = *config;
-        json_error_t json_error;
-        json_t *root, *value;
+        dsh_config loaded;
+        json_t *value;
         const char *key;
         int result = 0;
 
-        root = json_load_file(path, JSON_REJECT_DUPLICATES, &json_error);
         if (!root)
                 return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "config %s: line %d: %s", path,
-                                     json_error.line, json_error.text);
+                                     json_error->line, json_error->text);
         if (!json_is_object(root)) {
                 json_decref(root);
                 return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "config %s: expected a JSON object",
@@ -241,4 +245,21 @@ int dsh_config_load_file(dsh_config *config, const char *path, dsh_error *error)
         dsh_config_clear(config);
         *config = loaded;
         return 0;
+}
+
+int dsh_config_load_file(dsh_config *config, const char *path, dsh_error *error)
+{
+        json_error_t json_error;
+        json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &json_error);
+
+        return load_document(config, path, root, &json_error, error);
+}
+
+int dsh_config_load_buffer(dsh_config *config, const char *name, const char *text, size_t length,
+                           dsh_error *error)
+{
+        json_error_t json_error;
+        json_t *root = json_loadb(text, length, JSON_REJECT_DUPLICATES, &json_error);
+
+        return load_document(config, name, root, &json_error, error);
 }

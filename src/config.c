@@ -77,14 +77,32 @@ struct load_context {
         dsh_error *error;
 };
 
+/*
+ * `text` from the file as a JSON string literal ("mode" stays "mode"), for
+ * error messages: a key or value holding a newline or a terminal escape
+ * sequence must neither split the one-line message nor reach the terminal
+ * raw.  Returns a new string (caller frees), or NULL when out of memory.
+ */
+static char *quoted_text(const char *text)
+{
+        json_t *string = json_string(text);
+        char *quoted = string ? json_dumps(string, JSON_ENCODE_ANY) : NULL;
+
+        json_decref(string);
+        return quoted;
+}
+
 __attribute__((format(printf, 3, 4))) static int key_error(const struct load_context *context, const char *key,
                                                            const char *format, ...)
 {
-        char prefix[PATH_MAX + 256];
+        dsh_autofree char *quoted_key = quoted_text(key);
+        dsh_autofree char *prefix = NULL;
         va_list arguments;
         int result;
 
-        snprintf(prefix, sizeof(prefix), "config %s: key \"%s\": ", context->path, key);
+        /* Built to size: a long key must not cut the message, or a character, short. */
+        if (asprintf(&prefix, "config %s: key %s: ", context->path, quoted_key ? quoted_key : "\"?\"") < 0)
+                prefix = NULL;
         va_start(arguments, format);
         result = dsh_error_vset(context->error, DSH_ERROR_INVALID_INPUT, EINVAL, prefix, format, arguments);
         va_end(arguments);
@@ -150,9 +168,15 @@ static int load_key(const struct load_context *context, const char *key, json_t 
         if (strcmp(key, "additionalWritableRoots") == 0) {
                 int result = load_string_array(context, key, value, true, &config->additional_writable_roots);
 
-                for (char **root = config->additional_writable_roots; result == 0 && root && *root; root++)
-                        if ((*root)[0] != '/')
-                                return key_error(context, key, "\"%s\" is not an absolute path", *root);
+                for (char **root = config->additional_writable_roots; result == 0 && root && *root; root++) {
+                        dsh_autofree char *quoted_root = NULL;
+
+                        if ((*root)[0] == '/')
+                                continue;
+                        quoted_root = quoted_text(*root);
+                        return key_error(context, key, "%s is not an absolute path",
+                                         quoted_root ? quoted_root : "\"?\"");
+                }
                 return result;
         }
         if (strcmp(key, "backends") == 0)
@@ -217,9 +241,13 @@ static int load_document(dsh_config *config, const char *path, json_t *root, con
         const char *key;
         int result = 0;
 
-        if (!root)
+        if (!root) {
+                /* jansson's complaint cites the offending bytes of the file, which may be anything. */
+                dsh_autofree char *reason = dsh_error_printable_text(json_error->text);
+
                 return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "config %s: line %d: %s", path,
-                                     json_error->line, json_error->text);
+                                     json_error->line, reason ? reason : "out of memory");
+        }
         if (!json_is_object(root)) {
                 json_decref(root);
                 return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "config %s: expected a JSON object",

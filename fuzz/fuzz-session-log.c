@@ -39,12 +39,11 @@ static void remove_scratch(void)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+        const char *parent = getenv("TMPDIR");
         dsh_error error = DSH_ERROR_INIT;
 
         (void) argc;
         (void) argv;
-        const char *parent = getenv("TMPDIR");
-
         /* tmpfs by default: every input is written and fdatasync'ed, which costs nothing there. */
         snprintf(scratch_directory, sizeof(scratch_directory), "%s/dsh-fuzz-session-XXXXXX",
                  parent && parent[0] ? parent : "/dev/shm");

@@ -1,5 +1,9 @@
 #!/usr/bin/env python3
-"""Prints 'N passed, N failed, N skipped' over the cmocka cases in meson test logs."""
+"""Prints 'N passed, N failed, N skipped' over the cmocka cases in meson test logs.
+
+A record without cmocka output counts as one case: a test program that does not use
+cmocka, or one fuzz target of scripts/fuzz.sh (its fuzz-results.jsonl has the same shape).
+"""
 import json
 import re
 import sys

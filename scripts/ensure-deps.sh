@@ -4,8 +4,9 @@
 # packages to install and fails.
 set -euo pipefail
 
+# clang and libclang-rt-14-dev (libFuzzer and clang's sanitizer runtimes) build the fuzz targets.
 packages=(build-essential meson ninja-build pkg-config libjansson-dev libcmocka-dev
-          libseccomp-dev bubblewrap hyperfine python3)
+          libseccomp-dev bubblewrap hyperfine python3 clang libclang-rt-14-dev)
 
 missing=()
 for package in "${packages[@]}"; do

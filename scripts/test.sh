@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
-# The whole test suite, twice: the normal build and an ASan+UBSan build.
+# The whole test suite, twice: the normal build and an ASan+UBSan build; then a short fuzz run.
 # Usage: scripts/test.sh        (installs missing build dependencies when root)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/ensure-deps.sh
+
+# A build tree under /tmp would put the sandbox's own programs inside Landlock's temp area, and every
+# workspace-write call under Landlock refuses a writable root that holds them (a confined command
+# could replace the next call's runner): a checkout under /tmp builds under /var/tmp instead.
+build_root=.
+case "$PWD/" in
+  /tmp/*) build_root=/var/tmp/dsh-sandbox-build-$(printf '%s' "$PWD" | sha256sum | cut -c1-12) ;;
+esac
 
 status=0
 run_suite() {
@@ -16,10 +24,18 @@ run_suite() {
   meson test -C "$build" --print-errorlogs --num-processes 2 || status=1
 }
 
-run_suite build-test --buildtype=debugoptimized
+run_suite "$build_root/build-test" --buildtype=debugoptimized
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-  run_suite build-sanitize --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
+  run_suite "$build_root/build-sanitize" --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
 
-# One closing line over every test case of both builds (cmocka prints per-case results).
-python3 scripts/count-tests.py build-test/meson-logs/testlog.json build-sanitize/meson-logs/testlog.json
+# The fuzz smoke: every libFuzzer target over its committed corpus for a few seconds (clang build in
+# build-fuzz/).  A crash fails the run; scripts/fuzz.sh SECONDS runs longer sessions.
+echo "== fuzz smoke (build-fuzz) =="
+./scripts/fuzz.sh 3 || status=1
+
+# One closing line over every test case of both builds (cmocka prints per-case results) and
+# every fuzz target (one case each).
+python3 scripts/count-tests.py "$build_root/build-test/meson-logs/testlog.json" \
+  "$build_root/build-sanitize/meson-logs/testlog.json" \
+  build-fuzz/fuzz-results.jsonl
 exit $status

@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "dsh-sandbox/config.h"
+#include "config-internal.h"
 #include "error.h"
 #include "xdg.h"
 
@@ -76,14 +77,32 @@ struct load_context {
         dsh_error *error;
 };
 
+/*
+ * `text` from the file as a JSON string literal ("mode" stays "mode"), for
+ * error messages: a key or value holding a newline or a terminal escape
+ * sequence must neither split the one-line message nor reach the terminal
+ * raw.  Returns a new string (caller frees), or NULL when out of memory.
+ */
+static char *quoted_text(const char *text)
+{
+        json_t *string = json_string(text);
+        char *quoted = string ? json_dumps(string, JSON_ENCODE_ANY) : NULL;
+
+        json_decref(string);
+        return quoted;
+}
+
 __attribute__((format(printf, 3, 4))) static int key_error(const struct load_context *context, const char *key,
                                                            const char *format, ...)
 {
-        char prefix[PATH_MAX + 256];
+        dsh_autofree char *quoted_key = quoted_text(key);
+        dsh_autofree char *prefix = NULL;
         va_list arguments;
         int result;
 
-        snprintf(prefix, sizeof(prefix), "config %s: key \"%s\": ", context->path, key);
+        /* Built to size: a long key must not cut the message, or a character, short. */
+        if (asprintf(&prefix, "config %s: key %s: ", context->path, quoted_key ? quoted_key : "\"?\"") < 0)
+                prefix = NULL;
         va_start(arguments, format);
         result = dsh_error_vset(context->error, DSH_ERROR_INVALID_INPUT, EINVAL, prefix, format, arguments);
         va_end(arguments);
@@ -149,9 +168,15 @@ static int load_key(const struct load_context *context, const char *key, json_t 
         if (strcmp(key, "additionalWritableRoots") == 0) {
                 int result = load_string_array(context, key, value, true, &config->additional_writable_roots);
 
-                for (char **root = config->additional_writable_roots; result == 0 && root && *root; root++)
-                        if ((*root)[0] != '/')
-                                return key_error(context, key, "\"%s\" is not an absolute path", *root);
+                for (char **root = config->additional_writable_roots; result == 0 && root && *root; root++) {
+                        dsh_autofree char *quoted_root = NULL;
+
+                        if ((*root)[0] == '/')
+                                continue;
+                        quoted_root = quoted_text(*root);
+                        return key_error(context, key, "%s is not an absolute path",
+                                         quoted_root ? quoted_root : "\"?\"");
+                }
                 return result;
         }
         if (strcmp(key, "backends") == 0)
@@ -203,19 +228,26 @@ static int check_runner_override(const struct load_context *context, const dsh_c
         return 0;
 }
 
-int dsh_config_load_file(dsh_config *config, const char *path, dsh_error *error)
+/*
+ * The one parse path behind both loaders: `root` is what jansson made of the
+ * text (NULL when it failed, `json_error` then says why); it is released here.
+ */
+static int load_document(dsh_config *config, const char *path, json_t *root, const json_error_t *json_error,
+                         dsh_error *error)
 {
         struct load_context context = { path, error };
-        dsh_config loaded = *config;
-        json_error_t json_error;
-        json_t *root, *value;
+        dsh_config loaded;
+        json_t *value;
         const char *key;
         int result = 0;
 
-        root = json_load_file(path, JSON_REJECT_DUPLICATES, &json_error);
-        if (!root)
+        if (!root) {
+                /* jansson's complaint cites the offending bytes of the file, which may be anything. */
+                dsh_autofree char *reason = dsh_error_printable_text(json_error->text);
+
                 return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "config %s: line %d: %s", path,
-                                     json_error.line, json_error.text);
+                                     json_error->line, reason ? reason : "out of memory");
+        }
         if (!json_is_object(root)) {
                 json_decref(root);
                 return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "config %s: expected a JSON object",
@@ -241,4 +273,21 @@ int dsh_config_load_file(dsh_config *config, const char *path, dsh_error *error)
         dsh_config_clear(config);
         *config = loaded;
         return 0;
+}
+
+int dsh_config_load_file(dsh_config *config, const char *path, dsh_error *error)
+{
+        json_error_t json_error;
+        json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &json_error);
+
+        return load_document(config, path, root, &json_error, error);
+}
+
+int dsh_config_load_buffer(dsh_config *config, const char *name, const char *text, size_t length,
+                           dsh_error *error)
+{
+        json_error_t json_error;
+        json_t *root = json_loadb(text, length, JSON_REJECT_DUPLICATES, &json_error);
+
+        return load_document(config, name, root, &json_error, error);
 }

@@ -59,6 +59,27 @@ int dsh_error_vset(dsh_error *error, dsh_error_code code, int errno_value, const
         return result;
 }
 
+char *dsh_error_printable_text(const char *text)
+{
+        size_t length = 0;
+        char *printable;
+
+        for (const unsigned char *byte = (const unsigned char *) text; *byte; byte++)
+                length += *byte < 0x20 ? 4 : 1;
+        printable = malloc(length + 1);
+        if (!printable)
+                return NULL;
+        length = 0;
+        for (const unsigned char *byte = (const unsigned char *) text; *byte; byte++) {
+                if (*byte < 0x20)
+                        length += (size_t) snprintf(printable + length, 5, "\\x%02x", *byte);
+                else
+                        printable[length++] = (char) *byte;
+        }
+        printable[length] = '\0';
+        return printable;
+}
+
 int dsh_error_set(dsh_error *error, dsh_error_code code, int errno_value, const char *format, ...)
 {
         va_list arguments;

@@ -25,6 +25,14 @@ DSH_INTERNAL int dsh_error_vset(dsh_error *error, dsh_error_code code, int errno
                                 const char *format, va_list arguments) __attribute__((format(printf, 5, 0)));
 
 /*
+ * A copy of `text`, input that a message quotes (a parser's complaint that
+ * cites the bytes it choked on), with each C0 control character written as
+ * \xNN: the message stays one line and no escape sequence reaches a
+ * terminal.  Returns a new string (caller frees), or NULL when out of memory.
+ */
+DSH_INTERNAL char *dsh_error_printable_text(const char *text);
+
+/*
  * SANDBOX_UNAVAILABLE with the spec's exact message for `mode`; a non-NULL
  * `detail` appends " Runner failure: <detail>".  Returns -ENOSYS.
  */

@@ -24,8 +24,11 @@
 #include "path.h"
 
 #define SESSION_LOG_SUFFIX ".jsonl"
-/* Reads go in chunks of this size; a longer line grows the buffer. */
+/* Reads go in chunks of this size; a longer line grows the buffer.  The fuzz build makes it
+ * small, so that short inputs reach lines that cross a chunk and the buffer's growth. */
+#ifndef REPLAY_CHUNK_SIZE
 #define REPLAY_CHUNK_SIZE (256 * 1024)
+#endif
 
 struct dsh_session_store {
         char *directory;
@@ -278,9 +281,13 @@ static int replay_header(replay_state *replay, const char *line, size_t length, 
         json_t *version, *cwd, *created_at, *depth;
         int result = 0;
 
-        if (!root)
+        if (!root) {
+                /* jansson's complaint cites the offending bytes, which may be control characters. */
+                dsh_autofree char *reason = dsh_error_printable_text(json_error.text);
+
                 return line_error(replay, 1, DSH_ERROR_INVARIANT, error, "the session header is not JSON: %s",
-                                  json_error.text);
+                                  reason ? reason : "out of memory");
+        }
         version = json_object_get(root, "version");
         cwd = json_object_get(root, "cwd");
         created_at = json_object_get(root, "createdAt");
@@ -568,9 +575,12 @@ static int replay_event(replay_state *replay, uint64_t line_number, const char *
         }
 
         root = json_loadb(line, length, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &json_error);
-        if (!root)
+        if (!root) {
+                dsh_autofree char *reason = dsh_error_printable_text(json_error.text);
+
                 return line_error(replay, line_number, DSH_ERROR_INVARIANT, error, "corrupt line (not JSON: %s)",
-                                  json_error.text);
+                                  reason ? reason : "out of memory");
+        }
         type = json_object_get(root, "type");
         seq = json_object_get(root, "seq");
         data = json_object_get(root, "data");
@@ -942,6 +952,12 @@ static int write_record_locked(dsh_session *session, const char *type, json_t *d
         size_t length = 0;
         int result;
 
+        /* Readers hold a seq in an int64 (jansson's integer): past INT64_MAX the next seq would be
+         * written negative and the log would never load again.  Refused before anything is written. */
+        if (session->fold.last_seq >= (uint64_t) INT64_MAX)
+                return dsh_error_set(error, DSH_ERROR_INVARIANT, EOVERFLOW,
+                                     "session log %s: seq %llu is the last a log can hold; no event can follow it",
+                                     session->path, (unsigned long long) session->fold.last_seq);
         record = json_pack("{s:s, s:I, s:I, s:O}", "type", type, "seq", (json_int_t) seq, "time",
                            (json_int_t) now_milliseconds(), "data", data);
         line = record ? record_line(record, &length) : NULL;

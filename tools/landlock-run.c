@@ -19,8 +19,6 @@
  * the user's Ctrl-C.
  */
 #include <errno.h>
-#include <stdarg.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,67 +26,7 @@
 
 #include "core/landlock.h"
 #include "core/process-hardening.h"
-
-#define LAUNCHER_FAILURE 125
-
-struct grant {
-        const char *path;
-        bool writable;
-};
-
-struct launch_request {
-        struct grant *grants;
-        size_t grant_count;
-        char **command;
-        bool probe;
-        bool new_session;
-};
-
-__attribute__((format(printf, 1, 2))) static int fail(const char *format, ...)
-{
-        va_list arguments;
-
-        fputs("landlock-run: ", stderr);
-        va_start(arguments, format);
-        vfprintf(stderr, format, arguments);
-        va_end(arguments);
-        fputc('\n', stderr);
-        return LAUNCHER_FAILURE;
-}
-
-/* Returns 0, or the launcher's exit status after printing the usage line. */
-static int parse_arguments(int argc, char **argv, struct launch_request *request)
-{
-        request->grants = calloc((size_t) argc, sizeof(struct grant));
-        if (!request->grants)
-                return fail("landlock ruleset error: %s", strerror(ENOMEM));
-        for (int i = 1; i < argc; i++) {
-                const char *argument = argv[i];
-
-                if (strcmp(argument, "--") == 0) {
-                        if (i + 1 >= argc)
-                                break;
-                        request->command = &argv[i + 1];
-                        return 0;
-                }
-                if (strcmp(argument, "--ro") == 0 || strcmp(argument, "--rw") == 0) {
-                        if (i + 1 >= argc)
-                                return fail("usage error: %s requires a path", argument);
-                        request->grants[request->grant_count].path = argv[++i];
-                        request->grants[request->grant_count++].writable = argument[3] == 'w';
-                } else if (strcmp(argument, "--probe") == 0) {
-                        if (argc != 2)
-                                return fail("usage error: --probe takes no other arguments");
-                        request->probe = true;
-                        return 0;
-                } else if (strcmp(argument, "--new-session") == 0) {
-                        request->new_session = true;
-                } else {
-                        return fail("usage error: unknown argument: %s", argument);
-                }
-        }
-        return fail("usage error: missing `-- <argv>...` command");
-}
+#include "landlock-run-arguments.h"
 
 static int probe(void)
 {
@@ -182,7 +120,7 @@ static int launch(const struct launch_request *request)
 int main(int argc, char **argv)
 {
         struct launch_request request = { 0 };
-        int result = parse_arguments(argc, argv, &request);
+        int result = landlock_run_parse_arguments(argc, argv, &request);
 
         if (result == 0)
                 result = request.probe ? probe() : launch(&request);

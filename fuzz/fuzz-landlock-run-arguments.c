@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * landlock-run's parser over arbitrary command lines (the input's
+ * NUL-separated pieces are the arguments after argv[0]).  Beyond memory
+ * errors and UB it checks what the launch relies on: a failure is the
+ * contract's 125; --probe comes alone; a command follows a `--` and is not
+ * empty; every grant names a piece of argv.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz-support.h"
+#include "landlock-run-arguments.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+        (void) argc;
+        (void) argv;
+        return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+        struct launch_request request = { 0 };
+        int argc;
+        char **argv = fuzz_argv_new("landlock-run", data, size, &argc);
+        int result = landlock_run_parse_arguments(argc, argv, &request);
+
+        if (result == 0 && request.probe) {
+                FUZZ_CHECK(argc == 2 && strcmp(argv[1], "--probe") == 0 && !request.command);
+        } else if (result == 0) {
+                FUZZ_CHECK(request.command > argv + 1 && request.command < argv + argc && request.command[0]);
+                FUZZ_CHECK(strcmp(request.command[-1], "--") == 0);
+        } else {
+                FUZZ_CHECK(result == LAUNCHER_FAILURE);
+        }
+        FUZZ_CHECK(request.grant_count <= (size_t) (argc - 1) / 2);
+        for (size_t i = 0; i < request.grant_count; i++)
+                FUZZ_CHECK(fuzz_argv_contains(argv, request.grants[i].path));
+        free(request.grants);
+        fuzz_argv_free(argv);
+        return 0;
+}

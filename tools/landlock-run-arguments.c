@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/* landlock-run's command line: the flags of the upstream launcher contract and its exact usage lines. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "landlock-run-arguments.h"
+
+int fail(const char *format, ...)
+{
+        va_list arguments;
+
+        fputs("landlock-run: ", stderr);
+        va_start(arguments, format);
+        vfprintf(stderr, format, arguments);
+        va_end(arguments);
+        fputc('\n', stderr);
+        return LAUNCHER_FAILURE;
+}
+
+int landlock_run_parse_arguments(int argc, char **argv, struct launch_request *request)
+{
+        request->grants = calloc((size_t) argc, sizeof(struct launch_grant));
+        if (!request->grants)
+                return fail("landlock ruleset error: %s", strerror(ENOMEM));
+        for (int i = 1; i < argc; i++) {
+                const char *argument = argv[i];
+
+                if (strcmp(argument, "--") == 0) {
+                        if (i + 1 >= argc)
+                                break;
+                        request->command = &argv[i + 1];
+                        return 0;
+                }
+                if (strcmp(argument, "--ro") == 0 || strcmp(argument, "--rw") == 0) {
+                        if (i + 1 >= argc)
+                                return fail("usage error: %s requires a path", argument);
+                        request->grants[request->grant_count].path = argv[++i];
+                        request->grants[request->grant_count++].writable = argument[3] == 'w';
+                } else if (strcmp(argument, "--probe") == 0) {
+                        if (argc != 2)
+                                return fail("usage error: --probe takes no other arguments");
+                        request->probe = true;
+                        return 0;
+                } else if (strcmp(argument, "--new-session") == 0) {
+                        request->new_session = true;
+                } else {
+                        return fail("usage error: unknown argument: %s", argument);
+                }
+        }
+        return fail("usage error: missing `-- <argv>...` command");
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * landlock-run's command line, apart from the launch so that a fuzz target
+ * can drive it alone.  libc only, like the launcher.
+ */
+#ifndef DSH_SANDBOX_LANDLOCK_RUN_ARGUMENTS_H
+#define DSH_SANDBOX_LANDLOCK_RUN_ARGUMENTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Every launcher failure, usage errors included, exits with this status (the upstream contract). */
+#define LAUNCHER_FAILURE 125
+
+struct launch_grant {
+        const char *path;        /* points into argv */
+        bool writable;
+};
+
+struct launch_request {
+        struct launch_grant *grants;   /* owned: free() it, also after a failed parse */
+        size_t grant_count;
+        char **command;                /* points into argv; NULL for --probe */
+        bool probe;
+        bool new_session;
+};
+
+/* The launcher's one diagnostic printer: "landlock-run: <message>" as one stderr line; returns LAUNCHER_FAILURE. */
+int fail(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * Parses `[--ro PATH]... [--rw PATH]... [--new-session] -- ARGV...` or
+ * `--probe` into `request` (zeroed by the caller).  Returns 0, or
+ * LAUNCHER_FAILURE after printing the usage line.
+ */
+int landlock_run_parse_arguments(int argc, char **argv, struct launch_request *request);
+
+#endif

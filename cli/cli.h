@@ -26,6 +26,17 @@ void cli_print_message(const char *format, ...) __attribute__((format(printf, 1,
 /* Prints a usage error naming what was wrong and returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
+/*
+ * JSON strings carry only UTF-8, and paths and arguments are bytes: every
+ * subcommand that prints JSON checks what it prints here, and refuses rather
+ * than let jansson drop it (json_string() returns NULL, and a NULL member or
+ * element is silently skipped, so `rm -rf "junk\xff" /` would print as
+ * `rm -rf /`).  Returns 0 when `text` is valid UTF-8; otherwise prints
+ * "<what> is not valid UTF-8 (byte 0xNN at offset N), and a JSON string
+ * cannot carry it" as a usage error and returns CLI_EXIT_USAGE.
+ */
+int cli_require_utf8(const char *text, const char *what_format, ...) __attribute__((format(printf, 2, 3)));
+
 /* The exit status for a library error: 125 for the sandbox, 126/127 for exec, 2 for bad input. */
 int cli_exit_status_for_error(const dsh_error *error);
 

@@ -27,7 +27,8 @@ static const char resolve_help[] =
         "workspaceRoot, else the current directory.  --json prints\n"
         "{\"mode\":...,\"workspaceRoot\":...,\"additionalWritableRoots\":[...],\"sessionId\":...}\n"
         "(optional keys omitted when empty).  Exit status: 0; 125 if no policy can be resolved;\n"
-        "2 for a usage error.\n\n";
+        "2 for a usage error (with --json, also a root that is not valid UTF-8, which JSON\n"
+        "cannot carry).\n\n";
 
 static const char context_help[] =
         "Usage: dsh-sandbox policy context --session ID [--config FILE]\n"
@@ -37,10 +38,17 @@ static const char context_help[] =
 
 static int print_policy_json(const dsh_policy *policy)
 {
-        json_t *object = json_pack("{s:s, s:s}", "mode", dsh_mode_name(policy->mode), "workspaceRoot",
-                                   policy->workspace_root);
-        int result = object ? 0 : -1;
+        json_t *object;
+        int result = cli_require_utf8(policy->workspace_root, "policy resolve: the workspace root");
 
+        for (size_t i = 0; result == 0 && policy->additional_writable_roots && policy->additional_writable_roots[i];
+             i++)
+                result = cli_require_utf8(policy->additional_writable_roots[i],
+                                          "policy resolve: additional writable root %zu", i);
+        if (result != 0)
+                return result;
+        object = json_pack("{s:s, s:s}", "mode", dsh_mode_name(policy->mode), "workspaceRoot", policy->workspace_root);
+        result = object ? 0 : -1;
         if (result == 0 && dsh_strv_length(policy->additional_writable_roots) > 0) {
                 json_t *roots = json_array();
 
@@ -50,13 +58,14 @@ static int print_policy_json(const dsh_policy *policy)
                 if (!roots || json_object_set_new(object, "additionalWritableRoots", roots) < 0)
                         result = -1;
         }
+        /* A session id is [A-Za-z0-9._-] by construction. */
         if (result == 0 && policy->session_id)
                 result = json_object_set_new(object, "sessionId", json_string(policy->session_id));
         if (result == 0)
                 result = json_dumpf(object, stdout, JSON_COMPACT);
         json_decref(object);
         if (result < 0) {
-                cli_print_message("policy resolve: cannot print the policy (a path that is not UTF-8?)");
+                cli_print_message("policy resolve: cannot print the policy: out of memory");
                 return CLI_EXIT_FAILURE;
         }
         putchar('\n');

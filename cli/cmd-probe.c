@@ -7,6 +7,7 @@
  * probe refreshes the cached verdict.  Exit 0 when something is selected,
  * 125 when no backend is usable, 2 for a usage error.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,7 +24,8 @@ static const char probe_help[] =
         "or connect to the abstract unix sockets of, processes outside its sandbox) and those the\n"
         "ABI cannot give, and which backend `auto` selects (the config's `backends` order, or\n"
         "`runnerCommand` when configured; --backend NAME reports a sole candidate).\n"
-        "Exit status: 0 when a backend is selected; 125 when none is usable; 2 for a usage error.\n\n"
+        "Exit status: 0 when a backend is selected; 125 when none is usable; 2 for a usage error\n"
+        "(with --json, also a path in the report that is not valid UTF-8, which JSON cannot carry).\n\n"
         "  --json               print one JSON object instead of text\n";
 
 static const char *abi_text(int abi, char buffer[64])
@@ -99,10 +101,38 @@ static json_t *string_array(char *const *strings)
         return array;
 }
 
+/* A runner path or a reason quotes host paths, which are bytes: check them before building the JSON. */
+static int check_report_text(const dsh_probe_report *report)
+{
+        int result = 0;
+
+        for (size_t i = 0; result == 0 && i < report->backend_count; i++) {
+                const dsh_backend_status *status = &report->backends[i];
+
+                if (status->reason)
+                        result = cli_require_utf8(status->reason, "probe: backend %s's reason", status->name);
+                if (result == 0 && status->version)
+                        result = cli_require_utf8(status->version, "probe: backend %s's version", status->name);
+                if (result == 0 && status->runner_path)
+                        result = cli_require_utf8(status->runner_path, "probe: backend %s's runner path",
+                                                  status->name);
+        }
+        return result;
+}
+
+/* json_object_set_new() that remembers a failure (a NULL value included) in `*failed`. */
+static void set_member(json_t *object, const char *key, json_t *value, bool *failed)
+{
+        if (!object || !value || json_object_set_new(object, key, value) < 0)
+                *failed = true;
+}
+
+/* The report as one JSON object; NULL when any part of it cannot be built (never one with a member missing). */
 static json_t *report_object(const dsh_probe_report *report)
 {
         json_t *object = json_object(), *backends = json_array();
         const char *version = bwrap_version(report);
+        bool failed = false;
 
         if (!object || !backends) {
                 json_decref(object);
@@ -113,28 +143,33 @@ static json_t *report_object(const dsh_probe_report *report)
                 const dsh_backend_status *status = &report->backends[i];
                 json_t *entry = json_object();
 
-                json_object_set_new(entry, "name", json_string(status->name));
-                json_object_set_new(entry, "usable", json_boolean(status->usable));
+                set_member(entry, "name", json_string(status->name), &failed);
+                set_member(entry, "usable", json_boolean(status->usable), &failed);
                 if (status->usable)
-                        json_object_set_new(entry, "enforcement",
-                                            json_string(dsh_enforcement_name(status->enforcement)));
+                        set_member(entry, "enforcement", json_string(dsh_enforcement_name(status->enforcement)),
+                                   &failed);
                 if (status->reason)
-                        json_object_set_new(entry, "reason", json_string(status->reason));
+                        set_member(entry, "reason", json_string(status->reason), &failed);
                 if (status->version)
-                        json_object_set_new(entry, "version", json_string(status->version));
+                        set_member(entry, "version", json_string(status->version), &failed);
                 if (status->runner_path)
-                        json_object_set_new(entry, "runner", json_string(status->runner_path));
+                        set_member(entry, "runner", json_string(status->runner_path), &failed);
                 if (status->usable && status->partial_reasons)
-                        json_object_set_new(entry, "partialReasons", string_array(status->partial_reasons));
-                json_array_append_new(backends, entry);
+                        set_member(entry, "partialReasons", string_array(status->partial_reasons), &failed);
+                if (!entry || json_array_append_new(backends, entry) < 0)
+                        failed = true;
         }
-        json_object_set_new(object, "backends", backends);
+        set_member(object, "backends", backends, &failed);
         if (version)
-                json_object_set_new(object, "bwrapVersion", json_string(version));
-        json_object_set_new(object, "landlockAbi", json_integer(report->landlock_abi));
-        json_object_set_new(object, "landlockScopes", string_array(report->landlock_scopes));
-        json_object_set_new(object, "landlockScopesMissing", string_array(report->landlock_scopes_missing));
-        json_object_set_new(object, "selected", report->selected ? json_string(report->selected) : json_null());
+                set_member(object, "bwrapVersion", json_string(version), &failed);
+        set_member(object, "landlockAbi", json_integer(report->landlock_abi), &failed);
+        set_member(object, "landlockScopes", string_array(report->landlock_scopes), &failed);
+        set_member(object, "landlockScopesMissing", string_array(report->landlock_scopes_missing), &failed);
+        set_member(object, "selected", report->selected ? json_string(report->selected) : json_null(), &failed);
+        if (failed) {
+                json_decref(object);
+                return NULL;
+        }
         return object;
 }
 
@@ -179,18 +214,21 @@ static int probe_and_print(const cli_policy_options *options, const dsh_config *
                 dsh_error_clear(&error);
                 return CLI_EXIT_SANDBOX;
         }
+        result = report.selected ? CLI_EXIT_SUCCESS : CLI_EXIT_SANDBOX;
         if (json_output) {
-                json_t *object = report_object(&report);
+                int checked = check_report_text(&report);
+                json_t *object = checked == 0 ? report_object(&report) : NULL;
 
-                if (!object || json_dumpf(object, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER) < 0)
-                        cli_print_message("cannot print the probe report");
+                if (checked != 0)
+                        result = checked;
+                else if (!object || json_dumpf(object, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER) < 0)
+                        result = (cli_print_message("cannot print the probe report"), CLI_EXIT_FAILURE);
                 else
                         fputc('\n', stdout);
                 json_decref(object);
         } else {
                 print_text(&report);
         }
-        result = report.selected ? CLI_EXIT_SUCCESS : CLI_EXIT_SANDBOX;
         dsh_probe_report_clear(&report);
         return result;
 }

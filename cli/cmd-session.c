@@ -134,7 +134,7 @@ static int command_new(int argc, char **argv)
                 cli_print_message("session new: cannot determine the cwd: %s", strerror(errno));
                 return CLI_EXIT_FAILURE;
         }
-        /* The library records any absolute spelling; the tool refuses a typo that names nothing. */
+        /* The library records any absolute path (canonicalized); the tool refuses a typo that names nothing. */
         if (stat(cwd, &status) < 0 || !S_ISDIR(status.st_mode)) {
                 cli_print_message("session new: --cwd \"%s\" is not a directory", cwd);
                 free(cwd);
@@ -205,7 +205,7 @@ struct show_output {
         bool json;
         json_t *header;
         json_t *events;
-        int status;
+        uint64_t unprintable_line;   /* a line replay accepted that jansson cannot load (0: none) */
 };
 
 static int show_event(const dsh_session_event *event, void *userdata)
@@ -220,9 +220,12 @@ static int show_event(const dsh_session_event *event, void *userdata)
                         printf("event %" PRIu64 " %s: %s\n", event->seq, event->type, event->line);
                 return 0;
         }
+        /* Replay only checks the syntax of events it ignores, not their UTF-8: jansson may refuse one. */
         value = json_loadb(event->line, event->line_length, JSON_ALLOW_NUL, NULL);
-        if (!value)
+        if (!value) {
+                output->unprintable_line = event->line_number;
                 return 1;
+        }
         if (event->seq == 0) {
                 output->header = value;
                 return 0;
@@ -264,11 +267,18 @@ static int command_show(int argc, char **argv)
         result = cli_config_load(config_path, CLI_EXIT_FAILURE, &config);
         if (result == 0)
                 result = cli_session_open(id, CLI_EXIT_FAILURE, &store, &session);
+        if (result == 0 && output.json)
+                result = cli_require_utf8(dsh_session_path(session), "session show: the session log path");
         if (result == 0) {
                 output.events = json_array();
                 walk = dsh_session_foreach_event(session, show_event, &output, &error);
                 if (walk < 0)
                         result = cli_library_error(&error, CLI_EXIT_FAILURE);
+                else if (output.unprintable_line)
+                        result = (cli_print_message("session show: session log %s: line %" PRIu64 " is not valid "
+                                                    "UTF-8 JSON, so --json cannot print it",
+                                                    dsh_session_path(session), output.unprintable_line),
+                                  CLI_EXIT_FAILURE);
                 else if (walk > 0 || !output.events)
                         result = (cli_print_message("session show: out of memory"), CLI_EXIT_FAILURE);
         }

@@ -41,6 +41,21 @@ int cli_usage_error(const char *format, ...)
         return CLI_EXIT_USAGE;
 }
 
+int cli_require_utf8(const char *text, const char *what_format, ...)
+{
+        size_t invalid_offset = 0;
+        char what[512];
+        va_list arguments;
+
+        if (dsh_text_is_utf8(text, strlen(text), &invalid_offset))
+                return 0;
+        va_start(arguments, what_format);
+        vsnprintf(what, sizeof(what), what_format, arguments);
+        va_end(arguments);
+        return cli_usage_error("%s is not valid UTF-8 (byte 0x%02x at offset %zu), and a JSON string cannot carry it",
+                               what, (unsigned char) text[invalid_offset], invalid_offset);
+}
+
 int cli_exit_status_for_error(const dsh_error *error)
 {
         switch (error->code) {

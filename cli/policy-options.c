@@ -51,6 +51,7 @@ int cli_policy_option_parse(int argc, char **argv, int *index, cli_policy_option
 {
         const char *value = NULL;
         int option = match_option(argv[*index], &value);
+        int result;
 
         if (option < 0)
                 return 0;
@@ -77,8 +78,18 @@ int cli_policy_option_parse(int argc, char **argv, int *index, cli_policy_option
                 options->session = value;
                 break;
         case 4:
-                if (strcmp(value, "auto") != 0 && strcmp(value, "bwrap") != 0 && strcmp(value, "landlock") != 0)
-                        return cli_usage_error("--backend must be auto, bwrap or landlock, not \"%s\"", value);
+                if (strcmp(value, "auto") != 0) {
+                        /* The library's own list decides which names exist. */
+                        const char *sole[] = { value, NULL };
+                        dsh_error error = DSH_ERROR_INIT;
+
+                        if (dsh_provider_check_backends(sole, &error) < 0) {
+                                result = cli_usage_error("--backend must be auto or a backend: %s",
+                                                         error.message ? error.message : value);
+                                dsh_error_clear(&error);
+                                return result;
+                        }
+                }
                 options->backend = value;
                 break;
         default:

@@ -136,23 +136,26 @@ int cli_provider_create(const cli_policy_options *options, const dsh_config *con
                 cli_print_message("out of memory");
                 return CLI_EXIT_SANDBOX;
         }
-        /* An explicit --backend names the runner for this call: the operator override does not apply then. */
-        if (explicit_backend) {
+        /*
+         * An explicit --backend names the runner for this call: the operator
+         * override does not apply then.  Both lists were checked already:
+         * --backend when parsed, the config's backends at load.
+         */
+        if (explicit_backend)
                 result = dsh_provider_set_backends(provider, sole, &error);
-        } else if (config->backends) {
+        else if (config->backends)
                 result = dsh_provider_set_backends(provider, (const char *const *) config->backends, &error);
-                if (result < 0) {
-                        cli_print_message("config key \"backends\": %s", error.message ? error.message : "invalid");
-                        dsh_error_clear(&error);
-                        dsh_provider_free(provider);
-                        return CLI_EXIT_USAGE;
-                }
-        }
         if (result == 0 && config->probe_timeout_ms)
                 result = dsh_provider_set_probe_timeout_ms(provider, config->probe_timeout_ms, &error);
         if (result == 0 && !explicit_backend && (config->runner_command || config->runner_failure_signatures))
                 result = dsh_provider_set_runner_command(provider, config->runner_command,
                                                          config->runner_failure_signatures, &error);
+        if (result == 0 && (config->protected_subpaths_set || config->require_protected_subpaths))
+                result = dsh_provider_set_protected_subpaths(
+                        provider,
+                        config->protected_subpaths_set ? (const char *const *) config->protected_subpaths
+                                                       : dsh_provider_default_protected_subpaths(),
+                        config->require_protected_subpaths, &error);
         if (result == 0)
                 result = apply_environment(provider, &error);
         if (result == 0)

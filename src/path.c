@@ -187,3 +187,30 @@ bool dsh_path_has_no_symlinks(const char *path)
         free(spelled);
         return same;
 }
+
+int dsh_path_find_symlink(const char *path, char **link_out)
+{
+        dsh_autofree char *prefix = strdup(path);
+        size_t end = 1;
+
+        *link_out = NULL;
+        if (!prefix)
+                return -ENOMEM;
+        if (path[0] != '/')
+                return -EINVAL;
+        while (path[end]) {
+                struct stat status;
+
+                end += strcspn(path + end, "/");
+                prefix[end] = '\0';
+                if (lstat(prefix, &status) < 0)
+                        return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+                if (S_ISLNK(status.st_mode)) {
+                        *link_out = dsh_steal_pointer(&prefix);
+                        return 1;
+                }
+                prefix[end] = path[end];
+                end += strspn(path + end, "/");
+        }
+        return 0;
+}

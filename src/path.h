@@ -28,4 +28,14 @@ DSH_INTERNAL int dsh_path_make_directories(const char *path, mode_t mode);
 /* True when existing absolute `path` resolves to itself: no symlink anywhere on the way. */
 DSH_INTERNAL bool dsh_path_has_no_symlinks(const char *path);
 
+/*
+ * The first symlink met on absolute `path` as spelled: every prefix ("/a",
+ * "/a/b", "/a/b/..") is lstat()ed in turn, so a dangling link counts too.
+ * The walk ends at the first prefix that does not exist (nothing beyond it
+ * can be a link yet).  Returns 1 with `*link_out` (caller frees) the prefix
+ * that is a symlink, 0 when there is none, or a negative errno (-EINVAL for
+ * a relative path).
+ */
+DSH_INTERNAL int dsh_path_find_symlink(const char *path, char **link_out);
+
 #endif

@@ -69,14 +69,44 @@ static int append_unique(char ***roots, const char *root)
         return dsh_strv_append(roots, root);
 }
 
+/*
+ * A session's root is recorded canonical (dsh_session_create), so a symlink
+ * on it now was put there afterwards, and possibly by a confined command:
+ * one session's workspace may hold another's root (`c` rooted at `ws/sub`,
+ * `a` writing `ws`), and a command in `a` that replaces `ws/sub` with a
+ * link to `outside` would otherwise make every later call in `c` grant
+ * `outside`.  Following the link would let one session choose another's
+ * root, so the root is refused instead; any component counts, a dangling
+ * link included.  (The check and the grant are not one step: a command
+ * running concurrently in `a` could still swap the directory in between.)
+ */
+static int check_recorded_root(const dsh_session *session, dsh_error *error)
+{
+        dsh_autofree char *link = NULL;
+        int found = dsh_path_find_symlink(session->cwd, &link);
+
+        if (found < 0)
+                return dsh_error_set(error, DSH_ERROR_SANDBOX_INVALID_ROOT, -found,
+                                     "session %s: recorded cwd \"%s\" cannot be checked: %s", session->id,
+                                     session->cwd, strerror(-found));
+        if (found > 0)
+                return dsh_error_set(error, DSH_ERROR_SANDBOX_INVALID_ROOT, ELOOP,
+                                     "session %s: recorded cwd \"%s\" now passes through a symlink (\"%s\"); a "
+                                     "session's root is fixed when it is created, so it is refused rather than "
+                                     "followed",
+                                     session->id, session->cwd, link);
+        return 0;
+}
+
 static int resolve_root(const dsh_policy_service *service, const dsh_policy_request *request, dsh_policy *policy,
                         dsh_error *error)
 {
         const dsh_session *session = request->session;
         const char *root = request->workspace_root;
         const char *origin = "workspace root";
+        bool recorded = !root && session;
 
-        if (!root && session) {
+        if (recorded) {
                 root = session->cwd;
                 origin = "session cwd";
                 /* A JSON "\u0000" in the recorded cwd would silently shorten the C string. */
@@ -89,6 +119,12 @@ static int resolve_root(const dsh_policy_service *service, const dsh_policy_requ
         if (!root || root[0] != '/')
                 return dsh_error_set(error, DSH_ERROR_SANDBOX_INVALID_ROOT, EINVAL,
                                      "%s must be an absolute path: \"%s\"", origin, root ? root : "");
+        if (recorded) {
+                int result = check_recorded_root(session, error);
+
+                if (result < 0)
+                        return result;
+        }
         policy->workspace_root = dsh_path_canonical(root);
         if (!policy->workspace_root)
                 return dsh_error_set(error, DSH_ERROR_SANDBOX_INVALID_ROOT, errno,

@@ -5,6 +5,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -63,6 +65,11 @@ static void forget_verdict(dsh_provider *provider)
 /* Hooks and config run unconfined at the user's next `git commit`: held back by default. */
 static const char *const default_protected_subpaths[] = { ".git/hooks", ".git/config", NULL };
 
+const char *const *dsh_provider_default_protected_subpaths(void)
+{
+        return default_protected_subpaths;
+}
+
 dsh_provider *dsh_provider_new(void)
 {
         dsh_provider *provider = calloc(1, sizeof(*provider));
@@ -100,26 +107,61 @@ void dsh_provider_free(dsh_provider *provider)
         free(provider);
 }
 
-int dsh_provider_set_backends(dsh_provider *provider, const char *const *names, dsh_error *error)
+/*
+ * The one check of a backend chain, shared by the provider and the config
+ * loader: every name known (known_backends is the only list), none twice,
+ * at least one.  Fills `chosen` (DSH_PROVIDER_MAX_BACKENDS entries) when
+ * not NULL.
+ */
+static int resolve_backend_names(const char *const *names, const dsh_backend_ops **chosen, size_t *count_out,
+                                 dsh_error *error)
 {
-        const dsh_backend_ops *chosen[DSH_PROVIDER_MAX_BACKENDS];
+        const dsh_backend_ops *seen[DSH_PROVIDER_MAX_BACKENDS];
         size_t count = 0;
 
         for (; names && *names; names++) {
                 const dsh_backend_ops *backend = dsh_backend_by_name(*names);
 
-                if (!backend)
-                        return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "unknown backend \"%s\"", *names);
+                if (!backend) {
+                        char known[128] = "";
+
+                        for (size_t i = 0; i < sizeof(known_backends) / sizeof(known_backends[0]); i++)
+                                snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s",
+                                         i > 0 ? ", " : "", known_backends[i]->name);
+                        return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
+                                             "unknown backend \"%s\" (known: %s)", *names, known);
+                }
                 for (size_t i = 0; i < count; i++)
-                        if (chosen[i] == backend)
+                        if (seen[i] == backend)
                                 return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
                                                      "backend \"%s\" is listed twice", *names);
                 if (count == DSH_PROVIDER_MAX_BACKENDS)
                         return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "too many backends");
-                chosen[count++] = backend;
+                seen[count++] = backend;
         }
         if (count == 0)
                 return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "the backend list is empty");
+        if (chosen)
+                memcpy(chosen, seen, count * sizeof(seen[0]));
+        *count_out = count;
+        return 0;
+}
+
+int dsh_provider_check_backends(const char *const *names, dsh_error *error)
+{
+        size_t count;
+
+        return resolve_backend_names(names, NULL, &count, error);
+}
+
+int dsh_provider_set_backends(dsh_provider *provider, const char *const *names, dsh_error *error)
+{
+        const dsh_backend_ops *chosen[DSH_PROVIDER_MAX_BACKENDS];
+        size_t count = 0;
+        int result = resolve_backend_names(names, chosen, &count, error);
+
+        if (result < 0)
+                return result;
         memcpy(provider->backends, chosen, count * sizeof(chosen[0]));
         provider->backend_count = count;
         forget_verdict(provider);
@@ -160,40 +202,24 @@ int dsh_provider_set_bwrap_path(dsh_provider *provider, const char *path, dsh_er
         return 0;
 }
 
-int dsh_provider_set_probe_timeout_ms(dsh_provider *provider, long timeout_ms, dsh_error *error)
+int dsh_probe_timeout_check(double timeout_ms, long *checked_out, dsh_error *error)
 {
-        if (timeout_ms <= 0)
+        if (!isfinite(timeout_ms) || timeout_ms <= 0 || timeout_ms > (double) INT_MAX)
                 return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
                                      "sandbox-local: probeTimeoutMs must be a positive finite number");
-        provider->probe_timeout_ms = timeout_ms;
-        forget_verdict(provider);
+        *checked_out = (long) ceil(timeout_ms);
         return 0;
 }
 
-/* The same rules, with the same texts, as the config file's runnerCommand keys (config.c). */
-static int check_runner_command(char *const *command, char *const *signatures, dsh_error *error)
+int dsh_provider_set_probe_timeout_ms(dsh_provider *provider, long timeout_ms, dsh_error *error)
 {
-        if (signatures && !command)
-                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
-                                     "sandbox-local: runnerFailureSignatures requires runnerCommand");
-        if (!command)
-                return 0;
-        if (dsh_strv_length(signatures) == 0)
-                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
-                                     "sandbox-local: runnerCommand requires at least one runnerFailureSignatures "
-                                     "entry");
-        for (; *signatures; signatures++)
-                if ((*signatures)[0] == '\0' || strpbrk(*signatures, "\r\n"))
-                        return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
-                                             "sandbox-local: runnerFailureSignatures entries must be non-empty "
-                                             "single-line strings");
-        if (!command[0])
-                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
-                                     "sandbox-local: runnerCommand must name a program");
-        for (; *command; command++)
-                if ((*command)[0] == '\0')
-                        return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
-                                             "sandbox-local: runnerCommand entries must be non-empty strings");
+        long checked = 0;
+        int result = dsh_probe_timeout_check((double) timeout_ms, &checked, error);
+
+        if (result < 0)
+                return result;
+        provider->probe_timeout_ms = checked;
+        forget_verdict(provider);
         return 0;
 }
 
@@ -201,7 +227,7 @@ int dsh_provider_set_runner_command(dsh_provider *provider, char *const *command
                                     dsh_error *error)
 {
         char **command_copy = NULL, **signatures_copy = NULL;
-        int result = check_runner_command(command, failure_signatures, error);
+        int result = dsh_runner_command_check(command, failure_signatures, NULL, error);
 
         if (result < 0)
                 return result;

@@ -775,11 +775,18 @@ int dsh_session_open(dsh_session_store *store, const char *id, dsh_session **ses
                 dsh_session_free(session);
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         }
-        /* O_NOFOLLOW: a log replaced by a symlink is not followed to someone else's file. */
-        session->fd = open(session->path, O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+        /*
+         * O_NOFOLLOW: a log replaced by a symlink is not followed to someone
+         * else's file.  O_NONBLOCK: a FIFO named like a log (a command that can
+         * write the store could plant one) would block a read-only open until
+         * a writer comes, which may be never; with it the open returns at once
+         * and the check below refuses anything but a regular file.  On a
+         * regular file the flag changes nothing, so it is left set.
+         */
+        session->fd = open(session->path, O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
         session->writable = session->fd >= 0;
         if (session->fd < 0 && (errno == EACCES || errno == EROFS || errno == EPERM))
-                session->fd = open(session->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+                session->fd = open(session->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
         if (session->fd < 0) {
                 result = errno == ENOENT
                                  ? dsh_error_set(error, DSH_ERROR_SYSTEM, ENOENT, "session \"%s\" does not exist (no %s)",
@@ -816,11 +823,33 @@ int dsh_session_foreach_event(dsh_session *session, dsh_session_event_visitor vi
         return result;
 }
 
-static int check_root_text(const char *root, dsh_error *error)
+/*
+ * The root a new session records: `cwd` canonical, resolved once, now.  A
+ * user may name the directory through a symlink; what is recorded is where
+ * it leads today, and every later call refuses the root if a symlink has
+ * appeared on it since (policy-service.c), rather than follow wherever it
+ * leads then.  The log is JSON, so the root must be UTF-8.
+ */
+static int record_root(const char *cwd, char **recorded_out, dsh_error *error)
 {
-        if (!root || root[0] != '/')
+        dsh_autofree char *canonical = NULL;
+        size_t invalid_offset = 0;
+
+        *recorded_out = NULL;
+        if (!cwd || cwd[0] != '/')
                 return dsh_error_set(error, DSH_ERROR_SANDBOX_INVALID_ROOT, EINVAL,
-                                     "session cwd must be an absolute path: \"%s\"", root ? root : "");
+                                     "session cwd must be an absolute path: \"%s\"", cwd ? cwd : "");
+        canonical = dsh_path_canonical(cwd);
+        if (!canonical)
+                return dsh_error_set(error, DSH_ERROR_SANDBOX_INVALID_ROOT, errno,
+                                     "session cwd \"%s\" cannot be resolved: %s", cwd, strerror(errno));
+        if (!dsh_text_is_utf8(canonical, strlen(canonical), &invalid_offset))
+                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EILSEQ,
+                                     "session cwd \"%.*s...\" is not valid UTF-8 (byte 0x%02x at offset %zu), and a "
+                                     "session log, which is JSON, cannot record it",
+                                     (int) invalid_offset, canonical, (unsigned char) canonical[invalid_offset],
+                                     invalid_offset);
+        *recorded_out = dsh_steal_pointer(&canonical);
         return 0;
 }
 
@@ -862,13 +891,14 @@ int dsh_session_create(dsh_session_store *store, const char *cwd, dsh_session *p
         char id[37];
         int64_t now = now_milliseconds(), depth = 0;
         json_t *header = NULL, *stamp = NULL;
+        dsh_autofree char *recorded = NULL;
         dsh_autofree char *header_line = NULL;
         dsh_autofree char *stamp_line = NULL;
         size_t length;
         int result;
 
         *session_out = NULL;
-        result = check_root_text(cwd, error);
+        result = record_root(cwd, &recorded, error);
         if (result < 0)
                 return result;
         if (parent) {
@@ -887,7 +917,7 @@ int dsh_session_create(dsh_session_store *store, const char *cwd, dsh_session *p
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, -result, "cannot make a session id: %s",
                                      strerror(-result));
         header = json_pack("{s:s, s:i, s:s, s:I, s:s, s:I}", "type", SESSION_TYPE_HEADER, "version", 0, "id", id,
-                           "createdAt", (json_int_t) now, "cwd", cwd, "delegationDepth", (json_int_t) depth);
+                           "createdAt", (json_int_t) now, "cwd", recorded, "delegationDepth", (json_int_t) depth);
         header_line = header ? record_line(header, &length) : NULL;
         json_decref(header);
         /* Delegation: a new child cannot already fold to the parent's override, so the stamp
@@ -952,11 +982,17 @@ static int write_record_locked(dsh_session *session, const char *type, json_t *d
         size_t length = 0;
         int result;
 
-        /* Readers hold a seq in an int64 (jansson's integer): past INT64_MAX the next seq would be
-         * written negative and the log would never load again.  Refused before anything is written. */
+        /*
+         * seq is a JSON integer, which every reader of the format (jansson
+         * included) holds in 64 signed bits: INT64_MAX is the last one a log
+         * can carry.  Past it the next record would wrap to a negative seq that
+         * no load accepts, breaking the log for good; refusing the append
+         * keeps it loadable.
+         */
         if (session->fold.last_seq >= (uint64_t) INT64_MAX)
-                return dsh_error_set(error, DSH_ERROR_INVARIANT, EOVERFLOW,
-                                     "session log %s: seq %llu is the last a log can hold; no event can follow it",
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, EOVERFLOW,
+                                     "cannot append to session log %s: its last event has seq %llu, the largest a "
+                                     "session log can hold",
                                      session->path, (unsigned long long) session->fold.last_seq);
         record = json_pack("{s:s, s:I, s:I, s:O}", "type", type, "seq", (json_int_t) seq, "time",
                            (json_int_t) now_milliseconds(), "data", data);

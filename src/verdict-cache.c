@@ -19,6 +19,8 @@
 #include "path.h"
 
 #define VERDICT_FORMAT 1
+/* A verdict file is a few KiB; anything much larger was not written here. */
+#define VERDICT_FILE_MAX (1024 * 1024)
 
 /* Host knobs that decide whether a runner can start, though no binary changes with them. */
 static const char *const knob_files[] = {
@@ -134,9 +136,27 @@ char *dsh_verdict_cache_path(const dsh_provider *provider)
         return path;
 }
 
+/*
+ * The cache file as JSON, or NULL when there is no usable one.  A confined
+ * command of an earlier call may own the cache directory (a workspace of ~
+ * covers ~/.cache), so what sits at the path is not trusted to be a file:
+ * O_NONBLOCK keeps a FIFO from blocking the open (and so every later call),
+ * O_NOFOLLOW keeps a symlink from pointing the read elsewhere, and anything
+ * but a small regular file is ignored, which costs one probe.
+ */
+static json_t *load_cache_file(const char *path)
+{
+        dsh_autoclose int fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW) : -1;
+        struct stat status;
+
+        if (fd < 0 || fstat(fd, &status) < 0 || !S_ISREG(status.st_mode) || status.st_size > VERDICT_FILE_MAX)
+                return NULL;
+        return json_loadfd(fd, JSON_REJECT_DUPLICATES, NULL);
+}
+
 int dsh_verdict_cache_read(const char *path, const char *key, char **selected)
 {
-        json_t *root = path ? json_load_file(path, JSON_REJECT_DUPLICATES, NULL) : NULL;
+        json_t *root = load_cache_file(path);
         json_t *stored_key, *expected = key ? json_loads(key, 0, NULL) : NULL;
         const char *name;
         int result = -ENOENT;

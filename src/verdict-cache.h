@@ -32,7 +32,9 @@ DSH_INTERNAL char *dsh_verdict_cache_path(const dsh_provider *provider);
 /*
  * Looks up the verdict stored at `path` for `key`.  Returns 0 with
  * `*selected` (caller frees) the stored backend name, or -ENOENT when there
- * is no entry for this exact key.
+ * is no entry for this exact key.  Anything at `path` but a regular file (a
+ * FIFO, a symlink, a directory) or a file that does not parse is no entry:
+ * it is never followed, waited on or trusted.
  */
 DSH_INTERNAL int dsh_verdict_cache_read(const char *path, const char *key, char **selected);
 

@@ -4,11 +4,14 @@
  *
  *   {"mode": "read-only", "workspaceRoot": "/abs", "additionalWritableRoots": ["/abs"],
  *    "backends": ["bwrap", "landlock"], "probeTimeoutMs": 5000,
- *    "runnerCommand": ["/usr/bin/runner", "--flag"], "runnerFailureSignatures": ["runner: "]}
+ *    "runnerCommand": ["/usr/bin/runner", "--flag"], "runnerFailureSignatures": ["runner: "],
+ *    "protectedSubpaths": [".git/hooks", ".git/config"], "requireProtectedSubpaths": false}
  *
  * Every key is optional.  Unknown keys and bad values are rejected at load
- * with a message that names the key; nothing is applied from a file that
- * fails to load.
+ * with a message that names the file and the key ("config <path>: key
+ * \"<key>\": <what is wrong>"), the backend list included (unknown, listed
+ * twice, empty: the provider's own check); nothing is applied from a file
+ * that fails to load.
  */
 #ifndef DSH_SANDBOX_CONFIG_H
 #define DSH_SANDBOX_CONFIG_H
@@ -29,6 +32,17 @@ typedef struct dsh_config {
         long probe_timeout_ms;                /* > 0 */
         char **runner_command;                /* operator override argv prefix; NULL: none */
         char **runner_failure_signatures;     /* required with runner_command */
+        /*
+         * Names relative to each writable root that a confined command may not
+         * change (protectedSubpaths): each non-empty, relative, its components
+         * neither empty nor "." nor "..".  NULL with protected_subpaths_set
+         * false: the key is absent and the default applies (.git/hooks and
+         * .git/config); an empty vector with protected_subpaths_set true: `[]`,
+         * the feature turned off.
+         */
+        char **protected_subpaths;
+        bool protected_subpaths_set;
+        bool require_protected_subpaths;      /* refuse where a backend cannot protect them; default false */
 } dsh_config;
 
 /*
@@ -40,7 +54,13 @@ DSH_PUBLIC int dsh_config_init(dsh_config *config, dsh_error *error);
 
 /*
  * Loads `path` over the defaults already in `config` (dsh_config_init first).
- * On failure `config` is unchanged and `error` names the file and the key.
+ * The path may be a symlink; what it leads to must be a regular file, and is
+ * opened without blocking (a FIFO is refused, never waited on).  On failure
+ * `config` is unchanged and `error` (DSH_ERROR_INVALID_INPUT) names the file
+ * and, for a bad value, the key: "config <path>: cannot open: <reason>",
+ * "config <path>: not a regular file", "config <path>: line N: <syntax>",
+ * "config <path>: line N: not valid UTF-8 (...)", "config <path>: key
+ * \"<key>\": <what is wrong>".
  */
 DSH_PUBLIC int dsh_config_load_file(dsh_config *config, const char *path, dsh_error *error);
 

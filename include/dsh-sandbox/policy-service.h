@@ -91,7 +91,13 @@ DSH_PUBLIC int dsh_session_store_list(dsh_session_store *store, char ***ids_out,
 
 /*
  * Creates a session whose immutable workspace root is `cwd` (absolute, no
- * NUL; it need not exist yet).  The id is new and random (a UUIDv7 string).
+ * NUL; it need not exist yet).  What is recorded is its canonical spelling,
+ * resolved now (realpath of the longest existing prefix, the rest folded
+ * lexically), so a directory named through a symlink is recorded as where
+ * it leads; a later resolve refuses the root if a symlink has appeared on it
+ * since.  A canonical root that is not valid UTF-8 cannot be written into
+ * the JSON log and fails with DSH_ERROR_INVALID_INPUT.  The id is new and
+ * random (a UUIDv7 string).
  * The header is written to a temporary file, synced and linked into place,
  * so a session file never exists without its complete header.
  *
@@ -107,7 +113,9 @@ DSH_PUBLIC int dsh_session_create(dsh_session_store *store, const char *cwd, dsh
  * Opens an existing session and replays its log.  A missing session, a
  * corrupt line anywhere but a torn (unterminated) end, a `seq` that does not
  * increase, or a `sandbox/mode` event outside the three modes fail with an
- * error naming the file and the line.  Returns 0 or a negative errno.
+ * error naming the file and the line.  Anything but a regular file at the
+ * log's path (a symlink, a FIFO) is refused without being followed or
+ * waited on.  Returns 0 or a negative errno.
  */
 DSH_PUBLIC int dsh_session_open(dsh_session_store *store, const char *id, dsh_session **session_out,
                                 dsh_error *error);
@@ -164,6 +172,9 @@ DSH_PUBLIC int dsh_session_stamp_override(dsh_session *session, dsh_mode mode, b
  * whose data.mode is not one of the three modes is refused with the
  * invariant's exact message; type "session" is refused (it is the header).
  * `seq_out` (may be NULL) receives the seq.  Returns 0 or a negative errno.
+ * Every append (this one, dsh_session_set_mode, dsh_session_stamp_override)
+ * fails with -EOVERFLOW, writing nothing, once the log's last seq is
+ * INT64_MAX, the largest a JSON reader holds: the log stays loadable.
  */
 DSH_PUBLIC int dsh_session_append(dsh_session *session, const char *type, const char *data_json,
                                   uint64_t *seq_out, dsh_error *error);
@@ -238,7 +249,10 @@ typedef struct dsh_policy_request {
  * fallback; canonicalized with filesystem semantics first (realpath of the
  * longest existing prefix, so `link/..` lands where chdir lands) and
  * lexically after.  A relative or NUL-containing root fails with
- * SANDBOX_INVALID_ROOT.  Writable roots = the configured ones, the request's,
+ * SANDBOX_INVALID_ROOT, and so does a session's recorded cwd that now
+ * passes through a symlink (any component, a dangling one included): it was
+ * canonical when recorded, so the link was put there since, perhaps by a
+ * confined command, and is not followed.  Writable roots = the configured ones, the request's,
  * and the session's live registrations, snapshotted (de-duplicated, in that
  * order).  `policy_out` must be cleared; the caller owns the result.
  */

@@ -41,6 +41,15 @@ DSH_PUBLIC void dsh_provider_free(dsh_provider *provider);
  */
 DSH_PUBLIC int dsh_provider_set_backends(dsh_provider *provider, const char *const *names, dsh_error *error);
 
+/*
+ * The check dsh_provider_set_backends() applies, without a provider: for a
+ * config loader or a command line that names backends before it builds one.
+ * Returns 0, or -EINVAL with `error` set to one of: unknown backend "<name>"
+ * (known: <the names this build knows>), backend "<name>" is listed twice,
+ * the backend list is empty.
+ */
+DSH_PUBLIC int dsh_provider_check_backends(const char *const *names, dsh_error *error);
+
 /* Absolute path of the `landlock-run` launcher that confined argvs name.
  * Defaults to the installed libexec copy.  Returns 0, -EINVAL or -ENOMEM. */
 DSH_PUBLIC int dsh_provider_set_landlock_run_path(dsh_provider *provider, const char *path, dsh_error *error);
@@ -172,6 +181,9 @@ DSH_PUBLIC int dsh_provider_set_protected_executables(dsh_provider *provider, ch
  * SANDBOX_PREPARATION_FAILED.  Returns 0 or -EINVAL (an absolute name, an
  * empty, "." or ".." component).
  */
+/* The default protected subpaths, NULL-terminated: ".git/hooks", ".git/config". */
+DSH_PUBLIC const char *const *dsh_provider_default_protected_subpaths(void);
+
 DSH_PUBLIC int dsh_provider_set_protected_subpaths(dsh_provider *provider, const char *const *subpaths, bool required,
                                                    dsh_error *error);
 

@@ -108,6 +108,18 @@ DSH_PUBLIC char **dsh_strv_copy(char *const *strv);
 /* Appends a copy of `value`.  Returns 0 or -ENOMEM (the vector is unchanged then). */
 DSH_PUBLIC int dsh_strv_append(char ***strv, const char *value);
 
+/* ---------------------------------------------------------------- text -- */
+
+/*
+ * True when the `length` bytes at `text` are valid UTF-8 (RFC 3629: no
+ * overlong forms, no surrogates, nothing above U+10FFFF), the only bytes a
+ * JSON string can carry.  Paths and arguments are bytes: anything that
+ * prints them as JSON checks them here and refuses what fails, rather than
+ * dropping it.  When false, `*invalid_offset` (if not NULL) receives the
+ * offset of the first byte that does not decode.
+ */
+DSH_PUBLIC bool dsh_text_is_utf8(const char *text, size_t length, size_t *invalid_offset);
+
 /* ------------------------------------------------------------- policy -- */
 
 /*

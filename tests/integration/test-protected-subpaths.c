@@ -304,6 +304,37 @@ static void test_landlock_reports_partial(void **state)
         free(repository);
 }
 
+/* Configured: requireProtectedSubpaths turns each "partial" into a refusal; [] turns the feature off. */
+static void test_configured_subpaths(void **state)
+{
+        char *repository = make_repository("configured");
+        char *config_required = test_path_join(scratch, "required.json");
+        char *config_off = test_path_join(scratch, "off.json");
+        char *marker = test_path_join(repository, "ran");
+        const char *refused[] = { test_dsh_sandbox_path(), "run", "--config", config_required, "--backend", "landlock",
+                                  "--mode", "workspace-write", "--root", repository, "--", "touch", marker, NULL };
+        const char *off[] = { test_dsh_sandbox_path(), "confine", "--config", config_off, "--backend", "landlock",
+                              "--mode", "workspace-write", "--root", repository, "--", "true", NULL };
+        test_process_result result;
+
+        (void) state;
+        test_write_file(config_required, "{\"requireProtectedSubpaths\": true}\n");
+        test_write_file(config_off, "{\"protectedSubpaths\": []}\n");
+        test_run(refused, env(), &result);
+        assert_int_equal(result.exit_code, 125);
+        assert_true(test_contains(result.stderr_text, "requireProtectedSubpaths"));
+        assert_false(test_path_exists(marker));
+        test_process_result_clear(&result);
+        test_run(off, env(), &result);
+        assert_int_equal(result.exit_code, 0);
+        assert_true(test_contains(result.stdout_text, "\"enforcement\":\"full\""));
+        test_process_result_clear(&result);
+        free(marker);
+        free(config_off);
+        free(config_required);
+        free(repository);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -313,6 +344,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_bwrap_submodule_hooks, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_missing_hooks_reported_not_created, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_landlock_reports_partial, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_configured_subpaths, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -329,6 +329,112 @@ static void test_run_uses_session_policy(void **state)
         free(read_only_root);
 }
 
+/*
+ * One session's command must not choose another session's root.  Session `a`
+ * may write `ws`; session `c` is rooted at `ws/sub`.  A command run in `a`
+ * replaces `ws/sub` with a symlink to `outside`; a later call in `c` must be
+ * refused (SANDBOX_INVALID_ROOT) rather than follow it and write `outside`.
+ * Both backends; checked on disk.
+ */
+static void swap_root_for_symlink(fixture *f, const char *backend)
+{
+        char *workspace = make_workspace(f, "ws"), *outside = make_workspace(f, "outside");
+        char *sub = test_path_join(workspace, "sub"), *escaped = test_path_join(outside, "escaped");
+        char *a, *c, *swap = NULL, *write = NULL, *expected = NULL;
+        test_process_result result;
+
+        assert_int_equal(mkdir(sub, 0755), 0);
+        a = new_session(f, workspace, NULL);
+        c = new_session(f, sub, NULL);
+        cli(f, &result, "session", "mode", a, "workspace-write", NULL);
+        assert_int_equal(result.exit_code, 0);
+        test_process_result_clear(&result);
+        cli(f, &result, "session", "mode", c, "workspace-write", NULL);
+        assert_int_equal(result.exit_code, 0);
+        test_process_result_clear(&result);
+
+        assert_true(asprintf(&swap, "rm -r '%s' && ln -s '%s' '%s'", sub, outside, sub) > 0);
+        cli(f, &result, "run", "--backend", backend, "--session", a, "--", "sh", "-c", swap, NULL);
+        if (sandbox_unavailable(&result)) {
+                printf("# SKIP: the %s backend is not usable here: %s", backend, result.stderr_text);
+                test_process_result_clear(&result);
+                skip();
+        }
+        assert_int_equal(result.exit_code, 0);
+        test_process_result_clear(&result);
+
+        assert_true(asprintf(&write, "echo x > '%s/escaped'", sub) > 0);
+        cli(f, &result, "run", "--backend", backend, "--session", c, "--", "sh", "-c", write, NULL);
+        assert_false(test_path_exists(escaped));
+        assert_int_equal(result.exit_code, 125);
+        assert_true(asprintf(&expected,
+                             "dsh-sandbox: SANDBOX_INVALID_ROOT: session %s: recorded cwd \"%s\" now passes through a "
+                             "symlink (\"%s\")",
+                             c, sub, sub) > 0);
+        if (!test_contains(result.stderr_text, expected))
+                fail_msg("expected \"%s\" in \"%s\"", expected, result.stderr_text);
+        test_process_result_clear(&result);
+
+        /* policy resolve refuses the same root, and so does confine. */
+        cli(f, &result, "policy", "resolve", "--session", c, NULL);
+        assert_int_equal(result.exit_code, 125);
+        assert_string_equal(result.stdout_text, "");
+        test_process_result_clear(&result);
+        cli(f, &result, "confine", "--backend", backend, "--session", c, "--", "true", NULL);
+        assert_int_equal(result.exit_code, 125);
+        assert_string_equal(result.stdout_text, "");
+        test_process_result_clear(&result);
+        free(expected);
+        free(write);
+        free(swap);
+        free(c);
+        free(a);
+        free(escaped);
+        free(sub);
+        free(outside);
+        free(workspace);
+}
+
+static void test_session_root_swapped_bwrap(void **state)
+{
+        swap_root_for_symlink(*state, "bwrap");
+}
+
+static void test_session_root_swapped_landlock(void **state)
+{
+        swap_root_for_symlink(*state, "landlock");
+}
+
+/* A user who names the session's directory through a symlink keeps a working session. */
+static void test_session_created_through_symlink(void **state)
+{
+        fixture *f = *state;
+        char *real = make_workspace(f, "real"), *link = test_path_join(f->directory, "link");
+        char *id, *written = test_path_join(real, "written"), *command = NULL, *expected = NULL;
+        test_process_result result;
+
+        assert_int_equal(symlink(real, link), 0);
+        id = new_session(f, link, NULL);
+        assert_true(asprintf(&expected, "{\"mode\":\"read-only\",\"workspaceRoot\":\"%s\",\"sessionId\":\"%s\"}\n",
+                             real, id) > 0);
+        expect_resolved(f, expected, "--session", id, NULL);
+        cli(f, &result, "session", "mode", id, "workspace-write", NULL);
+        test_process_result_clear(&result);
+        assert_true(asprintf(&command, "echo x > '%s'", written) > 0);
+        cli(f, &result, "run", "--session", id, "--", "sh", "-c", command, NULL);
+        if (!sandbox_unavailable(&result)) {
+                assert_int_equal(result.exit_code, 0);
+                assert_true(test_path_exists(written));
+        }
+        test_process_result_clear(&result);
+        free(command);
+        free(expected);
+        free(written);
+        free(id);
+        free(link);
+        free(real);
+}
+
 static void test_errors(void **state)
 {
         fixture *f = *state;
@@ -406,6 +512,9 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_context_once_per_change, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_run_uses_session_policy, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_session_root_swapped_bwrap, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_session_root_swapped_landlock, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_session_created_through_symlink, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

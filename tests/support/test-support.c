@@ -125,6 +125,12 @@ static char *drain(int fd)
 
 void test_run(const char *const *argv, const char *const *extra_env, test_process_result *result)
 {
+        test_run_bounded(argv, extra_env, 0, result);
+}
+
+void test_run_bounded(const char *const *argv, const char *const *extra_env, unsigned seconds,
+                      test_process_result *result)
+{
         int out_pipe[2], err_pipe[2], status = 0;
         char *stdout_text;
         pid_t pid;
@@ -142,6 +148,8 @@ void test_run(const char *const *argv, const char *const *extra_env, test_proces
                 dup2(err_pipe[1], 2);
                 for (const char *const *assignment = extra_env; assignment && *assignment; assignment++)
                         putenv((char *) *assignment);
+                if (seconds > 0)
+                        alarm(seconds);
                 execvp(argv[0], (char *const *) argv);
                 dprintf(2, "test_run: exec %s: %s\n", argv[0], strerror(errno));
                 _exit(255);

@@ -40,6 +40,12 @@ typedef struct test_process_result {
  * NAME=VALUE list, may be NULL) is added to the environment. */
 void test_run(const char *const *argv, const char *const *extra_env, test_process_result *result);
 
+/* test_run() with an alarm of `seconds` armed in the child before exec (it survives exec): a
+ * program that blocks for good dies of SIGALRM (exit_code 142, signaled) instead of hanging the
+ * suite. */
+void test_run_bounded(const char *const *argv, const char *const *extra_env, unsigned seconds,
+                      test_process_result *result);
+
 void test_process_result_clear(test_process_result *result);
 
 /* True when `haystack` contains `needle`. */

@@ -239,6 +239,98 @@ static void test_invalid_recorded_cwd(void **state)
         }
 }
 
+/*
+ * A session's root is recorded canonical, so a symlink on it now was put
+ * there afterwards, perhaps by a command confined in another session whose
+ * workspace holds it: the last component replaced, a directory above it
+ * replaced, or a link left dangling.  Resolving refuses the root instead of
+ * following the link.
+ */
+static void test_recorded_root_swapped_for_symlink(void **state)
+{
+        fixture *f = *state;
+        char *workspace = make_workspace(f, "ws"), *outside = make_workspace(f, "outside");
+        char *sub = test_path_join(workspace, "sub"), *deeper = test_path_join(sub, "deeper");
+        dsh_session *child, *grandchild;
+        dsh_error error = DSH_ERROR_INIT;
+        dsh_policy_request request = DSH_POLICY_REQUEST_INIT;
+        dsh_policy policy;
+
+        assert_int_equal(mkdir(sub, 0755), 0);
+        assert_int_equal(mkdir(deeper, 0755), 0);
+        child = new_session(f, sub);
+        grandchild = new_session(f, deeper);
+        resolve(f, child, NULL, &policy);
+        assert_string_equal(policy.workspace_root, sub);
+        dsh_policy_clear(&policy);
+
+        /* What a command writing the workspace can do: move `sub` away, put a link in its place. */
+        {
+                char *moved = test_path_join(outside, "sub");
+
+                assert_int_equal(rename(sub, moved), 0);
+                assert_int_equal(symlink(moved, sub), 0);
+                free(moved);
+        }
+        for (dsh_session **session = (dsh_session *[]) { child, grandchild, NULL }; *session; session++) {
+                char *expected = NULL;
+
+                request.session = *session;
+                assert_true(dsh_policy_service_resolve(f->service, &request, &policy, &error) < 0);
+                assert_int_equal(error.code, DSH_ERROR_SANDBOX_INVALID_ROOT);
+                assert_true(asprintf(&expected, "recorded cwd \"%s\" now passes through a symlink (\"%s\")",
+                                     dsh_session_cwd(*session, NULL), sub) > 0);
+                if (!strstr(error.message, expected))
+                        fail_msg("expected \"%s\" in \"%s\"", expected, error.message);
+                assert_null(policy.workspace_root);
+                dsh_error_clear(&error);
+                free(expected);
+        }
+
+        /* A dangling link is refused the same way, though nothing resolves through it. */
+        assert_int_equal(unlink(sub), 0);
+        assert_int_equal(symlink("/nonexistent/dsh-sandbox", sub), 0);
+        request.session = child;
+        assert_true(dsh_policy_service_resolve(f->service, &request, &policy, &error) < 0);
+        assert_int_equal(error.code, DSH_ERROR_SANDBOX_INVALID_ROOT);
+        assert_non_null(strstr(error.message, "now passes through a symlink"));
+        dsh_error_clear(&error);
+
+        /* An explicit root is the caller's to name this call, through a link or not. */
+        request.workspace_root = sub;
+        assert_int_equal(unlink(sub), 0);
+        assert_int_equal(symlink(outside, sub), 0);
+        assert_int_equal(dsh_policy_service_resolve(f->service, &request, &policy, &error), 0);
+        assert_string_equal(policy.workspace_root, outside);
+        dsh_policy_clear(&policy);
+
+        dsh_session_free(grandchild);
+        dsh_session_free(child);
+        free(deeper);
+        free(sub);
+        free(outside);
+        free(workspace);
+}
+
+/* A session created through a symlinked path keeps working: the link was resolved when it was recorded. */
+static void test_root_named_through_symlink_at_creation(void **state)
+{
+        fixture *f = *state;
+        char *real = make_workspace(f, "real"), *link = test_path_join(f->directory, "link");
+        dsh_session *session;
+        dsh_policy policy;
+
+        assert_int_equal(symlink(real, link), 0);
+        session = new_session(f, link);
+        assert_string_equal(dsh_session_cwd(session, NULL), real);
+        resolve(f, session, NULL, &policy);
+        assert_string_equal(policy.workspace_root, real);
+        dsh_policy_clear(&policy);
+        dsh_session_free(session);
+        free(link);
+        free(real);
+}
+
 static void test_registrations(void **state)
 {
         fixture *f = *state;
@@ -379,6 +471,8 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_resolve_sees_other_handles, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_root_canonicalized_before_lexical, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_invalid_recorded_cwd, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_recorded_root_swapped_for_symlink, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_root_named_through_symlink_at_creation, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_registrations, setup, teardown),
                 cmocka_unit_test(test_context_texts),
                 cmocka_unit_test_setup_teardown(test_context_once_per_change, setup, teardown),

@@ -2,6 +2,7 @@
 /* The session store: format, fold, invariant, delegation, crash and concurrency rules. */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -595,6 +596,115 @@ static void test_full_disk_leaves_log_unchanged(void **state)
         dsh_session_free(session);
 }
 
+/* The largest seq a log can hold is INT64_MAX: after it no event can follow, and the log stays as it was. */
+static void test_seq_overflow_refused(void **state)
+{
+        fixture *f = *state;
+        static const char log[] = HEADER("last") MODE_EVENT(9223372036854775806, "read-only")
+                MODE_EVENT(9223372036854775807, "workspace-write");
+        dsh_error error = DSH_ERROR_INIT;
+        dsh_session *session = NULL, *again = NULL;
+        char *path, *after;
+        dsh_mode mode;
+
+        assert_int_equal(open_written(f, "last", log, &session, &error), 0);
+        assert_int_equal(dsh_session_last_seq(session), 9223372036854775807ULL);
+        path = strdup(dsh_session_path(session));
+        assert_true(dsh_session_set_mode(session, DSH_MODE_READ_ONLY, NULL, &error) < 0);
+        assert_int_equal(error.errno_value, EOVERFLOW);
+        assert_non_null(strstr(error.message, "seq 9223372036854775807"));
+        assert_non_null(strstr(error.message, path));
+        dsh_error_clear(&error);
+        assert_true(dsh_session_append(session, "user/message", NULL, NULL, &error) < 0);
+        dsh_error_clear(&error);
+        /* Nothing was written: the file is byte for byte what it was, and it still loads. */
+        after = test_read_file(path);
+        assert_string_equal(after, log);
+        assert_int_equal(dsh_session_open(f->store, "last", &again, &error), 0);
+        assert_true(dsh_session_override(again, &mode));
+        assert_int_equal(mode, DSH_MODE_WORKSPACE_WRITE);
+        dsh_session_free(again);
+        dsh_session_free(session);
+        free(after);
+        free(path);
+}
+
+/*
+ * A FIFO named like a session log (a confined command that can write the
+ * store could plant one) is refused at once.  Root opens it read-write
+ * without blocking; the read-only fallback, taken when the log is not
+ * writable, would wait for a writer forever, so the open runs as an
+ * unprivileged user when the test runs as root.
+ */
+static void test_fifo_log_refused_without_blocking(void **state)
+{
+        fixture *f = *state;
+        char *fifo = test_path_join(f->directory, "fifo.jsonl");
+        int status = 0;
+        pid_t pid;
+
+        assert_int_equal(chmod(f->directory, 0755), 0);
+        assert_int_equal(mkfifo(fifo, 0444), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                dsh_error error = DSH_ERROR_INIT;
+                dsh_session *session = NULL;
+
+                if (geteuid() == 0 && (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0))
+                        _exit(3);
+                alarm(10);
+                if (dsh_session_open(f->store, "fifo", &session, &error) == 0)
+                        _exit(1);
+                _exit(strstr(error.message, "fifo.jsonl is not a regular file") ? 0 : 2);
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        if (WIFSIGNALED(status))
+                fail_msg("opening a FIFO session log blocked (killed by signal %d)", WTERMSIG(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+        free(fifo);
+}
+
+/* The recorded cwd is canonical: a symlink the user named resolves once, at creation. */
+static void test_cwd_recorded_canonical(void **state)
+{
+        fixture *f = *state;
+        char *real = test_path_join(f->directory, "real"), *link = test_path_join(f->directory, "link");
+        char *spelled = NULL, *expected = NULL;
+        dsh_session *session;
+
+        assert_int_equal(mkdir(real, 0755), 0);
+        assert_int_equal(symlink(real, link), 0);
+        assert_true(asprintf(&spelled, "%s/link/./new/../x", f->directory) > 0);
+        assert_true(asprintf(&expected, "%s/x", real) > 0);
+        session = create_session(f, spelled, NULL);
+        assert_string_equal(dsh_session_cwd(session, NULL), expected);
+        dsh_session_free(session);
+        free(expected);
+        free(spelled);
+        free(link);
+        free(real);
+}
+
+/* A cwd a JSON log cannot record is refused with the reason, not reported as "out of memory". */
+static void test_cwd_not_utf8_refused(void **state)
+{
+        fixture *f = *state;
+        dsh_error error = DSH_ERROR_INIT;
+        dsh_session *session = NULL;
+        char **ids = NULL;
+
+        assert_true(dsh_session_create(f->store, "/var/tmp/junk\xff", NULL, &session, &error) < 0);
+        assert_null(session);
+        assert_int_equal(error.code, DSH_ERROR_INVALID_INPUT);
+        assert_non_null(strstr(error.message, "not valid UTF-8"));
+        assert_non_null(strstr(error.message, "0xff"));
+        dsh_error_clear(&error);
+        assert_int_equal(dsh_session_store_list(f->store, &ids, &error), 0);
+        assert_int_equal(dsh_strv_length(ids), 0);
+        dsh_strv_free(ids);
+}
+
 static void test_unwritable_state_directory(void **state)
 {
         fixture *f = *state;
@@ -690,6 +800,10 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_concurrent_appenders, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_full_disk_leaves_log_unchanged, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_unwritable_state_directory, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_seq_overflow_refused, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_fifo_log_refused_without_blocking, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_cwd_recorded_canonical, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_cwd_not_utf8_refused, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_foreach_visits_every_line, setup, teardown),
                 cmocka_unit_test(test_default_directory),
         };

@@ -116,7 +116,9 @@ __attribute__((format(printf, 3, 4))) static int key_error(const struct load_con
 /* A shared check's message (the provider's, with its upstream text) behind the file and the key. */
 static int key_error_from(const struct load_context *context, const char *key, dsh_error *checked)
 {
-        int result = key_error(context, key, "%s", checked->message ? checked->message : "invalid");
+        /* The shared check quotes the file's own bytes (a backend's name): made printable, as every key error. */
+        dsh_autofree char *reason = dsh_error_printable_text(checked->message ? checked->message : "invalid");
+        int result = key_error(context, key, "%s", reason ? reason : "invalid");
 
         dsh_error_clear(checked);
         return result;

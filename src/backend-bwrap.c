@@ -406,7 +406,7 @@ static char *explain_failure(const char *line, int exit_code, bool timed_out, lo
 /* "bubblewrap 0.8.0" -> "0.8.0"; NULL when it cannot be learned. */
 static char *bwrap_version(const char *bwrap, long timeout_ms)
 {
-        static const dsh_spawn_options quiet = { -1, -1, -1, false };
+        static const dsh_spawn_options quiet = DSH_SPAWN_OPTIONS_INIT;
         char *const argv[] = { (char *) bwrap, (char *) "--version", NULL };
         dsh_exec_plan plan = { argv, -1, false, -1 };
         dsh_spawn_options options = quiet;
@@ -511,20 +511,43 @@ static int check_program(const char *program, const dsh_policy *policy, dsh_erro
         return dsh_error_set(error, DSH_ERROR_EXEC_FAILED, found_errno, "%s: %s", program, strerror(found_errno));
 }
 
+/* The number after "child-pid": in a status record, or 0. */
+static pid_t parse_child_pid(const char *record)
+{
+        const char *field = strstr(record, "\"child-pid\"");
+        char *end;
+        long value;
+
+        if (!field)
+                return 0;
+        field += strlen("\"child-pid\"");
+        field += strspn(field, " \t\n");
+        if (*field != ':')
+                return 0;
+        field++;
+        field += strspn(field, " \t\n");
+        errno = 0;
+        value = strtol(field, &end, 10);
+        if (errno || end == field || value <= 1 || value > INT_MAX)
+                return 0;
+        return (pid_t) value;
+}
+
 /*
  * Reads the first record bwrap writes on --json-status-fd: { "child-pid": N,
  * ... } once the sandbox's first process exists.  Returns 1 when it came,
- * 0 on EOF without it (bwrap failed before creating the sandbox); sets
- * *exec_seen when an "exit-code" record (written only after an exec) was
- * read along with it.
+ * with *child_pid = N (0 when not a plausible pid), 0 on EOF without it
+ * (bwrap failed before creating the sandbox); sets *exec_seen when an
+ * "exit-code" record (written only after an exec) was read along with it.
  */
-static int read_first_record(int fd, bool *exec_seen)
+static int read_first_record(int fd, pid_t *child_pid, bool *exec_seen)
 {
         char buffer[1024];
         size_t used = 0;
         ssize_t length;
 
         *exec_seen = false;
+        *child_pid = 0;
         for (;;) {
                 length = read(fd, buffer + used, sizeof(buffer) - 1 - used);
                 if (length < 0 && errno == EINTR)
@@ -538,7 +561,44 @@ static int read_first_record(int fd, bool *exec_seen)
         }
         buffer[used] = '\0';
         *exec_seen = strstr(buffer, "\"exit-code\"") != NULL;
-        return strstr(buffer, "\"child-pid\"") ? 1 : 0;
+        if (!strstr(buffer, "\"child-pid\""))
+                return 0;
+        *child_pid = parse_child_pid(buffer);
+        return 1;
+}
+
+/*
+ * The process group signals for the command go to: bwrap's --new-session
+ * makes the sandbox's init (pid 1 inside, `reported` outside) a session and
+ * group leader, and the command runs in its group.  Taken only when
+ * `reported` is a child of `runner`: whatever a runner writes (a fake that
+ * says "child-pid": 1) must never aim signals at the caller's own group or
+ * at every process (kill(-1, ...)).  Returns 0 when it cannot be confirmed.
+ */
+static pid_t sandbox_process_group(pid_t runner, pid_t reported)
+{
+        char path[64], stat_line[512];
+        const char *fields;
+        long parent = 0;
+        ssize_t length;
+        int fd;
+
+        if (reported <= 1 || reported == runner)
+                return 0;
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int) reported);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return 0;
+        length = read(fd, stat_line, sizeof(stat_line) - 1);
+        close(fd);
+        if (length <= 0)
+                return 0;
+        stat_line[length] = '\0';
+        /* "PID (COMM) STATE PPID ...": COMM may hold anything, so the fields start after the last ')'. */
+        fields = strrchr(stat_line, ')');
+        if (!fields || sscanf(fields + 1, " %*c %ld", &parent) != 1)
+                return 0;
+        return parent == (long) runner ? reported : 0;
 }
 
 /* Why bwrap failed before exec: rerun the failing profile with stderr captured, for bwrap's own line. */
@@ -567,8 +627,8 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_poli
         dsh_spawn_failure failure;
         char **shielded = NULL;
         int status_pipe[2], wait_status = 0, result;
+        pid_t pid, reported_pid;
         bool exec_seen;
-        pid_t pid;
 
         if (!bwrap)
                 return -ENOSYS;
@@ -605,7 +665,7 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_poli
                 dsh_confined_argv_clear(&facts);
                 return result;
         }
-        if (read_first_record(status_read, &exec_seen) == 0) {
+        if (read_first_record(status_read, &reported_pid, &exec_seen) == 0) {
                 /* bwrap is gone before the sandbox existed: the command never ran. */
                 dsh_autofree char *detail = NULL;
 
@@ -619,6 +679,7 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_poli
                                                  detail ? detail : "bwrap failed before it created the sandbox");
         }
         child->pid = pid;
+        child->process_group = sandbox_process_group(pid, reported_pid);
         child->facts = facts;
         child->mode = policy->mode;
         child->command_started = exec_seen;

@@ -602,6 +602,17 @@ static int spawn_selected(dsh_provider *provider, char *const *argv, const dsh_p
         return result;
 }
 
+/*
+ * A child spawned into a group (or session) of its own leads it, and signals
+ * for the command go to that group — unless the backend named another (bwrap:
+ * the sandbox's group, where the command runs).
+ */
+static void default_process_group(dsh_child *child, const dsh_spawn_options *options)
+{
+        if (child->process_group == 0 && (options->new_process_group || options->new_session))
+                child->process_group = child->pid;
+}
+
 int dsh_provider_spawn(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
                        const dsh_spawn_options *options, dsh_child *child_out, dsh_error *error)
 {
@@ -615,12 +626,17 @@ int dsh_provider_spawn(dsh_provider *provider, char *const *argv, const dsh_poli
         if (policy->mode == DSH_MODE_DANGER_FULL_ACCESS) {
                 if (!argv || !argv[0])
                         return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "the command argv is empty");
-                return spawn_unconfined(argv, options, child_out, error);
+                result = spawn_unconfined(argv, options, child_out, error);
+                if (result == 0)
+                        default_process_group(child_out, options);
+                return result;
         }
         result = prepare_call(argv, policy, &prepared, error);
         if (result < 0)
                 return result;
         result = spawn_selected(provider, argv, &prepared, options, child_out, error ? error : &local_error);
+        if (result == 0)
+                default_process_group(child_out, options);
         dsh_policy_clear(&prepared);
         dsh_error_clear(&local_error);
         return result;

@@ -150,9 +150,19 @@ typedef struct dsh_spawn_options {
         int stdout_fd;      /* -1: inherit */
         int stderr_fd;      /* -1: inherit */
         bool new_session;   /* setsid() in the child: no controlling terminal */
+        /*
+         * setpgid(0, 0) in the child, first of all (a new session is a new
+         * group already): the spawned process leads a process group of its
+         * own, so signals the terminal generates for the caller's group
+         * (Ctrl-C, Ctrl-\) reach only the caller, which passes them on to
+         * dsh_child.process_group itself.  A runner (bwrap) that shared the
+         * caller's group would die of Ctrl-C and take the command with it
+         * before the command could handle the signal.
+         */
+        bool new_process_group;
 } dsh_spawn_options;
 
-#define DSH_SPAWN_OPTIONS_INIT { -1, -1, -1, false }
+#define DSH_SPAWN_OPTIONS_INIT { -1, -1, -1, false, false }
 
 /*
  * A spawned command.  `facts` describes how it was confined: the backend,
@@ -162,6 +172,18 @@ typedef struct dsh_spawn_options {
  */
 typedef struct dsh_child {
         pid_t pid;
+        /*
+         * The process group that signals meant for the command go to
+         * (kill(-process_group, signal)), or 0 when none is known: then only
+         * `pid` can be signalled.  Under bwrap it is the sandbox's own group
+         * (its init, pid 1 inside, leads it and ignores what it does not
+         * handle; the command and its children share it), reported by bwrap
+         * on its status channel and taken only when it is a child of the
+         * runner.  Otherwise it is `pid` when the child was spawned with
+         * `new_process_group` or `new_session` (it leads its group), else 0.
+         * The group is the command's only while `pid` has not been reaped.
+         */
+        pid_t process_group;
         dsh_confined_argv facts;
         int runner_status_fd;   /* out-of-band runner status (bwrap --json-status-fd), or -1 */
         dsh_mode mode;          /* the mode the command runs under */
@@ -171,7 +193,7 @@ typedef struct dsh_child {
         char *stale_verdict_path;      /* private: the persisted verdict dropped when the runner fails */
 } dsh_child;
 
-#define DSH_CHILD_INIT { -1, DSH_CONFINED_ARGV_INIT, -1, DSH_MODE_READ_ONLY, false, false, NULL, NULL }
+#define DSH_CHILD_INIT { -1, 0, DSH_CONFINED_ARGV_INIT, -1, DSH_MODE_READ_ONLY, false, false, NULL, NULL }
 
 /*
  * Spawns `argv` confined under `policy` (or unconfined, on purpose, under

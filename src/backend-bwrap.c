@@ -403,13 +403,12 @@ static char *explain_failure(const char *line, int exit_code, bool timed_out, lo
         return length < 0 ? NULL : reason;
 }
 
-/* "bubblewrap 0.8.0" -> "0.8.0"; NULL when it cannot be learned. */
-static char *bwrap_version(const char *bwrap, long timeout_ms)
+/* "bubblewrap 0.8.0" -> "0.8.0"; NULL when it cannot be learned before `deadline_ms`. */
+static char *bwrap_version(const char *bwrap, long long deadline_ms)
 {
-        static const dsh_spawn_options quiet = DSH_SPAWN_OPTIONS_INIT;
         char *const argv[] = { (char *) bwrap, (char *) "--version", NULL };
         dsh_exec_plan plan = { argv, -1, false, -1 };
-        dsh_spawn_options options = quiet;
+        dsh_spawn_options options = DSH_SPAWN_OPTIONS_INIT;
         dsh_spawn_failure failure;
         dsh_autofree char *text = NULL;
         int output[2], wait_status = 0;
@@ -420,13 +419,14 @@ static char *bwrap_version(const char *bwrap, long timeout_ms)
                 return NULL;
         options.stdout_fd = output[1];
         options.stderr_fd = output[1];
+        options.new_process_group = true;  /* the deadline takes whatever it started, too */
         pid = dsh_spawn_exec_plan(&plan, &options, &failure);
         close(output[1]);
         if (pid < 0) {
                 close(output[0]);
                 return NULL;
         }
-        if (dsh_collect_bounded(pid, output[0], timeout_ms, &text, &wait_status) < 0 || !text)
+        if (dsh_collect_bounded(pid, true, output[0], deadline_ms, &text, &wait_status) < 0 || !text)
                 return NULL;
         version = strrchr(text, ' ');
         if (!WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0 || !version)
@@ -437,6 +437,8 @@ static char *bwrap_version(const char *bwrap, long timeout_ms)
 /*
  * Functional: a read-only confined `true` through the same argv spawn()
  * uses (so a bwrap too old for --json-status-fd is found here, not later).
+ * The version query and the run share one deadline (the caller's, when it
+ * already started one for the whole probe).
  */
 static void bwrap_probe(dsh_provider *provider, dsh_backend_report *report)
 {
@@ -445,28 +447,30 @@ static void bwrap_probe(dsh_provider *provider, dsh_backend_report *report)
         dsh_error error = DSH_ERROR_INIT;
         dsh_autofree char *stderr_text = NULL;
         dsh_autofree char *line = NULL;
+        bool started = dsh_provider_begin_probe(provider);
         int exit_code = 0;
 
         report->runner_path = dsh_bwrap_find(provider, &report->reason);
         if (!report->runner_path)
-                return;
-        report->version = bwrap_version(report->runner_path, provider->probe_timeout_ms);
+                goto out;
+        report->version = bwrap_version(report->runner_path, provider->probe_deadline_ms);
         policy.workspace_root = (char *) "/";
         if (dsh_provider_run_bounded(provider, &dsh_backend_bwrap, argv, &policy, &exit_code, &stderr_text,
                                      &error) < 0 &&
             error.code != DSH_ERROR_SANDBOX_UNAVAILABLE) {
                 report->reason = strdup(error.message ? error.message : "bwrap cannot be started");
-                dsh_error_clear(&error);
-                return;
+                goto out;
         }
-        dsh_error_clear(&error);
         if (exit_code == 0) {
                 report->usable = true;
                 report->enforcement = DSH_ENFORCEMENT_FULL;
-                return;
+                goto out;
         }
         line = first_runner_line(stderr_text);
         report->reason = explain_failure(line, exit_code, exit_code < 0, provider->probe_timeout_ms);
+out:
+        dsh_error_clear(&error);
+        dsh_provider_end_probe(provider, started);
 }
 
 /* ----------------------------------------------------------------- spawn -- */
@@ -535,12 +539,14 @@ static pid_t parse_child_pid(const char *record)
 
 /*
  * Reads the first record bwrap writes on --json-status-fd: { "child-pid": N,
- * ... } once the sandbox's first process exists.  Returns 1 when it came,
- * with *child_pid = N (0 when not a plausible pid), 0 on EOF without it
- * (bwrap failed before creating the sandbox); sets *exec_seen when an
- * "exit-code" record (written only after an exec) was read along with it.
+ * ... } once the sandbox's first process exists.  With a deadline
+ * (dsh_monotonic_ms() time; 0: none) it waits no longer than that.  Returns
+ * 1 when it came, with *child_pid = N (0 when not a plausible pid), 0 on EOF
+ * without it (bwrap failed before creating the sandbox), -ETIMEDOUT when the
+ * deadline passed first; sets *exec_seen when an "exit-code" record (written
+ * only after an exec) was read along with it.
  */
-static int read_first_record(int fd, pid_t *child_pid, bool *exec_seen)
+static int read_first_record(int fd, long long deadline_ms, pid_t *child_pid, bool *exec_seen)
 {
         char buffer[1024];
         size_t used = 0;
@@ -549,6 +555,15 @@ static int read_first_record(int fd, pid_t *child_pid, bool *exec_seen)
         *exec_seen = false;
         *child_pid = 0;
         for (;;) {
+                struct pollfd poll_fd = { fd, POLLIN, 0 };
+                int ready = poll(&poll_fd, 1, dsh_poll_timeout_ms(deadline_ms));
+
+                if (ready < 0 && errno == EINTR)
+                        continue;
+                if (ready == 0)
+                        return -ETIMEDOUT;
+                if (ready < 0)
+                        break;
                 length = read(fd, buffer + used, sizeof(buffer) - 1 - used);
                 if (length < 0 && errno == EINTR)
                         continue;
@@ -626,7 +641,7 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_poli
         dsh_exec_plan plan = { NULL, -1, false, -1 };
         dsh_spawn_failure failure;
         char **shielded = NULL;
-        int status_pipe[2], wait_status = 0, result;
+        int status_pipe[2], wait_status = 0, result, record;
         pid_t pid, reported_pid;
         bool exec_seen;
 
@@ -665,7 +680,16 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_poli
                 dsh_confined_argv_clear(&facts);
                 return result;
         }
-        if (read_first_record(status_read, &reported_pid, &exec_seen) == 0) {
+        /* Inside a probe, its deadline holds here too: a runner that stalls before its record is killed. */
+        record = read_first_record(status_read, provider->probe_deadline_ms, &reported_pid, &exec_seen);
+        if (record < 0) {
+                dsh_kill_and_reap(pid, options->new_process_group || options->new_session, NULL);
+                dsh_confined_argv_clear(&facts);
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, ETIMEDOUT,
+                                     "bwrap did not report its sandbox within %ld ms (probeTimeoutMs)",
+                                     provider->probe_timeout_ms);
+        }
+        if (record == 0) {
                 /* bwrap is gone before the sandbox existed: the command never ran. */
                 dsh_autofree char *detail = NULL;
 

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -310,6 +311,17 @@ char *dsh_provider_default_verdict_cache_dir(void)
         return dsh_xdg_directory(NULL, "XDG_CACHE_HOME", ".cache");
 }
 
+/* "a bwrap probe did not finish within 300 ms (probeTimeoutMs)"; NULL when out of memory. */
+static char *probe_timeout_reason(const dsh_provider *provider, const dsh_backend_ops *backend)
+{
+        char *reason = NULL;
+
+        if (asprintf(&reason, "a %s probe did not finish within %ld ms (probeTimeoutMs)", backend->name,
+                     provider->probe_timeout_ms) < 0)
+                return NULL;
+        return reason;
+}
+
 /* The policy functional probes run under: read-only, rooted at "/" (always present, already canonical). */
 static dsh_policy probe_policy(void)
 {
@@ -320,11 +332,6 @@ static dsh_policy probe_policy(void)
         return policy;
 }
 
-/*
- * Probes one backend: its own probe, then — when that probe only checked
- * static facts — a confined `true` through its spawn path, because only a
- * command that really ran proves the backend works on this host.
- */
 /*
  * A probe must prove confinement, not only that a command starts (bwrap run
  * by root without dropping capabilities starts fine and confines nothing):
@@ -354,7 +361,10 @@ static void prove_confinement(dsh_provider *provider, const dsh_backend_ops *bac
             exit_code < 0) {
                 report->usable = false;
                 free(report->reason);
-                report->reason = strdup("the confinement check could not run under this backend");
+                if (exit_code < 0)
+                        report->reason = probe_timeout_reason(provider, backend);
+                else
+                        report->reason = strdup("the confinement check could not run under this backend");
         }
         escaped = access(target, F_OK) == 0;
         unlink(target);
@@ -370,12 +380,21 @@ static void prove_confinement(dsh_provider *provider, const dsh_backend_ops *bac
         dsh_error_clear(&error);
 }
 
+/*
+ * Probes one backend: its own probe, then — when that probe only checked
+ * static facts — a confined `true` through its spawn path, because only a
+ * command that really ran proves the backend works on this host; then the
+ * confinement proof.  All of it under one deadline (probeTimeoutMs): every
+ * step gets what the steps before it left, so a probe ends within its bound
+ * however it stalls.
+ */
 static void probe_backend(dsh_provider *provider, const dsh_backend_ops *backend, dsh_backend_report *report)
 {
         char *const argv[] = { (char *) "true", NULL };
         dsh_policy policy = probe_policy();
         dsh_error error = DSH_ERROR_INIT;
         dsh_autofree char *stderr_text = NULL;
+        bool started = dsh_provider_begin_probe(provider);
         int exit_code = 0;
 
         backend->probe(provider, report);
@@ -384,26 +403,24 @@ static void probe_backend(dsh_provider *provider, const dsh_backend_ops *backend
         if (report->usable && backend->probe_is_functional)
                 prove_confinement(provider, backend, report);
         if (!report->usable || backend->probe_is_functional)
-                return;
+                goto out;
         if (dsh_provider_run_bounded(provider, backend, argv, &policy, &exit_code, &stderr_text, &error) < 0) {
                 report->usable = false;
                 report->reason = strdup(error.message ? error.message : "a confined `true` could not be started");
         } else if (exit_code != 0) {
                 report->usable = false;
-                if (exit_code < 0) {
-                        if (asprintf(&report->reason, "a %s probe did not finish within %ld ms (probeTimeoutMs)",
-                                     backend->name, provider->probe_timeout_ms) < 0)
-                                report->reason = NULL;
-                } else if (asprintf(&report->reason, "a confined `true` failed under %s with status %d: %.*s",
-                                    backend->name, exit_code,
-                                    stderr_text ? (int) strcspn(stderr_text, "\n") : 0,
-                                    stderr_text ? stderr_text : "") < 0) {
+                if (exit_code < 0)
+                        report->reason = probe_timeout_reason(provider, backend);
+                else if (asprintf(&report->reason, "a confined `true` failed under %s with status %d: %.*s",
+                                  backend->name, exit_code, stderr_text ? (int) strcspn(stderr_text, "\n") : 0,
+                                  stderr_text ? stderr_text : "") < 0)
                         report->reason = NULL;
-                }
         }
         if (report->usable)
                 prove_confinement(provider, backend, report);
+out:
         dsh_error_clear(&error);
+        dsh_provider_end_probe(provider, started);
 }
 
 static bool backend_in_chain(const dsh_provider *provider, const dsh_backend_ops *backend)
@@ -749,7 +766,7 @@ void dsh_child_clear(dsh_child *child)
 
 /* ------------------------------------------------------- bounded runs -- */
 
-static long long now_ms(void)
+long long dsh_monotonic_ms(void)
 {
         struct timespec now;
 
@@ -757,11 +774,50 @@ static long long now_ms(void)
         return (long long) now.tv_sec * 1000 + now.tv_nsec / 1000000;
 }
 
+bool dsh_provider_begin_probe(dsh_provider *provider)
+{
+        if (provider->probe_deadline_ms)
+                return false;
+        provider->probe_deadline_ms = dsh_monotonic_ms() + provider->probe_timeout_ms;
+        return true;
+}
+
+void dsh_provider_end_probe(dsh_provider *provider, bool started)
+{
+        if (started)
+                provider->probe_deadline_ms = 0;
+}
+
+void dsh_kill_and_reap(pid_t pid, bool group, int *wait_status)
+{
+        int status = 0;
+
+        /* The group first: a helper the child left behind (a runner script's own children) goes with it. */
+        if (group)
+                kill(-pid, SIGKILL);
+        kill(pid, SIGKILL);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        if (wait_status)
+                *wait_status = status;
+}
+
+int dsh_poll_timeout_ms(long long deadline_ms)
+{
+        long long remaining;
+
+        if (!deadline_ms)
+                return -1;
+        remaining = deadline_ms - dsh_monotonic_ms();
+        if (remaining <= 0)
+                return 0;
+        return remaining > INT_MAX ? INT_MAX : (int) remaining;
+}
+
 #define COLLECT_LIMIT (64 * 1024)
 
-int dsh_collect_bounded(pid_t pid, int fd, long timeout_ms, char **text, int *wait_status)
+int dsh_collect_bounded(pid_t pid, bool group, int fd, long long deadline_ms, char **text, int *wait_status)
 {
-        long long deadline = now_ms() + timeout_ms;
         char *collected = calloc(1, COLLECT_LIMIT + 1);
         size_t used = 0;
         int result = 0;
@@ -775,16 +831,10 @@ int dsh_collect_bounded(pid_t pid, int fd, long timeout_ms, char **text, int *wa
         }
         for (;;) {
                 struct pollfd poll_fd = { fd, POLLIN, 0 };
-                long long remaining = deadline - now_ms();
                 char chunk[4096];
                 ssize_t length;
-                int ready;
+                int ready = poll(&poll_fd, 1, dsh_poll_timeout_ms(deadline_ms));
 
-                if (remaining <= 0) {
-                        result = -ETIMEDOUT;
-                        break;
-                }
-                ready = poll(&poll_fd, 1, (int) remaining);
                 if (ready < 0 && errno == EINTR)
                         continue;
                 if (ready <= 0) {
@@ -816,15 +866,13 @@ reap:
                         return 0;
                 if (reaped < 0 && errno != EINTR)
                         return -errno;
-                if (now_ms() >= deadline)
+                if (dsh_monotonic_ms() >= deadline_ms)
                         result = -ETIMEDOUT;
                 else
                         nanosleep(&pause, NULL);
         }
-        /* Over time (or out of memory): the probe's process must not outlive it. */
-        kill(pid, SIGKILL);
-        while (waitpid(pid, wait_status, 0) < 0 && errno == EINTR)
-                ;
+        /* Over time (or out of memory): the probe's processes must not outlive it. */
+        dsh_kill_and_reap(pid, group, wait_status);
         return result;
 }
 
@@ -834,42 +882,62 @@ int dsh_provider_run_bounded(dsh_provider *provider, const dsh_backend_ops *back
         dsh_spawn_options options = DSH_SPAWN_OPTIONS_INIT;
         dsh_child child = DSH_CHILD_INIT;
         bool was_probing = provider->probing;
+        bool started = dsh_provider_begin_probe(provider);
+        long long deadline_ms = provider->probe_deadline_ms;
         int errors[2], wait_status = 0, result;
         int null_fd;
 
         *exit_code = 0;
         *stderr_text = NULL;
         null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-        if (null_fd < 0)
-                return dsh_error_set(error, DSH_ERROR_SYSTEM, errno, "cannot open /dev/null: %s", strerror(errno));
+        if (null_fd < 0) {
+                result = dsh_error_set(error, DSH_ERROR_SYSTEM, errno, "cannot open /dev/null: %s", strerror(errno));
+                goto out;
+        }
         if (pipe2(errors, O_CLOEXEC) < 0) {
-                result = -errno;
+                int pipe_errno = errno;
+
                 close(null_fd);
-                return dsh_error_set(error, DSH_ERROR_SYSTEM, -result, "cannot create a pipe: %s", strerror(-result));
+                result = dsh_error_set(error, DSH_ERROR_SYSTEM, pipe_errno, "cannot create a pipe: %s",
+                                       strerror(pipe_errno));
+                goto out;
         }
         options.stdin_fd = null_fd;
         options.stdout_fd = null_fd;
         options.stderr_fd = errors[1];
+        /* A group of its own, so that the deadline takes whatever the runner started along with it. */
+        options.new_process_group = true;
         provider->probing = true;
         result = backend->spawn(provider, argv, policy, &options, &child, error);
         provider->probing = was_probing;
         close(errors[1]);
         close(null_fd);
+        if (result == -ETIMEDOUT) {
+                /* The runner did not even report its sandbox in time; the backend killed and reaped it. */
+                dsh_error_clear(error);
+                *exit_code = -1;
+                close(errors[0]);
+                result = 0;
+                goto out;
+        }
         if (result < 0) {
                 /* The runner is reaped already; what it said before it failed is still in the pipe. */
                 *exit_code = 125;
-                dsh_collect_bounded(-1, errors[0], provider->probe_timeout_ms, stderr_text, &wait_status);
-                return result;
+                dsh_collect_bounded(-1, false, errors[0], deadline_ms, stderr_text, &wait_status);
+                goto out;
         }
-        result = dsh_collect_bounded(child.pid, errors[0], provider->probe_timeout_ms, stderr_text, &wait_status);
+        result = dsh_collect_bounded(child.pid, true, errors[0], deadline_ms, stderr_text, &wait_status);
         if (result == -ETIMEDOUT) {
                 *exit_code = -1;
                 dsh_child_clear(&child);
-                return 0;
+                result = 0;
+                goto out;
         }
         if (result < 0) {
                 dsh_child_clear(&child);
-                return dsh_error_set(error, DSH_ERROR_SYSTEM, -result, "cannot collect a probe: %s", strerror(-result));
+                result = dsh_error_set(error, DSH_ERROR_SYSTEM, -result, "cannot collect a probe: %s",
+                                       strerror(-result));
+                goto out;
         }
         dsh_child_settle_runner_status(&child, wait_status);
         if (WIFEXITED(wait_status))
@@ -879,7 +947,9 @@ int dsh_provider_run_bounded(dsh_provider *provider, const dsh_backend_ops *back
         if (child.runner_failed && *exit_code == 0)
                 *exit_code = 125;
         dsh_child_clear(&child);
-        return 0;
+out:
+        dsh_provider_end_probe(provider, started);
+        return result;
 }
 
 /* --------------------------------------------------------------- probe -- */

@@ -54,8 +54,11 @@ DSH_PUBLIC int dsh_provider_set_landlock_run_path(dsh_provider *provider, const 
  */
 DSH_PUBLIC int dsh_provider_set_bwrap_path(dsh_provider *provider, const char *path, dsh_error *error);
 
-/* Bound of each functional probe (default 5000 ms).  Returns 0, or -EINVAL
- * with "sandbox-local: probeTimeoutMs must be a positive finite number". */
+/* Bound of the functional probe of each backend, all its steps together
+ * (version query, confined `true`, confinement check; default 5000 ms):
+ * whatever still runs at the bound is killed and the backend is reported
+ * unusable for this call.  Returns 0, or -EINVAL with
+ * "sandbox-local: probeTimeoutMs must be a positive finite number". */
 DSH_PUBLIC int dsh_provider_set_probe_timeout_ms(dsh_provider *provider, long timeout_ms, dsh_error *error);
 
 /*

@@ -118,6 +118,30 @@ static char *write_switchable_bwrap(const char *directory, const char *switch_fi
         return path;
 }
 
+/*
+ * A `bwrap` that stalls (10 s) before it reports a sandbox, then leaves
+ * `marker` behind and runs the real bwrap; its --version answers at once
+ * unless `stall_version`.
+ */
+static char *write_stalling_bwrap(const char *directory, const char *marker, bool stall_version)
+{
+        char *path = test_path_join(directory, stall_version ? "bwrap-stalls-always" : "bwrap-stalls");
+        char *script = NULL;
+
+        assert_true(asprintf(&script,
+                             "#!/bin/sh\n"
+                             "%s"
+                             "sleep 10\n"
+                             ": > '%s'\n"
+                             "exec /usr/bin/bwrap \"$@\"\n",
+                             stall_version ? "" : "[ \"$1\" = --version ] && exec /usr/bin/bwrap --version\n",
+                             marker) > 0);
+        test_write_file(path, script);
+        free(script);
+        assert_int_equal(chmod(path, 0755), 0);
+        return path;
+}
+
 static char *env_assignment(const char *name, const char *value)
 {
         char *assignment = NULL;
@@ -845,6 +869,57 @@ static void test_stale_cache_falls_back_to_probing(void **state)
         test_remove_tree(cache);
 }
 
+/*
+ * The probe keeps its deadline: with probeTimeoutMs 300, a bwrap that stalls
+ * 10 s before its status record (or before its version, too) is killed at
+ * the deadline — the marker it would leave after its stall never appears —
+ * and reported unusable for that reason, by `probe` and by `run`.
+ */
+static void test_probe_keeps_its_deadline(void **state)
+{
+        char *cache = test_make_directory(NULL);
+        char *bin = test_make_directory(NULL);
+        char *config = test_path_join(bin, "config.json");
+        char *marker = test_path_join(bin, "stall-ended");
+
+        (void) state;
+        test_write_file(config, "{\"probeTimeoutMs\": 300}");
+        for (int stall_version = 0; stall_version < 2; stall_version++) {
+                char *fake = write_stalling_bwrap(bin, marker, stall_version);
+                test_process_result result;
+                json_t *root, *bwrap;
+
+                {
+                        const char *arguments[] = { "probe", "--json", NULL };
+
+                        run_tool(arguments, cache, fake, config, NULL, &result);
+                }
+                assert_false(test_path_exists(marker));
+                assert_int_equal(result.exit_code, 0);
+                root = parse_confine_output(result.stdout_text);
+                bwrap = json_array_get(json_object_get(root, "backends"), 0);
+                assert_string_equal(json_string_value(json_object_get(bwrap, "name")), "bwrap");
+                assert_false(json_is_true(json_object_get(bwrap, "usable")));
+                if (!test_contains(json_string_value(json_object_get(bwrap, "reason")), "did not finish within 300 ms"))
+                        fail_msg("probe reason: %s", json_string_value(json_object_get(bwrap, "reason")));
+                json_decref(root);
+                test_process_result_clear(&result);
+                {
+                        const char *arguments[] = { "run", "--mode", "read-only", "--", "true", NULL };
+
+                        run_tool(arguments, cache, fake, config, NULL, &result);
+                }
+                assert_false(test_path_exists(marker));
+                assert_int_equal(result.exit_code, 0);   /* Landlock ran it */
+                test_process_result_clear(&result);
+                free(fake);
+        }
+        free(marker);
+        free(config);
+        test_remove_tree(bin);
+        test_remove_tree(cache);
+}
+
 static void test_help(void **state)
 {
         static const char *const commands[] = { "confine", "probe" };
@@ -880,6 +955,7 @@ int main(void)
                 cmocka_unit_test(test_root_cannot_remount_its_way_out),
                 cmocka_unit_test(test_probe_rejects_a_runner_that_does_not_confine),
                 cmocka_unit_test(test_stale_cache_falls_back_to_probing),
+                cmocka_unit_test(test_probe_keeps_its_deadline),
                 cmocka_unit_test(test_help),
         };
 

@@ -361,21 +361,48 @@ static bool contains_text(const char *haystack, const char *needle)
         return haystack && strcasestr(haystack, needle) != NULL;
 }
 
+/* bwrap's words for a shortage of fds, memory, processes or namespaces: a bad moment that may pass. */
+static bool names_resource_shortage(const char *line)
+{
+        static const int shortages[] = { EMFILE, ENFILE, ENOMEM, EAGAIN, ENOSPC };
+
+        for (size_t i = 0; i < sizeof(shortages) / sizeof(shortages[0]); i++)
+                if (contains_text(line, strerror(shortages[i])))
+                        return true;
+        return false;
+}
+
+static bool names_namespace_failure(const char *line)
+{
+        return contains_text(line, "namespace") || contains_text(line, "uid map") || contains_text(line, "uid_map") ||
+               contains_text(line, "setgroups");
+}
+
 /*
  * Turns a failed confined `true` into words a user can act on.  `line` is
- * bwrap's own stderr line (may be NULL).  Returns a new string.
+ * bwrap's own stderr line (may be NULL).  `*transient` says whether the
+ * failure may not recur: only the failures recognised below as facts about
+ * the host (namespaces blocked, /proc masked, bwrap too old) are not; a
+ * timeout, a resource shortage or anything unrecognised is.  A namespace
+ * limit of 0 set by a host knob is a fact, even though the kernel says
+ * "No space left on device" for it.  Returns a new string.
  */
-static char *explain_failure(const char *line, int exit_code, bool timed_out, long timeout_ms)
+static char *explain_failure(const char *line, int exit_code, bool timed_out, long timeout_ms, bool *transient)
 {
-        const char *blocker;
+        const char *blocker = userns_blocker();
+        bool namespaces = names_namespace_failure(line);
         char *reason = NULL;
         int length;
 
-        if (timed_out)
+        *transient = true;
+        if (timed_out) {
                 length = asprintf(&reason, "a bwrap probe did not finish within %ld ms (probeTimeoutMs)", timeout_ms);
-        else if (contains_text(line, "namespace") || contains_text(line, "uid map") ||
-                 contains_text(line, "uid_map") || contains_text(line, "setgroups")) {
-                blocker = userns_blocker();
+        } else if (names_resource_shortage(line) && !(namespaces && blocker)) {
+                length = asprintf(&reason, "bwrap ran short of a resource while it set up the sandbox; this may pass "
+                                           "(bwrap said: %s)",
+                                  line);
+        } else if (namespaces) {
+                *transient = false;
                 length = asprintf(&reason,
                                   "bwrap cannot create its namespaces: user namespaces are blocked on this host "
                                   "(%s) (bwrap said: %s)",
@@ -385,11 +412,13 @@ static char *explain_failure(const char *line, int exit_code, bool timed_out, lo
                                             "profile",
                                   line);
         } else if (contains_text(line, "proc")) {
+                *transient = false;
                 length = asprintf(&reason,
                                   "bwrap cannot mount a private /proc, as inside a container that masks /proc "
                                   "(bwrap said: %s)",
                                   line);
         } else if (contains_text(line, "unknown option")) {
+                *transient = false;
                 length = asprintf(&reason, "this bwrap is too old (0.3.2 or newer is needed for --json-status-fd) "
                                            "(bwrap said: %s)",
                                   line);
@@ -452,12 +481,14 @@ static void bwrap_probe(dsh_provider *provider, dsh_backend_report *report)
 
         report->runner_path = dsh_bwrap_find(provider, &report->reason);
         if (!report->runner_path)
-                goto out;
+                goto out;  /* not installed, or not where it can be trusted: a fact until someone installs it */
         report->version = bwrap_version(report->runner_path, provider->probe_deadline_ms);
         policy.workspace_root = (char *) "/";
         if (dsh_provider_run_bounded(provider, &dsh_backend_bwrap, argv, &policy, &exit_code, &stderr_text,
                                      &error) < 0 &&
             error.code != DSH_ERROR_SANDBOX_UNAVAILABLE) {
+                /* Our side could not run it (no pipe, no fd, no memory): says nothing about bwrap. */
+                report->transient = true;
                 report->reason = strdup(error.message ? error.message : "bwrap cannot be started");
                 goto out;
         }
@@ -467,7 +498,8 @@ static void bwrap_probe(dsh_provider *provider, dsh_backend_report *report)
                 goto out;
         }
         line = first_runner_line(stderr_text);
-        report->reason = explain_failure(line, exit_code, exit_code < 0, provider->probe_timeout_ms);
+        report->reason = explain_failure(line, exit_code, exit_code < 0, provider->probe_timeout_ms,
+                                         &report->transient);
 out:
         dsh_error_clear(&error);
         dsh_provider_end_probe(provider, started);

@@ -20,9 +20,20 @@ typedef struct dsh_backend_report {
         char *version;        /* runner version when known, e.g. "0.8.0" */
         int landlock_abi;     /* Landlock only: the kernel ABI, or a negative errno */
         char *runner_path;    /* the runner binary the backend would execute, when it has one */
+        /*
+         * Not usable for a reason that may not hold on the next call: a
+         * timeout, a resource shortage (EMFILE, ENFILE, ENOMEM, EAGAIN) or a
+         * failure the backend does not recognise.  Set by whoever found the
+         * failure (the backend's probe, or the provider's functional run).
+         * A verdict that passed over such a backend is used by this provider
+         * but never persisted: a persisted verdict must rest on deterministic
+         * facts only (not installed, not trusted, ABI too old, namespaces
+         * blocked...), or one bad moment would select a backend for good.
+         */
+        bool transient;
 } dsh_backend_report;
 
-#define DSH_BACKEND_REPORT_INIT { false, DSH_ENFORCEMENT_FULL, NULL, NULL, 0, NULL }
+#define DSH_BACKEND_REPORT_INIT { false, DSH_ENFORCEMENT_FULL, NULL, NULL, 0, NULL, false }
 
 DSH_INTERNAL void dsh_backend_report_clear(dsh_backend_report *report);
 

@@ -360,6 +360,7 @@ static void prove_confinement(dsh_provider *provider, const dsh_backend_ops *bac
         if (dsh_provider_run_bounded(provider, backend, argv, &policy, &exit_code, &stderr_text, &error) < 0 ||
             exit_code < 0) {
                 report->usable = false;
+                report->transient = true;  /* out of time or of a resource: proves nothing either way */
                 free(report->reason);
                 if (exit_code < 0)
                         report->reason = probe_timeout_reason(provider, backend);
@@ -371,6 +372,7 @@ static void prove_confinement(dsh_provider *provider, const dsh_backend_ops *bac
         rmdir(directory);
         if (escaped) {
                 report->usable = false;
+                report->transient = false;  /* a proven escape is a fact about the runner, not a bad moment */
                 free(report->reason);
                 if (asprintf(&report->reason, "a command confined by %s could still write outside its policy on "
                                               "this host: it does not confine here",
@@ -386,7 +388,8 @@ static void prove_confinement(dsh_provider *provider, const dsh_backend_ops *bac
  * command that really ran proves the backend works on this host; then the
  * confinement proof.  All of it under one deadline (probeTimeoutMs): every
  * step gets what the steps before it left, so a probe ends within its bound
- * however it stalls.
+ * however it stalls.  Every failure of the functional run is transient: the
+ * static probe has already ruled out what is known to be missing.
  */
 static void probe_backend(dsh_provider *provider, const dsh_backend_ops *backend, dsh_backend_report *report)
 {
@@ -406,9 +409,11 @@ static void probe_backend(dsh_provider *provider, const dsh_backend_ops *backend
                 goto out;
         if (dsh_provider_run_bounded(provider, backend, argv, &policy, &exit_code, &stderr_text, &error) < 0) {
                 report->usable = false;
+                report->transient = true;
                 report->reason = strdup(error.message ? error.message : "a confined `true` could not be started");
         } else if (exit_code != 0) {
                 report->usable = false;
+                report->transient = true;
                 if (exit_code < 0)
                         report->reason = probe_timeout_reason(provider, backend);
                 else if (asprintf(&report->reason, "a confined `true` failed under %s with status %d: %.*s",
@@ -449,7 +454,7 @@ static const dsh_backend_ops *cached_verdict(dsh_provider *provider)
  * Only a usable verdict is persisted.  A refusal costs a probe only on hosts
  * that cannot run anything confined anyway, and a persisted refusal could
  * outlive a fix that no key observes (an AppArmor profile for bwrap, a
- * container's seccomp profile).
+ * container's seccomp profile).  And only a clean one (see probe_chain).
  */
 static void persist_verdict(dsh_provider *provider, const dsh_backend_ops *backend)
 {
@@ -460,9 +465,17 @@ static void persist_verdict(dsh_provider *provider, const dsh_backend_ops *backe
                 (void) dsh_verdict_cache_write(path, key, backend->name);
 }
 
-/* Probes the chain in order; the first usable backend wins.  Records the verdict. */
+/*
+ * Probes the chain in order; the first usable backend wins.  Records the
+ * verdict for this provider, and persists it only when the probe was clean:
+ * every backend before the winner failed for a deterministic reason.  One
+ * that failed transiently (a timeout under load, a process out of fds) may
+ * work on the next call, and a persisted verdict would pass it over for good.
+ */
 static const dsh_backend_ops *probe_chain(dsh_provider *provider)
 {
+        bool clean = true;
+
         for (size_t i = 0; i < provider->backend_count; i++) {
                 dsh_backend_report report = DSH_BACKEND_REPORT_INIT;
 
@@ -470,9 +483,11 @@ static const dsh_backend_ops *probe_chain(dsh_provider *provider)
                 if (report.usable) {
                         provider->selected = provider->backends[i];
                         dsh_backend_report_clear(&report);
-                        persist_verdict(provider, provider->selected);
+                        if (clean)
+                                persist_verdict(provider, provider->selected);
                         return provider->selected;
                 }
+                clean = clean && !report.transient;
                 free(provider->unavailable_detail);
                 provider->unavailable_detail = report.reason ? strdup(report.reason) : NULL;
                 dsh_backend_report_clear(&report);
@@ -970,7 +985,8 @@ int dsh_provider_probe(dsh_provider *provider, dsh_probe_report *report, dsh_err
 {
         const dsh_backend_ops *candidates[] = { &dsh_backend_bwrap, &dsh_backend_landlock, NULL };
         const dsh_backend_ops *selected = NULL;
-        bool usable[3] = { false, false, false };
+        bool usable[3] = { false, false, false }, transient[3] = { false, false, false };
+        bool clean = true;
         size_t count = provider->runner_command ? 3 : 2;
 
         report->backends = calloc(count, sizeof(dsh_backend_status));
@@ -985,6 +1001,7 @@ int dsh_provider_probe(dsh_provider *provider, dsh_probe_report *report, dsh_err
                 if (candidates[i] == &dsh_backend_landlock)
                         report->landlock_abi = backend_report.landlock_abi;
                 usable[i] = backend_report.usable;
+                transient[i] = backend_report.transient;
                 if (!backend_report.usable) {
                         free(provider->unavailable_detail);
                         provider->unavailable_detail = backend_report.reason ? strdup(backend_report.reason) : NULL;
@@ -997,16 +1014,25 @@ int dsh_provider_probe(dsh_provider *provider, dsh_probe_report *report, dsh_err
                 }
                 dsh_backend_report_clear(&backend_report);
         }
-        /* What `auto` selects: the operator's runner, else the first usable backend in chain order. */
+        /*
+         * What `auto` selects: the operator's runner, else the first usable
+         * backend in chain order — persisted only when every backend before
+         * it failed for a deterministic reason (see probe_chain).
+         */
         if (provider->runner_command)
                 selected = &dsh_backend_runner_command;
         for (size_t i = 0; !selected && i < provider->backend_count; i++)
-                for (size_t j = 0; j < count; j++)
-                        if (candidates[j] == provider->backends[i] && usable[j])
+                for (size_t j = 0; j < count; j++) {
+                        if (candidates[j] != provider->backends[i])
+                                continue;
+                        if (usable[j])
                                 selected = candidates[j];
+                        else
+                                clean = clean && !transient[j];
+                }
         provider->verdict_cached = true;
         provider->selected = selected;
-        if (selected && !provider->runner_command && provider->backend_count > 1)
+        if (selected && clean && !provider->runner_command && provider->backend_count > 1)
                 persist_verdict(provider, selected);
         if (selected) {
                 report->selected = strdup(selected->name);

@@ -81,8 +81,11 @@ DSH_PUBLIC int dsh_provider_set_runner_command(dsh_provider *provider, char *con
  * Enables the cross-process verdict cache in `directory` (absolute; created
  * on first write), or disables it (NULL, the default).  The verdict of a
  * probed chain is stored there keyed by the kernel, the runner binaries, the
- * user-namespace and LSM knobs, the chain and the probe timeout; a runner
- * that fails before exec drops it.  Returns 0 or -EINVAL / -ENOMEM.
+ * user-namespace and LSM knobs, the chain and the probe timeout — only when
+ * the probe was clean: every backend passed over failed for a deterministic
+ * reason (not installed or trusted, ABI too old, namespaces blocked...), none
+ * for a timeout, a resource shortage or a failure it did not recognise; a
+ * runner that fails before exec drops it.  Returns 0 or -EINVAL / -ENOMEM.
  */
 DSH_PUBLIC int dsh_provider_set_verdict_cache_dir(dsh_provider *provider, const char *directory, dsh_error *error);
 
@@ -113,8 +116,9 @@ typedef struct dsh_probe_report {
  * Probes every known backend (and the operator's runner command when one is
  * set) and says which one the provider's chain selects.  The selection
  * becomes the provider's cached verdict (and is persisted when the verdict
- * cache is enabled).  `report` must be DSH_PROBE_REPORT_INIT; clear it with
- * dsh_probe_report_clear().  Returns 0 or -ENOMEM.
+ * cache is enabled and the probe was clean).  `report` must be
+ * DSH_PROBE_REPORT_INIT; clear it with dsh_probe_report_clear().  Returns 0
+ * or -ENOMEM.
  */
 DSH_PUBLIC int dsh_provider_probe(dsh_provider *provider, dsh_probe_report *report, dsh_error *error);
 

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -33,21 +34,23 @@ static void announce_enforcement(const dsh_confined_argv *facts, void *data)
 }
 
 /*
- * Signals while a runner process (bwrap) is waited for.
+ * Signals while a runner process (bwrap, an operator's runner command) is
+ * waited for.
  *
- * The runner is spawned in a process group of its own (new_process_group),
- * so the terminal's Ctrl-C and Ctrl-\ reach only this process; bwrap's
- * sandbox is a session of its own (--new-session) that no terminal signal
- * reaches either.  This process passes every signal a command is usually
- * told to stop or reload with — SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1,
- * SIGUSR2, from the terminal or from kill alike — on to the command's process
- * group (dsh_child.process_group: under bwrap the sandbox's, whose init
- * ignores what it does not handle and whose command and its children get
- * it), so the command's own handlers run and its own status comes back, as
- * when Landlock execs it in place.  While no group is known, or before the
- * sandbox's init has made it, the signal goes to the runner itself: bwrap
- * dies of it and --die-with-parent ends the sandbox, before the command was
- * exec'd (so it could not have handled it yet).
+ * bwrap runs in a process group of its own and its sandbox in a session of
+ * its own, so the terminal's Ctrl-C and Ctrl-\ reach only this process, which
+ * passes every signal a command is usually told to stop or reload with —
+ * SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, from the terminal or
+ * from kill alike — on to the command's process group
+ * (dsh_child.process_group: the sandbox's, whose init ignores what it does
+ * not handle and whose command and its children get it).  The command's own
+ * handlers run and its own status comes back, as when Landlock execs it in
+ * place.  Until the sandbox's init has made that group, the signal goes to
+ * the runner itself: bwrap dies of it and --die-with-parent ends the
+ * sandbox, before the command was exec'd (so it could not have handled it
+ * yet).  A child that shares this process's group (no process_group: an
+ * operator's runner command) already gets what the terminal sends the
+ * group; only signals sent to this process alone are passed on, to its pid.
  *
  * A signal that arrives before the child exists (or before this process
  * learned of it) is kept and acted on as soon as it does: the handlers are
@@ -56,10 +59,10 @@ static void announce_enforcement(const dsh_confined_argv *facts, void *data)
  * shell's background job) stays ignored, for the runner and the command too.
  *
  * Job control: Ctrl-Z (SIGTSTP) stops the command's group with SIGSTOP and
- * then this process; SIGCONT (fg, bg) continues the group.  A SIGTSTP sent on
- * would not do: the sandbox's group has no terminal and is orphaned, and the
- * kernel discards a default SIGTSTP there.  The command therefore cannot
- * catch the stop.
+ * then this process; SIGCONT (fg, bg) continues the group.  A SIGTSTP passed
+ * on would not do: the sandbox's group has no terminal and is orphaned, and
+ * the kernel discards a default SIGTSTP there.  So the command cannot catch
+ * the stop.
  *
  * SIGKILL to this process cannot be passed on: bwrap's --die-with-parent
  * kills the runner, and with it the whole sandbox.
@@ -71,10 +74,13 @@ static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUS
 
 enum { FORWARDING_PENDING, FORWARDING_ACTIVE, FORWARDING_CLOSED };
 
+/* A kept signal: sent to this process alone, or (also) to its whole group by the terminal. */
+enum { NOT_KEPT, KEPT_FROM_TERMINAL, KEPT_FROM_SENDER };
+
 static volatile sig_atomic_t forwarding_state = FORWARDING_PENDING;
-static volatile sig_atomic_t forward_group;   /* the command's process group, or 0 */
+static volatile sig_atomic_t forward_group;   /* the command's process group, or 0: it shares ours */
 static volatile sig_atomic_t forward_pid;     /* the runner, while it is not reaped */
-static volatile sig_atomic_t pending_signals[NSIG];
+static volatile sig_atomic_t kept_signals[NSIG];
 
 static void send_on(int signal_number)
 {
@@ -85,8 +91,8 @@ static void send_on(int signal_number)
                 kill((pid_t) forward_pid, signal_number);
 }
 
-/* What a signal means once the child exists. */
-static void act_on(int signal_number)
+/* What a signal means once the child exists.  `from_terminal`: the kernel sent it to this whole group. */
+static void act_on(int signal_number, bool from_terminal)
 {
         switch (signal_number) {
         case SIGTSTP:
@@ -99,32 +105,35 @@ static void act_on(int signal_number)
                         kill(-(pid_t) forward_group, SIGCONT);
                 break;
         default:
-                send_on(signal_number);
+                if (forward_group > 0 || !from_terminal)
+                        send_on(signal_number);
                 break;
         }
 }
 
-static void forward_signal(int signal_number)
+static void forward_signal(int signal_number, siginfo_t *info, void *context)
 {
         int saved_errno = errno;
+        bool from_terminal = info->si_code > 0;   /* SI_KERNEL: the terminal; <= 0: kill(), sigqueue() */
 
+        (void) context;
         if (forwarding_state == FORWARDING_ACTIVE)
-                act_on(signal_number);
-        else if (forwarding_state == FORWARDING_PENDING)
-                pending_signals[signal_number] = 1;
+                act_on(signal_number, from_terminal);
+        else if (forwarding_state == FORWARDING_PENDING && kept_signals[signal_number] != KEPT_FROM_SENDER)
+                kept_signals[signal_number] = from_terminal ? KEPT_FROM_TERMINAL : KEPT_FROM_SENDER;
         errno = saved_errno;
 }
 
-/* Installs `handler` for `signal_number` unless the signal was ignored when this process started. */
-static void catch_unless_ignored(int signal_number, void (*handler)(int))
+/* Catches `signal_number` unless it was ignored when this process started. */
+static void catch_unless_ignored(int signal_number)
 {
         struct sigaction action = { 0 };
         struct sigaction previous;
 
         if (sigaction(signal_number, NULL, &previous) < 0 || previous.sa_handler == SIG_IGN)
                 return;
-        action.sa_handler = handler;
-        action.sa_flags = SA_RESTART;
+        action.sa_sigaction = forward_signal;
+        action.sa_flags = SA_SIGINFO | SA_RESTART;
         sigemptyset(&action.sa_mask);
         sigaction(signal_number, &action, NULL);
 }
@@ -142,12 +151,12 @@ static void forwarding_mask(sigset_t *set)
 static void forwarding_prepare(void)
 {
         for (size_t i = 0; i < sizeof(forwarded_signals) / sizeof(forwarded_signals[0]); i++)
-                catch_unless_ignored(forwarded_signals[i], forward_signal);
-        catch_unless_ignored(SIGTSTP, forward_signal);
-        catch_unless_ignored(SIGCONT, forward_signal);
+                catch_unless_ignored(forwarded_signals[i]);
+        catch_unless_ignored(SIGTSTP);
+        catch_unless_ignored(SIGCONT);
 }
 
-/* The child exists: aim at it, and send on what came in the meantime. */
+/* The child exists: aim at it, and act on what came in the meantime. */
 static void forwarding_start(const dsh_child *child)
 {
         sigset_t blocked, previous;
@@ -158,9 +167,9 @@ static void forwarding_start(const dsh_child *child)
         forward_pid = child->pid;
         forwarding_state = FORWARDING_ACTIVE;
         for (int signal_number = 1; signal_number < NSIG; signal_number++)
-                if (pending_signals[signal_number]) {
-                        pending_signals[signal_number] = 0;
-                        act_on(signal_number);
+                if (kept_signals[signal_number] != NOT_KEPT) {
+                        act_on(signal_number, kept_signals[signal_number] == KEPT_FROM_TERMINAL);
+                        kept_signals[signal_number] = NOT_KEPT;
                 }
         sigprocmask(SIG_SETMASK, &previous, NULL);
 }
@@ -191,12 +200,12 @@ static void forwarding_close(void)
 static void forwarding_abandon(void)
 {
         forwarding_close();
-        if (pending_signals[SIGTSTP])
+        if (kept_signals[SIGTSTP] != NOT_KEPT)
                 kill(getpid(), SIGSTOP);
         for (size_t i = 0; i < sizeof(forwarded_signals) / sizeof(forwarded_signals[0]); i++) {
                 int signal_number = forwarded_signals[i];
 
-                if (!pending_signals[signal_number])
+                if (kept_signals[signal_number] == NOT_KEPT)
                         continue;
                 signal(signal_number, SIG_DFL);
                 raise(signal_number);
@@ -234,12 +243,10 @@ static int spawn_and_wait(dsh_provider *provider, const dsh_policy *policy, char
 {
         dsh_error error = DSH_ERROR_INIT;
         dsh_child child = DSH_CHILD_INIT;
-        dsh_spawn_options options = DSH_SPAWN_OPTIONS_INIT;
         int wait_status = 0, result;
 
-        options.new_process_group = true;
         forwarding_prepare();
-        if (dsh_provider_spawn(provider, program, policy, &options, &child, &error) < 0) {
+        if (dsh_provider_spawn(provider, program, policy, NULL, &child, &error) < 0) {
                 result = print_error_status(&error);
                 forwarding_abandon();
                 return result;

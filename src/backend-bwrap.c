@@ -671,6 +671,7 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_poli
         dsh_autoclose int status_write = -1;
         dsh_confined_argv facts = DSH_CONFINED_ARGV_INIT;
         dsh_exec_plan plan = { NULL, -1, false, -1 };
+        dsh_spawn_options runner_options = *options;
         dsh_spawn_failure failure;
         char **shielded = NULL;
         int status_pipe[2], wait_status = 0, result, record;
@@ -703,7 +704,16 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_poli
         }
         plan.argv = facts.argv;
         plan.keep_fd = status_write;
-        pid = dsh_spawn_exec_plan(&plan, options, &failure);
+        /*
+         * bwrap runs in a process group of its own, whatever the caller asked:
+         * its sandbox is a session of its own (--new-session) that no terminal
+         * signal reaches, while bwrap itself would die of the terminal's
+         * Ctrl-C and take the sandbox with it (--die-with-parent) before the
+         * command could handle the signal.  The caller passes signals on to
+         * child->process_group instead.
+         */
+        runner_options.new_process_group = true;
+        pid = dsh_spawn_exec_plan(&plan, &runner_options, &failure);
         close(dsh_take_fd(&status_write));
         if (pid < 0) {
                 result = pid == -ECHILD ? dsh_spawn_failure_to_error(&failure, policy->mode, facts.argv[0], error)
@@ -715,7 +725,7 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_poli
         /* Inside a probe, its deadline holds here too: a runner that stalls before its record is killed. */
         record = read_first_record(status_read, provider->probe_deadline_ms, &reported_pid, &exec_seen);
         if (record < 0) {
-                dsh_kill_and_reap(pid, options->new_process_group || options->new_session, NULL);
+                dsh_kill_and_reap(pid, true, NULL);
                 dsh_confined_argv_clear(&facts);
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, ETIMEDOUT,
                                      "bwrap did not report its sandbox within %ld ms (probeTimeoutMs)",
@@ -736,6 +746,8 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_poli
         }
         child->pid = pid;
         child->process_group = sandbox_process_group(pid, reported_pid);
+        if (child->process_group == 0)
+                child->process_group = pid;  /* unconfirmed: the runner's own group, which it leads */
         child->facts = facts;
         child->mode = policy->mode;
         child->command_started = exec_seen;

@@ -162,9 +162,11 @@ typedef struct dsh_spawn_options {
          * group already): the spawned process leads a process group of its
          * own, so signals the terminal generates for the caller's group
          * (Ctrl-C, Ctrl-\) reach only the caller, which passes them on to
-         * dsh_child.process_group itself.  A runner (bwrap) that shared the
-         * caller's group would die of Ctrl-C and take the command with it
-         * before the command could handle the signal.
+         * dsh_child.process_group itself.  The bwrap backend always starts
+         * its runner this way: bwrap sharing the caller's group would die of
+         * Ctrl-C and take the command with it before the command could
+         * handle the signal.  Note that a process outside the terminal's
+         * foreground group is stopped (SIGTTIN) when it reads the terminal.
          */
         bool new_process_group;
 } dsh_spawn_options;
@@ -181,14 +183,18 @@ typedef struct dsh_child {
         pid_t pid;
         /*
          * The process group that signals meant for the command go to
-         * (kill(-process_group, signal)), or 0 when none is known: then only
-         * `pid` can be signalled.  Under bwrap it is the sandbox's own group
-         * (its init, pid 1 inside, leads it and ignores what it does not
-         * handle; the command and its children share it), reported by bwrap
-         * on its status channel and taken only when it is a child of the
-         * runner.  Otherwise it is `pid` when the child was spawned with
-         * `new_process_group` or `new_session` (it leads its group), else 0.
-         * The group is the command's only while `pid` has not been reaped.
+         * (kill(-process_group, signal)), non-zero exactly when the child
+         * runs outside the caller's process group: then the terminal's
+         * signals do not reach the command, and a caller that wants them to
+         * passes them on.  Under bwrap it is the sandbox's own group (its
+         * init, pid 1 inside, leads it and ignores what it does not handle;
+         * the command and its children share it), reported by bwrap on its
+         * status channel and taken only when it is a child of the runner,
+         * else the runner's own.  Otherwise it is `pid` when the child was
+         * spawned with `new_process_group` or `new_session` (it leads its
+         * group), else 0: the child shares the caller's group, and only `pid`
+         * can be signalled.  The group is the command's only while `pid` has
+         * not been reaped.
          */
         pid_t process_group;
         dsh_confined_argv facts;

@@ -5,7 +5,8 @@
  * whole process group — on to the sandbox's process group: the command's
  * trap runs and its own status comes back, and a command without a trap
  * dies of the signal and `run` exits 128+N.  The same cases under Landlock
- * (the command exec'd in place) show that both backends behave alike.  Then:
+ * (the command exec'd in place) and under an operator's runner command (a
+ * runner in run's own process group) show that all behave alike.  Then:
  * a signal ignored on entry stays ignored, Ctrl-Z stops the sandboxed
  * command and SIGCONT continues it, SIGKILL to `run` leaves nothing of the
  * sandbox running, and the library's process-group facts (a runner that
@@ -18,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pty.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -64,8 +66,13 @@ static bool bwrap_works(void)
         return known;
 }
 
+/* "runner-command" here: `env` as the operator's runner (it execs the command in place, in run's group). */
+#define RUNNER_COMMAND_CONFIG "{\"runnerCommand\": [\"env\"], \"runnerFailureSignatures\": [\"env: \"]}"
+
 static bool backend_works(const char *backend)
 {
+        if (strcmp(backend, "runner-command") == 0)
+                return true;
         if (strcmp(backend, "bwrap") == 0)
                 return bwrap_works();
         if (dsh_landlock_abi() < DSH_LANDLOCK_MINIMUM_ABI) {
@@ -133,10 +140,15 @@ static pid_t start_run(const struct scratch *scratch, const char *backend, const
                        bool ignore_hangup)
 {
         static const int defaults[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP, SIGCONT };
-        const char *argv[] = { test_dsh_sandbox_path(), "run", "--backend", backend, "--mode", "workspace-write",
+        bool runner_command = strcmp(backend, "runner-command") == 0;
+        const char *argv[] = { test_dsh_sandbox_path(), "run", "--backend", runner_command ? "auto" : backend,
+                               "--mode", "workspace-write",
                                "--root", scratch->workspace, "--", "sh", "-c", script, "sh", scratch->ready, NULL };
-        pid_t pid = fork();
+        pid_t pid;
 
+        if (runner_command)
+                test_write_file(scratch->config, RUNNER_COMMAND_CONFIG);
+        pid = fork();
         assert_true(pid >= 0);
         if (pid == 0) {
                 int null_fd = open("/dev/null", O_RDWR);
@@ -193,14 +205,14 @@ static int signal_run(const char *backend, const char *script, int signal_number
         return exit_code;
 }
 
-static const char *const backends[] = { "bwrap", "landlock" };
+static const char *const backends[] = { "bwrap", "landlock", "runner-command" };
 static const int signals[] = { SIGINT, SIGTERM, SIGHUP };
 
 /* The command's trap runs and its own status (3) comes back, whoever sent the signal. */
 static void test_trap_runs_and_its_status_returns(void **state)
 {
         (void) state;
-        for (size_t b = 0; b < 2; b++) {
+        for (size_t b = 0; b < sizeof(backends) / sizeof(backends[0]); b++) {
                 if (!backend_works(backends[b]))
                         continue;
                 for (size_t s = 0; s < 3; s++)
@@ -218,7 +230,7 @@ static void test_trap_runs_and_its_status_returns(void **state)
 static void test_untrapped_command_dies_of_the_signal(void **state)
 {
         (void) state;
-        for (size_t b = 0; b < 2; b++) {
+        for (size_t b = 0; b < sizeof(backends) / sizeof(backends[0]); b++) {
                 if (!backend_works(backends[b]))
                         continue;
                 for (size_t s = 0; s < 3; s++) {
@@ -231,11 +243,59 @@ static void test_untrapped_command_dies_of_the_signal(void **state)
         }
 }
 
+/*
+ * Ctrl-C typed at a real terminal: the kernel signals run's foreground
+ * process group (the pty below is run's controlling terminal).  The
+ * command's trap runs once and its status comes back; under bwrap nothing
+ * but run could have received the signal.
+ */
+static void test_terminal_interrupt_reaches_the_trap(void **state)
+{
+        (void) state;
+        for (size_t b = 0; b < sizeof(backends) / sizeof(backends[0]); b++) {
+                struct scratch scratch;
+                int terminal = -1, exit_code;
+                pid_t pid;
+
+                if (!backend_works(backends[b]))
+                        continue;
+                scratch_create(&scratch);
+                if (strcmp(backends[b], "runner-command") == 0)
+                        test_write_file(scratch.config, RUNNER_COMMAND_CONFIG);
+                pid = forkpty(&terminal, NULL, NULL, NULL);
+                assert_true(pid >= 0);
+                if (pid == 0) {
+                        const char *argv[] = { test_dsh_sandbox_path(), "run", "--backend",
+                                               strcmp(backends[b], "runner-command") == 0 ? "auto" : backends[b],
+                                               "--mode", "workspace-write", "--root", scratch.workspace, "--", "sh",
+                                               "-c", TRAPPED_SCRIPT, "sh", scratch.ready, NULL };
+
+                        signal(SIGINT, SIG_DFL);
+                        setenv("XDG_CACHE_HOME", scratch.cache, 1);
+                        setenv("DSH_SANDBOX_CONFIG", scratch.config, 1);
+                        execv(argv[0], (char *const *) argv);
+                        _exit(255);
+                }
+                if (!wait_for_file(scratch.ready)) {
+                        kill(pid, SIGKILL);
+                        wait_exit_code(pid);
+                        fail_msg("%s: the command never became ready", backends[b]);
+                }
+                assert_int_equal(write(terminal, "\x03", 1), 1);   /* VINTR */
+                exit_code = wait_exit_code(pid);
+                close(terminal);
+                if (exit_code != 3)
+                        fail_msg("%s, Ctrl-C at the terminal: run exited %d, not the trap's 3", backends[b],
+                                 exit_code);
+                scratch_destroy(&scratch);
+        }
+}
+
 /* nohup's promise holds: a SIGHUP ignored when run started is ignored by the command too. */
 static void test_ignored_hangup_stays_ignored(void **state)
 {
         (void) state;
-        for (size_t b = 0; b < 2; b++) {
+        for (size_t b = 0; b < sizeof(backends) / sizeof(backends[0]); b++) {
                 int exit_code;
 
                 if (!backend_works(backends[b]))
@@ -418,9 +478,10 @@ static int wait_child(dsh_child *child)
 }
 
 /*
- * Under bwrap the runner leads its own group, and process_group names the
- * sandbox's: a session and group of its own, where a signal reaches the
- * command's trap.
+ * Under bwrap the runner leads its own group even when the caller did not
+ * ask for one (the terminal's Ctrl-C must not reach it), and process_group
+ * names the sandbox's: a session and group of its own, where a signal
+ * reaches the command's trap.
  */
 static void test_bwrap_child_names_the_sandbox_group(void **state)
 {
@@ -435,7 +496,7 @@ static void test_bwrap_child_names_the_sandbox_group(void **state)
         }
         scratch_create(&scratch);
         provider = sole_backend_provider("bwrap", NULL);
-        spawn_trapped(provider, &scratch, true, &child);
+        spawn_trapped(provider, &scratch, false, &child);
         assert_int_equal(getpgid(child.pid), child.pid);
         assert_true(child.process_group > 1);
         assert_int_not_equal(child.process_group, child.pid);
@@ -514,7 +575,7 @@ static void test_runner_cannot_aim_signals_elsewhere(void **state)
                 assert_int_equal(chmod(fake, 0755), 0);
                 unlink(scratch.ready);
                 provider = sole_backend_provider("bwrap", fake);
-                spawn_trapped(provider, &scratch, true, &child);
+                spawn_trapped(provider, &scratch, false, &child);
                 assert_int_equal(child.process_group, child.pid);
                 assert_true(wait_for_file(scratch.ready));
                 assert_int_equal(kill(child.pid, SIGTERM), 0);
@@ -532,6 +593,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_trap_runs_and_its_status_returns),
                 cmocka_unit_test(test_untrapped_command_dies_of_the_signal),
+                cmocka_unit_test(test_terminal_interrupt_reaches_the_trap),
                 cmocka_unit_test(test_ignored_hangup_stays_ignored),
                 cmocka_unit_test(test_job_control_stops_the_command),
                 cmocka_unit_test(test_sigkill_takes_the_sandbox_with_it),

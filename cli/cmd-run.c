@@ -7,9 +7,11 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "policy-options.h"
@@ -35,32 +37,194 @@ static void announce_enforcement(const dsh_confined_argv *facts, void *data)
                                   *reason);
 }
 
-static volatile sig_atomic_t forwarded_child_pid;
-
 /*
- * While a runner process is waited for: a signal sent to this process by
- * another process (kill, a supervisor's SIGTERM) is passed on to the runner.
- * Signals the terminal generates (Ctrl-C, Ctrl-\) already reach it through the
- * shared process group, so they are not sent a second time.
+ * Signals while a runner process (bwrap, an operator's runner command) is
+ * waited for.
+ *
+ * bwrap runs in a process group of its own and its sandbox in a session of
+ * its own, so the terminal's Ctrl-C and Ctrl-\ reach only this process, which
+ * passes every signal a command is usually told to stop or reload with —
+ * SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, from the terminal or
+ * from kill alike — on to the command's process group
+ * (dsh_child.process_group: the sandbox's, whose init ignores what it does
+ * not handle and whose command and its children get it).  The command's own
+ * handlers run and its own status comes back, as when Landlock execs it in
+ * place.  Until the sandbox's init has made that group, the signal goes to
+ * the runner itself: bwrap dies of it and --die-with-parent ends the
+ * sandbox, before the command was exec'd (so it could not have handled it
+ * yet).  A child that shares this process's group (no process_group: an
+ * operator's runner command) already gets what the terminal sends the
+ * group; only signals sent to this process alone are passed on, to its pid.
+ *
+ * A signal that arrives before the child exists (or before this process
+ * learned of it) is kept and acted on as soon as it does: the handlers are
+ * installed before the spawn, which resets caught signals to their defaults
+ * in the child.  A signal ignored when this process started (nohup, a
+ * shell's background job) stays ignored, for the runner and the command too.
+ *
+ * Job control: Ctrl-Z (SIGTSTP) stops the command's group with SIGSTOP and
+ * then this process; SIGCONT (fg, bg) continues the group.  A SIGTSTP passed
+ * on would not do: the sandbox's group has no terminal and is orphaned, and
+ * the kernel discards a default SIGTSTP there.  So the command cannot catch
+ * the stop.
+ *
+ * SIGKILL to this process cannot be passed on: bwrap's --die-with-parent
+ * kills the runner, and with it the whole sandbox.
+ *
+ * What a handler touches is volatile sig_atomic_t and kill()/getpid(), all
+ * async-signal-safe; errno is preserved.
  */
-static void forward_signal(int signal_number, siginfo_t *info, void *context)
+static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+
+enum { FORWARDING_PENDING, FORWARDING_ACTIVE, FORWARDING_CLOSED };
+
+/* A kept signal: sent to this process alone, or (also) to its whole group by the terminal. */
+enum { NOT_KEPT, KEPT_FROM_TERMINAL, KEPT_FROM_SENDER };
+
+static volatile sig_atomic_t forwarding_state = FORWARDING_PENDING;
+static volatile sig_atomic_t forward_group;   /* the command's process group, or 0: it shares ours */
+static volatile sig_atomic_t forward_pid;     /* the runner, while it is not reaped */
+static volatile sig_atomic_t kept_signals[NSIG];
+
+static void send_on(int signal_number)
 {
-        (void) context;
-        if (forwarded_child_pid > 0 && info->si_code <= 0)
-                kill((pid_t) forwarded_child_pid, signal_number);
+        /* ESRCH: the sandbox's init has not made its group yet; the runner then takes it. */
+        if (forward_group > 0 && kill(-(pid_t) forward_group, signal_number) == 0)
+                return;
+        if (forward_pid > 0)
+                kill((pid_t) forward_pid, signal_number);
 }
 
-static void install_forwarding(pid_t child_pid)
+/* What a signal means once the child exists.  `from_terminal`: the kernel sent it to this whole group. */
+static void act_on(int signal_number, bool from_terminal)
 {
-        static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
-        struct sigaction action = { 0 };
+        switch (signal_number) {
+        case SIGTSTP:
+                if (forward_group > 0)
+                        kill(-(pid_t) forward_group, SIGSTOP);
+                kill(getpid(), SIGSTOP);
+                break;
+        case SIGCONT:
+                if (forward_group > 0)
+                        kill(-(pid_t) forward_group, SIGCONT);
+                break;
+        default:
+                if (forward_group > 0 || !from_terminal)
+                        send_on(signal_number);
+                break;
+        }
+}
 
-        forwarded_child_pid = child_pid;
+static void forward_signal(int signal_number, siginfo_t *info, void *context)
+{
+        int saved_errno = errno;
+        bool from_terminal = info->si_code > 0;   /* SI_KERNEL: the terminal; <= 0: kill(), sigqueue() */
+
+        (void) context;
+        if (forwarding_state == FORWARDING_ACTIVE)
+                act_on(signal_number, from_terminal);
+        else if (forwarding_state == FORWARDING_PENDING && kept_signals[signal_number] != KEPT_FROM_SENDER)
+                kept_signals[signal_number] = from_terminal ? KEPT_FROM_TERMINAL : KEPT_FROM_SENDER;
+        errno = saved_errno;
+}
+
+/* Catches `signal_number` unless it was ignored when this process started. */
+static void catch_unless_ignored(int signal_number)
+{
+        struct sigaction action = { 0 };
+        struct sigaction previous;
+
+        if (sigaction(signal_number, NULL, &previous) < 0 || previous.sa_handler == SIG_IGN)
+                return;
         action.sa_sigaction = forward_signal;
         action.sa_flags = SA_SIGINFO | SA_RESTART;
         sigemptyset(&action.sa_mask);
-        for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
-                sigaction(forwarded[i], &action, NULL);
+        sigaction(signal_number, &action, NULL);
+}
+
+static void forwarding_mask(sigset_t *set)
+{
+        sigemptyset(set);
+        for (size_t i = 0; i < sizeof(forwarded_signals) / sizeof(forwarded_signals[0]); i++)
+                sigaddset(set, forwarded_signals[i]);
+        sigaddset(set, SIGTSTP);
+        sigaddset(set, SIGCONT);
+}
+
+/* Before the spawn: signals from now on are kept until the child exists. */
+static void forwarding_prepare(void)
+{
+        for (size_t i = 0; i < sizeof(forwarded_signals) / sizeof(forwarded_signals[0]); i++)
+                catch_unless_ignored(forwarded_signals[i]);
+        catch_unless_ignored(SIGTSTP);
+        catch_unless_ignored(SIGCONT);
+}
+
+/* The child exists: aim at it, and act on what came in the meantime. */
+static void forwarding_start(const dsh_child *child)
+{
+        sigset_t blocked, previous;
+
+        forwarding_mask(&blocked);
+        sigprocmask(SIG_BLOCK, &blocked, &previous);
+        forward_group = child->process_group;
+        forward_pid = child->pid;
+        forwarding_state = FORWARDING_ACTIVE;
+        for (int signal_number = 1; signal_number < NSIG; signal_number++)
+                if (kept_signals[signal_number] != NOT_KEPT) {
+                        act_on(signal_number, kept_signals[signal_number] == KEPT_FROM_TERMINAL);
+                        kept_signals[signal_number] = NOT_KEPT;
+                }
+        sigprocmask(SIG_SETMASK, &previous, NULL);
+}
+
+/*
+ * Once the runner has exited, before it is reaped: from here on nothing is
+ * sent.  Until now its pid was safe to signal (a zombie's pid is not reused).
+ * The sandbox's init is reaped by bwrap just before bwrap exits, so a signal
+ * in that last instant could only reach another process if the kernel's pid
+ * counter wrapped around to that number in between.
+ */
+static void forwarding_close(void)
+{
+        sigset_t blocked, previous;
+
+        forwarding_mask(&blocked);
+        sigprocmask(SIG_BLOCK, &blocked, &previous);
+        forwarding_state = FORWARDING_CLOSED;
+        forward_group = 0;
+        forward_pid = 0;
+        sigprocmask(SIG_SETMASK, &previous, NULL);
+}
+
+/*
+ * The spawn failed: the command never ran.  A signal kept meanwhile was
+ * meant to stop this process; it now does, as it would have uncaught.
+ */
+static void forwarding_abandon(void)
+{
+        forwarding_close();
+        if (kept_signals[SIGTSTP] != NOT_KEPT)
+                kill(getpid(), SIGSTOP);
+        for (size_t i = 0; i < sizeof(forwarded_signals) / sizeof(forwarded_signals[0]); i++) {
+                int signal_number = forwarded_signals[i];
+
+                if (kept_signals[signal_number] == NOT_KEPT)
+                        continue;
+                signal(signal_number, SIG_DFL);
+                raise(signal_number);
+        }
+}
+
+/* Waits until `pid` has exited, without reaping it. */
+static int wait_for_exit(pid_t pid)
+{
+        siginfo_t info;
+
+        while (waitid(P_PID, (id_t) pid, &info, WEXITED | WNOWAIT) < 0)
+                if (errno != EINTR)
+                        return -errno;
+        return 0;
 }
 
 static int print_error_status(dsh_error *error)
@@ -85,11 +249,18 @@ static int spawn_and_wait(dsh_provider *provider, const dsh_policy *policy, char
         dsh_child child = DSH_CHILD_INIT;
         int wait_status = 0, result;
 
-        if (dsh_provider_spawn(provider, program, policy, NULL, &child, &error) < 0)
-                return print_error_status(&error);
+        forwarding_prepare();
+        if (dsh_provider_spawn(provider, program, policy, NULL, &child, &error) < 0) {
+                result = print_error_status(&error);
+                forwarding_abandon();
+                return result;
+        }
+        forwarding_start(&child);
         announce_enforcement(&child.facts, NULL);
-        install_forwarding(child.pid);
-        result = dsh_child_wait(&child, &wait_status);
+        result = wait_for_exit(child.pid);
+        forwarding_close();
+        if (result == 0)
+                result = dsh_child_wait(&child, &wait_status);
         if (result < 0) {
                 cli_print_message("cannot wait for the command: %s", strerror(-result));
                 dsh_child_clear(&child);

@@ -416,21 +416,48 @@ static bool contains_text(const char *haystack, const char *needle)
         return haystack && strcasestr(haystack, needle) != NULL;
 }
 
+/* bwrap's words for a shortage of fds, memory, processes or namespaces: a bad moment that may pass. */
+static bool names_resource_shortage(const char *line)
+{
+        static const int shortages[] = { EMFILE, ENFILE, ENOMEM, EAGAIN, ENOSPC };
+
+        for (size_t i = 0; i < sizeof(shortages) / sizeof(shortages[0]); i++)
+                if (contains_text(line, strerror(shortages[i])))
+                        return true;
+        return false;
+}
+
+static bool names_namespace_failure(const char *line)
+{
+        return contains_text(line, "namespace") || contains_text(line, "uid map") || contains_text(line, "uid_map") ||
+               contains_text(line, "setgroups");
+}
+
 /*
  * Turns a failed confined `true` into words a user can act on.  `line` is
- * bwrap's own stderr line (may be NULL).  Returns a new string.
+ * bwrap's own stderr line (may be NULL).  `*transient` says whether the
+ * failure may not recur: only the failures recognised below as facts about
+ * the host (namespaces blocked, /proc masked, bwrap too old) are not; a
+ * timeout, a resource shortage or anything unrecognised is.  A namespace
+ * limit of 0 set by a host knob is a fact, even though the kernel says
+ * "No space left on device" for it.  Returns a new string.
  */
-static char *explain_failure(const char *line, int exit_code, bool timed_out, long timeout_ms)
+static char *explain_failure(const char *line, int exit_code, bool timed_out, long timeout_ms, bool *transient)
 {
-        const char *blocker;
+        const char *blocker = userns_blocker();
+        bool namespaces = names_namespace_failure(line);
         char *reason = NULL;
         int length;
 
-        if (timed_out)
+        *transient = true;
+        if (timed_out) {
                 length = asprintf(&reason, "a bwrap probe did not finish within %ld ms (probeTimeoutMs)", timeout_ms);
-        else if (contains_text(line, "namespace") || contains_text(line, "uid map") ||
-                 contains_text(line, "uid_map") || contains_text(line, "setgroups")) {
-                blocker = userns_blocker();
+        } else if (names_resource_shortage(line) && !(namespaces && blocker)) {
+                length = asprintf(&reason, "bwrap ran short of a resource while it set up the sandbox; this may pass "
+                                           "(bwrap said: %s)",
+                                  line);
+        } else if (namespaces) {
+                *transient = false;
                 length = asprintf(&reason,
                                   "bwrap cannot create its namespaces: user namespaces are blocked on this host "
                                   "(%s) (bwrap said: %s)",
@@ -440,11 +467,13 @@ static char *explain_failure(const char *line, int exit_code, bool timed_out, lo
                                             "profile",
                                   line);
         } else if (contains_text(line, "proc")) {
+                *transient = false;
                 length = asprintf(&reason,
                                   "bwrap cannot mount a private /proc, as inside a container that masks /proc "
                                   "(bwrap said: %s)",
                                   line);
         } else if (contains_text(line, "unknown option")) {
+                *transient = false;
                 length = asprintf(&reason, "this bwrap is too old (0.3.2 or newer is needed for --json-status-fd) "
                                            "(bwrap said: %s)",
                                   line);
@@ -458,13 +487,12 @@ static char *explain_failure(const char *line, int exit_code, bool timed_out, lo
         return length < 0 ? NULL : reason;
 }
 
-/* "bubblewrap 0.8.0" -> "0.8.0"; NULL when it cannot be learned. */
-static char *bwrap_version(const char *bwrap, long timeout_ms)
+/* "bubblewrap 0.8.0" -> "0.8.0"; NULL when it cannot be learned before `deadline_ms`. */
+static char *bwrap_version(const char *bwrap, long long deadline_ms)
 {
-        static const dsh_spawn_options quiet = { -1, -1, -1, false };
         char *const argv[] = { (char *) bwrap, (char *) "--version", NULL };
         dsh_exec_plan plan = DSH_EXEC_PLAN_INIT(argv);
-        dsh_spawn_options options = quiet;
+        dsh_spawn_options options = DSH_SPAWN_OPTIONS_INIT;
         dsh_spawn_failure failure;
         dsh_autofree char *text = NULL;
         int output[2], wait_status = 0;
@@ -475,13 +503,14 @@ static char *bwrap_version(const char *bwrap, long timeout_ms)
                 return NULL;
         options.stdout_fd = output[1];
         options.stderr_fd = output[1];
+        options.new_process_group = true;  /* the deadline takes whatever it started, too */
         pid = dsh_spawn_exec_plan(&plan, &options, &failure);
         close(output[1]);
         if (pid < 0) {
                 close(output[0]);
                 return NULL;
         }
-        if (dsh_collect_bounded(pid, output[0], timeout_ms, &text, &wait_status) < 0 || !text)
+        if (dsh_collect_bounded(pid, true, output[0], deadline_ms, &text, &wait_status) < 0 || !text)
                 return NULL;
         version = strrchr(text, ' ');
         if (!WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0 || !version)
@@ -492,6 +521,8 @@ static char *bwrap_version(const char *bwrap, long timeout_ms)
 /*
  * Functional: a read-only confined `true` through the same argv spawn()
  * uses (so a bwrap too old for --json-status-fd is found here, not later).
+ * The version query and the run share one deadline (the caller's, when it
+ * already started one for the whole probe).
  */
 static void bwrap_probe(dsh_provider *provider, dsh_backend_report *report)
 {
@@ -500,55 +531,94 @@ static void bwrap_probe(dsh_provider *provider, dsh_backend_report *report)
         dsh_error error = DSH_ERROR_INIT;
         dsh_autofree char *stderr_text = NULL;
         dsh_autofree char *line = NULL;
+        bool started = dsh_provider_begin_probe(provider);
         int exit_code = 0;
 
         dsh_autofree char *exec_helper = dsh_provider_launcher_path(provider, EXEC_HELPER_NAME);
 
         report->runner_path = dsh_bwrap_find(provider, &report->reason);
         if (!report->runner_path)
-                return;
+                goto out;  /* not installed, or not where it can be trusted: a fact until someone installs it */
         if (!exec_helper || access(exec_helper, X_OK) < 0) {
                 if (asprintf(&report->reason, "the dsh-sandbox-exec helper %s is not executable: %s",
                              exec_helper ? exec_helper : "(no launcher directory)", strerror(errno)) < 0)
                         report->reason = NULL;
-                return;
+                goto out;
         }
-        report->version = bwrap_version(report->runner_path, provider->probe_timeout_ms);
+        report->version = bwrap_version(report->runner_path, provider->probe_deadline_ms);
         policy.workspace_root = (char *) "/";
         if (dsh_provider_run_bounded(provider, &dsh_backend_bwrap, argv, &policy, &exit_code, &stderr_text,
                                      &error) < 0 &&
             error.code != DSH_ERROR_SANDBOX_UNAVAILABLE) {
+                /* Our side could not run it (no pipe, no fd, no memory): says nothing about bwrap. */
+                report->transient = true;
                 report->reason = strdup(error.message ? error.message : "bwrap cannot be started");
-                dsh_error_clear(&error);
-                return;
+                goto out;
         }
-        dsh_error_clear(&error);
         if (exit_code == 0) {
                 report->usable = true;
                 report->enforcement = DSH_ENFORCEMENT_FULL;
-                return;
+                goto out;
         }
         line = first_runner_line(stderr_text);
-        report->reason = explain_failure(line, exit_code, exit_code < 0, provider->probe_timeout_ms);
+        report->reason = explain_failure(line, exit_code, exit_code < 0, provider->probe_timeout_ms,
+                                         &report->transient);
+out:
+        dsh_error_clear(&error);
+        dsh_provider_end_probe(provider, started);
 }
 
 /* ----------------------------------------------------------------- spawn -- */
 
+/* The number after "child-pid": in a status record, or 0. */
+static pid_t parse_child_pid(const char *record)
+{
+        const char *field = strstr(record, "\"child-pid\"");
+        char *end;
+        long value;
+
+        if (!field)
+                return 0;
+        field += strlen("\"child-pid\"");
+        field += strspn(field, " \t\n");
+        if (*field != ':')
+                return 0;
+        field++;
+        field += strspn(field, " \t\n");
+        errno = 0;
+        value = strtol(field, &end, 10);
+        if (errno || end == field || value <= 1 || value > INT_MAX)
+                return 0;
+        return (pid_t) value;
+}
+
 /*
  * Reads the first record bwrap writes on --json-status-fd: { "child-pid": N,
- * ... } once the sandbox's first process exists.  Returns 1 when it came,
- * 0 on EOF without it (bwrap failed before creating the sandbox); sets
- * *exec_seen when an "exit-code" record (written only after an exec) was
- * read along with it.
+ * ... } once the sandbox's first process exists.  With a deadline
+ * (dsh_monotonic_ms() time; 0: none) it waits no longer than that.  Returns
+ * 1 when it came, with *child_pid = N (0 when not a plausible pid), 0 on EOF
+ * without it (bwrap failed before creating the sandbox), -ETIMEDOUT when the
+ * deadline passed first; sets *exec_seen when an "exit-code" record (written
+ * only after an exec) was read along with it.
  */
-static int read_first_record(int fd, bool *exec_seen)
+static int read_first_record(int fd, long long deadline_ms, pid_t *child_pid, bool *exec_seen)
 {
         char buffer[1024];
         size_t used = 0;
         ssize_t length;
 
         *exec_seen = false;
+        *child_pid = 0;
         for (;;) {
+                struct pollfd poll_fd = { fd, POLLIN, 0 };
+                int ready = poll(&poll_fd, 1, dsh_poll_timeout_ms(deadline_ms));
+
+                if (ready < 0 && errno == EINTR)
+                        continue;
+                if (ready == 0)
+                        return -ETIMEDOUT;
+                if (ready < 0)
+                        break;
                 length = read(fd, buffer + used, sizeof(buffer) - 1 - used);
                 if (length < 0 && errno == EINTR)
                         continue;
@@ -561,7 +631,44 @@ static int read_first_record(int fd, bool *exec_seen)
         }
         buffer[used] = '\0';
         *exec_seen = strstr(buffer, "\"exit-code\"") != NULL;
-        return strstr(buffer, "\"child-pid\"") ? 1 : 0;
+        if (!strstr(buffer, "\"child-pid\""))
+                return 0;
+        *child_pid = parse_child_pid(buffer);
+        return 1;
+}
+
+/*
+ * The process group signals for the command go to: bwrap's --new-session
+ * makes the sandbox's init (pid 1 inside, `reported` outside) a session and
+ * group leader, and the command runs in its group.  Taken only when
+ * `reported` is a child of `runner`: whatever a runner writes (a fake that
+ * says "child-pid": 1) must never aim signals at the caller's own group or
+ * at every process (kill(-1, ...)).  Returns 0 when it cannot be confirmed.
+ */
+static pid_t sandbox_process_group(pid_t runner, pid_t reported)
+{
+        char path[64], stat_line[512];
+        const char *fields;
+        long parent = 0;
+        ssize_t length;
+        int fd;
+
+        if (reported <= 1 || reported == runner)
+                return 0;
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int) reported);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return 0;
+        length = read(fd, stat_line, sizeof(stat_line) - 1);
+        close(fd);
+        if (length <= 0)
+                return 0;
+        stat_line[length] = '\0';
+        /* "PID (COMM) STATE PPID ...": COMM may hold anything, so the fields start after the last ')'. */
+        fields = strrchr(stat_line, ')');
+        if (!fields || sscanf(fields + 1, " %*c %ld", &parent) != 1)
+                return 0;
+        return parent == (long) runner ? reported : 0;
 }
 
 /* Why bwrap failed before exec: rerun the failing profile with stderr captured, for bwrap's own line. */
@@ -611,16 +718,36 @@ static int report_early_failure(dsh_provider *provider, pid_t pid, dsh_mode mode
         return dsh_error_set_unavailable(error, mode, detail ? detail : "bwrap failed before it created the sandbox");
 }
 
+/*
+ * After bwrap reported its sandbox: the child, with the process group
+ * signals for the command go to (see sandbox_process_group()).
+ */
+static void settle_child(dsh_child *child, pid_t pid, pid_t reported_pid, dsh_confined_argv *facts, dsh_mode mode,
+                         bool exec_seen, int json_status_fd, int exec_status_fd)
+{
+        child->pid = pid;
+        child->process_group = sandbox_process_group(pid, reported_pid);
+        if (child->process_group == 0)
+                child->process_group = pid;  /* unconfirmed: the runner's own group, which it leads */
+        child->facts = *facts;
+        *facts = (dsh_confined_argv) DSH_CONFINED_ARGV_INIT;
+        child->mode = mode;
+        child->command_started = exec_seen;
+        child->runner_status_fd = json_status_fd;
+        child->exec_status_fd = exec_status_fd;
+}
+
 static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
                        const dsh_spawn_options *options, dsh_child *child, dsh_error *error)
 {
         struct bwrap_call call = BWRAP_CALL_INIT;
         dsh_confined_argv facts = DSH_CONFINED_ARGV_INIT;
         dsh_exec_plan plan = DSH_EXEC_PLAN_INIT(NULL);
+        dsh_spawn_options runner_options = *options;
         dsh_spawn_failure failure;
-        int json_pipe[2] = { -1, -1 }, exec_pipe[2] = { -1, -1 }, result;
+        int json_pipe[2] = { -1, -1 }, exec_pipe[2] = { -1, -1 }, result, record = 0;
         bool exec_seen = false;
-        pid_t pid;
+        pid_t pid = -1, reported_pid = 0;
 
         result = prepare_call(provider, policy, &call, error);
         if (result == 0)
@@ -633,12 +760,20 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_poli
         call.exec_status_fd = exec_pipe[1];
         if (build_argv(&facts.argv, &call, policy, argv) < 0 || set_dialect(&facts, &call.shield) < 0) {
                 result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
-                pid = -1;
         } else {
                 plan.argv = facts.argv;
                 plan.keep_fds[0] = json_pipe[1];
                 plan.keep_fds[1] = exec_pipe[1];
-                pid = dsh_spawn_exec_plan(&plan, options, &failure);
+                /*
+                 * bwrap runs in a process group of its own, whatever the caller
+                 * asked: its sandbox is a session of its own (--new-session) that
+                 * no terminal signal reaches, while bwrap itself would die of the
+                 * terminal's Ctrl-C and take the sandbox with it
+                 * (--die-with-parent) before the command could handle the
+                 * signal.  The caller passes signals on to child->process_group.
+                 */
+                runner_options.new_process_group = true;
+                pid = dsh_spawn_exec_plan(&plan, &runner_options, &failure);
                 if (pid < 0)
                         result = pid == -ECHILD ? dsh_spawn_failure_to_error(&failure, policy->mode, facts.argv[0],
                                                                               error)
@@ -648,20 +783,24 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_poli
         close(json_pipe[1]);
         close(exec_pipe[1]);
         bwrap_call_clear(&call);
-        if (result == 0 && read_first_record(json_pipe[0], &exec_seen) == 0)
+        /* Inside a probe, its deadline holds here too: a runner that stalls before its record is killed. */
+        if (result == 0)
+                record = read_first_record(json_pipe[0], provider->probe_deadline_ms, &reported_pid, &exec_seen);
+        if (result == 0 && record < 0) {
+                dsh_kill_and_reap(pid, true, NULL);
+                result = dsh_error_set(error, DSH_ERROR_SYSTEM, ETIMEDOUT,
+                                       "bwrap did not report its sandbox within %ld ms (probeTimeoutMs)",
+                                       provider->probe_timeout_ms);
+        } else if (result == 0 && record == 0) {
                 result = report_early_failure(provider, pid, policy->mode, error);
+        }
         if (result < 0) {
                 close(json_pipe[0]);
                 close(exec_pipe[0]);
                 dsh_confined_argv_clear(&facts);
                 return result;
         }
-        child->pid = pid;
-        child->facts = facts;
-        child->mode = policy->mode;
-        child->command_started = exec_seen;
-        child->runner_status_fd = json_pipe[0];
-        child->exec_status_fd = exec_pipe[0];
+        settle_child(child, pid, reported_pid, &facts, policy->mode, exec_seen, json_pipe[0], exec_pipe[0]);
         return 0;
 }
 

@@ -23,9 +23,20 @@ typedef struct dsh_backend_report {
         char **landlock_scopes;          /* Landlock only: scope names in force (see dsh_probe_report) */
         char **landlock_scopes_missing;  /* Landlock only: scope names the ABI cannot request */
         char **partial_reasons;          /* why enforcement is partial, one sentence each */
+        /*
+         * Not usable for a reason that may not hold on the next call: a
+         * timeout, a resource shortage (EMFILE, ENFILE, ENOMEM, EAGAIN) or a
+         * failure the backend does not recognise.  Set by whoever found the
+         * failure (the backend's probe, or the provider's functional run).
+         * A verdict that passed over such a backend is used by this provider
+         * but never persisted: a persisted verdict must rest on deterministic
+         * facts only (not installed, not trusted, ABI too old, namespaces
+         * blocked...), or one bad moment would select a backend for good.
+         */
+        bool transient;
 } dsh_backend_report;
 
-#define DSH_BACKEND_REPORT_INIT { false, DSH_ENFORCEMENT_FULL, NULL, NULL, 0, NULL, NULL, NULL, NULL }
+#define DSH_BACKEND_REPORT_INIT { false, DSH_ENFORCEMENT_FULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, false }
 
 DSH_INTERNAL void dsh_backend_report_clear(dsh_backend_report *report);
 
@@ -79,6 +90,13 @@ struct dsh_provider {
         bool verdict_from_cache;
         /* A probe is running: a backend's spawn must not start another one to diagnose itself. */
         bool probing;
+        /*
+         * The one deadline (dsh_monotonic_ms() time) of the functional probe
+         * of one backend, shared by every step of it (version query,
+         * confined `true`, confinement proof); 0 when no probe runs.  See
+         * dsh_provider_begin_probe().
+         */
+        long long probe_deadline_ms;
 };
 
 DSH_INTERNAL const dsh_backend_ops *dsh_backend_by_name(const char *name);
@@ -104,26 +122,53 @@ DSH_INTERNAL int dsh_runner_command_check(char *const *command, char *const *sig
  */
 DSH_INTERNAL int dsh_probe_timeout_check(double timeout_ms, long *checked_out, dsh_error *error);
 
+/* CLOCK_MONOTONIC in milliseconds: the clock of every probe deadline. */
+DSH_INTERNAL long long dsh_monotonic_ms(void);
+
+/* poll()'s timeout for `deadline_ms`: -1 (none) for 0, else what is left, 0 once it has passed. */
+DSH_INTERNAL int dsh_poll_timeout_ms(long long deadline_ms);
+
+/*
+ * Starts the deadline of one functional probe, probeTimeoutMs from now,
+ * unless one is running already (a probe nested in a probe shares the
+ * outer one's).  Returns true when it started one: that caller then ends it
+ * with dsh_provider_end_probe().
+ */
+DSH_INTERNAL bool dsh_provider_begin_probe(dsh_provider *provider);
+DSH_INTERNAL void dsh_provider_end_probe(dsh_provider *provider, bool started);
+
 /*
  * Runs `argv` through `backend->spawn` under a prepared `policy` with stdin
- * and stdout on /dev/null and stderr captured, bounded by the provider's
- * probe timeout (the child is killed when it runs over).  `*exit_code` gets
- * the exit status (128+N for signal N, -1 on timeout), `*stderr_text` the
- * captured stderr (caller frees).  Returns 0, or a negative errno with
- * `error` set when the spawn itself failed.
+ * and stdout on /dev/null and stderr captured, in a process group of its
+ * own, bounded by the running probe's deadline (or probeTimeoutMs from now
+ * when none runs): whatever of that group still runs at the deadline is
+ * killed with SIGKILL and reaped.  `*exit_code` gets the exit status (128+N
+ * for signal N, -1 on timeout), `*stderr_text` the captured stderr (caller
+ * frees).  Returns 0, or a negative errno with `error` set when the spawn
+ * itself failed.
  */
 DSH_INTERNAL int dsh_provider_run_bounded(dsh_provider *provider, const dsh_backend_ops *backend, char *const *argv,
                                           const dsh_policy *policy, int *exit_code, char **stderr_text,
                                           dsh_error *error);
 
 /*
- * Reads `fd` (closing it) until EOF and reaps `pid`, both within `timeout_ms`;
- * a child still running at the deadline is killed with SIGKILL and reaped.
- * `*text` receives what was read (at most 64 KiB kept; caller frees),
- * `*wait_status` waitpid()'s status.  Returns 0, -ETIMEDOUT, or another
- * negative errno.
+ * Reads `fd` (closing it) until EOF and reaps `pid`, both before
+ * `deadline_ms` (dsh_monotonic_ms() time; what is already readable is read
+ * even past it); a child still running at the deadline is killed with
+ * SIGKILL — its whole process group when `pid` leads one (`group`) — and
+ * reaped.  `pid` <= 0: only read.  `*text` receives what was read (at most
+ * 64 KiB kept; caller frees), `*wait_status` waitpid()'s status.  Returns
+ * 0, -ETIMEDOUT, or another negative errno.
  */
-DSH_INTERNAL int dsh_collect_bounded(pid_t pid, int fd, long timeout_ms, char **text, int *wait_status);
+DSH_INTERNAL int dsh_collect_bounded(pid_t pid, bool group, int fd, long long deadline_ms, char **text,
+                                     int *wait_status);
+
+/*
+ * SIGKILL for a spawned child that must not outlive its caller (a probe over
+ * its deadline) — its whole process group when it leads one (`group`) — then
+ * reaps it.  `*wait_status` (may be NULL) gets waitpid()'s status.
+ */
+DSH_INTERNAL void dsh_kill_and_reap(pid_t pid, bool group, int *wait_status);
 
 /* After waitpid(): reads what the runner status channel still holds and sets
  * child->command_started / runner_failed.  provider.c. */

@@ -341,6 +341,17 @@ char *dsh_provider_default_verdict_cache_dir(void)
         return dsh_xdg_directory(NULL, "XDG_CACHE_HOME", ".cache");
 }
 
+/* "a bwrap probe did not finish within 300 ms (probeTimeoutMs)"; NULL when out of memory. */
+static char *probe_timeout_reason(const dsh_provider *provider, const dsh_backend_ops *backend)
+{
+        char *reason = NULL;
+
+        if (asprintf(&reason, "a %s probe did not finish within %ld ms (probeTimeoutMs)", backend->name,
+                     provider->probe_timeout_ms) < 0)
+                return NULL;
+        return reason;
+}
+
 /* The policy functional probes run under: read-only, rooted at "/" (always present, already canonical). */
 static dsh_policy probe_policy(void)
 {
@@ -351,11 +362,6 @@ static dsh_policy probe_policy(void)
         return policy;
 }
 
-/*
- * Probes one backend: its own probe, then — when that probe only checked
- * static facts — a confined `true` through its spawn path, because only a
- * command that really ran proves the backend works on this host.
- */
 /*
  * A probe must prove confinement, not only that a command starts (bwrap run
  * by root without dropping capabilities starts fine and confines nothing):
@@ -384,14 +390,19 @@ static void prove_confinement(dsh_provider *provider, const dsh_backend_ops *bac
         if (dsh_provider_run_bounded(provider, backend, argv, &policy, &exit_code, &stderr_text, &error) < 0 ||
             exit_code < 0) {
                 report->usable = false;
+                report->transient = true;  /* out of time or of a resource: proves nothing either way */
                 free(report->reason);
-                report->reason = strdup("the confinement check could not run under this backend");
+                if (exit_code < 0)
+                        report->reason = probe_timeout_reason(provider, backend);
+                else
+                        report->reason = strdup("the confinement check could not run under this backend");
         }
         escaped = access(target, F_OK) == 0;
         unlink(target);
         rmdir(directory);
         if (escaped) {
                 report->usable = false;
+                report->transient = false;  /* a proven escape is a fact about the runner, not a bad moment */
                 free(report->reason);
                 if (asprintf(&report->reason, "a command confined by %s could still write outside its policy on "
                                               "this host: it does not confine here",
@@ -401,12 +412,22 @@ static void prove_confinement(dsh_provider *provider, const dsh_backend_ops *bac
         dsh_error_clear(&error);
 }
 
+/*
+ * Probes one backend: its own probe, then — when that probe only checked
+ * static facts — a confined `true` through its spawn path, because only a
+ * command that really ran proves the backend works on this host; then the
+ * confinement proof.  All of it under one deadline (probeTimeoutMs): every
+ * step gets what the steps before it left, so a probe ends within its bound
+ * however it stalls.  Every failure of the functional run is transient: the
+ * static probe has already ruled out what is known to be missing.
+ */
 static void probe_backend(dsh_provider *provider, const dsh_backend_ops *backend, dsh_backend_report *report)
 {
         char *const argv[] = { (char *) "true", NULL };
         dsh_policy policy = probe_policy();
         dsh_error error = DSH_ERROR_INIT;
         dsh_autofree char *stderr_text = NULL;
+        bool started = dsh_provider_begin_probe(provider);
         int exit_code = 0;
 
         backend->probe(provider, report);
@@ -415,26 +436,26 @@ static void probe_backend(dsh_provider *provider, const dsh_backend_ops *backend
         if (report->usable && backend->probe_is_functional)
                 prove_confinement(provider, backend, report);
         if (!report->usable || backend->probe_is_functional)
-                return;
+                goto out;
         if (dsh_provider_run_bounded(provider, backend, argv, &policy, &exit_code, &stderr_text, &error) < 0) {
                 report->usable = false;
+                report->transient = true;
                 report->reason = strdup(error.message ? error.message : "a confined `true` could not be started");
         } else if (exit_code != 0) {
                 report->usable = false;
-                if (exit_code < 0) {
-                        if (asprintf(&report->reason, "a %s probe did not finish within %ld ms (probeTimeoutMs)",
-                                     backend->name, provider->probe_timeout_ms) < 0)
-                                report->reason = NULL;
-                } else if (asprintf(&report->reason, "a confined `true` failed under %s with status %d: %.*s",
-                                    backend->name, exit_code,
-                                    stderr_text ? (int) strcspn(stderr_text, "\n") : 0,
-                                    stderr_text ? stderr_text : "") < 0) {
+                report->transient = true;
+                if (exit_code < 0)
+                        report->reason = probe_timeout_reason(provider, backend);
+                else if (asprintf(&report->reason, "a confined `true` failed under %s with status %d: %.*s",
+                                  backend->name, exit_code, stderr_text ? (int) strcspn(stderr_text, "\n") : 0,
+                                  stderr_text ? stderr_text : "") < 0)
                         report->reason = NULL;
-                }
         }
         if (report->usable)
                 prove_confinement(provider, backend, report);
+out:
         dsh_error_clear(&error);
+        dsh_provider_end_probe(provider, started);
 }
 
 static bool backend_in_chain(const dsh_provider *provider, const dsh_backend_ops *backend)
@@ -463,7 +484,7 @@ static const dsh_backend_ops *cached_verdict(dsh_provider *provider)
  * Only a usable verdict is persisted.  A refusal costs a probe only on hosts
  * that cannot run anything confined anyway, and a persisted refusal could
  * outlive a fix that no key observes (an AppArmor profile for bwrap, a
- * container's seccomp profile).
+ * container's seccomp profile).  And only a clean one (see probe_chain).
  */
 static void persist_verdict(dsh_provider *provider, const dsh_backend_ops *backend)
 {
@@ -474,9 +495,17 @@ static void persist_verdict(dsh_provider *provider, const dsh_backend_ops *backe
                 (void) dsh_verdict_cache_write(path, key, backend->name);
 }
 
-/* Probes the chain in order; the first usable backend wins.  Records the verdict. */
+/*
+ * Probes the chain in order; the first usable backend wins.  Records the
+ * verdict for this provider, and persists it only when the probe was clean:
+ * every backend before the winner failed for a deterministic reason.  One
+ * that failed transiently (a timeout under load, a process out of fds) may
+ * work on the next call, and a persisted verdict would pass it over for good.
+ */
 static const dsh_backend_ops *probe_chain(dsh_provider *provider)
 {
+        bool clean = true;
+
         for (size_t i = 0; i < provider->backend_count; i++) {
                 dsh_backend_report report = DSH_BACKEND_REPORT_INIT;
 
@@ -484,9 +513,11 @@ static const dsh_backend_ops *probe_chain(dsh_provider *provider)
                 if (report.usable) {
                         provider->selected = provider->backends[i];
                         dsh_backend_report_clear(&report);
-                        persist_verdict(provider, provider->selected);
+                        if (clean)
+                                persist_verdict(provider, provider->selected);
                         return provider->selected;
                 }
+                clean = clean && !report.transient;
                 free(provider->unavailable_detail);
                 provider->unavailable_detail = report.reason ? strdup(report.reason) : NULL;
                 dsh_backend_report_clear(&report);
@@ -633,6 +664,17 @@ static int spawn_selected(dsh_provider *provider, char *const *argv, const dsh_p
         return result;
 }
 
+/*
+ * A child spawned into a group (or session) of its own leads it, and signals
+ * for the command go to that group — unless the backend named another (bwrap:
+ * the sandbox's group, where the command runs).
+ */
+static void default_process_group(dsh_child *child, const dsh_spawn_options *options)
+{
+        if (child->process_group == 0 && (options->new_process_group || options->new_session))
+                child->process_group = child->pid;
+}
+
 int dsh_provider_spawn(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
                        const dsh_spawn_options *options, dsh_child *child_out, dsh_error *error)
 {
@@ -646,12 +688,17 @@ int dsh_provider_spawn(dsh_provider *provider, char *const *argv, const dsh_poli
         if (policy->mode == DSH_MODE_DANGER_FULL_ACCESS) {
                 if (!argv || !argv[0])
                         return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "the command argv is empty");
-                return spawn_unconfined(argv, options, child_out, error);
+                result = spawn_unconfined(argv, options, child_out, error);
+                if (result == 0)
+                        default_process_group(child_out, options);
+                return result;
         }
         result = prepare_call(argv, policy, &prepared, error);
         if (result < 0)
                 return result;
         result = spawn_selected(provider, argv, &prepared, options, child_out, error ? error : &local_error);
+        if (result == 0)
+                default_process_group(child_out, options);
         dsh_policy_clear(&prepared);
         dsh_error_clear(&local_error);
         return result;
@@ -820,7 +867,7 @@ void dsh_child_clear(dsh_child *child)
 
 /* ------------------------------------------------------- bounded runs -- */
 
-static long long now_ms(void)
+long long dsh_monotonic_ms(void)
 {
         struct timespec now;
 
@@ -828,11 +875,50 @@ static long long now_ms(void)
         return (long long) now.tv_sec * 1000 + now.tv_nsec / 1000000;
 }
 
+bool dsh_provider_begin_probe(dsh_provider *provider)
+{
+        if (provider->probe_deadline_ms)
+                return false;
+        provider->probe_deadline_ms = dsh_monotonic_ms() + provider->probe_timeout_ms;
+        return true;
+}
+
+void dsh_provider_end_probe(dsh_provider *provider, bool started)
+{
+        if (started)
+                provider->probe_deadline_ms = 0;
+}
+
+void dsh_kill_and_reap(pid_t pid, bool group, int *wait_status)
+{
+        int status = 0;
+
+        /* The group first: a helper the child left behind (a runner script's own children) goes with it. */
+        if (group)
+                kill(-pid, SIGKILL);
+        kill(pid, SIGKILL);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        if (wait_status)
+                *wait_status = status;
+}
+
+int dsh_poll_timeout_ms(long long deadline_ms)
+{
+        long long remaining;
+
+        if (!deadline_ms)
+                return -1;
+        remaining = deadline_ms - dsh_monotonic_ms();
+        if (remaining <= 0)
+                return 0;
+        return remaining > INT_MAX ? INT_MAX : (int) remaining;
+}
+
 #define COLLECT_LIMIT (64 * 1024)
 
-int dsh_collect_bounded(pid_t pid, int fd, long timeout_ms, char **text, int *wait_status)
+int dsh_collect_bounded(pid_t pid, bool group, int fd, long long deadline_ms, char **text, int *wait_status)
 {
-        long long deadline = now_ms() + timeout_ms;
         char *collected = calloc(1, COLLECT_LIMIT + 1);
         size_t used = 0;
         int result = 0;
@@ -846,16 +932,10 @@ int dsh_collect_bounded(pid_t pid, int fd, long timeout_ms, char **text, int *wa
         }
         for (;;) {
                 struct pollfd poll_fd = { fd, POLLIN, 0 };
-                long long remaining = deadline - now_ms();
                 char chunk[4096];
                 ssize_t length;
-                int ready;
+                int ready = poll(&poll_fd, 1, dsh_poll_timeout_ms(deadline_ms));
 
-                if (remaining <= 0) {
-                        result = -ETIMEDOUT;
-                        break;
-                }
-                ready = poll(&poll_fd, 1, (int) remaining);
                 if (ready < 0 && errno == EINTR)
                         continue;
                 if (ready <= 0) {
@@ -887,15 +967,13 @@ reap:
                         return 0;
                 if (reaped < 0 && errno != EINTR)
                         return -errno;
-                if (now_ms() >= deadline)
+                if (dsh_monotonic_ms() >= deadline_ms)
                         result = -ETIMEDOUT;
                 else
                         nanosleep(&pause, NULL);
         }
-        /* Over time (or out of memory): the probe's process must not outlive it. */
-        kill(pid, SIGKILL);
-        while (waitpid(pid, wait_status, 0) < 0 && errno == EINTR)
-                ;
+        /* Over time (or out of memory): the probe's processes must not outlive it. */
+        dsh_kill_and_reap(pid, group, wait_status);
         return result;
 }
 
@@ -905,42 +983,62 @@ int dsh_provider_run_bounded(dsh_provider *provider, const dsh_backend_ops *back
         dsh_spawn_options options = DSH_SPAWN_OPTIONS_INIT;
         dsh_child child = DSH_CHILD_INIT;
         bool was_probing = provider->probing;
+        bool started = dsh_provider_begin_probe(provider);
+        long long deadline_ms = provider->probe_deadline_ms;
         int errors[2], wait_status = 0, result;
         int null_fd;
 
         *exit_code = 0;
         *stderr_text = NULL;
         null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-        if (null_fd < 0)
-                return dsh_error_set(error, DSH_ERROR_SYSTEM, errno, "cannot open /dev/null: %s", strerror(errno));
+        if (null_fd < 0) {
+                result = dsh_error_set(error, DSH_ERROR_SYSTEM, errno, "cannot open /dev/null: %s", strerror(errno));
+                goto out;
+        }
         if (pipe2(errors, O_CLOEXEC) < 0) {
-                result = -errno;
+                int pipe_errno = errno;
+
                 close(null_fd);
-                return dsh_error_set(error, DSH_ERROR_SYSTEM, -result, "cannot create a pipe: %s", strerror(-result));
+                result = dsh_error_set(error, DSH_ERROR_SYSTEM, pipe_errno, "cannot create a pipe: %s",
+                                       strerror(pipe_errno));
+                goto out;
         }
         options.stdin_fd = null_fd;
         options.stdout_fd = null_fd;
         options.stderr_fd = errors[1];
+        /* A group of its own, so that the deadline takes whatever the runner started along with it. */
+        options.new_process_group = true;
         provider->probing = true;
         result = backend->spawn(provider, argv, policy, &options, &child, error);
         provider->probing = was_probing;
         close(errors[1]);
         close(null_fd);
+        if (result == -ETIMEDOUT) {
+                /* The runner did not even report its sandbox in time; the backend killed and reaped it. */
+                dsh_error_clear(error);
+                *exit_code = -1;
+                close(errors[0]);
+                result = 0;
+                goto out;
+        }
         if (result < 0) {
                 /* The runner is reaped already; what it said before it failed is still in the pipe. */
                 *exit_code = 125;
-                dsh_collect_bounded(-1, errors[0], provider->probe_timeout_ms, stderr_text, &wait_status);
-                return result;
+                dsh_collect_bounded(-1, false, errors[0], deadline_ms, stderr_text, &wait_status);
+                goto out;
         }
-        result = dsh_collect_bounded(child.pid, errors[0], provider->probe_timeout_ms, stderr_text, &wait_status);
+        result = dsh_collect_bounded(child.pid, true, errors[0], deadline_ms, stderr_text, &wait_status);
         if (result == -ETIMEDOUT) {
                 *exit_code = -1;
                 dsh_child_clear(&child);
-                return 0;
+                result = 0;
+                goto out;
         }
         if (result < 0) {
                 dsh_child_clear(&child);
-                return dsh_error_set(error, DSH_ERROR_SYSTEM, -result, "cannot collect a probe: %s", strerror(-result));
+                result = dsh_error_set(error, DSH_ERROR_SYSTEM, -result, "cannot collect a probe: %s",
+                                       strerror(-result));
+                goto out;
         }
         dsh_child_settle_runner_status(&child, wait_status);
         if (WIFEXITED(wait_status))
@@ -950,7 +1048,9 @@ int dsh_provider_run_bounded(dsh_provider *provider, const dsh_backend_ops *back
         if (child.runner_failed && *exit_code == 0)
                 *exit_code = 125;
         dsh_child_clear(&child);
-        return 0;
+out:
+        dsh_provider_end_probe(provider, started);
+        return result;
 }
 
 /* --------------------------------------------------------------- probe -- */
@@ -973,7 +1073,8 @@ int dsh_provider_probe(dsh_provider *provider, dsh_probe_report *report, dsh_err
 {
         const dsh_backend_ops *candidates[] = { &dsh_backend_bwrap, &dsh_backend_landlock, NULL };
         const dsh_backend_ops *selected = NULL;
-        bool usable[3] = { false, false, false };
+        bool usable[3] = { false, false, false }, transient[3] = { false, false, false };
+        bool clean = true;
         size_t count = provider->runner_command ? 3 : 2;
 
         report->backends = calloc(count, sizeof(dsh_backend_status));
@@ -992,6 +1093,7 @@ int dsh_provider_probe(dsh_provider *provider, dsh_probe_report *report, dsh_err
                         backend_report.landlock_scopes = backend_report.landlock_scopes_missing = NULL;
                 }
                 usable[i] = backend_report.usable;
+                transient[i] = backend_report.transient;
                 if (!backend_report.usable) {
                         free(provider->unavailable_detail);
                         provider->unavailable_detail = backend_report.reason ? strdup(backend_report.reason) : NULL;
@@ -1004,16 +1106,25 @@ int dsh_provider_probe(dsh_provider *provider, dsh_probe_report *report, dsh_err
                 }
                 dsh_backend_report_clear(&backend_report);
         }
-        /* What `auto` selects: the operator's runner, else the first usable backend in chain order. */
+        /*
+         * What `auto` selects: the operator's runner, else the first usable
+         * backend in chain order — persisted only when every backend before
+         * it failed for a deterministic reason (see probe_chain).
+         */
         if (provider->runner_command)
                 selected = &dsh_backend_runner_command;
         for (size_t i = 0; !selected && i < provider->backend_count; i++)
-                for (size_t j = 0; j < count; j++)
-                        if (candidates[j] == provider->backends[i] && usable[j])
+                for (size_t j = 0; j < count; j++) {
+                        if (candidates[j] != provider->backends[i])
+                                continue;
+                        if (usable[j])
                                 selected = candidates[j];
+                        else
+                                clean = clean && !transient[j];
+                }
         provider->verdict_cached = true;
         provider->selected = selected;
-        if (selected && !provider->runner_command && provider->backend_count > 1)
+        if (selected && clean && !provider->runner_command && provider->backend_count > 1)
                 persist_verdict(provider, selected);
         if (selected) {
                 report->selected = strdup(selected->name);

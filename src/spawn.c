@@ -24,6 +24,8 @@ static int child_redirect(int fd, int target)
 
 /*
  * The order is the security argument:
+ *  0. a new process group first, when asked: from here on the terminal's
+ *     signals for the caller's group no longer reach this process;
  *  1. stdio and session are arranged while nothing is restricted yet;
  *  2. no_new_privs: from here no exec grants privileges (setuid bits and file
  *     capabilities are ignored), and both the seccomp filter and
@@ -53,6 +55,11 @@ void dsh_exec_plan_apply(const dsh_exec_plan *plan, const dsh_spawn_options *opt
         int result = 0;
 
         *failure = (dsh_spawn_failure) { DSH_SPAWN_STAGE_SETUP, 0 };
+        /* setsid() makes a group too, and fails (EPERM) for a process that already leads one. */
+        if (options->new_process_group && !options->new_session && setpgid(0, 0) < 0) {
+                failure->errno_value = errno;
+                return;
+        }
         if (child_redirect(options->stdin_fd, 0) < 0 || child_redirect(options->stdout_fd, 1) < 0 ||
             child_redirect(options->stderr_fd, 2) < 0 || (options->new_session && setsid() < 0)) {
                 failure->errno_value = errno;

@@ -63,8 +63,11 @@ DSH_PUBLIC int dsh_provider_set_landlock_run_path(dsh_provider *provider, const 
  */
 DSH_PUBLIC int dsh_provider_set_bwrap_path(dsh_provider *provider, const char *path, dsh_error *error);
 
-/* Bound of each functional probe (default 5000 ms).  Returns 0, or -EINVAL
- * with "sandbox-local: probeTimeoutMs must be a positive finite number". */
+/* Bound of the functional probe of each backend, all its steps together
+ * (version query, confined `true`, confinement check; default 5000 ms):
+ * whatever still runs at the bound is killed and the backend is reported
+ * unusable for this call.  Returns 0, or -EINVAL with
+ * "sandbox-local: probeTimeoutMs must be a positive finite number". */
 DSH_PUBLIC int dsh_provider_set_probe_timeout_ms(dsh_provider *provider, long timeout_ms, dsh_error *error);
 
 /*
@@ -87,8 +90,11 @@ DSH_PUBLIC int dsh_provider_set_runner_command(dsh_provider *provider, char *con
  * Enables the cross-process verdict cache in `directory` (absolute; created
  * on first write), or disables it (NULL, the default).  The verdict of a
  * probed chain is stored there keyed by the kernel, the runner binaries, the
- * user-namespace and LSM knobs, the chain and the probe timeout; a runner
- * that fails before exec drops it.  Returns 0 or -EINVAL / -ENOMEM.
+ * user-namespace and LSM knobs, the chain and the probe timeout — only when
+ * the probe was clean: every backend passed over failed for a deterministic
+ * reason (not installed or trusted, ABI too old, namespaces blocked...), none
+ * for a timeout, a resource shortage or a failure it did not recognise; a
+ * runner that fails before exec drops it.  Returns 0 or -EINVAL / -ENOMEM.
  */
 DSH_PUBLIC int dsh_provider_set_verdict_cache_dir(dsh_provider *provider, const char *directory, dsh_error *error);
 
@@ -131,8 +137,9 @@ typedef struct dsh_probe_report {
  * Probes every known backend (and the operator's runner command when one is
  * set) and says which one the provider's chain selects.  The selection
  * becomes the provider's cached verdict (and is persisted when the verdict
- * cache is enabled).  `report` must be DSH_PROBE_REPORT_INIT; clear it with
- * dsh_probe_report_clear().  Returns 0 or -ENOMEM.
+ * cache is enabled and the probe was clean).  `report` must be
+ * DSH_PROBE_REPORT_INIT; clear it with dsh_probe_report_clear().  Returns 0
+ * or -ENOMEM.
  */
 DSH_PUBLIC int dsh_provider_probe(dsh_provider *provider, dsh_probe_report *report, dsh_error *error);
 
@@ -205,9 +212,21 @@ typedef struct dsh_spawn_options {
         int stdout_fd;      /* -1: inherit */
         int stderr_fd;      /* -1: inherit */
         bool new_session;   /* setsid() in the child: no controlling terminal */
+        /*
+         * setpgid(0, 0) in the child, first of all (a new session is a new
+         * group already): the spawned process leads a process group of its
+         * own, so signals the terminal generates for the caller's group
+         * (Ctrl-C, Ctrl-\) reach only the caller, which passes them on to
+         * dsh_child.process_group itself.  The bwrap backend always starts
+         * its runner this way: bwrap sharing the caller's group would die of
+         * Ctrl-C and take the command with it before the command could
+         * handle the signal.  Note that a process outside the terminal's
+         * foreground group is stopped (SIGTTIN) when it reads the terminal.
+         */
+        bool new_process_group;
 } dsh_spawn_options;
 
-#define DSH_SPAWN_OPTIONS_INIT { -1, -1, -1, false }
+#define DSH_SPAWN_OPTIONS_INIT { -1, -1, -1, false, false }
 
 /*
  * A spawned command.  `facts` describes how it was confined: the backend,
@@ -217,6 +236,22 @@ typedef struct dsh_spawn_options {
  */
 typedef struct dsh_child {
         pid_t pid;
+        /*
+         * The process group that signals meant for the command go to
+         * (kill(-process_group, signal)), non-zero exactly when the child
+         * runs outside the caller's process group: then the terminal's
+         * signals do not reach the command, and a caller that wants them to
+         * passes them on.  Under bwrap it is the sandbox's own group (its
+         * init, pid 1 inside, leads it and ignores what it does not handle;
+         * the command and its children share it), reported by bwrap on its
+         * status channel and taken only when it is a child of the runner,
+         * else the runner's own.  Otherwise it is `pid` when the child was
+         * spawned with `new_process_group` or `new_session` (it leads its
+         * group), else 0: the child shares the caller's group, and only `pid`
+         * can be signalled.  The group is the command's only while `pid` has
+         * not been reaped.
+         */
+        pid_t process_group;
         dsh_confined_argv facts;
         int runner_status_fd;   /* out-of-band runner status (bwrap --json-status-fd), or -1 */
         dsh_mode mode;          /* the mode the command runs under */
@@ -228,7 +263,7 @@ typedef struct dsh_child {
         int exec_errno;         /* set by dsh_child_wait(): the program could not be executed (errno), else 0 */
 } dsh_child;
 
-#define DSH_CHILD_INIT { -1, DSH_CONFINED_ARGV_INIT, -1, DSH_MODE_READ_ONLY, false, false, NULL, NULL, -1, 0 }
+#define DSH_CHILD_INIT { -1, 0, DSH_CONFINED_ARGV_INIT, -1, DSH_MODE_READ_ONLY, false, false, NULL, NULL, -1, 0 }
 
 /*
  * Spawns `argv` confined under `policy` (or unconfined, on purpose, under

@@ -7,6 +7,7 @@
  * `confine` / `probe` output.  Which writes each backend allows in each mode
  * is the escape matrix's (test-escape-matrix.c).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -112,6 +113,52 @@ static char *write_switchable_bwrap(const char *directory, const char *switch_fi
                              "echo 'bwrap: setting up uid map: Permission denied' >&2\n"
                              "exit 1\n",
                              switch_file) > 0);
+        test_write_file(path, script);
+        free(script);
+        assert_int_equal(chmod(path, 0755), 0);
+        return path;
+}
+
+/*
+ * A `bwrap` that stalls (10 s) before it reports a sandbox, then leaves
+ * `marker` behind and runs the real bwrap; its --version answers at once
+ * unless `stall_version`.
+ */
+static char *write_stalling_bwrap(const char *directory, const char *marker, bool stall_version)
+{
+        char *path = test_path_join(directory, stall_version ? "bwrap-stalls-always" : "bwrap-stalls");
+        char *script = NULL;
+
+        assert_true(asprintf(&script,
+                             "#!/bin/sh\n"
+                             "%s"
+                             "sleep 10\n"
+                             ": > '%s'\n"
+                             "exec /usr/bin/bwrap \"$@\"\n",
+                             stall_version ? "" : "[ \"$1\" = --version ] && exec /usr/bin/bwrap --version\n",
+                             marker) > 0);
+        test_write_file(path, script);
+        free(script);
+        assert_int_equal(chmod(path, 0755), 0);
+        return path;
+}
+
+/*
+ * A wrapper that runs its arguments with fds limited to `limit` (what
+ * `ulimit -n` sets), the inherited ones above stdio closed first so that
+ * the limit alone decides how many are left.
+ */
+static char *write_fd_limited_wrapper(const char *directory, int limit)
+{
+        char *path = test_path_join(directory, "fd-limited");
+        char *script = NULL;
+
+        assert_true(asprintf(&script,
+                             "#!/bin/sh\n"
+                             "for fd in 3 4 5 6 7 8 9; do eval \"exec $fd>&-\"; done\n"
+                             "ulimit -n %d\n"
+                             "exec \"$@\"\n",
+                             limit) > 0);
         test_write_file(path, script);
         free(script);
         assert_int_equal(chmod(path, 0755), 0);
@@ -787,6 +834,189 @@ static void test_stale_cache_falls_back_to_probing(void **state)
         test_remove_tree(cache);
 }
 
+/* The backend the persisted verdict in `cache` names (caller frees), or NULL when nothing is persisted. */
+static char *persisted_selection(const char *cache)
+{
+        char *directory = test_path_join(cache, "dsh-sandbox");
+        DIR *entries = opendir(directory);
+        char *selected = NULL;
+        struct dirent *entry;
+
+        while (entries && (entry = readdir(entries))) {
+                char *path;
+                json_t *root;
+
+                if (strncmp(entry->d_name, "verdict-", 8) != 0)
+                        continue;
+                path = test_path_join(directory, entry->d_name);
+                root = json_load_file(path, 0, NULL);
+                assert_non_null(root);
+                assert_null(selected);  /* one chain, one entry */
+                selected = strdup(json_string_value(json_object_get(root, "selected")));
+                json_decref(root);
+                free(path);
+        }
+        if (entries)
+                closedir(entries);
+        free(directory);
+        return selected;
+}
+
+/*
+ * The probe keeps its deadline: with probeTimeoutMs 300, a bwrap that stalls
+ * 10 s before its status record (or before its version, too) is killed at
+ * the deadline — the marker it would leave after its stall never appears —
+ * and reported unusable for that reason; a verdict that rests on a timeout
+ * is not persisted, by `probe` or by `run`.
+ */
+static void test_probe_keeps_its_deadline(void **state)
+{
+        char *cache = test_make_directory(NULL);
+        char *bin = test_make_directory(NULL);
+        char *config = test_path_join(bin, "config.json");
+        char *marker = test_path_join(bin, "stall-ended");
+
+        (void) state;
+        test_write_file(config, "{\"probeTimeoutMs\": 300}");
+        for (int stall_version = 0; stall_version < 2; stall_version++) {
+                char *fake = write_stalling_bwrap(bin, marker, stall_version);
+                test_process_result result;
+                json_t *root, *bwrap;
+
+                {
+                        const char *arguments[] = { "probe", "--json", NULL };
+
+                        run_tool(arguments, cache, fake, config, NULL, &result);
+                }
+                assert_false(test_path_exists(marker));
+                assert_int_equal(result.exit_code, 0);
+                root = parse_confine_output(result.stdout_text);
+                bwrap = json_array_get(json_object_get(root, "backends"), 0);
+                assert_string_equal(json_string_value(json_object_get(bwrap, "name")), "bwrap");
+                assert_false(json_is_true(json_object_get(bwrap, "usable")));
+                if (!test_contains(json_string_value(json_object_get(bwrap, "reason")), "did not finish within 300 ms"))
+                        fail_msg("probe reason: %s", json_string_value(json_object_get(bwrap, "reason")));
+                json_decref(root);
+                test_process_result_clear(&result);
+                assert_null(persisted_selection(cache));
+                {
+                        const char *arguments[] = { "run", "--mode", "read-only", "--", "true", NULL };
+
+                        run_tool(arguments, cache, fake, config, NULL, &result);
+                }
+                assert_false(test_path_exists(marker));
+                assert_int_equal(result.exit_code, 0);   /* Landlock ran it */
+                assert_null(persisted_selection(cache));
+                test_process_result_clear(&result);
+                free(fake);
+        }
+        free(marker);
+        free(config);
+        test_remove_tree(bin);
+        test_remove_tree(cache);
+}
+
+/*
+ * A resource fault is not a verdict: with fds limited as by `ulimit -n 8`
+ * (or the first limit above it at which Landlock still works here), bwrap
+ * runs short ("Too many open files") and Landlock is selected — for that
+ * call only: nothing is persisted, by `probe` or by `run`, and the next
+ * plain call probes again and selects (and persists) bwrap.
+ */
+static void test_transient_failure_is_not_persisted(void **state)
+{
+        char *cache = test_make_directory(NULL);
+        char *bin = test_make_directory(NULL);
+        char *wrapper = NULL;
+        char *selected;
+        test_process_result result;
+
+        (void) state;
+        if (!bwrap_works()) {
+                skip();
+                return;
+        }
+        for (int limit = 8; !wrapper && limit <= 16; limit++) {
+                const char *arguments[] = { "probe", "--json", NULL };
+                json_t *root;
+                const char *chosen;
+
+                wrapper = write_fd_limited_wrapper(bin, limit);
+                run_tool(arguments, cache, NULL, NULL, wrapper, &result);
+                root = parse_confine_output(result.stdout_text);
+                chosen = json_string_value(json_object_get(root, "selected"));
+                if (chosen && strcmp(chosen, "landlock") == 0) {
+                        json_t *bwrap = json_array_get(json_object_get(root, "backends"), 0);
+
+                        assert_false(json_is_true(json_object_get(bwrap, "usable")));
+                        printf("# with %d fds: %s\n", limit, json_string_value(json_object_get(bwrap, "reason")));
+                } else {
+                        free(wrapper);
+                        wrapper = NULL;
+                        limit = chosen ? 16 : limit;   /* bwrap itself works: no higher limit will fail it */
+                }
+                json_decref(root);
+                test_process_result_clear(&result);
+                /* Whatever this probe saw, it rested on a resource fault or on nothing usable. */
+                assert_null(persisted_selection(cache));
+        }
+        if (!wrapper) {
+                printf("# SKIP: no fd limit makes bwrap run short while Landlock works on this host\n");
+                test_remove_tree(bin);
+                test_remove_tree(cache);
+                skip();
+                return;
+        }
+        {
+                const char *arguments[] = { "run", "--", "true", NULL };
+
+                run_tool(arguments, cache, NULL, NULL, wrapper, &result);
+        }
+        assert_int_equal(result.exit_code, 0);
+        test_process_result_clear(&result);
+        assert_null(persisted_selection(cache));
+        {
+                const char *arguments[] = { "run", "--", "true", NULL };
+
+                run_tool(arguments, cache, NULL, NULL, NULL, &result);
+        }
+        assert_int_equal(result.exit_code, 0);
+        test_process_result_clear(&result);
+        selected = persisted_selection(cache);
+        assert_non_null(selected);
+        assert_string_equal(selected, "bwrap");
+        free(selected);
+        free(wrapper);
+        test_remove_tree(bin);
+        test_remove_tree(cache);
+}
+
+/* A deterministic failure is a verdict: bwrap blocked from creating namespaces, Landlock is persisted. */
+static void test_deterministic_failure_is_persisted(void **state)
+{
+        char *cache = test_make_directory(NULL);
+        char *bin = test_make_directory(NULL);
+        char *fake = write_failing_bwrap(bin);
+        char *selected;
+        test_process_result result;
+
+        (void) state;
+        {
+                const char *arguments[] = { "run", "--", "true", NULL };
+
+                run_tool(arguments, cache, fake, NULL, NULL, &result);
+        }
+        assert_int_equal(result.exit_code, 0);
+        test_process_result_clear(&result);
+        selected = persisted_selection(cache);
+        assert_non_null(selected);
+        assert_string_equal(selected, "landlock");
+        free(selected);
+        free(fake);
+        test_remove_tree(bin);
+        test_remove_tree(cache);
+}
+
 static void test_help(void **state)
 {
         static const char *const commands[] = { "confine", "probe" };
@@ -821,6 +1051,9 @@ int main(void)
                 cmocka_unit_test(test_root_cannot_remount_its_way_out),
                 cmocka_unit_test(test_probe_rejects_a_runner_that_does_not_confine),
                 cmocka_unit_test(test_stale_cache_falls_back_to_probing),
+                cmocka_unit_test(test_probe_keeps_its_deadline),
+                cmocka_unit_test(test_transient_failure_is_not_persisted),
+                cmocka_unit_test(test_deterministic_failure_is_persisted),
                 cmocka_unit_test(test_help),
         };
 

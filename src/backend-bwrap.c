@@ -53,6 +53,7 @@
 #include "backend.h"
 #include "error.h"
 #include "path.h"
+#include "path-fd.h"
 #include "shield.h"
 #include "core/sandbox-exec-status.h"
 #include "spawn.h"
@@ -170,23 +171,133 @@ static const char *const proc_read_only[] = {
         "/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs", "/proc/acpi", NULL,
 };
 
-/* Everything one bwrap call needs besides the policy: the runner, the last step inside, the shield. */
+/*
+ * One bind of a workspace-write profile.  By fd when the call spawns bwrap
+ * itself (--bind-fd / --ro-bind-fd: bwrap mounts the very directory that was
+ * checked, opened beneath its writable root with no symlink followed, so
+ * nothing renamed or repointed in between can change what is bound); by
+ * name in an argv a harness spawns later (confine), which cannot carry fds.
+ */
+struct bwrap_bind {
+        const char *path;       /* canonical; borrowed from the policy or the shield */
+        bool writable;
+        int fd;                 /* O_PATH, owned; -1: bound by name */
+};
+
+/* Everything one bwrap call needs besides the policy: the runner, the last step inside, the shield, the binds. */
 struct bwrap_call {
         char *bwrap;            /* the trusted runner */
         char *exec_helper;      /* dsh-sandbox-exec, run by bwrap inside the sandbox */
         dsh_shield shield;
+        struct bwrap_bind *binds;       /* workspace-write: in mount order (see plan_binds()) */
+        size_t bind_count;
         int json_status_fd;     /* bwrap's --json-status-fd, or -1 */
         int exec_status_fd;     /* dsh-sandbox-exec's --status-fd, or -1 */
 };
 
-#define BWRAP_CALL_INIT { NULL, NULL, DSH_SHIELD_INIT, -1, -1 }
+#define BWRAP_CALL_INIT { NULL, NULL, DSH_SHIELD_INIT, NULL, 0, -1, -1 }
 
 static void bwrap_call_clear(struct bwrap_call *call)
 {
+        for (size_t i = 0; i < call->bind_count; i++)
+                if (call->binds[i].fd >= 0)
+                        close(call->binds[i].fd);
+        free(call->binds);
         free(call->bwrap);
         free(call->exec_helper);
         dsh_shield_clear(&call->shield);
         *call = (struct bwrap_call) BWRAP_CALL_INIT;
+}
+
+/*
+ * The binds over the read-only root, in the order the mounts must be made:
+ * the roots, the git directories a linked worktree needs, then the pins
+ * (each directory between a root and a protected path bound onto itself: a
+ * mount point cannot be renamed or removed, so no ancestor can be moved
+ * away with the protection riding on it), and last the read-only binds over
+ * what is protected.
+ */
+static int plan_binds(struct bwrap_call *call, const dsh_policy *policy)
+{
+        const dsh_shield *shield = &call->shield;
+        size_t capacity = 1 + dsh_strv_length(policy->additional_writable_roots) +
+                          dsh_strv_length(shield->extra_writable) + dsh_strv_length(shield->pins) +
+                          dsh_strv_length(shield->read_only);
+        struct {
+                char *const *paths;
+                bool writable;
+        } groups[] = {
+                { policy->additional_writable_roots, true },
+                { shield->extra_writable, true },
+                { shield->pins, true },
+                { shield->read_only, false },
+        };
+
+        call->binds = calloc(capacity, sizeof(*call->binds));
+        if (!call->binds)
+                return -ENOMEM;
+        call->binds[call->bind_count++] = (struct bwrap_bind) { policy->workspace_root, true, -1 };
+        for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++)
+                for (char *const *path = groups[g].paths; path && *path; path++)
+                        call->binds[call->bind_count++] = (struct bwrap_bind) { *path, groups[g].writable, -1 };
+        return 0;
+}
+
+/* The fd a path beneath one of the call's writable directories is opened from: the innermost that holds it. */
+static int holder_fd(const struct bwrap_call *call, size_t before, const dsh_prepared_policy *prepared,
+                     const char *path, const char **relative)
+{
+        int best = -1;
+        size_t best_length = 0;
+
+        for (size_t i = 0; i < before; i++) {
+                const char *rest = call->binds[i].writable ? dsh_path_relative_to(path, call->binds[i].path) : NULL;
+                size_t length = strlen(call->binds[i].path);
+
+                if (rest && call->binds[i].fd >= 0 && (best < 0 || length > best_length)) {
+                        best = call->binds[i].fd;
+                        best_length = length;
+                        *relative = rest;
+                }
+        }
+        (void) prepared;
+        return best;
+}
+
+/*
+ * Opens every bind's source for a spawn.  The roots come from the prepared
+ * policy (opened right after their check); a git directory outside them is
+ * opened by its canonical path refusing symlinks; every pin and protected
+ * path is opened beneath the innermost writable directory that holds it,
+ * refusing symlinks and anything outside (RESOLVE_BENEATH): a swap since the
+ * shield was planned fails the call instead of moving the protection.
+ */
+static int open_bind_sources(struct bwrap_call *call, const dsh_prepared_policy *prepared, dsh_error *error)
+{
+        for (size_t i = 0; i < call->bind_count; i++) {
+                struct bwrap_bind *bind = &call->binds[i];
+                int root_fd = dsh_prepared_policy_root_fd(prepared, bind->path);
+                const char *relative = NULL;
+                int holder;
+
+                if (root_fd >= 0) {
+                        bind->fd = fcntl(root_fd, F_DUPFD_CLOEXEC, 3);
+                } else {
+                        holder = holder_fd(call, i, prepared, bind->path, &relative);
+                        bind->fd = holder >= 0 ? dsh_path_open_beneath(holder, relative, true)
+                                               : dsh_path_open_canonical(bind->path, true);
+                }
+                if (bind->fd < 0) {
+                        int failure = root_fd >= 0 ? errno : -bind->fd;
+
+                        bind->fd = -1;
+                        return dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, failure,
+                                             "cannot open \"%s\" to bind it: %s (was it renamed or replaced by a "
+                                             "symlink since it was checked?)",
+                                             bind->path, strerror(failure));
+                }
+        }
+        return 0;
 }
 
 static int append_words(char ***argv, const char *const *words)
@@ -213,30 +324,26 @@ static int append_number_option(char ***argv, const char *option, int number)
         return append_words(argv, words);
 }
 
-/*
- * The writable part of a workspace-write profile, in the order the mounts
- * must be made: the private /tmp first (a workspace beneath /tmp is then
- * bound on top of it, not hidden by it), the roots, the git directories a
- * linked worktree needs, then the pins (each directory between a root and a
- * protected path bound onto itself: a mount point cannot be renamed or
- * removed, so no ancestor can be moved away with the protection riding on
- * it), and last the read-only binds over what is protected.
- */
-static int append_writable_binds(char ***argv, const dsh_policy *policy, const dsh_shield *shield)
+/* The writable part of a workspace-write profile: the private /tmp first (a workspace beneath /tmp is then
+ * bound on top of it, not hidden by it), then every bind in its order. */
+static int append_writable_binds(char ***argv, const struct bwrap_call *call)
 {
         static const char *const private_temp[] = { "--tmpfs", BWRAP_TEMP_AREA, NULL };
         int result = append_words(argv, private_temp);
 
-        if (result == 0)
-                result = append_bind(argv, "--bind", policy->workspace_root);
-        for (char **root = policy->additional_writable_roots; result == 0 && root && *root; root++)
-                result = append_bind(argv, "--bind", *root);
-        for (char **directory = shield->extra_writable; result == 0 && directory && *directory; directory++)
-                result = append_bind(argv, "--bind", *directory);
-        for (char **directory = shield->pins; result == 0 && directory && *directory; directory++)
-                result = append_bind(argv, "--bind", *directory);
-        for (char **path = shield->read_only; result == 0 && path && *path; path++)
-                result = append_bind(argv, "--ro-bind", *path);
+        for (size_t i = 0; result == 0 && i < call->bind_count; i++) {
+                const struct bwrap_bind *bind = &call->binds[i];
+                char number[16];
+                const char *words[] = { NULL, number, bind->path, NULL };
+
+                if (bind->fd < 0) {
+                        result = append_bind(argv, bind->writable ? "--bind" : "--ro-bind", bind->path);
+                        continue;
+                }
+                words[0] = bind->writable ? "--bind-fd" : "--ro-bind-fd";
+                snprintf(number, sizeof(number), "%d", bind->fd);
+                result = append_words(argv, words);
+        }
         return result;
 }
 
@@ -268,7 +375,7 @@ static int build_argv(char ***argv, const struct bwrap_call *call, const dsh_pol
         if (result == 0)
                 result = append_words(argv, process);
         if (result == 0 && policy->mode == DSH_MODE_WORKSPACE_WRITE)
-                result = append_writable_binds(argv, policy, &call->shield);
+                result = append_writable_binds(argv, call);
         if (result == 0 && call->json_status_fd >= 0)
                 result = append_number_option(argv, "--json-status-fd", call->json_status_fd);
         if (result == 0)
@@ -351,12 +458,16 @@ static int prepare_call(dsh_provider *provider, const dsh_policy *policy, struct
                 return dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EPERM,
                                      "a protected subpath cannot be held back and requireProtectedSubpaths is set: %s",
                                      call->shield.unprotected[0]);
-        return create_missing_protected(&call->shield, error);
+        result = create_missing_protected(&call->shield, error);
+        if (result == 0 && policy->mode == DSH_MODE_WORKSPACE_WRITE && plan_binds(call, policy) < 0)
+                result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        return result;
 }
 
-static int bwrap_confine(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
+static int bwrap_confine(dsh_provider *provider, char *const *argv, const dsh_prepared_policy *prepared,
                          dsh_confined_argv *out, dsh_error *error)
 {
+        const dsh_policy *policy = &prepared->policy;
         struct bwrap_call call = BWRAP_CALL_INIT;
         int result = prepare_call(provider, policy, &call, error);
 
@@ -737,22 +848,34 @@ static void settle_child(dsh_child *child, pid_t pid, pid_t reported_pid, dsh_co
         child->exec_status_fd = exec_status_fd;
 }
 
-static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
+static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prepared_policy *prepared,
                        const dsh_spawn_options *options, dsh_child *child, dsh_error *error)
 {
+        const dsh_policy *policy = &prepared->policy;
         struct bwrap_call call = BWRAP_CALL_INIT;
         dsh_confined_argv facts = DSH_CONFINED_ARGV_INIT;
         dsh_exec_plan plan = DSH_EXEC_PLAN_INIT(NULL);
         dsh_spawn_options runner_options = *options;
         dsh_spawn_failure failure;
         int json_pipe[2] = { -1, -1 }, exec_pipe[2] = { -1, -1 }, result, record = 0;
+        int *keep = NULL;
         bool exec_seen = false;
         pid_t pid = -1, reported_pid = 0;
 
         result = prepare_call(provider, policy, &call, error);
         if (result == 0)
+                result = open_bind_sources(&call, prepared, error);
+        if (result == 0)
                 result = open_status_pipes(json_pipe, exec_pipe, error);
+        if (result == 0)
+                keep = calloc(call.bind_count + 2, sizeof(int));
+        if (result == 0 && !keep)
+                result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         if (result < 0) {
+                close(json_pipe[0]);
+                close(json_pipe[1]);
+                close(exec_pipe[0]);
+                close(exec_pipe[1]);
                 bwrap_call_clear(&call);
                 return result;
         }
@@ -761,9 +884,13 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_poli
         if (build_argv(&facts.argv, &call, policy, argv) < 0 || set_dialect(&facts, &call.shield) < 0) {
                 result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         } else {
+                /* bwrap inherits the status channels and the fds it binds from; it closes the latter itself. */
+                keep[plan.keep_fd_count++] = json_pipe[1];
+                keep[plan.keep_fd_count++] = exec_pipe[1];
+                for (size_t i = 0; i < call.bind_count; i++)
+                        keep[plan.keep_fd_count++] = call.binds[i].fd;
+                plan.keep_fds = keep;
                 plan.argv = facts.argv;
-                plan.keep_fds[0] = json_pipe[1];
-                plan.keep_fds[1] = exec_pipe[1];
                 /*
                  * bwrap runs in a process group of its own, whatever the caller
                  * asked: its sandbox is a session of its own (--new-session) that
@@ -780,6 +907,7 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_poli
                                                 : dsh_error_set(error, DSH_ERROR_SYSTEM, (int) -pid,
                                                                 "cannot start bwrap: %s", strerror((int) -pid));
         }
+        free(keep);
         close(json_pipe[1]);
         close(exec_pipe[1]);
         bwrap_call_clear(&call);

@@ -39,16 +39,17 @@
 struct landlock_grant {
         const char *path;
         bool writable;
-        bool canonical;   /* checked canonical earlier: a symlink on the way now is a swap */
+        int fd;           /* a writable root, opened right after its check (prepared policy); -1: by name */
 };
 
-/* Calls `visit` for every grant of `policy`, in launcher order (--ro first). */
-static int for_each_grant(const dsh_policy *policy, int (*visit)(const struct landlock_grant *grant, void *context),
-                          void *context)
+/* Calls `visit` for every grant of the policy, in launcher order (--ro first). */
+static int for_each_grant(const dsh_prepared_policy *prepared,
+                          int (*visit)(const struct landlock_grant *grant, void *context), void *context)
 {
+        const dsh_policy *policy = &prepared->policy;
         struct landlock_grant fixed[] = {
-                { "/", false, false },
-                { LANDLOCK_SINK, true, false },
+                { "/", false, -1 },
+                { LANDLOCK_SINK, true, -1 },
         };
         int result;
 
@@ -60,15 +61,16 @@ static int for_each_grant(const dsh_policy *policy, int (*visit)(const struct la
         if (policy->mode != DSH_MODE_WORKSPACE_WRITE)
                 return 0;
         {
-                struct landlock_grant temp_area = { LANDLOCK_TEMP_AREA, true, false };
-                struct landlock_grant workspace = { policy->workspace_root, true, true };
+                struct landlock_grant temp_area = { LANDLOCK_TEMP_AREA, true, -1 };
+                struct landlock_grant workspace = { policy->workspace_root, true,
+                                                    dsh_prepared_policy_root_fd(prepared, policy->workspace_root) };
 
                 result = visit(&temp_area, context);
                 if (result == 0)
                         result = visit(&workspace, context);
         }
         for (char **root = policy->additional_writable_roots; result == 0 && root && *root; root++) {
-                struct landlock_grant extra = { *root, true, true };
+                struct landlock_grant extra = { *root, true, dsh_prepared_policy_root_fd(prepared, *root) };
 
                 result = visit(&extra, context);
         }
@@ -211,9 +213,10 @@ static int set_facts(dsh_confined_argv *out, int abi, bool subpaths_open)
         return 0;
 }
 
-static int landlock_confine(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
+static int landlock_confine(dsh_provider *provider, char *const *argv, const dsh_prepared_policy *prepared,
                             dsh_confined_argv *out, dsh_error *error)
 {
+        const dsh_policy *policy = &prepared->policy;
         int abi = dsh_landlock_abi();
         const char *problem = abi_problem(abi);
         bool subpaths_open;
@@ -223,7 +226,7 @@ static int landlock_confine(dsh_provider *provider, char *const *argv, const dsh
         if (check_shield(provider, policy, &subpaths_open, error) < 0)
                 return -EPERM;
         if (dsh_strv_append(&out->argv, provider->landlock_run_path) < 0 ||
-            for_each_grant(policy, append_grant_arguments, &out->argv) < 0 ||
+            for_each_grant(prepared, append_grant_arguments, &out->argv) < 0 ||
             dsh_strv_append(&out->argv, "--") < 0)
                 goto out_of_memory;
         for (char *const *argument = argv; *argument; argument++)
@@ -246,9 +249,16 @@ struct ruleset_builder {
 static int add_grant_rule(const struct landlock_grant *grant, void *context)
 {
         struct ruleset_builder *builder = context;
-        int result = dsh_landlock_ruleset_grant(builder->ruleset, grant->path, grant->writable, grant->canonical,
-                                                &builder->failed_step);
+        int result;
 
+        if (grant->fd >= 0) {
+                /* The very directory that was checked: nothing renamed or repointed since can change the grant. */
+                result = dsh_landlock_ruleset_grant_fd(builder->ruleset, grant->fd, grant->writable);
+                builder->failed_step = "add_rule";
+        } else {
+                result = dsh_landlock_ruleset_grant(builder->ruleset, grant->path, grant->writable, false,
+                                                    &builder->failed_step);
+        }
         if (result < 0)
                 builder->failed_path = grant->path;
         return result;
@@ -259,9 +269,10 @@ static int add_grant_rule(const struct landlock_grant *grant, void *context)
  * (`facts->argv` is left to the caller).  Returns 0 or a negative errno with
  * `error` set.
  */
-static int build_ruleset(const dsh_provider *provider, const dsh_policy *policy, dsh_landlock_ruleset *ruleset,
-                         dsh_confined_argv *facts, dsh_error *error)
+static int build_ruleset(const dsh_provider *provider, const dsh_prepared_policy *prepared,
+                         dsh_landlock_ruleset *ruleset, dsh_confined_argv *facts, dsh_error *error)
 {
+        const dsh_policy *policy = &prepared->policy;
         struct ruleset_builder builder = { ruleset, NULL, NULL };
         const char *problem;
         char detail[PATH_MAX + 128];
@@ -280,7 +291,7 @@ static int build_ruleset(const dsh_provider *provider, const dsh_policy *policy,
                 }
                 return dsh_error_set_unavailable(error, policy->mode, problem);
         }
-        result = for_each_grant(policy, add_grant_rule, &builder);
+        result = for_each_grant(prepared, add_grant_rule, &builder);
         if (result < 0) {
                 if (builder.failed_step && strcmp(builder.failed_step, "open") == 0)
                         snprintf(detail, sizeof(detail), "cannot open rule path: %s: %s", builder.failed_path,
@@ -299,9 +310,10 @@ static int build_ruleset(const dsh_provider *provider, const dsh_policy *policy,
         return 0;
 }
 
-static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
+static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_prepared_policy *prepared,
                           const dsh_spawn_options *options, dsh_child *child, dsh_error *error)
 {
+        const dsh_policy *policy = &prepared->policy;
         dsh_landlock_ruleset ruleset = DSH_LANDLOCK_RULESET_INIT;
         dsh_confined_argv facts = DSH_CONFINED_ARGV_INIT;
         dsh_exec_plan plan = DSH_EXEC_PLAN_INIT(argv);
@@ -311,7 +323,7 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
 
         plan.terminal_filter = true;
         plan.drop_capabilities = true;
-        result = build_ruleset(provider, policy, &ruleset, &facts, error);
+        result = build_ruleset(provider, prepared, &ruleset, &facts, error);
         if (result < 0)
                 return result;
         facts.argv = dsh_strv_copy(argv);
@@ -336,9 +348,10 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
         return 0;
 }
 
-static int landlock_exec(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
+static int landlock_exec(dsh_provider *provider, char *const *argv, const dsh_prepared_policy *prepared,
                          dsh_exec_announce_fn announce, void *announce_data, dsh_error *error)
 {
+        const dsh_policy *policy = &prepared->policy;
         static const dsh_spawn_options inherit = DSH_SPAWN_OPTIONS_INIT;
         dsh_landlock_ruleset ruleset = DSH_LANDLOCK_RULESET_INIT;
         dsh_confined_argv facts = DSH_CONFINED_ARGV_INIT;
@@ -348,7 +361,7 @@ static int landlock_exec(dsh_provider *provider, char *const *argv, const dsh_po
 
         plan.terminal_filter = true;
         plan.drop_capabilities = true;
-        result = build_ruleset(provider, policy, &ruleset, &facts, error);
+        result = build_ruleset(provider, prepared, &ruleset, &facts, error);
         if (result < 0)
                 return result;
         plan.landlock_ruleset_fd = ruleset.fd;

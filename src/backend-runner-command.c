@@ -79,9 +79,10 @@ static int build(dsh_provider *provider, char *const *argv, dsh_confined_argv *o
                                           NULL);
 }
 
-static int runner_command_confine(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
+static int runner_command_confine(dsh_provider *provider, char *const *argv, const dsh_prepared_policy *prepared,
                                   dsh_confined_argv *out, dsh_error *error)
 {
+        const dsh_policy *policy = &prepared->policy;
         if (!provider->runner_command)
                 return dsh_error_set_unavailable(error, policy->mode, "no runnerCommand is configured");
         if (build(provider, argv, out) < 0) {
@@ -91,13 +92,14 @@ static int runner_command_confine(dsh_provider *provider, char *const *argv, con
         return 0;
 }
 
-static int runner_command_spawn(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
+static int runner_command_spawn(dsh_provider *provider, char *const *argv, const dsh_prepared_policy *prepared,
                                 const dsh_spawn_options *options, dsh_child *child, dsh_error *error)
 {
+        const dsh_policy *policy = &prepared->policy;
         dsh_confined_argv facts = DSH_CONFINED_ARGV_INIT;
         dsh_exec_plan plan = DSH_EXEC_PLAN_INIT(NULL);
         dsh_spawn_failure failure;
-        int result = runner_command_confine(provider, argv, policy, &facts, error);
+        int result = runner_command_confine(provider, argv, prepared, &facts, error);
         pid_t pid;
 
         if (result < 0)

@@ -10,6 +10,7 @@
 #define DSH_SANDBOX_BACKEND_H
 
 #include "dsh-sandbox/provider.h"
+#include "prepared-policy.h"
 #include "util.h"
 
 /* What a probe learned about one backend on this host. */
@@ -44,16 +45,16 @@ typedef struct dsh_backend_ops {
         const char *name;
         /* Functional check: can this backend confine a command on this host? Fills `report`. */
         void (*probe)(dsh_provider *provider, dsh_backend_report *report);
-        /* Builds the confined argv; `policy` is prepared and confined. */
-        int (*confine)(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
+        /* Builds the confined argv; the policy is prepared (its roots open) and confined. */
+        int (*confine)(dsh_provider *provider, char *const *argv, const dsh_prepared_policy *prepared,
                        dsh_confined_argv *out, dsh_error *error);
-        /* Spawns `argv` confined; `policy` is prepared and confined. */
-        int (*spawn)(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
+        /* Spawns `argv` confined; the policy is prepared (its roots open) and confined. */
+        int (*spawn)(dsh_provider *provider, char *const *argv, const dsh_prepared_policy *prepared,
                      const dsh_spawn_options *options, dsh_child *child, dsh_error *error);
         /* Replaces the calling process with `argv` confined; returns only on failure.
          * NULL for a backend that needs a runner process (dsh_provider_exec() then
          * answers -EOPNOTSUPP and the caller spawns). */
-        int (*exec)(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
+        int (*exec)(dsh_provider *provider, char *const *argv, const dsh_prepared_policy *prepared,
                     dsh_exec_announce_fn announce, void *announce_data, dsh_error *error);
         /* True when probe() already runs a confined command; otherwise the provider
          * follows a usable static probe with a functional run of `true` through spawn(). */

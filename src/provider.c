@@ -569,8 +569,8 @@ static const dsh_backend_ops *reselect_after_runner_failure(dsh_provider *provid
         return probe_chain(provider);
 }
 
-/* Checks the call's inputs and prepares a private copy of the policy. */
-static int prepare_call(char *const *argv, const dsh_policy *policy, dsh_policy *prepared, dsh_error *error)
+/* Checks the call's inputs and prepares a private copy of the policy, its writable roots opened. */
+static int prepare_call(char *const *argv, const dsh_policy *policy, dsh_prepared_policy *prepared, dsh_error *error)
 {
         int result;
 
@@ -581,19 +581,16 @@ static int prepare_call(char *const *argv, const dsh_policy *policy, dsh_policy 
                                      "mode \"%s\" is not a confined mode; a provider only confines read-only "
                                      "and workspace-write",
                                      dsh_mode_name(policy->mode));
-        result = dsh_policy_copy(prepared, policy);
+        result = dsh_prepared_policy_init(prepared, policy, error);
         if (result < 0)
-                return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
-        result = dsh_policy_prepare(prepared, error);
-        if (result < 0)
-                dsh_policy_clear(prepared);
+                dsh_prepared_policy_clear(prepared);
         return result;
 }
 
 int dsh_provider_confine(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
                          dsh_confined_argv *out, dsh_error *error)
 {
-        dsh_policy prepared = DSH_POLICY_INIT;
+        dsh_prepared_policy prepared = DSH_PREPARED_POLICY_INIT;
         const dsh_backend_ops *backend;
         int result = prepare_call(argv, policy, &prepared, error);
 
@@ -601,10 +598,10 @@ int dsh_provider_confine(dsh_provider *provider, char *const *argv, const dsh_po
                 return result;
         backend = select_backend(provider);
         if (!backend)
-                result = dsh_error_set_unavailable(error, prepared.mode, provider->unavailable_detail);
+                result = dsh_error_set_unavailable(error, prepared.policy.mode, provider->unavailable_detail);
         else
                 result = backend->confine(provider, argv, &prepared, out, error);
-        dsh_policy_clear(&prepared);
+        dsh_prepared_policy_clear(&prepared);
         return result;
 }
 
@@ -642,19 +639,19 @@ static int spawn_unconfined(char *const *argv, const dsh_spawn_options *options,
  * the stale entry is dropped, the chain probed afresh, and the command
  * spawned once through what the probe selects — never unconfined.
  */
-static int spawn_selected(dsh_provider *provider, char *const *argv, const dsh_policy *prepared,
+static int spawn_selected(dsh_provider *provider, char *const *argv, const dsh_prepared_policy *prepared,
                           const dsh_spawn_options *options, dsh_child *child, dsh_error *error)
 {
         const dsh_backend_ops *backend = select_backend(provider);
         int result;
 
         if (!backend)
-                return dsh_error_set_unavailable(error, prepared->mode, provider->unavailable_detail);
+                return dsh_error_set_unavailable(error, prepared->policy.mode, provider->unavailable_detail);
         result = backend->spawn(provider, argv, prepared, options, child, error);
         if (result < 0 && provider->verdict_from_cache && error->code == DSH_ERROR_SANDBOX_UNAVAILABLE) {
                 backend = reselect_after_runner_failure(provider);
                 if (!backend)
-                        return dsh_error_set_unavailable(error, prepared->mode, provider->unavailable_detail);
+                        return dsh_error_set_unavailable(error, prepared->policy.mode, provider->unavailable_detail);
                 result = backend->spawn(provider, argv, prepared, options, child, error);
                 if (result == 0)
                         dsh_error_clear(error);  /* the stale runner's failure is not the caller's */
@@ -680,7 +677,7 @@ int dsh_provider_spawn(dsh_provider *provider, char *const *argv, const dsh_poli
 {
         static const dsh_spawn_options default_options = DSH_SPAWN_OPTIONS_INIT;
         dsh_error local_error = DSH_ERROR_INIT;
-        dsh_policy prepared = DSH_POLICY_INIT;
+        dsh_prepared_policy prepared = DSH_PREPARED_POLICY_INIT;
         int result;
 
         if (!options)
@@ -699,7 +696,7 @@ int dsh_provider_spawn(dsh_provider *provider, char *const *argv, const dsh_poli
         result = spawn_selected(provider, argv, &prepared, options, child_out, error ? error : &local_error);
         if (result == 0)
                 default_process_group(child_out, options);
-        dsh_policy_clear(&prepared);
+        dsh_prepared_policy_clear(&prepared);
         dsh_error_clear(&local_error);
         return result;
 }
@@ -708,7 +705,7 @@ int dsh_provider_exec(dsh_provider *provider, char *const *argv, const dsh_polic
                       dsh_exec_announce_fn announce, void *announce_data, dsh_error *error)
 {
         static const dsh_spawn_options inherit = DSH_SPAWN_OPTIONS_INIT;
-        dsh_policy prepared = DSH_POLICY_INIT;
+        dsh_prepared_policy prepared = DSH_PREPARED_POLICY_INIT;
         const dsh_backend_ops *backend;
         int result;
 
@@ -726,12 +723,12 @@ int dsh_provider_exec(dsh_provider *provider, char *const *argv, const dsh_polic
                 return result;
         backend = select_backend(provider);
         if (!backend)
-                result = dsh_error_set_unavailable(error, prepared.mode, provider->unavailable_detail);
+                result = dsh_error_set_unavailable(error, prepared.policy.mode, provider->unavailable_detail);
         else if (backend->exec)
                 result = backend->exec(provider, argv, &prepared, announce, announce_data, error);
         else
                 result = -EOPNOTSUPP;  /* a runner process: only a waiting parent can attribute its failures */
-        dsh_policy_clear(&prepared);
+        dsh_prepared_policy_clear(&prepared);
         return result;
 }
 
@@ -981,6 +978,7 @@ int dsh_provider_run_bounded(dsh_provider *provider, const dsh_backend_ops *back
                              const dsh_policy *policy, int *exit_code, char **stderr_text, dsh_error *error)
 {
         dsh_spawn_options options = DSH_SPAWN_OPTIONS_INIT;
+        dsh_prepared_policy prepared = DSH_PREPARED_POLICY_INIT;
         dsh_child child = DSH_CHILD_INIT;
         bool was_probing = provider->probing;
         bool started = dsh_provider_begin_probe(provider);
@@ -990,6 +988,9 @@ int dsh_provider_run_bounded(dsh_provider *provider, const dsh_backend_ops *back
 
         *exit_code = 0;
         *stderr_text = NULL;
+        result = dsh_prepared_policy_init(&prepared, policy, error);
+        if (result < 0)
+                goto out;
         null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
         if (null_fd < 0) {
                 result = dsh_error_set(error, DSH_ERROR_SYSTEM, errno, "cannot open /dev/null: %s", strerror(errno));
@@ -1009,7 +1010,7 @@ int dsh_provider_run_bounded(dsh_provider *provider, const dsh_backend_ops *back
         /* A group of its own, so that the deadline takes whatever the runner started along with it. */
         options.new_process_group = true;
         provider->probing = true;
-        result = backend->spawn(provider, argv, policy, &options, &child, error);
+        result = backend->spawn(provider, argv, &prepared, &options, &child, error);
         provider->probing = was_probing;
         close(errors[1]);
         close(null_fd);
@@ -1049,6 +1050,7 @@ int dsh_provider_run_bounded(dsh_provider *provider, const dsh_backend_ops *back
                 *exit_code = 125;
         dsh_child_clear(&child);
 out:
+        dsh_prepared_policy_clear(&prepared);
         dsh_provider_end_probe(provider, started);
         return result;
 }

@@ -17,6 +17,7 @@
 
 #include "dsh-sandbox/seatbelt.h"
 #include "error.h"
+#include "path.h"
 
 #define SEATBELT_RUNNER "/usr/bin/sandbox-exec"
 #define SEATBELT_READ_ONLY \
@@ -42,51 +43,6 @@ static bool seen_before(char *const *roots, size_t count, const char *root)
         return false;
 }
 
-/*
- * Lexical normalization of an absolute path: repeated slashes collapse, "."
- * segments go, ".." removes the previous segment (never above "/"), no
- * trailing slash.  The filesystem canonicalization (realpath) comes first, in
- * dsh_policy_prepare on the host that runs the profile; this pass only makes
- * equal spellings equal, so that de-duplication compares like with like.
- * Returns a new string or NULL (ENOMEM).
- */
-static char *normalize_root(const char *path)
-{
-        size_t length = strlen(path);
-        char *out = malloc(length + 2);
-        size_t used = 0;
-
-        if (!out)
-                return NULL;
-        while (*path) {
-                const char *segment;
-                size_t segment_length;
-
-                while (*path == '/')
-                        path++;
-                segment = path;
-                while (*path && *path != '/')
-                        path++;
-                segment_length = (size_t) (path - segment);
-                if (segment_length == 0 || (segment_length == 1 && segment[0] == '.'))
-                        continue;
-                if (segment_length == 2 && segment[0] == '.' && segment[1] == '.') {
-                        while (used > 0 && out[used - 1] != '/')
-                                used--;
-                        if (used > 0)
-                                used--;
-                        continue;
-                }
-                out[used++] = '/';
-                memcpy(out + used, segment, segment_length);
-                used += segment_length;
-        }
-        if (used == 0)
-                out[used++] = '/';
-        out[used] = '\0';
-        return out;
-}
-
 static void free_roots(char **roots, size_t count)
 {
         for (size_t i = 0; i < count; i++)
@@ -97,7 +53,13 @@ static void free_roots(char **roots, size_t count)
 /* Adds the normalized `root` unless an equal one is there; returns 0 or -ENOMEM. */
 static int add_root(char **roots, size_t *count, const char *root)
 {
-        char *normalized = normalize_root(root);
+        /*
+         * The filesystem canonicalization (realpath) comes first, in
+         * dsh_policy_prepare on the host that runs the profile; this pass only
+         * makes equal spellings equal, so that de-duplication compares like
+         * with like.
+         */
+        char *normalized = dsh_path_normalize_lexically(root);
 
         if (!normalized)
                 return -ENOMEM;

@@ -79,12 +79,12 @@ void dsh_exec_plan_apply(const dsh_exec_plan *plan, const dsh_spawn_options *opt
                 return;
         }
         failure->stage = DSH_SPAWN_STAGE_SETUP;
-        result = dsh_close_inherited_fds(plan->keep_fds[0], plan->keep_fds[1]);
+        result = dsh_close_inherited_fds_except(plan->keep_fds, plan->keep_fd_count);
         if (result < 0) {
                 failure->errno_value = -result;
                 return;
         }
-        for (int i = 0; i < 2; i++) {
+        for (size_t i = 0; i < plan->keep_fd_count; i++) {
                 if (plan->keep_fds[i] >= 0 && fcntl(plan->keep_fds[i], F_SETFD, 0) < 0) {
                         failure->errno_value = errno;
                         return;

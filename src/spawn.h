@@ -26,12 +26,13 @@ typedef struct dsh_exec_plan {
         char *const *argv;
         int landlock_ruleset_fd;   /* restrict the child with this ruleset, or -1 */
         bool terminal_filter;      /* install the TIOCSTI/TIOCLINUX filter */
-        int keep_fds[2];           /* extra fds the child keeps (status channels), or -1 */
+        const int *keep_fds;       /* extra fds the child keeps (status channels, fds to bind from), any order */
+        size_t keep_fd_count;
         bool drop_capabilities;    /* empty every capability set and lock the securebits */
 } dsh_exec_plan;
 
 /* A plan that runs `command` with nothing applied and nothing kept. */
-#define DSH_EXEC_PLAN_INIT(command) { (command), -1, false, { -1, -1 }, false }
+#define DSH_EXEC_PLAN_INIT(command) { (command), -1, false, NULL, 0, false }
 
 typedef struct dsh_spawn_failure {
         dsh_spawn_stage stage;

@@ -237,6 +237,15 @@ int main(int argc, char **argv)
         status_fd = request.status_fd;
         if (status_fd >= 0 && fcntl(status_fd, F_SETFD, FD_CLOEXEC) < 0)
                 return fail(errno, "usage error: --status-fd %d is not open", status_fd);
+        /*
+         * Nothing but stdio and the status fd reaches the command: an fd bwrap
+         * was handed to bind from (--bind-fd) or any other it passed through
+         * was opened on the host's mounts, where a read-only bind does not
+         * hold — openat() relative to it would write past the policy.
+         */
+        result = dsh_close_inherited_fds(status_fd, -1);
+        if (result < 0)
+                return fail(-result, "cannot close the inherited descriptors: %s", strerror(-result));
         result = rehome_stdio();
         if (result != 0)
                 return result;

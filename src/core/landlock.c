@@ -101,12 +101,27 @@ int dsh_landlock_ruleset_open(dsh_landlock_ruleset *ruleset)
         return 0;
 }
 
-int dsh_landlock_ruleset_grant(dsh_landlock_ruleset *ruleset, const char *path, bool writable, bool refuse_symlinks,
-                               const char **failed_step)
+int dsh_landlock_ruleset_grant_fd(dsh_landlock_ruleset *ruleset, int fd, bool writable)
 {
         struct dsh_landlock_path_beneath_attr rule = { 0 };
         struct stat status;
-        int fd, result = 0;
+
+        rule.parent_fd = fd;
+        rule.allowed_access = (writable ? ruleset->handled_access & ~NEVER_GRANTED : READ_RIGHTS) &
+                              ruleset->handled_access;
+        if (fstat(fd, &status) < 0)
+                return -errno;
+        if (!S_ISDIR(status.st_mode))
+                rule.allowed_access &= FILE_RIGHTS;
+        if (syscall(__NR_landlock_add_rule, ruleset->fd, LANDLOCK_RULE_PATH_BENEATH_TYPE, &rule, 0) < 0)
+                return -errno;
+        return 0;
+}
+
+int dsh_landlock_ruleset_grant(dsh_landlock_ruleset *ruleset, const char *path, bool writable, bool refuse_symlinks,
+                               const char **failed_step)
+{
+        int fd, result;
 
         if (refuse_symlinks) {
                 struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS };
@@ -119,20 +134,9 @@ int dsh_landlock_ruleset_grant(dsh_landlock_ruleset *ruleset, const char *path, 
                 *failed_step = "open";
                 return -errno;
         }
-        rule.parent_fd = fd;
-        rule.allowed_access = (writable ? ruleset->handled_access & ~NEVER_GRANTED : READ_RIGHTS) &
-                              ruleset->handled_access;
-        if (fstat(fd, &status) < 0) {
-                *failed_step = "open";
-                result = -errno;
-        } else {
-                if (!S_ISDIR(status.st_mode))
-                        rule.allowed_access &= FILE_RIGHTS;
-                if (syscall(__NR_landlock_add_rule, ruleset->fd, LANDLOCK_RULE_PATH_BENEATH_TYPE, &rule, 0) < 0) {
-                        *failed_step = "add_rule";
-                        result = -errno;
-                }
-        }
+        result = dsh_landlock_ruleset_grant_fd(ruleset, fd, writable);
+        if (result < 0)
+                *failed_step = result == -EBADF ? "open" : "add_rule";
         close(fd);
         return result;
 }

@@ -108,6 +108,12 @@ int dsh_landlock_ruleset_open(dsh_landlock_ruleset *ruleset);
 int dsh_landlock_ruleset_grant(dsh_landlock_ruleset *ruleset, const char *path, bool writable, bool refuse_symlinks,
                                const char **failed_step);
 
+/*
+ * The same grant on an fd the caller opened (O_PATH is enough), e.g. a root
+ * opened once right after its check.  Returns 0 or a negative errno.
+ */
+int dsh_landlock_ruleset_grant_fd(dsh_landlock_ruleset *ruleset, int fd, bool writable);
+
 void dsh_landlock_ruleset_close(dsh_landlock_ruleset *ruleset);
 
 /*

@@ -25,24 +25,37 @@ static int close_range_raw(unsigned int first, unsigned int last)
         return syscall(__NR_close_range, first, last, 0) < 0 ? -errno : 0;
 }
 
-int dsh_close_inherited_fds(int keep_fd, int other_keep_fd)
+/* The smallest fd of `keep` (any order) that is at least `floor`, or -1. */
+static int next_kept_fd(const int *keep, size_t count, int floor)
 {
-        int low = keep_fd < other_keep_fd ? keep_fd : other_keep_fd;
-        int high = keep_fd < other_keep_fd ? other_keep_fd : keep_fd;
+        int next = -1;
+
+        for (size_t i = 0; i < count; i++)
+                if (keep[i] >= floor && (next < 0 || keep[i] < next))
+                        next = keep[i];
+        return next;
+}
+
+int dsh_close_inherited_fds_except(const int *keep, size_t count)
+{
         unsigned int next = 3;
-        int result;
+        int kept, result;
 
-        for (int i = 0; i < 2; i++) {
-                int keep = i == 0 ? low : high;
-
-                if (keep < (int) next)
-                        continue;
-                result = close_range_raw(next, (unsigned int) keep - 1);
+        /* Walks the kept fds in ascending order (no sorting: nothing here may allocate). */
+        while ((kept = next_kept_fd(keep, count, (int) next)) >= 0) {
+                result = close_range_raw(next, (unsigned int) kept - 1);
                 if (result < 0)
                         return result;
-                next = (unsigned int) keep + 1;
+                next = (unsigned int) kept + 1;
         }
         return close_range_raw(next, ~0U);
+}
+
+int dsh_close_inherited_fds(int keep_fd, int other_keep_fd)
+{
+        const int keep[] = { keep_fd, other_keep_fd };
+
+        return dsh_close_inherited_fds_except(keep, 2);
 }
 
 int dsh_set_no_new_privs(void)

@@ -7,6 +7,8 @@
 #ifndef DSH_SANDBOX_PROCESS_HARDENING_H
 #define DSH_SANDBOX_PROCESS_HARDENING_H
 
+#include <stddef.h>
+
 /*
  * Closes every fd above 2 except `keep_fd` and `other_keep_fd` (-1 for none).
  * Landlock checks every open made after the restriction, whatever the dirfd
@@ -15,6 +17,9 @@
  * the policy denies.  Returns 0 or a negative errno.
  */
 int dsh_close_inherited_fds(int keep_fd, int other_keep_fd);
+
+/* The same for any number of kept fds, in any order (negative entries keep nothing). */
+int dsh_close_inherited_fds_except(const int *keep, size_t count);
 
 /*
  * Installs a seccomp filter that fails ioctl(TIOCSTI) and ioctl(TIOCLINUX)

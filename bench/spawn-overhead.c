@@ -81,7 +81,7 @@ static dsh_policy read_only_policy = DSH_POLICY_INIT;
 
 static int spawn_in_process(char *const *argv)
 {
-        dsh_child child = DSH_CHILD_INIT;
+        dsh_child *child = NULL;
         dsh_error error = DSH_ERROR_INIT;
         int status = 0;
 
@@ -90,8 +90,8 @@ static int spawn_in_process(char *const *argv)
                 dsh_error_clear(&error);
                 return -1;
         }
-        dsh_child_wait(&child, &status);
-        dsh_child_clear(&child);
+        dsh_child_wait(child, &status);
+        dsh_child_free(child);
         return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 

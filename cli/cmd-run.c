@@ -167,8 +167,8 @@ static void forwarding_start(const dsh_child *child)
 
         forwarding_mask(&blocked);
         sigprocmask(SIG_BLOCK, &blocked, &previous);
-        forward_group = child->process_group;
-        forward_pid = child->pid;
+        forward_group = dsh_child_process_group(child);
+        forward_pid = dsh_child_pid(child);
         forwarding_state = FORWARDING_ACTIVE;
         for (int signal_number = 1; signal_number < NSIG; signal_number++)
                 if (kept_signals[signal_number] != NOT_KEPT) {
@@ -246,7 +246,7 @@ static int print_error_status(dsh_error *error)
 static int spawn_and_wait(dsh_provider *provider, const dsh_policy *policy, char **program)
 {
         dsh_error error = DSH_ERROR_INIT;
-        dsh_child child = DSH_CHILD_INIT;
+        dsh_child *child = NULL;
         int wait_status = 0, result;
 
         forwarding_prepare();
@@ -255,22 +255,22 @@ static int spawn_and_wait(dsh_provider *provider, const dsh_policy *policy, char
                 forwarding_abandon();
                 return result;
         }
-        forwarding_start(&child);
-        announce_enforcement(&child.facts, NULL);
-        result = wait_for_exit(child.pid);
+        forwarding_start(child);
+        announce_enforcement(dsh_child_facts(child), NULL);
+        result = wait_for_exit(dsh_child_pid(child));
         forwarding_close();
         if (result == 0)
-                result = dsh_child_wait(&child, &wait_status);
+                result = dsh_child_wait(child, &wait_status);
         if (result < 0) {
                 cli_print_message("cannot wait for the command: %s", strerror(-result));
-                dsh_child_clear(&child);
+                dsh_child_free(child);
                 return CLI_EXIT_SANDBOX;
         }
-        if (dsh_child_runner_error(&child, &error) < 0) {
-                dsh_child_clear(&child);
+        if (dsh_child_runner_error(child, &error) < 0) {
+                dsh_child_free(child);
                 return print_error_status(&error);
         }
-        dsh_child_clear(&child);
+        dsh_child_free(child);
         if (WIFSIGNALED(wait_status))
                 return 128 + WTERMSIG(wait_status);
         return WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : CLI_EXIT_SANDBOX;

@@ -120,11 +120,6 @@ char *dsh_bwrap_trusted_binary(const char *path)
         return NULL;
 }
 
-const char *const *dsh_bwrap_trusted_locations(void)
-{
-        return trusted_bwrap_paths;
-}
-
 /*
  * PATH is not searched: ownership alone cannot tell a system directory from
  * root's own ~/.local/bin (root owns both), and a bwrap planted there by a
@@ -782,20 +777,6 @@ static pid_t sandbox_process_group(pid_t runner, pid_t reported)
         return parent == (long) runner ? reported : 0;
 }
 
-/* Why bwrap failed before exec: rerun the failing profile with stderr captured, for bwrap's own line. */
-static char *diagnose(dsh_provider *provider, int exit_code)
-{
-        dsh_backend_report report = DSH_BACKEND_REPORT_INIT;
-        char *reason;
-
-        bwrap_probe(provider, &report);
-        reason = report.reason;
-        report.reason = NULL;
-        dsh_backend_report_clear(&report);
-        if (!reason && asprintf(&reason, "bwrap exited with status %d before it executed the command", exit_code) < 0)
-                reason = NULL;
-        return reason;
-}
 
 /* Two status pipes above stdio: bwrap's --json-status-fd and dsh-sandbox-exec's --status-fd. */
 static int open_status_pipes(int json_pipe[2], int exec_pipe[2], dsh_error *error)
@@ -815,18 +796,130 @@ static int open_status_pipes(int json_pipe[2], int exec_pipe[2], dsh_error *erro
         return 0;
 }
 
-/* bwrap is gone before the sandbox existed: the command never ran.  Reaps it and says why. */
-static int report_early_failure(dsh_provider *provider, pid_t pid, dsh_mode mode, dsh_error *error)
+/*
+ * bwrap is gone before the sandbox existed: the command never ran.  Reaps
+ * it; -ECHILD tells the provider to learn bwrap's own reason from a probe
+ * (its stderr was the caller's).
+ */
+static int report_early_failure(pid_t pid, dsh_mode mode, dsh_error *error)
 {
-        dsh_autofree char *detail = NULL;
+        char detail[96];
         int wait_status = 0;
 
         while (waitpid(pid, &wait_status, 0) < 0 && errno == EINTR)
                 ;
-        /* Inside a probe the caller captures bwrap's stderr itself; diagnosing would recurse. */
-        if (!provider->probing)
-                detail = diagnose(provider, WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1);
-        return dsh_error_set_unavailable(error, mode, detail ? detail : "bwrap failed before it created the sandbox");
+        snprintf(detail, sizeof(detail), "bwrap exited with status %d before it created the sandbox",
+                 WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1);
+        dsh_error_set_unavailable(error, mode, detail);
+        return -ECHILD;
+}
+
+/* Everything a finished runner left in `fd` (non-blocking), NUL-terminated in `buffer`; closes the fd. */
+static void drain_status_fd(int *fd, char *buffer, size_t size)
+{
+        size_t used = 0;
+        ssize_t length;
+
+        buffer[0] = '\0';
+        if (*fd < 0)
+                return;
+        fcntl(*fd, F_SETFL, O_NONBLOCK);
+        while (used < size - 1 &&
+               ((length = read(*fd, buffer + used, size - 1 - used)) > 0 || (length < 0 && errno == EINTR)))
+                if (length > 0)
+                        used += (size_t) length;
+        buffer[used] = '\0';
+        close(*fd);
+        *fd = -1;
+}
+
+/*
+ * What the runner's last step inside the sandbox (dsh-sandbox-exec) said on
+ * its own channel: that the program could not be executed (the command's
+ * failure, 126/127), or that it could not prepare the command (the runner's).
+ */
+static void settle_exec_status(dsh_child *child)
+{
+        char record[700], text[600];
+        int errno_value;
+
+        drain_status_fd(&child->exec_status_fd, record, sizeof(record));
+        switch (dsh_sandbox_exec_status_parse(record, &errno_value, text, sizeof(text))) {
+        case DSH_SANDBOX_EXEC_STATUS_EXEC:
+                child->exec_errno = errno_value > 0 ? errno_value : EIO;
+                break;
+        case DSH_SANDBOX_EXEC_STATUS_HELPER:
+                child->runner_failed = true;
+                free(child->runner_failure_detail);
+                child->runner_failure_detail = strdup(text);
+                break;
+        case DSH_SANDBOX_EXEC_STATUS_NONE:
+                break;
+        }
+}
+
+/*
+ * After waitpid(): bwrap writes its "exit-code" record only once it exec'd,
+ * and dsh-sandbox-exec its record only when the exec failed.
+ */
+static void bwrap_settle(dsh_child *child, int wait_status)
+{
+        char buffer[4096];
+
+        if (child->runner_status_fd < 0)
+                return;
+        /*
+         * bwrap writes its "exit-code" record before it exits, so after
+         * waitpid() the record is in the pipe if it was ever written.  The
+         * read does not block: a daemon the command left behind cannot hold
+         * the status fd (bwrap closes it before exec), but nothing here
+         * should wait on anyone else's goodwill either.
+         */
+        drain_status_fd(&child->runner_status_fd, buffer, sizeof(buffer));
+        if (strstr(buffer, "\"exit-code\""))
+                child->command_started = true;
+        /* The last step's refusal (stdio it could not hand over) is no sign of a broken runner: the verdict stays. */
+        settle_exec_status(child);
+        if (child->runner_failed)
+                return;
+        /*
+         * Only a runner that exited with a failure status and never reported
+         * an exec is called failed.  A runner killed by a signal may have been
+         * running the command when it died: that is the command's outcome.
+         */
+        if (child->command_started || !WIFEXITED(wait_status) || WEXITSTATUS(wait_status) == 0)
+                return;
+        child->runner_failed = true;
+        free(child->runner_failure_detail);
+        if (asprintf(&child->runner_failure_detail, "%s exited with status %d before it executed the command",
+                     child->facts.backend ? child->facts.backend : "the runner", WEXITSTATUS(wait_status)) < 0)
+                child->runner_failure_detail = NULL;
+}
+
+
+/* bwrap wherever the lookup could find it (or the configured one), and the last step it runs inside. */
+static char **bwrap_runner_candidates(const dsh_provider *provider)
+{
+        dsh_autofree char *exec_helper = dsh_provider_launcher_path(provider, EXEC_HELPER_NAME);
+        char **candidates = dsh_strv_copy((char *const *) trusted_bwrap_paths);
+
+        if (candidates && provider->bwrap_path && dsh_strv_append(&candidates, provider->bwrap_path) < 0)
+                goto out_of_memory;
+        if (candidates && exec_helper && dsh_strv_append(&candidates, exec_helper) < 0)
+                goto out_of_memory;
+        return candidates;
+out_of_memory:
+        dsh_strv_free(candidates);
+        return NULL;
+}
+
+static char *bwrap_runner_path(const dsh_provider *provider)
+{
+        char *reason = NULL;
+        char *path = dsh_bwrap_find(provider, &reason);
+
+        free(reason);
+        return path;
 }
 
 /*
@@ -920,7 +1013,7 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prep
                                        "bwrap did not report its sandbox within %ld ms (probeTimeoutMs)",
                                        provider->probe_timeout_ms);
         } else if (result == 0 && record == 0) {
-                result = report_early_failure(provider, pid, policy->mode, error);
+                result = report_early_failure(pid, policy->mode, error);
         }
         if (result < 0) {
                 close(json_pipe[0]);
@@ -939,4 +1032,7 @@ const dsh_backend_ops dsh_backend_bwrap = {
         .spawn = bwrap_spawn,
         .exec = NULL,
         .probe_is_functional = true,
+        .runner_path = bwrap_runner_path,
+        .runner_candidates = bwrap_runner_candidates,
+        .settle = bwrap_settle,
 };

@@ -377,10 +377,28 @@ static int landlock_exec(dsh_provider *provider, char *const *argv, const dsh_pr
         return dsh_spawn_failure_to_error(&failure, policy->mode, argv[0], error);
 }
 
+static char *landlock_runner_path(const dsh_provider *provider)
+{
+        return provider->landlock_run_path ? strdup(provider->landlock_run_path) : NULL;
+}
+
+static char **landlock_runner_candidates(const dsh_provider *provider)
+{
+        char **candidates = calloc(1, sizeof(char *));
+
+        if (candidates && provider->landlock_run_path && dsh_strv_append(&candidates, provider->landlock_run_path) < 0) {
+                dsh_strv_free(candidates);
+                return NULL;
+        }
+        return candidates;
+}
+
 const dsh_backend_ops dsh_backend_landlock = {
         .name = "landlock",
         .probe = landlock_probe,
         .confine = landlock_confine,
         .spawn = landlock_spawn,
         .exec = landlock_exec,
+        .runner_path = landlock_runner_path,
+        .runner_candidates = landlock_runner_candidates,
 };

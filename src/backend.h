@@ -11,6 +11,7 @@
 
 #include "dsh-sandbox/provider.h"
 #include "prepared-policy.h"
+#include "process.h"
 #include "util.h"
 
 /* What a probe learned about one backend on this host. */
@@ -59,6 +60,16 @@ typedef struct dsh_backend_ops {
         /* True when probe() already runs a confined command; otherwise the provider
          * follows a usable static probe with a functional run of `true` through spawn(). */
         bool probe_is_functional;
+        /* The runner binary a verdict depends on (the verdict cache's key), new string; NULL: none. */
+        char *(*runner_path)(const dsh_provider *provider);
+        /*
+         * Every program this backend could run to confine a later call,
+         * found or not (a new strv; NULL when out of memory): no confined
+         * command may be able to write one (the shield refuses such a root).
+         */
+        char **(*runner_candidates)(const dsh_provider *provider);
+        /* After waitpid() of a child it spawned: what its runner's status channels say.  NULL: nothing to read. */
+        void (*settle)(dsh_child *child, int wait_status);
 } dsh_backend_ops;
 
 DSH_INTERNAL extern const dsh_backend_ops dsh_backend_landlock;
@@ -89,8 +100,6 @@ struct dsh_provider {
         char *verdict_cache_dir;
         /* The selection came from the persisted cache and was not probed by this provider. */
         bool verdict_from_cache;
-        /* A probe is running: a backend's spawn must not start another one to diagnose itself. */
-        bool probing;
         /*
          * The one deadline (dsh_monotonic_ms() time) of the functional probe
          * of one backend, shared by every step of it (version query,
@@ -101,6 +110,29 @@ struct dsh_provider {
 };
 
 DSH_INTERNAL const dsh_backend_ops *dsh_backend_by_name(const char *name);
+
+/* The Linux backends in their default chain order (bwrap, then Landlock), NULL-terminated.  provider-settings.c. */
+DSH_INTERNAL const dsh_backend_ops *const *dsh_backends_known(void);
+
+/* Forgets the selection: the next call selects again (every setter that changes it calls this).  provider-settings.c. */
+DSH_INTERNAL void dsh_provider_forget_verdict(dsh_provider *provider);
+
+/*
+ * One backend's functional probe into `report`: its own probe, a confined
+ * `true` where that was static, and the confinement proof, under one
+ * deadline.  probe.c.
+ */
+DSH_INTERNAL void dsh_probe_backend(dsh_provider *provider, const dsh_backend_ops *backend,
+                                    dsh_backend_report *report);
+
+/*
+ * Probes each of `candidates` into report->backends, in order, with
+ * `usable[i]` and `transient[i]` per candidate, the Landlock facts, and the
+ * last unusable backend's reason in `*last_reason` (replaced; caller owns).
+ * Returns 0, or -ENOMEM with `report` cleared.  probe.c.
+ */
+DSH_INTERNAL int dsh_probe_report_fill(dsh_provider *provider, const dsh_backend_ops *const *candidates, size_t count,
+                                       dsh_probe_report *report, bool *usable, bool *transient, char **last_reason);
 
 /*
  * The operator override's rules with the upstream texts, the one copy the
@@ -119,21 +151,15 @@ DSH_INTERNAL int dsh_runner_command_check(char *const *command, char *const *sig
  * the config loader: positive, finite and at most INT_MAX milliseconds.
  * Returns 0 with `*checked_out` the bound rounded up to a whole millisecond,
  * or -EINVAL with "sandbox-local: probeTimeoutMs must be a positive finite
- * number".  provider.c.
+ * number".  provider-settings.c.
  */
 DSH_INTERNAL int dsh_probe_timeout_check(double timeout_ms, long *checked_out, dsh_error *error);
-
-/* CLOCK_MONOTONIC in milliseconds: the clock of every probe deadline. */
-DSH_INTERNAL long long dsh_monotonic_ms(void);
-
-/* poll()'s timeout for `deadline_ms`: -1 (none) for 0, else what is left, 0 once it has passed. */
-DSH_INTERNAL int dsh_poll_timeout_ms(long long deadline_ms);
 
 /*
  * Starts the deadline of one functional probe, probeTimeoutMs from now,
  * unless one is running already (a probe nested in a probe shares the
  * outer one's).  Returns true when it started one: that caller then ends it
- * with dsh_provider_end_probe().
+ * with dsh_provider_end_probe().  probe.c.
  */
 DSH_INTERNAL bool dsh_provider_begin_probe(dsh_provider *provider);
 DSH_INTERNAL void dsh_provider_end_probe(dsh_provider *provider, bool started);
@@ -151,32 +177,6 @@ DSH_INTERNAL void dsh_provider_end_probe(dsh_provider *provider, bool started);
 DSH_INTERNAL int dsh_provider_run_bounded(dsh_provider *provider, const dsh_backend_ops *backend, char *const *argv,
                                           const dsh_policy *policy, int *exit_code, char **stderr_text,
                                           dsh_error *error);
-
-/*
- * Reads `fd` (closing it) until EOF and reaps `pid`, both before
- * `deadline_ms` (dsh_monotonic_ms() time; what is already readable is read
- * even past it); a child still running at the deadline is killed with
- * SIGKILL — its whole process group when `pid` leads one (`group`) — and
- * reaped.  `pid` <= 0: only read.  `*text` receives what was read (at most
- * 64 KiB kept; caller frees), `*wait_status` waitpid()'s status.  Returns
- * 0, -ETIMEDOUT, or another negative errno.
- */
-DSH_INTERNAL int dsh_collect_bounded(pid_t pid, bool group, int fd, long long deadline_ms, char **text,
-                                     int *wait_status);
-
-/*
- * SIGKILL for a spawned child that must not outlive its caller (a probe over
- * its deadline) — its whole process group when it leads one (`group`) — then
- * reaps it.  `*wait_status` (may be NULL) gets waitpid()'s status.
- */
-DSH_INTERNAL void dsh_kill_and_reap(pid_t pid, bool group, int *wait_status);
-
-/* After waitpid(): reads what the runner status channel still holds and sets
- * child->command_started / runner_failed.  provider.c. */
-DSH_INTERNAL void dsh_child_settle_runner_status(dsh_child *child, int wait_status);
-
-/* Where the trusted lookup looks for bwrap, NULL-terminated.  backend-bwrap.c. */
-DSH_INTERNAL const char *const *dsh_bwrap_trusted_locations(void);
 
 /* Absolute path of the bwrap binary the bwrap backend would run, or NULL with
  * `*reason` (caller frees) saying why none qualifies.  backend-bwrap.c. */

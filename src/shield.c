@@ -206,15 +206,17 @@ static int refuse_runner_root(const struct writable_roots *roots, const char *ru
  */
 static int check_runners(const dsh_provider *provider, const struct writable_roots *roots, dsh_error *error)
 {
-        dsh_autofree char *exec_helper = dsh_provider_launcher_path(provider, "dsh-sandbox-exec");
-        int result = refuse_runner_root(roots, provider->landlock_run_path, error);
+        int result = 0;
 
-        if (result == 0)
-                result = refuse_runner_root(roots, exec_helper, error);
-        if (result == 0)
-                result = refuse_runner_root(roots, provider->bwrap_path, error);
-        for (const char *const *path = dsh_bwrap_trusted_locations(); result == 0 && *path; path++)
-                result = refuse_runner_root(roots, *path, error);
+        for (const dsh_backend_ops *const *backend = dsh_backends_known(); result == 0 && *backend; backend++) {
+                char **candidates = (*backend)->runner_candidates ? (*backend)->runner_candidates(provider) : NULL;
+
+                if ((*backend)->runner_candidates && !candidates)
+                        return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+                for (char **path = candidates; result == 0 && path && *path; path++)
+                        result = refuse_runner_root(roots, *path, error);
+                dsh_strv_free(candidates);
+        }
         for (const char *const *path = loader_paths; result == 0 && *path; path++)
                 result = refuse_runner_root(roots, *path, error);
         for (char **path = provider->protected_executables; result == 0 && path && *path; path++)

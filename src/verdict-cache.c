@@ -61,20 +61,6 @@ static json_t *binary_identity(const char *path)
                          (json_int_t) status.st_mtim.tv_nsec, "size", (json_int_t) status.st_size);
 }
 
-/* The runner binary a backend's verdict depends on. */
-static char *runner_of(dsh_provider *provider, const dsh_backend_ops *backend)
-{
-        char *reason = NULL;
-        char *path = NULL;
-
-        if (backend == &dsh_backend_bwrap)
-                path = dsh_bwrap_find(provider, &reason);
-        else if (backend == &dsh_backend_landlock && provider->landlock_run_path)
-                path = strdup(provider->landlock_run_path);
-        free(reason);
-        return path;
-}
-
 char *dsh_verdict_cache_key(dsh_provider *provider)
 {
         json_t *key = json_object(), *knobs = json_object(), *chain = json_array();
@@ -94,7 +80,8 @@ char *dsh_verdict_cache_key(dsh_provider *provider)
                 json_object_set_new(knobs, *file, small_file_text(*file));
         json_object_set(key, "knobs", knobs);
         for (size_t i = 0; i < provider->backend_count; i++) {
-                char *runner = runner_of(provider, provider->backends[i]);
+                const dsh_backend_ops *backend = provider->backends[i];
+                char *runner = backend->runner_path ? backend->runner_path(provider) : NULL;
 
                 json_array_append_new(chain, json_pack("{s:s, s:o}", "backend", provider->backends[i]->name,
                                                        "runner", binary_identity(runner)));

@@ -229,41 +229,36 @@ typedef struct dsh_spawn_options {
 #define DSH_SPAWN_OPTIONS_INIT { -1, -1, -1, false, false }
 
 /*
- * A spawned command.  `facts` describes how it was confined: the backend,
- * the enforcement, and the dialect its stderr is read in (its argv is the
- * argv actually executed).  For danger-full-access, `facts.backend` is
- * "none" and no dialect is set.
+ * A spawned command, opaque: created by dsh_provider_spawn(), released by
+ * dsh_child_free().  Its facts describe how it was confined: the backend,
+ * the enforcement, and the dialect its stderr is read in (their argv is the
+ * argv actually executed).  For danger-full-access the backend is "none"
+ * and no dialect is set.
  */
-typedef struct dsh_child {
-        pid_t pid;
-        /*
-         * The process group that signals meant for the command go to
-         * (kill(-process_group, signal)), non-zero exactly when the child
-         * runs outside the caller's process group: then the terminal's
-         * signals do not reach the command, and a caller that wants them to
-         * passes them on.  Under bwrap it is the sandbox's own group (its
-         * init, pid 1 inside, leads it and ignores what it does not handle;
-         * the command and its children share it), reported by bwrap on its
-         * status channel and taken only when it is a child of the runner,
-         * else the runner's own.  Otherwise it is `pid` when the child was
-         * spawned with `new_process_group` or `new_session` (it leads its
-         * group), else 0: the child shares the caller's group, and only `pid`
-         * can be signalled.  The group is the command's only while `pid` has
-         * not been reaped.
-         */
-        pid_t process_group;
-        dsh_confined_argv facts;
-        int runner_status_fd;   /* out-of-band runner status (bwrap --json-status-fd), or -1 */
-        dsh_mode mode;          /* the mode the command runs under */
-        bool command_started;   /* the runner status channel proved the command was exec'd */
-        bool runner_failed;     /* set by dsh_child_wait(): the runner exited without running the command */
-        char *runner_failure_detail;   /* what is known about that failure; owned */
-        char *stale_verdict_path;      /* private: the persisted verdict dropped when the runner fails */
-        int exec_status_fd;     /* private: the status channel of the runner's last step inside (bwrap), or -1 */
-        int exec_errno;         /* set by dsh_child_wait(): the program could not be executed (errno), else 0 */
-} dsh_child;
+typedef struct dsh_child dsh_child;
 
-#define DSH_CHILD_INIT { -1, 0, DSH_CONFINED_ARGV_INIT, -1, DSH_MODE_READ_ONLY, false, false, NULL, NULL, -1, 0 }
+/* The process spawned: the command itself, or the runner that runs it (bwrap). */
+DSH_PUBLIC pid_t dsh_child_pid(const dsh_child *child);
+
+/*
+ * Where signals for the command go: kill(-group, sig) when non-zero (bwrap:
+ * the sandbox's own process group; a child spawned with new_session or
+ * new_process_group: its own), else the child shares the caller's group and
+ * kill(pid, sig) reaches it.
+ */
+DSH_PUBLIC pid_t dsh_child_process_group(const dsh_child *child);
+
+/* How the command was confined; owned by the child. */
+DSH_PUBLIC const dsh_confined_argv *dsh_child_facts(const dsh_child *child);
+
+/* The mode the command runs under. */
+DSH_PUBLIC dsh_mode dsh_child_mode(const dsh_child *child);
+
+/* After dsh_child_wait(): the runner's status channel proved the command was exec'd. */
+DSH_PUBLIC bool dsh_child_command_started(const dsh_child *child);
+
+/* After dsh_child_wait(): the runner exited without running the command (see dsh_child_runner_error()). */
+DSH_PUBLIC bool dsh_child_runner_failed(const dsh_child *child);
 
 /*
  * Spawns `argv` confined under `policy` (or unconfined, on purpose, under
@@ -272,11 +267,12 @@ typedef struct dsh_child {
  * SANDBOX_UNAVAILABLE (with " Runner failure: <detail>") when confinement
  * could not be applied, DSH_ERROR_EXEC_FAILED with errno_value ENOENT or
  * EACCES when the program could not be executed.  Every fd above 2 is closed
- * in the child.  `child_out` must be DSH_CHILD_INIT; on success the caller
- * waits for it with dsh_child_wait() and then calls dsh_child_clear().
+ * in the child.  On success `*child_out` is a new child the caller waits for
+ * with dsh_child_wait() and releases with dsh_child_free(); on failure it is
+ * left NULL.
  */
 DSH_PUBLIC int dsh_provider_spawn(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
-                                  const dsh_spawn_options *options, dsh_child *child_out, dsh_error *error);
+                                  const dsh_spawn_options *options, dsh_child **child_out, dsh_error *error);
 
 /*
  * Replaces the calling process with `argv` confined under `policy` (unconfined
@@ -306,7 +302,7 @@ DSH_PUBLIC int dsh_provider_exec(dsh_provider *provider, char *const *argv, cons
  * Waits for the child (retrying EINTR); `*wait_status` is waitpid()'s status.
  * Returns 0 or a negative errno.  When the child is a runner with an
  * out-of-band status channel (bwrap) and the channel shows that the command
- * was never exec'd, `child->runner_failed` is set: the status is the
+ * was never exec'd, dsh_child_runner_failed() is true: the status is the
  * runner's, not the command's (see dsh_child_runner_error()).
  */
 DSH_PUBLIC int dsh_child_wait(dsh_child *child, int *wait_status);
@@ -322,7 +318,8 @@ DSH_PUBLIC int dsh_child_wait(dsh_child *child, int *wait_status);
  */
 DSH_PUBLIC int dsh_child_runner_error(const dsh_child *child, dsh_error *error);
 
-DSH_PUBLIC void dsh_child_clear(dsh_child *child);
+/* Releases the child (closing what it holds); it does not wait for or kill the process.  NULL is a no-op. */
+DSH_PUBLIC void dsh_child_free(dsh_child *child);
 
 #ifdef __cplusplus
 }

@@ -117,7 +117,7 @@ static bool holds_capability(int capability)
 typedef struct confined_process {
         confined_path path;
         pid_t pid;
-        dsh_child child;     /* PATH_SPAWN */
+        dsh_child *child;    /* PATH_SPAWN */
         int stdout_fd;       /* read end of the command's stdout */
 } confined_process;
 
@@ -139,7 +139,7 @@ static dsh_provider *landlock_provider(void)
  * stdin from /dev/null and stdout to `stdout_fd` (-1: inherited).  Returns
  * dsh_provider_spawn()'s result.  No cmocka: usable in forked children.
  */
-static int spawn_argv(dsh_mode mode, char *const *argv, int stdout_fd, dsh_child *child, dsh_error *error)
+static int spawn_argv(dsh_mode mode, char *const *argv, int stdout_fd, dsh_child **child, dsh_error *error)
 {
         dsh_spawn_options options = DSH_SPAWN_OPTIONS_INIT;
         dsh_provider *provider = landlock_provider();
@@ -222,7 +222,7 @@ static void confined_start(confined_path path, const char *mode, const char *scr
 
         assert_true(null_fd >= 0);
         assert_int_equal(pipe2(out, O_CLOEXEC), 0);
-        *process = (confined_process) { path, -1, DSH_CHILD_INIT, out[0] };
+        *process = (confined_process) { path, -1, NULL, out[0] };
         if (path == PATH_SPAWN) {
                 const char *shell[] = { "sh", "-c", script, NULL };
                 dsh_mode policy_mode = strcmp(mode, "workspace-write") == 0 ? DSH_MODE_WORKSPACE_WRITE
@@ -231,7 +231,7 @@ static void confined_start(confined_path path, const char *mode, const char *scr
 
                 if (spawn_argv(policy_mode, (char *const *) shell, out[1], &process->child, &error) < 0)
                         fail_msg("spawn failed: %s", error.message);
-                process->pid = process->child.pid;
+                process->pid = dsh_child_pid(process->child);
         } else {
                 command_line(path, mode, script, argv);
                 process->pid = fork();
@@ -297,8 +297,8 @@ static int confined_finish(confined_process *process, char **rest)
         fclose(buffer);
         close(process->stdout_fd);
         if (process->path == PATH_SPAWN) {
-                assert_int_equal(dsh_child_wait(&process->child, &status), 0);
-                dsh_child_clear(&process->child);
+                assert_int_equal(dsh_child_wait(process->child, &status), 0);
+                dsh_child_free(process->child);
         } else {
                 while (waitpid(process->pid, &status, 0) < 0)
                         assert_int_equal(errno, EINTR);
@@ -391,7 +391,7 @@ static int spawn_with_setpcap_only_permitted(void)
         static const char *const argv[] = { "cat", "/proc/self/status", NULL };
         struct __user_cap_header_struct header = { _LINUX_CAPABILITY_VERSION_3, 0 };
         struct __user_cap_data_struct data[2];
-        dsh_child child = DSH_CHILD_INIT;
+        dsh_child *child = NULL;
         char output[16384];
         size_t used = 0;
         ssize_t length;
@@ -408,9 +408,9 @@ static int spawn_with_setpcap_only_permitted(void)
         while (used < sizeof(output) - 1 && (length = read(out[0], output + used, sizeof(output) - 1 - used)) > 0)
                 used += (size_t) length;
         output[used] = '\0';
-        if (dsh_child_wait(&child, &status) < 0 || status != 0)
+        if (dsh_child_wait(child, &status) < 0 || status != 0)
                 return 93;
-        dsh_child_clear(&child);
+        dsh_child_free(child);
         if (!strstr(output, "CapBnd:\t0000000000000000") || !strstr(output, "CapEff:\t0000000000000000") ||
             !strstr(output, "CapPrm:\t0000000000000000"))
                 return 94;
@@ -523,7 +523,7 @@ static void refuse_step(const void *data)
 static int spawn_with_refused_step(const struct refused_step *step, const char *marker)
 {
         const char *argv[] = { "touch", marker, NULL };
-        dsh_child child = DSH_CHILD_INIT;
+        dsh_child *child = NULL;
         dsh_error error = DSH_ERROR_INIT;
 
         refuse_step(step);

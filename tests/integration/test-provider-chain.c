@@ -560,7 +560,7 @@ static void test_spawn_runner_failure_before_sandbox(void **state)
         const char *const sole[] = { "bwrap", NULL };
         dsh_policy policy = workspace_policy(workspace);
         dsh_provider *provider = dsh_provider_new();
-        dsh_child child = DSH_CHILD_INIT;
+        dsh_child *child = NULL;
         dsh_error error = DSH_ERROR_INIT;
 
         (void) state;
@@ -590,7 +590,7 @@ static void test_spawn_runner_failure_before_exec(void **state)
         const char *const sole[] = { "bwrap", NULL };
         dsh_policy policy = workspace_policy(workspace);
         dsh_provider *provider = dsh_provider_new();
-        dsh_child child = DSH_CHILD_INIT;
+        dsh_child *child = NULL;
         dsh_error error = DSH_ERROR_INIT;
         int wait_status = 0;
 
@@ -599,13 +599,13 @@ static void test_spawn_runner_failure_before_exec(void **state)
         assert_int_equal(dsh_provider_set_landlock_run_path(provider, test_landlock_run_path(), &error), 0);
         assert_int_equal(dsh_provider_set_bwrap_path(provider, fake, &error), 0);
         assert_int_equal(dsh_provider_spawn(provider, argv, &policy, NULL, &child, &error), 0);
-        assert_int_equal(dsh_child_wait(&child, &wait_status), 0);
-        assert_true(child.runner_failed);
-        assert_false(child.command_started);
-        assert_true(dsh_child_runner_error(&child, &error) < 0);
+        assert_int_equal(dsh_child_wait(child, &wait_status), 0);
+        assert_true(dsh_child_runner_failed(child));
+        assert_false(dsh_child_command_started(child));
+        assert_true(dsh_child_runner_error(child, &error) < 0);
         assert_int_equal(error.code, DSH_ERROR_SANDBOX_UNAVAILABLE);
         assert_true(test_contains(error.message, " Runner failure: bwrap exited with status 1 before it executed"));
-        dsh_child_clear(&child);
+        dsh_child_free(child);
         dsh_error_clear(&error);
         dsh_policy_clear(&policy);
         dsh_provider_free(provider);
@@ -757,7 +757,7 @@ static void test_spawn_command_status_is_its_own(void **state)
         const char *const sole[] = { "bwrap", NULL };
         dsh_policy policy = workspace_policy(workspace);
         dsh_provider *provider = dsh_provider_new();
-        dsh_child child = DSH_CHILD_INIT;
+        dsh_child *child = NULL;
         dsh_error error = DSH_ERROR_INIT;
         int wait_status = 0;
 
@@ -769,13 +769,13 @@ static void test_spawn_command_status_is_its_own(void **state)
         assert_int_equal(dsh_provider_set_landlock_run_path(provider, test_landlock_run_path(), &error), 0);
         assert_int_equal(dsh_provider_set_backends(provider, sole, &error), 0);
         assert_int_equal(dsh_provider_spawn(provider, argv, &policy, NULL, &child, &error), 0);
-        assert_int_equal(dsh_child_wait(&child, &wait_status), 0);
+        assert_int_equal(dsh_child_wait(child, &wait_status), 0);
         assert_true(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 3);
-        assert_true(child.command_started);
-        assert_false(child.runner_failed);
-        assert_int_equal(dsh_child_runner_error(&child, &error), 0);
-        assert_string_equal(child.facts.backend, "bwrap");
-        dsh_child_clear(&child);
+        assert_true(dsh_child_command_started(child));
+        assert_false(dsh_child_runner_failed(child));
+        assert_int_equal(dsh_child_runner_error(child, &error), 0);
+        assert_string_equal(dsh_child_facts(child)->backend, "bwrap");
+        dsh_child_free(child);
         dsh_policy_clear(&policy);
         dsh_provider_free(provider);
         test_remove_tree(workspace);
@@ -793,7 +793,7 @@ static void test_stale_cache_falls_back_to_probing(void **state)
         char *script = NULL;
         char *argv[] = { (char *) "sh", (char *) "-c", NULL, NULL };
         dsh_policy policy = workspace_policy(workspace);
-        dsh_child child = DSH_CHILD_INIT;
+        dsh_child *child = NULL;
         dsh_error error = DSH_ERROR_INIT;
         dsh_provider *provider;
         int wait_status = 0;
@@ -814,12 +814,12 @@ static void test_stale_cache_falls_back_to_probing(void **state)
                 assert_int_equal(dsh_provider_set_landlock_run_path(provider, test_landlock_run_path(), &error), 0);
                 assert_int_equal(dsh_provider_set_verdict_cache_dir(provider, cache, &error), 0);
                 assert_int_equal(dsh_provider_spawn(provider, argv, &policy, NULL, &child, &error), 0);
-                assert_int_equal(dsh_child_wait(&child, &wait_status), 0);
+                assert_int_equal(dsh_child_wait(child, &wait_status), 0);
                 assert_true(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0);
                 assert_true(test_path_exists(target));
                 /* Round 0 probes and persists bwrap; round 1 reads that verdict, bwrap fails, Landlock runs it. */
-                assert_string_equal(child.facts.backend, round == 0 ? "bwrap" : "landlock");
-                dsh_child_clear(&child);
+                assert_string_equal(dsh_child_facts(child)->backend, round == 0 ? "bwrap" : "landlock");
+                dsh_child_free(child);
                 dsh_provider_free(provider);
                 unlink(target);
                 unlink(switch_file);

@@ -455,7 +455,7 @@ static dsh_provider *sole_backend_provider(const char *backend, const char *bwra
 }
 
 static void spawn_trapped(dsh_provider *provider, const struct scratch *scratch, bool new_process_group,
-                          dsh_child *child)
+                          dsh_child **child)
 {
         const char *argv[] = { "sh", "-c", TRAPPED_SCRIPT, "sh", scratch->ready, NULL };
         dsh_spawn_options options = DSH_SPAWN_OPTIONS_INIT;
@@ -486,7 +486,7 @@ static int wait_child(dsh_child *child)
 static void test_bwrap_child_names_the_sandbox_group(void **state)
 {
         struct scratch scratch;
-        dsh_child child = DSH_CHILD_INIT;
+        dsh_child *child = NULL;
         dsh_provider *provider;
 
         (void) state;
@@ -497,15 +497,15 @@ static void test_bwrap_child_names_the_sandbox_group(void **state)
         scratch_create(&scratch);
         provider = sole_backend_provider("bwrap", NULL);
         spawn_trapped(provider, &scratch, false, &child);
-        assert_int_equal(getpgid(child.pid), child.pid);
-        assert_true(child.process_group > 1);
-        assert_int_not_equal(child.process_group, child.pid);
+        assert_int_equal(getpgid(dsh_child_pid(child)), dsh_child_pid(child));
+        assert_true(dsh_child_process_group(child) > 1);
+        assert_int_not_equal(dsh_child_process_group(child), dsh_child_pid(child));
         assert_true(wait_for_file(scratch.ready));
         /* Once the command runs, the init has made its session (the record comes before that). */
-        assert_int_equal(getsid(child.process_group), child.process_group);
-        assert_int_equal(kill(-child.process_group, SIGTERM), 0);
-        assert_int_equal(wait_child(&child), 3);
-        dsh_child_clear(&child);
+        assert_int_equal(getsid(dsh_child_process_group(child)), dsh_child_process_group(child));
+        assert_int_equal(kill(-dsh_child_process_group(child), SIGTERM), 0);
+        assert_int_equal(wait_child(child), 3);
+        dsh_child_free(child);
         dsh_provider_free(provider);
         scratch_destroy(&scratch);
 }
@@ -524,16 +524,16 @@ static void test_landlock_child_leads_its_group_when_asked(void **state)
         scratch_create(&scratch);
         provider = sole_backend_provider("landlock", NULL);
         for (int asked = 0; asked < 2; asked++) {
-                dsh_child child = DSH_CHILD_INIT;
+                dsh_child *child = NULL;
 
                 unlink(scratch.ready);
                 spawn_trapped(provider, &scratch, asked, &child);
-                assert_int_equal(child.process_group, asked ? child.pid : 0);
-                assert_int_equal(getpgid(child.pid), asked ? child.pid : getpgid(0));
+                assert_int_equal(dsh_child_process_group(child), asked ? dsh_child_pid(child) : 0);
+                assert_int_equal(getpgid(dsh_child_pid(child)), asked ? dsh_child_pid(child) : getpgid(0));
                 assert_true(wait_for_file(scratch.ready));
-                assert_int_equal(kill(child.pid, SIGTERM), 0);
-                assert_int_equal(wait_child(&child), 3);
-                dsh_child_clear(&child);
+                assert_int_equal(kill(dsh_child_pid(child), SIGTERM), 0);
+                assert_int_equal(wait_child(child), 3);
+                dsh_child_free(child);
         }
         dsh_provider_free(provider);
         scratch_destroy(&scratch);
@@ -555,7 +555,7 @@ static void test_runner_cannot_aim_signals_elsewhere(void **state)
         for (size_t i = 0; i < 2; i++) {
                 char *fake = test_path_join(scratch.root, "bwrap-claims");
                 char *text = NULL;
-                dsh_child child = DSH_CHILD_INIT;
+                dsh_child *child = NULL;
                 dsh_provider *provider;
 
                 assert_true(asprintf(&text,
@@ -576,11 +576,11 @@ static void test_runner_cannot_aim_signals_elsewhere(void **state)
                 unlink(scratch.ready);
                 provider = sole_backend_provider("bwrap", fake);
                 spawn_trapped(provider, &scratch, false, &child);
-                assert_int_equal(child.process_group, child.pid);
+                assert_int_equal(dsh_child_process_group(child), dsh_child_pid(child));
                 assert_true(wait_for_file(scratch.ready));
-                assert_int_equal(kill(child.pid, SIGTERM), 0);
-                assert_int_equal(wait_child(&child), 3);
-                dsh_child_clear(&child);
+                assert_int_equal(kill(dsh_child_pid(child), SIGTERM), 0);
+                assert_int_equal(wait_child(child), 3);
+                dsh_child_free(child);
                 dsh_provider_free(provider);
                 free(text);
                 free(fake);

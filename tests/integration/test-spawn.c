@@ -67,21 +67,21 @@ static void make_policy(dsh_policy *policy, dsh_mode mode)
 }
 
 /* Spawns `sh -c script` and returns its exit code (128+N for a signal). */
-static int spawn_and_wait(const dsh_policy *policy, const char *script, dsh_child *facts_out)
+static int spawn_and_wait(const dsh_policy *policy, const char *script, dsh_child **facts_out)
 {
         const char *argv[] = { "sh", "-c", script, NULL };
-        dsh_child child = DSH_CHILD_INIT;
+        dsh_child *child = NULL;
         dsh_error error = DSH_ERROR_INIT;
         int status = 0;
 
         if (dsh_provider_spawn(provider, (char *const *) argv, policy, NULL, &child, &error) < 0)
                 fail_msg("spawn failed: %s", error.message);
-        assert_true(child.pid > 0);
-        assert_int_equal(dsh_child_wait(&child, &status), 0);
+        assert_true(dsh_child_pid(child) > 0);
+        assert_int_equal(dsh_child_wait(child, &status), 0);
         if (facts_out)
                 *facts_out = child;
         else
-                dsh_child_clear(&child);
+                dsh_child_free(child);
         return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
 }
 
@@ -91,7 +91,7 @@ static void test_workspace_write_confines_child(void **state)
         char *escaped = test_path_join(outside, "out");
         char *script = NULL;
         dsh_policy policy;
-        dsh_child child;
+        dsh_child *child = NULL;
 
         (void) state;
         skip_without_landlock();
@@ -100,12 +100,12 @@ static void test_workspace_write_confines_child(void **state)
         assert_int_equal(spawn_and_wait(&policy, script, &child), 3);
         assert_true(test_path_exists(inside));
         assert_false(test_path_exists(escaped));
-        assert_string_equal(child.facts.backend, "landlock");
-        assert_int_equal(child.facts.enforcement, dsh_landlock_enforcement(dsh_landlock_abi()));
-        assert_string_equal(child.facts.denial_signatures[0], "permission denied");
-        assert_null(child.facts.denial_signatures[1]);
-        assert_int_equal(child.facts.runner_failure_rule_count, 1);
-        dsh_child_clear(&child);
+        assert_string_equal(dsh_child_facts(child)->backend, "landlock");
+        assert_int_equal(dsh_child_facts(child)->enforcement, dsh_landlock_enforcement(dsh_landlock_abi()));
+        assert_string_equal(dsh_child_facts(child)->denial_signatures[0], "permission denied");
+        assert_null(dsh_child_facts(child)->denial_signatures[1]);
+        assert_int_equal(dsh_child_facts(child)->runner_failure_rule_count, 1);
+        dsh_child_free(child);
         dsh_policy_clear(&policy);
         free(script);
         free(inside);
@@ -131,7 +131,7 @@ static void test_parent_stays_unrestricted(void **state)
 static void test_exec_failure_is_reported_not_run(void **state)
 {
         const char *argv[] = { "dsh-sandbox-no-such-program", NULL };
-        dsh_child child = DSH_CHILD_INIT;
+        dsh_child *child = NULL;
         dsh_error error = DSH_ERROR_INIT;
         dsh_policy policy;
 
@@ -141,7 +141,7 @@ static void test_exec_failure_is_reported_not_run(void **state)
         assert_int_equal(dsh_provider_spawn(provider, (char *const *) argv, &policy, NULL, &child, &error), -ENOENT);
         assert_int_equal(error.code, DSH_ERROR_EXEC_FAILED);
         assert_int_equal(error.errno_value, ENOENT);
-        assert_int_equal(child.pid, -1);
+        assert_null(child);  /* nothing to wait for: the command never ran */
         dsh_error_clear(&error);
         dsh_policy_clear(&policy);
 }
@@ -152,7 +152,7 @@ static void test_stdio_redirection(void **state)
         char *out_path = test_path_join(outside, "stdout");
         char *err_path = test_path_join(outside, "stderr");
         dsh_spawn_options options = DSH_SPAWN_OPTIONS_INIT;
-        dsh_child child = DSH_CHILD_INIT;
+        dsh_child *child = NULL;
         dsh_error error = DSH_ERROR_INIT;
         dsh_policy policy;
         char *content;
@@ -165,7 +165,7 @@ static void test_stdio_redirection(void **state)
         options.stdout_fd = open(out_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
         options.stderr_fd = open(err_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
         assert_int_equal(dsh_provider_spawn(provider, (char *const *) argv, &policy, &options, &child, &error), 0);
-        assert_int_equal(dsh_child_wait(&child, &status), 0);
+        assert_int_equal(dsh_child_wait(child, &status), 0);
         close(options.stdout_fd);
         close(options.stderr_fd);
         content = test_read_file(out_path);
@@ -174,7 +174,7 @@ static void test_stdio_redirection(void **state)
         content = test_read_file(err_path);
         assert_string_equal(content, "to-err\n");
         free(content);
-        dsh_child_clear(&child);
+        dsh_child_free(child);
         dsh_policy_clear(&policy);
         free(out_path);
         free(err_path);
@@ -193,7 +193,7 @@ static int spawn_without_landlock(const char *marker)
         };
         struct sock_fprog program = { .len = sizeof(filter) / sizeof(filter[0]), .filter = filter };
         const char *argv[] = { "touch", marker, NULL };
-        dsh_child child = DSH_CHILD_INIT;
+        dsh_child *child = NULL;
         dsh_error error = DSH_ERROR_INIT;
         dsh_policy policy;
 

@@ -587,7 +587,7 @@ static int spawn_through_library(const escape_case *c, const char *backend)
         const char *const sole[] = { backend, NULL };
         dsh_policy policy = DSH_POLICY_INIT;
         dsh_provider *provider = dsh_provider_new();
-        dsh_child child = DSH_CHILD_INIT;
+        dsh_child *child = NULL;
         dsh_error error = DSH_ERROR_INIT;
         int wait_status = 0;
 
@@ -599,9 +599,9 @@ static int spawn_through_library(const escape_case *c, const char *backend)
                 dprintf(2, "escape-matrix: spawn failed: %s\n", error.message ? error.message : "out of memory");
                 return 125;
         }
-        printf("enforcement=%s\n", dsh_enforcement_name(child.facts.enforcement));
+        printf("enforcement=%s\n", dsh_enforcement_name(dsh_child_facts(child)->enforcement));
         fflush(stdout);
-        if (dsh_child_wait(&child, &wait_status) < 0 || dsh_child_runner_error(&child, &error) < 0) {
+        if (dsh_child_wait(child, &wait_status) < 0 || dsh_child_runner_error(child, &error) < 0) {
                 dprintf(2, "escape-matrix: runner failed: %s\n", error.message ? error.message : "wait failed");
                 return 125;
         }

@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: MIT */
+/* The process module: see process.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "error.h"
+#include "process.h"
+#include "spawn.h"
+#include "verdict-cache.h"
+
+#define COLLECT_LIMIT (64 * 1024)
+
+dsh_child *dsh_child_new(void)
+{
+        dsh_child *child = calloc(1, sizeof(*child));
+
+        if (!child)
+                return NULL;
+        child->pid = -1;
+        child->facts = (dsh_confined_argv) DSH_CONFINED_ARGV_INIT;
+        child->runner_status_fd = -1;
+        child->exec_status_fd = -1;
+        return child;
+}
+
+void dsh_child_free(dsh_child *child)
+{
+        if (!child)
+                return;
+        dsh_confined_argv_clear(&child->facts);
+        if (child->runner_status_fd >= 0)
+                close(child->runner_status_fd);
+        if (child->exec_status_fd >= 0)
+                close(child->exec_status_fd);
+        free(child->runner_failure_detail);
+        free(child->stale_verdict_path);
+        free(child);
+}
+
+pid_t dsh_child_pid(const dsh_child *child)
+{
+        return child->pid;
+}
+
+pid_t dsh_child_process_group(const dsh_child *child)
+{
+        return child->process_group;
+}
+
+const dsh_confined_argv *dsh_child_facts(const dsh_child *child)
+{
+        return &child->facts;
+}
+
+dsh_mode dsh_child_mode(const dsh_child *child)
+{
+        return child->mode;
+}
+
+bool dsh_child_command_started(const dsh_child *child)
+{
+        return child->command_started;
+}
+
+bool dsh_child_runner_failed(const dsh_child *child)
+{
+        return child->runner_failed;
+}
+
+int dsh_spawn_unconfined(char *const *argv, const dsh_spawn_options *options, dsh_child *child, dsh_error *error)
+{
+        dsh_exec_plan plan = DSH_EXEC_PLAN_INIT(argv);
+        dsh_confined_argv facts = DSH_CONFINED_ARGV_INIT;
+        dsh_spawn_failure failure;
+        pid_t pid;
+
+        facts.argv = dsh_strv_copy(argv);
+        facts.backend = strdup("none");
+        if (!facts.argv || !facts.backend) {
+                dsh_confined_argv_clear(&facts);
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        }
+        pid = dsh_spawn_exec_plan(&plan, options, &failure);
+        if (pid < 0) {
+                dsh_confined_argv_clear(&facts);
+                if (pid == -ECHILD)
+                        return dsh_spawn_failure_to_error(&failure, DSH_MODE_DANGER_FULL_ACCESS, argv[0], error);
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, (int) -pid, "cannot start the command: %s",
+                                     strerror((int) -pid));
+        }
+        child->pid = pid;
+        child->mode = DSH_MODE_DANGER_FULL_ACCESS;
+        child->facts = facts;
+        return 0;
+}
+
+void dsh_child_settle(dsh_child *child, int wait_status)
+{
+        if (child->backend && child->backend->settle)
+                child->backend->settle(child, wait_status);
+        /* A runner that failed before exec, chosen from the persisted verdict: the entry is stale. */
+        if (child->runner_failed && child->stale_verdict_path && !child->command_started && !child->exec_errno)
+                dsh_verdict_cache_drop(child->stale_verdict_path);
+}
+
+int dsh_child_wait(dsh_child *child, int *wait_status)
+{
+        pid_t pid;
+
+        do
+                pid = waitpid(child->pid, wait_status, 0);
+        while (pid < 0 && errno == EINTR);
+        if (pid < 0)
+                return -errno;
+        dsh_child_settle(child, *wait_status);
+        return 0;
+}
+
+/* The program the caller asked for: the argv after the last "--" of the confined argv. */
+static const char *child_program(const dsh_child *child)
+{
+        char **argv = child->facts.argv;
+        const char *program = argv && argv[0] ? argv[0] : "the command";
+
+        for (size_t i = 0; argv && argv[i]; i++)
+                if (strcmp(argv[i], "--") == 0 && argv[i + 1])
+                        program = argv[i + 1];
+        return program;
+}
+
+int dsh_child_runner_error(const dsh_child *child, dsh_error *error)
+{
+        if (!child->runner_failed && child->exec_errno)
+                return dsh_error_set(error, DSH_ERROR_EXEC_FAILED, child->exec_errno, "%s: %s", child_program(child),
+                                     strerror(child->exec_errno));
+        if (!child->runner_failed)
+                return 0;
+        return dsh_error_set_unavailable(error, child->mode,
+                                         child->runner_failure_detail ? child->runner_failure_detail
+                                                                      : "the runner failed before exec");
+}
+
+long long dsh_monotonic_ms(void)
+{
+        struct timespec now;
+
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        return (long long) now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+void dsh_kill_and_reap(pid_t pid, bool group, int *wait_status)
+{
+        int status = 0;
+
+        /* The group first: a helper the child left behind (a runner script's own children) goes with it. */
+        if (group)
+                kill(-pid, SIGKILL);
+        kill(pid, SIGKILL);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        if (wait_status)
+                *wait_status = status;
+}
+
+int dsh_poll_timeout_ms(long long deadline_ms)
+{
+        long long remaining;
+
+        if (!deadline_ms)
+                return -1;
+        remaining = deadline_ms - dsh_monotonic_ms();
+        if (remaining <= 0)
+                return 0;
+        return remaining > INT_MAX ? INT_MAX : (int) remaining;
+}
+
+int dsh_collect_bounded(pid_t pid, bool group, int fd, long long deadline_ms, char **text, int *wait_status)
+{
+        char *collected = calloc(1, COLLECT_LIMIT + 1);
+        size_t used = 0;
+        int result = 0;
+
+        *text = NULL;
+        *wait_status = 0;
+        if (!collected) {
+                close(fd);
+                result = -ENOMEM;
+                goto reap;
+        }
+        for (;;) {
+                struct pollfd poll_fd = { fd, POLLIN, 0 };
+                char chunk[4096];
+                ssize_t length;
+                int ready = poll(&poll_fd, 1, dsh_poll_timeout_ms(deadline_ms));
+
+                if (ready < 0 && errno == EINTR)
+                        continue;
+                if (ready <= 0) {
+                        result = ready == 0 ? -ETIMEDOUT : -errno;
+                        break;
+                }
+                length = read(fd, chunk, sizeof(chunk));
+                if (length < 0 && errno == EINTR)
+                        continue;
+                if (length <= 0)
+                        break;
+                if (used < COLLECT_LIMIT) {
+                        size_t keep = (size_t) length < COLLECT_LIMIT - used ? (size_t) length : COLLECT_LIMIT - used;
+
+                        memcpy(collected + used, chunk, keep);
+                        used += keep;
+                }
+        }
+        close(fd);
+        *text = collected;
+reap:
+        if (pid <= 0)
+                return result;
+        while (result == 0) {
+                pid_t reaped = waitpid(pid, wait_status, WNOHANG);
+                struct timespec pause = { 0, 200 * 1000 };
+
+                if (reaped == pid)
+                        return 0;
+                if (reaped < 0 && errno != EINTR)
+                        return -errno;
+                if (dsh_monotonic_ms() >= deadline_ms)
+                        result = -ETIMEDOUT;
+                else
+                        nanosleep(&pause, NULL);
+        }
+        /* Over time (or out of memory): the probe's processes must not outlive it. */
+        dsh_kill_and_reap(pid, group, wait_status);
+        return result;
+}

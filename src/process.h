@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The process module: a spawned child (dsh_child, opaque to callers), how
+ * it is waited for and what its runner said out of band, and bounded runs
+ * (collection within a deadline, kill and reap of a whole group).  Backends
+ * fill a child at spawn time; the provider hands it out; nothing here knows
+ * a backend by name — a runner's status channels are settled through the
+ * backend's own `settle` operation.
+ */
+#ifndef DSH_SANDBOX_PROCESS_H
+#define DSH_SANDBOX_PROCESS_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "dsh-sandbox/provider.h"
+#include "util.h"
+
+struct dsh_backend_ops;
+
+struct dsh_child {
+        pid_t pid;
+        pid_t process_group;            /* where signals for the command go; 0: the caller's group */
+        dsh_confined_argv facts;
+        dsh_mode mode;                  /* the mode the command runs under */
+        const struct dsh_backend_ops *backend;  /* settles the runner's status channels; NULL: none */
+        int runner_status_fd;           /* the runner's out-of-band status (bwrap --json-status-fd), or -1 */
+        int exec_status_fd;             /* the runner's last step inside (dsh-sandbox-exec), or -1 */
+        bool command_started;           /* the runner status channel proved the command was exec'd */
+        bool runner_failed;             /* the runner exited without running the command */
+        char *runner_failure_detail;    /* what is known about that failure */
+        int exec_errno;                 /* the program could not be executed (errno), else 0 */
+        char *stale_verdict_path;       /* the persisted verdict to drop when the runner fails */
+};
+
+/* A new, empty child (pid -1, fds -1); NULL when out of memory. */
+DSH_INTERNAL dsh_child *dsh_child_new(void);
+
+/* After waitpid(): what the runner's status channels still hold (through the backend's settle). */
+DSH_INTERNAL void dsh_child_settle(dsh_child *child, int wait_status);
+
+/* danger-full-access: `argv` as it is, unconfined on purpose, into `child`. */
+DSH_INTERNAL int dsh_spawn_unconfined(char *const *argv, const dsh_spawn_options *options, dsh_child *child,
+                                      dsh_error *error);
+
+/* CLOCK_MONOTONIC in milliseconds: the clock of every deadline here. */
+DSH_INTERNAL long long dsh_monotonic_ms(void);
+
+/* poll()'s timeout for `deadline_ms`: -1 (none) for 0, else what is left, 0 once it has passed. */
+DSH_INTERNAL int dsh_poll_timeout_ms(long long deadline_ms);
+
+/* SIGKILL to `pid` (and first to its group, when it leads one: `group`), then reaps it. */
+DSH_INTERNAL void dsh_kill_and_reap(pid_t pid, bool group, int *wait_status);
+
+/*
+ * Reads `fd` (closing it) until EOF and reaps `pid`, both before
+ * `deadline_ms` (dsh_monotonic_ms() time); a child still running at the
+ * deadline is killed with SIGKILL — its whole group when `group` — and
+ * reaped.  `*text` receives what was read (at most 64 KiB kept; caller
+ * frees), `*wait_status` waitpid()'s status.  Returns 0, -ETIMEDOUT, or
+ * another negative errno.
+ */
+DSH_INTERNAL int dsh_collect_bounded(pid_t pid, bool group, int fd, long long deadline_ms, char **text,
+                                     int *wait_status);
+
+#endif

@@ -1,0 +1,48 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# What `dsh-sandbox run` costs over the floor any wrapper pays, per backend,
+# measured in turn with the baseline (A B A B ...), median of the pair ratios:
+#   landlock  baseline: a static exec-only trampoline running `bash -c true`
+#             candidate: dsh-sandbox run --backend landlock -- bash -c true
+#             target <= 1.10x
+#   bwrap     baseline: the same trampoline in front of the bwrap argv that
+#             `confine` prints for `bash -c true` (the profile run uses)
+#             candidate: dsh-sandbox run --backend bwrap -- bash -c true
+#             target <= 1.03x
+# The programs are statically linked; the dynamic loader's work would cost
+# more per command than the sandbox's own system calls.  Only prints.
+#
+# Usage: bench/run-overhead.bench.sh [BUILD_DIR]   (default: $BUILD_DIR, else build)
+set -u
+build=${1:-${BUILD_DIR:-build}}
+tool="$build/dsh-sandbox"
+floor="$build/bench/exec-floor"
+interleave="$build/bench/interleave"
+runs=${RUNS:-300}
+for program in "$tool" "$floor" "$interleave"; do
+        if [ ! -x "$program" ]; then
+                echo "run-overhead: no $program; nothing measured"
+                exit 0
+        fi
+done
+scratch=$(mktemp -d /var/tmp/dsh-bench.XXXXXX) || exit 0
+trap 'rm -rf "$scratch"' EXIT
+export XDG_CACHE_HOME="$scratch/cache" XDG_STATE_HOME="$scratch/state" XDG_CONFIG_HOME="$scratch/config"
+unset DSH_SANDBOX_CONFIG
+
+echo "-- landlock (target <= 1.10x)"
+"$interleave" --runs "$runs" --name-a "trampoline bash -c true" --name-b "run --backend landlock" -- \
+        "$floor" bash -c true --vs-- "$tool" run --backend landlock -- bash -c true ||
+        echo "run-overhead: the landlock pair could not be measured here"
+
+if [ -x /usr/bin/bwrap ]; then
+        # The exact argv run uses, taken from `confine` so the baseline cannot drift.
+        set -- $("$tool" confine --backend bwrap --mode read-only -- bash -c true | python3 -c '
+import json, sys
+print(" ".join(json.load(sys.stdin)["argv"]))') || exit 0
+        echo "-- bwrap (target <= 1.03x)"
+        "$interleave" --runs "$runs" --name-a "trampoline bwrap argv" --name-b "run --backend bwrap" -- \
+                "$floor" "$@" --vs-- "$tool" run --backend bwrap -- bash -c true ||
+                echo "run-overhead: the bwrap pair could not be measured here"
+fi
+exit 0

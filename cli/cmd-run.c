@@ -270,6 +270,8 @@ static int spawn_and_wait(dsh_provider *provider, const dsh_policy *policy, char
                 dsh_child_free(child);
                 return print_error_status(&error);
         }
+        for (const char *const *warning = dsh_child_warnings(child); *warning; warning++)
+                cli_print_message("warning: %s", *warning);
         dsh_child_free(child);
         if (WIFSIGNALED(wait_status))
                 return 128 + WTERMSIG(wait_status);

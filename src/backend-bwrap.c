@@ -238,6 +238,14 @@ static int plan_binds(struct bwrap_call *call, const dsh_policy *policy)
         return 0;
 }
 
+static bool strv_has(char *const *strv, const char *value)
+{
+        for (; strv && *strv; strv++)
+                if (strcmp(*strv, value) == 0)
+                        return true;
+        return false;
+}
+
 /* The fd a path beneath one of the call's writable directories is opened from: the innermost that holds it. */
 static int holder_fd(const struct bwrap_call *call, size_t before, const dsh_prepared_policy *prepared,
                      const char *path, const char **relative)
@@ -277,10 +285,12 @@ static int open_bind_sources(struct bwrap_call *call, const dsh_prepared_policy 
 
                 if (root_fd >= 0) {
                         bind->fd = fcntl(root_fd, F_DUPFD_CLOEXEC, 3);
+                } else if (strv_has(call->shield.extra_writable, bind->path)) {
+                        bind->fd = dsh_path_open_canonical(bind->path, true);
                 } else {
+                        /* A pin or a protected path: only ever beneath a writable bind made before it. */
                         holder = holder_fd(call, i, prepared, bind->path, &relative);
-                        bind->fd = holder >= 0 ? dsh_path_open_beneath(holder, relative, true)
-                                               : dsh_path_open_canonical(bind->path, true);
+                        bind->fd = holder >= 0 ? dsh_path_open_beneath(holder, relative, true) : -EXDEV;
                 }
                 if (bind->fd < 0) {
                         int failure = root_fd >= 0 ? errno : -bind->fd;
@@ -356,7 +366,7 @@ static int append_writable_binds(char ***argv, const struct bwrap_call *call)
 static int build_argv(char ***argv, const struct bwrap_call *call, const dsh_policy *policy, char *const *command)
 {
         static const char *const namespaces[] = {
-                "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--proc", "/proc", NULL,
+                "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--unshare-ipc", "--proc", "/proc", NULL,
         };
         static const char *const process[] = {
                 "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--cap-add", "CAP_SETPCAP", NULL,
@@ -466,6 +476,19 @@ static int bwrap_confine(dsh_provider *provider, char *const *argv, const dsh_pr
         struct bwrap_call call = BWRAP_CALL_INIT;
         int result = prepare_call(provider, policy, &call, error);
 
+        /* Only a spawn of its own can check, once the command is gone, what must not have been created. */
+        for (char **path = call.shield.must_stay_absent; result == 0 && path && *path; path++) {
+                dsh_autofree char *reason = NULL;
+
+                if (asprintf(&reason, "%s could be created by the command to redirect git's hooks and config; "
+                                      "dsh-sandbox moves it aside afterwards only when it runs the command itself",
+                             *path) < 0 || dsh_strv_append(&call.shield.unprotected, reason) < 0)
+                        result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        }
+        if (result == 0 && call.shield.must_stay_absent && provider->require_protected_subpaths)
+                result = dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EPERM,
+                                       "a protected subpath cannot be held back and requireProtectedSubpaths is set: %s",
+                                       call.shield.unprotected[dsh_strv_length(call.shield.unprotected) - 1]);
         if (result == 0 && (build_argv(&out->argv, &call, policy, argv) < 0 || set_dialect(out, &call.shield) < 0)) {
                 dsh_confined_argv_clear(out);
                 result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
@@ -864,6 +887,8 @@ static void settle_exec_status(dsh_child *child)
  */
 static void bwrap_settle(dsh_child *child, int wait_status)
 {
+        /* No process of the sandbox is left (they die with its init): nothing can race this check. */
+        dsh_shield_audit(child->audit_absent, &child->warnings);
         char buffer[4096];
 
         if (child->runner_status_fd < 0)
@@ -952,6 +977,7 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prep
         dsh_spawn_failure failure;
         int json_pipe[2] = { -1, -1 }, exec_pipe[2] = { -1, -1 }, result, record = 0;
         int *keep = NULL;
+        char **audit_absent = NULL;
         bool exec_seen = false;
         pid_t pid = -1, reported_pid = 0;
 
@@ -1003,6 +1029,7 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prep
         free(keep);
         close(json_pipe[1]);
         close(exec_pipe[1]);
+        audit_absent = dsh_steal_pointer(&call.shield.must_stay_absent);
         bwrap_call_clear(&call);
         /* Inside a probe, its deadline holds here too: a runner that stalls before its record is killed. */
         if (result == 0)
@@ -1019,9 +1046,11 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prep
                 close(json_pipe[0]);
                 close(exec_pipe[0]);
                 dsh_confined_argv_clear(&facts);
+                dsh_strv_free(audit_absent);
                 return result;
         }
         settle_child(child, pid, reported_pid, &facts, policy->mode, exec_seen, json_pipe[0], exec_pipe[0]);
+        child->audit_absent = audit_absent;
         return 0;
 }
 

@@ -44,6 +44,8 @@ void dsh_child_free(dsh_child *child)
                 close(child->exec_status_fd);
         free(child->runner_failure_detail);
         free(child->stale_verdict_path);
+        dsh_strv_free(child->audit_absent);
+        dsh_strv_free(child->warnings);
         free(child);
 }
 
@@ -75,6 +77,13 @@ bool dsh_child_command_started(const dsh_child *child)
 bool dsh_child_runner_failed(const dsh_child *child)
 {
         return child->runner_failed;
+}
+
+const char *const *dsh_child_warnings(const dsh_child *child)
+{
+        static const char *const none[] = { NULL };
+
+        return child->warnings ? (const char *const *) child->warnings : none;
 }
 
 int dsh_spawn_unconfined(char *const *argv, const dsh_spawn_options *options, dsh_child *child, dsh_error *error)

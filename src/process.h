@@ -31,6 +31,8 @@ struct dsh_child {
         char *runner_failure_detail;    /* what is known about that failure */
         int exec_errno;                 /* the program could not be executed (errno), else 0 */
         char *stale_verdict_path;       /* the persisted verdict to drop when the runner fails */
+        char **audit_absent;            /* paths the command must not have created (see dsh_shield_audit()) */
+        char **warnings;                /* what the sandbox undid or noticed after the command, sentences */
 };
 
 /* A new, empty child (pid -1, fds -1); NULL when out of memory. */

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* The shield: see shield.h for what it protects and why. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -46,6 +45,7 @@ void dsh_shield_clear(dsh_shield *shield)
         dsh_strv_free(shield->read_only);
         dsh_strv_free(shield->extra_writable);
         dsh_strv_free(shield->unprotected);
+        dsh_strv_free(shield->must_stay_absent);
         *shield = (dsh_shield) DSH_SHIELD_INIT;
 }
 
@@ -67,6 +67,7 @@ char *dsh_provider_launcher_path(const dsh_provider *provider, const char *name)
 struct writable_roots {
         const dsh_policy *policy;
         const char *host_temp_area;
+        char *const *extra;     /* git directories this call makes writable (bwrap), planned before the checks */
 };
 
 /* The writable root `path` lies beneath (itself included), or NULL. */
@@ -83,6 +84,49 @@ static const char *root_holding(const struct writable_roots *roots, const char *
                         return *root;
         if (roots->host_temp_area && dsh_path_is_beneath(path, roots->host_temp_area))
                 return roots->host_temp_area;
+        for (char *const *directory = roots->extra; directory && *directory; directory++)
+                if (dsh_path_is_beneath(path, *directory))
+                        return *directory;
+        return NULL;
+}
+
+/* True when `a` names the same directory as `b` (st_dev and st_ino). */
+static bool same_directory(const char *a, const char *b)
+{
+        struct stat first, second;
+
+        return stat(a, &first) == 0 && stat(b, &second) == 0 && first.st_dev == second.st_dev &&
+               first.st_ino == second.st_ino;
+}
+
+/*
+ * A writable root that is another name for a directory on the way to
+ * `path` (canonical): a bind mount of ~ or /usr elsewhere holds the same
+ * inodes under other spellings, so a comparison of strings alone would let
+ * it through.  Compared by identity, ancestor by ancestor.  NULL when none.
+ */
+static const char *root_aliasing(const struct writable_roots *roots, const char *path)
+{
+        const dsh_policy *policy = roots->policy;
+        char ancestor[PATH_MAX];
+        char *slash;
+
+        if (policy->mode != DSH_MODE_WORKSPACE_WRITE || strlen(path) >= sizeof(ancestor))
+                return NULL;
+        strcpy(ancestor, path);
+        while ((slash = strrchr(ancestor, '/')) && slash != ancestor) {
+                *slash = '\0';
+                if (same_directory(ancestor, policy->workspace_root))
+                        return policy->workspace_root;
+                for (char **root = policy->additional_writable_roots; root && *root; root++)
+                        if (same_directory(ancestor, *root))
+                                return *root;
+                for (char *const *directory = roots->extra; directory && *directory; directory++)
+                        if (same_directory(ancestor, *directory))
+                                return *directory;
+                if (roots->host_temp_area && same_directory(ancestor, roots->host_temp_area))
+                        return roots->host_temp_area;
+        }
         return NULL;
 }
 
@@ -100,6 +144,9 @@ static const char *root_inside(const struct writable_roots *roots, const char *p
                         return *root;
         if (roots->host_temp_area && dsh_path_is_beneath(roots->host_temp_area, path))
                 return roots->host_temp_area;
+        for (char *const *directory = roots->extra; directory && *directory; directory++)
+                if (dsh_path_is_beneath(*directory, path))
+                        return *directory;
         return NULL;
 }
 
@@ -190,6 +237,12 @@ static int refuse_runner_root(const struct writable_roots *roots, const char *ru
         dsh_autofree char *canonical = runner ? dsh_path_canonical(runner) : NULL;
         const char *root = canonical ? root_holding(roots, canonical) : NULL;
 
+        if (!root && canonical && (root = root_aliasing(roots, canonical)))
+                return dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EPERM,
+                                     "writable root \"%s\" is another name (a bind mount) for a directory that "
+                                     "holds \"%s\", which the sandbox runs or loads to confine later commands. "
+                                     "Use a narrower root",
+                                     root, canonical);
         if (!root)
                 return 0;
         return dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EPERM,
@@ -245,6 +298,8 @@ static int pin_ancestors(dsh_shield *shield, const char *root, const char *path)
 
 static int hold_back(dsh_shield *shield, const char *root, const char *path)
 {
+        if (!dsh_path_is_beneath(path, root))
+                return -EXDEV;  /* never pin or bind anything outside the writable root that holds it */
         if (pin_ancestors(shield, root, path) < 0)
                 return -ENOMEM;
         if (strv_contains(shield->read_only, path))
@@ -279,6 +334,12 @@ static int shield_own_file(const struct writable_roots *roots, const char *given
                                      "command could change the policy of later calls",
                                      root, path);
         root = root_holding(roots, path);
+        if (!root && (root = root_aliasing(roots, path)))
+                return dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EPERM,
+                                     "writable root \"%s\" is another name (a bind mount) for a directory that "
+                                     "holds \"%s\", the sandbox's own files: a confined command could change the "
+                                     "policy of later calls. Use a narrower root",
+                                     root, path);
         if (root && hold_back(shield, root, path) < 0)
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         return 0;
@@ -288,13 +349,12 @@ static int shield_own_file(const struct writable_roots *roots, const char *given
 
 struct subpath_plan {
         const dsh_provider *provider;
-        const struct writable_roots *roots;
+        struct writable_roots *roots;
         dsh_shield *shield;
         bool with_subpaths;
         size_t git_directories;
 };
 
-static int protect_git_directory_container(struct subpath_plan *plan, const char *directory);
 
 /* Records that `path` cannot be held back, and why (`why` continues the sentence after the path). */
 static int note_unprotected(struct subpath_plan *plan, const char *path, const char *why, const char *detail)
@@ -350,6 +410,15 @@ static int protect_candidate(struct subpath_plan *plan, const char *holder, cons
         canonical = dsh_path_canonical(path);
         if (!canonical)
                 return -errno;
+        /*
+         * Resolved after the route was checked: a component swapped for a
+         * symlink in between (a process of an earlier call racing this one)
+         * shows here as a path outside its holder.  Nothing is pinned or
+         * bound for it then — a pin outside the roots would be a writable
+         * bind of whatever the swap pointed at.
+         */
+        if (!holder || !dsh_path_is_beneath(canonical, holder))
+                return note_unprotected(plan, path, "moved while the sandbox examined it", "");
         return hold_back(plan->shield, holder, canonical);
 }
 
@@ -425,6 +494,127 @@ static const char *holder_of(struct subpath_plan *plan, const char *path)
         return NULL;
 }
 
+static int protect_git_directory(struct subpath_plan *plan, const char *gitdir, bool primary);
+
+/* A submodule name as git stores its git directory beneath modules/: relative, real components only. */
+static bool submodule_name_is_plain(const char *name, size_t length)
+{
+        const char *component = name, *end = name + length;
+
+        if (length == 0 || name[0] == '/')
+                return false;
+        while (component < end) {
+                const char *slash = memchr(component, '/', (size_t) (end - component));
+                size_t part = (size_t) ((slash ? slash : end) - component);
+
+                if (part == 0 || (part == 1 && component[0] == '.') ||
+                    (part == 2 && component[0] == '.' && component[1] == '.'))
+                        return false;
+                component += part + 1;
+        }
+        return true;
+}
+
+/*
+ * The git directories of the submodules of `gitdir`: modules/NAME for each
+ * [submodule "NAME"] its config declares.  Found from the config, which is
+ * held back, not by listing modules/, which the command can fill with
+ * thousands of decoys to push the real ones past any bound.
+ */
+static int protect_submodules(struct subpath_plan *plan, const char *gitdir)
+{
+        dsh_autofree char *config = NULL;
+        char buffer[65536];
+        const char *cursor;
+        ssize_t length;
+        int fd, result = 0;
+
+        if (asprintf(&config, "%s/config", gitdir) < 0)
+                return -ENOMEM;
+        fd = open(config, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        if (fd < 0)
+                return 0;
+        length = read(fd, buffer, sizeof(buffer) - 1);
+        close(fd);
+        if (length <= 0)
+                return 0;
+        buffer[length] = '\0';
+        for (cursor = buffer; result == 0 && (cursor = strstr(cursor, "[submodule \"")); ) {
+                const char *name = cursor + strlen("[submodule \"");
+                const char *quote = strchr(name, '"');
+                dsh_autofree char *module = NULL;
+                struct stat status;
+
+                cursor = name;
+                if (!quote || !submodule_name_is_plain(name, (size_t) (quote - name)))
+                        continue;
+                if (asprintf(&module, "%s/modules/%.*s", gitdir, (int) (quote - name), name) < 0)
+                        return -ENOMEM;
+                if (lstat(module, &status) == 0 && S_ISDIR(status.st_mode))
+                        result = protect_git_directory(plan, module, true);
+        }
+        return result;
+}
+
+/*
+ * git reads `commondir` in any git directory and takes hooks and config
+ * from where it points, so one created in a repository's own git directory
+ * redirects them past every bind.  Git itself writes it only in a linked
+ * worktree's private directory.  One already there is held back and
+ * reported; a missing one cannot be held back without creating it, so it
+ * must still be missing when the command is gone (checked then, when the
+ * backend spawns the command itself; a confined argv run by someone else
+ * says so as a gap).
+ */
+static int watch_commondir(struct subpath_plan *plan, const char *holder, const char *gitdir)
+{
+        dsh_autofree char *commondir = NULL;
+        struct stat status;
+
+        if (asprintf(&commondir, "%s/commondir", gitdir) < 0)
+                return -ENOMEM;
+        if (lstat(commondir, &status) == 0) {
+                int result = note_unprotected(plan, commondir,
+                                              "sends git to another directory's hooks and config; git never writes "
+                                              "it in a repository's own git directory, so remove it if you did not",
+                                              "");
+
+                return result < 0 ? result : protect_candidate(plan, holder, commondir, false);
+        }
+        plan->shield->has_subpaths = true;
+        if (!plan->with_subpaths || strv_contains(plan->shield->must_stay_absent, commondir))
+                return 0;
+        return dsh_strv_append(&plan->shield->must_stay_absent, commondir);
+}
+
+/*
+ * True when the repository of git directory `gitdir` (or of its common
+ * directory) sets extensions.worktreeConfig: then git reads
+ * config.worktree.  A plain text search of the config file, erring towards
+ * "set" (a false "set" only reports a missing file as a gap).
+ */
+static bool worktree_config_enabled(const char *gitdir)
+{
+        dsh_autofree char *common = NULL;
+        dsh_autofree char *config = NULL;
+        char buffer[65536];
+        ssize_t length;
+        int fd;
+
+        common = read_commondir(gitdir);
+        if (asprintf(&config, "%s/config", common ? common : gitdir) < 0)
+                return true;
+        fd = open(config, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+        if (fd < 0)
+                return false;
+        length = read(fd, buffer, sizeof(buffer) - 1);
+        close(fd);
+        if (length <= 0)
+                return false;
+        buffer[length] = '\0';
+        return strcasestr(buffer, "worktreeconfig") != NULL;
+}
+
 /*
  * Protects the ".git/"-subpaths in git directory `gitdir`, then in the git
  * directories of its submodules (gitdir/modules/..., nested).  `primary`:
@@ -434,13 +624,17 @@ static const char *holder_of(struct subpath_plan *plan, const char *path)
 static int protect_git_directory(struct subpath_plan *plan, const char *gitdir, bool primary)
 {
         const char *holder = holder_of(plan, gitdir);
-        dsh_autofree char *modules = NULL;
-        DIR *listing;
-        struct dirent *entry;
         int result = 0;
 
-        if (!holder || ++plan->git_directories > MAX_GIT_DIRECTORIES)
+        if (!holder)
                 return 0;
+        if (++plan->git_directories > MAX_GIT_DIRECTORIES)
+                return note_unprotected(plan, gitdir,
+                                        "is beyond the number of git directories the sandbox examines: its hooks "
+                                        "and config are not held back",
+                                        "");
+        if (primary && dsh_strv_length(plan->provider->protected_subpaths) > 0)
+                result = watch_commondir(plan, holder, gitdir);
         for (char **subpath = plan->provider->protected_subpaths; result == 0 && subpath && *subpath; subpath++) {
                 dsh_autofree char *candidate = NULL;
 
@@ -449,95 +643,138 @@ static int protect_git_directory(struct subpath_plan *plan, const char *gitdir, 
                 if (asprintf(&candidate, "%s/%s", gitdir, *subpath + 5) < 0)
                         return -ENOMEM;
                 result = protect_candidate(plan, holder, candidate, primary);
-        }
-        if (result < 0 || asprintf(&modules, "%s/modules", gitdir) < 0)
-                return result < 0 ? result : -ENOMEM;
-        listing = opendir(modules);
-        if (!listing)
-                return 0;
-        while (result == 0 && (entry = readdir(listing))) {
-                dsh_autofree char *child = NULL;
-                dsh_autofree char *head = NULL;
+                /*
+                 * config.worktree is a config too, once the repository turns on
+                 * extensions.worktreeConfig (sparse checkout does): held back
+                 * beside config, and reported when missing while git would
+                 * read it.
+                 */
+                if (result == 0 && strcmp(*subpath, ".git/config") == 0) {
+                        dsh_autofree char *worktree_config = NULL;
 
-                if (entry->d_name[0] == '.' || entry->d_type == DT_LNK)
-                        continue;
-                if (asprintf(&child, "%s/%s", modules, entry->d_name) < 0 ||
-                    asprintf(&head, "%s/HEAD", child) < 0) {
-                        result = -ENOMEM;
-                        break;
+                        if (asprintf(&worktree_config, "%s/config.worktree", gitdir) < 0)
+                                return -ENOMEM;
+                        result = protect_candidate(plan, holder, worktree_config, worktree_config_enabled(gitdir));
                 }
-                /* A submodule named "a/b" is stored as modules/a/b: descend until a git directory. */
-                if (access(head, F_OK) == 0)
-                        result = protect_git_directory(plan, child, true);
-                else
-                        result = protect_git_directory_container(plan, child);
         }
-        closedir(listing);
-        return result;
+        return result < 0 ? result : protect_submodules(plan, gitdir);
 }
 
-/* A directory under modules/ that only groups submodule names: its children may be git directories. */
-static int protect_git_directory_container(struct subpath_plan *plan, const char *directory)
+
+/* The whole content of small file `path` (first line, no newline), canonical when `directory` is given; or NULL. */
+static char *read_first_line(const char *path)
 {
-        DIR *listing = opendir(directory);
-        struct dirent *entry;
-        int result = 0;
+        char buffer[PATH_MAX + 16];
+        ssize_t length;
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 
-        if (!listing)
-                return 0;
-        while (result == 0 && (entry = readdir(listing)) && plan->git_directories <= MAX_GIT_DIRECTORIES) {
-                dsh_autofree char *child = NULL;
-                dsh_autofree char *head = NULL;
+        if (fd < 0)
+                return NULL;
+        length = read(fd, buffer, sizeof(buffer) - 1);
+        close(fd);
+        if (length <= 0)
+                return NULL;
+        buffer[length] = '\0';
+        buffer[strcspn(buffer, "\r\n")] = '\0';
+        return strdup(buffer);
+}
 
-                if (entry->d_name[0] == '.' || entry->d_type == DT_LNK)
-                        continue;
-                if (asprintf(&child, "%s/%s", directory, entry->d_name) < 0 ||
-                    asprintf(&head, "%s/HEAD", child) < 0) {
-                        result = -ENOMEM;
-                        break;
-                }
-                plan->git_directories++;
-                if (access(head, F_OK) == 0)
-                        result = protect_git_directory(plan, child, true);
-                else
-                        result = protect_git_directory_container(plan, child);
+static bool is_git_common_directory(const char *directory)
+{
+        static const char *const entries[] = { "HEAD", "objects", "refs", NULL };
+
+        for (const char *const *entry = entries; *entry; entry++) {
+                dsh_autofree char *path = NULL;
+                struct stat status;
+
+                if (asprintf(&path, "%s/%s", directory, *entry) < 0 || lstat(path, &status) < 0)
+                        return false;
         }
-        closedir(listing);
-        return result;
+        return true;
+}
+
+/*
+ * The common directory a linked worktree at `root` really belongs to, when
+ * everything agrees the way `git worktree add` leaves it: `gitdir` is
+ * COMMON/worktrees/NAME, its `commondir` leads to COMMON, its own `gitdir`
+ * file points back at ROOT/.git, and COMMON is a git directory.  Anything
+ * else is not made writable: `.git`, `commondir` and `gitdir` are files a
+ * command of an earlier call may have written, and a bind that trusted them
+ * would make any directory on the host writable ("gitdir: /").  Returns the
+ * canonical common directory (caller frees), or NULL.
+ */
+static char *validated_worktree_common(const char *root, const char *dotgit, const char *gitdir)
+{
+        dsh_autofree char *common = read_commondir(gitdir);
+        dsh_autofree char *back_file = NULL;
+        dsh_autofree char *back = NULL;
+        dsh_autofree char *back_canonical = NULL;
+        dsh_autofree char *dotgit_canonical = dsh_path_canonical(dotgit);
+        dsh_autofree char *expected_parent = NULL;
+        const char *slash = strrchr(gitdir, '/');
+
+        (void) root;
+        if (!common || !slash || !dotgit_canonical || asprintf(&expected_parent, "%s/worktrees", common) < 0)
+                return NULL;
+        if ((size_t) (slash - gitdir) != strlen(expected_parent) ||
+            strncmp(gitdir, expected_parent, (size_t) (slash - gitdir)) != 0 || !slash[1])
+                return NULL;
+        if (asprintf(&back_file, "%s/gitdir", gitdir) < 0)
+                return NULL;
+        back = read_first_line(back_file);
+        back_canonical = back && back[0] == '/' ? dsh_path_canonical(back) : NULL;
+        if (!back_canonical || strcmp(back_canonical, dotgit_canonical) != 0 || !is_git_common_directory(common))
+                return NULL;
+        return dsh_steal_pointer(&common);
 }
 
 /*
  * A ".git" file (linked worktree, submodule checkout) names the real git
  * directory; a linked worktree's also names the common directory, where git
- * keeps hooks, config, objects and refs.  Git must be able to write both
- * (index, refs, objects), so under a backend that can hold hooks and config
- * back they become writable for this call — minus what is protected.
+ * keeps hooks, config, objects and refs.  The ".git" file itself, and in the
+ * git directory the `commondir` and `gitdir` files, are held back too: a
+ * command that rewrote them would send the user's next git command to hooks
+ * of its choosing.  Git must write the common directory (index, refs,
+ * objects), so for a linked worktree that checks out (see
+ * validated_worktree_common()) a backend that can hold hooks and config back
+ * makes it writable for this call — minus what is protected; the shield then
+ * treats it like a writable root (no runner, none of the sandbox's own files
+ * inside).  A git directory outside every root that does not check out is
+ * not made writable: nothing in it can be planted by this call.
  */
 static int protect_linked_git_directory(struct subpath_plan *plan, const char *root, const char *dotgit)
 {
         dsh_autofree char *gitdir = read_gitdir_file(root, dotgit);
-        dsh_autofree char *common = gitdir ? read_commondir(gitdir) : NULL;
-        const char *primary = common ? common : gitdir;
-        int result;
+        dsh_autofree char *common = NULL;
+        int result = protect_candidate(plan, root, dotgit, true);
 
-        if (!gitdir)
-                return 0;
-        if (plan->with_subpaths && !root_holding(plan->roots, primary) &&
-            !strv_contains(plan->shield->extra_writable, primary) &&
-            dsh_strv_append(&plan->shield->extra_writable, primary) < 0)
-                return -ENOMEM;
-        if (!plan->with_subpaths && !root_holding(plan->roots, primary)) {
-                /* Not made writable by this backend: nothing in it can be planted by this call. */
-                return 0;
+        if (result < 0 || !gitdir)
+                return result;
+        if (!root_holding(plan->roots, gitdir)) {
+                if (!plan->with_subpaths)
+                        return 0;  /* Landlock makes nothing outside the roots writable */
+                common = validated_worktree_common(root, dotgit, gitdir);
+                if (!common)
+                        return 0;
+                if (!strv_contains(plan->shield->extra_writable, common) &&
+                    dsh_strv_append(&plan->shield->extra_writable, common) < 0)
+                        return -ENOMEM;
+                plan->roots->extra = plan->shield->extra_writable;
+        } else {
+                common = read_commondir(gitdir);
         }
-        result = protect_git_directory(plan, primary, true);
-        if (result == 0 && common && !root_holding(plan->roots, gitdir) &&
-            !dsh_path_is_beneath(gitdir, common) && plan->with_subpaths &&
-            !strv_contains(plan->shield->extra_writable, gitdir) &&
-            dsh_strv_append(&plan->shield->extra_writable, gitdir) < 0)
-                result = -ENOMEM;
-        if (result == 0 && common)
-                result = protect_git_directory(plan, gitdir, false);
+        if (common && root_holding(plan->roots, common))
+                result = protect_git_directory(plan, common, true);
+        for (const char *const *name = (const char *const[]) { "commondir", "gitdir", NULL }; result == 0 && *name;
+             name++) {
+                dsh_autofree char *path = NULL;
+
+                if (asprintf(&path, "%s/%s", gitdir, *name) < 0)
+                        return -ENOMEM;
+                result = protect_candidate(plan, root_holding(plan->roots, gitdir), path, false);
+        }
+        if (result == 0)
+                result = protect_git_directory(plan, gitdir, !common);
         return result;
 }
 
@@ -589,22 +826,25 @@ static int compare_paths(const void *left, const void *right)
 int dsh_shield_plan(const dsh_provider *provider, const dsh_policy *policy, const char *host_temp_area,
                     bool with_subpaths, dsh_shield *shield, dsh_error *error)
 {
-        struct writable_roots roots = { policy, host_temp_area };
+        struct writable_roots roots = { policy, host_temp_area, NULL };
         struct subpath_plan plan = { provider, &roots, shield, with_subpaths, 0 };
         int result;
 
         *shield = (dsh_shield) DSH_SHIELD_INIT;
         if (policy->mode != DSH_MODE_WORKSPACE_WRITE)
                 return 0;  /* read-only grants no root at all: nothing can be planted or replaced */
-        result = check_runners(provider, &roots, error);
+        /*
+         * The subpaths first: a linked worktree's common directory they make
+         * writable is a writable root for every check after them.
+         */
+        result = plan_subpaths(&plan, policy);
+        if (result < 0)
+                result = dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, -result,
+                                       "cannot plan the protected subpaths: %s", strerror(-result));
+        if (result == 0)
+                result = check_runners(provider, &roots, error);
         for (char **given = provider->protected_paths; result == 0 && given && *given; given++)
                 result = shield_own_file(&roots, *given, shield, error);
-        if (result == 0) {
-                result = plan_subpaths(&plan, policy);
-                if (result < 0)
-                        result = dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, -result,
-                                               "cannot plan the protected subpaths: %s", strerror(-result));
-        }
         if (result < 0) {
                 dsh_shield_clear(shield);
                 return result;
@@ -615,4 +855,33 @@ int dsh_shield_plan(const dsh_provider *provider, const dsh_policy *policy, cons
         if (shield->read_only)
                 qsort(shield->read_only, dsh_strv_length(shield->read_only), sizeof(char *), compare_paths);
         return 0;
+}
+
+int dsh_shield_audit(char *const *must_stay_absent, char ***warnings)
+{
+        int moved = 0;
+
+        for (char *const *path = must_stay_absent; path && *path; path++) {
+                dsh_autofree char *aside = NULL;
+                dsh_autofree char *sentence = NULL;
+                struct stat status;
+
+                if (lstat(*path, &status) < 0)
+                        continue;
+                if (asprintf(&aside, "%s.dsh-sandbox-quarantine-%ld", *path, (long) getpid()) < 0)
+                        continue;
+                if (rename(*path, aside) < 0) {
+                        if (asprintf(&sentence, "the command created %s, which redirects git's hooks and config, "
+                                                "and it could not be moved aside (%s): remove it before running git",
+                                     *path, strerror(errno)) >= 0)
+                                (void) dsh_strv_append(warnings, sentence);
+                        continue;
+                }
+                moved++;
+                if (asprintf(&sentence, "the command created %s, which would redirect git's hooks and config; moved "
+                                        "aside to %s",
+                             *path, aside) >= 0)
+                        (void) dsh_strv_append(warnings, sentence);
+        }
+        return moved;
 }

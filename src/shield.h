@@ -38,10 +38,26 @@ typedef struct dsh_shield {
         char **read_only;        /* files and directories to bind read-only over themselves */
         char **extra_writable;   /* git directories outside every root that git needs writable */
         char **unprotected;      /* why a protected subpath could not be held back (sentences) */
+        /*
+         * Files that must still be absent once the command is gone: a
+         * `commondir` created in a repository's git directory would send
+         * git to another directory's hooks and config, and nothing can be
+         * bound over a name that does not exist.  Checked after the command
+         * exits, when no process of the sandbox is left (bwrap), and moved
+         * aside if it appeared.
+         */
+        char **must_stay_absent;
         bool has_subpaths;       /* some protected subpath exists (or should) beneath a writable root */
 } dsh_shield;
 
-#define DSH_SHIELD_INIT { NULL, NULL, NULL, NULL, false }
+#define DSH_SHIELD_INIT { NULL, NULL, NULL, NULL, NULL, false }
+
+/*
+ * After the command is gone: every path of `must_stay_absent` that exists
+ * now is renamed aside (NAME.dsh-sandbox-quarantine-PID) and described in a
+ * new sentence appended to `*warnings`.  Returns the number moved.
+ */
+DSH_INTERNAL int dsh_shield_audit(char *const *must_stay_absent, char ***warnings);
 
 DSH_INTERNAL void dsh_shield_clear(dsh_shield *shield);
 

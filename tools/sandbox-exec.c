@@ -22,9 +22,10 @@
  *     non-dumpable child instead; anything else that cannot be re-homed ends
  *     the run, the command never started.  Fds the caller opened for writing
  *     are kept: writing them is what the caller granted.
- *  2. Capabilities: bwrap leaves CAP_SETPCAP (asked for with --cap-add) so
+ *  2. Capabilities and the terminal: bwrap leaves CAP_SETPCAP (asked for with --cap-add) so
  *     that this program can lock the securebits and empty every set; after
- *     that no exec can regain a capability.
+ *     that no exec can regain a capability; and the seccomp filter that
+ *     refuses terminal injection (TIOCSTI, TIOCLINUX) goes on.
  *  3. exec, with its failure reported out of band: on --status-fd the parent
  *     learns "the command could not be executed, errno N" (126/127 as env
  *     reports them), which no output of the command could fake, and which
@@ -252,6 +253,16 @@ int main(int argc, char **argv)
         result = dsh_drop_capabilities();
         if (result < 0)
                 return fail(-result, "cannot drop the capabilities: %s", strerror(-result));
+        /*
+         * --new-session leaves the command no controlling terminal, but as a
+         * session leader it could take one that is nobody's (a pty a harness
+         * opened without making it its own) and push keystrokes into it for
+         * whatever reads that terminal next: TIOCSTI and TIOCLINUX fail here
+         * as under Landlock.
+         */
+        result = dsh_install_terminal_injection_filter();
+        if (result < 0)
+                return fail(-result, "cannot install the terminal filter: %s", strerror(-result));
         execvp(request.command[0], request.command);
         result = errno;
         if (status_fd >= 0) {

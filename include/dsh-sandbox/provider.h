@@ -261,6 +261,14 @@ DSH_PUBLIC bool dsh_child_command_started(const dsh_child *child);
 DSH_PUBLIC bool dsh_child_runner_failed(const dsh_child *child);
 
 /*
+ * After dsh_child_wait(): what the sandbox undid or noticed once the command
+ * was gone, one sentence each (NULL-terminated, owned by the child; empty
+ * when nothing) — e.g. a `.git/commondir` the command created, which would
+ * have redirected git's hooks, moved aside.  A caller shows them to the user.
+ */
+DSH_PUBLIC const char *const *dsh_child_warnings(const dsh_child *child);
+
+/*
  * Spawns `argv` confined under `policy` (or unconfined, on purpose, under
  * danger-full-access).  Returns once the command has been exec'd: a failure
  * before that is reported here and the command never ran —

@@ -61,6 +61,16 @@ static int command_status(int wait_status)
         return WEXITSTATUS(wait_status);
 }
 
+/* Partial enforcement is a fact the user must see, with each reason. */
+static void announce_partial(const dsh_confined_argv *facts)
+{
+        if (facts->enforcement != DSH_ENFORCEMENT_PARTIAL)
+                return;
+        for (char **reason = facts->partial_reasons; reason && *reason; reason++)
+                fprintf(stderr, "embed: notice: partial enforcement under %s: %s\n",
+                        facts->backend ? facts->backend : "the backend", *reason);
+}
+
 /*
  * Spawns and waits.  A runner (bwrap) that failed before the command was
  * executed is told apart from the command by the library, out of band:
@@ -68,22 +78,23 @@ static int command_status(int wait_status)
  */
 static int spawn_and_wait(dsh_runtime *runtime, const dsh_policy *policy, char *const *command)
 {
-        dsh_child child = DSH_CHILD_INIT;
+        dsh_child *child = NULL;
         dsh_error error = DSH_ERROR_INIT;
         int wait_status = 0, result;
 
         if (dsh_provider_spawn(dsh_runtime_provider(runtime), command, policy, NULL, &child, &error) < 0)
                 return report(&error);
-        result = dsh_child_wait(&child, &wait_status);
+        announce_partial(dsh_child_facts(child));
+        result = dsh_child_wait(child, &wait_status);
         if (result < 0) {
                 fprintf(stderr, "embed: cannot wait for the command: %s\n", strerror(-result));
                 result = EXIT_NOT_CONFINED;
-        } else if (dsh_child_runner_error(&child, &error) < 0) {
+        } else if (dsh_child_runner_error(child, &error) < 0) {
                 result = report(&error);
         } else {
                 result = command_status(wait_status);
         }
-        dsh_child_clear(&child);
+        dsh_child_free(child);
         return result;
 }
 

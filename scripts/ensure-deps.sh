@@ -4,9 +4,10 @@
 # packages to install and fails.
 set -euo pipefail
 
-# clang and libclang-rt-14-dev (libFuzzer and clang's sanitizer runtimes) build the fuzz targets.
+# clang and libclang-rt-14-dev (libFuzzer and clang's sanitizer runtimes) build the fuzz targets;
+# scdoc builds the man pages.
 packages=(build-essential meson ninja-build pkg-config libjansson-dev libcmocka-dev
-          libseccomp-dev bubblewrap hyperfine python3 clang libclang-rt-14-dev)
+          libseccomp-dev bubblewrap hyperfine python3 clang libclang-rt-14-dev scdoc)
 
 missing=()
 for package in "${packages[@]}"; do

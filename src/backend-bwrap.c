@@ -455,7 +455,7 @@ static int prepare_call(dsh_provider *provider, const dsh_policy *policy, struct
         call->exec_helper = dsh_provider_launcher_path(provider, EXEC_HELPER_NAME);
         if (!call->exec_helper || access(call->exec_helper, X_OK) < 0)
                 return dsh_error_set_unavailable(error, policy->mode,
-                                                 "the dsh-sandbox-exec helper is not installed beside landlock-run");
+                                                 "the dsh-sandbox-exec helper is not installed");
         result = dsh_shield_plan(provider, policy, NULL, true, &call->shield, error);
         if (result < 0)
                 return result;

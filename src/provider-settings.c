@@ -17,7 +17,7 @@
 #include "error.h"
 #include "xdg.h"
 
-#define DEFAULT_LANDLOCK_RUN_PATH DSH_SANDBOX_LIBEXECDIR "/landlock-run"
+#define DEFAULT_LANDLOCK_RUN_PATH DSH_SANDBOX_BINDIR "/landlock-run"
 
 /* The Linux backends in their default chain order: bwrap, then Landlock. */
 static const dsh_backend_ops *const known_backends[] = {

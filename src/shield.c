@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "config.h"
 #include "error.h"
 #include "path.h"
 #include "shield.h"
@@ -49,15 +50,28 @@ void dsh_shield_clear(dsh_shield *shield)
         *shield = (dsh_shield) DSH_SHIELD_INIT;
 }
 
+/*
+ * The launcher `name` beside landlock-run when it is there (a build tree, a
+ * relocated install, a launcher directory the caller named), else the
+ * installed copy in the libexec directory: an installed landlock-run is a
+ * user command in the bin directory, and the helpers beside it would not be.
+ * Both places are as trusted as landlock-run's own directory and the install
+ * location, and neither is ever searched for on PATH; a command could switch
+ * one for the other only by changing landlock-run's directory, which the
+ * shield refuses as it refuses landlock-run itself.
+ */
 char *dsh_provider_launcher_path(const dsh_provider *provider, const char *name)
 {
         const char *slash = provider->landlock_run_path ? strrchr(provider->landlock_run_path, '/') : NULL;
         char *path = NULL;
 
-        if (!slash)
+        if (slash && asprintf(&path, "%.*s/%s", (int) (slash - provider->landlock_run_path),
+                              provider->landlock_run_path, name) < 0)
                 return NULL;
-        if (asprintf(&path, "%.*s/%s", (int) (slash - provider->landlock_run_path), provider->landlock_run_path,
-                     name) < 0)
+        if (path && access(path, F_OK) == 0)
+                return path;
+        free(path);
+        if (asprintf(&path, "%s/%s", DSH_SANDBOX_LIBEXECDIR, name) < 0)
                 return NULL;
         return path;
 }

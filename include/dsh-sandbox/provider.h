@@ -51,7 +51,9 @@ DSH_PUBLIC int dsh_provider_set_backends(dsh_provider *provider, const char *con
 DSH_PUBLIC int dsh_provider_check_backends(const char *const *names, dsh_error *error);
 
 /* Absolute path of the `landlock-run` launcher that confined argvs name.
- * Defaults to the installed libexec copy.  Returns 0, -EINVAL or -ENOMEM. */
+ * Defaults to the installed copy in the bin directory.  The bwrap backend's
+ * dsh-sandbox-exec is the one beside it when there is one, else the installed
+ * copy in the libexec directory.  Returns 0, -EINVAL or -ENOMEM. */
 DSH_PUBLIC int dsh_provider_set_landlock_run_path(dsh_provider *provider, const char *path, dsh_error *error);
 
 /*

@@ -1,0 +1,155 @@
+# SPDX-License-Identifier: MIT
+# Bash completion for dsh-sandbox(1): commands, options, modes, backends, and session ids from
+# `dsh-sandbox session list`.  Self-contained: it uses bash-completion's _command_offset for the
+# confined program when bash-completion is loaded, and plain compgen otherwise.
+
+_dsh_sandbox_modes="read-only workspace-write danger-full-access"
+_dsh_sandbox_backends="auto bwrap landlock"
+_dsh_sandbox_policy_options="-m --mode -r --root -w --allow-write -s --session -b --backend -c --config"
+
+# The session ids the store holds, as the completed command itself lists them (first column).
+_dsh_sandbox_session_ids()
+{
+        local program=$1
+        "$program" session list 2>/dev/null | cut -f1
+}
+
+# Completes the value of option $1 into COMPREPLY; returns 1 when $1 takes no value.
+_dsh_sandbox_option_value()
+{
+        local option=$1 cur=$2 program=$3
+        case $option in
+        -m | --mode)
+                mapfile -t COMPREPLY < <(compgen -W "$_dsh_sandbox_modes" -- "$cur") ;;
+        -b | --backend)
+                mapfile -t COMPREPLY < <(compgen -W "$_dsh_sandbox_backends" -- "$cur") ;;
+        -s | --session | --parent)
+                mapfile -t COMPREPLY < <(compgen -W "$(_dsh_sandbox_session_ids "$program")" -- "$cur") ;;
+        -r | --root | -w | --allow-write | --cwd)
+                compopt -o filenames 2>/dev/null
+                mapfile -t COMPREPLY < <(compgen -d -- "$cur") ;;
+        -c | --config)
+                compopt -o filenames 2>/dev/null
+                mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;
+        *)
+                return 1 ;;
+        esac
+        return 0
+}
+
+# The program and its arguments, from word $1 on (after `--` or the first non-option).
+_dsh_sandbox_program()
+{
+        local start=$1 cur=$2
+        if declare -F _command_offset >/dev/null; then
+                _command_offset "$start"
+        elif [[ $COMP_CWORD -eq $start ]]; then
+                mapfile -t COMPREPLY < <(compgen -c -- "$cur")
+        else
+                compopt -o filenames 2>/dev/null
+                mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+        fi
+}
+
+_dsh_sandbox()
+{
+        local program=${COMP_WORDS[0]} cur=${COMP_WORDS[COMP_CWORD]} option=
+        local command=${COMP_WORDS[1]} action= first=2 options= i word
+        COMPREPLY=()
+
+        # `--mode=VALUE`: bash splits the word at '=' (COMP_WORDBREAKS).
+        if [[ $cur == "=" ]]; then
+                option=${COMP_WORDS[COMP_CWORD - 1]}
+                cur=
+        elif [[ $COMP_CWORD -ge 2 && ${COMP_WORDS[COMP_CWORD - 1]} == "=" ]]; then
+                option=${COMP_WORDS[COMP_CWORD - 2]}
+        elif [[ $COMP_CWORD -ge 2 ]]; then
+                option=${COMP_WORDS[COMP_CWORD - 1]}
+        fi
+
+        if [[ $COMP_CWORD -eq 1 && $cur == -* ]]; then
+                mapfile -t COMPREPLY < <(compgen -W "-h --help --version" -- "$cur")
+                return
+        elif [[ $COMP_CWORD -eq 1 ]]; then
+                mapfile -t COMPREPLY < <(compgen -W "run confine probe session policy" -- "$cur")
+                return
+        fi
+
+        case $command in
+        run | confine)
+                options="$_dsh_sandbox_policy_options -h --help --" ;;
+        probe)
+                options="--json -c --config -b --backend -h --help" ;;
+        session | policy)
+                action=${COMP_WORDS[2]}
+                first=3
+                if [[ $COMP_CWORD -eq 2 ]]; then
+                        if [[ $cur == -* ]]; then
+                                mapfile -t COMPREPLY < <(compgen -W "-h --help" -- "$cur")
+                        elif [[ $command == session ]]; then
+                                mapfile -t COMPREPLY < <(compgen -W "new mode show list" -- "$cur")
+                        else
+                                mapfile -t COMPREPLY < <(compgen -W "resolve context" -- "$cur")
+                        fi
+                        return
+                fi
+                case $command/$action in
+                session/new) options="--cwd --parent -h --help" ;;
+                session/show) options="--json -c --config -h --help" ;;
+                session/list) options="--json -c --config -h --help" ;;
+                session/mode) options="-h --help" ;;
+                policy/resolve) options="$_dsh_sandbox_policy_options --json -h --help" ;;
+                policy/context) options="-s --session -c --config -h --help" ;;
+                *) return ;;
+                esac ;;
+        *)
+                return ;;
+        esac
+
+        # Walk the words before the cursor: an option's separate value is skipped; for run and
+        # confine, `--` or the first non-option starts the program, and options end there.
+        local positionals=0
+        for ((i = first; i < COMP_CWORD; i++)); do
+                word=${COMP_WORDS[i]}
+                if [[ $word == "=" ]]; then
+                        ((i++))
+                elif [[ $word == "--" && ($command == run || $command == confine) ]]; then
+                        _dsh_sandbox_program $((i + 1)) "$cur"
+                        return
+                elif [[ $word == -* ]]; then
+                        case $word in
+                        -m | --mode | -r | --root | -w | --allow-write | -s | --session | -b | --backend | \
+                                -c | --config | --cwd | --parent)
+                                [[ ${COMP_WORDS[i + 1]} != "=" ]] && ((i++)) ;;
+                        esac
+                elif [[ $command == run || $command == confine ]]; then
+                        _dsh_sandbox_program "$i" "$cur"
+                        return
+                else
+                        ((positionals++))
+                fi
+        done
+
+        [[ $option ]] && _dsh_sandbox_option_value "$option" "$cur" "$program" && return
+        if [[ $cur == -* ]]; then
+                mapfile -t COMPREPLY < <(compgen -W "$options" -- "$cur")
+                return
+        fi
+        case $command/$action in
+        run/* | confine/*)
+                _dsh_sandbox_program "$COMP_CWORD" "$cur" ;;
+        session/mode)
+                if ((positionals == 0)); then
+                        mapfile -t COMPREPLY < <(compgen -W "$(_dsh_sandbox_session_ids "$program")" -- "$cur")
+                elif ((positionals == 1)); then
+                        mapfile -t COMPREPLY < <(compgen -W "$_dsh_sandbox_modes" -- "$cur")
+                fi ;;
+        session/show)
+                ((positionals == 0)) &&
+                        mapfile -t COMPREPLY < <(compgen -W "$(_dsh_sandbox_session_ids "$program")" -- "$cur") ;;
+        *)
+                mapfile -t COMPREPLY < <(compgen -W "$options" -- "$cur") ;;
+        esac
+}
+
+complete -F _dsh_sandbox dsh-sandbox

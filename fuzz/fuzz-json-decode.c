@@ -23,7 +23,7 @@ static void check_failure(int result, const dsh_error *error, const char *what)
         fuzz_check_one_printable_line(error->message);
 }
 
-static int is_signature(const char *text)
+static int is_nonempty_single_line(const char *text)
 {
         return text[0] != '\0' && !strpbrk(text, "\r\n");
 }
@@ -34,19 +34,19 @@ static void check_facts(const dsh_confined_argv *facts)
         FUZZ_CHECK(facts->enforcement == DSH_ENFORCEMENT_FULL || facts->enforcement == DSH_ENFORCEMENT_PARTIAL);
         FUZZ_CHECK(facts->denial_signatures != NULL);
         for (char **signature = facts->denial_signatures; *signature; signature++)
-                FUZZ_CHECK(is_signature(*signature));
+                FUZZ_CHECK(is_nonempty_single_line(*signature));
         FUZZ_CHECK(facts->runner_failure_rule_count > 0);
         for (size_t i = 0; i < facts->runner_failure_rule_count; i++) {
                 const dsh_runner_failure_rule *rule = &facts->runner_failure_rules[i];
 
                 FUZZ_CHECK(dsh_strv_length(rule->fatal_signatures) > 0);
                 for (char **signature = rule->fatal_signatures; *signature; signature++)
-                        FUZZ_CHECK(is_signature(*signature));
+                        FUZZ_CHECK(is_nonempty_single_line(*signature));
                 FUZZ_CHECK((rule->allowed_exit_codes != NULL) == (rule->allowed_exit_code_count > 0));
                 for (size_t j = 0; j < rule->allowed_exit_code_count; j++)
                         FUZZ_CHECK(rule->allowed_exit_codes[j] >= 1 && rule->allowed_exit_codes[j] <= 255);
         }
-        FUZZ_CHECK(!facts->backend || facts->backend[0] != '\0');
+        FUZZ_CHECK(!facts->backend || is_nonempty_single_line(facts->backend));
         FUZZ_CHECK(!facts->partial_reasons || (dsh_strv_length(facts->partial_reasons) > 0 &&
                                                facts->enforcement == DSH_ENFORCEMENT_PARTIAL));
 }

@@ -550,7 +550,8 @@ int dsh_json_confined_argv_from_value(const json_t *value, const char *what, dsh
         if (result == 0)
                 result = decode_rules(&decoder, value, &facts);
         if (result == 0)
-                result = decode_string_member(&decoder, value, &root_path, "backend", TEXT_NON_EMPTY, &facts.backend);
+                result = decode_string_member(&decoder, value, &root_path, "backend", TEXT_NON_EMPTY | TEXT_SINGLE_LINE,
+                                              &facts.backend);
         if (result == 0)
                 result = decode_string_list(&decoder, value, &root_path, "partialReasons", TEXT_NON_EMPTY,
                                             &facts.partial_reasons);

@@ -82,7 +82,7 @@ DSH_PUBLIC int dsh_json_encode_confined_argv(const dsh_confined_argv *facts, cha
  *     strings, and optionally "allowedExitCodes", integers from 1 to 255
  *     (an exit status; 0 never proves a failure), and "informationalLines",
  *     strings;
- *   - "backend", optional: a non-empty string;
+ *   - "backend", optional: a non-empty single-line string (a name);
  *   - "partialReasons", optional: non-empty strings, and when there are any
  *     the enforcement must be "partial" (a "full" claim with reasons is a
  *     contradiction, not a nuance).

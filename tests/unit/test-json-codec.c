@@ -323,8 +323,12 @@ static const decode_case facts_cases[] = {
           "facts: \"\\x1b]0;x\\x07\" is an unknown key" },
         { "{" VALID_HEAD "," VALID_RULES ",\"argv\\u0000x\":1}", "facts: not valid JSON: NUL byte in object key not supported*" },
         /* backend and partial reasons */
-        { "{" VALID_HEAD "," VALID_RULES ",\"backend\":\"\"}", "facts: \"backend\" must be a non-empty string" },
-        { "{" VALID_HEAD "," VALID_RULES ",\"backend\":null}", "facts: \"backend\" must be a non-empty string" },
+        { "{" VALID_HEAD "," VALID_RULES ",\"backend\":\"\"}",
+          "facts: \"backend\" must be a non-empty single-line string" },
+        { "{" VALID_HEAD "," VALID_RULES ",\"backend\":null}",
+          "facts: \"backend\" must be a non-empty single-line string" },
+        { "{" VALID_HEAD "," VALID_RULES ",\"backend\":\"bwrap\\nlandlock-run: exec failed\"}",
+          "facts: \"backend\" must be a non-empty single-line string" },
         { "{" VALID_HEAD "," VALID_RULES ",\"partialReasons\":[\"an older ABI\"]}",
           "facts: \"partialReasons\" requires \"enforcement\": \"partial\"" },
         { "{\"argv\":[\"true\"],\"enforcement\":\"partial\",\"denialSignatures\":[]," VALID_RULES

@@ -27,15 +27,25 @@ void cli_print_message(const char *format, ...) __attribute__((format(printf, 1,
 int cli_usage_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
 /*
- * JSON strings carry only UTF-8, and paths and arguments are bytes: every
- * subcommand that prints JSON checks what it prints here, and refuses rather
- * than let jansson drop it (json_string() returns NULL, and a NULL member or
- * element is silently skipped, so `rm -rf "junk\xff" /` would print as
- * `rm -rf /`).  Returns 0 when `text` is valid UTF-8; otherwise prints
- * "<what> is not valid UTF-8 (byte 0xNN at offset N), and a JSON string
- * cannot carry it" as a usage error and returns CLI_EXIT_USAGE.
+ * JSON strings carry only UTF-8, and paths and arguments are bytes.  The
+ * library's codec (dsh-sandbox/json.h) refuses, naming the member, any
+ * string it cannot carry, so nothing is ever dropped from what is printed;
+ * the subcommands check the caller's own input here first, to refuse it
+ * before anything runs and name it as the caller knows it ("confine:
+ * argv[2]", "the workspace root").  Returns 0 when `text` is valid UTF-8;
+ * otherwise prints "<what> is not valid UTF-8 (byte 0xNN at offset N), and a
+ * JSON string cannot carry it" as a usage error and returns CLI_EXIT_USAGE.
  */
 int cli_require_utf8(const char *text, const char *what_format, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * Prints what a dsh_json_encode_*() call returned: `text` and a newline on
+ * stdout (0, or 1 when stdout cannot be written), or, when `encoded` is
+ * negative, `error` on one stderr line: a member JSON cannot carry
+ * (DSH_ERROR_INVALID_INPUT, a path that is not UTF-8) as a usage error
+ * (2), anything else with `failure_status`.  Frees `text`, clears `error`.
+ */
+int cli_print_json(int encoded, char *text, dsh_error *error, int failure_status);
 
 /* The exit status for a library error: 125 for the sandbox, 126/127 for exec, 2 for bad input. */
 int cli_exit_status_for_error(const dsh_error *error);

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
+#include "dsh-sandbox/json.h"
 
 #include "cli.h"
 #include "policy-options.h"
@@ -36,9 +36,11 @@ static const char context_help[] =
         "when it differs from the last one logged in the session, and logs it; prints nothing when\n"
         "unchanged.  Exit status: 0; 1 on failure; 2 for a usage error.\n";
 
+/* The roots are checked first, to be named as the caller knows them; the codec checks the whole object again. */
 static int print_policy_json(const dsh_policy *policy)
 {
-        json_t *object;
+        dsh_error error = DSH_ERROR_INIT;
+        char *text = NULL;
         int result = cli_require_utf8(policy->workspace_root, "policy resolve: the workspace root");
 
         for (size_t i = 0; result == 0 && policy->additional_writable_roots && policy->additional_writable_roots[i];
@@ -47,29 +49,8 @@ static int print_policy_json(const dsh_policy *policy)
                                           "policy resolve: additional writable root %zu", i);
         if (result != 0)
                 return result;
-        object = json_pack("{s:s, s:s}", "mode", dsh_mode_name(policy->mode), "workspaceRoot", policy->workspace_root);
-        result = object ? 0 : -1;
-        if (result == 0 && dsh_strv_length(policy->additional_writable_roots) > 0) {
-                json_t *roots = json_array();
-
-                for (char **root = policy->additional_writable_roots; roots && *root; root++)
-                        if (json_array_append_new(roots, json_string(*root)) < 0)
-                                result = -1;
-                if (!roots || json_object_set_new(object, "additionalWritableRoots", roots) < 0)
-                        result = -1;
-        }
-        /* A session id is [A-Za-z0-9._-] by construction. */
-        if (result == 0 && policy->session_id)
-                result = json_object_set_new(object, "sessionId", json_string(policy->session_id));
-        if (result == 0)
-                result = json_dumpf(object, stdout, JSON_COMPACT);
-        json_decref(object);
-        if (result < 0) {
-                cli_print_message("policy resolve: cannot print the policy: out of memory");
-                return CLI_EXIT_FAILURE;
-        }
-        putchar('\n');
-        return CLI_EXIT_SUCCESS;
+        result = dsh_json_encode_policy(policy, &text, &error);
+        return cli_print_json(result, text, &error, CLI_EXIT_FAILURE);
 }
 
 static void print_policy_text(const dsh_policy *policy)

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <jansson.h>
+#include "dsh-sandbox/json.h"
 
 #include "cli.h"
 #include "policy-options.h"
@@ -92,87 +92,6 @@ static void print_text(const dsh_probe_report *report)
         printf("%-15s %s\n", "auto selects", report->selected ? report->selected : "nothing (no backend is usable)");
 }
 
-static json_t *string_array(char *const *strings)
-{
-        json_t *array = json_array();
-
-        for (char *const *string = strings; array && string && *string; string++)
-                json_array_append_new(array, json_string(*string));
-        return array;
-}
-
-/* A runner path or a reason quotes host paths, which are bytes: check them before building the JSON. */
-static int check_report_text(const dsh_probe_report *report)
-{
-        int result = 0;
-
-        for (size_t i = 0; result == 0 && i < report->backend_count; i++) {
-                const dsh_backend_status *status = &report->backends[i];
-
-                if (status->reason)
-                        result = cli_require_utf8(status->reason, "probe: backend %s's reason", status->name);
-                if (result == 0 && status->version)
-                        result = cli_require_utf8(status->version, "probe: backend %s's version", status->name);
-                if (result == 0 && status->runner_path)
-                        result = cli_require_utf8(status->runner_path, "probe: backend %s's runner path",
-                                                  status->name);
-        }
-        return result;
-}
-
-/* json_object_set_new() that remembers a failure (a NULL value included) in `*failed`. */
-static void set_member(json_t *object, const char *key, json_t *value, bool *failed)
-{
-        if (!object || !value || json_object_set_new(object, key, value) < 0)
-                *failed = true;
-}
-
-/* The report as one JSON object; NULL when any part of it cannot be built (never one with a member missing). */
-static json_t *report_object(const dsh_probe_report *report)
-{
-        json_t *object = json_object(), *backends = json_array();
-        const char *version = bwrap_version(report);
-        bool failed = false;
-
-        if (!object || !backends) {
-                json_decref(object);
-                json_decref(backends);
-                return NULL;
-        }
-        for (size_t i = 0; i < report->backend_count; i++) {
-                const dsh_backend_status *status = &report->backends[i];
-                json_t *entry = json_object();
-
-                set_member(entry, "name", json_string(status->name), &failed);
-                set_member(entry, "usable", json_boolean(status->usable), &failed);
-                if (status->usable)
-                        set_member(entry, "enforcement", json_string(dsh_enforcement_name(status->enforcement)),
-                                   &failed);
-                if (status->reason)
-                        set_member(entry, "reason", json_string(status->reason), &failed);
-                if (status->version)
-                        set_member(entry, "version", json_string(status->version), &failed);
-                if (status->runner_path)
-                        set_member(entry, "runner", json_string(status->runner_path), &failed);
-                if (status->usable && status->partial_reasons)
-                        set_member(entry, "partialReasons", string_array(status->partial_reasons), &failed);
-                if (!entry || json_array_append_new(backends, entry) < 0)
-                        failed = true;
-        }
-        set_member(object, "backends", backends, &failed);
-        if (version)
-                set_member(object, "bwrapVersion", json_string(version), &failed);
-        set_member(object, "landlockAbi", json_integer(report->landlock_abi), &failed);
-        set_member(object, "landlockScopes", string_array(report->landlock_scopes), &failed);
-        set_member(object, "landlockScopesMissing", string_array(report->landlock_scopes_missing), &failed);
-        set_member(object, "selected", report->selected ? json_string(report->selected) : json_null(), &failed);
-        if (failed) {
-                json_decref(object);
-                return NULL;
-        }
-        return object;
-}
-
 static int parse_probe_arguments(int argc, char **argv, cli_policy_options *options, bool *json_output)
 {
         int index = 1;
@@ -216,16 +135,12 @@ static int probe_and_print(const cli_policy_options *options, const dsh_config *
         }
         result = report.selected ? CLI_EXIT_SUCCESS : CLI_EXIT_SANDBOX;
         if (json_output) {
-                int checked = check_report_text(&report);
-                json_t *object = checked == 0 ? report_object(&report) : NULL;
+                char *text = NULL;
+                int encoded = dsh_json_encode_probe_report(&report, &text, &error);
+                int printed = cli_print_json(encoded, text, &error, CLI_EXIT_FAILURE);
 
-                if (checked != 0)
-                        result = checked;
-                else if (!object || json_dumpf(object, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER) < 0)
-                        result = (cli_print_message("cannot print the probe report"), CLI_EXIT_FAILURE);
-                else
-                        fputc('\n', stdout);
-                json_decref(object);
+                if (printed != CLI_EXIT_SUCCESS)
+                        result = printed;
         } else {
                 print_text(&report);
         }

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <jansson.h>
+#include "dsh-sandbox/json.h"
 
 #include "cli.h"
 #include "session-cli.h"
@@ -26,7 +26,7 @@ static const char session_help[] =
         "  new [--cwd DIR] [--parent ID]   create a session, print its id\n"
         "  mode ID MODE                    switch the session's mode (appends one sandbox/mode event)\n"
         "  show ID [--json]                header, events and effective mode\n"
-        "  list                            ids, effective modes and cwds\n\n"
+        "  list [--json]                   ids, effective modes and cwds\n\n"
         "Sessions live in $DSH_SANDBOX_STATE_DIR, else $XDG_STATE_HOME/dsh-sandbox, else\n"
         "~/.local/state/dsh-sandbox.  Exit status: 0; 1 on failure; 2 for a usage error.\n";
 
@@ -49,8 +49,11 @@ static const char show_help[] =
         "{\"header\":{...},\"events\":[...],\"override\":MODE,\"effectiveMode\":MODE,\"path\":...}.\n";
 
 static const char list_help[] =
-        "Usage: dsh-sandbox session list [--config FILE]\n"
-        "Prints one line per session: id, effective mode and cwd, separated by tabs.\n";
+        "Usage: dsh-sandbox session list [--json] [--config FILE]\n"
+        "Prints one line per session: id, effective mode and cwd, separated by tabs.  --json prints\n"
+        "one array instead, [{\"id\":...,\"cwd\":...,\"effectiveMode\":MODE,\"override\":MODE},...]\n"
+        "(override only when the session has one).  A session that does not load is reported on\n"
+        "stderr and left out; the others are still listed, and the exit status is 1.\n";
 
 int cli_session_open(const char *id, int failure_status, dsh_session_store **store_out, dsh_session **session_out)
 {
@@ -161,7 +164,6 @@ static int command_mode(int argc, char **argv)
         dsh_error error = DSH_ERROR_INIT;
         dsh_session_store *store = NULL;
         dsh_session *session = NULL;
-        json_t *data = NULL;
         char *data_text = NULL;
         dsh_mode mode;
         int result;
@@ -178,14 +180,13 @@ static int command_mode(int argc, char **argv)
                         result = cli_library_error(&error, CLI_EXIT_FAILURE);
         } else if (result == 0) {
                 /* Not a mode: the library's invariant refuses it with its exact message. */
-                data = json_pack("{s:s}", "mode", argv[2]);
-                data_text = data ? json_dumps(data, JSON_COMPACT) : NULL;
-                if (dsh_session_append(session, "sandbox/mode", data_text, NULL, &error) < 0)
+                if (dsh_json_encode_mode_event_data(argv[2], &data_text, &error) < 0)
+                        result = cli_library_error(&error, CLI_EXIT_FAILURE);
+                else if (dsh_session_append(session, "sandbox/mode", data_text, NULL, &error) < 0)
                         result = cli_library_error(&error, CLI_EXIT_FAILURE);
                 else
                         result = CLI_EXIT_FAILURE;  /* unreachable: the invariant refuses it */
         }
-        json_decref(data);
         free(data_text);
         dsh_session_free(session);
         dsh_session_store_free(store);
@@ -201,48 +202,52 @@ static const char *effective_mode_name(const dsh_session *session, const dsh_con
         return dsh_mode_name(mode);
 }
 
-struct show_output {
-        bool json;
-        json_t *header;
-        json_t *events;
-        uint64_t unprintable_line;   /* a line replay accepted that jansson cannot load (0: none) */
-};
-
-static int show_event(const dsh_session_event *event, void *userdata)
+static int print_event(const dsh_session_event *event, void *userdata)
 {
-        struct show_output *output = userdata;
-        json_t *value;
+        (void) userdata;
+        if (event->seq == 0)
+                printf("header: %s\n", event->line);
+        else
+                printf("event %" PRIu64 " %s: %s\n", event->seq, event->type, event->line);
+        return 0;
+}
 
-        if (!output->json) {
-                if (event->seq == 0)
-                        printf("header: %s\n", event->line);
-                else
-                        printf("event %" PRIu64 " %s: %s\n", event->seq, event->type, event->line);
-                return 0;
-        }
-        /* Replay only checks the syntax of events it ignores, not their UTF-8: jansson may refuse one. */
-        value = json_loadb(event->line, event->line_length, JSON_ALLOW_NUL, NULL);
-        if (!value) {
-                output->unprintable_line = event->line_number;
-                return 1;
-        }
-        if (event->seq == 0) {
-                output->header = value;
-                return 0;
-        }
-        return json_array_append_new(output->events, value) < 0 ? 1 : 0;
+static int print_session_json(dsh_session *session, const dsh_config *config)
+{
+        dsh_error error = DSH_ERROR_INIT;
+        char *text = NULL;
+        /* Named as the user knows it; the codec checks every member again. */
+        int result = cli_require_utf8(dsh_session_path(session), "session show: the session log path");
+
+        if (result != 0)
+                return result;
+        if (dsh_json_encode_session(session, config->mode, &text, &error) < 0)
+                return cli_library_error(&error, CLI_EXIT_FAILURE);
+        return cli_print_json(0, text, &error, CLI_EXIT_FAILURE);
+}
+
+static int print_session_text(dsh_session *session, const dsh_config *config)
+{
+        dsh_error error = DSH_ERROR_INIT;
+        dsh_mode override;
+        bool has_override;
+
+        if (dsh_session_foreach_event(session, print_event, NULL, &error) < 0)
+                return cli_library_error(&error, CLI_EXIT_FAILURE);
+        has_override = dsh_session_override(session, &override);
+        printf("effective mode: %s (%s)\n", effective_mode_name(session, config),
+               has_override ? "session override" : "configured default");
+        return 0;
 }
 
 static int command_show(int argc, char **argv)
 {
-        struct show_output output = { false, NULL, NULL, 0 };
         const char *id = NULL, *config_path = NULL, *value;
         dsh_config config = { 0 };
-        dsh_error error = DSH_ERROR_INIT;
         dsh_session_store *store = NULL;
         dsh_session *session = NULL;
-        dsh_mode override;
-        int result = 0, walk;
+        bool json = false;
+        int result = 0;
 
         for (int index = 1; index < argc && result == 0;) {
                 if (cli_is_help(argv[index])) {
@@ -250,7 +255,7 @@ static int command_show(int argc, char **argv)
                         return CLI_EXIT_SUCCESS;
                 }
                 if (strcmp(argv[index], "--json") == 0) {
-                        output.json = true;
+                        json = true;
                         index++;
                 } else if ((value = option_value(argc, argv, &index, "--config", &result))) {
                         config_path = value;
@@ -267,44 +272,56 @@ static int command_show(int argc, char **argv)
         result = cli_config_load(config_path, CLI_EXIT_FAILURE, &config);
         if (result == 0)
                 result = cli_session_open(id, CLI_EXIT_FAILURE, &store, &session);
-        if (result == 0 && output.json)
-                result = cli_require_utf8(dsh_session_path(session), "session show: the session log path");
-        if (result == 0) {
-                output.events = json_array();
-                walk = dsh_session_foreach_event(session, show_event, &output, &error);
-                if (walk < 0)
-                        result = cli_library_error(&error, CLI_EXIT_FAILURE);
-                else if (output.unprintable_line)
-                        result = (cli_print_message("session show: session log %s: line %" PRIu64 " is not valid "
-                                                    "UTF-8 JSON, so --json cannot print it",
-                                                    dsh_session_path(session), output.unprintable_line),
-                                  CLI_EXIT_FAILURE);
-                else if (walk > 0 || !output.events)
-                        result = (cli_print_message("session show: out of memory"), CLI_EXIT_FAILURE);
-        }
-        if (result == 0 && output.json) {
-                json_t *shown = json_pack("{s:O, s:O, s:s, s:s}", "header", output.header, "events", output.events,
-                                          "effectiveMode", effective_mode_name(session, &config), "path",
-                                          dsh_session_path(session));
-
-                if (shown && dsh_session_override(session, &override))
-                        json_object_set_new(shown, "override", json_string(dsh_mode_name(override)));
-                if (!shown || json_dumpf(shown, stdout, JSON_COMPACT) < 0)
-                        result = (cli_print_message("session show: out of memory"), CLI_EXIT_FAILURE);
-                else
-                        putchar('\n');
-                json_decref(shown);
-        } else if (result == 0) {
-                bool has_override = dsh_session_override(session, &override);
-
-                printf("effective mode: %s (%s)\n", effective_mode_name(session, &config),
-                       has_override ? "session override" : "configured default");
-        }
-        json_decref(output.header);
-        json_decref(output.events);
+        if (result == 0)
+                result = json ? print_session_json(session, &config) : print_session_text(session, &config);
         dsh_session_free(session);
         dsh_session_store_free(store);
         dsh_config_clear(&config);
+        return result;
+}
+
+/* A session that does not load is reported and skipped; the others are still listed, and the exit status says so. */
+static void report_skipped(const char *id, const dsh_error *error, void *data)
+{
+        int *status = data;
+
+        (void) id;
+        cli_print_error(error);
+        *status = error->code == DSH_ERROR_INVALID_INPUT ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
+}
+
+static int print_list_json(dsh_session_store *store, const dsh_config *config)
+{
+        dsh_error error = DSH_ERROR_INIT;
+        char *text = NULL;
+        int skipped_status = 0, printed;
+
+        if (dsh_json_encode_session_list(store, config->mode, report_skipped, &skipped_status, &text, &error) < 0)
+                return cli_library_error(&error, CLI_EXIT_FAILURE);
+        printed = cli_print_json(0, text, &error, CLI_EXIT_FAILURE);
+        return printed != 0 ? printed : skipped_status;
+}
+
+static int print_list_text(dsh_session_store *store, const dsh_config *config)
+{
+        dsh_error error = DSH_ERROR_INIT;
+        char **ids = NULL;
+        int result = 0;
+
+        if (dsh_session_store_list(store, &ids, &error) < 0)
+                return cli_library_error(&error, CLI_EXIT_FAILURE);
+        for (char **id = ids; id && *id; id++) {
+                dsh_session *session = NULL;
+
+                if (dsh_session_open(store, *id, &session, &error) < 0) {
+                        report_skipped(*id, &error, &result);
+                        dsh_error_clear(&error);
+                        continue;
+                }
+                printf("%s\t%s\t%s\n", *id, effective_mode_name(session, config), dsh_session_cwd(session, NULL));
+                dsh_session_free(session);
+        }
+        dsh_strv_free(ids);
         return result;
 }
 
@@ -314,7 +331,7 @@ static int command_list(int argc, char **argv)
         dsh_config config = { 0 };
         dsh_error error = DSH_ERROR_INIT;
         dsh_session_store *store = NULL;
-        char **ids = NULL;
+        bool json = false;
         int result = 0;
 
         for (int index = 1; index < argc && result == 0;) {
@@ -322,30 +339,22 @@ static int command_list(int argc, char **argv)
                         fputs(list_help, stdout);
                         return CLI_EXIT_SUCCESS;
                 }
-                if ((value = option_value(argc, argv, &index, "--config", &result)))
+                if (strcmp(argv[index], "--json") == 0) {
+                        json = true;
+                        index++;
+                } else if ((value = option_value(argc, argv, &index, "--config", &result))) {
                         config_path = value;
-                else
+                } else {
                         return cli_usage_error("session list: unknown argument \"%s\"", argv[index]);
+                }
         }
         if (result != 0)
                 return result;
         result = cli_config_load(config_path, CLI_EXIT_FAILURE, &config);
         if (result == 0 && dsh_session_store_open(NULL, &store, &error) < 0)
                 result = cli_library_error(&error, CLI_EXIT_FAILURE);
-        if (result == 0 && dsh_session_store_list(store, &ids, &error) < 0)
-                result = cli_library_error(&error, CLI_EXIT_FAILURE);
-        /* A session that does not load is reported and skipped; the others are still listed. */
-        for (char **id = ids; id && *id; id++) {
-                dsh_session *session = NULL;
-
-                if (dsh_session_open(store, *id, &session, &error) < 0) {
-                        result = cli_library_error(&error, CLI_EXIT_FAILURE);
-                        continue;
-                }
-                printf("%s\t%s\t%s\n", *id, effective_mode_name(session, &config), dsh_session_cwd(session, NULL));
-                dsh_session_free(session);
-        }
-        dsh_strv_free(ids);
+        if (result == 0)
+                result = json ? print_list_json(store, &config) : print_list_text(store, &config);
         dsh_session_store_free(store);
         dsh_config_clear(&config);
         return result;

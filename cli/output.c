@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -54,6 +55,21 @@ int cli_require_utf8(const char *text, const char *what_format, ...)
         va_end(arguments);
         return cli_usage_error("%s is not valid UTF-8 (byte 0x%02x at offset %zu), and a JSON string cannot carry it",
                                what, (unsigned char) text[invalid_offset], invalid_offset);
+}
+
+int cli_print_json(int encoded, char *text, dsh_error *error, int failure_status)
+{
+        int status = CLI_EXIT_SUCCESS;
+
+        if (encoded < 0 && error->code == DSH_ERROR_INVALID_INPUT && error->message)
+                status = cli_usage_error("%s", error->message);
+        else if (encoded < 0)
+                status = (cli_print_error(error), failure_status);
+        else if (fputs(text, stdout) < 0 || fputc('\n', stdout) < 0 || fflush(stdout) != 0)
+                status = CLI_EXIT_FAILURE;
+        free(text);
+        dsh_error_clear(error);
+        return status;
 }
 
 int cli_exit_status_for_error(const dsh_error *error)

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "error.h"
 
@@ -27,6 +28,39 @@ const char *dsh_error_code_name(dsh_error_code code)
                 break;
         }
         return NULL;
+}
+
+const char *dsh_error_code_wire_name(dsh_error_code code)
+{
+        switch (code) {
+        case DSH_ERROR_INVARIANT:
+                return "INVARIANT";
+        case DSH_ERROR_INVALID_INPUT:
+                return "INVALID_INPUT";
+        case DSH_ERROR_SYSTEM:
+                return "SYSTEM";
+        case DSH_ERROR_EXEC_FAILED:
+                return "EXEC_FAILED";
+        case DSH_ERROR_NONE:
+        case DSH_ERROR_SANDBOX_UNAVAILABLE:
+        case DSH_ERROR_SANDBOX_PREPARATION_FAILED:
+        case DSH_ERROR_SANDBOX_INVALID_TEMP_ROOT:
+        case DSH_ERROR_SANDBOX_INVALID_ROOT:
+        case DSH_ERROR_FS_SANDBOX_DENIED:
+                break;
+        }
+        return dsh_error_code_name(code);
+}
+
+int dsh_error_code_from_wire_name(const char *name, dsh_error_code *code_out)
+{
+        /* Every code but NONE, which no error object carries; EXEC_FAILED is the enum's last. */
+        for (dsh_error_code code = DSH_ERROR_SANDBOX_UNAVAILABLE; code <= DSH_ERROR_EXEC_FAILED; code++)
+                if (name && strcmp(name, dsh_error_code_wire_name(code)) == 0) {
+                        *code_out = code;
+                        return 0;
+                }
+        return -EINVAL;
 }
 
 void dsh_error_clear(dsh_error *error)

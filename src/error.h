@@ -33,6 +33,18 @@ DSH_INTERNAL int dsh_error_vset(dsh_error *error, dsh_error_code code, int errno
 DSH_INTERNAL char *dsh_error_printable_text(const char *text);
 
 /*
+ * The code's name in a JSON error object: the spec's code where it has one
+ * (dsh_error_code_name: "SANDBOX_UNAVAILABLE", ...), else the enum's own
+ * name without its prefix ("INVALID_INPUT", "INVARIANT", "SYSTEM",
+ * "EXEC_FAILED"), so that every code survives a process boundary.  NULL for
+ * DSH_ERROR_NONE.  A static string.
+ */
+DSH_INTERNAL const char *dsh_error_code_wire_name(dsh_error_code code);
+
+/* The inverse, exact and case-sensitive: 0, or -EINVAL for a name no code has (DSH_ERROR_NONE has none). */
+DSH_INTERNAL int dsh_error_code_from_wire_name(const char *name, dsh_error_code *code_out);
+
+/*
  * SANDBOX_UNAVAILABLE with the spec's exact message for `mode`; a non-NULL
  * `detail` appends " Runner failure: <detail>".  Returns -ENOSYS.
  */

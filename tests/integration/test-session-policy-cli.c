@@ -189,6 +189,52 @@ static void test_sessions_independent_and_durable(void **state)
         free(root_b);
 }
 
+/*
+ * `session list --json`: one array in the store's order (ids sort by
+ * creation), the effective mode and the override when there is one; an
+ * empty store is []; a session that does not load is reported on stderr and
+ * left out, the others still printed, exit 1.
+ */
+static void test_session_list_json(void **state)
+{
+        fixture *f = *state;
+        char *root_a = make_workspace(f, "a"), *root_b = make_workspace(f, "b"), *expected = NULL, *a, *b, *fifo;
+        test_process_result result;
+
+        cli(f, &result, "session", "list", "--json", NULL);
+        assert_int_equal(result.exit_code, 0);
+        assert_string_equal(result.stdout_text, "[]\n");
+        test_process_result_clear(&result);
+
+        a = new_session(f, root_a, NULL);
+        b = new_session(f, root_b, NULL);
+        cli(f, &result, "session", "mode", a, "workspace-write", NULL);
+        test_process_result_clear(&result);
+        assert_true(asprintf(&expected, "[{\"id\":\"%s\",\"cwd\":\"%s\",\"effectiveMode\":\"workspace-write\","
+                                        "\"override\":\"workspace-write\"},{\"id\":\"%s\",\"cwd\":\"%s\","
+                                        "\"effectiveMode\":\"read-only\"}]\n",
+                             a, root_a, b, root_b) > 0);
+        cli(f, &result, "session", "list", "--json", NULL);
+        assert_int_equal(result.exit_code, 0);
+        assert_string_equal(result.stdout_text, expected);
+        assert_string_equal(result.stderr_text, "");
+        test_process_result_clear(&result);
+
+        fifo = test_path_join(f->state, "zz-fifo.jsonl");
+        assert_int_equal(mkfifo(fifo, 0600), 0);
+        cli(f, &result, "session", "list", "--json", NULL);
+        assert_int_equal(result.exit_code, 1);
+        assert_string_equal(result.stdout_text, expected);
+        assert_true(test_contains(result.stderr_text, "zz-fifo.jsonl is not a regular file"));
+        test_process_result_clear(&result);
+        free(fifo);
+        free(expected);
+        free(a);
+        free(b);
+        free(root_a);
+        free(root_b);
+}
+
 static void test_delegation(void **state)
 {
         fixture *f = *state;
@@ -507,6 +553,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_help, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_sessions_independent_and_durable, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_session_list_json, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_delegation, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_invariant_on_append_and_load, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_context_once_per_change, setup, teardown),

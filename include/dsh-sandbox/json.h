@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dsh-sandbox: the JSON codec, for everything that crosses a process
+ * boundary (the command line's --json output, the service, the MCP server,
+ * the remote provider).  One place writes each shape and one place reads it
+ * back, so a producer and a consumer cannot drift apart.
+ *
+ * Shapes (compact, keys in this order, optional keys omitted as noted):
+ *
+ *   facts   {"argv":[...],"enforcement":"full"|"partial","denialSignatures":[...],
+ *            "runnerFailureRules":[{"allowedExitCodes":[...],"fatalSignatures":[...],
+ *            "informationalLines":[...]}],"backend":"...","partialReasons":[...]}
+ *           allowedExitCodes and informationalLines only when non-empty; backend and
+ *           partialReasons only when set.
+ *   policy  {"mode":"...","workspaceRoot":"...","additionalWritableRoots":[...],"sessionId":"..."}
+ *           additionalWritableRoots only when non-empty, sessionId only when set.
+ *   error   {"code":"SANDBOX_UNAVAILABLE","message":"..."}
+ *   probe   {"backends":[{"name","usable","enforcement"?,"reason"?,"version"?,"runner"?,
+ *            "partialReasons"?}],"bwrapVersion"?,"landlockAbi","landlockScopes",
+ *            "landlockScopesMissing","selected":"..."|null}
+ *   session {"header":{...},"events":[...],"effectiveMode":"...","path":"...","override"?:"..."}
+ *   session list  [{"id":"...","cwd":"...","effectiveMode":"...","override"?:"..."}, ...]
+ *
+ * Strings.  A JSON string carries only UTF-8, and paths and arguments are
+ * bytes.  Encoding never drops or alters a member it cannot carry: it fails
+ * with DSH_ERROR_INVALID_INPUT naming the member,
+ *   "facts: \"argv\"[3] is not valid UTF-8 (byte 0xff at offset 4), and a JSON string cannot carry it"
+ * so `rm -rf "junk\xff" /` can never be printed as `rm -rf /`.  (An error
+ * object's message is the one exception: see dsh_json_encode_error.)
+ *
+ * Decoding is strict, because a decoder reads what another process (another
+ * machine, for the remote provider) sent and the facts decide how a
+ * command's result is read.  The text must be one JSON object (surrounding
+ * whitespace allowed); every member must have its type; a key may appear
+ * once; and a key this version does not know is refused, not ignored: an
+ * unknown member may qualify the others (a reason the enforcement is not
+ * what it says, a narrower policy), and a reader that skipped it would act
+ * on a claim the writer did not make.  Peers of different versions are told
+ * apart by version, not by silently dropping what one does not understand.
+ * Failures are DSH_ERROR_INVALID_INPUT with -EINVAL and one line naming the
+ * member by its path: "facts: \"enforcement\" must be \"full\" or
+ * \"partial\"", "facts: \"runnerFailureRules\"[0].\"fatalSignatures\"[1]
+ * must be a non-empty single-line string", "facts: \"foo\" is an unknown key".
+ *
+ * Every function returns 0 or a negative errno with `error` set (-ENOMEM
+ * with DSH_ERROR_SYSTEM when out of memory).  Encoded text is a new
+ * NUL-terminated string without a trailing newline, owned by the caller
+ * (free()); on failure `*text_out` is NULL.  Decoded objects are owned by
+ * the caller, who clears them as usual; on failure they are left cleared.
+ */
+#ifndef DSH_SANDBOX_JSON_H
+#define DSH_SANDBOX_JSON_H
+
+#include <stddef.h>
+
+#include "dsh-sandbox/policy-service.h"
+#include "dsh-sandbox/provider.h"
+#include "dsh-sandbox/sandbox.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ----------------------------------------------------------- facts -- */
+
+/*
+ * The confined argv and its facts, as `dsh-sandbox confine` prints them.
+ * Every string is checked (the argv, the signatures, the lines, the
+ * backend, the reasons); a NULL argv or signature list encodes as [].
+ */
+DSH_PUBLIC int dsh_json_encode_confined_argv(const dsh_confined_argv *facts, char **text_out, dsh_error *error);
+
+/*
+ * Reads facts back, validated as a consumer that spawns them must have them:
+ *   - "argv": a non-empty array of strings;
+ *   - "enforcement": "full" or "partial";
+ *   - "denialSignatures": an array of non-empty single-line strings (a
+ *     signature that is empty would call every failure a denial);
+ *   - "runnerFailureRules": a non-empty array (the evidence that tells a
+ *     runner's failure from the command's) of objects with
+ *     "fatalSignatures", a non-empty array of non-empty single-line
+ *     strings, and optionally "allowedExitCodes", integers from 1 to 255
+ *     (an exit status; 0 never proves a failure), and "informationalLines",
+ *     strings;
+ *   - "backend", optional: a non-empty single-line string (a name);
+ *   - "partialReasons", optional: non-empty strings, and when there are any
+ *     the enforcement must be "partial" (a "full" claim with reasons is a
+ *     contradiction, not a nuance).
+ * No string may contain a NUL byte.  An empty optional array reads as
+ * absent.  `text` is `length` bytes, NUL-terminated or not.  `facts_out`
+ * must be DSH_CONFINED_ARGV_INIT.
+ */
+DSH_PUBLIC int dsh_json_decode_confined_argv(const char *text, size_t length, dsh_confined_argv *facts_out,
+                                             dsh_error *error);
+
+/* ---------------------------------------------------------- policy -- */
+
+/* The execution policy, as `dsh-sandbox policy resolve --json` prints it.  `workspace_root` must be set. */
+DSH_PUBLIC int dsh_json_encode_policy(const dsh_policy *policy, char **text_out, dsh_error *error);
+
+/*
+ * Reads a policy back: "mode" one of the three modes, "workspaceRoot" a
+ * string, "additionalWritableRoots" (optional) an array of strings,
+ * "sessionId" (optional) a valid session id (dsh_session_id_is_valid).
+ * Only the shape is checked here: what a root may be (absolute, an existing
+ * directory, no symlink) is dsh_policy_prepare()'s to say, and every
+ * provider call applies it.  `policy_out` must be DSH_POLICY_INIT.
+ */
+DSH_PUBLIC int dsh_json_decode_policy(const char *text, size_t length, dsh_policy *policy_out, dsh_error *error);
+
+/* ---------------------------------------------------------- errors -- */
+
+/*
+ * A typed error: "code" is the spec's code ("SANDBOX_UNAVAILABLE", ...) or,
+ * for the codes the spec does not name, "INVALID_INPUT", "INVARIANT",
+ * "SYSTEM" or "EXEC_FAILED"; "message" is the error's exact text (strerror
+ * of its errno when it has none).  errno_value is not carried.  A message
+ * is text for a person and quotes paths, which are bytes: rather than fail
+ * to report an error, each byte that is not UTF-8 is written as the four
+ * characters \xNN.  -EINVAL for DSH_ERROR_NONE, which is not an error.
+ */
+DSH_PUBLIC int dsh_json_encode_error(const dsh_error *value, char **text_out, dsh_error *error);
+
+/*
+ * Reads an error back: "code" one of the names above, "message" a string.
+ * `value_out` must be DSH_ERROR_INIT; its errno_value is 0.
+ */
+DSH_PUBLIC int dsh_json_decode_error(const char *text, size_t length, dsh_error *value_out, dsh_error *error);
+
+/* ----------------------------------------------------------- probe -- */
+
+/*
+ * The probe report, as `dsh-sandbox probe --json` prints it.  A string
+ * that is not UTF-8 is named by its backend: "probe: backend bwrap's
+ * \"runner\" is not valid UTF-8 ...".
+ */
+DSH_PUBLIC int dsh_json_encode_probe_report(const dsh_probe_report *report, char **text_out, dsh_error *error);
+
+/* -------------------------------------------------------- sessions -- */
+
+/*
+ * A session as `dsh-sandbox session show --json` prints it: the header and
+ * every event as they stand in the log (each line's JSON re-encoded
+ * compact), the effective mode (the session's override, else
+ * `default_mode`), the log's path, and the override when there is one.
+ * Walks the log (dsh_session_foreach_event, whose errors it returns).  A
+ * line replay accepted but no JSON reader can load (replay checks only the
+ * syntax of events it ignores, not their UTF-8) fails with
+ * DSH_ERROR_INVARIANT, "session log <path>: line <n> is not valid UTF-8
+ * JSON".
+ */
+DSH_PUBLIC int dsh_json_encode_session(dsh_session *session, dsh_mode default_mode, char **text_out,
+                                       dsh_error *error);
+
+/*
+ * Called for a session of the store that does not load (a corrupt log, a
+ * FIFO at its path): it is left out and the list goes on.  `error` says
+ * why; it is valid only during the call.
+ */
+typedef void (*dsh_json_session_skipped_fn)(const char *id, const dsh_error *error, void *data);
+
+/*
+ * Every session of `store` (dsh_session_store_list order) as the array
+ * `dsh-sandbox session list --json` prints: each one's id, cwd, effective
+ * mode (its override, else `default_mode`) and override when it has one.
+ * Sessions are opened one at a time, so a store of any size lists within
+ * the descriptor limit.  `skipped` (may be NULL) hears of each one left
+ * out.  Fails only when the store cannot be listed or the array cannot be
+ * built.
+ */
+DSH_PUBLIC int dsh_json_encode_session_list(dsh_session_store *store, dsh_mode default_mode,
+                                            dsh_json_session_skipped_fn skipped, void *data, char **text_out,
+                                            dsh_error *error);
+
+/*
+ * The data of a `sandbox/mode` event, {"mode":"<mode>"}, for
+ * dsh_session_append().  `mode` is any text: the store's invariant judges
+ * it (an unknown one is refused there with its exact message).
+ */
+DSH_PUBLIC int dsh_json_encode_mode_event_data(const char *mode, char **text_out, dsh_error *error);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

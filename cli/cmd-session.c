@@ -16,7 +16,7 @@
 #include <jansson.h>
 
 #include "cli.h"
-#include "session-cli.h"
+#include "runtime-cli.h"
 
 static const char session_help[] =
         "Usage: dsh-sandbox session COMMAND ...\n"
@@ -52,20 +52,13 @@ static const char list_help[] =
         "Usage: dsh-sandbox session list [--config FILE]\n"
         "Prints one line per session: id, effective mode and cwd, separated by tabs.\n";
 
-int cli_session_open(const char *id, int failure_status, dsh_session_store **store_out, dsh_session **session_out)
+/* The runtime of one session command: its store, and the config a --config names (else the default). */
+static int session_runtime(const char *config_path, dsh_runtime **runtime_out)
 {
-        dsh_error error = DSH_ERROR_INIT;
+        dsh_runtime_options options = DSH_RUNTIME_OPTIONS_INIT;
 
-        *store_out = NULL;
-        *session_out = NULL;
-        if (dsh_session_store_open(NULL, store_out, &error) < 0)
-                return cli_library_error(&error, failure_status);
-        if (dsh_session_open(*store_out, id, session_out, &error) < 0) {
-                dsh_session_store_free(*store_out);
-                *store_out = NULL;
-                return cli_library_error(&error, failure_status);
-        }
-        return 0;
+        cli_runtime_options_set_config(&options, config_path);
+        return cli_runtime_new(&options, CLI_EXIT_FAILURE, runtime_out);
 }
 
 /* Matches `--name VALUE` or `--name=VALUE` at argv[*index]; NULL when it is not `name`. */
@@ -107,7 +100,8 @@ static int command_new(int argc, char **argv)
 {
         const char *cwd_option = NULL, *parent_id = NULL;
         dsh_error error = DSH_ERROR_INIT;
-        dsh_session_store *store = NULL, *parent_store = NULL;
+        dsh_runtime *runtime = NULL;
+        dsh_session_store *store = NULL;
         dsh_session *session = NULL, *parent = NULL;
         char *cwd = NULL;
         struct stat status;
@@ -140,9 +134,10 @@ static int command_new(int argc, char **argv)
                 free(cwd);
                 return CLI_EXIT_FAILURE;
         }
-        if (parent_id)
-                result = cli_session_open(parent_id, CLI_EXIT_FAILURE, &parent_store, &parent);
-        if (result == 0 && dsh_session_store_open(NULL, &store, &error) < 0)
+        result = session_runtime(NULL, &runtime);
+        if (result == 0 && parent_id)
+                result = cli_session_open(runtime, parent_id, CLI_EXIT_FAILURE, &parent);
+        if (result == 0 && dsh_runtime_session_store(runtime, &store, &error) < 0)
                 result = cli_library_error(&error, CLI_EXIT_FAILURE);
         if (result == 0 && dsh_session_create(store, cwd, parent, &session, &error) < 0)
                 result = cli_library_error(&error, CLI_EXIT_FAILURE);
@@ -150,8 +145,7 @@ static int command_new(int argc, char **argv)
                 printf("%s\n", dsh_session_id(session));
         dsh_session_free(session);
         dsh_session_free(parent);
-        dsh_session_store_free(parent_store);
-        dsh_session_store_free(store);
+        dsh_runtime_free(runtime);
         free(cwd);
         return result;
 }
@@ -159,7 +153,7 @@ static int command_new(int argc, char **argv)
 static int command_mode(int argc, char **argv)
 {
         dsh_error error = DSH_ERROR_INIT;
-        dsh_session_store *store = NULL;
+        dsh_runtime *runtime = NULL;
         dsh_session *session = NULL;
         json_t *data = NULL;
         char *data_text = NULL;
@@ -172,7 +166,9 @@ static int command_mode(int argc, char **argv)
         }
         if (argc != 3)
                 return cli_usage_error("session mode takes exactly ID and MODE");
-        result = cli_session_open(argv[1], CLI_EXIT_FAILURE, &store, &session);
+        result = session_runtime(NULL, &runtime);
+        if (result == 0)
+                result = cli_session_open(runtime, argv[1], CLI_EXIT_FAILURE, &session);
         if (result == 0 && dsh_mode_parse(argv[2], &mode) == 0) {
                 if (dsh_session_set_mode(session, mode, NULL, &error) < 0)
                         result = cli_library_error(&error, CLI_EXIT_FAILURE);
@@ -188,14 +184,14 @@ static int command_mode(int argc, char **argv)
         json_decref(data);
         free(data_text);
         dsh_session_free(session);
-        dsh_session_store_free(store);
+        dsh_runtime_free(runtime);
         return result;
 }
 
 /* The effective mode without an explicit one: the session's override, else the config's. */
-static const char *effective_mode_name(const dsh_session *session, const dsh_config *config)
+static const char *effective_mode_name(const dsh_session *session, const dsh_runtime *runtime)
 {
-        dsh_mode mode = config->mode;
+        dsh_mode mode = dsh_runtime_config(runtime)->mode;
 
         dsh_session_override(session, &mode);
         return dsh_mode_name(mode);
@@ -237,9 +233,8 @@ static int command_show(int argc, char **argv)
 {
         struct show_output output = { false, NULL, NULL, 0 };
         const char *id = NULL, *config_path = NULL, *value;
-        dsh_config config = { 0 };
         dsh_error error = DSH_ERROR_INIT;
-        dsh_session_store *store = NULL;
+        dsh_runtime *runtime = NULL;
         dsh_session *session = NULL;
         dsh_mode override;
         int result = 0, walk;
@@ -264,9 +259,9 @@ static int command_show(int argc, char **argv)
                 return result;
         if (!id)
                 return cli_usage_error("session show requires a session ID");
-        result = cli_config_load(config_path, CLI_EXIT_FAILURE, &config);
+        result = session_runtime(config_path, &runtime);
         if (result == 0)
-                result = cli_session_open(id, CLI_EXIT_FAILURE, &store, &session);
+                result = cli_session_open(runtime, id, CLI_EXIT_FAILURE, &session);
         if (result == 0 && output.json)
                 result = cli_require_utf8(dsh_session_path(session), "session show: the session log path");
         if (result == 0) {
@@ -284,7 +279,7 @@ static int command_show(int argc, char **argv)
         }
         if (result == 0 && output.json) {
                 json_t *shown = json_pack("{s:O, s:O, s:s, s:s}", "header", output.header, "events", output.events,
-                                          "effectiveMode", effective_mode_name(session, &config), "path",
+                                          "effectiveMode", effective_mode_name(session, runtime), "path",
                                           dsh_session_path(session));
 
                 if (shown && dsh_session_override(session, &override))
@@ -297,22 +292,21 @@ static int command_show(int argc, char **argv)
         } else if (result == 0) {
                 bool has_override = dsh_session_override(session, &override);
 
-                printf("effective mode: %s (%s)\n", effective_mode_name(session, &config),
+                printf("effective mode: %s (%s)\n", effective_mode_name(session, runtime),
                        has_override ? "session override" : "configured default");
         }
         json_decref(output.header);
         json_decref(output.events);
         dsh_session_free(session);
-        dsh_session_store_free(store);
-        dsh_config_clear(&config);
+        dsh_runtime_free(runtime);
         return result;
 }
 
 static int command_list(int argc, char **argv)
 {
         const char *config_path = NULL, *value;
-        dsh_config config = { 0 };
         dsh_error error = DSH_ERROR_INIT;
+        dsh_runtime *runtime = NULL;
         dsh_session_store *store = NULL;
         char **ids = NULL;
         int result = 0;
@@ -329,8 +323,8 @@ static int command_list(int argc, char **argv)
         }
         if (result != 0)
                 return result;
-        result = cli_config_load(config_path, CLI_EXIT_FAILURE, &config);
-        if (result == 0 && dsh_session_store_open(NULL, &store, &error) < 0)
+        result = session_runtime(config_path, &runtime);
+        if (result == 0 && dsh_runtime_session_store(runtime, &store, &error) < 0)
                 result = cli_library_error(&error, CLI_EXIT_FAILURE);
         if (result == 0 && dsh_session_store_list(store, &ids, &error) < 0)
                 result = cli_library_error(&error, CLI_EXIT_FAILURE);
@@ -342,12 +336,11 @@ static int command_list(int argc, char **argv)
                         result = cli_library_error(&error, CLI_EXIT_FAILURE);
                         continue;
                 }
-                printf("%s\t%s\t%s\n", *id, effective_mode_name(session, &config), dsh_session_cwd(session, NULL));
+                printf("%s\t%s\t%s\n", *id, effective_mode_name(session, runtime), dsh_session_cwd(session, NULL));
                 dsh_session_free(session);
         }
         dsh_strv_free(ids);
-        dsh_session_store_free(store);
-        dsh_config_clear(&config);
+        dsh_runtime_free(runtime);
         return result;
 }
 

@@ -50,6 +50,10 @@ int cli_print_json(int encoded, char *text, dsh_error *error, int failure_status
 /* The exit status for a library error: 125 for the sandbox, 126/127 for exec, 2 for bad input. */
 int cli_exit_status_for_error(const dsh_error *error);
 
+/* Prints a library error and returns its exit status for the commands that set up or resolve: 2
+ * for bad input, else `failure_status`.  The error is cleared. */
+int cli_library_error(dsh_error *error, int failure_status);
+
 /* True when `argument` is `--help` or `-h`. */
 bool cli_is_help(const char *argument);
 

@@ -38,12 +38,10 @@ static int check_policy_text(const dsh_policy *policy)
         return result;
 }
 
-static int confine_and_print(const cli_policy_options *options, const dsh_config *config, const dsh_policy *policy,
-                             char **command)
+static int confine_and_print(dsh_runtime *runtime, const dsh_policy *policy, char **command)
 {
         dsh_confined_argv confined = DSH_CONFINED_ARGV_INIT;
         dsh_error error = DSH_ERROR_INIT;
-        dsh_provider *provider = NULL;
         char *text = NULL;
         int result;
 
@@ -53,11 +51,7 @@ static int confine_and_print(const cli_policy_options *options, const dsh_config
         result = check_policy_text(policy);
         if (result != 0)
                 return result;
-        result = cli_provider_create(options, config, &provider);
-        if (result != 0)
-                return result;
-        result = dsh_provider_confine(provider, command, policy, &confined, &error);
-        dsh_provider_free(provider);
+        result = dsh_provider_confine(dsh_runtime_provider(runtime), command, policy, &confined, &error);
         if (result < 0) {
                 cli_print_error(&error);
                 result = cli_exit_status_for_error(&error);
@@ -78,7 +72,7 @@ int cli_command_confine(int argc, char **argv)
 {
         cli_policy_options options = CLI_POLICY_OPTIONS_INIT;
         dsh_policy policy = DSH_POLICY_INIT;
-        dsh_config config = { 0 };
+        dsh_runtime *runtime = NULL;
         char **command = NULL;
         int result;
 
@@ -87,11 +81,11 @@ int cli_command_confine(int argc, char **argv)
         for (size_t i = 0; result == 0 && command[i]; i++)
                 result = cli_require_utf8(command[i], "confine: argv[%zu]", i);
         if (result == 0)
-                result = cli_policy_resolve(&options, &config, &policy);
+                result = cli_policy_resolve(&options, &runtime, &policy);
         if (result == 0)
-                result = confine_and_print(&options, &config, &policy, command);
+                result = confine_and_print(runtime, &policy, command);
         dsh_policy_clear(&policy);
-        dsh_config_clear(&config);
+        dsh_runtime_free(runtime);
         cli_policy_options_clear(&options);
         return result < 0 ? CLI_EXIT_SUCCESS : result;
 }

@@ -11,7 +11,7 @@
 
 #include "cli.h"
 #include "policy-options.h"
-#include "session-cli.h"
+#include "runtime-cli.h"
 
 static const char policy_help[] =
         "Usage: dsh-sandbox policy COMMAND ...\n\n"
@@ -67,7 +67,7 @@ static int command_resolve(int argc, char **argv)
 {
         cli_policy_options options = CLI_POLICY_OPTIONS_INIT;
         dsh_policy policy = DSH_POLICY_INIT;
-        dsh_config config = { 0 };
+        dsh_runtime *runtime = NULL;
         bool json = false;
         int result = 0;
 
@@ -89,13 +89,13 @@ static int command_resolve(int argc, char **argv)
                         result = 0;
         }
         if (result == 0)
-                result = cli_policy_resolve(&options, &config, &policy);
+                result = cli_policy_resolve(&options, &runtime, &policy);
         if (result == 0 && json)
                 result = print_policy_json(&policy);
         else if (result == 0)
                 print_policy_text(&policy);
         dsh_policy_clear(&policy);
-        dsh_config_clear(&config);
+        dsh_runtime_free(runtime);
         cli_policy_options_clear(&options);
         return result;
 }
@@ -103,10 +103,9 @@ static int command_resolve(int argc, char **argv)
 static int command_context(int argc, char **argv)
 {
         cli_policy_options options = CLI_POLICY_OPTIONS_INIT;
-        dsh_config config = { 0 };
+        dsh_runtime_options runtime_options;
         dsh_error error = DSH_ERROR_INIT;
-        dsh_policy_service *service = NULL;
-        dsh_session_store *store = NULL;
+        dsh_runtime *runtime = NULL;
         dsh_session *session = NULL;
         char *text = NULL;
         int result = 0;
@@ -128,21 +127,18 @@ static int command_context(int argc, char **argv)
                 result = cli_usage_error("policy context takes only --session and --config");
         if (result == 0 && !options.session)
                 result = cli_usage_error("policy context requires --session ID");
+        cli_policy_runtime_options(&options, &runtime_options);
         if (result == 0)
-                result = cli_config_load(options.config_path, CLI_EXIT_FAILURE, &config);
+                result = cli_runtime_new(&runtime_options, CLI_EXIT_FAILURE, &runtime);
         if (result == 0)
-                result = cli_session_open(options.session, CLI_EXIT_FAILURE, &store, &session);
-        if (result == 0 && dsh_policy_service_new(&config, &service, &error) < 0)
-                result = cli_library_error(&error, CLI_EXIT_FAILURE);
-        if (result == 0 && dsh_policy_service_context(service, session, &text, &error) < 0)
+                result = cli_session_open(runtime, options.session, CLI_EXIT_FAILURE, &session);
+        if (result == 0 && dsh_policy_service_context(dsh_runtime_policy_service(runtime), session, &text, &error) < 0)
                 result = cli_library_error(&error, CLI_EXIT_FAILURE);
         if (result == 0 && text)
                 printf("%s\n", text);
         free(text);
-        dsh_policy_service_free(service);
         dsh_session_free(session);
-        dsh_session_store_free(store);
-        dsh_config_clear(&config);
+        dsh_runtime_free(runtime);
         cli_policy_options_clear(&options);
         return result;
 }

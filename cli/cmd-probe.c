@@ -117,17 +117,12 @@ static int parse_probe_arguments(int argc, char **argv, cli_policy_options *opti
         return 0;
 }
 
-static int probe_and_print(const cli_policy_options *options, const dsh_config *config, bool json_output)
+static int probe_and_print(dsh_runtime *runtime, bool json_output)
 {
         dsh_probe_report report = DSH_PROBE_REPORT_INIT;
         dsh_error error = DSH_ERROR_INIT;
-        dsh_provider *provider = NULL;
-        int result = cli_provider_create(options, config, &provider);
+        int result = dsh_provider_probe(dsh_runtime_provider(runtime), &report, &error);
 
-        if (result != 0)
-                return result;
-        result = dsh_provider_probe(provider, &report, &error);
-        dsh_provider_free(provider);
         if (result < 0) {
                 cli_print_error(&error);
                 dsh_error_clear(&error);
@@ -152,17 +147,17 @@ int cli_command_probe(int argc, char **argv)
 {
         cli_policy_options options = CLI_POLICY_OPTIONS_INIT;
         dsh_policy policy = DSH_POLICY_INIT;
-        dsh_config config = { 0 };
+        dsh_runtime *runtime = NULL;
         bool json_output = false;
         int result;
 
         result = parse_probe_arguments(argc, argv, &options, &json_output);
         if (result == 0)
-                result = cli_policy_resolve(&options, &config, &policy);
+                result = cli_policy_resolve(&options, &runtime, &policy);
         if (result == 0)
-                result = probe_and_print(&options, &config, json_output);
+                result = probe_and_print(runtime, json_output);
         dsh_policy_clear(&policy);
-        dsh_config_clear(&config);
+        dsh_runtime_free(runtime);
         cli_policy_options_clear(&options);
         return result < 0 ? CLI_EXIT_SUCCESS : result;
 }

@@ -286,40 +286,32 @@ static int spawn_and_wait(dsh_provider *provider, const dsh_policy *policy, char
  * shell reports 128+N).  The only cost over a bare exec is the handful of
  * system calls that build and apply the Landlock domain.
  */
-static int run_confined(const cli_policy_options *options, const dsh_config *config, const dsh_policy *policy,
-                        char **program)
+static int run_confined(dsh_runtime *runtime, const dsh_policy *policy, char **program)
 {
+        dsh_provider *provider = dsh_runtime_provider(runtime);
         dsh_error error = DSH_ERROR_INIT;
-        dsh_provider *provider = NULL;
-        int result;
 
-        result = cli_provider_create(options, config, &provider);
-        if (result != 0)
-                return result;
         fflush(NULL);
         if (dsh_provider_exec(provider, program, policy, announce_enforcement, NULL, &error) == -EOPNOTSUPP)
-                result = spawn_and_wait(provider, policy, program);
-        else
-                result = print_error_status(&error);
-        dsh_provider_free(provider);
-        return result;
+                return spawn_and_wait(provider, policy, program);
+        return print_error_status(&error);
 }
 
 int cli_command_run(int argc, char **argv)
 {
         cli_policy_options options = CLI_POLICY_OPTIONS_INIT;
         dsh_policy policy = DSH_POLICY_INIT;
-        dsh_config config = { 0 };
+        dsh_runtime *runtime = NULL;
         char **program = NULL;
         int result;
 
         result = cli_parse_policy_and_command(argc, argv, run_help, &options, &program);
         if (result == 0)
-                result = cli_policy_resolve(&options, &config, &policy);
+                result = cli_policy_resolve(&options, &runtime, &policy);
         if (result == 0)
-                result = run_confined(&options, &config, &policy, program);
+                result = run_confined(runtime, &policy, program);
         dsh_policy_clear(&policy);
-        dsh_config_clear(&config);
+        dsh_runtime_free(runtime);
         cli_policy_options_clear(&options);
         return result < 0 ? CLI_EXIT_SUCCESS : result;
 }

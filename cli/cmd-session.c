@@ -16,7 +16,7 @@
 #include "dsh-sandbox/json.h"
 
 #include "cli.h"
-#include "session-cli.h"
+#include "runtime-cli.h"
 
 static const char session_help[] =
         "Usage: dsh-sandbox session COMMAND ...\n"
@@ -55,20 +55,13 @@ static const char list_help[] =
         "(override only when the session has one).  A session that does not load is reported on\n"
         "stderr and left out; the others are still listed, and the exit status is 1.\n";
 
-int cli_session_open(const char *id, int failure_status, dsh_session_store **store_out, dsh_session **session_out)
+/* The runtime of one session command: its store, and the config a --config names (else the default). */
+static int session_runtime(const char *config_path, dsh_runtime **runtime_out)
 {
-        dsh_error error = DSH_ERROR_INIT;
+        dsh_runtime_options options = DSH_RUNTIME_OPTIONS_INIT;
 
-        *store_out = NULL;
-        *session_out = NULL;
-        if (dsh_session_store_open(NULL, store_out, &error) < 0)
-                return cli_library_error(&error, failure_status);
-        if (dsh_session_open(*store_out, id, session_out, &error) < 0) {
-                dsh_session_store_free(*store_out);
-                *store_out = NULL;
-                return cli_library_error(&error, failure_status);
-        }
-        return 0;
+        cli_runtime_options_set_config(&options, config_path);
+        return cli_runtime_new(&options, CLI_EXIT_FAILURE, runtime_out);
 }
 
 /* Matches `--name VALUE` or `--name=VALUE` at argv[*index]; NULL when it is not `name`. */
@@ -110,7 +103,8 @@ static int command_new(int argc, char **argv)
 {
         const char *cwd_option = NULL, *parent_id = NULL;
         dsh_error error = DSH_ERROR_INIT;
-        dsh_session_store *store = NULL, *parent_store = NULL;
+        dsh_runtime *runtime = NULL;
+        dsh_session_store *store = NULL;
         dsh_session *session = NULL, *parent = NULL;
         char *cwd = NULL;
         struct stat status;
@@ -143,9 +137,10 @@ static int command_new(int argc, char **argv)
                 free(cwd);
                 return CLI_EXIT_FAILURE;
         }
-        if (parent_id)
-                result = cli_session_open(parent_id, CLI_EXIT_FAILURE, &parent_store, &parent);
-        if (result == 0 && dsh_session_store_open(NULL, &store, &error) < 0)
+        result = session_runtime(NULL, &runtime);
+        if (result == 0 && parent_id)
+                result = cli_session_open(runtime, parent_id, CLI_EXIT_FAILURE, &parent);
+        if (result == 0 && dsh_runtime_session_store(runtime, &store, &error) < 0)
                 result = cli_library_error(&error, CLI_EXIT_FAILURE);
         if (result == 0 && dsh_session_create(store, cwd, parent, &session, &error) < 0)
                 result = cli_library_error(&error, CLI_EXIT_FAILURE);
@@ -153,8 +148,7 @@ static int command_new(int argc, char **argv)
                 printf("%s\n", dsh_session_id(session));
         dsh_session_free(session);
         dsh_session_free(parent);
-        dsh_session_store_free(parent_store);
-        dsh_session_store_free(store);
+        dsh_runtime_free(runtime);
         free(cwd);
         return result;
 }
@@ -162,7 +156,7 @@ static int command_new(int argc, char **argv)
 static int command_mode(int argc, char **argv)
 {
         dsh_error error = DSH_ERROR_INIT;
-        dsh_session_store *store = NULL;
+        dsh_runtime *runtime = NULL;
         dsh_session *session = NULL;
         char *data_text = NULL;
         dsh_mode mode;
@@ -174,7 +168,9 @@ static int command_mode(int argc, char **argv)
         }
         if (argc != 3)
                 return cli_usage_error("session mode takes exactly ID and MODE");
-        result = cli_session_open(argv[1], CLI_EXIT_FAILURE, &store, &session);
+        result = session_runtime(NULL, &runtime);
+        if (result == 0)
+                result = cli_session_open(runtime, argv[1], CLI_EXIT_FAILURE, &session);
         if (result == 0 && dsh_mode_parse(argv[2], &mode) == 0) {
                 if (dsh_session_set_mode(session, mode, NULL, &error) < 0)
                         result = cli_library_error(&error, CLI_EXIT_FAILURE);
@@ -189,7 +185,7 @@ static int command_mode(int argc, char **argv)
         }
         free(data_text);
         dsh_session_free(session);
-        dsh_session_store_free(store);
+        dsh_runtime_free(runtime);
         return result;
 }
 
@@ -243,8 +239,7 @@ static int print_session_text(dsh_session *session, const dsh_config *config)
 static int command_show(int argc, char **argv)
 {
         const char *id = NULL, *config_path = NULL, *value;
-        dsh_config config = { 0 };
-        dsh_session_store *store = NULL;
+        dsh_runtime *runtime = NULL;
         dsh_session *session = NULL;
         bool json = false;
         int result = 0;
@@ -269,14 +264,14 @@ static int command_show(int argc, char **argv)
                 return result;
         if (!id)
                 return cli_usage_error("session show requires a session ID");
-        result = cli_config_load(config_path, CLI_EXIT_FAILURE, &config);
+        result = session_runtime(config_path, &runtime);
         if (result == 0)
-                result = cli_session_open(id, CLI_EXIT_FAILURE, &store, &session);
+                result = cli_session_open(runtime, id, CLI_EXIT_FAILURE, &session);
         if (result == 0)
-                result = json ? print_session_json(session, &config) : print_session_text(session, &config);
+                result = json ? print_session_json(session, dsh_runtime_config(runtime))
+                              : print_session_text(session, dsh_runtime_config(runtime));
         dsh_session_free(session);
-        dsh_session_store_free(store);
-        dsh_config_clear(&config);
+        dsh_runtime_free(runtime);
         return result;
 }
 
@@ -328,8 +323,8 @@ static int print_list_text(dsh_session_store *store, const dsh_config *config)
 static int command_list(int argc, char **argv)
 {
         const char *config_path = NULL, *value;
-        dsh_config config = { 0 };
         dsh_error error = DSH_ERROR_INIT;
+        dsh_runtime *runtime = NULL;
         dsh_session_store *store = NULL;
         bool json = false;
         int result = 0;
@@ -350,13 +345,13 @@ static int command_list(int argc, char **argv)
         }
         if (result != 0)
                 return result;
-        result = cli_config_load(config_path, CLI_EXIT_FAILURE, &config);
-        if (result == 0 && dsh_session_store_open(NULL, &store, &error) < 0)
+        result = session_runtime(config_path, &runtime);
+        if (result == 0 && dsh_runtime_session_store(runtime, &store, &error) < 0)
                 result = cli_library_error(&error, CLI_EXIT_FAILURE);
         if (result == 0)
-                result = json ? print_list_json(store, &config) : print_list_text(store, &config);
-        dsh_session_store_free(store);
-        dsh_config_clear(&config);
+                result = json ? print_list_json(store, dsh_runtime_config(runtime))
+                              : print_list_text(store, dsh_runtime_config(runtime));
+        dsh_runtime_free(runtime);
         return result;
 }
 

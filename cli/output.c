@@ -93,6 +93,15 @@ int cli_exit_status_for_error(const dsh_error *error)
         return CLI_EXIT_FAILURE;
 }
 
+int cli_library_error(dsh_error *error, int failure_status)
+{
+        int status = error->code == DSH_ERROR_INVALID_INPUT ? CLI_EXIT_USAGE : failure_status;
+
+        cli_print_error(error);
+        dsh_error_clear(error);
+        return status;
+}
+
 bool cli_is_help(const char *argument)
 {
         return strcmp(argument, "--help") == 0 || strcmp(argument, "-h") == 0;

@@ -3,8 +3,7 @@
 #ifndef DSH_SANDBOX_CLI_POLICY_OPTIONS_H
 #define DSH_SANDBOX_CLI_POLICY_OPTIONS_H
 
-#include "dsh-sandbox/config.h"
-#include "dsh-sandbox/provider.h"
+#include "dsh-sandbox/runtime.h"
 
 typedef struct cli_policy_options {
         const char *mode;          /* --mode: the explicit (approved) mode, as typed */
@@ -37,18 +36,25 @@ int cli_parse_policy_and_command(int argc, char **argv, const char *help, cli_po
 /* The help text lines for the shared options. */
 extern const char cli_policy_options_help[];
 
-/*
- * Loads the configuration (only when one is named or present) into `config`
- * and resolves the execution policy: mode = --mode, else the session's
- * override, else the config's mode; root = --root (relative to the cwd),
- * else the session's cwd, else the config's workspaceRoot, else the cwd;
- * writable roots = the config's plus --allow-write.  Returns 0, or an exit
- * status after printing the error.  Both outputs must be cleared by the caller.
- */
-int cli_policy_resolve(const cli_policy_options *options, dsh_config *config, dsh_policy *policy);
+/* The runtime --config and --backend ask for (dsh-sandbox/runtime.h). */
+void cli_policy_runtime_options(const cli_policy_options *options, dsh_runtime_options *runtime_options);
 
-/* (provider-setup.c) Creates the provider that --backend and the config ask for.  Returns 0, or
- * an exit status after printing the error. */
-int cli_provider_create(const cli_policy_options *options, const dsh_config *config, dsh_provider **provider_out);
+/*
+ * The request --mode, --root and --allow-write ask for (the session is the
+ * caller's to add; `request` points into `options`).  Returns 0, or
+ * CLI_EXIT_USAGE after printing an unknown mode.
+ */
+int cli_policy_request(const cli_policy_options *options, dsh_policy_request *request);
+
+/*
+ * Creates the runtime (--config, --backend) and resolves the execution
+ * policy through it: mode = --mode, else the session's override, else the
+ * config's mode; root = --root (relative to the cwd), else the session's
+ * cwd, else the config's workspaceRoot, else the cwd; writable roots = the
+ * config's plus --allow-write.  Returns 0, or an exit status after printing
+ * the error (125: nothing can run; 2: usage).  The caller frees the runtime
+ * (even on failure: it may have been made) and clears the policy.
+ */
+int cli_policy_resolve(const cli_policy_options *options, dsh_runtime **runtime_out, dsh_policy *policy);
 
 #endif

@@ -9,10 +9,16 @@
  * promises: the chain and its probe bound, the operator's runner command,
  * the cross-process verdict cache, the launcher directory, the protected
  * subpaths, and the sandbox's own files (the config in use, the default
- * config directory, the session store, the verdict cache) and programs (the
- * embedding program itself) as protected paths.  A program that confines
- * commands through a runtime gets those protections by construction; one
- * that assembles a dsh_provider by hand gets only what it sets itself.
+ * config directory, the session store, the verdict cache — the ones this
+ * runtime uses and the default ones, which the next call of another front
+ * end reads) and programs (the embedding program itself) as protected paths.
+ * A program that confines commands through a runtime gets those protections
+ * by construction; one that assembles a dsh_provider by hand gets only what
+ * it sets itself.
+ *
+ * Paths are taken once, at creation: a relative one (a config file, a
+ * directory option) is made absolute against the cwd of that moment, so a
+ * later chdir() of the embedding program changes nothing.
  *
  *     dsh_runtime *runtime;
  *     dsh_runtime_options options = DSH_RUNTIME_OPTIONS_INIT;
@@ -65,8 +71,10 @@ typedef struct dsh_runtime_options {
         /*
          * The directory holding landlock-run and dsh-sandbox-exec.  NULL: the
          * directory of the running executable when both are there (a build
-         * tree, a relocated install), else the compiled-in install location.
-         * Never searched on PATH.
+         * tree, a relocated install), else the installed ones (landlock-run in
+         * the bin directory, dsh-sandbox-exec in libexec).
+         * Never searched on PATH: a launcher planted in the workspace or a
+         * writable PATH entry must not become the runner.
          */
         const char *launcher_directory;
         /*
@@ -87,10 +95,17 @@ typedef struct dsh_runtime_options {
 
 /*
  * Creates a runtime: loads the configuration (a bad file is refused with
- * DSH_ERROR_INVALID_INPUT naming the file and the key), opens the session
- * store (created on first use), and sets up the provider with every
- * protection above.  $DSH_SANDBOX_BWRAP, when set, names the bwrap binary
- * (the caller's own environment, trusted as such).  Returns 0 with
+ * DSH_ERROR_INVALID_INPUT naming the file and the key, as
+ * dsh_config_load_file() words it; values given in code are checked by the
+ * same owners: the provider's setters and the policy service), opens the
+ * session store (created on first use), and sets up the provider with every
+ * protection above.  $DSH_SANDBOX_BWRAP, when set and not empty, names the
+ * bwrap binary (the caller's own environment, trusted as such; a relative
+ * one is refused with DSH_ERROR_INVALID_INPUT).  When no state directory
+ * can be determined (no `state_directory`, $DSH_SANDBOX_STATE_DIR,
+ * $XDG_STATE_HOME or $HOME), the runtime is made without a session store:
+ * agentless calls work, and the session functions below fail with the
+ * reason.  `options` NULL: DSH_RUNTIME_OPTIONS_INIT.  Returns 0 with
  * *runtime_out owned by the caller (dsh_runtime_free), or a negative errno
  * with `error` set.
  */
@@ -110,14 +125,21 @@ DSH_PUBLIC dsh_provider *dsh_runtime_provider(dsh_runtime *runtime);
 /* The policy service over the loaded configuration; owned by the runtime. */
 DSH_PUBLIC dsh_policy_service *dsh_runtime_policy_service(dsh_runtime *runtime);
 
-/* The session store; owned by the runtime. */
-DSH_PUBLIC dsh_session_store *dsh_runtime_session_store(dsh_runtime *runtime);
+/*
+ * The session store, owned by the runtime (never free it): returns 0 with
+ * *store_out set, or -EINVAL with DSH_ERROR_INVALID_INPUT "no session state
+ * directory: set DSH_SANDBOX_STATE_DIR, XDG_STATE_HOME or HOME" when the
+ * runtime was made without one.
+ */
+DSH_PUBLIC int dsh_runtime_session_store(dsh_runtime *runtime, dsh_session_store **store_out, dsh_error *error);
 
 /*
- * Opens session `id` of the runtime's store.  Returns 0 with *session_out
- * owned by the caller (dsh_session_free), or a negative errno: -ENOENT with
- * DSH_ERROR_INVALID_INPUT "unknown session \"<id>\"" for an id the store
- * does not hold, -EINVAL for an id that is not an id.
+ * Opens session `id` of the runtime's store (dsh_session_open).  Returns 0
+ * with *session_out owned by the caller (dsh_session_free), or a negative
+ * errno: -EINVAL with DSH_ERROR_INVALID_INPUT for an id that is not an id
+ * or a runtime without a store; -ENOENT with "session \"<id>\" does not
+ * exist (no <log path>)" for an id the store does not hold; the log's own
+ * errors (a corrupt line, not a regular file) otherwise.
  */
 DSH_PUBLIC int dsh_runtime_open_session(dsh_runtime *runtime, const char *id, dsh_session **session_out,
                                         dsh_error *error);
@@ -126,10 +148,13 @@ DSH_PUBLIC int dsh_runtime_open_session(dsh_runtime *runtime, const char *id, ds
  * Resolves the execution policy of one call through the policy service
  * (see dsh_policy_service_resolve): mode = the request's explicit mode,
  * else the session's override, else the configured default; root = the
- * request's root (a relative one is taken against the cwd), else the
- * session's cwd, else the configured workspaceRoot, else the cwd; writable
- * roots = the configured ones, the request's, the session's registrations.
- * `policy_out` must be DSH_POLICY_INIT; the caller clears it.
+ * request's root, else the session's cwd, else the configured
+ * workspaceRoot, else the cwd; writable roots = the configured ones, the
+ * request's, the session's registrations.  A relative root or writable root
+ * in the request is taken against the cwd at this call, as a user typing
+ * it expects (DSH_ERROR_INVALID_INPUT "cannot resolve ...: <reason>" when
+ * the cwd cannot be determined).  `request` NULL: an agentless call with
+ * the defaults.  `policy_out` must be DSH_POLICY_INIT; the caller clears it.
  */
 DSH_PUBLIC int dsh_runtime_resolve(dsh_runtime *runtime, const dsh_policy_request *request, dsh_policy *policy_out,
                                    dsh_error *error);

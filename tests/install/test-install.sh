@@ -247,11 +247,6 @@ check_embed_backend() {
 }
 
 embed_checks() {
-        if ! nm -D --defined-only "$destdir$LIBDIR/libdsh-sandbox.so" | grep -w dsh_runtime_new >/dev/null; then
-                # TODO(lead): remove once the runtime (branch h8-runtime) is merged; from then on the
-                # library always has it and a missing one must fail the build of embed below.
-                skip "the installed library has no dsh_runtime_new yet (the runtime is not merged)"
-        fi
         mkdir -p "$scratch/bin"
         local flags
         flags=$(PKG_CONFIG_PATH=$destdir$LIBDIR/pkgconfig PKG_CONFIG_SYSROOT_DIR=$destdir \

@@ -380,7 +380,10 @@ static void test_job_control_stops_the_command(void **state)
         /* A duration no other process uses, to find this command's sleep among all processes. */
         snprintf(duration, sizeof(duration), "%d.5", 100000 + (int) getpid());
         assert_true(asprintf(&script,
-                             "trap 'kill $helper 2>/dev/null; exit 3' TERM; sleep %s & helper=$!; : > \"$1\"; wait",
+                             "trap 'kill $helper 2>/dev/null; exit 3' TERM; sleep %s & helper=$!; "
+                             /* Ready only once the sleep has exec'd: a child stopped before exec is not found by name. */
+                             "until tr '\\0' ' ' < /proc/$helper/cmdline | grep -q '^sleep'; do :; done; "
+                             ": > \"$1\"; wait",
                              duration) > 0);
         scratch_create(&scratch);
         pid = start_run(&scratch, "bwrap", script, -1, false);

@@ -7,7 +7,7 @@
 
 #include "dsh-sandbox/sandbox.h"
 
-/* Exit statuses of the tool itself (CLI.md): the command's own status otherwise. */
+/* Exit statuses of the tool itself (docs/cli.md): the command's own status otherwise. */
 enum {
         CLI_EXIT_SUCCESS = 0,
         CLI_EXIT_FAILURE = 1,
@@ -39,9 +39,6 @@ int cli_require_utf8(const char *text, const char *what_format, ...) __attribute
 
 /* The exit status for a library error: 125 for the sandbox, 126/127 for exec, 2 for bad input. */
 int cli_exit_status_for_error(const dsh_error *error);
-
-/* True when `argument` is `--help` or `-h`. */
-bool cli_is_help(const char *argument);
 
 /* Subcommands: each receives argv starting at its own name. */
 int cli_command_run(int argc, char **argv);

@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "options.h"
 #include "session-cli.h"
 
 static const char session_help[] =
@@ -46,11 +47,15 @@ static const char show_help[] =
         "Usage: dsh-sandbox session show ID [--json] [--config FILE]\n"
         "Prints the session's header, its events and its effective mode (the session's override,\n"
         "else the configured default).  --json prints\n"
-        "{\"header\":{...},\"events\":[...],\"override\":MODE,\"effectiveMode\":MODE,\"path\":...}.\n";
+        "{\"header\":{...},\"events\":[...],\"override\":MODE,\"effectiveMode\":MODE,\"path\":...}.\n"
+        "Options may come before or after ID.\n"
+        "      --json             print one JSON object instead of text\n"
+        "  -c, --config FILE      config file (for the configured default mode)\n";
 
 static const char list_help[] =
         "Usage: dsh-sandbox session list [--config FILE]\n"
-        "Prints one line per session: id, effective mode and cwd, separated by tabs.\n";
+        "Prints one line per session: id, effective mode and cwd, separated by tabs.\n"
+        "  -c, --config FILE      config file (for the configured default mode)\n";
 
 int cli_session_open(const char *id, int failure_status, dsh_session_store **store_out, dsh_session **session_out)
 {
@@ -68,28 +73,7 @@ int cli_session_open(const char *id, int failure_status, dsh_session_store **sto
         return 0;
 }
 
-/* Matches `--name VALUE` or `--name=VALUE` at argv[*index]; NULL when it is not `name`. */
-static const char *option_value(int argc, char **argv, int *index, const char *name, int *status)
-{
-        size_t length = strlen(name);
-        const char *argument = argv[*index];
-
-        *status = 0;
-        if (strncmp(argument, name, length) != 0 || (argument[length] != '\0' && argument[length] != '='))
-                return NULL;
-        if (argument[length] == '=') {
-                (*index)++;
-                if (argument[length + 1] == '\0')
-                        *status = cli_usage_error("%s requires a non-empty value", name);
-                return argument + length + 1;
-        }
-        if (*index + 1 >= argc || argv[*index + 1][0] == '\0') {
-                *status = cli_usage_error("%s requires a value", name);
-                return argument;
-        }
-        *index += 2;
-        return argv[*index - 1];
-}
+enum { OPTION_CWD = CLI_OPTION_OWN, OPTION_PARENT };
 
 static char *absolute_directory(const char *path)
 {
@@ -103,33 +87,50 @@ static char *absolute_directory(const char *path)
         return absolute;
 }
 
+struct new_options {
+        const char *cwd;
+        const char *parent_id;
+};
+
+static int store_new_option(int key, const char *value, void *data)
+{
+        struct new_options *options = data;
+
+        if (key == OPTION_CWD)
+                options->cwd = value;
+        else if (key == OPTION_PARENT)
+                options->parent_id = value;
+        return 0;
+}
+
 static int command_new(int argc, char **argv)
 {
-        const char *cwd_option = NULL, *parent_id = NULL;
+        static const struct option new_options[] = {
+                { "cwd", required_argument, NULL, OPTION_CWD },
+                { "parent", required_argument, NULL, OPTION_PARENT },
+                { NULL, 0, NULL, 0 },
+        };
+        struct new_options options = { NULL, NULL };
+        const cli_command_line line = {
+                .name = "session new",
+                .help = new_help,
+                .own_options = new_options,
+                .own_option = store_new_option,
+                .data = &options,
+        };
         dsh_error error = DSH_ERROR_INIT;
         dsh_session_store *store = NULL, *parent_store = NULL;
         dsh_session *session = NULL, *parent = NULL;
         char *cwd = NULL;
         struct stat status;
-        int result = 0;
+        int operands = argc;
+        int result = cli_options_parse(&line, argc, argv, NULL, &operands);
 
-        for (int index = 1; index < argc && result == 0;) {
-                const char *value;
-
-                if (cli_is_help(argv[index])) {
-                        fputs(new_help, stdout);
-                        return CLI_EXIT_SUCCESS;
-                }
-                if ((value = option_value(argc, argv, &index, "--cwd", &result)))
-                        cwd_option = value;
-                else if ((value = option_value(argc, argv, &index, "--parent", &result)))
-                        parent_id = value;
-                else
-                        return cli_usage_error("session new: unknown argument \"%s\"", argv[index]);
-        }
+        if (result == 0)
+                result = cli_refuse_operands(line.name, argc, argv, operands);
         if (result != 0)
-                return result;
-        cwd = cwd_option ? absolute_directory(cwd_option) : getcwd(NULL, 0);
+                return result < 0 ? CLI_EXIT_SUCCESS : result;
+        cwd = options.cwd ? absolute_directory(options.cwd) : getcwd(NULL, 0);
         if (!cwd) {
                 cli_print_message("session new: cannot determine the cwd: %s", strerror(errno));
                 return CLI_EXIT_FAILURE;
@@ -140,8 +141,8 @@ static int command_new(int argc, char **argv)
                 free(cwd);
                 return CLI_EXIT_FAILURE;
         }
-        if (parent_id)
-                result = cli_session_open(parent_id, CLI_EXIT_FAILURE, &parent_store, &parent);
+        if (options.parent_id)
+                result = cli_session_open(options.parent_id, CLI_EXIT_FAILURE, &parent_store, &parent);
         if (result == 0 && dsh_session_store_open(NULL, &store, &error) < 0)
                 result = cli_library_error(&error, CLI_EXIT_FAILURE);
         if (result == 0 && dsh_session_create(store, cwd, parent, &session, &error) < 0)
@@ -166,19 +167,21 @@ static int command_mode(int argc, char **argv)
         dsh_mode mode;
         int result;
 
-        if (argc >= 2 && cli_is_help(argv[1])) {
-                fputs(mode_help, stdout);
-                return CLI_EXIT_SUCCESS;
-        }
-        if (argc != 3)
+        const cli_command_line line = { .name = "session mode", .help = mode_help };
+        int first = argc;
+
+        result = cli_options_parse(&line, argc, argv, NULL, &first);
+        if (result != 0)
+                return result < 0 ? CLI_EXIT_SUCCESS : result;
+        if (argc - first != 2)
                 return cli_usage_error("session mode takes exactly ID and MODE");
-        result = cli_session_open(argv[1], CLI_EXIT_FAILURE, &store, &session);
-        if (result == 0 && dsh_mode_parse(argv[2], &mode) == 0) {
+        result = cli_session_open(argv[first], CLI_EXIT_FAILURE, &store, &session);
+        if (result == 0 && dsh_mode_parse(argv[first + 1], &mode) == 0) {
                 if (dsh_session_set_mode(session, mode, NULL, &error) < 0)
                         result = cli_library_error(&error, CLI_EXIT_FAILURE);
         } else if (result == 0) {
                 /* Not a mode: the library's invariant refuses it with its exact message. */
-                data = json_pack("{s:s}", "mode", argv[2]);
+                data = json_pack("{s:s}", "mode", argv[first + 1]);
                 data_text = data ? json_dumps(data, JSON_COMPACT) : NULL;
                 if (dsh_session_append(session, "sandbox/mode", data_text, NULL, &error) < 0)
                         result = cli_library_error(&error, CLI_EXIT_FAILURE);
@@ -233,40 +236,56 @@ static int show_event(const dsh_session_event *event, void *userdata)
         return json_array_append_new(output->events, value) < 0 ? 1 : 0;
 }
 
+/* `session show`'s own options and its one operand, which may come before or after them. */
+struct show_arguments {
+        const char *id;
+        bool json;
+};
+
+static int store_show_argument(int key, const char *value, void *data)
+{
+        struct show_arguments *arguments = data;
+
+        if (key == CLI_OPTION_JSON) {
+                arguments->json = true;
+        } else if (key == CLI_OPTION_OPERAND) {
+                if (arguments->id)
+                        return cli_usage_error("session show: unknown argument \"%s\"", value);
+                arguments->id = value;
+        }
+        return 0;
+}
+
 static int command_show(int argc, char **argv)
 {
         struct show_output output = { false, NULL, NULL, 0 };
-        const char *id = NULL, *config_path = NULL, *value;
+        struct show_arguments arguments = { NULL, false };
+        cli_policy_options options = CLI_POLICY_OPTIONS_INIT;
+        const cli_command_line line = {
+                .name = "session show",
+                .help = show_help,
+                .policy_options = CLI_POLICY_CONFIG,
+                .own_options = cli_json_option,
+                .own_option = store_show_argument,
+                .data = &arguments,
+                .operands_anywhere = true,
+        };
         dsh_config config = { 0 };
         dsh_error error = DSH_ERROR_INIT;
         dsh_session_store *store = NULL;
         dsh_session *session = NULL;
         dsh_mode override;
-        int result = 0, walk;
+        int operands = argc, walk;
+        int result = cli_options_parse(&line, argc, argv, &options, &operands);
 
-        for (int index = 1; index < argc && result == 0;) {
-                if (cli_is_help(argv[index])) {
-                        fputs(show_help, stdout);
-                        return CLI_EXIT_SUCCESS;
-                }
-                if (strcmp(argv[index], "--json") == 0) {
-                        output.json = true;
-                        index++;
-                } else if ((value = option_value(argc, argv, &index, "--config", &result))) {
-                        config_path = value;
-                } else if (!id && argv[index][0] != '-') {
-                        id = argv[index++];
-                } else {
-                        return cli_usage_error("session show: unknown argument \"%s\"", argv[index]);
-                }
-        }
         if (result != 0)
-                return result;
-        if (!id)
+                return result < 0 ? CLI_EXIT_SUCCESS : result;
+        if (!arguments.id)
                 return cli_usage_error("session show requires a session ID");
-        result = cli_config_load(config_path, CLI_EXIT_FAILURE, &config);
+        output.json = arguments.json;
+        result = cli_config_load(options.config_path, CLI_EXIT_FAILURE, &config);
         if (result == 0)
-                result = cli_session_open(id, CLI_EXIT_FAILURE, &store, &session);
+                result = cli_session_open(arguments.id, CLI_EXIT_FAILURE, &store, &session);
         if (result == 0 && output.json)
                 result = cli_require_utf8(dsh_session_path(session), "session show: the session log path");
         if (result == 0) {
@@ -310,26 +329,31 @@ static int command_show(int argc, char **argv)
 
 static int command_list(int argc, char **argv)
 {
-        const char *config_path = NULL, *value;
+        cli_policy_options options = CLI_POLICY_OPTIONS_INIT;
+        bool json = false;
+        const cli_command_line line = {
+                .name = "session list",
+                .help = list_help,
+                .policy_options = CLI_POLICY_CONFIG,
+                .own_options = cli_json_option,
+                .own_option = cli_store_json_option,
+                .data = &json,
+        };
         dsh_config config = { 0 };
         dsh_error error = DSH_ERROR_INIT;
         dsh_session_store *store = NULL;
         char **ids = NULL;
-        int result = 0;
+        int operands = argc;
+        int result = cli_options_parse(&line, argc, argv, &options, &operands);
 
-        for (int index = 1; index < argc && result == 0;) {
-                if (cli_is_help(argv[index])) {
-                        fputs(list_help, stdout);
-                        return CLI_EXIT_SUCCESS;
-                }
-                if ((value = option_value(argc, argv, &index, "--config", &result)))
-                        config_path = value;
-                else
-                        return cli_usage_error("session list: unknown argument \"%s\"", argv[index]);
-        }
+        if (result == 0)
+                result = cli_refuse_operands(line.name, argc, argv, operands);
         if (result != 0)
-                return result;
-        result = cli_config_load(config_path, CLI_EXIT_FAILURE, &config);
+                return result < 0 ? CLI_EXIT_SUCCESS : result;
+        /* The option is parsed here; the JSON listing itself belongs to the JSON codec's work (not built yet). */
+        if (json)
+                return cli_usage_error("session list: --json is not available in this build");
+        result = cli_config_load(options.config_path, CLI_EXIT_FAILURE, &config);
         if (result == 0 && dsh_session_store_open(NULL, &store, &error) < 0)
                 result = cli_library_error(&error, CLI_EXIT_FAILURE);
         if (result == 0 && dsh_session_store_list(store, &ids, &error) < 0)
@@ -353,19 +377,21 @@ static int command_list(int argc, char **argv)
 
 int cli_command_session(int argc, char **argv)
 {
-        if (argc < 2)
+        const cli_command_line line = { .name = "session", .help = session_help };
+        int first = argc;
+        int result = cli_options_parse(&line, argc, argv, NULL, &first);
+
+        if (result != 0)
+                return result < 0 ? CLI_EXIT_SUCCESS : result;
+        if (first >= argc)
                 return cli_usage_error("session requires a command: new, mode, show or list");
-        if (cli_is_help(argv[1])) {
-                fputs(session_help, stdout);
-                return CLI_EXIT_SUCCESS;
-        }
-        if (strcmp(argv[1], "new") == 0)
-                return command_new(argc - 1, argv + 1);
-        if (strcmp(argv[1], "mode") == 0)
-                return command_mode(argc - 1, argv + 1);
-        if (strcmp(argv[1], "show") == 0)
-                return command_show(argc - 1, argv + 1);
-        if (strcmp(argv[1], "list") == 0)
-                return command_list(argc - 1, argv + 1);
-        return cli_usage_error("unknown session command \"%s\"", argv[1]);
+        if (strcmp(argv[first], "new") == 0)
+                return command_new(argc - first, argv + first);
+        if (strcmp(argv[first], "mode") == 0)
+                return command_mode(argc - first, argv + first);
+        if (strcmp(argv[first], "show") == 0)
+                return command_show(argc - first, argv + first);
+        if (strcmp(argv[first], "list") == 0)
+                return command_list(argc - first, argv + first);
+        return cli_usage_error("unknown session command \"%s\"", argv[first]);
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Error and usage output: one line on stderr, in the CLI.md shape. */
+/* Error and usage output: one line on stderr, in the shape of docs/cli.md. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -75,9 +75,4 @@ int cli_exit_status_for_error(const dsh_error *error)
                 return CLI_EXIT_FAILURE;
         }
         return CLI_EXIT_FAILURE;
-}
-
-bool cli_is_help(const char *argument)
-{
-        return strcmp(argument, "--help") == 0 || strcmp(argument, "-h") == 0;
 }

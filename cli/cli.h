@@ -7,7 +7,7 @@
 
 #include "dsh-sandbox/sandbox.h"
 
-/* Exit statuses of the tool itself (CLI.md): the command's own status otherwise. */
+/* Exit statuses of the tool itself (docs/cli.md): the command's own status otherwise. */
 enum {
         CLI_EXIT_SUCCESS = 0,
         CLI_EXIT_FAILURE = 1,
@@ -53,9 +53,6 @@ int cli_exit_status_for_error(const dsh_error *error);
 /* Prints a library error and returns its exit status for the commands that set up or resolve: 2
  * for bad input, else `failure_status`.  The error is cleared. */
 int cli_library_error(dsh_error *error, int failure_status);
-
-/* True when `argument` is `--help` or `-h`. */
-bool cli_is_help(const char *argument);
 
 /* Subcommands: each receives argv starting at its own name. */
 int cli_command_run(int argc, char **argv);

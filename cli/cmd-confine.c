@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `dsh-sandbox confine [policy] -- ARGV...`: the confine seam on the command
+ * `dsh-sandbox confine [policy] [--] ARGV...`: the confine seam on the command
  * line.  Prints one JSON object, the confined argv and the facts a harness
  * needs to read its outcome:
  *   {"argv":[...],"enforcement":"full"|"partial","denialSignatures":[...],
@@ -16,10 +16,11 @@
 #include "dsh-sandbox/json.h"
 
 #include "cli.h"
+#include "options.h"
 #include "policy-options.h"
 
 static const char confine_help[] =
-        "Usage: dsh-sandbox confine [policy options] -- ARGV...\n"
+        "Usage: dsh-sandbox confine [policy options] [--] ARGV...\n"
         "Prints, as one JSON object, the argv to spawn instead of ARGV so that it runs confined,\n"
         "with the enforcement, the denial dialect and the runner-failure rules of the selected\n"
         "backend.  Nothing is run.  Exit status: 0; 125 if no backend can confine (nothing to\n"
@@ -82,6 +83,9 @@ int cli_command_confine(int argc, char **argv)
                 result = cli_require_utf8(command[i], "confine: argv[%zu]", i);
         if (result == 0)
                 result = cli_policy_resolve(&options, &runtime, &policy);
+        /* danger-full-access is refused below, with a reason of its own. */
+        if (result == 0 && dsh_mode_is_confined(policy.mode))
+                cli_policy_options_warn_without_effect(&options, policy.mode);
         if (result == 0)
                 result = confine_and_print(runtime, &policy, command);
         dsh_policy_clear(&policy);

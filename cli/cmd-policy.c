@@ -10,6 +10,7 @@
 #include "dsh-sandbox/json.h"
 
 #include "cli.h"
+#include "options.h"
 #include "policy-options.h"
 #include "runtime-cli.h"
 
@@ -28,13 +29,16 @@ static const char resolve_help[] =
         "{\"mode\":...,\"workspaceRoot\":...,\"additionalWritableRoots\":[...],\"sessionId\":...}\n"
         "(optional keys omitted when empty).  Exit status: 0; 125 if no policy can be resolved;\n"
         "2 for a usage error (with --json, also a root that is not valid UTF-8, which JSON\n"
-        "cannot carry).\n\n";
+        "cannot carry).\n\n"
+        "      --json             print one JSON object instead of text\n";
 
 static const char context_help[] =
         "Usage: dsh-sandbox policy context --session ID [--config FILE]\n"
         "Prints the session's runtime-context line (what the model is told about the file policy)\n"
         "when it differs from the last one logged in the session, and logs it; prints nothing when\n"
-        "unchanged.  Exit status: 0; 1 on failure; 2 for a usage error.\n";
+        "unchanged.  Exit status: 0; 1 on failure; 2 for a usage error.\n\n"
+        "  -s, --session ID       the session (required)\n"
+        "  -c, --config FILE      config file (see policy resolve --help)\n";
 
 /* The roots are checked first, to be named as the caller knows them; the codec checks the whole object again. */
 static int print_policy_json(const dsh_policy *policy)
@@ -69,27 +73,23 @@ static int command_resolve(int argc, char **argv)
         dsh_policy policy = DSH_POLICY_INIT;
         dsh_runtime *runtime = NULL;
         bool json = false;
-        int result = 0;
+        const cli_command_line line = {
+                .name = "policy resolve",
+                .help = resolve_help,
+                .policy_options = CLI_POLICY_ALL,
+                .own_options = cli_json_option,
+                .own_option = cli_store_json_option,
+                .data = &json,
+        };
+        int operands = argc;
+        int result = cli_options_parse(&line, argc, argv, &options, &operands);
 
-        for (int index = 1; index < argc && result == 0;) {
-                if (cli_is_help(argv[index])) {
-                        printf("%s%s", resolve_help, cli_policy_options_help);
-                        cli_policy_options_clear(&options);
-                        return CLI_EXIT_SUCCESS;
-                }
-                if (strcmp(argv[index], "--json") == 0) {
-                        json = true;
-                        index++;
-                        continue;
-                }
-                result = cli_policy_option_parse(argc, argv, &index, &options);
-                if (result == 0)
-                        result = cli_usage_error("policy resolve: unknown argument \"%s\"", argv[index]);
-                else if (result == 1)
-                        result = 0;
-        }
+        if (result == 0)
+                result = cli_refuse_operands(line.name, argc, argv, operands);
         if (result == 0)
                 result = cli_policy_resolve(&options, &runtime, &policy);
+        if (result == 0)
+                cli_policy_options_warn_without_effect(&options, policy.mode);
         if (result == 0 && json)
                 result = print_policy_json(&policy);
         else if (result == 0)
@@ -97,7 +97,7 @@ static int command_resolve(int argc, char **argv)
         dsh_policy_clear(&policy);
         dsh_runtime_free(runtime);
         cli_policy_options_clear(&options);
-        return result;
+        return result < 0 ? CLI_EXIT_SUCCESS : result;
 }
 
 static int command_context(int argc, char **argv)
@@ -108,23 +108,21 @@ static int command_context(int argc, char **argv)
         dsh_runtime *runtime = NULL;
         dsh_session *session = NULL;
         char *text = NULL;
-        int result = 0;
+        const cli_command_line line = {
+                .name = "policy context",
+                .help = context_help,
+                /* The context describes the standing policy: a per-call mode, root or backend has no place in it. */
+                .policy_options = CLI_POLICY_SESSION | CLI_POLICY_CONFIG,
+        };
+        int operands = argc;
+        int result = cli_options_parse(&line, argc, argv, &options, &operands);
 
-        for (int index = 1; index < argc && result == 0;) {
-                if (cli_is_help(argv[index])) {
-                        fputs(context_help, stdout);
-                        cli_policy_options_clear(&options);
-                        return CLI_EXIT_SUCCESS;
-                }
-                result = cli_policy_option_parse(argc, argv, &index, &options);
-                if (result == 0)
-                        result = cli_usage_error("policy context: unknown argument \"%s\"", argv[index]);
-                else if (result == 1)
-                        result = 0;
+        if (result < 0) {
+                cli_policy_options_clear(&options);
+                return CLI_EXIT_SUCCESS;
         }
-        /* The context describes the standing policy: a per-call mode or root has no place in it. */
-        if (result == 0 && (options.mode || options.root || options.allow_write || options.backend))
-                result = cli_usage_error("policy context takes only --session and --config");
+        if (result == 0)
+                result = cli_refuse_operands(line.name, argc, argv, operands);
         if (result == 0 && !options.session)
                 result = cli_usage_error("policy context requires --session ID");
         cli_policy_runtime_options(&options, &runtime_options);
@@ -145,15 +143,17 @@ static int command_context(int argc, char **argv)
 
 int cli_command_policy(int argc, char **argv)
 {
-        if (argc < 2)
+        const cli_command_line line = { .name = "policy", .help = policy_help };
+        int first = argc;
+        int result = cli_options_parse(&line, argc, argv, NULL, &first);
+
+        if (result != 0)
+                return result < 0 ? CLI_EXIT_SUCCESS : result;
+        if (first >= argc)
                 return cli_usage_error("policy requires a command: resolve or context");
-        if (cli_is_help(argv[1])) {
-                fputs(policy_help, stdout);
-                return CLI_EXIT_SUCCESS;
-        }
-        if (strcmp(argv[1], "resolve") == 0)
-                return command_resolve(argc - 1, argv + 1);
-        if (strcmp(argv[1], "context") == 0)
-                return command_context(argc - 1, argv + 1);
-        return cli_usage_error("unknown policy command \"%s\"", argv[1]);
+        if (strcmp(argv[first], "resolve") == 0)
+                return command_resolve(argc - first, argv + first);
+        if (strcmp(argv[first], "context") == 0)
+                return command_context(argc - first, argv + first);
+        return cli_usage_error("unknown policy command \"%s\"", argv[first]);
 }

@@ -14,6 +14,7 @@
 #include "dsh-sandbox/json.h"
 
 #include "cli.h"
+#include "options.h"
 #include "policy-options.h"
 
 static const char probe_help[] =
@@ -26,7 +27,7 @@ static const char probe_help[] =
         "`runnerCommand` when configured; --backend NAME reports a sole candidate).\n"
         "Exit status: 0 when a backend is selected; 125 when none is usable; 2 for a usage error\n"
         "(with --json, also a path in the report that is not valid UTF-8, which JSON cannot carry).\n\n"
-        "  --json               print one JSON object instead of text\n";
+        "      --json             print one JSON object instead of text\n";
 
 static const char *abi_text(int abi, char buffer[64])
 {
@@ -92,29 +93,25 @@ static void print_text(const dsh_probe_report *report)
         printf("%-15s %s\n", "auto selects", report->selected ? report->selected : "nothing (no backend is usable)");
 }
 
+/* `probe` takes every policy option (a shared command line), but only --config and --backend change the report. */
 static int parse_probe_arguments(int argc, char **argv, cli_policy_options *options, bool *json_output)
 {
-        int index = 1;
+        const cli_command_line line = {
+                .name = "probe",
+                .help = probe_help,
+                .policy_options = CLI_POLICY_ALL,
+                .own_options = cli_json_option,
+                .own_option = cli_store_json_option,
+                .data = json_output,
+        };
+        int operands = argc;
+        int result = cli_options_parse(&line, argc, argv, options, &operands);
 
-        while (index < argc) {
-                int result;
-
-                if (cli_is_help(argv[index])) {
-                        printf("%s%s", probe_help, cli_policy_options_help);
-                        return -1;
-                }
-                if (strcmp(argv[index], "--json") == 0) {
-                        *json_output = true;
-                        index++;
-                        continue;
-                }
-                result = cli_policy_option_parse(argc, argv, &index, options);
-                if (result == 0)
-                        return cli_usage_error("probe: unknown argument \"%s\"", argv[index]);
-                if (result != 1)
-                        return result;
-        }
-        return 0;
+        if (result == 0)
+                result = cli_refuse_operands(line.name, argc, argv, operands);
+        if (result == 0)
+                cli_policy_options_warn_unused(options, "probe");
+        return result;
 }
 
 static int probe_and_print(dsh_runtime *runtime, bool json_output)

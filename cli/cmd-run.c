@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `dsh-sandbox run [policy] -- PROGRAM [ARG...]`: runs PROGRAM confined, stdio
+ * `dsh-sandbox run [policy] [--] PROGRAM [ARG...]`: runs PROGRAM confined, stdio
  * passed through.  The exit status is the program's own, 128+N for a signal,
  * 125 when the sandbox could not confine it (it never ran), 126/127 when it
  * could not be executed / was not found, 2 for usage errors.
@@ -14,10 +14,11 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "options.h"
 #include "policy-options.h"
 
 static const char run_help[] =
-        "Usage: dsh-sandbox run [policy options] -- PROGRAM [ARG...]\n"
+        "Usage: dsh-sandbox run [policy options] [--] PROGRAM [ARG...]\n"
         "Runs PROGRAM so that it can write only where the policy allows, or not at all.\n"
         "Exit status: the program's own; 128+N if killed by signal N; 125 if the sandbox could\n"
         "not confine it (it never ran); 126/127 if it could not be executed / was not found;\n"
@@ -308,6 +309,8 @@ int cli_command_run(int argc, char **argv)
         result = cli_parse_policy_and_command(argc, argv, run_help, &options, &program);
         if (result == 0)
                 result = cli_policy_resolve(&options, &runtime, &policy);
+        if (result == 0)
+                cli_policy_options_warn_without_effect(&options, policy.mode);
         if (result == 0)
                 result = run_confined(runtime, &policy, program);
         dsh_policy_clear(&policy);

@@ -16,6 +16,7 @@
 #include "dsh-sandbox/json.h"
 
 #include "cli.h"
+#include "options.h"
 #include "runtime-cli.h"
 
 static const char session_help[] =
@@ -46,14 +47,19 @@ static const char show_help[] =
         "Usage: dsh-sandbox session show ID [--json] [--config FILE]\n"
         "Prints the session's header, its events and its effective mode (the session's override,\n"
         "else the configured default).  --json prints\n"
-        "{\"header\":{...},\"events\":[...],\"override\":MODE,\"effectiveMode\":MODE,\"path\":...}.\n";
+        "{\"header\":{...},\"events\":[...],\"override\":MODE,\"effectiveMode\":MODE,\"path\":...}.\n"
+        "Options may come before or after ID.\n"
+        "      --json             print one JSON object instead of text\n"
+        "  -c, --config FILE      config file (for the configured default mode)\n";
 
 static const char list_help[] =
         "Usage: dsh-sandbox session list [--json] [--config FILE]\n"
         "Prints one line per session: id, effective mode and cwd, separated by tabs.  --json prints\n"
         "one array instead, [{\"id\":...,\"cwd\":...,\"effectiveMode\":MODE,\"override\":MODE},...]\n"
         "(override only when the session has one).  A session that does not load is reported on\n"
-        "stderr and left out; the others are still listed, and the exit status is 1.\n";
+        "stderr and left out; the others are still listed, and the exit status is 1.\n"
+        "      --json             print one JSON array instead of text\n"
+        "  -c, --config FILE      config file (for the configured default mode)\n";
 
 /* The runtime of one session command: its store, and the config a --config names (else the default). */
 static int session_runtime(const char *config_path, dsh_runtime **runtime_out)
@@ -64,28 +70,6 @@ static int session_runtime(const char *config_path, dsh_runtime **runtime_out)
         return cli_runtime_new(&options, CLI_EXIT_FAILURE, runtime_out);
 }
 
-/* Matches `--name VALUE` or `--name=VALUE` at argv[*index]; NULL when it is not `name`. */
-static const char *option_value(int argc, char **argv, int *index, const char *name, int *status)
-{
-        size_t length = strlen(name);
-        const char *argument = argv[*index];
-
-        *status = 0;
-        if (strncmp(argument, name, length) != 0 || (argument[length] != '\0' && argument[length] != '='))
-                return NULL;
-        if (argument[length] == '=') {
-                (*index)++;
-                if (argument[length + 1] == '\0')
-                        *status = cli_usage_error("%s requires a non-empty value", name);
-                return argument + length + 1;
-        }
-        if (*index + 1 >= argc || argv[*index + 1][0] == '\0') {
-                *status = cli_usage_error("%s requires a value", name);
-                return argument;
-        }
-        *index += 2;
-        return argv[*index - 1];
-}
 
 static char *absolute_directory(const char *path)
 {
@@ -99,34 +83,53 @@ static char *absolute_directory(const char *path)
         return absolute;
 }
 
+enum { OPTION_CWD = CLI_OPTION_OWN, OPTION_PARENT };
+
+struct new_options {
+        const char *cwd;
+        const char *parent_id;
+};
+
+static int store_new_option(int key, const char *value, void *data)
+{
+        struct new_options *options = data;
+
+        if (key == OPTION_CWD)
+                options->cwd = value;
+        else if (key == OPTION_PARENT)
+                options->parent_id = value;
+        return 0;
+}
+
 static int command_new(int argc, char **argv)
 {
-        const char *cwd_option = NULL, *parent_id = NULL;
+        static const struct option new_options[] = {
+                { "cwd", required_argument, NULL, OPTION_CWD },
+                { "parent", required_argument, NULL, OPTION_PARENT },
+                { NULL, 0, NULL, 0 },
+        };
+        struct new_options options = { NULL, NULL };
+        const cli_command_line line = {
+                .name = "session new",
+                .help = new_help,
+                .own_options = new_options,
+                .own_option = store_new_option,
+                .data = &options,
+        };
         dsh_error error = DSH_ERROR_INIT;
         dsh_runtime *runtime = NULL;
         dsh_session_store *store = NULL;
         dsh_session *session = NULL, *parent = NULL;
         char *cwd = NULL;
         struct stat status;
-        int result = 0;
+        int operands = argc;
+        int result = cli_options_parse(&line, argc, argv, NULL, &operands);
 
-        for (int index = 1; index < argc && result == 0;) {
-                const char *value;
-
-                if (cli_is_help(argv[index])) {
-                        fputs(new_help, stdout);
-                        return CLI_EXIT_SUCCESS;
-                }
-                if ((value = option_value(argc, argv, &index, "--cwd", &result)))
-                        cwd_option = value;
-                else if ((value = option_value(argc, argv, &index, "--parent", &result)))
-                        parent_id = value;
-                else
-                        return cli_usage_error("session new: unknown argument \"%s\"", argv[index]);
-        }
+        if (result == 0)
+                result = cli_refuse_operands(line.name, argc, argv, operands);
         if (result != 0)
-                return result;
-        cwd = cwd_option ? absolute_directory(cwd_option) : getcwd(NULL, 0);
+                return result < 0 ? CLI_EXIT_SUCCESS : result;
+        cwd = options.cwd ? absolute_directory(options.cwd) : getcwd(NULL, 0);
         if (!cwd) {
                 cli_print_message("session new: cannot determine the cwd: %s", strerror(errno));
                 return CLI_EXIT_FAILURE;
@@ -138,8 +141,8 @@ static int command_new(int argc, char **argv)
                 return CLI_EXIT_FAILURE;
         }
         result = session_runtime(NULL, &runtime);
-        if (result == 0 && parent_id)
-                result = cli_session_open(runtime, parent_id, CLI_EXIT_FAILURE, &parent);
+        if (result == 0 && options.parent_id)
+                result = cli_session_open(runtime, options.parent_id, CLI_EXIT_FAILURE, &parent);
         if (result == 0 && dsh_runtime_session_store(runtime, &store, &error) < 0)
                 result = cli_library_error(&error, CLI_EXIT_FAILURE);
         if (result == 0 && dsh_session_create(store, cwd, parent, &session, &error) < 0)
@@ -162,21 +165,23 @@ static int command_mode(int argc, char **argv)
         dsh_mode mode;
         int result;
 
-        if (argc >= 2 && cli_is_help(argv[1])) {
-                fputs(mode_help, stdout);
-                return CLI_EXIT_SUCCESS;
-        }
-        if (argc != 3)
+        const cli_command_line line = { .name = "session mode", .help = mode_help };
+        int first = argc;
+
+        result = cli_options_parse(&line, argc, argv, NULL, &first);
+        if (result != 0)
+                return result < 0 ? CLI_EXIT_SUCCESS : result;
+        if (argc - first != 2)
                 return cli_usage_error("session mode takes exactly ID and MODE");
         result = session_runtime(NULL, &runtime);
         if (result == 0)
-                result = cli_session_open(runtime, argv[1], CLI_EXIT_FAILURE, &session);
-        if (result == 0 && dsh_mode_parse(argv[2], &mode) == 0) {
+                result = cli_session_open(runtime, argv[first], CLI_EXIT_FAILURE, &session);
+        if (result == 0 && dsh_mode_parse(argv[first + 1], &mode) == 0) {
                 if (dsh_session_set_mode(session, mode, NULL, &error) < 0)
                         result = cli_library_error(&error, CLI_EXIT_FAILURE);
         } else if (result == 0) {
                 /* Not a mode: the library's invariant refuses it with its exact message. */
-                if (dsh_json_encode_mode_event_data(argv[2], &data_text, &error) < 0)
+                if (dsh_json_encode_mode_event_data(argv[first + 1], &data_text, &error) < 0)
                         result = cli_library_error(&error, CLI_EXIT_FAILURE);
                 else if (dsh_session_append(session, "sandbox/mode", data_text, NULL, &error) < 0)
                         result = cli_library_error(&error, CLI_EXIT_FAILURE);
@@ -236,42 +241,60 @@ static int print_session_text(dsh_session *session, const dsh_config *config)
         return 0;
 }
 
+struct show_arguments {
+        const char *id;
+        bool json;
+};
+
+static int store_show_argument(int key, const char *value, void *data)
+{
+        struct show_arguments *arguments = data;
+
+        if (key == CLI_OPTION_JSON) {
+                arguments->json = true;
+        } else if (key == CLI_OPTION_OPERAND) {
+                if (arguments->id)
+                        return cli_usage_error("session show: unknown argument \"%s\"", value);
+                arguments->id = value;
+        }
+        return 0;
+}
+
 static int command_show(int argc, char **argv)
 {
-        const char *id = NULL, *config_path = NULL, *value;
+        struct show_arguments arguments = { NULL, false };
+        cli_policy_options options = CLI_POLICY_OPTIONS_INIT;
+        const cli_command_line line = {
+                .name = "session show",
+                .help = show_help,
+                .policy_options = CLI_POLICY_CONFIG,
+                .own_options = cli_json_option,
+                .own_option = store_show_argument,
+                .data = &arguments,
+                .operands_anywhere = true,
+        };
         dsh_runtime *runtime = NULL;
         dsh_session *session = NULL;
-        bool json = false;
-        int result = 0;
+        int operands = argc;
+        int result = cli_options_parse(&line, argc, argv, &options, &operands);
 
-        for (int index = 1; index < argc && result == 0;) {
-                if (cli_is_help(argv[index])) {
-                        fputs(show_help, stdout);
-                        return CLI_EXIT_SUCCESS;
-                }
-                if (strcmp(argv[index], "--json") == 0) {
-                        json = true;
-                        index++;
-                } else if ((value = option_value(argc, argv, &index, "--config", &result))) {
-                        config_path = value;
-                } else if (!id && argv[index][0] != '-') {
-                        id = argv[index++];
-                } else {
-                        return cli_usage_error("session show: unknown argument \"%s\"", argv[index]);
-                }
+        if (result != 0) {
+                cli_policy_options_clear(&options);
+                return result < 0 ? CLI_EXIT_SUCCESS : result;
         }
-        if (result != 0)
-                return result;
-        if (!id)
+        if (!arguments.id) {
+                cli_policy_options_clear(&options);
                 return cli_usage_error("session show requires a session ID");
-        result = session_runtime(config_path, &runtime);
+        }
+        result = session_runtime(options.config_path, &runtime);
         if (result == 0)
-                result = cli_session_open(runtime, id, CLI_EXIT_FAILURE, &session);
+                result = cli_session_open(runtime, arguments.id, CLI_EXIT_FAILURE, &session);
         if (result == 0)
-                result = json ? print_session_json(session, dsh_runtime_config(runtime))
-                              : print_session_text(session, dsh_runtime_config(runtime));
+                result = arguments.json ? print_session_json(session, dsh_runtime_config(runtime))
+                                        : print_session_text(session, dsh_runtime_config(runtime));
         dsh_session_free(session);
         dsh_runtime_free(runtime);
+        cli_policy_options_clear(&options);
         return result;
 }
 
@@ -322,54 +345,56 @@ static int print_list_text(dsh_session_store *store, const dsh_config *config)
 
 static int command_list(int argc, char **argv)
 {
-        const char *config_path = NULL, *value;
+        cli_policy_options options = CLI_POLICY_OPTIONS_INIT;
+        bool json = false;
+        const cli_command_line line = {
+                .name = "session list",
+                .help = list_help,
+                .policy_options = CLI_POLICY_CONFIG,
+                .own_options = cli_json_option,
+                .own_option = cli_store_json_option,
+                .data = &json,
+        };
         dsh_error error = DSH_ERROR_INIT;
         dsh_runtime *runtime = NULL;
         dsh_session_store *store = NULL;
-        bool json = false;
-        int result = 0;
+        int operands = argc;
+        int result = cli_options_parse(&line, argc, argv, &options, &operands);
 
-        for (int index = 1; index < argc && result == 0;) {
-                if (cli_is_help(argv[index])) {
-                        fputs(list_help, stdout);
-                        return CLI_EXIT_SUCCESS;
-                }
-                if (strcmp(argv[index], "--json") == 0) {
-                        json = true;
-                        index++;
-                } else if ((value = option_value(argc, argv, &index, "--config", &result))) {
-                        config_path = value;
-                } else {
-                        return cli_usage_error("session list: unknown argument \"%s\"", argv[index]);
-                }
+        if (result == 0)
+                result = cli_refuse_operands(line.name, argc, argv, operands);
+        if (result != 0) {
+                cli_policy_options_clear(&options);
+                return result < 0 ? CLI_EXIT_SUCCESS : result;
         }
-        if (result != 0)
-                return result;
-        result = session_runtime(config_path, &runtime);
+        result = session_runtime(options.config_path, &runtime);
         if (result == 0 && dsh_runtime_session_store(runtime, &store, &error) < 0)
                 result = cli_library_error(&error, CLI_EXIT_FAILURE);
         if (result == 0)
                 result = json ? print_list_json(store, dsh_runtime_config(runtime))
                               : print_list_text(store, dsh_runtime_config(runtime));
         dsh_runtime_free(runtime);
+        cli_policy_options_clear(&options);
         return result;
 }
 
 int cli_command_session(int argc, char **argv)
 {
-        if (argc < 2)
+        const cli_command_line line = { .name = "session", .help = session_help };
+        int first = argc;
+        int result = cli_options_parse(&line, argc, argv, NULL, &first);
+
+        if (result != 0)
+                return result < 0 ? CLI_EXIT_SUCCESS : result;
+        if (first >= argc)
                 return cli_usage_error("session requires a command: new, mode, show or list");
-        if (cli_is_help(argv[1])) {
-                fputs(session_help, stdout);
-                return CLI_EXIT_SUCCESS;
-        }
-        if (strcmp(argv[1], "new") == 0)
-                return command_new(argc - 1, argv + 1);
-        if (strcmp(argv[1], "mode") == 0)
-                return command_mode(argc - 1, argv + 1);
-        if (strcmp(argv[1], "show") == 0)
-                return command_show(argc - 1, argv + 1);
-        if (strcmp(argv[1], "list") == 0)
-                return command_list(argc - 1, argv + 1);
-        return cli_usage_error("unknown session command \"%s\"", argv[1]);
+        if (strcmp(argv[first], "new") == 0)
+                return command_new(argc - first, argv + first);
+        if (strcmp(argv[first], "mode") == 0)
+                return command_mode(argc - first, argv + first);
+        if (strcmp(argv[first], "show") == 0)
+                return command_show(argc - first, argv + first);
+        if (strcmp(argv[first], "list") == 0)
+                return command_list(argc - first, argv + first);
+        return cli_usage_error("unknown session command \"%s\"", argv[first]);
 }

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "config.h"
+#include "options.h"
 
 struct subcommand {
         const char *name;
@@ -20,30 +20,42 @@ static const struct subcommand subcommands[] = {
         { "policy", cli_command_policy, "resolve the execution policy; print the runtime context" },
 };
 
-static void print_help(void)
+#define SUBCOMMAND_COUNT (sizeof(subcommands) / sizeof(subcommands[0]))
+
+/* The help text, with one line per subcommand from the table above. */
+static const char *help_text(char *buffer, size_t size)
 {
-        printf("Usage: dsh-sandbox COMMAND [OPTIONS]\n"
-               "A process sandbox for AI coding agents: commands write only where the policy allows.\n\n"
-               "Commands:\n");
-        for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
-                printf("  %-9s %s\n", subcommands[i].name, subcommands[i].summary);
-        printf("\nRun 'dsh-sandbox COMMAND --help' for a command's options.\n");
+        size_t used = (size_t) snprintf(buffer, size,
+                                        "Usage: dsh-sandbox [--help | --version] COMMAND [OPTIONS] [ARGS]\n"
+                                        "A process sandbox for AI coding agents: commands write only where the "
+                                        "policy allows.\n\nCommands:\n");
+
+        for (size_t i = 0; i < SUBCOMMAND_COUNT && used < size; i++)
+                used += (size_t) snprintf(buffer + used, size - used, "  %-9s %s\n", subcommands[i].name,
+                                          subcommands[i].summary);
+        if (used < size)
+                snprintf(buffer + used, size - used,
+                         "\nRun 'dsh-sandbox COMMAND --help' for a command's options.  Options end at the first\n"
+                         "operand (or at `--`): `dsh-sandbox run make -j4` runs `make -j4`.\n"
+                         "Exit status: run passes the program's own on; otherwise 0 on success, 1 on failure,\n"
+                         "2 for a usage error, 125 when the sandbox could not confine a command (it never ran).\n");
+        return buffer;
 }
 
 int main(int argc, char **argv)
 {
-        if (argc < 2)
+        char help[2048];
+        const cli_command_line line = { .name = NULL, .help = help_text(help, sizeof(help)) };
+        int first = argc, result;
+
+        /* The global options are --help and --version alone; a COMMAND's own come after its name. */
+        result = cli_options_parse(&line, argc, argv, NULL, &first);
+        if (result != 0)
+                return result < 0 ? CLI_EXIT_SUCCESS : result;
+        if (first >= argc)
                 return cli_usage_error("missing COMMAND");
-        if (cli_is_help(argv[1])) {
-                print_help();
-                return CLI_EXIT_SUCCESS;
-        }
-        if (strcmp(argv[1], "--version") == 0) {
-                printf("dsh-sandbox %s\n", DSH_SANDBOX_VERSION);
-                return CLI_EXIT_SUCCESS;
-        }
-        for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
-                if (strcmp(argv[1], subcommands[i].name) == 0)
-                        return subcommands[i].run(argc - 1, argv + 1);
-        return cli_usage_error("unknown command \"%s\"", argv[1]);
+        for (size_t i = 0; i < SUBCOMMAND_COUNT; i++)
+                if (strcmp(argv[first], subcommands[i].name) == 0)
+                        return subcommands[i].run(argc - first, argv + first);
+        return cli_usage_error("unknown command \"%s\"", argv[first]);
 }

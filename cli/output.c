@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Error and usage output: one line on stderr, in the CLI.md shape. */
+/* Error and usage output: one line on stderr, in the shape of docs/cli.md. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -100,9 +100,4 @@ int cli_library_error(dsh_error *error, int failure_status)
         cli_print_error(error);
         dsh_error_clear(error);
         return status;
-}
-
-bool cli_is_help(const char *argument)
-{
-        return strcmp(argument, "--help") == 0 || strcmp(argument, "-h") == 0;
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The policy options every confining or resolving subcommand shares (CLI.md). */
+/* The policy options every confining or resolving subcommand shares (docs/cli.md);
+ * options.h parses them. */
 #ifndef DSH_SANDBOX_CLI_POLICY_OPTIONS_H
 #define DSH_SANDBOX_CLI_POLICY_OPTIONS_H
 
@@ -16,27 +17,11 @@ typedef struct cli_policy_options {
 
 #define CLI_POLICY_OPTIONS_INIT { NULL, NULL, NULL, NULL, NULL, NULL }
 
-/*
- * If argv[*index] is a policy option (`--name VALUE` or `--name=VALUE`),
- * stores it, advances *index past it and returns 1.  Returns 0 when it is not
- * a policy option, or CLI_EXIT_USAGE after printing what was wrong.
- */
-int cli_policy_option_parse(int argc, char **argv, int *index, cli_policy_options *options);
-
 void cli_policy_options_clear(cli_policy_options *options);
 
 /*
- * Parses `NAME [policy options] -- PROGRAM [ARG...]` (argv[0] is the
- * subcommand's name).  Returns 0 with *command pointing into argv, -1 after
- * printing `help` for --help, or CLI_EXIT_USAGE after printing what was wrong.
+ * The runtime --config and --backend ask for (dsh-sandbox/runtime.h).
  */
-int cli_parse_policy_and_command(int argc, char **argv, const char *help, cli_policy_options *options,
-                                 char ***command);
-
-/* The help text lines for the shared options. */
-extern const char cli_policy_options_help[];
-
-/* The runtime --config and --backend ask for (dsh-sandbox/runtime.h). */
 void cli_policy_runtime_options(const cli_policy_options *options, dsh_runtime_options *runtime_options);
 
 /*

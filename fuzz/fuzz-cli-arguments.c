@@ -1,25 +1,30 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The CLI's shared argument parsers over arbitrary command lines (the input's
- * NUL-separated pieces are the arguments after the subcommand's name):
- * cli_parse_policy_and_command(), as `run` and `confine` use it, and
- * cli_policy_option_parse() in the loop `probe` and `policy` run.  Beyond
- * memory errors and UB it checks what their callers rely on: the result is
- * one of the documented ones, the command follows a `--`, every value stored
- * is a non-empty piece of argv, and the loop always moves forward.
+ * The CLI's argument parser (cli/options.c) over arbitrary command lines
+ * (the input's NUL-separated pieces are the arguments after the
+ * subcommand's name), in each shape the subcommands use it:
+ * cli_parse_policy_and_command() as `run` and `confine` call it; every
+ * policy option plus --json with no operand, as `probe` and `policy
+ * resolve`; only --session and --config, as `policy context`; and operands
+ * between the options, as `session show`.  Beyond memory errors and UB it
+ * checks what the callers rely on: the result is one of the documented
+ * ones; every value stored is a non-empty piece of argv; an option the
+ * shape does not take is never stored; the command starts inside argv, and
+ * a command that looks like an option follows a `--`; every operand handed
+ * over is an argv element.
  */
 #include <string.h>
 
 #include "cli.h"
 #include "fuzz-support.h"
-#include "policy-options.h"
+#include "options.h"
 
 static void check_value(char *const *argv, const char *value)
 {
         FUZZ_CHECK(!value || (value[0] != '\0' && fuzz_argv_contains(argv, value)));
 }
 
-static void check_options(char *const *argv, const cli_policy_options *options)
+static void check_options(char *const *argv, const cli_policy_options *options, unsigned taken)
 {
         check_value(argv, options->mode);
         check_value(argv, options->root);
@@ -28,8 +33,14 @@ static void check_options(char *const *argv, const cli_policy_options *options)
         check_value(argv, options->backend);
         FUZZ_CHECK(!options->backend || strcmp(options->backend, "auto") == 0 ||
                    strcmp(options->backend, "bwrap") == 0 || strcmp(options->backend, "landlock") == 0);
-        for (char **root = options->allow_write; root && *root; root++)
+        for (char **root = options->allow_write; root && *root; root++)   /* copies */
                 FUZZ_CHECK((*root)[0] != '\0');
+        FUZZ_CHECK((taken & CLI_POLICY_MODE) || !options->mode);
+        FUZZ_CHECK((taken & CLI_POLICY_ROOT) || !options->root);
+        FUZZ_CHECK((taken & CLI_POLICY_ALLOW_WRITE) || !options->allow_write);
+        FUZZ_CHECK((taken & CLI_POLICY_SESSION) || !options->session);
+        FUZZ_CHECK((taken & CLI_POLICY_BACKEND) || !options->backend);
+        FUZZ_CHECK((taken & CLI_POLICY_CONFIG) || !options->config_path);
 }
 
 static void parse_policy_and_command(int argc, char **argv)
@@ -39,40 +50,70 @@ static void parse_policy_and_command(int argc, char **argv)
         int result = cli_parse_policy_and_command(argc, argv, "", &options, &command);
 
         if (result == 0) {
-                FUZZ_CHECK(command > argv + 1 && command < argv + argc && *command);
-                FUZZ_CHECK(strcmp(command[-1], "--") == 0);
+                FUZZ_CHECK(command > argv && command < argv + argc && *command);
+                /* getopt_long stops at a word that is not an option; one that looks like one came after `--`. */
+                if ((*command)[0] == '-' && (*command)[1] != '\0')
+                        FUZZ_CHECK(strcmp(command[-1], "--") == 0);
         } else {
                 FUZZ_CHECK(result == -1 || result == CLI_EXIT_USAGE);
         }
-        check_options(argv, &options);
+        check_options(argv, &options, CLI_POLICY_ALL);
         cli_policy_options_clear(&options);
 }
 
-/* The loop of `policy resolve` and `probe`: policy options and --json, nothing else. */
-static void parse_policy_options(int argc, char **argv)
+struct handed_over {
+        char *const *argv;
+        int json;
+        int operands;
+};
+
+/* Every operand is an element of argv itself, never a piece of one; --json comes without a value. */
+static int hand_over(int key, const char *value, void *data)
+{
+        struct handed_over *handed = data;
+
+        if (key == CLI_OPTION_OPERAND) {
+                int found = 0;
+
+                for (char *const *argument = handed->argv; *argument; argument++)
+                        found |= *argument == value;
+                FUZZ_CHECK(found);
+                handed->operands++;
+        } else {
+                FUZZ_CHECK(key == CLI_OPTION_JSON && !value);
+                handed->json++;
+        }
+        return 0;
+}
+
+/* The shapes of `probe`/`policy resolve`, `policy context` and `session show`. */
+static void parse_line(int argc, char **argv, unsigned taken, const struct option *own, int operands_anywhere)
 {
         cli_policy_options options = CLI_POLICY_OPTIONS_INIT;
-        int result = 0;
+        struct handed_over handed = { argv, 0, 0 };
+        const cli_command_line line = {
+                .name = "fuzz",
+                .help = "",
+                .policy_options = taken,
+                .own_options = own,
+                .own_option = hand_over,
+                .data = &handed,
+                .operands_anywhere = operands_anywhere,
+        };
+        int operands = -1;
+        int result = cli_options_parse(&line, argc, argv, &options, &operands);
 
-        for (int index = 1; index < argc && result == 0;) {
-                int before = index;
-
-                if (strcmp(argv[index], "--json") == 0) {
-                        index++;
-                        continue;
-                }
-                result = cli_policy_option_parse(argc, argv, &index, &options);
-                FUZZ_CHECK(result == 0 || result == 1 || result == CLI_EXIT_USAGE);
-                FUZZ_CHECK(index <= argc);
-                if (result == 1) {
-                        FUZZ_CHECK(index > before);
-                        result = 0;
-                } else if (result == 0) {
-                        FUZZ_CHECK(index == before);
-                        break;
-                }
+        if (result == 0) {
+                FUZZ_CHECK(operands >= 1 && operands <= argc);
+                FUZZ_CHECK(!operands_anywhere || operands == argc);
+                if (operands < argc && argv[operands][0] == '-' && argv[operands][1] != '\0')
+                        FUZZ_CHECK(strcmp(argv[operands - 1], "--") == 0);
+        } else {
+                FUZZ_CHECK(result == -1 || result == CLI_EXIT_USAGE);
         }
-        check_options(argv, &options);
+        FUZZ_CHECK(own || handed.json == 0);
+        FUZZ_CHECK(operands_anywhere || handed.operands == 0);
+        check_options(argv, &options, taken);
         cli_policy_options_clear(&options);
 }
 
@@ -89,7 +130,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         char **argv = fuzz_argv_new("run", data, size, &argc);
 
         parse_policy_and_command(argc, argv);
-        parse_policy_options(argc, argv);
+        parse_line(argc, argv, CLI_POLICY_ALL, cli_json_option, 0);
+        parse_line(argc, argv, CLI_POLICY_SESSION | CLI_POLICY_CONFIG, NULL, 0);
+        parse_line(argc, argv, CLI_POLICY_CONFIG, cli_json_option, 1);
         fuzz_argv_free(argv);
         return 0;
 }

@@ -3,8 +3,8 @@
  * landlock-run's parser over arbitrary command lines (the input's
  * NUL-separated pieces are the arguments after argv[0]).  Beyond memory
  * errors and UB it checks what the launch relies on: a failure is the
- * contract's 125; --probe comes alone; a command follows a `--` and is not
- * empty; every grant names a piece of argv.
+ * contract's 125; --probe, --help and --version come alone; a command
+ * follows a `--` and is not empty; every grant names a piece of argv.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -26,8 +26,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         char **argv = fuzz_argv_new("landlock-run", data, size, &argc);
         int result = landlock_run_parse_arguments(argc, argv, &request);
 
+        FUZZ_CHECK(request.probe + request.help + request.version <= 1);
         if (result == 0 && request.probe) {
                 FUZZ_CHECK(argc == 2 && strcmp(argv[1], "--probe") == 0 && !request.command);
+        } else if (result == 0 && (request.help || request.version)) {
+                /* Beyond the upstream contract, and only alone: anywhere else both stay usage errors. */
+                FUZZ_CHECK(argc == 2 && strcmp(argv[1], request.help ? "--help" : "--version") == 0);
+                FUZZ_CHECK(!request.command && request.grant_count == 0);
         } else if (result == 0) {
                 FUZZ_CHECK(request.command > argv + 1 && request.command < argv + argc && request.command[0]);
                 FUZZ_CHECK(strcmp(request.command[-1], "--") == 0);

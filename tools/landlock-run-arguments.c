@@ -25,6 +25,21 @@ int landlock_run_parse_arguments(int argc, char **argv, struct launch_request *r
         request->grants = calloc((size_t) argc, sizeof(struct launch_grant));
         if (!request->grants)
                 return fail("landlock ruleset error: %s", strerror(ENOMEM));
+        /*
+         * Beyond the upstream contract, where both were usage errors (125):
+         * --help and --version, each alone, answer on stdout with exit 0, as
+         * every program does.  Anywhere else they stay what upstream made
+         * them (`unknown argument`), so no command line that meant something
+         * there means something else here.
+         */
+        if (argc == 2 && strcmp(argv[1], "--help") == 0) {
+                request->help = true;
+                return 0;
+        }
+        if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+                request->version = true;
+                return 0;
+        }
         for (int i = 1; i < argc; i++) {
                 const char *argument = argv[i];
 

@@ -23,15 +23,18 @@ struct launch_request {
         char **command;                /* points into argv; NULL for --probe */
         bool probe;
         bool new_session;
+        bool help;                     /* `--help` alone: print the usage on stdout, exit 0 */
+        bool version;                  /* `--version` alone: print the version on stdout, exit 0 */
 };
 
 /* The launcher's one diagnostic printer: "landlock-run: <message>" as one stderr line; returns LAUNCHER_FAILURE. */
 int fail(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
 /*
- * Parses `[--ro PATH]... [--rw PATH]... [--new-session] -- ARGV...` or
- * `--probe` into `request` (zeroed by the caller).  Returns 0, or
- * LAUNCHER_FAILURE after printing the usage line.
+ * Parses `[--ro PATH]... [--rw PATH]... [--new-session] -- ARGV...`,
+ * `--probe`, `--help` or `--version` into `request` (zeroed by the caller).
+ * The last two, like --probe, come alone.  Returns 0, or LAUNCHER_FAILURE
+ * after printing the usage line.
  */
 int landlock_run_parse_arguments(int argc, char **argv, struct launch_request *request);
 

@@ -5,10 +5,11 @@
  *   landlock-run [--ro PATH]... [--rw PATH]... [--new-session] -- ARGV...
  *   landlock-run --probe
  *
- * A drop-in for the upstream launcher contract (SYSTEM.md §3): the same flags,
+ * A drop-in for the upstream launcher contract (docs/cli.md): the same flags,
  * exit 125 for every launcher failure, the same one-line diagnostics, so a
  * harness built for the upstream launcher uses this one unchanged.  After
  * exec the command's own status passes through untouched (even its own 125).
+ * `--help` and `--version`, each alone, print on stdout and exit 0.
  *
  * Beyond the contract, always on because it cannot break it: inherited fds
  * above 2 are closed, a seccomp filter refuses terminal injection
@@ -24,9 +25,28 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "core/landlock.h"
 #include "core/process-hardening.h"
 #include "landlock-run-arguments.h"
+
+static const char help_text[] =
+        "Usage: landlock-run [--ro PATH]... [--rw PATH]... [--new-session] -- ARGV...\n"
+        "       landlock-run --probe | --help | --version\n"
+        "Runs ARGV (found on PATH, environment unchanged) confined by Landlock: read and execute\n"
+        "beneath each --ro PATH; beneath each --rw PATH, every access the kernel's Landlock ABI\n"
+        "governs but creating devices; nothing else.  Inherited descriptors above 2 are closed,\n"
+        "every capability is dropped and terminal injection is refused.  --new-session also calls\n"
+        "setsid().  --probe prints whether this kernel enforces Landlock fully or partially.\n"
+        "Exit status: ARGV's own once it runs (even 125); 125 for every launcher failure (usage,\n"
+        "no Landlock, a grant that cannot be opened, exec failure), and ARGV did not run.\n";
+
+/* Both answers go to stdout, and a failure to write them is a failure. */
+static int print_and_exit_status(const char *text)
+{
+        fputs(text, stdout);
+        return fflush(stdout) == 0 ? 0 : LAUNCHER_FAILURE;
+}
 
 static int probe(void)
 {
@@ -122,7 +142,11 @@ int main(int argc, char **argv)
         struct launch_request request = { 0 };
         int result = landlock_run_parse_arguments(argc, argv, &request);
 
-        if (result == 0)
+        if (result == 0 && request.help)
+                result = print_and_exit_status(help_text);
+        else if (result == 0 && request.version)
+                result = print_and_exit_status("landlock-run (dsh-sandbox) " DSH_SANDBOX_VERSION "\n");
+        else if (result == 0)
                 result = request.probe ? probe() : launch(&request);
         free(request.grants);
         return result;

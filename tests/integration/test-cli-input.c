@@ -326,8 +326,9 @@ static void test_roots_not_utf8_refused(void **state)
         }
         cli(f, &result, "policy", "resolve", "--json", "--root", odd);
         expect_refused(&result, "policy resolve: the workspace root is not valid UTF-8 (byte 0xff at offset");
-        cli(f, &result, "policy", "resolve", "--json", "--root", ordinary, "--allow-write", ordinary,
-            "--allow-write", odd);
+        /* workspace-write: under the default read-only, --allow-write would add its warning line. */
+        cli(f, &result, "policy", "resolve", "--json", "--mode", "workspace-write", "--root", ordinary,
+            "--allow-write", ordinary, "--allow-write", odd);
         expect_refused(&result, "policy resolve: additional writable root 1 is not valid UTF-8");
         /* Text output carries any bytes: only JSON is refused. */
         cli(f, &result, "policy", "resolve", "--root", odd);

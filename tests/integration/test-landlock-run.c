@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "config.h"
 #include "core/landlock.h"
 #include "test-support.h"
 
@@ -83,6 +84,24 @@ static void test_probe_line(void **state)
         test_process_result_clear(&result);
 }
 
+/* Every program answers --help and --version on stdout with exit 0 (upstream made both usage errors). */
+static void test_help_and_version(void **state)
+{
+        test_process_result result;
+
+        (void) state;
+        launch(&result, "--help", NULL);
+        assert_int_equal(result.exit_code, 0);
+        assert_true(strncmp(result.stdout_text, "Usage: landlock-run [--ro PATH]... [--rw PATH]... ", 50) == 0);
+        assert_string_equal(result.stderr_text, "");
+        test_process_result_clear(&result);
+        launch(&result, "--version", NULL);
+        assert_int_equal(result.exit_code, 0);
+        assert_string_equal(result.stdout_text, "landlock-run (dsh-sandbox) " DSH_SANDBOX_VERSION "\n");
+        assert_string_equal(result.stderr_text, "");
+        test_process_result_clear(&result);
+}
+
 struct usage_case {
         const char *arguments[6];
         const char *line;
@@ -102,6 +121,12 @@ static void test_usage_errors(void **state)
                   "landlock-run: usage error: unknown argument: --frobnicate\n" },
                 { { "--probe", "--", "touch", marker, NULL }, "landlock-run: usage error: --probe takes no other arguments\n" },
                 { { "--ro", "/", "--probe", NULL }, "landlock-run: usage error: --probe takes no other arguments\n" },
+                /* --help and --version answer only alone; anywhere else they are what upstream made them. */
+                { { "--ro", "/", "--help", "touch", marker, NULL },
+                  "landlock-run: usage error: unknown argument: --help\n" },
+                { { "--version", "--", "touch", marker, NULL },
+                  "landlock-run: usage error: unknown argument: --version\n" },
+                { { "-h", NULL }, "landlock-run: usage error: unknown argument: -h\n" },
         };
 
         (void) state;
@@ -262,6 +287,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_probe_line, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_help_and_version, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_usage_errors, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_unopenable_grant_refuses, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_sink_and_shm, setup, teardown),

@@ -262,7 +262,7 @@ static void assert_string_array(json_t *value, bool non_empty)
         }
 }
 
-/* The CLI.md schema: exactly these keys, these types, optional keys omitted when empty. */
+/* The schema of docs/cli.md: exactly these keys, these types, optional keys omitted when empty. */
 static void validate_confine_schema(json_t *root, const char *const *command)
 {
         const char *key;

@@ -97,6 +97,12 @@ static void test_danger_full_access_writes_outside(void **state)
         run_script(&result, options, script);
         assert_int_equal(result.exit_code, 0);
         assert_true(test_path_exists(path));
+        /* --root and --backend govern nothing here, and the caller is told so, one line each. */
+        assert_string_equal(result.stderr_text,
+                            "dsh-sandbox: warning: --root has no effect under danger-full-access, where nothing is "
+                            "confined\n"
+                            "dsh-sandbox: warning: --backend has no effect under danger-full-access, where no backend "
+                            "runs the command\n");
         free(path);
         free(script);
         test_process_result_clear(&result);
@@ -174,6 +180,38 @@ static void test_relative_root_is_taken_from_cwd(void **state)
         free(sub);
 }
 
+/*
+ * Options end at the first operand: what follows PROGRAM is PROGRAM's own, even when it looks like
+ * one of ours (`dsh-sandbox run make -j4`).  The command's words and the write land on disk.
+ */
+static void test_options_end_at_the_program(void **state)
+{
+        char *written = test_path_join(workspace, "words");
+        char *escaped = test_path_join(outside, "escaped");
+        const char *argv[] = { test_dsh_sandbox_path(), "run", "-b", "landlock", "-m", "workspace-write", "-r",
+                               workspace, "sh", "-c", "printf '%s\n' \"$@\" > \"$0\"; echo x > \"$1\"", written,
+                               escaped, "--mode", "danger-full-access", "-r", "/", "--", NULL };
+        char *expected = NULL, *content;
+        test_process_result result;
+
+        (void) state;
+        skip_without_landlock();
+        test_run(argv, NULL, &result);
+        content = test_read_file(written);
+        if (!content)
+                fail_msg("the command did not run: exit %d, stderr: %s", result.exit_code, result.stderr_text);
+        assert_true(asprintf(&expected, "%s\n--mode\ndanger-full-access\n-r\n/\n--\n", escaped) > 0);
+        assert_string_equal(content, expected);
+        /* `--mode danger-full-access` after the program was the program's: the write outside was denied. */
+        assert_false(test_path_exists(escaped));
+        assert_int_not_equal(result.exit_code, 0);
+        free(content);
+        free(expected);
+        test_process_result_clear(&result);
+        free(written);
+        free(escaped);
+}
+
 struct status_case {
         const char *script;
         int exit_code;
@@ -237,7 +275,10 @@ static void test_bad_input_never_runs(void **state)
         char *link = test_path_join(workspace, "link");
         const struct bad_input_case cases[] = {
                 { { "--mode", "writable", "--", "touch", marker }, 2, "unknown mode \"writable\"" },
-                { { "--mode", "workspace-write", "touch", marker }, 2, "unknown argument" },
+                { { "--mode", "workspace-write", "--frobnicate", "--", "touch", marker }, 2,
+                  "run: unknown option \"--frobnicate\"" },
+                { { "--mode", "workspace-write", "--ro", "touch", marker }, 2,
+                  "run: unknown option \"--ro\" (options are not abbreviated: --root)" },
                 { { "--mode", "workspace-write", "--" }, 2, "missing PROGRAM" },
                 { { "--mode" }, 2, "--mode requires a value" },
                 { { "--backend", "chroot", "--", "touch", marker }, 2, "--backend must be" },
@@ -340,6 +381,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_danger_full_access_writes_outside, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_options_end_at_the_program, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_extra_root_and_grandchild, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_links_do_not_reach_outside, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_relative_root_is_taken_from_cwd, setup, teardown),

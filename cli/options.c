@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: MIT */
+/* One getopt_long parser for every subcommand: the shared policy options' table plus each one's own. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+
+#include "cli.h"
+#include "options.h"
+
+const char cli_policy_options_help[] =
+        "Policy options:\n"
+        "  -m, --mode MODE        read-only, workspace-write or danger-full-access (explicit, approved)\n"
+        "  -r, --root DIR         workspace root (default: the session's cwd, else the config's\n"
+        "                         workspaceRoot, else the current directory)\n"
+        "  -w, --allow-write DIR  an extra writable root (repeatable): an existing directory, not a symlink\n"
+        "  -s, --session ID       resolve mode and root through the session store\n"
+        "  -b, --backend NAME     auto (default), bwrap or landlock\n"
+        "  -c, --config FILE      config file (default $DSH_SANDBOX_CONFIG, else\n"
+        "                         $XDG_CONFIG_HOME/dsh-sandbox/config.json if present)\n"
+        "  -h, --help             print this help\n"
+        "      --version          print the version\n"
+        "Options end at the first operand (the program, for run and confine), or at `--`.\n";
+
+/* --version has no short form: -V and -v mean other things to other tools, and no script types it. */
+enum { OPTION_VERSION = 0x100 };
+
+/* The one table of the shared options: every subcommand takes the ones its policy_options names. */
+static const struct shared_option {
+        unsigned bit;
+        struct option option;
+} shared_options[] = {
+        { CLI_POLICY_MODE, { "mode", required_argument, NULL, 'm' } },
+        { CLI_POLICY_ROOT, { "root", required_argument, NULL, 'r' } },
+        { CLI_POLICY_ALLOW_WRITE, { "allow-write", required_argument, NULL, 'w' } },
+        { CLI_POLICY_SESSION, { "session", required_argument, NULL, 's' } },
+        { CLI_POLICY_BACKEND, { "backend", required_argument, NULL, 'b' } },
+        { CLI_POLICY_CONFIG, { "config", required_argument, NULL, 'c' } },
+};
+
+static const struct option help_and_version[] = {
+        { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, OPTION_VERSION },
+};
+
+const struct option cli_json_option[] = {
+        { "json", no_argument, NULL, CLI_OPTION_JSON },
+        { NULL, 0, NULL, 0 },
+};
+
+int cli_store_json_option(int key, const char *value, void *data)
+{
+        bool *json = data;
+
+        (void) value;
+        if (key == CLI_OPTION_JSON)
+                *json = true;
+        return 0;
+}
+
+#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
+
+void cli_print_version(void)
+{
+        printf("dsh-sandbox %s\n", DSH_SANDBOX_VERSION);
+}
+
+/* Appends `option` to the table, and its letter (with ':' when it takes a value) to the optstring. */
+static void add_option(struct option *table, size_t *count, char *optstring, const struct option *option)
+{
+        table[(*count)++] = *option;
+        if (option->val > 0 && option->val < 0x80 && option->val != CLI_OPTION_OPERAND) {
+                size_t length = strlen(optstring);
+
+                optstring[length++] = (char) option->val;
+                if (option->has_arg == required_argument)
+                        optstring[length++] = ':';
+                optstring[length] = '\0';
+        }
+}
+
+/*
+ * The getopt_long table and optstring for `line`.  The optstring starts with
+ * '+' (stop at the first operand, whatever POSIXLY_CORRECT says) or '-'
+ * (hand every operand over in order, never permute), then ':' so that a
+ * missing value is told apart from an unknown option.  Returns the table
+ * (the caller frees it), or NULL when out of memory.
+ */
+static struct option *build_table(const cli_command_line *line, char **optstring_out)
+{
+        size_t own = 0, count = 0;
+        struct option *table;
+        char *optstring;
+
+        for (const struct option *option = line->own_options; option && option->name; option++)
+                own++;
+        table = calloc(COUNT(shared_options) + COUNT(help_and_version) + own + 1, sizeof(*table));
+        optstring = calloc(2 * (COUNT(shared_options) + COUNT(help_and_version) + own) + 3, 1);
+        if (!table || !optstring) {
+                free(table);
+                free(optstring);
+                return NULL;
+        }
+        optstring[0] = line->operands_anywhere ? '-' : '+';
+        optstring[1] = ':';
+        for (size_t i = 0; i < COUNT(shared_options); i++)
+                if (line->policy_options & shared_options[i].bit)
+                        add_option(table, &count, optstring, &shared_options[i].option);
+        for (size_t i = 0; i < COUNT(help_and_version); i++)
+                add_option(table, &count, optstring, &help_and_version[i]);
+        for (size_t i = 0; i < own; i++)
+                add_option(table, &count, optstring, &line->own_options[i]);
+        *optstring_out = optstring;
+        return table;
+}
+
+/* A usage error that names the subcommand first: "run: --mode requires a value". */
+__attribute__((format(printf, 2, 3))) static int line_usage_error(const cli_command_line *line, const char *format, ...)
+{
+        char message[512];
+        va_list arguments;
+
+        va_start(arguments, format);
+        vsnprintf(message, sizeof(message), format, arguments);
+        va_end(arguments);
+        if (!line->name)
+                return cli_usage_error("%s", message);
+        return cli_usage_error("%s: %s", line->name, message);
+}
+
+/* The option as it was typed in argv[element]: "--name" (without any "=value") or "-x". */
+static void typed_name(char *const *argv, int element, int key, char *buffer, size_t size)
+{
+        const char *argument = argv[element];
+
+        if (strncmp(argument, "--", 2) == 0)
+                snprintf(buffer, size, "%.*s", (int) strcspn(argument, "="), argument);
+        else
+                snprintf(buffer, size, "-%c", key);
+}
+
+static int store_backend(const char *value, cli_policy_options *policy)
+{
+        if (strcmp(value, "auto") != 0) {
+                /* The library's own list decides which names exist. */
+                const char *sole[] = { value, NULL };
+                dsh_error error = DSH_ERROR_INIT;
+                int result;
+
+                if (dsh_provider_check_backends(sole, &error) < 0) {
+                        result = cli_usage_error("--backend must be auto or a backend: %s",
+                                                 error.message ? error.message : value);
+                        dsh_error_clear(&error);
+                        return result;
+                }
+        }
+        policy->backend = value;
+        return 0;
+}
+
+/* Stores a shared option's value; returns 0, 1 when `key` is not one, or CLI_EXIT_USAGE after printing. */
+static int store_policy_option(int key, const char *value, cli_policy_options *policy)
+{
+        switch (key) {
+        case 'm':
+                policy->mode = value;
+                return 0;
+        case 'r':
+                policy->root = value;
+                return 0;
+        case 'w':
+                if (dsh_strv_append(&policy->allow_write, value) < 0)
+                        return cli_usage_error("out of memory");
+                return 0;
+        case 's':
+                policy->session = value;
+                return 0;
+        case 'b':
+                return store_backend(value, policy);
+        case 'c':
+                policy->config_path = value;
+                return 0;
+        default:
+                return 1;
+        }
+}
+
+/* True when `typed` ("--mode", "-m") names a shared option, which this subcommand may not take. */
+static bool is_shared_option(const char *typed)
+{
+        for (size_t i = 0; i < COUNT(shared_options); i++) {
+                const struct option *option = &shared_options[i].option;
+
+                if ((typed[1] == '-' && strcmp(typed + 2, option->name) == 0) ||
+                    (typed[1] == option->val && typed[2] == '\0'))
+                        return true;
+        }
+        return false;
+}
+
+/* What getopt_long refused ('?' or ':'), as one usage error naming the option as it was typed. */
+static int refused_option(const cli_command_line *line, char *const *argv, int element, int key)
+{
+        char name[64];
+
+        typed_name(argv, element, optopt, name, sizeof(name));
+        if (key == ':')
+                return line_usage_error(line, "%s requires a value", name);
+        if (optopt != 0 && strncmp(argv[element], "--", 2) == 0 && strchr(argv[element], '='))
+                return line_usage_error(line, "%s takes no value", name);
+        if (is_shared_option(name))
+                return line_usage_error(line, "%s does not apply here", name);
+        return line_usage_error(line, "unknown option \"%s\"", name);
+}
+
+/*
+ * getopt_long takes any unambiguous prefix of a long option; this parser
+ * does not, so that adding an option never changes what an existing
+ * command line means.
+ */
+static int check_spelt_out(const cli_command_line *line, char *const *argv, int element,
+                           const struct option *option)
+{
+        const char *argument = argv[element];
+        size_t typed = strcspn(argument + 2, "=");
+
+        if (typed == strlen(option->name))
+                return 0;
+        return line_usage_error(line, "unknown option \"%.*s\" (options are not abbreviated: --%s)", (int) typed + 2,
+                                argument, option->name);
+}
+
+/* One option getopt_long accepted: help, version, a shared one or the subcommand's own. */
+static int handle_option(const cli_command_line *line, char *const *argv, int element, int key, const char *value,
+                         cli_policy_options *policy)
+{
+        char name[64];
+        int result;
+
+        if (key == 'h') {
+                fputs(line->help, stdout);
+                if (line->policy_options == CLI_POLICY_ALL)
+                        fputs(cli_policy_options_help, stdout);
+                return -1;
+        }
+        if (key == OPTION_VERSION) {
+                cli_print_version();
+                return -1;
+        }
+        /* Every value names something (a mode, a directory, an id): an empty one is always a mistake. */
+        if (value && value[0] == '\0' && key != CLI_OPTION_OPERAND) {
+                typed_name(argv, element, key, name, sizeof(name));
+                return line_usage_error(line, "%s requires a non-empty value", name);
+        }
+        if (policy) {
+                result = store_policy_option(key, value, policy);
+                if (result != 1)
+                        return result;
+        }
+        if (line->own_option)
+                return line->own_option(key, value, line->data);
+        return 0;
+}
+
+int cli_options_parse(const cli_command_line *line, int argc, char **argv, cli_policy_options *policy, int *operands)
+{
+        char *optstring = NULL;
+        struct option *table = build_table(line, &optstring);
+        int result = 0;
+
+        if (!table)
+                return line_usage_error(line, "out of memory");
+        if (line->policy_options == 0)
+                policy = NULL;
+        /* optind = 0 makes glibc start afresh: the parser runs more than once in a process (tests, fuzzing). */
+        optind = 0;
+        opterr = 0;
+        while (result == 0) {
+                /* The argv element getopt_long looks at next (optind moves past it only once it is used up). */
+                int element = optind > 0 ? optind : 1;
+                int long_index = -1;
+                int key = getopt_long(argc, argv, optstring, table, &long_index);
+
+                if (key == -1)
+                        break;
+                if (key == '?' || key == ':')
+                        result = refused_option(line, argv, element, key);
+                else if (long_index >= 0)
+                        result = check_spelt_out(line, argv, element, &table[long_index]);
+                if (result == 0)
+                        result = handle_option(line, argv, element, key, optarg, policy);
+        }
+        if (result == 0 && line->operands_anywhere) {
+                /* After `--`: operands only. */
+                for (; optind < argc && result == 0; optind++)
+                        if (line->own_option)
+                                result = line->own_option(CLI_OPTION_OPERAND, argv[optind], line->data);
+        }
+        if (result == 0)
+                *operands = optind;
+        free(table);
+        free(optstring);
+        return result;
+}
+
+int cli_refuse_operands(const char *command, int argc, char **argv, int operands)
+{
+        if (operands < argc)
+                return cli_usage_error("%s: unknown argument \"%s\"", command, argv[operands]);
+        return 0;
+}
+
+int cli_parse_policy_and_command(int argc, char **argv, const char *help, cli_policy_options *options,
+                                 char ***command)
+{
+        const cli_command_line line = { .name = argv[0], .help = help, .policy_options = CLI_POLICY_ALL };
+        int operands = argc;
+        int result = cli_options_parse(&line, argc, argv, options, &operands);
+
+        if (result != 0)
+                return result;
+        if (operands >= argc)
+                return cli_usage_error("%s: missing PROGRAM [ARG...]", argv[0]);
+        *command = &argv[operands];
+        return 0;
+}
+
+static void warn_without_effect(const char *option, dsh_mode mode, const char *because, int *count)
+{
+        cli_print_message("warning: %s has no effect under %s, %s", option, dsh_mode_name(mode), because);
+        (*count)++;
+}
+
+int cli_policy_options_warn_without_effect(const cli_policy_options *options, dsh_mode mode)
+{
+        int count = 0;
+
+        switch (mode) {
+        case DSH_MODE_READ_ONLY:
+                if (options->allow_write)
+                        warn_without_effect("--allow-write", mode, "where nothing is writable", &count);
+                break;
+        case DSH_MODE_DANGER_FULL_ACCESS:
+                if (options->root)
+                        warn_without_effect("--root", mode, "where nothing is confined", &count);
+                if (options->allow_write)
+                        warn_without_effect("--allow-write", mode, "where nothing is confined", &count);
+                if (options->backend)
+                        warn_without_effect("--backend", mode, "where no backend runs the command", &count);
+                break;
+        case DSH_MODE_WORKSPACE_WRITE:
+                break;
+        }
+        return count;
+}
+
+int cli_policy_options_warn_unused(const cli_policy_options *options, const char *command)
+{
+        const char *given[] = {
+                options->mode ? "--mode" : NULL,
+                options->root ? "--root" : NULL,
+                options->allow_write ? "--allow-write" : NULL,
+                options->session ? "--session" : NULL,
+        };
+        int count = 0;
+
+        for (size_t i = 0; i < COUNT(given); i++)
+                if (given[i]) {
+                        cli_print_message("warning: %s has no effect on %s", given[i], command);
+                        count++;
+                }
+        return count;
+}

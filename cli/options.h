@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The command line of every dsh-sandbox subcommand, parsed one way
+ * (docs/cli.md): getopt_long over one table of the shared policy options
+ * plus the subcommand's own, with --help/-h and --version everywhere.
+ *
+ * Options end at the first operand, so `dsh-sandbox run make -j4` runs
+ * `make -j4`; `--` also ends them.  Long options are spelt out in full: an
+ * abbreviation (`--allow` for `--allow-write`) is refused, so that a
+ * script's command line keeps its meaning when an option is added.  Every
+ * usage error is one line `dsh-sandbox: usage error: ...` and exit 2.
+ */
+#ifndef DSH_SANDBOX_CLI_OPTIONS_H
+#define DSH_SANDBOX_CLI_OPTIONS_H
+
+#include <getopt.h>
+#include <stdbool.h>
+
+#include "policy-options.h"
+
+/* Which shared policy options a subcommand takes (cli_command_line.policy_options). */
+enum {
+        CLI_POLICY_MODE = 1 << 0,          /* -m, --mode MODE */
+        CLI_POLICY_ROOT = 1 << 1,          /* -r, --root DIR */
+        CLI_POLICY_ALLOW_WRITE = 1 << 2,   /* -w, --allow-write DIR (repeatable) */
+        CLI_POLICY_SESSION = 1 << 3,       /* -s, --session ID */
+        CLI_POLICY_BACKEND = 1 << 4,       /* -b, --backend NAME */
+        CLI_POLICY_CONFIG = 1 << 5,        /* -c, --config FILE */
+        CLI_POLICY_ALL = (1 << 6) - 1,
+};
+
+/*
+ * Keys for a subcommand's own options: a short option's key is its letter
+ * (one the shared options do not use); a long-only option's key is
+ * CLI_OPTION_OWN or above.  CLI_OPTION_OPERAND is the key an operand is
+ * handed over with, when operands may come between options
+ * (cli_command_line.operands_anywhere); CLI_OPTION_JSON is --json's.
+ */
+enum {
+        CLI_OPTION_OPERAND = 1,
+        CLI_OPTION_JSON = 0x200,
+        CLI_OPTION_OWN,
+};
+
+/* `--json` as a subcommand's only own option (a table ending with its zeroed entry). */
+extern const struct option cli_json_option[];
+
+/* cli_command_line.own_option for cli_json_option: `data` points to the bool that --json sets. */
+int cli_store_json_option(int key, const char *value, void *data);
+
+typedef struct cli_command_line {
+        const char *name;            /* "run", "session show": named in every usage error */
+        const char *help;            /* --help's text; the shared options' lines follow when it takes them all */
+        unsigned policy_options;     /* the CLI_POLICY_* it takes; 0 for none */
+        /* Its own options (name, has_arg: no_argument or required_argument, flag NULL, val: the key), ended
+         * by a zeroed entry; NULL for none. */
+        const struct option *own_options;
+        /*
+         * Stores its own option `key` with `value` (NULL for a flag), or an
+         * operand under CLI_OPTION_OPERAND.  Returns 0, or CLI_EXIT_USAGE
+         * after printing what was wrong.  May be NULL when there is nothing
+         * to store.
+         */
+        int (*own_option)(int key, const char *value, void *data);
+        void *data;
+        /*
+         * false (the default): options end at the first operand, which is
+         * where the caller's operands start (a command and its own options).
+         * true: options and operands may come in any order (`session show ID
+         * --json`); every operand goes to own_option, `--` included.
+         */
+        bool operands_anywhere;
+} cli_command_line;
+
+/*
+ * Parses argv[1..] (argv[0] is the subcommand's name) as `line` describes,
+ * the shared policy options into `policy` (values point into argv;
+ * --allow-write's list is owned: cli_policy_options_clear()).  Returns 0
+ * with *operands the index of the first operand (argc when there is none),
+ * -1 after printing --help or --version on stdout (exit 0), or
+ * CLI_EXIT_USAGE after printing what was wrong.  `policy` may be NULL when
+ * line->policy_options is 0.  Not reentrant: getopt's state is global.
+ */
+int cli_options_parse(const cli_command_line *line, int argc, char **argv, cli_policy_options *policy, int *operands);
+
+/* For a subcommand that takes no operand: a usage error naming argv[operands], if there is one. */
+int cli_refuse_operands(const char *command, int argc, char **argv, int operands);
+
+/*
+ * `NAME [policy options] [--] PROGRAM [ARG...]`, as run and confine take
+ * it: every policy option, then the command, which starts at the first
+ * operand.  Returns 0 with *command pointing into argv, -1 after printing
+ * `help` (followed by the policy options' lines) or the version, or
+ * CLI_EXIT_USAGE after printing what was wrong.
+ */
+int cli_parse_policy_and_command(int argc, char **argv, const char *help, cli_policy_options *options,
+                                 char ***command);
+
+/* The help text lines for the shared options. */
+extern const char cli_policy_options_help[];
+
+/* Prints "dsh-sandbox VERSION" on stdout, as --version does everywhere. */
+void cli_print_version(void);
+
+/*
+ * A warning, not silence, for a shared option that the resolved mode makes
+ * pointless: --allow-write under read-only (nothing is writable), --root,
+ * --allow-write and --backend under danger-full-access (nothing is
+ * confined).  One stderr line `dsh-sandbox: warning: ...` per option;
+ * returns how many it printed.  Called once the policy is resolved, when
+ * the mode is known whichever of --mode, the session and the config gave it.
+ */
+int cli_policy_options_warn_without_effect(const cli_policy_options *options, dsh_mode mode);
+
+/*
+ * The same for a subcommand that never confines (`probe`): each of --mode,
+ * --root, --allow-write and --session given is named as having no effect on
+ * `command`.  Returns how many warnings it printed.
+ */
+int cli_policy_options_warn_unused(const cli_policy_options *options, const char *command);
+
+#endif

@@ -1,0 +1,581 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The CLI's command-line parsers (cli/options.c), linked without main.c:
+ * the shared policy options long, short and with `=`; options ending at the
+ * first operand and at `--`; the usage errors, each one line naming the
+ * option; --help and --version on every subcommand's path; and the warnings
+ * for options without effect.  What a parse prints is captured from the
+ * real stdout and stderr and compared whole.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "cli.h"
+#include "config.h"
+#include "options.h"
+
+#define VERSION_LINE "dsh-sandbox " DSH_SANDBOX_VERSION "\n"
+
+/* ------------------------------------------------------------ argv -- */
+
+/* A writable argv of copies, as main() gets it; argv[argc] is NULL. */
+static char **argv_new(int *argc, ...)
+{
+        char **argv = calloc(64, sizeof(char *));
+        const char *argument;
+        va_list arguments;
+        int count = 0;
+
+        assert_non_null(argv);
+        va_start(arguments, argc);
+        while ((argument = va_arg(arguments, const char *)) && count < 63)
+                argv[count++] = strdup(argument);
+        va_end(arguments);
+        *argc = count;
+        return argv;
+}
+
+#define ARGV(argc, ...) argv_new((argc), __VA_ARGS__, (const char *) NULL)
+
+static void argv_free(char **argv)
+{
+        for (char **argument = argv; *argument; argument++)
+                free(*argument);
+        free(argv);
+}
+
+/* ------------------------------------------------------- capturing -- */
+
+/* stdout and stderr, redirected to memory files while a parser runs. */
+typedef struct capture {
+        int saved_stdout, saved_stderr;
+        int stdout_file, stderr_file;
+        char *stdout_text, *stderr_text;   /* after capture_stop(); owned */
+} capture;
+
+static void capture_start(capture *c)
+{
+        fflush(stdout);
+        fflush(stderr);
+        c->stdout_file = memfd_create("stdout", MFD_CLOEXEC);
+        c->stderr_file = memfd_create("stderr", MFD_CLOEXEC);
+        c->saved_stdout = dup(1);
+        c->saved_stderr = dup(2);
+        assert_true(c->stdout_file >= 0 && c->stderr_file >= 0 && c->saved_stdout >= 0 && c->saved_stderr >= 0);
+        assert_true(dup2(c->stdout_file, 1) == 1 && dup2(c->stderr_file, 2) == 2);
+}
+
+static char *read_all(int fd)
+{
+        off_t size = lseek(fd, 0, SEEK_END);
+        char *text = calloc((size_t) size + 1, 1);
+
+        assert_non_null(text);
+        assert_int_equal(pread(fd, text, (size_t) size, 0), size);
+        close(fd);
+        return text;
+}
+
+static void capture_stop(capture *c)
+{
+        fflush(stdout);
+        fflush(stderr);
+        dup2(c->saved_stdout, 1);
+        dup2(c->saved_stderr, 2);
+        close(c->saved_stdout);
+        close(c->saved_stderr);
+        c->stdout_text = read_all(c->stdout_file);
+        c->stderr_text = read_all(c->stderr_file);
+}
+
+static void capture_clear(capture *c)
+{
+        free(c->stdout_text);
+        free(c->stderr_text);
+}
+
+/* ----------------------------------------------------------- parses -- */
+
+/* cli_parse_policy_and_command() over argv, as run and confine call it; what it printed goes to `c`. */
+static int parse_run(int argc, char **argv, cli_policy_options *options, char ***command, capture *c)
+{
+        int result;
+
+        *command = NULL;
+        capture_start(c);
+        result = cli_parse_policy_and_command(argc, argv, "run's help\n", options, command);
+        capture_stop(c);
+        return result;
+}
+
+/* A run-style parse that must fail with exactly `expected` on stderr and nothing on stdout. */
+static void expect_run_usage_error(const char *expected, ...)
+{
+        cli_policy_options options = CLI_POLICY_OPTIONS_INIT;
+        const char *arguments[16] = { "run" };
+        char **argv, **command;
+        int argc = 1, result;
+        va_list list;
+        capture c;
+
+        va_start(list, expected);
+        while (argc < 15 && (arguments[argc] = va_arg(list, const char *)))
+                argc++;
+        va_end(list);
+        argv = calloc((size_t) argc + 1, sizeof(char *));
+        for (int i = 0; i < argc; i++)
+                argv[i] = strdup(arguments[i]);
+        result = parse_run(argc, argv, &options, &command, &c);
+        if (result != CLI_EXIT_USAGE || strcmp(c.stderr_text, expected) != 0)
+                fail_msg("result %d, stderr \"%s\"; expected 2 and \"%s\"", result, c.stderr_text, expected);
+        assert_string_equal(c.stdout_text, "");
+        capture_clear(&c);
+        cli_policy_options_clear(&options);
+        argv_free(argv);
+}
+
+static void assert_strv(char *const *strv, const char *const *expected)
+{
+        size_t i = 0;
+
+        for (; expected[i]; i++) {
+                assert_non_null(strv);
+                assert_non_null(strv[i]);
+                assert_string_equal(strv[i], expected[i]);
+        }
+        assert_true(!strv || !strv[i]);
+}
+
+/* Every shared option, as `form` spells them, lands in its field and the command follows. */
+static void expect_every_policy_option(int argc, char **argv)
+{
+        static const char *const roots[] = { "extra", NULL };
+        cli_policy_options options = CLI_POLICY_OPTIONS_INIT;
+        char **command;
+        capture c;
+
+        assert_int_equal(parse_run(argc, argv, &options, &command, &c), 0);
+        assert_string_equal(c.stderr_text, "");
+        assert_string_equal(options.mode, "workspace-write");
+        assert_string_equal(options.root, "/ws");
+        assert_strv(options.allow_write, roots);
+        assert_string_equal(options.session, "s1");
+        assert_string_equal(options.backend, "landlock");
+        assert_string_equal(options.config_path, "c.json");
+        assert_non_null(command);
+        assert_string_equal(command[0], "true");
+        assert_null(command[1]);
+        capture_clear(&c);
+        cli_policy_options_clear(&options);
+}
+
+static void test_long_options(void **state)
+{
+        int argc;
+        char **argv = ARGV(&argc, "run", "--mode", "workspace-write", "--root", "/ws", "--allow-write", "extra",
+                           "--session", "s1", "--backend", "landlock", "--config", "c.json", "--", "true");
+
+        (void) state;
+        expect_every_policy_option(argc, argv);
+        argv_free(argv);
+}
+
+static void test_short_options(void **state)
+{
+        int argc;
+        char **argv = ARGV(&argc, "run", "-m", "workspace-write", "-r", "/ws", "-w", "extra", "-s", "s1", "-b",
+                           "landlock", "-c", "c.json", "true");
+
+        (void) state;
+        expect_every_policy_option(argc, argv);
+        argv_free(argv);
+}
+
+static void test_values_joined(void **state)
+{
+        int argc, attached_argc;
+        char **argv = ARGV(&argc, "run", "--mode=workspace-write", "--root=/ws", "--allow-write=extra",
+                           "--session=s1", "--backend=landlock", "--config=c.json", "true");
+        char **attached = ARGV(&attached_argc, "run", "-mworkspace-write", "-r/ws", "-wextra", "-ss1", "-blandlock",
+                               "-cc.json", "true");
+
+        (void) state;
+        expect_every_policy_option(argc, argv);
+        expect_every_policy_option(attached_argc, attached);
+        argv_free(argv);
+        argv_free(attached);
+}
+
+/* `dsh-sandbox run make -j4`: the first operand is the program, and everything after it is its own. */
+static void test_first_operand_ends_options(void **state)
+{
+        cli_policy_options options = CLI_POLICY_OPTIONS_INIT;
+        int argc;
+        char **argv = ARGV(&argc, "run", "-m", "read-only", "make", "-j4", "--mode", "danger-full-access", "--",
+                           "-w", "x");
+        char **command;
+        capture c;
+
+        (void) state;
+        assert_int_equal(parse_run(argc, argv, &options, &command, &c), 0);
+        assert_string_equal(c.stderr_text, "");
+        assert_ptr_equal(command, &argv[3]);
+        assert_string_equal(options.mode, "read-only");
+        assert_null(options.allow_write);
+        capture_clear(&c);
+        cli_policy_options_clear(&options);
+        argv_free(argv);
+}
+
+/* POSIXLY_CORRECT or not, options end at the first operand; with it unset getopt_long would permute. */
+static void test_first_operand_ends_options_whatever_the_environment(void **state)
+{
+        cli_policy_options options = CLI_POLICY_OPTIONS_INIT;
+        int argc;
+        char **argv = ARGV(&argc, "run", "make", "--mode", "danger-full-access");
+        char **command;
+        capture c;
+
+        (void) state;
+        unsetenv("POSIXLY_CORRECT");
+        assert_int_equal(parse_run(argc, argv, &options, &command, &c), 0);
+        assert_ptr_equal(command, &argv[1]);
+        assert_null(options.mode);
+        assert_string_equal(argv[2], "--mode");   /* not moved */
+        capture_clear(&c);
+        argv_free(argv);
+}
+
+/* `--` ends the options too, and what follows may look like an option. */
+static void test_double_dash(void **state)
+{
+        cli_policy_options options = CLI_POLICY_OPTIONS_INIT;
+        int argc, only_dash_argc;
+        char **argv = ARGV(&argc, "run", "-b", "auto", "--", "--mode", "x");
+        char **only_dash = ARGV(&only_dash_argc, "run", "--", "--");
+        char **command;
+        capture c;
+
+        (void) state;
+        assert_int_equal(parse_run(argc, argv, &options, &command, &c), 0);
+        assert_ptr_equal(command, &argv[4]);
+        assert_null(options.mode);
+        assert_string_equal(options.backend, "auto");
+        capture_clear(&c);
+        cli_policy_options_clear(&options);
+        /* The program may be named `--` itself, after the first one. */
+        assert_int_equal(parse_run(only_dash_argc, only_dash, &options, &command, &c), 0);
+        assert_ptr_equal(command, &only_dash[2]);
+        capture_clear(&c);
+        argv_free(argv);
+        argv_free(only_dash);
+}
+
+static void test_missing_program(void **state)
+{
+        (void) state;
+        expect_run_usage_error("dsh-sandbox: usage error: run: missing PROGRAM [ARG...] (see --help)\n", NULL);
+        expect_run_usage_error("dsh-sandbox: usage error: run: missing PROGRAM [ARG...] (see --help)\n", "-m",
+                               "read-only", "--", NULL);
+}
+
+static void test_unknown_option(void **state)
+{
+        (void) state;
+        expect_run_usage_error("dsh-sandbox: usage error: run: unknown option \"--frobnicate\" (see --help)\n",
+                               "--frobnicate", "--", "true", NULL);
+        expect_run_usage_error("dsh-sandbox: usage error: run: unknown option \"--frobnicate\" (see --help)\n",
+                               "--frobnicate=1", "true", NULL);
+        expect_run_usage_error("dsh-sandbox: usage error: run: unknown option \"-x\" (see --help)\n", "-m",
+                               "read-only", "-x", "true", NULL);
+        /* In a cluster, the letter that is not an option is the one named. */
+        expect_run_usage_error("dsh-sandbox: usage error: run: unknown option \"-q\" (see --help)\n", "-qh", NULL);
+}
+
+/* getopt_long would take `--allow` for `--allow-write`; a script that relied on it breaks when an option is added. */
+static void test_abbreviation_refused(void **state)
+{
+        (void) state;
+        expect_run_usage_error("dsh-sandbox: usage error: run: unknown option \"--allow\" (options are not "
+                               "abbreviated: --allow-write) (see --help)\n",
+                               "--allow", "/x", "true", NULL);
+        expect_run_usage_error("dsh-sandbox: usage error: run: unknown option \"--mo\" (options are not "
+                               "abbreviated: --mode) (see --help)\n",
+                               "--mo=read-only", "true", NULL);
+        expect_run_usage_error("dsh-sandbox: usage error: run: unknown option \"--vers\" (options are not "
+                               "abbreviated: --version) (see --help)\n",
+                               "--vers", NULL);
+}
+
+static void test_missing_value(void **state)
+{
+        (void) state;
+        expect_run_usage_error("dsh-sandbox: usage error: run: --mode requires a value (see --help)\n", "--mode",
+                               NULL);
+        expect_run_usage_error("dsh-sandbox: usage error: run: -r requires a value (see --help)\n", "-r", NULL);
+        expect_run_usage_error("dsh-sandbox: usage error: run: -w requires a value (see --help)\n", "-m",
+                               "read-only", "-w", NULL);
+        expect_run_usage_error("dsh-sandbox: usage error: run: --root requires a non-empty value (see --help)\n",
+                               "--root=", "true", NULL);
+        expect_run_usage_error("dsh-sandbox: usage error: run: -s requires a non-empty value (see --help)\n", "-s",
+                               "", "true", NULL);
+        expect_run_usage_error("dsh-sandbox: usage error: run: --help takes no value (see --help)\n", "--help=yes",
+                               NULL);
+}
+
+static void test_bad_backend(void **state)
+{
+        (void) state;
+        expect_run_usage_error("dsh-sandbox: usage error: --backend must be auto or a backend: unknown backend "
+                               "\"chroot\" (known: bwrap, landlock) (see --help)\n",
+                               "-b", "chroot", "true", NULL);
+}
+
+/* Repeated: --allow-write adds, in order, in every spelling; the other options keep the last. */
+static void test_repeated_options(void **state)
+{
+        static const char *const roots[] = { "a", "b", "c", "d", NULL };
+        cli_policy_options options = CLI_POLICY_OPTIONS_INIT;
+        int argc;
+        char **argv = ARGV(&argc, "run", "--allow-write", "a", "-w", "b", "--allow-write=c", "-wd", "-m", "read-only",
+                           "--mode", "workspace-write", "true");
+        char **command;
+        capture c;
+
+        (void) state;
+        assert_int_equal(parse_run(argc, argv, &options, &command, &c), 0);
+        assert_strv(options.allow_write, roots);
+        assert_string_equal(options.mode, "workspace-write");
+        capture_clear(&c);
+        cli_policy_options_clear(&options);
+        argv_free(argv);
+}
+
+/* --help and --version print on stdout and stop the parse (-1: exit 0), whatever came before. */
+static void test_help_and_version(void **state)
+{
+        cli_policy_options options = CLI_POLICY_OPTIONS_INIT;
+        int version_argc, help_argc;
+        char **version = ARGV(&version_argc, "run", "-m", "read-only", "--version", "--frobnicate");
+        char **help = ARGV(&help_argc, "run", "-h", "--frobnicate");
+        char **command;
+        capture c;
+
+        (void) state;
+        assert_int_equal(parse_run(version_argc, version, &options, &command, &c), -1);
+        assert_string_equal(c.stdout_text, VERSION_LINE);
+        assert_string_equal(c.stderr_text, "");
+        capture_clear(&c);
+        cli_policy_options_clear(&options);
+        assert_int_equal(parse_run(help_argc, help, &options, &command, &c), -1);
+        assert_true(strncmp(c.stdout_text, "run's help\nPolicy options:\n", 27) == 0);
+        assert_non_null(strstr(c.stdout_text, "  -w, --allow-write DIR"));
+        assert_string_equal(c.stderr_text, "");
+        capture_clear(&c);
+        argv_free(version);
+        argv_free(help);
+}
+
+/* Every subcommand's own path answers --version and --help with exit 0, and refuses an unknown option with 2. */
+static void test_every_subcommand(void **state)
+{
+        static const struct {
+                int (*command)(int argc, char **argv);
+                const char *arguments[3];
+        } paths[] = {
+                { cli_command_run, { "run", NULL } },
+                { cli_command_confine, { "confine", NULL } },
+                { cli_command_probe, { "probe", NULL } },
+                { cli_command_session, { "session", NULL } },
+                { cli_command_session, { "session", "new", NULL } },
+                { cli_command_session, { "session", "mode", NULL } },
+                { cli_command_session, { "session", "show", NULL } },
+                { cli_command_session, { "session", "list", NULL } },
+                { cli_command_policy, { "policy", NULL } },
+                { cli_command_policy, { "policy", "resolve", NULL } },
+                { cli_command_policy, { "policy", "context", NULL } },
+        };
+        static const char *const options[] = { "--version", "--help", "-h", "--frobnicate" };
+
+        (void) state;
+        for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+                for (size_t o = 0; o < sizeof(options) / sizeof(options[0]); o++) {
+                        const char *const *path = paths[i].arguments;
+                        int argc;
+                        char **argv = path[1] ? ARGV(&argc, path[0], path[1], options[o])
+                                              : ARGV(&argc, path[0], options[o]);
+                        bool refused = strcmp(options[o], "--frobnicate") == 0;
+                        capture c;
+                        int result;
+
+                        capture_start(&c);
+                        result = paths[i].command(argc, argv);
+                        capture_stop(&c);
+                        if (result != (refused ? CLI_EXIT_USAGE : 0))
+                                fail_msg("%s %s %s: %d: %s", path[0], path[1] ? path[1] : "", options[o], result,
+                                         c.stderr_text);
+                        if (strcmp(options[o], "--version") == 0)
+                                assert_string_equal(c.stdout_text, VERSION_LINE);
+                        else if (!refused)
+                                assert_true(strncmp(c.stdout_text, "Usage: dsh-sandbox ", 19) == 0);
+                        else
+                                assert_non_null(strstr(c.stderr_text, "unknown option \"--frobnicate\""));
+                        capture_clear(&c);
+                        argv_free(argv);
+                }
+}
+
+/* A shared option that a subcommand does not take is named as such. */
+static void test_option_that_does_not_apply(void **state)
+{
+        int argc;
+        char **argv = ARGV(&argc, "policy", "context", "--session", "s", "-m", "read-only");
+        capture c;
+        int result;
+
+        (void) state;
+        capture_start(&c);
+        result = cli_command_policy(argc, argv);
+        capture_stop(&c);
+        assert_int_equal(result, CLI_EXIT_USAGE);
+        assert_string_equal(c.stderr_text, "dsh-sandbox: usage error: policy context: -m does not apply here "
+                                           "(see --help)\n");
+        capture_clear(&c);
+        argv_free(argv);
+}
+
+/* `session show ID --json`: where operands may come anywhere, options still parse after them, `--` included. */
+static int collect(int key, const char *value, void *data)
+{
+        char ***collected = data;
+
+        if (key == CLI_OPTION_OPERAND)
+                assert_int_equal(dsh_strv_append(collected, value), 0);
+        else
+                assert_int_equal(dsh_strv_append(collected, "(json)"), 0);
+        return 0;
+}
+
+static void test_operands_anywhere(void **state)
+{
+        static const char *const expected[] = { "id", "(json)", "two", "-x", "--json", NULL };
+        cli_policy_options options = CLI_POLICY_OPTIONS_INIT;
+        char **collected = NULL;
+        const cli_command_line line = {
+                .name = "show", .help = "", .policy_options = CLI_POLICY_CONFIG, .own_options = cli_json_option,
+                .own_option = collect, .data = &collected, .operands_anywhere = true,
+        };
+        int argc, operands = -1;
+        char **argv = ARGV(&argc, "show", "id", "--json", "-c", "f", "two", "--", "-x", "--json");
+        capture c;
+
+        (void) state;
+        /* With POSIXLY_CORRECT set, getopt_long stops at the first operand unless told otherwise. */
+        setenv("POSIXLY_CORRECT", "1", 1);
+        capture_start(&c);
+        assert_int_equal(cli_options_parse(&line, argc, argv, &options, &operands), 0);
+        capture_stop(&c);
+        unsetenv("POSIXLY_CORRECT");
+        assert_string_equal(c.stderr_text, "");
+        assert_int_equal(operands, argc);
+        assert_strv(collected, expected);
+        assert_string_equal(options.config_path, "f");
+        capture_clear(&c);
+        dsh_strv_free(collected);
+        argv_free(argv);
+}
+
+/* ---------------------------------------------------------- warnings -- */
+
+static void expect_warnings(const cli_policy_options *options, dsh_mode mode, const char *expected)
+{
+        capture c;
+        int count;
+
+        capture_start(&c);
+        count = cli_policy_options_warn_without_effect(options, mode);
+        capture_stop(&c);
+        assert_string_equal(c.stderr_text, expected);
+        assert_string_equal(c.stdout_text, "");
+        /* One line per warning. */
+        for (const char *line = c.stderr_text; *line; line = strchr(line, '\n') + 1)
+                count--;
+        assert_int_equal(count, 0);
+        capture_clear(&c);
+}
+
+static void test_warnings_for_options_without_effect(void **state)
+{
+        char *roots[] = { strdup("/x"), NULL };
+        cli_policy_options options = { "read-only", "/ws", roots, NULL, "landlock", NULL };
+        cli_policy_options none = CLI_POLICY_OPTIONS_INIT;
+
+        (void) state;
+        expect_warnings(&options, DSH_MODE_READ_ONLY,
+                        "dsh-sandbox: warning: --allow-write has no effect under read-only, where nothing is "
+                        "writable\n");
+        expect_warnings(&options, DSH_MODE_DANGER_FULL_ACCESS,
+                        "dsh-sandbox: warning: --root has no effect under danger-full-access, where nothing is "
+                        "confined\n"
+                        "dsh-sandbox: warning: --allow-write has no effect under danger-full-access, where nothing "
+                        "is confined\n"
+                        "dsh-sandbox: warning: --backend has no effect under danger-full-access, where no backend "
+                        "runs the command\n");
+        expect_warnings(&options, DSH_MODE_WORKSPACE_WRITE, "");
+        /* --root under read-only is not warned about: the root is still checked, and reported (policy resolve). */
+        options.allow_write = NULL;
+        expect_warnings(&options, DSH_MODE_READ_ONLY, "");
+        expect_warnings(&none, DSH_MODE_DANGER_FULL_ACCESS, "");
+        free(roots[0]);
+}
+
+static void test_probe_warns_about_policy_options(void **state)
+{
+        char *roots[] = { strdup("/x"), NULL };
+        cli_policy_options options = { "read-only", NULL, roots, "s1", "landlock", "c.json" };
+        capture c;
+
+        (void) state;
+        capture_start(&c);
+        assert_int_equal(cli_policy_options_warn_unused(&options, "probe"), 3);
+        capture_stop(&c);
+        assert_string_equal(c.stderr_text, "dsh-sandbox: warning: --mode has no effect on probe\n"
+                                           "dsh-sandbox: warning: --allow-write has no effect on probe\n"
+                                           "dsh-sandbox: warning: --session has no effect on probe\n");
+        capture_clear(&c);
+        free(roots[0]);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_long_options),
+                cmocka_unit_test(test_short_options),
+                cmocka_unit_test(test_values_joined),
+                cmocka_unit_test(test_first_operand_ends_options),
+                cmocka_unit_test(test_first_operand_ends_options_whatever_the_environment),
+                cmocka_unit_test(test_double_dash),
+                cmocka_unit_test(test_missing_program),
+                cmocka_unit_test(test_unknown_option),
+                cmocka_unit_test(test_abbreviation_refused),
+                cmocka_unit_test(test_missing_value),
+                cmocka_unit_test(test_bad_backend),
+                cmocka_unit_test(test_repeated_options),
+                cmocka_unit_test(test_help_and_version),
+                cmocka_unit_test(test_every_subcommand),
+                cmocka_unit_test(test_option_that_does_not_apply),
+                cmocka_unit_test(test_operands_anywhere),
+                cmocka_unit_test(test_warnings_for_options_without_effect),
+                cmocka_unit_test(test_probe_warns_about_policy_options),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

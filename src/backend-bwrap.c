@@ -2,7 +2,7 @@
 /*
  * The bwrap (bubblewrap) backend.
  *
- * Profile (SYSTEM.md §3, the upstream one, then what we add):
+ * Profile (docs/backends.md: the upstream one, then what we add):
  *   bwrap --ro-bind / / --dev /dev --unshare-pid --proc /proc --die-with-parent
  *         --new-session --cap-drop ALL [--tmpfs /tmp --bind WS WS [--bind ROOT ROOT]...]
  *         [--json-status-fd N] -- ARGV...

@@ -2,7 +2,7 @@
 /*
  * The Landlock backend.
  *
- * Grants (SYSTEM.md §3): read+execute beneath "/", read-write on the
+ * Grants (docs/security.md): read+execute beneath "/", read-write on the
  * "/dev/null" sink; workspace-write adds the temp area "/tmp", the workspace
  * root and each extra root.  "/dev" itself is never granted: it would expose
  * /dev/shm, a world-writable tmpfs outside the policy.

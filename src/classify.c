@@ -2,7 +2,7 @@
 /*
  * Outcome classification: did the runner fail before the command ran, or did
  * the sandbox deny the command a file effect?  Both are read from stderr in
- * the backend's own dialect (SYSTEM.md §1); exit status alone proves neither.
+ * the backend's own dialect (docs/backends.md, "the runner-failure rule"); exit status alone proves neither.
  */
 #include <stdlib.h>
 #include <string.h>

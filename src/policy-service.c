@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The policy service: the one owner of per-call policy resolution (SYSTEM.md
- * §4), and the session's runtime-only writable-root registrations.
+ * The policy service: the one owner of per-call policy resolution
+ * (docs/sessions.md), and the session's runtime-only writable-root
+ * registrations.
  */
 #include <errno.h>
 #include <limits.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dsh-sandbox: the policy service and the durable session store (SYSTEM.md §4).
+ * dsh-sandbox: the policy service and the durable session store (docs/sessions.md).
  *
  * In an agent harness the mode is a property of a session, not of a process.
  * A session is one append-only JSONL log in the state directory:
@@ -263,7 +263,7 @@ DSH_PUBLIC int dsh_policy_service_resolve(dsh_policy_service *service, const dsh
 
 /*
  * The `sandbox:policy` runtime-context line for a resolved policy: one of the
- * three exact texts of SYSTEM.md §4 (the workspace root JSON-quoted).
+ * three exact texts of docs/sessions.md (the workspace root JSON-quoted).
  * Returns a new string (caller frees), or NULL when out of memory.
  */
 DSH_PUBLIC char *dsh_runtime_context_text(const dsh_policy *policy);

@@ -155,7 +155,7 @@ DSH_PUBLIC int dsh_policy_prepare(dsh_policy *policy, dsh_error *error);
 
 /* ---------------------------------------------------- confined argv -- */
 
-/* Evidence that a runner failed before it executed the command (SYSTEM.md §1). */
+/* Evidence that a runner failed before it executed the command (docs/backends.md, "the runner-failure rule"). */
 typedef struct dsh_runner_failure_rule {
         int *allowed_exit_codes;        /* NULL/0 length: any nonzero exit */
         size_t allowed_exit_code_count;

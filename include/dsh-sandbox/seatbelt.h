@@ -3,7 +3,7 @@
  * dsh-sandbox: the macOS Seatbelt (sandbox-exec) profile generator.
  *
  * Pure text generation, so it is built and tested on every platform, though
- * only macOS can run what it produces (SYSTEM.md §3):
+ * only macOS can run what it produces (docs/backends.md):
  *
  *   sandbox-exec -p PROFILE -- ARGV...
  *   read-only:       (version 1) (allow default) (deny file-write*) (allow file-write* (literal "/dev/null"))

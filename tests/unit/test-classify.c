@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The runner-failure algorithm and denial matching (SYSTEM.md §1), table-driven. */
+/* The runner-failure algorithm and denial matching (docs/backends.md, "the runner-failure rule"), table-driven. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>

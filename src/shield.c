@@ -436,63 +436,70 @@ static int protect_candidate(struct subpath_plan *plan, const char *holder, cons
         return hold_back(plan->shield, holder, canonical);
 }
 
+/*
+ * Up to `size` - 1 bytes of small file `path`, NUL-terminated, never
+ * following a symlink at the last component nor blocking on a FIFO: these
+ * are files a command of an earlier call may have written.  Returns the
+ * length read, or -1.
+ */
+static ssize_t read_small_file(const char *path, char *buffer, size_t size)
+{
+        ssize_t length;
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+
+        if (fd < 0)
+                return -1;
+        length = read(fd, buffer, size - 1);
+        close(fd);
+        if (length < 0)
+                return -1;
+        buffer[length] = '\0';
+        return length;
+}
+
+/* The first line of small file `path` (see read_small_file()), new string; NULL when absent or empty. */
+static char *read_first_line(const char *path)
+{
+        char buffer[PATH_MAX + 16];
+
+        if (read_small_file(path, buffer, sizeof(buffer)) <= 0)
+                return NULL;
+        buffer[strcspn(buffer, "\r\n")] = '\0';
+        return strdup(buffer);
+}
+
+/* `text` taken relative to `directory` unless absolute, canonical; new string or NULL. */
+static char *canonical_relative_to(const char *directory, const char *text)
+{
+        dsh_autofree char *path = NULL;
+
+        if (text[0] == '/')
+                return dsh_path_canonical(text);
+        if (asprintf(&path, "%s/%s", directory, text) < 0)
+                return NULL;
+        return dsh_path_canonical(path);
+}
+
 /* The directory a ".git" file names ("gitdir: X", X relative to the file's directory); new string or NULL. */
 static char *read_gitdir_file(const char *directory, const char *dotgit)
 {
-        char buffer[PATH_MAX + 16], *line, *path = NULL;
-        ssize_t length;
-        int fd = open(dotgit, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        dsh_autofree char *line = read_first_line(dotgit);
 
-        if (fd < 0)
+        if (!line || strncmp(line, "gitdir: ", 8) != 0)
                 return NULL;
-        length = read(fd, buffer, sizeof(buffer) - 1);
-        close(fd);
-        if (length <= 0)
-                return NULL;
-        buffer[length] = '\0';
-        if (strncmp(buffer, "gitdir: ", 8) != 0)
-                return NULL;
-        line = buffer + 8;
-        line[strcspn(line, "\r\n")] = '\0';
-        if (line[0] == '/')
-                path = strdup(line);
-        else if (asprintf(&path, "%s/%s", directory, line) < 0)
-                path = NULL;
-        if (!path)
-                return NULL;
-        line = dsh_path_canonical(path);
-        free(path);
-        return line;
+        return canonical_relative_to(directory, line + 8);
 }
 
 /* The common directory of git directory `gitdir` (its "commondir" file), or NULL when it is its own. */
 static char *read_commondir(const char *gitdir)
 {
         dsh_autofree char *file = NULL;
-        char buffer[PATH_MAX + 1], *path = NULL, *canonical;
-        ssize_t length;
-        int fd;
+        dsh_autofree char *line = NULL;
 
         if (asprintf(&file, "%s/commondir", gitdir) < 0)
                 return NULL;
-        fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-        if (fd < 0)
-                return NULL;
-        length = read(fd, buffer, sizeof(buffer) - 1);
-        close(fd);
-        if (length <= 0)
-                return NULL;
-        buffer[length] = '\0';
-        buffer[strcspn(buffer, "\r\n")] = '\0';
-        if (buffer[0] == '/')
-                path = strdup(buffer);
-        else if (asprintf(&path, "%s/%s", gitdir, buffer) < 0)
-                path = NULL;
-        if (!path)
-                return NULL;
-        canonical = dsh_path_canonical(path);
-        free(path);
-        return canonical;
+        line = read_first_line(file);
+        return line ? canonical_relative_to(gitdir, line) : NULL;
 }
 
 /* The writable root or extra git directory that holds `path`, for pinning. */
@@ -540,19 +547,12 @@ static int protect_submodules(struct subpath_plan *plan, const char *gitdir)
         dsh_autofree char *config = NULL;
         char buffer[65536];
         const char *cursor;
-        ssize_t length;
-        int fd, result = 0;
+        int result = 0;
 
         if (asprintf(&config, "%s/config", gitdir) < 0)
                 return -ENOMEM;
-        fd = open(config, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-        if (fd < 0)
+        if (read_small_file(config, buffer, sizeof(buffer)) <= 0)
                 return 0;
-        length = read(fd, buffer, sizeof(buffer) - 1);
-        close(fd);
-        if (length <= 0)
-                return 0;
-        buffer[length] = '\0';
         for (cursor = buffer; result == 0 && (cursor = strstr(cursor, "[submodule \"")); ) {
                 const char *name = cursor + strlen("[submodule \"");
                 const char *quote = strchr(name, '"');
@@ -612,21 +612,11 @@ static bool worktree_config_enabled(const char *gitdir)
         dsh_autofree char *common = NULL;
         dsh_autofree char *config = NULL;
         char buffer[65536];
-        ssize_t length;
-        int fd;
 
         common = read_commondir(gitdir);
         if (asprintf(&config, "%s/config", common ? common : gitdir) < 0)
                 return true;
-        fd = open(config, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-        if (fd < 0)
-                return false;
-        length = read(fd, buffer, sizeof(buffer) - 1);
-        close(fd);
-        if (length <= 0)
-                return false;
-        buffer[length] = '\0';
-        return strcasestr(buffer, "worktreeconfig") != NULL;
+        return read_small_file(config, buffer, sizeof(buffer)) > 0 && strcasestr(buffer, "worktreeconfig") != NULL;
 }
 
 /*
@@ -675,23 +665,6 @@ static int protect_git_directory(struct subpath_plan *plan, const char *gitdir, 
 }
 
 
-/* The whole content of small file `path` (first line, no newline), canonical when `directory` is given; or NULL. */
-static char *read_first_line(const char *path)
-{
-        char buffer[PATH_MAX + 16];
-        ssize_t length;
-        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-
-        if (fd < 0)
-                return NULL;
-        length = read(fd, buffer, sizeof(buffer) - 1);
-        close(fd);
-        if (length <= 0)
-                return NULL;
-        buffer[length] = '\0';
-        buffer[strcspn(buffer, "\r\n")] = '\0';
-        return strdup(buffer);
-}
 
 static bool is_git_common_directory(const char *directory)
 {
@@ -717,7 +690,7 @@ static bool is_git_common_directory(const char *directory)
  * would make any directory on the host writable ("gitdir: /").  Returns the
  * canonical common directory (caller frees), or NULL.
  */
-static char *validated_worktree_common(const char *root, const char *dotgit, const char *gitdir)
+static char *validated_worktree_common(const char *dotgit, const char *gitdir)
 {
         dsh_autofree char *common = read_commondir(gitdir);
         dsh_autofree char *back_file = NULL;
@@ -727,7 +700,6 @@ static char *validated_worktree_common(const char *root, const char *dotgit, con
         dsh_autofree char *expected_parent = NULL;
         const char *slash = strrchr(gitdir, '/');
 
-        (void) root;
         if (!common || !slash || !dotgit_canonical || asprintf(&expected_parent, "%s/worktrees", common) < 0)
                 return NULL;
         if ((size_t) (slash - gitdir) != strlen(expected_parent) ||
@@ -767,7 +739,7 @@ static int protect_linked_git_directory(struct subpath_plan *plan, const char *r
         if (!root_holding(plan->roots, gitdir)) {
                 if (!plan->with_subpaths)
                         return 0;  /* Landlock makes nothing outside the roots writable */
-                common = validated_worktree_common(root, dotgit, gitdir);
+                common = validated_worktree_common(dotgit, gitdir);
                 if (!common)
                         return 0;
                 if (!strv_contains(plan->shield->extra_writable, common) &&

@@ -78,10 +78,18 @@ char *dsh_provider_launcher_path(const dsh_provider *provider, const char *name)
 
 /* ---------------------------------------------------------- writable roots -- */
 
+struct root_identity {
+        const char *path;
+        dev_t device;
+        ino_t inode;
+};
+
 struct writable_roots {
         const dsh_policy *policy;
         const char *host_temp_area;
         char *const *extra;     /* git directories this call makes writable (bwrap), planned before the checks */
+        struct root_identity *identities;       /* every root above by (st_dev, st_ino); see root_aliasing() */
+        size_t identity_count;
 };
 
 /* The writable root `path` lies beneath (itself included), or NULL. */
@@ -104,13 +112,32 @@ static const char *root_holding(const struct writable_roots *roots, const char *
         return NULL;
 }
 
-/* True when `a` names the same directory as `b` (st_dev and st_ino). */
-static bool same_directory(const char *a, const char *b)
+static void add_identity(struct writable_roots *roots, const char *path)
 {
-        struct stat first, second;
+        struct stat status;
 
-        return stat(a, &first) == 0 && stat(b, &second) == 0 && first.st_dev == second.st_dev &&
-               first.st_ino == second.st_ino;
+        if (path && stat(path, &status) == 0)
+                roots->identities[roots->identity_count++] =
+                        (struct root_identity) { path, status.st_dev, status.st_ino };
+}
+
+/* Takes the identity of every writable root once, for root_aliasing().  Returns 0 or -ENOMEM. */
+static int collect_identities(struct writable_roots *roots)
+{
+        const dsh_policy *policy = roots->policy;
+        size_t capacity = 2 + dsh_strv_length(policy->additional_writable_roots) +
+                          dsh_strv_length((char **) roots->extra);
+
+        roots->identities = calloc(capacity, sizeof(*roots->identities));
+        if (!roots->identities)
+                return -ENOMEM;
+        add_identity(roots, policy->workspace_root);
+        for (char **root = policy->additional_writable_roots; root && *root; root++)
+                add_identity(roots, *root);
+        for (char *const *directory = roots->extra; directory && *directory; directory++)
+                add_identity(roots, *directory);
+        add_identity(roots, roots->host_temp_area);
+        return 0;
 }
 
 /*
@@ -121,25 +148,21 @@ static bool same_directory(const char *a, const char *b)
  */
 static const char *root_aliasing(const struct writable_roots *roots, const char *path)
 {
-        const dsh_policy *policy = roots->policy;
         char ancestor[PATH_MAX];
         char *slash;
 
-        if (policy->mode != DSH_MODE_WORKSPACE_WRITE || strlen(path) >= sizeof(ancestor))
+        if (roots->identity_count == 0 || strlen(path) >= sizeof(ancestor))
                 return NULL;
         strcpy(ancestor, path);
         while ((slash = strrchr(ancestor, '/')) && slash != ancestor) {
+                struct stat status;
+
                 *slash = '\0';
-                if (same_directory(ancestor, policy->workspace_root))
-                        return policy->workspace_root;
-                for (char **root = policy->additional_writable_roots; root && *root; root++)
-                        if (same_directory(ancestor, *root))
-                                return *root;
-                for (char *const *directory = roots->extra; directory && *directory; directory++)
-                        if (same_directory(ancestor, *directory))
-                                return *directory;
-                if (roots->host_temp_area && same_directory(ancestor, roots->host_temp_area))
-                        return roots->host_temp_area;
+                if (stat(ancestor, &status) < 0)
+                        continue;
+                for (size_t i = 0; i < roots->identity_count; i++)
+                        if (roots->identities[i].device == status.st_dev && roots->identities[i].inode == status.st_ino)
+                                return roots->identities[i].path;
         }
         return NULL;
 }
@@ -812,7 +835,7 @@ static int compare_paths(const void *left, const void *right)
 int dsh_shield_plan(const dsh_provider *provider, const dsh_policy *policy, const char *host_temp_area,
                     bool with_subpaths, dsh_shield *shield, dsh_error *error)
 {
-        struct writable_roots roots = { policy, host_temp_area, NULL };
+        struct writable_roots roots = { policy, host_temp_area, NULL, NULL, 0 };
         struct subpath_plan plan = { provider, &roots, shield, with_subpaths, 0 };
         int result;
 
@@ -827,10 +850,13 @@ int dsh_shield_plan(const dsh_provider *provider, const dsh_policy *policy, cons
         if (result < 0)
                 result = dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, -result,
                                        "cannot plan the protected subpaths: %s", strerror(-result));
+        if (result == 0 && collect_identities(&roots) < 0)
+                result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         if (result == 0)
                 result = check_runners(provider, &roots, error);
         for (char **given = provider->protected_paths; result == 0 && given && *given; given++)
                 result = shield_own_file(&roots, *given, shield, error);
+        free(roots.identities);
         if (result < 0) {
                 dsh_shield_clear(shield);
                 return result;

@@ -78,10 +78,25 @@ char *dsh_provider_launcher_path(const dsh_provider *provider, const char *name)
 
 /* ---------------------------------------------------------- writable roots -- */
 
+/* A writable root of the call and its identity, for root_aliasing(). */
+struct root_identity {
+        const char *root;
+        struct stat status;
+};
+
+/* The roots' identities, taken once per plan (again when `extra` grows). */
+struct root_identities {
+        struct root_identity *list;
+        size_t count;
+        size_t extra_count;     /* how many of `extra` the list holds */
+        bool taken;
+};
+
 struct writable_roots {
         const dsh_policy *policy;
         const char *host_temp_area;
         char *const *extra;     /* git directories this call makes writable (bwrap), planned before the checks */
+        struct root_identities *identities;
 };
 
 /* The writable root `path` lies beneath (itself included), or NULL. */
@@ -104,13 +119,37 @@ static const char *root_holding(const struct writable_roots *roots, const char *
         return NULL;
 }
 
-/* True when `a` names the same directory as `b` (st_dev and st_ino). */
-static bool same_directory(const char *a, const char *b)
+/* Appends `root` with its identity, when it can be stat()ed. */
+static void identify_root(struct root_identities *identities, const char *root)
 {
-        struct stat first, second;
+        if (stat(root, &identities->list[identities->count].status) == 0)
+                identities->list[identities->count++].root = root;
+}
 
-        return stat(a, &first) == 0 && stat(b, &second) == 0 && first.st_dev == second.st_dev &&
-               first.st_ino == second.st_ino;
+/* Takes the identities of the roots, once per plan (again when a git directory was added to them). */
+static bool identify_roots(const struct writable_roots *roots)
+{
+        struct root_identities *identities = roots->identities;
+        const dsh_policy *policy = roots->policy;
+        size_t extra = dsh_strv_length(roots->extra);
+
+        if (identities->taken && identities->extra_count == extra)
+                return true;
+        free(identities->list);
+        *identities = (struct root_identities) { NULL, 0, extra, false };
+        identities->list = calloc(2 + dsh_strv_length(policy->additional_writable_roots) + extra,
+                                  sizeof(*identities->list));
+        if (!identities->list)
+                return false;
+        identify_root(identities, policy->workspace_root);
+        for (char **root = policy->additional_writable_roots; root && *root; root++)
+                identify_root(identities, *root);
+        for (char *const *directory = roots->extra; directory && *directory; directory++)
+                identify_root(identities, *directory);
+        if (roots->host_temp_area)
+                identify_root(identities, roots->host_temp_area);
+        identities->taken = true;
+        return true;
 }
 
 /*
@@ -121,25 +160,25 @@ static bool same_directory(const char *a, const char *b)
  */
 static const char *root_aliasing(const struct writable_roots *roots, const char *path)
 {
-        const dsh_policy *policy = roots->policy;
         char ancestor[PATH_MAX];
         char *slash;
 
-        if (policy->mode != DSH_MODE_WORKSPACE_WRITE || strlen(path) >= sizeof(ancestor))
+        if (roots->policy->mode != DSH_MODE_WORKSPACE_WRITE || strlen(path) >= sizeof(ancestor))
                 return NULL;
+        if (!identify_roots(roots))
+                return roots->policy->workspace_root;  /* out of memory: refused, never let through unchecked */
         strcpy(ancestor, path);
         while ((slash = strrchr(ancestor, '/')) && slash != ancestor) {
+                const struct root_identities *identities = roots->identities;
+                struct stat status;
+
                 *slash = '\0';
-                if (same_directory(ancestor, policy->workspace_root))
-                        return policy->workspace_root;
-                for (char **root = policy->additional_writable_roots; root && *root; root++)
-                        if (same_directory(ancestor, *root))
-                                return *root;
-                for (char *const *directory = roots->extra; directory && *directory; directory++)
-                        if (same_directory(ancestor, *directory))
-                                return *directory;
-                if (roots->host_temp_area && same_directory(ancestor, roots->host_temp_area))
-                        return roots->host_temp_area;
+                if (stat(ancestor, &status) < 0)
+                        continue;
+                for (size_t i = 0; i < identities->count; i++)
+                        if (identities->list[i].status.st_dev == status.st_dev &&
+                            identities->list[i].status.st_ino == status.st_ino)
+                                return identities->list[i].root;
         }
         return NULL;
 }
@@ -840,7 +879,8 @@ static int compare_paths(const void *left, const void *right)
 int dsh_shield_plan(const dsh_provider *provider, const dsh_policy *policy, const char *host_temp_area,
                     bool with_subpaths, dsh_shield *shield, dsh_error *error)
 {
-        struct writable_roots roots = { policy, host_temp_area, NULL };
+        struct root_identities identities = { NULL, 0, 0, false };
+        struct writable_roots roots = { policy, host_temp_area, NULL, &identities };
         struct subpath_plan plan = { provider, &roots, shield, with_subpaths, 0 };
         int result;
 
@@ -859,6 +899,7 @@ int dsh_shield_plan(const dsh_provider *provider, const dsh_policy *policy, cons
                 result = check_runners(provider, &roots, error);
         for (char **given = provider->protected_paths; result == 0 && given && *given; given++)
                 result = shield_own_file(&roots, *given, shield, error);
+        free(identities.list);
         if (result < 0) {
                 dsh_shield_clear(shield);
                 return result;

@@ -28,6 +28,9 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <linux/capability.h>
+#include <seccomp.h>
+#include <sys/syscall.h>
 
 #include "dsh-sandbox/file-guard.h"
 #include "guard-fixture.h"
@@ -951,6 +954,95 @@ static void test_atomic_write_leaves_nothing_behind(void **state)
         dsh_file_guard_free(guard);
 }
 
+/* Writes, replaces and creates-only in the workspace; the child's checks of the fallbacks below. */
+static void write_three_ways(dsh_file_guard *guard, const char *what)
+{
+        dsh_error error = DSH_ERROR_INIT;
+        char *file = in_workspace("file"), *created = in_workspace("created"), names[4096], *content;
+        int result = dsh_file_guard_write(guard, file, "replaced\n", 9, 0, NULL, &error);
+
+        CHILD_CHECK(result == 0, "%s: replace: %s", what, error.message);
+        result = dsh_file_guard_write(guard, created, "c", 1, DSH_FILE_WRITE_CREATE_ONLY, NULL, &error);
+        CHILD_CHECK(result == 0, "%s: create only: %s", what, error.message);
+        result = dsh_file_guard_write(guard, created, "d", 1, DSH_FILE_WRITE_CREATE_ONLY, NULL, &error);
+        CHILD_CHECK(result == -EEXIST && error.code == DSH_ERROR_FS_ALREADY_EXISTS, "%s: create only again: %d", what,
+                    result);
+        dsh_error_clear(&error);
+        content = test_read_file(file);
+        CHILD_CHECK(content && strcmp(content, "replaced\n") == 0, "%s: content %s", what, content);
+        free(content);
+        content = test_read_file(created);
+        CHILD_CHECK(content && strcmp(content, "c") == 0, "%s: created %s", what, content);
+        free(content);
+        CHILD_CHECK(list_directory(fixture.workspace, names, sizeof(names)) == 0 &&
+                    strcmp(names, "created file tree ") == 0, "%s: entries %s", what, names);
+        free(created);
+        free(file);
+}
+
+/* Runs `body` in a child process (its own capabilities and filters), and fails the test when the child fails. */
+static void in_child(void (*body)(void))
+{
+        int status = 0;
+        pid_t pid;
+
+        fflush(NULL);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                body();
+                _exit(0);
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* A filesystem without O_TMPFILE (seccomp makes the kernel say so): a hidden temporary name, then the rename. */
+static void without_tmpfile(void)
+{
+        scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ALLOW);
+        dsh_file_guard *guard;
+
+        CHILD_CHECK(filter && seccomp_rule_add(filter, SCMP_ACT_ERRNO(EOPNOTSUPP), SCMP_SYS(openat), 1,
+                                               SCMP_A2(SCMP_CMP_MASKED_EQ, __O_TMPFILE, __O_TMPFILE)) == 0 &&
+                            seccomp_load(filter) == 0,
+                    "cannot install the filter");
+        CHILD_CHECK(open(fixture.workspace, O_TMPFILE | O_WRONLY, 0600) < 0 && errno == EOPNOTSUPP,
+                    "the filter does not refuse O_TMPFILE");
+        guard = guard_fixture_guard(&fixture, DSH_MODE_WORKSPACE_WRITE);
+        write_three_ways(guard, "without O_TMPFILE");
+        dsh_file_guard_free(guard);
+}
+
+/* A harness without CAP_DAC_READ_SEARCH (most are): the O_TMPFILE inode is linked in through /proc/self/fd. */
+static void without_dac_read_search(void)
+{
+        struct __user_cap_header_struct header = { _LINUX_CAPABILITY_VERSION_3, 0 };
+        struct __user_cap_data_struct data[2];
+        dsh_file_guard *guard;
+
+        CHILD_CHECK(syscall(SYS_capget, &header, data) == 0, "capget: %s", strerror(errno));
+        data[CAP_TO_INDEX(CAP_DAC_READ_SEARCH)].effective &= ~CAP_TO_MASK(CAP_DAC_READ_SEARCH);
+        data[CAP_TO_INDEX(CAP_DAC_READ_SEARCH)].permitted &= ~CAP_TO_MASK(CAP_DAC_READ_SEARCH);
+        CHILD_CHECK(syscall(SYS_capset, &header, data) == 0, "capset: %s", strerror(errno));
+        guard = guard_fixture_guard(&fixture, DSH_MODE_WORKSPACE_WRITE);
+        write_three_ways(guard, "without CAP_DAC_READ_SEARCH");
+        dsh_file_guard_free(guard);
+}
+
+static void test_write_without_tmpfile(void **state)
+{
+        (void) state;
+        in_child(without_tmpfile);
+}
+
+static void test_write_without_dac_read_search(void **state)
+{
+        (void) state;
+        in_child(without_dac_read_search);
+}
+
 /* ----------------------------------------------------------------- errors -- */
 
 static void test_errors(void **state)
@@ -1058,6 +1150,8 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_racing_symlink_swap, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_full_disk_keeps_the_old_content, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_atomic_write_leaves_nothing_behind, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_write_without_tmpfile, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_write_without_dac_read_search, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_edit_all_and_unwritable, setup, teardown),
         };

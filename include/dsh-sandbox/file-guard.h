@@ -62,7 +62,9 @@
  *   FS_TEXT_NOT_FOUND      edit: the text does not occur;
  *   FS_TEXT_NOT_UNIQUE     edit: the text occurs more than once and one replacement was asked;
  *   INVALID_INPUT          an empty path or edit text, a path ending in "." or "..", a
- *                          non-regular file to write, edit or read, a path through /proc's links;
+ *                          non-regular file to write, edit or read, a path through a link of
+ *                          /proc where nothing is denied (a read; danger-full-access) — a change
+ *                          under the other modes is denied (FS_SANDBOX_DENIED);
  *   SYSTEM                 the operating system's refusal (ENOSPC, EROFS, EACCES for a file
  *                          without write permission, EXDEV for a move across filesystems, ...).
  * Messages read `cannot <write|edit|create directory|remove|move|read> "<path>": <why>`.
@@ -170,8 +172,8 @@ enum {
  * FS_TEXT_NOT_UNIQUE naming the count for several), or with
  * DSH_FILE_EDIT_ALL every occurrence, left to right, none overlapping.  The
  * new content is written as dsh_file_guard_write() writes, atomically; a
- * file replaced by someone else between the read and the rename is not
- * overwritten (SYSTEM, EAGAIN).  `result` may be NULL.
+ * file found replaced by someone else just before the rename is left as it
+ * is (SYSTEM, EAGAIN).  `result` may be NULL.
  */
 DSH_PUBLIC int dsh_file_guard_edit(dsh_file_guard *guard, const char *path, const char *old_text,
                                    const char *new_text, unsigned flags, dsh_file_result *result, dsh_error *error);

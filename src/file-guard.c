@@ -14,12 +14,12 @@
  *     says what a writable root does not make writable; the guard denies
  *     what bwrap holds back, and also the protected subpaths that do not
  *     exist yet, which bwrap can only report;
- *   - how: content is written to a new inode and renamed over the entry, so
- *     no existing file is ever opened for writing — a hard link to a file
- *     outside the roots is replaced, not written through — and a failure
- *     leaves the old content whole.
+ *   - how (file-ops.c): content is written to a new inode and renamed over
+ *     the entry, so no existing file is ever opened for writing — a hard
+ *     link to a file outside the roots is replaced, not written through —
+ *     and a failure leaves the old content whole; a recursive removal goes
+ *     by fds and follows no symlink.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -27,7 +27,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -35,6 +34,7 @@
 
 #include "backend.h"
 #include "error.h"
+#include "file-ops.h"
 #include "path-fd.h"
 #include "path-walk.h"
 #include "path.h"
@@ -43,9 +43,6 @@
 
 /* The temp area a workspace-write change may reach: the host's, as Landlock grants it (docs/backends.md). */
 #define GUARD_TEMP_AREA "/tmp"
-
-/* Deepest directory tree a recursive remove descends (each level holds one fd). */
-#define MAX_REMOVE_DEPTH 256
 
 struct dsh_file_guard {
         dsh_prepared_policy prepared;
@@ -341,216 +338,31 @@ static int resolve(struct operation *operation, const char *path, unsigned flags
         return result < 0 ? walk_failure(operation, target, result) : 0;
 }
 
-/* ---------------------------------------------------------- atomic write -- */
-
-/* A random name for a temporary entry beside `name`, hidden and recognisable: ".NAME.dsh-XXXXXXXXXXXXXXXX". */
-static int temporary_name(const char *name, char buffer[NAME_MAX + 1])
-{
-        unsigned char random[8];
-
-        if (getrandom(random, sizeof(random), 0) != (ssize_t) sizeof(random))
-                return -EIO;
-        snprintf(buffer, NAME_MAX + 1, ".%.200s.dsh-%02x%02x%02x%02x%02x%02x%02x%02x", name, random[0], random[1],
-                 random[2], random[3], random[4], random[5], random[6], random[7]);
-        return 0;
-}
-
-/*
- * Gives the O_TMPFILE `fd` the name `name` in `directory_fd` (never
- * replacing: EEXIST).  By the fd itself when the caller may
- * (CAP_DAC_READ_SEARCH), else through /proc/self/fd, as linkat(2) documents.
- */
-static int link_tmpfile(int fd, int directory_fd, const char *name)
-{
-        char proc_path[64];
-
-        if (linkat(fd, "", directory_fd, name, AT_EMPTY_PATH) == 0)
-                return 0;
-        if (errno != ENOENT && errno != EPERM)
-                return -errno;
-        snprintf(proc_path, sizeof(proc_path), "/proc/self/fd/%d", fd);
-        return linkat(AT_FDCWD, proc_path, directory_fd, name, AT_SYMLINK_FOLLOW) == 0 ? 0 : -errno;
-}
-
-static int write_all(int fd, const void *content, size_t length)
-{
-        const char *cursor = content;
-
-        while (length > 0) {
-                ssize_t written = write(fd, cursor, length);
-
-                if (written < 0 && errno == EINTR)
-                        continue;
-                if (written < 0)
-                        return -errno;
-                cursor += written;
-                length -= (size_t) written;
-        }
-        return 0;
-}
-
-/*
- * The new inode keeps what the replaced file had: its owner when the caller
- * may set it, then its permission bits — never set-user-ID, set-group-ID or
- * sticky: new content under an old privilege is what the kernel prevents
- * when it clears those bits on a write.
- */
-static int keep_attributes(int fd, const struct stat *existing)
-{
-        if (!existing)
-                return 0;
-        if (fchown(fd, existing->st_uid, existing->st_gid) < 0 && errno != EPERM)
-                return -errno;
-        return fchmod(fd, existing->st_mode & 0777) < 0 ? -errno : 0;
-}
-
-/* One atomic replacement: where the content goes, and what it must find there. */
-struct replacement {
-        int directory_fd;
-        const char *name;
-        const char *path;                       /* canonical, for messages */
-        const struct stat *existing;            /* the entry replaced (attributes kept), or NULL */
-        bool no_replace;                        /* create only */
-        const struct stat *must_still_be;       /* edit: the inode read, which must still be the entry */
-        int fd;
-        char temporary[NAME_MAX + 1];           /* the temporary entry, once there is one ("" before) */
-};
-
-/* An edit's file replaced by someone else since it was read is not overwritten with a stale edit. */
-static int check_unchanged(const struct replacement *replacement)
-{
-        struct stat now;
-
-        if (!replacement->must_still_be)
-                return 0;
-        if (fstatat(replacement->directory_fd, replacement->name, &now, AT_SYMLINK_NOFOLLOW) < 0 ||
-            now.st_dev != replacement->must_still_be->st_dev || now.st_ino != replacement->must_still_be->st_ino)
-                return -EAGAIN;
-        return 0;
-}
-
-/* Opens the new inode: O_TMPFILE (nameless until complete), else a temporary name created O_EXCL. */
-static int open_new_inode(struct replacement *replacement)
-{
-        replacement->fd = openat(replacement->directory_fd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
-        if (replacement->fd >= 0)
-                return 0;
-        if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
-                return -errno;
-        for (int attempt = 0; attempt < 16; attempt++) {
-                int result = temporary_name(replacement->name, replacement->temporary);
-
-                if (result < 0)
-                        return result;
-                replacement->fd = openat(replacement->directory_fd, replacement->temporary,
-                                         O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-                if (replacement->fd >= 0)
-                        return 0;
-                replacement->temporary[0] = '\0';
-                if (errno != EEXIST)
-                        return -errno;
-        }
-        return -EEXIST;
-}
-
-/* Names an O_TMPFILE inode with a temporary name, for the rename over the entry. */
-static int name_tmpfile(struct replacement *replacement)
-{
-        for (int attempt = 0; attempt < 16; attempt++) {
-                int result = temporary_name(replacement->name, replacement->temporary);
-
-                if (result == 0)
-                        result = link_tmpfile(replacement->fd, replacement->directory_fd, replacement->temporary);
-                if (result == 0)
-                        return 0;
-                replacement->temporary[0] = '\0';
-                if (result != -EEXIST)
-                        return result;
-        }
-        return -EEXIST;
-}
-
-/* Puts the complete inode at the entry: atomically, replacing or only where nothing is. */
-static int publish(struct replacement *replacement)
-{
-        int result;
-
-        if (replacement->no_replace && !replacement->temporary[0])
-                return link_tmpfile(replacement->fd, replacement->directory_fd, replacement->name);
-        if (replacement->no_replace) {
-                if (renameat2(replacement->directory_fd, replacement->temporary, replacement->directory_fd,
-                              replacement->name, RENAME_NOREPLACE) == 0)
-                        goto renamed;
-                if (errno != EINVAL)
-                        return -errno;
-                /* A filesystem without RENAME_NOREPLACE: link(2) never replaces either. */
-                if (linkat(replacement->directory_fd, replacement->temporary, replacement->directory_fd,
-                           replacement->name, 0) < 0)
-                        return -errno;
-                unlinkat(replacement->directory_fd, replacement->temporary, 0);
-                goto renamed;
-        }
-        if (!replacement->temporary[0]) {
-                result = name_tmpfile(replacement);
-                if (result < 0)
-                        return result;
-        }
-        result = check_unchanged(replacement);
-        if (result < 0)
-                return result;
-        if (renameat(replacement->directory_fd, replacement->temporary, replacement->directory_fd,
-                     replacement->name) < 0)
-                return -errno;
-renamed:
-        replacement->temporary[0] = '\0';
-        return 0;
-}
-
-static int replacement_failure(struct operation *operation, const struct replacement *replacement, int result)
+static int replacement_failure(struct operation *operation, const char *path, int result)
 {
         switch (-result) {
         case EEXIST:
                 return fail(operation, DSH_ERROR_FS_ALREADY_EXISTS, EEXIST,
-                            "%s already exists", NAMED(operation, replacement->path));
+                            "%s already exists", NAMED(operation, path));
         case EISDIR:
                 return fail(operation, DSH_ERROR_FS_IS_A_DIRECTORY, EISDIR,
-                            "%s is a directory", NAMED(operation, replacement->path));
+                            "%s is a directory", NAMED(operation, path));
         case EAGAIN:
                 return fail(operation, DSH_ERROR_SYSTEM, EAGAIN,
                             "%s was replaced by another while it was edited; it was left as the other left it",
-                            NAMED(operation, replacement->path));
+                            NAMED(operation, path));
         default:
                 return fail(operation, DSH_ERROR_SYSTEM, -result, "%s", strerror(-result));
         }
 }
 
-/*
- * Writes `content` to a new inode in the entry's directory, syncs it, and
- * renames it over the entry.  Nothing is visible under the entry's name
- * until the content is complete and on disk; on any failure the new inode
- * goes (a temporary name is removed) and the entry is as it was.
- */
-static int replace_atomically(struct operation *operation, struct replacement *replacement, const void *content,
-                              size_t length)
+/* Writes the content atomically (file-ops.c), and says what went wrong in the operation's words. */
+static int replace_atomically(struct operation *operation, const dsh_file_replacement *replacement,
+                              const char *path, const void *content, size_t length)
 {
-        int result;
+        int result = dsh_file_replace(replacement, content, length);
 
-        replacement->fd = -1;
-        replacement->temporary[0] = '\0';
-        result = open_new_inode(replacement);
-        if (result == 0)
-                result = keep_attributes(replacement->fd, replacement->existing);
-        if (result == 0)
-                result = write_all(replacement->fd, content, length);
-        if (result == 0 && fsync(replacement->fd) < 0)
-                result = -errno;
-        if (result == 0)
-                result = publish(replacement);
-        if (replacement->temporary[0])
-                unlinkat(replacement->directory_fd, replacement->temporary, 0);
-        if (replacement->fd >= 0)
-                close(replacement->fd);
-        return result < 0 ? replacement_failure(operation, replacement, result) : 0;
+        return result < 0 ? replacement_failure(operation, path, result) : 0;
 }
 
 /* ------------------------------------------------------------- checks -- */
@@ -664,12 +476,12 @@ int dsh_file_guard_write(dsh_file_guard *guard, const char *path, const void *co
         if (outcome == 0 && target.exists)
                 outcome = check_writable_file(&operation, &target);
         if (outcome == 0) {
-                struct replacement replacement = {
-                        .directory_fd = target.directory_fd, .name = target.name, .path = target.path,
+                dsh_file_replacement replacement = {
+                        .directory_fd = target.directory_fd, .name = target.name,
                         .existing = target.exists ? &target.status : NULL, .no_replace = create_only,
                 };
 
-                outcome = replace_atomically(&operation, &replacement, length ? content : "", length);
+                outcome = replace_atomically(&operation, &replacement, target.path, length ? content : "", length);
         }
         if (outcome == 0 && fill_result(result, DSH_FILE_WRITE, target.path) < 0)
                 outcome = system_failure(&operation, ENOMEM);
@@ -760,12 +572,12 @@ int dsh_file_guard_edit(dsh_file_guard *guard, const char *path, const char *old
         if (outcome == 0 && !(edited = replaced(content, length, old_text, new_text, count, &edited_length)))
                 outcome = system_failure(&operation, ENOMEM);
         if (outcome == 0) {
-                struct replacement replacement = {
-                        .directory_fd = target.directory_fd, .name = target.name, .path = target.path,
-                        .existing = &target.status, .must_still_be = &target.status,
+                dsh_file_replacement replacement = {
+                        .directory_fd = target.directory_fd, .name = target.name, .existing = &target.status,
+                        .must_still_be = &target.status,
                 };
 
-                outcome = replace_atomically(&operation, &replacement, edited, edited_length);
+                outcome = replace_atomically(&operation, &replacement, target.path, edited, edited_length);
         }
         if (outcome == 0 && fill_result(result, DSH_FILE_EDIT, target.path) < 0)
                 outcome = system_failure(&operation, ENOMEM);
@@ -813,98 +625,6 @@ int dsh_file_guard_mkdir(dsh_file_guard *guard, const char *path, unsigned flags
 
 /* ------------------------------------------------------------- remove -- */
 
-/* True when the directory open at `fd` is the root of a mount: a recursive remove does not go in. */
-static bool is_mount_root(int fd)
-{
-        struct statx status;
-
-        return statx(fd, "", AT_EMPTY_PATH, STATX_INO, &status) == 0 &&
-               (status.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) && (status.stx_attributes & STATX_ATTR_MOUNT_ROOT);
-}
-
-struct removal {
-        struct operation *operation;
-        const char *top;        /* the canonical path removed, for messages */
-        size_t removed;
-};
-
-static int remove_tree(struct removal *removal, int parent_fd, const char *name, const struct stat *expected,
-                       size_t depth);
-
-/* Removes every entry of the directory open at `fd` (passes until one finds nothing: entries may be added). */
-static int empty_directory(struct removal *removal, int fd, size_t depth)
-{
-        DIR *directory = fdopendir(fd);
-        int result = 0;
-        bool again = true;
-
-        if (!directory) {
-                close(fd);
-                return -errno;
-        }
-        while (result == 0 && again) {
-                struct dirent *entry;
-
-                again = false;
-                rewinddir(directory);
-                while (result == 0 && (errno = 0, entry = readdir(directory))) {
-                        struct stat status;
-
-                        if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
-                                continue;
-                        if (fstatat(dirfd(directory), entry->d_name, &status, AT_SYMLINK_NOFOLLOW) < 0) {
-                                result = errno == ENOENT ? 0 : -errno;
-                                continue;
-                        }
-                        again = true;
-                        if (S_ISDIR(status.st_mode))
-                                result = remove_tree(removal, dirfd(directory), entry->d_name, &status, depth + 1);
-                        else if (unlinkat(dirfd(directory), entry->d_name, 0) == 0)
-                                removal->removed++;
-                        else if (errno != ENOENT)
-                                result = -errno;
-                }
-                if (result == 0 && errno != 0)
-                        result = -errno;
-        }
-        closedir(directory);
-        return result;
-}
-
-/*
- * Removes directory `name` of `parent_fd` and everything beneath it, by fd:
- * it is opened O_NOFOLLOW|O_DIRECTORY and must be the inode `expected`
- * (something swapped in since is not descended into), entries are removed
- * relative to it, and symlinks inside are unlinked, never followed.
- */
-static int remove_tree(struct removal *removal, int parent_fd, const char *name, const struct stat *expected,
-                       size_t depth)
-{
-        struct stat status;
-        int fd, result;
-
-        if (depth > MAX_REMOVE_DEPTH)
-                return -ELOOP;
-        fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-                return errno == ENOTDIR || errno == ELOOP ? -EAGAIN : -errno;
-        if (fstat(fd, &status) < 0 || status.st_dev != expected->st_dev || status.st_ino != expected->st_ino) {
-                close(fd);
-                return -EAGAIN;
-        }
-        if (is_mount_root(fd)) {
-                close(fd);
-                return -EXDEV;
-        }
-        result = empty_directory(removal, fd, depth);
-        if (result < 0)
-                return result;
-        if (unlinkat(parent_fd, name, AT_REMOVEDIR) < 0)
-                return -errno;
-        removal->removed++;
-        return 0;
-}
-
 static int removal_failure(struct operation *operation, const char *path, int result)
 {
         switch (-result) {
@@ -920,7 +640,7 @@ static int removal_failure(struct operation *operation, const char *path, int re
                             "something beneath \"%s\" was replaced while it was removed; the rest was left", path);
         case ELOOP:
                 return fail(operation, DSH_ERROR_SYSTEM, ELOOP, "%s is deeper than %d levels", NAMED(operation, path),
-                            MAX_REMOVE_DEPTH);
+                            DSH_FILE_REMOVE_MAX_DEPTH);
         case EBUSY:
                 return fail(operation, DSH_ERROR_SYSTEM, EBUSY, "%s is a mount point", NAMED(operation, path));
         default:
@@ -932,7 +652,7 @@ int dsh_file_guard_remove(dsh_file_guard *guard, const char *path, unsigned flag
                           dsh_error *error)
 {
         struct operation operation = { guard, "remove", path, true, false, error };
-        struct removal removal = { &operation, NULL, 0 };
+        size_t removed_count = 0;
         dsh_walk_target target;
         int outcome = resolve(&operation, path, 0, &target);
 
@@ -942,23 +662,23 @@ int dsh_file_guard_remove(dsh_file_guard *guard, const char *path, unsigned flag
                 outcome = fail(&operation, DSH_ERROR_FS_NOT_FOUND, ENOENT,
                                "%s does not exist", NAMED(&operation, target.path));
         if (outcome == 0) {
-                int removed;
+                int flag = S_ISDIR(target.status.st_mode) ? AT_REMOVEDIR : 0;
+                int removed = 0;
 
-                removal.top = target.path;
-                if (S_ISDIR(target.status.st_mode) && (flags & DSH_FILE_REMOVE_RECURSIVE))
-                        removed = remove_tree(&removal, target.directory_fd, target.name, &target.status, 0);
-                else if (S_ISDIR(target.status.st_mode))
-                        removed = unlinkat(target.directory_fd, target.name, AT_REMOVEDIR) == 0 ? (removal.removed++, 0)
-                                                                                                : -errno;
+                if (flag && (flags & DSH_FILE_REMOVE_RECURSIVE))
+                        removed = dsh_file_remove_tree(target.directory_fd, target.name, &target.status,
+                                                       &removed_count);
+                else if (unlinkat(target.directory_fd, target.name, flag) < 0)
+                        removed = -errno;
                 else
-                        removed = unlinkat(target.directory_fd, target.name, 0) == 0 ? (removal.removed++, 0) : -errno;
+                        removed_count = 1;
                 if (removed < 0)
                         outcome = removal_failure(&operation, target.path, removed);
         }
         if (outcome == 0 && fill_result(result, DSH_FILE_REMOVE, target.path) < 0)
                 outcome = system_failure(&operation, ENOMEM);
         if (outcome == 0 && result)
-                result->removed = removal.removed;
+                result->removed = removed_count;
         dsh_walk_target_clear(&target);
         return outcome;
 }

@@ -368,11 +368,13 @@ static int replace_atomically(struct operation *operation, const dsh_file_replac
 /* ------------------------------------------------------------- checks -- */
 
 /*
- * A file the caller could not write is not replaced: a confined command
- * could not write it either (without CAP_DAC_OVERRIDE, even root is bound by
- * the owner's bits), and replacing the entry would be a way around them.
+ * The entry must be a regular file, and for a change one the caller could
+ * write: a file the caller could not write is not replaced, as a confined
+ * command could not write it either (without CAP_DAC_OVERRIDE, even root is
+ * bound by the owner's bits), and replacing the entry would be a way around
+ * them.
  */
-static int check_writable_file(struct operation *operation, const dsh_walk_target *target)
+static int check_regular_file(struct operation *operation, const dsh_walk_target *target)
 {
         const struct stat *status = &target->status;
 
@@ -406,7 +408,8 @@ static int read_whole(struct operation *operation, const dsh_walk_target *target
         char *content;
 
         if (fd < 0)
-                return fail(operation, DSH_ERROR_SYSTEM, errno, "\"%s\": %s", target->path, strerror(errno));
+                return fail(operation, DSH_ERROR_SYSTEM, errno, "%s: %s", NAMED(operation, target->path),
+                            strerror(errno));
         if (fstat(fd, &status) < 0)
                 return system_failure(operation, errno);
         if (status.st_dev != target->status.st_dev || status.st_ino != target->status.st_ino)
@@ -474,7 +477,7 @@ int dsh_file_guard_write(dsh_file_guard *guard, const char *path, const void *co
                 outcome = fail(&operation, DSH_ERROR_FS_ALREADY_EXISTS, EEXIST,
                                "%s already exists", NAMED(&operation, target.path));
         if (outcome == 0 && target.exists)
-                outcome = check_writable_file(&operation, &target);
+                outcome = check_regular_file(&operation, &target);
         if (outcome == 0) {
                 dsh_file_replacement replacement = {
                         .directory_fd = target.directory_fd, .name = target.name,
@@ -555,7 +558,7 @@ int dsh_file_guard_edit(dsh_file_guard *guard, const char *path, const char *old
                 outcome = fail(&operation, DSH_ERROR_FS_NOT_FOUND, ENOENT,
                                "%s does not exist", NAMED(&operation, target.path));
         if (outcome == 0)
-                outcome = check_writable_file(&operation, &target);
+                outcome = check_regular_file(&operation, &target);
         if (outcome == 0)
                 outcome = read_whole(&operation, &target, &content, &length);
         if (outcome == 0) {
@@ -766,7 +769,7 @@ int dsh_file_guard_read(dsh_file_guard *guard, const char *path, dsh_file_result
                 outcome = fail(&operation, DSH_ERROR_FS_NOT_FOUND, ENOENT,
                                "%s does not exist", NAMED(&operation, target.path));
         if (outcome == 0)
-                outcome = check_writable_file(&operation, &target);
+                outcome = check_regular_file(&operation, &target);
         if (outcome == 0)
                 outcome = read_whole(&operation, &target, &content, &length);
         if (outcome == 0 && result && fill_result(result, DSH_FILE_READ, target.path) < 0)

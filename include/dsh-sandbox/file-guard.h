@@ -69,6 +69,9 @@
  *                          without write permission, EXDEV for a move across filesystems, ...).
  * Messages read `cannot <write|edit|create directory|remove|move|read> "<path>": <why>`.
  *
+ * Results: every operation takes a `result` (may be NULL) that must be
+ * DSH_FILE_RESULT_INIT (or cleared); it is filled on success only.
+ *
  * A guard holds one call's policy: its writable roots open as fds and the
  * shield planned when it is made.  Make one per tool call (a protected
  * subpath that appears later is known to the next guard).  Operations do not

@@ -78,18 +78,25 @@ char *dsh_provider_launcher_path(const dsh_provider *provider, const char *name)
 
 /* ---------------------------------------------------------- writable roots -- */
 
+/* A writable root of the call and its identity, for root_aliasing(). */
 struct root_identity {
-        const char *path;
-        dev_t device;
-        ino_t inode;
+        const char *root;
+        struct stat status;
+};
+
+/* The roots' identities, taken once per plan (again when `extra` grows). */
+struct root_identities {
+        struct root_identity *list;
+        size_t count;
+        size_t extra_count;     /* how many of `extra` the list holds */
+        bool taken;
 };
 
 struct writable_roots {
         const dsh_policy *policy;
         const char *host_temp_area;
         char *const *extra;     /* git directories this call makes writable (bwrap), planned before the checks */
-        struct root_identity *identities;       /* every root above by (st_dev, st_ino); see root_aliasing() */
-        size_t identity_count;
+        struct root_identities *identities;
 };
 
 /* The writable root `path` lies beneath (itself included), or NULL. */
@@ -112,32 +119,37 @@ static const char *root_holding(const struct writable_roots *roots, const char *
         return NULL;
 }
 
-static void add_identity(struct writable_roots *roots, const char *path)
+/* Appends `root` with its identity, when it can be stat()ed. */
+static void identify_root(struct root_identities *identities, const char *root)
 {
-        struct stat status;
-
-        if (path && stat(path, &status) == 0)
-                roots->identities[roots->identity_count++] =
-                        (struct root_identity) { path, status.st_dev, status.st_ino };
+        if (stat(root, &identities->list[identities->count].status) == 0)
+                identities->list[identities->count++].root = root;
 }
 
-/* Takes the identity of every writable root once, for root_aliasing().  Returns 0 or -ENOMEM. */
-static int collect_identities(struct writable_roots *roots)
+/* Takes the identities of the roots, once per plan (again when a git directory was added to them). */
+static bool identify_roots(const struct writable_roots *roots)
 {
+        struct root_identities *identities = roots->identities;
         const dsh_policy *policy = roots->policy;
-        size_t capacity = 2 + dsh_strv_length(policy->additional_writable_roots) +
-                          dsh_strv_length((char **) roots->extra);
+        size_t extra = dsh_strv_length(roots->extra);
 
-        roots->identities = calloc(capacity, sizeof(*roots->identities));
-        if (!roots->identities)
-                return -ENOMEM;
-        add_identity(roots, policy->workspace_root);
+        if (identities->taken && identities->extra_count == extra)
+                return true;
+        free(identities->list);
+        *identities = (struct root_identities) { NULL, 0, extra, false };
+        identities->list = calloc(2 + dsh_strv_length(policy->additional_writable_roots) + extra,
+                                  sizeof(*identities->list));
+        if (!identities->list)
+                return false;
+        identify_root(identities, policy->workspace_root);
         for (char **root = policy->additional_writable_roots; root && *root; root++)
-                add_identity(roots, *root);
+                identify_root(identities, *root);
         for (char *const *directory = roots->extra; directory && *directory; directory++)
-                add_identity(roots, *directory);
-        add_identity(roots, roots->host_temp_area);
-        return 0;
+                identify_root(identities, *directory);
+        if (roots->host_temp_area)
+                identify_root(identities, roots->host_temp_area);
+        identities->taken = true;
+        return true;
 }
 
 /*
@@ -151,18 +163,22 @@ static const char *root_aliasing(const struct writable_roots *roots, const char 
         char ancestor[PATH_MAX];
         char *slash;
 
-        if (roots->identity_count == 0 || strlen(path) >= sizeof(ancestor))
+        if (roots->policy->mode != DSH_MODE_WORKSPACE_WRITE || strlen(path) >= sizeof(ancestor))
                 return NULL;
+        if (!identify_roots(roots))
+                return roots->policy->workspace_root;  /* out of memory: refused, never let through unchecked */
         strcpy(ancestor, path);
         while ((slash = strrchr(ancestor, '/')) && slash != ancestor) {
+                const struct root_identities *identities = roots->identities;
                 struct stat status;
 
                 *slash = '\0';
                 if (stat(ancestor, &status) < 0)
                         continue;
-                for (size_t i = 0; i < roots->identity_count; i++)
-                        if (roots->identities[i].device == status.st_dev && roots->identities[i].inode == status.st_ino)
-                                return roots->identities[i].path;
+                for (size_t i = 0; i < identities->count; i++)
+                        if (identities->list[i].status.st_dev == status.st_dev &&
+                            identities->list[i].status.st_ino == status.st_ino)
+                                return identities->list[i].root;
         }
         return NULL;
 }
@@ -835,7 +851,8 @@ static int compare_paths(const void *left, const void *right)
 int dsh_shield_plan(const dsh_provider *provider, const dsh_policy *policy, const char *host_temp_area,
                     bool with_subpaths, dsh_shield *shield, dsh_error *error)
 {
-        struct writable_roots roots = { policy, host_temp_area, NULL, NULL, 0 };
+        struct root_identities identities = { NULL, 0, 0, false };
+        struct writable_roots roots = { policy, host_temp_area, NULL, &identities };
         struct subpath_plan plan = { provider, &roots, shield, with_subpaths, 0 };
         int result;
 
@@ -850,13 +867,11 @@ int dsh_shield_plan(const dsh_provider *provider, const dsh_policy *policy, cons
         if (result < 0)
                 result = dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, -result,
                                        "cannot plan the protected subpaths: %s", strerror(-result));
-        if (result == 0 && collect_identities(&roots) < 0)
-                result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         if (result == 0)
                 result = check_runners(provider, &roots, error);
         for (char **given = provider->protected_paths; result == 0 && given && *given; given++)
                 result = shield_own_file(&roots, *given, shield, error);
-        free(roots.identities);
+        free(identities.list);
         if (result < 0) {
                 dsh_shield_clear(shield);
                 return result;

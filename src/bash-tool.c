@@ -37,7 +37,7 @@
         "the user; " STAYS_DENIED
 
 /* One read from a stream: large enough that 100 MB of output costs few system calls. */
-#define READ_CHUNK (64 * 1024)
+#define READ_CHUNK (128 * 1024)
 /* The pipe buffer asked for (best effort): fewer wake-ups for a command that writes fast. */
 #define PIPE_SIZE (1024 * 1024)
 /* Without a pidfd (Linux < 5.3), how often the loop looks whether the command has exited. */
@@ -444,10 +444,30 @@ static void close_stream(struct bash_run *run, int stream)
         run->streams[stream] = -1;
 }
 
-/* One read of a ready stream into its capture (and the caller's live view).  Returns 0 or -ENOMEM. */
+/*
+ * One read of a ready stream into its capture (and the caller's live view).
+ * Once only the tail is kept and no one looks at the bytes (stdout, no live
+ * view), they are read straight into the ring: a command that writes
+ * hundreds of megabytes costs one copy, as any reader of a pipe pays.
+ * Returns 0 or -ENOMEM.
+ */
 static int read_stream(struct bash_run *run, int stream, char *buffer)
 {
-        ssize_t length = read(run->streams[stream], buffer, READ_CHUNK);
+        char *where = NULL;
+        ssize_t room = run->request->on_output ? 0 : dsh_capture_room(&run->captures[stream], &where);
+        ssize_t length;
+
+        if (room < 0)
+                return -ENOMEM;
+        if (room > 0) {
+                length = read(run->streams[stream], where, (size_t) room);
+                if (length > 0)
+                        dsh_capture_commit(&run->captures[stream], (size_t) length);
+                else if (length == 0 || (errno != EINTR && errno != EAGAIN))
+                        close_stream(run, stream);
+                return 0;
+        }
+        length = read(run->streams[stream], buffer, READ_CHUNK);
 
         if (length < 0 && (errno == EINTR || errno == EAGAIN))
                 return 0;

@@ -393,6 +393,13 @@ static void kill_command(struct bash_run *run)
                 kill(run->pid, SIGKILL);
 }
 
+static void close_stream(struct bash_run *run, int stream)
+{
+        if (run->streams[stream] >= 0)
+                close(run->streams[stream]);
+        run->streams[stream] = -1;
+}
+
 static void take_cancellation(struct bash_run *run)
 {
         int signal_number = cancellation_take(run->request->cancellation);
@@ -401,7 +408,8 @@ static void take_cancellation(struct bash_run *run)
                 return;
         if (run->exited) {
                 /* The command had ended on its own: only the drain is cut short. */
-                run->drain_deadline_ms = dsh_monotonic_ms();
+                for (int stream = 0; stream < STREAM_COUNT; stream++)
+                        close_stream(run, stream);
                 return;
         }
         run->cancelled = true;
@@ -435,13 +443,6 @@ static int finish_spawned(struct bash_run *run)
         run->exited = true;
         run->drain_deadline_ms = dsh_monotonic_ms() + DSH_BASH_DRAIN_MS;
         return result;
-}
-
-static void close_stream(struct bash_run *run, int stream)
-{
-        if (run->streams[stream] >= 0)
-                close(run->streams[stream]);
-        run->streams[stream] = -1;
 }
 
 /*

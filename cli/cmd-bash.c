@@ -169,51 +169,58 @@ struct terminal_approval {
         long timeout_ms;
 };
 
-/* `text` for the prompt: nothing that a terminal would act on, one line per line of it. */
+/* The length of the valid UTF-8 character at `bytes` (a lead byte above 0x7f), or 0 when there is none. */
+static size_t character_length(const unsigned char *bytes)
+{
+        size_t length = bytes[0] >= 0xf0 ? 4 : bytes[0] >= 0xe0 ? 3 : 2;
+
+        for (size_t i = 1; i < length; i++)
+                if (bytes[i] == '\0')
+                        return 0;
+        return dsh_text_is_utf8((const char *) bytes, length, NULL) ? length : 0;
+}
+
+/* The code point of a valid character of `length` bytes. */
+static unsigned code_point(const unsigned char *bytes, size_t length)
+{
+        unsigned code = bytes[0] & (length == 2 ? 0x1f : length == 3 ? 0x0f : 0x07);
+
+        for (size_t i = 1; i < length; i++)
+                code = (code << 6) | (bytes[i] & 0x3f);
+        return code;
+}
+
+/* Characters a terminal acts on or that reorder what is shown: C1 controls, bidirectional marks and overrides. */
+static bool is_hidden(unsigned code)
+{
+        return (code >= 0x80 && code <= 0x9f) || code == 0x061c || code == 0x200e || code == 0x200f ||
+               (code >= 0x202a && code <= 0x202e) || (code >= 0x2066 && code <= 0x2069);
+}
+
+/*
+ * `text` for the prompt, so that nothing in it passes for prompt text:
+ * control characters, bytes that are not UTF-8 and hidden characters are
+ * shown by number (\x1b, \u202e), and each line after the first starts with
+ * `continuation`, indented under the first.
+ */
 static void append_escaped(FILE *out, const char *text, const char *continuation)
 {
         const unsigned char *byte = (const unsigned char *) text;
 
         while (*byte) {
-                size_t invalid = 0, length = strlen((const char *) byte);
-                unsigned code = 0;
+                size_t length = *byte >= 0x80 ? character_length(byte) : 1;
 
-                if (*byte == '\n') {
+                if (*byte == '\n')
                         fprintf(out, "\n%s", continuation);
-                        byte++;
-                        continue;
-                }
-                if (*byte < 0x20 || *byte == 0x7f) {
-                        fprintf(out, *byte == '\t' ? "\\t" : "\\x%02x", *byte);
-                        byte++;
-                        continue;
-                }
-                if (*byte < 0x80) {
-                        fputc(*byte++, out);
-                        continue;
-                }
-                if (!dsh_text_is_utf8((const char *) byte, length < 4 ? length : 4, &invalid) && invalid == 0) {
-                        fprintf(out, "\\x%02x", *byte++);
-                        continue;
-                }
-                /* One whole character: C1 controls and the bidirectional overrides are shown by number. */
-                if ((*byte & 0xe0) == 0xc0)
-                        code = ((unsigned) (byte[0] & 0x1f) << 6) | (byte[1] & 0x3f);
-                else if ((*byte & 0xf0) == 0xe0)
-                        code = ((unsigned) (byte[0] & 0x0f) << 12) | ((unsigned) (byte[1] & 0x3f) << 6) |
-                               (byte[2] & 0x3f);
-                {
-                        size_t size = (*byte & 0xe0) == 0xc0 ? 2 : (*byte & 0xf0) == 0xe0 ? 3 : 4;
-                        bool hidden = (code >= 0x80 && code <= 0x9f) || code == 0x061c || code == 0x200e ||
-                                      code == 0x200f || (code >= 0x202a && code <= 0x202e) ||
-                                      (code >= 0x2066 && code <= 0x2069);
-
-                        if (hidden)
-                                fprintf(out, "\\u%04x", code);
-                        else
-                                fwrite(byte, 1, size, out);
-                        byte += size;
-                }
+                else if (*byte == '\t')
+                        fputs("\\t", out);
+                else if (*byte < 0x20 || *byte == 0x7f || length == 0)
+                        fprintf(out, "\\x%02x", *byte);
+                else if (length > 1 && is_hidden(code_point(byte, length)))
+                        fprintf(out, "\\u%04x", code_point(byte, length));
+                else
+                        fwrite(byte, 1, length, out);
+                byte += length ? length : 1;
         }
 }
 

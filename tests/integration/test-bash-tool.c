@@ -957,7 +957,8 @@ static void test_terminal_prompt_defaults_to_no(void **state)
         }
         for (size_t i = 0; i < 2; i++) {
                 char *target = path_in(scratch.workspace, "prompted-%zu", i);
-                char *script = format_text("echo data > '%s' # \x1b[2J\nprintf '\\x1b]0;title\\x07'", target);
+                /* An escape sequence, a right-to-left override, a C1 CSI, a line break: none may act on the prompt. */
+                char *script = format_text("echo data > '%s' # \x1b[2J \xe2\x80\xae \xc2\x9b\nprintf 'x'", target);
                 char *environment[8], *seen, *rest;
                 int terminal, status = 0;
                 pid_t pid;
@@ -982,6 +983,11 @@ static void test_terminal_prompt_defaults_to_no(void **state)
                 assert_true(test_contains(seen, "the test asks the terminal"));
                 assert_true(test_contains(seen, "\\x1b[2J"));   /* shown, not sent to the terminal */
                 assert_false(test_contains(seen, "\x1b[2J"));
+                assert_true(test_contains(seen, "\\u202e \\u009b"));
+                assert_false(test_contains(seen, "\xe2\x80\xae"));
+                assert_false(test_contains(seen, "\xc2\x9b"));
+                /* The second line of the command is indented under the first, not at the prompt's margin. */
+                assert_true(test_contains(seen, "\n                  printf 'x'"));
                 assert_int_equal(write(terminal, answers[i], strlen(answers[i])), (ssize_t) strlen(answers[i]));
                 rest = read_terminal_until(terminal, NULL);
                 while (waitpid(pid, &status, 0) < 0 && errno == EINTR)

@@ -35,8 +35,10 @@ static int append_variable(char ***environment, const char *name, const char *va
 
         if (!value)
                 return 0;
-        if (asprintf(&assignment, ENVIRONMENT_PREFIX "%s=%s", name, value) < 0)
+        if (asprintf(&assignment, ENVIRONMENT_PREFIX "%s=%s", name, value) < 0) {
+                assignment = NULL;
                 return -ENOMEM;
+        }
         return dsh_strv_append(environment, assignment);
 }
 
@@ -146,8 +148,8 @@ static int start_approval_command(const dsh_bash_approval_command *approval, cha
         options.new_process_group = true;
         pid = dsh_spawn_exec_plan(&plan, &options, &failure);
         if (pid == -ECHILD)
-                return dsh_error_set(error, DSH_ERROR_SYSTEM, failure.errno_value, "cannot run the approval command: %s",
-                                     strerror(failure.errno_value));
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, failure.errno_value,
+                                     "cannot run the approval command: %s", strerror(failure.errno_value));
         if (pid < 0)
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, (int) -pid, "cannot run the approval command: %s",
                                      strerror((int) -pid));
@@ -172,7 +174,7 @@ int dsh_bash_approve_with_command(const dsh_bash_escalation *escalation, void *d
         environment = approval_environment(escalation);
         if (!environment)
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
-        /* A socket, not a pipe: send(MSG_NOSIGNAL) to a reader that went away fails with EPIPE, raising no SIGPIPE here. */
+        /* A socket, not a pipe: send(MSG_NOSIGNAL) to a reader that went away fails (EPIPE) without a SIGPIPE. */
         if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) < 0) {
                 dsh_strv_free(environment);
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, errno, "cannot create the approval socket: %s",

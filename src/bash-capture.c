@@ -128,35 +128,6 @@ int dsh_capture_append(dsh_capture *capture, const char *data, size_t length)
         return 0;
 }
 
-ssize_t dsh_capture_room(dsh_capture *capture, char **where)
-{
-        size_t end;
-
-        if (capture->signatures || capture->head_used < capture->head_limit)
-                return 0;
-        if (!capture->tail) {
-                capture->tail = malloc(capture->tail_limit);
-                if (!capture->tail)
-                        return -ENOMEM;
-        }
-        /* The ring's start moves only once it is full: from its end to the buffer's end is free or oldest. */
-        end = (capture->tail_start + capture->tail_used) % capture->tail_limit;
-        *where = capture->tail + end;
-        return (ssize_t) (capture->tail_limit - end);
-}
-
-void dsh_capture_commit(dsh_capture *capture, size_t length)
-{
-        capture->total += length;
-        if (capture->tail_used + length <= capture->tail_limit) {
-                capture->tail_used += length;
-                return;
-        }
-        capture->tail_start = (capture->tail_start + capture->tail_used + length - capture->tail_limit) %
-                              capture->tail_limit;
-        capture->tail_used = capture->tail_limit;
-}
-
 /* The length of the UTF-8 sequence `lead` starts (1 for ASCII or a byte that leads none). */
 static size_t sequence_length(unsigned char lead)
 {

@@ -12,7 +12,6 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <sys/types.h>
 
 #include "dsh-sandbox/bash-tool.h"
 #include "util.h"
@@ -42,16 +41,6 @@ DSH_INTERNAL void dsh_capture_init(dsh_capture *capture, size_t limit, char *con
 
 /* Takes `length` more bytes of the stream.  Returns 0 or -ENOMEM (what was kept so far stays). */
 DSH_INTERNAL int dsh_capture_append(dsh_capture *capture, const char *data, size_t length);
-
-/*
- * Where the next bytes can be read straight into the ring, with no copy:
- * only once the head is full and nothing needs to look at the bytes (no
- * signatures).  Returns the room at `*where` (0: read into a buffer and
- * append instead), or -ENOMEM.  After the read, dsh_capture_commit() takes
- * the bytes that landed there.
- */
-DSH_INTERNAL ssize_t dsh_capture_room(dsh_capture *capture, char **where);
-DSH_INTERNAL void dsh_capture_commit(dsh_capture *capture, size_t length);
 
 /*
  * The stream as kept, into `output` (which it owns from then on): the

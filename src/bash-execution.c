@@ -107,30 +107,10 @@ static int finish_spawned(dsh_bash_execution *run)
         return result;
 }
 
-/*
- * One read of a ready stream into its capture (and the caller's live view).
- * Once only the tail is kept and no one looks at the bytes (stdout, no live
- * view), they are read straight into the ring: a command that writes
- * hundreds of megabytes costs one copy, as any reader of a pipe pays.
- * Returns 0 or -ENOMEM.
- */
+/* One read of a ready stream into its capture (and the caller's live view).  Returns 0 or -ENOMEM. */
 static int read_stream(dsh_bash_execution *run, int stream, char *buffer)
 {
-        char *where = NULL;
-        ssize_t room = run->request->on_output ? 0 : dsh_capture_room(&run->captures[stream], &where);
-        ssize_t length;
-
-        if (room < 0)
-                return -ENOMEM;
-        if (room > 0) {
-                length = read(run->streams[stream], where, (size_t) room);
-                if (length > 0)
-                        dsh_capture_commit(&run->captures[stream], (size_t) length);
-                else if (length == 0 || (errno != EINTR && errno != EAGAIN))
-                        close_stream(run, stream);
-                return 0;
-        }
-        length = read(run->streams[stream], buffer, READ_CHUNK);
+        ssize_t length = read(run->streams[stream], buffer, READ_CHUNK);
 
         if (length < 0 && (errno == EINTR || errno == EAGAIN))
                 return 0;

@@ -143,51 +143,6 @@ static void test_signature_seen_across_reads_and_beyond_what_is_kept(void **stat
         free(long_text);
 }
 
-/*
- * Reading straight into the ring (stdout, once the head is full) keeps
- * exactly what appending keeps, whatever the sizes of the reads.
- */
-static void test_reads_into_the_ring_keep_the_same(void **state)
-{
-        static const size_t steps[] = { 1, 3, 7, 10, 64 };
-        char text[1000];
-
-        (void) state;
-        for (size_t i = 0; i < sizeof(text); i++)
-                text[i] = (char) ('a' + i % 26);
-        for (size_t s = 0; s < sizeof(steps) / sizeof(steps[0]); s++) {
-                dsh_bash_output appended = capture_in_steps(text, sizeof(text), 20, steps[s], NULL);
-                dsh_bash_output direct;
-                dsh_capture capture;
-                size_t offset = 0;
-
-                dsh_capture_init(&capture, 20, NULL);
-                while (offset < sizeof(text)) {
-                        char *where = NULL;
-                        ssize_t room = dsh_capture_room(&capture, &where);
-                        size_t piece = sizeof(text) - offset < steps[s] ? sizeof(text) - offset : steps[s];
-
-                        assert_true(room >= 0);
-                        if (room > 0) {
-                                if (piece > (size_t) room)
-                                        piece = (size_t) room;
-                                memcpy(where, text + offset, piece);   /* what read(2) does there */
-                                dsh_capture_commit(&capture, piece);
-                        } else {
-                                assert_int_equal(dsh_capture_append(&capture, text + offset, piece), 0);
-                        }
-                        offset += piece;
-                        assert_true(capture.tail_used <= capture.tail_limit);
-                }
-                assert_int_equal(dsh_capture_finish(&capture, &direct), 0);
-                assert_string_equal(direct.text, appended.text);
-                assert_int_equal(direct.total_bytes, sizeof(text));
-                free(direct.text);
-                free(appended.text);
-                dsh_capture_clear(&capture);
-        }
-}
-
 /* stdout has no signatures: nothing is scanned or carried. */
 static void test_no_signatures_no_scan(void **state)
 {
@@ -211,7 +166,6 @@ int main(void)
                 cmocka_unit_test(test_beyond_the_limit_head_and_tail),
                 cmocka_unit_test(test_cuts_fall_on_character_boundaries),
                 cmocka_unit_test(test_signature_seen_across_reads_and_beyond_what_is_kept),
-                cmocka_unit_test(test_reads_into_the_ring_keep_the_same),
                 cmocka_unit_test(test_no_signatures_no_scan),
         };
 

@@ -56,6 +56,7 @@ int cli_library_error(dsh_error *error, int failure_status);
 
 /* Subcommands: each receives argv starting at its own name. */
 int cli_command_run(int argc, char **argv);
+int cli_command_bash(int argc, char **argv);
 int cli_command_confine(int argc, char **argv);
 int cli_command_probe(int argc, char **argv);
 int cli_command_session(int argc, char **argv);

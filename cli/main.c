@@ -14,6 +14,7 @@ struct subcommand {
 
 static const struct subcommand subcommands[] = {
         { "run", cli_command_run, "run a program confined under a file-write policy" },
+        { "bash", cli_command_bash, "run a shell command as an agent's bash tool: attributed, with markers" },
         { "confine", cli_command_confine, "print the confined argv for a command as JSON" },
         { "probe", cli_command_probe, "report which sandbox backends work on this host" },
         { "session", cli_command_session, "create, switch and inspect durable sessions" },

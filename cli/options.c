@@ -272,8 +272,13 @@ static int handle_option(const cli_command_line *line, char *const *argv, int el
                 cli_print_version();
                 return -1;
         }
-        /* Every value names something (a mode, a directory, an id): an empty one is a mistake, but for a text. */
-        if (value && value[0] == '\0' && key != CLI_OPTION_OPERAND &&
+        /*
+         * Every value names something (a mode, a directory, an id): an empty
+         * one is always a mistake — unless it is text the subcommand judges
+         * itself (key >= CLI_OPTION_OWN_TEXT, or a subcommand whose own
+         * values may all be empty).
+         */
+        if (value && value[0] == '\0' && key != CLI_OPTION_OPERAND && key < CLI_OPTION_OWN_TEXT &&
             !(line->own_values_may_be_empty && key >= CLI_OPTION_OWN)) {
                 typed_name(argv, element, key, name, sizeof(name));
                 return line_usage_error(line, "%s requires a non-empty value", name);

@@ -34,12 +34,16 @@ enum {
  * (one the shared options do not use); a long-only option's key is
  * CLI_OPTION_OWN or above.  CLI_OPTION_OPERAND is the key an operand is
  * handed over with, when operands may come between options
- * (cli_command_line.operands_anywhere); CLI_OPTION_JSON is --json's.
+ * (cli_command_line.operands_anywhere); CLI_OPTION_JSON is --json's.  An
+ * empty value is refused for every option but those keyed
+ * CLI_OPTION_OWN_TEXT or above: free text the subcommand judges itself (a
+ * justification, whose emptiness has its own message).
  */
 enum {
         CLI_OPTION_OPERAND = 1,
         CLI_OPTION_JSON = 0x200,
         CLI_OPTION_OWN,
+        CLI_OPTION_OWN_TEXT = 0x300,
 };
 
 /* `--json` as a subcommand's only own option (a table ending with its zeroed entry). */

@@ -21,7 +21,7 @@ _dsh_sandbox_option_value()
 {
         local option=$1 cur=$2 program=$3
         case $option in
-        -m | --mode)
+        -m | --mode | --sandbox-permissions)
                 mapfile -t COMPREPLY < <(compgen -W "$_dsh_sandbox_modes" -- "$cur") ;;
         -b | --backend)
                 mapfile -t COMPREPLY < <(compgen -W "$_dsh_sandbox_backends" -- "$cur") ;;
@@ -73,13 +73,16 @@ _dsh_sandbox()
                 mapfile -t COMPREPLY < <(compgen -W "-h --help --version" -- "$cur")
                 return
         elif [[ $COMP_CWORD -eq 1 ]]; then
-                mapfile -t COMPREPLY < <(compgen -W "run confine probe session policy fs" -- "$cur")
+                mapfile -t COMPREPLY < <(compgen -W "run bash confine probe session policy fs" -- "$cur")
                 return
         fi
 
         case $command in
         run | confine)
                 options="$_dsh_sandbox_policy_options -h --help --" ;;
+        bash)
+                options="$_dsh_sandbox_policy_options --timeout --sandbox-permissions --justification"
+                options+=" --approval-command --approval-timeout --output-limit --json -h --help --" ;;
         probe)
                 options="--json -c --config -b --backend -h --help" ;;
         session | policy | fs)
@@ -117,7 +120,8 @@ _dsh_sandbox()
         esac
 
         # Walk the words before the cursor: an option's separate value is skipped; for run and
-        # confine, `--` or the first non-option starts the program, and options end there.
+        # confine, `--` or the first non-option starts the program, and options end there; for
+        # bash it starts COMMAND, one shell command line, which nothing here completes.
         local positionals=0
         for ((i = first; i < COMP_CWORD; i++)); do
                 word=${COMP_WORDS[i]}
@@ -128,14 +132,19 @@ _dsh_sandbox()
                         return
                 elif [[ $word == -r && $command/$action == fs/rm ]]; then
                         :  # --recursive, no value
+                elif [[ $word == "--" && $command == bash ]]; then
+                        return
                 elif [[ $word == -* ]]; then
                         case $word in
                         -m | --mode | -r | --root | -w | --allow-write | -s | --session | -b | --backend | \
-                                -c | --config | --cwd | --parent | --old | --new)
+                                -c | --config | --cwd | --parent | --old | --new | --timeout | --sandbox-permissions | \
+                                --justification | --approval-command | --approval-timeout | --output-limit)
                                 [[ ${COMP_WORDS[i + 1]} != "=" ]] && ((i++)) ;;
                         esac
                 elif [[ $command == run || $command == confine ]]; then
                         _dsh_sandbox_program "$i" "$cur"
+                        return
+                elif [[ $command == bash ]]; then
                         return
                 else
                         ((positionals++))
@@ -151,6 +160,7 @@ _dsh_sandbox()
         case $command/$action in
         run/* | confine/*)
                 _dsh_sandbox_program "$COMP_CWORD" "$cur" ;;
+        bash/*) ;;
         session/mode)
                 if ((positionals == 0)); then
                         mapfile -t COMPREPLY < <(compgen -W "$(_dsh_sandbox_session_ids "$program")" -- "$cur")

@@ -345,6 +345,8 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
         child->pid = pid;
         child->mode = policy->mode;
         child->facts = facts;
+        /* The spawn returned only once the child exec'd the command: its pre-exec report is the status channel. */
+        child->command_started = true;
         return 0;
 }
 

@@ -4,21 +4,27 @@
  * the sandbox deny the command a file effect?  Both are read from stderr in
  * the backend's own dialect (docs/backends.md, "the runner-failure rule"); exit status alone proves neither.
  */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "classify.h"
 #include "dsh-sandbox/sandbox.h"
 
 /* Case-insensitive substring search within [line, line + length). */
 static bool line_contains(const char *line, size_t length, const char *needle)
 {
         size_t needle_length = strlen(needle);
+        int first;
 
         if (needle_length == 0 || needle_length > length)
                 return false;
+        first = tolower((unsigned char) needle[0]);
+        /* The first byte alone rules out almost every start: a stream's whole stderr goes through here. */
         for (size_t start = 0; start + needle_length <= length; start++)
-                if (strncasecmp(line + start, needle, needle_length) == 0)
+                if (tolower((unsigned char) line[start]) == first &&
+                    strncasecmp(line + start, needle, needle_length) == 0)
                         return true;
         return false;
 }
@@ -85,12 +91,27 @@ bool dsh_runner_failed(const dsh_runner_failure_rule *rules, size_t rule_count,
         return false;
 }
 
+bool dsh_text_has_signature(char *const *signatures, const char *text, size_t length)
+{
+        for (; signatures && *signatures; signatures++)
+                if (line_contains(text, length, *signatures))
+                        return true;
+        return false;
+}
+
+size_t dsh_signatures_longest(char *const *signatures)
+{
+        size_t longest = 0;
+
+        for (; signatures && *signatures; signatures++)
+                if (strlen(*signatures) > longest)
+                        longest = strlen(*signatures);
+        return longest;
+}
+
 bool dsh_is_denial(char *const *denial_signatures, int exit_code, const char *stderr_text)
 {
         if (exit_code == 0 || !stderr_text)
                 return false;
-        for (; denial_signatures && *denial_signatures; denial_signatures++)
-                if (line_contains(stderr_text, strlen(stderr_text), *denial_signatures))
-                        return true;
-        return false;
+        return dsh_text_has_signature(denial_signatures, stderr_text, strlen(stderr_text));
 }

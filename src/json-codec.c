@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -646,10 +647,10 @@ int dsh_json_policy_from_value(const json_t *value, const char *what, dsh_policy
  * characters \xNN: an error message must reach the other side even when it
  * quotes a path JSON cannot carry.  Returns a new string, or NULL (ENOMEM).
  */
-static char *utf8_escaped(const char *text)
+static char *utf8_escaped_length(const char *text, size_t length, size_t *escaped_length)
 {
-        size_t length = strlen(text), offset = 0, used = 0, invalid_offset;
-        char *escaped = malloc(length * 4 + 1);
+        size_t offset = 0, used = 0, invalid_offset;
+        char *escaped = length <= (SIZE_MAX - 1) / 4 ? malloc(length * 4 + 1) : NULL;
 
         if (!escaped)
                 return NULL;
@@ -667,7 +668,15 @@ static char *utf8_escaped(const char *text)
                 }
         }
         escaped[used] = '\0';
+        *escaped_length = used;
         return escaped;
+}
+
+static char *utf8_escaped(const char *text)
+{
+        size_t length;
+
+        return utf8_escaped_length(text, strlen(text), &length);
 }
 
 json_t *dsh_json_error_value(const dsh_error *value, const char *what, dsh_error *error)
@@ -964,6 +973,94 @@ json_t *dsh_json_file_result_value(const dsh_file_result *result, const char *wh
         return encoder_finish(&encoder, object);
 }
 
+/* ------------------------------------------------------------ bash tool -- */
+
+/* An exit code or signal number, or null when there is none. */
+static json_t *number_or_null(json_encoder *encoder, bool present, int value)
+{
+        return encoder_new(encoder, present ? json_integer(value) : json_null());
+}
+
+/* One output stream: its text with each byte that is not UTF-8 as \xNN (see json.h), the truncation, the count. */
+static json_t *encode_output(json_encoder *encoder, const dsh_bash_output *output, const member_path *path)
+{
+        json_t *object = encoder_new(encoder, json_object());
+        size_t escaped_length = 0;
+        dsh_autofree char *escaped = NULL;
+
+        if (encoder->failed)
+                return object;
+        escaped = utf8_escaped_length(output->text ? output->text : "", output->text ? output->length : 0,
+                                      &escaped_length);
+        if (!escaped) {
+                encoder_out_of_memory(encoder);
+                return object;
+        }
+        set_member(encoder, object, "text", encode_text(encoder, escaped, escaped_length, path));
+        set_member(encoder, object, "truncated", encoder_new(encoder, json_boolean(output->truncated)));
+        set_member(encoder, object, "bytes", encoder_new(encoder, json_integer((json_int_t) output->total_bytes)));
+        return object;
+}
+
+static json_t *encode_bash_sandbox(json_encoder *encoder, const dsh_bash_sandbox *sandbox, const member_path *path)
+{
+        json_t *object = encoder_new(encoder, json_object());
+
+        set_string_member(encoder, object, path, "mode", dsh_mode_name(sandbox->mode));
+        if (sandbox->backend)
+                set_string_member(encoder, object, path, "backend", sandbox->backend);
+        else
+                set_member(encoder, object, "backend", encoder_new(encoder, json_null()));
+        if (sandbox->backend && sandbox->confined)
+                set_string_member(encoder, object, path, "enforcement", dsh_enforcement_name(sandbox->enforcement));
+        else
+                set_member(encoder, object, "enforcement", encoder_new(encoder, json_null()));
+        set_member(encoder, object, "denied", encoder_new(encoder, json_boolean(sandbox->denied)));
+        set_member(encoder, object, "runnerFailed", encoder_new(encoder, json_boolean(sandbox->runner_failed)));
+        return object;
+}
+
+json_t *dsh_json_bash_result_value(const dsh_bash_result *result, const char *what, dsh_error *error)
+{
+        json_encoder encoder = { what, error, false };
+        json_t *object = encoder_new(&encoder, json_object());
+        member_path stdout_path = path_key(&root_path, "stdout"), stderr_path = path_key(&root_path, "stderr");
+        member_path sandbox_path = path_key(&root_path, "sandbox");
+
+        set_string_member(&encoder, object, &root_path, "kind", dsh_bash_kind_name(result->kind));
+        set_member(&encoder, object, "exitCode", number_or_null(&encoder, result->exit_code >= 0, result->exit_code));
+        set_member(&encoder, object, "signal", number_or_null(&encoder, result->signal > 0, result->signal));
+        set_member(&encoder, object, "timedOut", encoder_new(&encoder, json_boolean(result->timed_out)));
+        set_member(&encoder, object, "cancelled", encoder_new(&encoder, json_boolean(result->cancelled)));
+        set_member(&encoder, object, "stdout", encode_output(&encoder, &result->standard_output, &stdout_path));
+        set_member(&encoder, object, "stderr", encode_output(&encoder, &result->standard_error, &stderr_path));
+        set_member(&encoder, object, "sandbox", encode_bash_sandbox(&encoder, &result->sandbox, &sandbox_path));
+        set_strings_member(&encoder, object, &root_path, "markers", result->markers);
+        if (result->message)
+                set_string_member(&encoder, object, &root_path, "message", result->message);
+        if (result->error.code != DSH_ERROR_NONE && !encoder.failed)
+                set_member(&encoder, object, "error", dsh_json_error_value(&result->error, what, error));
+        if (result->warnings && result->warnings[0])
+                set_strings_member(&encoder, object, &root_path, "warnings", result->warnings);
+        return encoder_finish(&encoder, object);
+}
+
+json_t *dsh_json_bash_escalation_value(const dsh_bash_escalation *escalation, const char *what, dsh_error *error)
+{
+        json_encoder encoder = { what, error, false };
+        json_t *object = encoder_new(&encoder, json_object());
+
+        set_string_member(&encoder, object, &root_path, "command", escalation->command);
+        set_string_member(&encoder, object, &root_path, "sandboxPermissions",
+                          dsh_mode_name(escalation->requested_mode));
+        set_string_member(&encoder, object, &root_path, "currentMode", dsh_mode_name(escalation->current_mode));
+        set_string_member(&encoder, object, &root_path, "justification", escalation->justification);
+        set_string_member(&encoder, object, &root_path, "workspaceRoot", escalation->workspace_root);
+        if (escalation->session_id)
+                set_string_member(&encoder, object, &root_path, "sessionId", escalation->session_id);
+        return encoder_finish(&encoder, object);
+}
+
 /* ------------------------------------------------------------------ text -- */
 
 /* The caller's error, or a local one when the caller wants only the errno. */
@@ -1048,6 +1145,24 @@ int dsh_json_encode_file_result(const dsh_file_result *result, char **text_out, 
 
         dsh_error_clear(&local);
         return result_code;
+}
+
+int dsh_json_encode_bash_result(const dsh_bash_result *result, char **text_out, dsh_error *error)
+{
+        dsh_error local = DSH_ERROR_INIT, *used = error_or(error, &local);
+        int result_code = encoded_text(dsh_json_bash_result_value(result, "bash result", used), text_out, used);
+
+        dsh_error_clear(&local);
+        return result_code;
+}
+
+int dsh_json_encode_bash_escalation(const dsh_bash_escalation *escalation, char **text_out, dsh_error *error)
+{
+        dsh_error local = DSH_ERROR_INIT, *used = error_or(error, &local);
+        int result = encoded_text(dsh_json_bash_escalation_value(escalation, "escalation", used), text_out, used);
+
+        dsh_error_clear(&local);
+        return result;
 }
 
 int dsh_json_encode_mode_event_data(const char *mode, char **text_out, dsh_error *error)

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -110,6 +111,7 @@ int dsh_spawn_unconfined(char *const *argv, const dsh_spawn_options *options, ds
         child->pid = pid;
         child->mode = DSH_MODE_DANGER_FULL_ACCESS;
         child->facts = facts;
+        child->command_started = true;   /* the spawn returned once the command was exec'd */
         return 0;
 }
 
@@ -165,6 +167,27 @@ long long dsh_monotonic_ms(void)
 
         clock_gettime(CLOCK_MONOTONIC, &now);
         return (long long) now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+int dsh_pidfd_open(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+        return (int) syscall(SYS_pidfd_open, pid, 0);
+#else
+        (void) pid;
+        errno = ENOSYS;
+        return -1;
+#endif
+}
+
+bool dsh_process_has_exited(pid_t pid)
+{
+        siginfo_t info = { 0 };
+
+        while (waitid(P_PID, (id_t) pid, &info, WEXITED | WNOHANG | WNOWAIT) < 0)
+                if (errno != EINTR)
+                        return errno == ECHILD;   /* reaped already, or never ours: nothing left to wait for */
+        return info.si_pid == pid;
 }
 
 void dsh_kill_and_reap(pid_t pid, bool group, int *wait_status)

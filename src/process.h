@@ -26,7 +26,7 @@ struct dsh_child {
         const struct dsh_backend_ops *backend;  /* settles the runner's status channels; NULL: none */
         int runner_status_fd;           /* the runner's out-of-band status (bwrap --json-status-fd), or -1 */
         int exec_status_fd;             /* the runner's last step inside (dsh-sandbox-exec), or -1 */
-        bool command_started;           /* the runner status channel proved the command was exec'd */
+        bool command_started;           /* an out-of-band channel proved the command was exec'd (see provider.h) */
         bool runner_failed;             /* the runner exited without running the command */
         char *runner_failure_detail;    /* what is known about that failure */
         int exec_errno;                 /* the program could not be executed (errno), else 0 */
@@ -50,6 +50,16 @@ DSH_INTERNAL long long dsh_monotonic_ms(void);
 
 /* poll()'s timeout for `deadline_ms`: -1 (none) for 0, else what is left, 0 once it has passed. */
 DSH_INTERNAL int dsh_poll_timeout_ms(long long deadline_ms);
+
+/*
+ * A pidfd for `pid` (pidfd_open(2), close-on-exec): poll() finds it readable
+ * once the process has exited.  Returns the fd, or -1 with errno set (ENOSYS
+ * before Linux 5.3: the caller then looks with dsh_process_has_exited()).
+ */
+DSH_INTERNAL int dsh_pidfd_open(pid_t pid);
+
+/* True once `pid`, a child of this process, has exited; it is left unreaped (its pid stays reserved). */
+DSH_INTERNAL bool dsh_process_has_exited(pid_t pid);
 
 /* SIGKILL to `pid` (and first to its group, when it leads one: `group`), then reaps it. */
 DSH_INTERNAL void dsh_kill_and_reap(pid_t pid, bool group, int *wait_status);

@@ -92,7 +92,10 @@ void dsh_exec_plan_apply(const dsh_exec_plan *plan, const dsh_spawn_options *opt
         }
         /* Signal dispositions set to "ignore" survive exec; the command starts with defaults. */
         signal(SIGPIPE, SIG_DFL);
-        execvp(plan->argv[0], plan->argv);
+        if (plan->environment)
+                execvpe(plan->argv[0], plan->argv, plan->environment);
+        else
+                execvp(plan->argv[0], plan->argv);
         failure->stage = DSH_SPAWN_STAGE_EXEC;
         failure->errno_value = errno;
 }

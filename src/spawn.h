@@ -29,10 +29,11 @@ typedef struct dsh_exec_plan {
         const int *keep_fds;       /* extra fds the child keeps (status channels, fds to bind from), any order */
         size_t keep_fd_count;
         bool drop_capabilities;    /* empty every capability set and lock the securebits */
+        char *const *environment;  /* the program's environment (NAME=VALUE, NULL-terminated); NULL: the caller's */
 } dsh_exec_plan;
 
 /* A plan that runs `command` with nothing applied and nothing kept. */
-#define DSH_EXEC_PLAN_INIT(command) { (command), -1, false, NULL, 0, false }
+#define DSH_EXEC_PLAN_INIT(command) { (command), -1, false, NULL, 0, false, NULL }
 
 typedef struct dsh_spawn_failure {
         dsh_spawn_stage stage;

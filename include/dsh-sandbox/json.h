@@ -23,6 +23,12 @@
  *   file    {"operation":"write"|"edit"|"mkdir"|"remove"|"move"|"read","source"?,"path",
  *            "created"?,"replacements"?,"removed"?,"bytes"?,"content"?}: the members
  *            each operation has (see dsh_json_encode_file_result)
+ *   bash result   {"kind":"...","exitCode":N|null,"signal":N|null,"timedOut":false,"cancelled":false,
+ *            "stdout":{"text":"...","truncated":false,"bytes":N},"stderr":{...},
+ *            "sandbox":{"mode":"...","backend":"..."|null,"enforcement":"..."|null,"denied":false,
+ *            "runnerFailed":false},"markers":[...],"message"?:"...","error"?:{error},"warnings"?:[...]}
+ *   escalation    {"command":"...","sandboxPermissions":"...","currentMode":"...","justification":"...",
+ *            "workspaceRoot":"...","sessionId"?:"..."}
  *
  * Strings.  A JSON string carries only UTF-8, and paths and arguments are
  * bytes.  Encoding never drops or alters a member it cannot carry: it fails
@@ -57,6 +63,7 @@
 #include <stddef.h>
 
 #include "dsh-sandbox/file-guard.h"
+#include "dsh-sandbox/bash-tool.h"
 #include "dsh-sandbox/policy-service.h"
 #include "dsh-sandbox/provider.h"
 #include "dsh-sandbox/sandbox.h"
@@ -199,6 +206,33 @@ DSH_PUBLIC int dsh_json_encode_mode_event_data(const char *mode, char **text_out
  * UTF-8 fails, as every string does, naming "content".
  */
 DSH_PUBLIC int dsh_json_encode_file_result(const dsh_file_result *result, char **text_out, dsh_error *error);
+/* -------------------------------------------------------- bash tool -- */
+
+/*
+ * The bash tool's result (dsh-sandbox/bash-tool.h), as `dsh-sandbox bash
+ * --json` prints it: "kind" (dsh_bash_kind_name), "exitCode" (null when it
+ * did not exit), "signal" (null unless a signal killed it), "timedOut",
+ * "cancelled", "stdout" and "stderr" each {"text","truncated","bytes"} (the
+ * text as kept; "bytes" all the command wrote), "sandbox" {"mode",
+ * "backend" (null when nothing was spawned), "enforcement" (null when no
+ * backend confined the command), "denied", "runnerFailed"}, "markers" (the
+ * marker lines, in order), and, when set, "message", "error" (the error
+ * shape above: a runner failure's SANDBOX_UNAVAILABLE) and "warnings".
+ * The output is the command's bytes, which JSON cannot always carry: like
+ * an error's message, and unlike every other string here, each byte of it
+ * that is not UTF-8 is written as the four characters \xNN — output is
+ * shown to a reader, never executed, and a result must not be lost to one
+ * stray byte.
+ */
+DSH_PUBLIC int dsh_json_encode_bash_result(const dsh_bash_result *result, char **text_out, dsh_error *error);
+
+/*
+ * An escalation request, as the approval command reads it on stdin.  Every
+ * string is checked: a command that is not UTF-8 cannot be shown to the
+ * user faithfully, and is refused (-EINVAL) rather than asked about.
+ */
+DSH_PUBLIC int dsh_json_encode_bash_escalation(const dsh_bash_escalation *escalation, char **text_out,
+                                               dsh_error *error);
 
 #ifdef __cplusplus
 }

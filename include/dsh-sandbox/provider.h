@@ -256,7 +256,14 @@ DSH_PUBLIC const dsh_confined_argv *dsh_child_facts(const dsh_child *child);
 /* The mode the command runs under. */
 DSH_PUBLIC dsh_mode dsh_child_mode(const dsh_child *child);
 
-/* After dsh_child_wait(): the runner's status channel proved the command was exec'd. */
+/*
+ * An out-of-band channel proved the command was exec'd: the runner's status
+ * channel (bwrap's --json-status-fd), known after dsh_child_wait(), or the
+ * in-process spawn's own pre-exec report (Landlock, danger-full-access),
+ * known from the start.  When true, no stderr line can make the run a runner
+ * failure; when false, the backend has no such channel (an operator's runner
+ * command) or it did not report an exec.
+ */
 DSH_PUBLIC bool dsh_child_command_started(const dsh_child *child);
 
 /* After dsh_child_wait(): the runner exited without running the command (see dsh_child_runner_error()). */

@@ -49,7 +49,7 @@ expect_without() {
         fi
 }
 
-expect "confine fs policy probe run session" ""
+expect "bash confine fs policy probe run session" ""
 expect "--help --version" --
 expect "--mode" run --mo
 expect "danger-full-access read-only workspace-write" run --mode ""
@@ -76,5 +76,10 @@ expect_without read-only fs rm -r ""
 expect_without read-only run -- ls -m ""
 expect_without --mode run make --m
 expect_without --mode run -m read-only make --m
+expect "--sandbox-permissions" bash --sandbox
+expect "danger-full-access read-only workspace-write" bash --sandbox-permissions ""
+expect "--justification" bash --sandbox-permissions workspace-write --just
+expect "" bash --timeout 100 "make test" ""
+expect_without --mode bash -- make --m
 
 [ "$failures" -eq 0 ] || { echo "$failures case(s) failed"; exit 1; }

@@ -392,6 +392,7 @@ static void test_every_subcommand(void **state)
                 const char *arguments[3];
         } paths[] = {
                 { cli_command_run, { "run", NULL } },
+                { cli_command_bash, { "bash", NULL } },
                 { cli_command_confine, { "confine", NULL } },
                 { cli_command_probe, { "probe", NULL } },
                 { cli_command_session, { "session", NULL } },
@@ -438,6 +439,49 @@ static void test_every_subcommand(void **state)
                         capture_clear(&c);
                         argv_free(argv);
                 }
+}
+
+/* bash: one COMMAND, whole positive numbers, each refusal one line and exit 2, nothing run. */
+static void test_bash_usage_errors(void **state)
+{
+        static const struct {
+                const char *arguments[6];
+                const char *message;
+        } cases[] = {
+                { { "bash", NULL }, "dsh-sandbox: usage error: bash: missing COMMAND (see --help)\n" },
+                { { "bash", "echo", "hi", NULL },
+                  "dsh-sandbox: usage error: bash: COMMAND is one argument (quote it), not 2: \"hi\" follows it "
+                  "(see --help)\n" },
+                { { "bash", "--timeout", "0", "true", NULL },
+                  "dsh-sandbox: usage error: bash: --timeout expects a whole number from 1 to 2147483647, not \"0\" "
+                  "(see --help)\n" },
+                { { "bash", "--timeout", "5s", "true", NULL },
+                  "dsh-sandbox: usage error: bash: --timeout expects a whole number from 1 to 2147483647, not \"5s\" "
+                  "(see --help)\n" },
+                { { "bash", "--output-limit", "-1", "true", NULL },
+                  "dsh-sandbox: usage error: bash: --output-limit expects a whole number from 1 to 1073741824, not "
+                  "\"-1\" (see --help)\n" },
+                { { "bash", "--sandbox-permissions", "", "true", NULL },
+                  "dsh-sandbox: usage error: bash: --sandbox-permissions requires a non-empty value (see --help)\n" },
+        };
+
+        (void) state;
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                const char *const *a = cases[i].arguments;
+                int argc;
+                char **argv = ARGV(&argc, a[0], a[1], a[2], a[3], a[4]);
+                capture c;
+                int result;
+
+                capture_start(&c);
+                result = cli_command_bash(argc, argv);
+                capture_stop(&c);
+                assert_int_equal(result, CLI_EXIT_USAGE);
+                assert_string_equal(c.stderr_text, cases[i].message);
+                assert_string_equal(c.stdout_text, "");
+                capture_clear(&c);
+                argv_free(argv);
+        }
 }
 
 /* A shared option that a subcommand does not take is named as such. */
@@ -647,6 +691,7 @@ int main(void)
                 cmocka_unit_test(test_repeated_options),
                 cmocka_unit_test(test_help_and_version),
                 cmocka_unit_test(test_every_subcommand),
+                cmocka_unit_test(test_bash_usage_errors),
                 cmocka_unit_test(test_option_that_does_not_apply),
                 cmocka_unit_test(test_operands_anywhere),
                 cmocka_unit_test(test_short_form_given_up_and_empty_texts),

@@ -876,6 +876,104 @@ static void test_file_result_refuses_what_json_cannot_carry(void **state)
         dsh_error_clear(&error);
 }
 
+/* ---------------------------------------------------------- bash tool -- */
+
+/*
+ * The bash tool's result, byte for byte: nulls where nothing applies, the
+ * markers in order, the optional members only when set, and the output's
+ * bytes that are not UTF-8 (and NUL) carried, not dropped.
+ */
+static void test_bash_result_golden_bytes(void **state)
+{
+        char *markers[] = { "[sandbox: file access denied under read-only mode]", NULL };
+        char *no_markers[] = { NULL };
+        char *warnings[] = { "undone", NULL };
+        dsh_bash_result result = DSH_BASH_RESULT_INIT;
+        dsh_error error = DSH_ERROR_INIT;
+        char *text = NULL;
+
+        (void) state;
+        result.kind = DSH_BASH_DENIED;
+        result.exit_code = 1;
+        result.standard_output = (dsh_bash_output) { "out\xff\0!", 6, true, 300 };
+        result.standard_error = (dsh_bash_output) { "Read-only file system\n", 22, false, 22 };
+        result.sandbox = (dsh_bash_sandbox) { DSH_MODE_READ_ONLY, "bwrap", DSH_ENFORCEMENT_PARTIAL, true, true, false };
+        result.markers = markers;
+        result.warnings = warnings;
+        assert_int_equal(dsh_json_encode_bash_result(&result, &text, &error), 0);
+        assert_string_equal(text,
+                            "{\"kind\":\"denied\",\"exitCode\":1,\"signal\":null,\"timedOut\":false,"
+                            "\"cancelled\":false,\"stdout\":{\"text\":\"out\\\\xff\\u0000!\",\"truncated\":true,"
+                            "\"bytes\":300},\"stderr\":{\"text\":\"Read-only file system\\n\",\"truncated\":false,"
+                            "\"bytes\":22},\"sandbox\":{\"mode\":\"read-only\",\"backend\":\"bwrap\","
+                            "\"enforcement\":\"partial\",\"denied\":true,\"runnerFailed\":false},"
+                            "\"markers\":[\"[sandbox: file access denied under read-only mode]\"],"
+                            "\"warnings\":[\"undone\"]}");
+        free(text);
+
+        /* A runner failure: no exit code, no backend or enforcement, the error object. */
+        result = (dsh_bash_result) DSH_BASH_RESULT_INIT;
+        result.kind = DSH_BASH_RUNNER_FAILED;
+        result.standard_output = (dsh_bash_output) { "", 0, false, 0 };
+        result.standard_error = (dsh_bash_output) { "", 0, false, 0 };
+        result.sandbox.mode = DSH_MODE_WORKSPACE_WRITE;
+        result.sandbox.runner_failed = true;
+        result.markers = no_markers;
+        result.error = (dsh_error) { DSH_ERROR_SANDBOX_UNAVAILABLE, ENOSYS, "gone" };
+        assert_int_equal(dsh_json_encode_bash_result(&result, &text, &error), 0);
+        assert_string_equal(text,
+                            "{\"kind\":\"runner-failed\",\"exitCode\":null,\"signal\":null,\"timedOut\":false,"
+                            "\"cancelled\":false,\"stdout\":{\"text\":\"\",\"truncated\":false,\"bytes\":0},"
+                            "\"stderr\":{\"text\":\"\",\"truncated\":false,\"bytes\":0},\"sandbox\":{\"mode\":"
+                            "\"workspace-write\",\"backend\":null,\"enforcement\":null,\"denied\":false,"
+                            "\"runnerFailed\":true},\"markers\":[],\"error\":{\"code\":\"SANDBOX_UNAVAILABLE\","
+                            "\"message\":\"gone\"}}");
+        free(text);
+
+        /* Killed by a signal while cancelled, with the message. */
+        result.kind = DSH_BASH_CANCELLED;
+        result.exit_code = -1;
+        result.signal = 2;
+        result.cancelled = true;
+        result.message = "cancelled";
+        result.error = (dsh_error) DSH_ERROR_INIT;
+        result.sandbox.runner_failed = false;
+        result.sandbox.backend = "landlock";
+        result.sandbox.confined = true;
+        assert_int_equal(dsh_json_encode_bash_result(&result, &text, &error), 0);
+        assert_true(strstr(text, "\"kind\":\"cancelled\",\"exitCode\":null,\"signal\":2,\"timedOut\":false,"
+                                 "\"cancelled\":true,") != NULL);
+        assert_true(strstr(text, "\"backend\":\"landlock\",\"enforcement\":\"full\"") != NULL);
+        assert_true(strstr(text, "\"markers\":[],\"message\":\"cancelled\"}") != NULL);
+        free(text);
+}
+
+/* The approval request: exact bytes; a command JSON cannot carry is refused, not shown altered. */
+static void test_bash_escalation_golden_and_refusal(void **state)
+{
+        dsh_bash_escalation escalation = { "make install", DSH_MODE_READ_ONLY, DSH_MODE_WORKSPACE_WRITE,
+                                           "to install", "/w", NULL };
+        dsh_error error = DSH_ERROR_INIT;
+        char *text = NULL;
+
+        (void) state;
+        assert_int_equal(dsh_json_encode_bash_escalation(&escalation, &text, &error), 0);
+        assert_string_equal(text, "{\"command\":\"make install\",\"sandboxPermissions\":\"workspace-write\","
+                                  "\"currentMode\":\"read-only\",\"justification\":\"to install\","
+                                  "\"workspaceRoot\":\"/w\"}");
+        free(text);
+        escalation.session_id = "s1";
+        assert_int_equal(dsh_json_encode_bash_escalation(&escalation, &text, &error), 0);
+        assert_true(strstr(text, ",\"workspaceRoot\":\"/w\",\"sessionId\":\"s1\"}") != NULL);
+        free(text);
+        escalation.command = "rm -rf \"junk\xff\" /";
+        assert_int_equal(dsh_json_encode_bash_escalation(&escalation, &text, &error), -EINVAL);
+        assert_null(text);
+        assert_string_equal(error.message, "escalation: \"command\" is not valid UTF-8 (byte 0xff at offset 12), "
+                                           "and a JSON string cannot carry it");
+        dsh_error_clear(&error);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -896,6 +994,8 @@ int main(void)
                 cmocka_unit_test(test_probe_report_golden_and_refusal),
                 cmocka_unit_test(test_session_show_and_list),
                 cmocka_unit_test(test_mode_event_data),
+                cmocka_unit_test(test_bash_result_golden_bytes),
+                cmocka_unit_test(test_bash_escalation_golden_and_refusal),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

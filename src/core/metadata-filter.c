@@ -240,6 +240,23 @@ static int send_fd(int socket_fd, int fd)
         return 0;
 }
 
+size_t dsh_metadata_filter_program(dsh_metadata_policy policy, bool terminal_rule, struct sock_filter *program,
+                                   size_t capacity)
+{
+        struct sock_filter built[PROGRAM_CAPACITY];
+        size_t length;
+
+        if (policy != DSH_METADATA_DENY && policy != DSH_METADATA_SUPERVISE)
+                return 0;
+        length = build_program(built, policy == DSH_METADATA_SUPERVISE ? SECCOMP_RET_USER_NOTIF
+                                                                         : SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA),
+                               terminal_rule);
+        if (length == 0 || length > capacity)
+                return 0;
+        memcpy(program, built, length * sizeof(*built));
+        return length;
+}
+
 int dsh_install_metadata_filter(dsh_metadata_policy policy, int socket_fd, bool terminal_rule)
 {
         struct sock_filter program[PROGRAM_CAPACITY];
@@ -253,10 +270,7 @@ int dsh_install_metadata_filter(dsh_metadata_policy policy, int socket_fd, bool 
                 return -EINVAL;
         if (policy == DSH_METADATA_SUPERVISE && socket_fd < 0)
                 return -EBADF;
-        fprog.len = (unsigned short) build_program(program, policy == DSH_METADATA_SUPERVISE
-                                                                    ? SECCOMP_RET_USER_NOTIF
-                                                                    : SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA),
-                                                   terminal_rule);
+        fprog.len = (unsigned short) dsh_metadata_filter_program(policy, terminal_rule, program, PROGRAM_CAPACITY);
         if (fprog.len == 0)
                 return -E2BIG;
         if (policy == DSH_METADATA_SUPERVISE)
@@ -271,6 +285,16 @@ int dsh_install_metadata_filter(dsh_metadata_policy policy, int socket_fd, bool 
         return result;
 }
 #else
+size_t dsh_metadata_filter_program(dsh_metadata_policy policy, bool terminal_rule, struct sock_filter *program,
+                                   size_t capacity)
+{
+        (void) policy;
+        (void) terminal_rule;
+        (void) program;
+        (void) capacity;
+        return 0;
+}
+
 int dsh_install_metadata_filter(dsh_metadata_policy policy, int socket_fd, bool terminal_rule)
 {
         (void) policy;

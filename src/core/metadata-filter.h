@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <linux/filter.h>
 #include <sys/syscall.h>
 
 typedef enum dsh_metadata_policy {
@@ -97,6 +98,15 @@ const int *dsh_metadata_syscalls(void);
  * know, -EINVAL for DSH_METADATA_UNGOVERNED).
  */
 int dsh_install_metadata_filter(dsh_metadata_policy policy, int socket_fd, bool terminal_rule);
+
+/*
+ * The program dsh_install_metadata_filter() installs, copied into `program`
+ * (room for `capacity` instructions): its length, or 0 when it does not fit
+ * or the architecture is one this filter does not know.  For the tests,
+ * which run it over every system call number.
+ */
+size_t dsh_metadata_filter_program(dsh_metadata_policy policy, bool terminal_rule, struct sock_filter *program,
+                                   size_t capacity);
 
 /*
  * Receives one fd sent with SCM_RIGHTS on `socket_fd` (blocking; EINTR

@@ -380,6 +380,7 @@ typedef struct call {
         int pidfd;                      /* the calling thread (the cache's), or -1 (descriptors through /proc) */
         long long deadline_ms;
         bool unreadable;                /* the command's memory or descriptors could not be read */
+        bool reopened;                  /* the last descriptor acquired is a reopening through /proc */
 } call;
 
 static long long monotonic_ms(void)
@@ -862,6 +863,7 @@ static int acquire_descriptor(call *c, int command_fd, bool real_file)
         char name[32];
         long fd;
 
+        c->reopened = false;
         if (command_fd < 0)
                 return -EBADF;
         if (c->pidfd >= 0 && !c->supervisor->descriptors_through_proc) {
@@ -877,6 +879,7 @@ static int acquire_descriptor(call *c, int command_fd, bool real_file)
         }
         snprintf(name, sizeof(name), "fd/%d", command_fd);
         fd = open_thread_entry(c, name, real_file ? O_RDONLY | O_NONBLOCK | O_NOCTTY : O_PATH);
+        c->reopened = fd >= 0;
         return fd == -ENOENT ? -EBADF : (int) fd;
 }
 
@@ -923,7 +926,7 @@ static int open_target(call *c, const operation *op, target_form *form, int *fd)
         if (op->form == TARGET_DESCRIPTOR) {
                 *fd = acquire_descriptor(c, op->dirfd, op->kind == OPERATION_IOCTL);
                 /* Reopened O_PATH through /proc: not the command's open file, acted on as a path is. */
-                if (*fd >= 0 && c->supervisor->descriptors_through_proc && op->kind != OPERATION_IOCTL)
+                if (*fd >= 0 && c->reopened && op->kind != OPERATION_IOCTL)
                         *form = TARGET_PATH;
                 return *fd < 0 ? *fd : 0;
         }
@@ -938,6 +941,8 @@ static int open_target(call *c, const operation *op, target_form *form, int *fd)
                 *form = TARGET_EMPTY_PATH;
                 *fd = op->dirfd == AT_FDCWD ? open_thread_entry(c, "cwd", O_PATH) : acquire_descriptor(c, op->dirfd,
                                                                                                         false);
+                if (*fd >= 0 && op->dirfd != AT_FDCWD && c->reopened)
+                        *form = TARGET_PATH;  /* as above: no longer the command's own open file */
                 return *fd < 0 ? *fd : 0;
         }
         /*
@@ -1303,7 +1308,7 @@ static int serve_one(dsh_metadata_supervisor *supervisor, int listener)
         if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &request) < 0)
                 return errno == EINTR || errno == ENOENT ? 0 : -errno;
         c = (call) { supervisor, listener, request.id, (pid_t) request.pid, -1, monotonic_ms() + CALL_DEADLINE_MS,
-                     false };
+                     false, false };
         return handle_call(&c, &request);
 }
 

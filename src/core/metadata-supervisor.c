@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "metadata-call.h"
 #include "metadata-filter.h"
 #include "metadata-supervisor.h"
 
@@ -303,53 +304,6 @@ int dsh_metadata_supervisor_check_host(const char **reason)
 
 /* ------------------------------------------------------------------ a call -- */
 
-/* What one notification asks for, decoded from the system call number and its six raw arguments. */
-typedef enum operation_kind {
-        OPERATION_CHMOD,
-        OPERATION_CHOWN,
-        OPERATION_TIMES,
-        OPERATION_SETXATTR,
-        OPERATION_REMOVEXATTR,
-        OPERATION_FILE_SETATTR,
-        OPERATION_IOCTL,
-} operation_kind;
-
-/* How the call names its target. */
-typedef enum target_form {
-        TARGET_PATH,          /* a path (relative to a dirfd, the cwd or the root) */
-        TARGET_DESCRIPTOR,    /* a descriptor alone: fchmod, fchown, fsetxattr, futimens... */
-        TARGET_EMPTY_PATH,    /* a descriptor through an *at call's AT_EMPTY_PATH */
-} target_form;
-
-typedef enum times_format {
-        TIMES_UTIMBUF,        /* utime(): struct utimbuf */
-        TIMES_TIMEVAL,        /* utimes(), futimesat(): struct timeval[2] */
-        TIMES_TIMESPEC,       /* utimensat(): struct timespec[2] */
-} times_format;
-
-typedef struct operation {
-        operation_kind kind;
-        target_form form;
-        int dirfd;                      /* AT_FDCWD or the command's descriptor */
-        uint64_t path;                  /* TARGET_PATH: the address of the path */
-        bool follow;                    /* follow a trailing symlink */
-        bool empty_path_allowed;        /* AT_EMPTY_PATH: an empty path names `dirfd` itself */
-        mode_t mode;
-        uid_t uid;
-        gid_t gid;
-        times_format times_format;
-        uint64_t times;                 /* address; 0: now */
-        uint64_t name;                  /* xattr name address */
-        uint64_t value;                 /* xattr value address */
-        uint64_t size;                  /* xattr value size */
-        int xattr_flags;
-        bool xattr_args;                /* setxattrat(): value, size and flags in a struct xattr_args */
-        uint64_t struct_argument;       /* setxattrat's xattr_args, file_setattr's file_attr */
-        uint64_t struct_size;
-        unsigned int ioctl_command;
-        uint64_t ioctl_argument;
-} operation;
-
 /* The arguments once copied out of the command: the only copy used. */
 typedef struct payload {
         struct timespec times[2];
@@ -389,190 +343,6 @@ static long long monotonic_ms(void)
 
         clock_gettime(CLOCK_MONOTONIC, &now);
         return (long long) now.tv_sec * 1000 + now.tv_nsec / 1000000;
-}
-
-static int decode_at_flags(unsigned int flags, operation *op)
-{
-        if (flags & ~(unsigned int) (AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
-                return -EINVAL;
-        op->follow = !(flags & AT_SYMLINK_NOFOLLOW);
-        op->empty_path_allowed = flags & AT_EMPTY_PATH;
-        return 0;
-}
-
-static void target_path(operation *op, int dirfd, uint64_t path, bool follow)
-{
-        op->form = TARGET_PATH;
-        op->dirfd = dirfd;
-        op->path = path;
-        op->follow = follow;
-}
-
-static void target_descriptor(operation *op, uint64_t fd)
-{
-        op->form = TARGET_DESCRIPTOR;
-        /* The kernel takes these as unsigned int: a value beyond INT_MAX is no descriptor (EBADF below). */
-        op->dirfd = fd > INT_MAX ? -1 : (int) fd;
-        op->follow = true;
-}
-
-/*
- * Decodes one call into `op`, checking its flags as the kernel does before
- * it looks at any path.  Returns 0, or the negative errno to answer at once.
- */
-static int decode(int nr, const uint64_t *args, operation *op)
-{
-        memset(op, 0, sizeof(*op));
-        switch (nr) {
-#ifdef __NR_chmod
-        case __NR_chmod:
-                op->kind = OPERATION_CHMOD;
-                target_path(op, AT_FDCWD, args[0], true);
-                op->mode = (mode_t) (uint16_t) args[1];
-                return 0;
-#endif
-        case __NR_fchmod:
-                op->kind = OPERATION_CHMOD;
-                target_descriptor(op, (uint32_t) args[0]);
-                op->mode = (mode_t) (uint16_t) args[1];
-                return 0;
-        case __NR_fchmodat:
-                op->kind = OPERATION_CHMOD;
-                target_path(op, (int) args[0], args[1], true);
-                op->mode = (mode_t) (uint16_t) args[2];
-                return 0;
-        case __NR_fchmodat2:
-                op->kind = OPERATION_CHMOD;
-                target_path(op, (int) args[0], args[1], true);
-                op->mode = (mode_t) (uint16_t) args[2];
-                return decode_at_flags((unsigned int) args[3], op);
-#ifdef __NR_chown
-        case __NR_chown:
-#endif
-#ifdef __NR_lchown
-        case __NR_lchown:
-#endif
-        case __NR_fchown:
-        case __NR_fchownat:
-                op->kind = OPERATION_CHOWN;
-                if (nr == __NR_fchown) {
-                        target_descriptor(op, (uint32_t) args[0]);
-                } else if (nr == __NR_fchownat) {
-                        target_path(op, (int) args[0], args[1], true);
-                        op->uid = (uid_t) args[2];
-                        op->gid = (gid_t) args[3];
-                        return decode_at_flags((unsigned int) args[4], op);
-                } else {
-#ifdef __NR_lchown
-                        target_path(op, AT_FDCWD, args[0], nr != __NR_lchown);
-#else
-                        target_path(op, AT_FDCWD, args[0], true);
-#endif
-                }
-                op->uid = (uid_t) args[1];
-                op->gid = (gid_t) args[2];
-                return 0;
-#ifdef __NR_utime
-        case __NR_utime:
-                op->kind = OPERATION_TIMES;
-                target_path(op, AT_FDCWD, args[0], true);
-                op->times_format = TIMES_UTIMBUF;
-                op->times = args[1];
-                return 0;
-#endif
-#ifdef __NR_utimes
-        case __NR_utimes:
-                op->kind = OPERATION_TIMES;
-                target_path(op, AT_FDCWD, args[0], true);
-                op->times_format = TIMES_TIMEVAL;
-                op->times = args[1];
-                return 0;
-#endif
-#ifdef __NR_futimesat
-        case __NR_futimesat:
-                op->kind = OPERATION_TIMES;
-                /* No path: the descriptor itself (do_utimes() with a NULL name and a real dirfd). */
-                if (args[1] == 0 && (int) args[0] != AT_FDCWD)
-                        target_descriptor(op, (uint32_t) args[0]);
-                else
-                        target_path(op, (int) args[0], args[1], true);
-                op->times_format = TIMES_TIMEVAL;
-                op->times = args[2];
-                return 0;
-#endif
-        case __NR_utimensat:
-                op->kind = OPERATION_TIMES;
-                op->times_format = TIMES_TIMESPEC;
-                op->times = args[2];
-                if (decode_at_flags((unsigned int) args[3], op) < 0)
-                        return -EINVAL;
-                if (args[1] == 0 && (int) args[0] != AT_FDCWD) {
-                        /* futimens(): flags must be 0 (do_utimes_fd()). */
-                        if (args[3] != 0)
-                                return -EINVAL;
-                        target_descriptor(op, (uint32_t) args[0]);
-                        return 0;
-                }
-                op->form = TARGET_PATH;
-                op->dirfd = (int) args[0];
-                op->path = args[1];
-                return 0;
-        case __NR_setxattr:
-        case __NR_lsetxattr:
-        case __NR_fsetxattr:
-                op->kind = OPERATION_SETXATTR;
-                if (nr == __NR_fsetxattr)
-                        target_descriptor(op, (uint32_t) args[0]);
-                else
-                        target_path(op, AT_FDCWD, args[0], nr == __NR_setxattr);
-                op->name = args[1];
-                op->value = args[2];
-                op->size = args[3];
-                op->xattr_flags = (int) args[4];
-                return 0;
-        case __NR_removexattr:
-        case __NR_lremovexattr:
-        case __NR_fremovexattr:
-                op->kind = OPERATION_REMOVEXATTR;
-                if (nr == __NR_fremovexattr)
-                        target_descriptor(op, (uint32_t) args[0]);
-                else
-                        target_path(op, AT_FDCWD, args[0], nr == __NR_removexattr);
-                op->name = args[1];
-                return 0;
-        case __NR_setxattrat:
-        case __NR_removexattrat:
-                op->kind = nr == __NR_setxattrat ? OPERATION_SETXATTR : OPERATION_REMOVEXATTR;
-                target_path(op, (int) args[0], args[1], true);
-                if (decode_at_flags((unsigned int) args[2], op) < 0)
-                        return -EINVAL;
-                op->name = args[3];
-                op->xattr_args = nr == __NR_setxattrat;
-                op->struct_argument = args[4];
-                op->struct_size = args[5];
-                return 0;
-        case __NR_file_setattr:
-                op->kind = OPERATION_FILE_SETATTR;
-                target_path(op, (int) args[0], args[1], true);
-                op->struct_argument = args[2];
-                op->struct_size = args[3];
-                if (op->struct_size > STRUCT_ARGUMENT_LIMIT)
-                        return -E2BIG;
-                if (op->struct_size < FILE_ATTR_SIZE_VER0)
-                        return -EINVAL;
-                return decode_at_flags((unsigned int) args[4], op);
-        case __NR_ioctl:
-                op->kind = OPERATION_IOCTL;
-                target_descriptor(op, (uint32_t) args[0]);
-                op->ioctl_command = (unsigned int) args[1];
-                op->ioctl_argument = args[2];
-                if (op->ioctl_command != DSH_FS_IOC_SETFLAGS && op->ioctl_command != DSH_FS_IOC32_SETFLAGS &&
-                    op->ioctl_command != DSH_FS_IOC_FSSETXATTR)
-                        return -EACCES;  /* the filter sends no other: refuse what cannot be decided */
-                return 0;
-        default:
-                return -EACCES;
-        }
 }
 
 /* ------------------------------------------------------- the command's memory -- */
@@ -668,13 +438,13 @@ static int copy_struct(call *c, uint64_t address, uint64_t size, void *known_str
         return 0;
 }
 
-static int copy_times(call *c, const operation *op, payload *p)
+static int copy_times(call *c, const dsh_metadata_request *op, payload *p)
 {
         p->times_now = op->times == 0;
         if (p->times_now)
                 return 0;
         switch (op->times_format) {
-        case TIMES_UTIMBUF: {
+        case DSH_METADATA_TIMES_UTIMBUF: {
                 struct {
                         int64_t actime, modtime;
                 } buffer;
@@ -686,7 +456,7 @@ static int copy_times(call *c, const operation *op, payload *p)
                 p->times[1] = (struct timespec) { buffer.modtime, 0 };
                 return 0;
         }
-        case TIMES_TIMEVAL: {
+        case DSH_METADATA_TIMES_TIMEVAL: {
                 struct {
                         int64_t seconds, microseconds;
                 } buffer[2];
@@ -701,33 +471,33 @@ static int copy_times(call *c, const operation *op, payload *p)
                 }
                 return 0;
         }
-        case TIMES_TIMESPEC:
+        case DSH_METADATA_TIMES_TIMESPEC:
                 /* The kernel checks the nanoseconds (UTIME_NOW, UTIME_OMIT) when it acts on the copy. */
                 return copy_exact(c, op->times, p->times, sizeof(p->times));
         }
         return -EINVAL;
 }
 
-/* Copies everything the operation needs besides its target. */
-static int copy_payload(call *c, operation *op, payload *p)
+/* Copies everything the dsh_metadata_request needs besides its target. */
+static int copy_payload(call *c, dsh_metadata_request *op, payload *p)
 {
         struct command_xattr_args xattr_args = { 0, 0, 0 };
         int result;
 
         switch (op->kind) {
-        case OPERATION_CHMOD:
-        case OPERATION_CHOWN:
+        case DSH_METADATA_CHMOD:
+        case DSH_METADATA_CHOWN:
                 return 0;
-        case OPERATION_TIMES:
+        case DSH_METADATA_TIMES:
                 return copy_times(c, op, p);
-        case OPERATION_SETXATTR:
-        case OPERATION_REMOVEXATTR:
+        case DSH_METADATA_SETXATTR:
+        case DSH_METADATA_REMOVEXATTR:
                 result = copy_string(c, op->name, p->name, sizeof(p->name), ERANGE);
                 if (result < 0)
                         return result;
                 if (p->name[0] == '\0')
                         return -ERANGE;
-                if (op->kind == OPERATION_REMOVEXATTR)
+                if (op->kind == DSH_METADATA_REMOVEXATTR)
                         return 0;
                 if (op->xattr_args) {
                         if (op->struct_size < XATTR_ARGS_SIZE_VER0)
@@ -745,9 +515,9 @@ static int copy_payload(call *c, operation *op, payload *p)
                         return -E2BIG;
                 p->value_size = (size_t) op->size;
                 return p->value_size ? copy_exact(c, op->value, c->supervisor->value_buffer, p->value_size) : 0;
-        case OPERATION_FILE_SETATTR:
+        case DSH_METADATA_FILE_SETATTR:
                 return copy_struct(c, op->struct_argument, op->struct_size, &p->file_attr, sizeof(p->file_attr));
-        case OPERATION_IOCTL:
+        case DSH_METADATA_IOCTL:
                 /* FS_IOC_SETFLAGS takes an int whatever its number says (get_user(int) in the kernel). */
                 p->ioctl_size = op->ioctl_command == DSH_FS_IOC_FSSETXATTR ? 28 : sizeof(int);
                 return copy_exact(c, op->ioctl_argument, &p->ioctl_buffer, p->ioctl_size);
@@ -883,30 +653,6 @@ static int acquire_descriptor(call *c, int command_fd, bool real_file)
         return fd == -ENOENT ? -EBADF : (int) fd;
 }
 
-/* "/proc/self/fd/N" or "/proc/thread-self/fd/N" exactly: `*fd` is N. */
-static bool is_own_descriptor_path(const char *path, int *fd)
-{
-        static const char *const prefixes[] = { "/proc/self/fd/", "/proc/thread-self/fd/" };
-
-        for (size_t i = 0; i < 2; i++) {
-                size_t length = strlen(prefixes[i]);
-                const char *digits = path + length;
-                long value = 0;
-
-                /* As procfs reads a number: digits only, no leading zero. */
-                if (strncmp(path, prefixes[i], length) != 0 || !digits[0] || strlen(digits) > 10 ||
-                    strspn(digits, "0123456789") != strlen(digits) || (digits[0] == '0' && digits[1]))
-                        continue;
-                for (const char *digit = digits; *digit; digit++)
-                        value = value * 10 + (*digit - '0');
-                if (value > INT_MAX)
-                        return false;
-                *fd = (int) value;
-                return true;
-        }
-        return false;
-}
-
 /*
  * Opens the call's target in `*fd`, O_PATH (or the command's own open file
  * for a descriptor form), without following a magic link anywhere: a path
@@ -916,18 +662,18 @@ static bool is_own_descriptor_path(const char *path, int *fd)
  * follows it.  `*form` says how the target was named in the end.  Returns 0
  * or the negative errno to answer.
  */
-static int open_target(call *c, const operation *op, target_form *form, int *fd)
+static int open_target(call *c, const dsh_metadata_request *op, dsh_metadata_target *form, int *fd)
 {
         char path[PATH_MAX];
         uint64_t resolve = RESOLVE_NO_MAGICLINKS;
         int base, result, own_fd;
 
         *form = op->form;
-        if (op->form == TARGET_DESCRIPTOR) {
-                *fd = acquire_descriptor(c, op->dirfd, op->kind == OPERATION_IOCTL);
+        if (op->form == DSH_METADATA_TARGET_DESCRIPTOR) {
+                *fd = acquire_descriptor(c, op->dirfd, op->kind == DSH_METADATA_IOCTL);
                 /* Reopened O_PATH through /proc: not the command's open file, acted on as a path is. */
-                if (*fd >= 0 && c->reopened && op->kind != OPERATION_IOCTL)
-                        *form = TARGET_PATH;
+                if (*fd >= 0 && c->reopened && op->kind != DSH_METADATA_IOCTL)
+                        *form = DSH_METADATA_TARGET_PATH;
                 return *fd < 0 ? *fd : 0;
         }
         /* A NULL path with AT_EMPTY_PATH is an empty one (getname_maybe_null() in the kernel). */
@@ -938,11 +684,11 @@ static int open_target(call *c, const operation *op, target_form *form, int *fd)
         if (path[0] == '\0') {
                 if (!op->empty_path_allowed)
                         return -ENOENT;
-                *form = TARGET_EMPTY_PATH;
+                *form = DSH_METADATA_TARGET_EMPTY_PATH;
                 *fd = op->dirfd == AT_FDCWD ? open_thread_entry(c, "cwd", O_PATH) : acquire_descriptor(c, op->dirfd,
                                                                                                         false);
                 if (*fd >= 0 && op->dirfd != AT_FDCWD && c->reopened)
-                        *form = TARGET_PATH;  /* as above: no longer the command's own open file */
+                        *form = DSH_METADATA_TARGET_PATH;  /* as above: no longer the command's own open file */
                 return *fd < 0 ? *fd : 0;
         }
         /*
@@ -950,7 +696,7 @@ static int open_target(call *c, const operation *op, target_form *form, int *fd)
          * kernel would do with it: its descriptor N (glibc's fchmodat() with
          * AT_SYMLINK_NOFOLLOW goes this way).  Any other magic link is refused.
          */
-        if (op->follow && is_own_descriptor_path(path, &own_fd)) {
+        if (op->follow && dsh_metadata_own_descriptor_path(path, &own_fd)) {
                 *fd = acquire_descriptor(c, own_fd, false);
                 return *fd < 0 ? *fd : 0;
         }
@@ -1127,12 +873,12 @@ static void own_descriptor_path(int fd, char *path, size_t size)
         snprintf(path, size, "/proc/thread-self/fd/%d", fd);
 }
 
-static int act_chmod(int fd, target_form form, const operation *op, const struct stat *target)
+static int act_chmod(int fd, dsh_metadata_target form, const dsh_metadata_request *op, const struct stat *target)
 {
         char path[64];
         long result;
 
-        if (form == TARGET_DESCRIPTOR)
+        if (form == DSH_METADATA_TARGET_DESCRIPTOR)
                 return result_of(fchmod(fd, op->mode));
         result = syscall(__NR_fchmodat2, fd, "", op->mode, AT_EMPTY_PATH | (op->follow ? 0 : AT_SYMLINK_NOFOLLOW));
         if (result == 0 || errno != ENOSYS)
@@ -1144,18 +890,18 @@ static int act_chmod(int fd, target_form form, const operation *op, const struct
         return result_of(chmod(path, op->mode));
 }
 
-static int act_chown(int fd, target_form form, const operation *op)
+static int act_chown(int fd, dsh_metadata_target form, const dsh_metadata_request *op)
 {
-        if (form == TARGET_DESCRIPTOR)
+        if (form == DSH_METADATA_TARGET_DESCRIPTOR)
                 return result_of(fchown(fd, op->uid, op->gid));
         return result_of(fchownat(fd, "", op->uid, op->gid, AT_EMPTY_PATH | (op->follow ? 0 : AT_SYMLINK_NOFOLLOW)));
 }
 
-static int act_times(int fd, target_form form, const operation *op, const payload *p)
+static int act_times(int fd, dsh_metadata_target form, const dsh_metadata_request *op, const payload *p)
 {
         const struct timespec *times = p->times_now ? NULL : p->times;
 
-        if (form == TARGET_DESCRIPTOR)
+        if (form == DSH_METADATA_TARGET_DESCRIPTOR)
                 return result_of(futimens(fd, times));
         return result_of(utimensat(fd, "", times, AT_EMPTY_PATH | (op->follow ? 0 : AT_SYMLINK_NOFOLLOW)));
 }
@@ -1168,15 +914,15 @@ static int act_times(int fd, target_form form, const operation *op, const payloa
  * with them.  A symlink cannot carry them for a process without capability
  * (user.* is refused on symlinks): answered without acting.
  */
-static int act_setxattr(dsh_metadata_supervisor *supervisor, int fd, target_form form, const operation *op,
+static int act_setxattr(dsh_metadata_supervisor *supervisor, int fd, dsh_metadata_target form, const dsh_metadata_request *op,
                         const payload *p, const struct stat *target)
 {
         const void *value = p->value_size ? supervisor->value_buffer : NULL;
         char path[64];
 
-        if (form == TARGET_DESCRIPTOR)
+        if (form == DSH_METADATA_TARGET_DESCRIPTOR)
                 return result_of(fsetxattr(fd, p->name, value, p->value_size, op->xattr_flags));
-        if (form == TARGET_EMPTY_PATH) {
+        if (form == DSH_METADATA_TARGET_EMPTY_PATH) {
                 struct command_xattr_args args = { (uint64_t) (uintptr_t) value, (uint32_t) p->value_size,
                                                    (uint32_t) op->xattr_flags };
 
@@ -1191,14 +937,14 @@ static int act_setxattr(dsh_metadata_supervisor *supervisor, int fd, target_form
         return result_of(setxattr(path, p->name, value, p->value_size, op->xattr_flags));
 }
 
-static int act_removexattr(int fd, target_form form, const operation *op, const payload *p,
+static int act_removexattr(int fd, dsh_metadata_target form, const dsh_metadata_request *op, const payload *p,
                            const struct stat *target)
 {
         char path[64];
 
-        if (form == TARGET_DESCRIPTOR)
+        if (form == DSH_METADATA_TARGET_DESCRIPTOR)
                 return result_of(fremovexattr(fd, p->name));
-        if (form == TARGET_EMPTY_PATH)
+        if (form == DSH_METADATA_TARGET_EMPTY_PATH)
                 return result_of(syscall(__NR_removexattrat, fd, "",
                                          AT_EMPTY_PATH | (op->follow ? 0 : AT_SYMLINK_NOFOLLOW), p->name));
         if (S_ISLNK(target->st_mode))
@@ -1207,12 +953,12 @@ static int act_removexattr(int fd, target_form form, const operation *op, const 
         return result_of(removexattr(path, p->name));
 }
 
-static int act_file_setattr(int fd, target_form form, const operation *op, const payload *p,
+static int act_file_setattr(int fd, dsh_metadata_target form, const dsh_metadata_request *op, const payload *p,
                             const struct stat *target)
 {
         char path[64];
 
-        if (form == TARGET_EMPTY_PATH)
+        if (form == DSH_METADATA_TARGET_EMPTY_PATH)
                 return result_of(syscall(__NR_file_setattr, fd, "", &p->file_attr, sizeof(p->file_attr),
                                          AT_EMPTY_PATH | (op->follow ? 0 : AT_SYMLINK_NOFOLLOW)));
         if (S_ISLNK(target->st_mode))
@@ -1221,23 +967,23 @@ static int act_file_setattr(int fd, target_form form, const operation *op, const
         return result_of(syscall(__NR_file_setattr, AT_FDCWD, path, &p->file_attr, sizeof(p->file_attr), 0));
 }
 
-static int act(dsh_metadata_supervisor *supervisor, int fd, target_form form, const operation *op, payload *p,
+static int act(dsh_metadata_supervisor *supervisor, int fd, dsh_metadata_target form, const dsh_metadata_request *op, payload *p,
                const struct stat *target)
 {
         switch (op->kind) {
-        case OPERATION_CHMOD:
+        case DSH_METADATA_CHMOD:
                 return act_chmod(fd, form, op, target);
-        case OPERATION_CHOWN:
+        case DSH_METADATA_CHOWN:
                 return act_chown(fd, form, op);
-        case OPERATION_TIMES:
+        case DSH_METADATA_TIMES:
                 return act_times(fd, form, op, p);
-        case OPERATION_SETXATTR:
+        case DSH_METADATA_SETXATTR:
                 return act_setxattr(supervisor, fd, form, op, p, target);
-        case OPERATION_REMOVEXATTR:
+        case DSH_METADATA_REMOVEXATTR:
                 return act_removexattr(fd, form, op, p, target);
-        case OPERATION_FILE_SETATTR:
+        case DSH_METADATA_FILE_SETATTR:
                 return act_file_setattr(fd, form, op, p, target);
-        case OPERATION_IOCTL:
+        case DSH_METADATA_IOCTL:
                 return result_of(ioctl(fd, (unsigned long) op->ioctl_command, &p->ioctl_buffer));
         }
         return -EACCES;
@@ -1262,16 +1008,16 @@ static void respond(const call *c, int error)
  */
 static int handle_call(call *c, const struct seccomp_notif *request)
 {
-        operation op;
+        dsh_metadata_request op;
         payload p;
-        target_form form;
+        dsh_metadata_target form;
         struct stat status;
         uint64_t args[6];
         int target = -1, result;
 
         for (int i = 0; i < 6; i++)
                 args[i] = request->data.args[i];
-        result = decode(request->data.nr, args, &op);
+        result = dsh_metadata_request_decode(request->data.nr, args, &op);
         if (result == 0) {
                 if (!find_thread_pidfd(c))
                         return 0;  /* the thread is gone: the tid may already name another */

@@ -207,6 +207,8 @@ static int set_dialect(dsh_confined_argv *out, dsh_enforcement enforcement, dsh_
 /* The first of `held_back` that is one of the sandbox's own files (the provider's protected paths), or NULL. */
 static const char *own_file_among(const dsh_provider *provider, char *const *held_back)
 {
+        if (!held_back)
+                return NULL;
         for (char *const *given = provider->protected_paths; given && *given; given++) {
                 dsh_autofree char *canonical = dsh_path_canonical(*given);
 

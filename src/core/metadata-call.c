@@ -169,6 +169,7 @@ int dsh_metadata_request_decode(int nr, const uint64_t *args, dsh_metadata_reque
                 if (decode_at_flags((unsigned int) args[2], op) < 0)
                         return -EINVAL;
                 op->name = args[3];
+                op->null_path_empty = op->empty_path_allowed;
                 op->xattr_args = nr == __NR_setxattrat;
                 op->struct_argument = args[4];
                 op->struct_size = args[5];
@@ -182,7 +183,10 @@ int dsh_metadata_request_decode(int nr, const uint64_t *args, dsh_metadata_reque
                         return -E2BIG;
                 if (op->struct_size < FILE_ATTR_SIZE_VER0)
                         return -EINVAL;
-                return decode_at_flags((unsigned int) args[4], op);
+                if (decode_at_flags((unsigned int) args[4], op) < 0)
+                        return -EINVAL;
+                op->null_path_empty = op->empty_path_allowed;
+                return 0;
         case __NR_ioctl:
                 op->kind = DSH_METADATA_IOCTL;
                 target_descriptor(op, (uint32_t) args[0]);

@@ -45,6 +45,7 @@ typedef struct dsh_metadata_request {
         uint64_t path;                  /* DSH_METADATA_TARGET_PATH: the address of the path */
         bool follow;                    /* follow a trailing symlink */
         bool empty_path_allowed;        /* AT_EMPTY_PATH: an empty path names `dirfd` itself */
+        bool null_path_empty;           /* and so does a NULL one (the *xattrat calls, file_setattr) */
         mode_t mode;
         uid_t uid;
         gid_t gid;

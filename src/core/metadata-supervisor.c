@@ -676,8 +676,8 @@ static int open_target(call *c, const dsh_metadata_request *op, dsh_metadata_tar
                         *form = DSH_METADATA_TARGET_PATH;
                 return *fd < 0 ? *fd : 0;
         }
-        /* A NULL path with AT_EMPTY_PATH is an empty one (getname_maybe_null() in the kernel). */
-        if (op->path == 0 && op->empty_path_allowed)
+        /* A NULL path with AT_EMPTY_PATH is an empty one where the kernel says so (getname_maybe_null()). */
+        if (op->path == 0 && op->null_path_empty)
                 path[0] = '\0';
         else if ((result = copy_string(c, op->path, path, sizeof(path), ENAMETOOLONG)) < 0)
                 return result;

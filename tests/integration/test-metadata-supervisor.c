@@ -742,6 +742,7 @@ static void test_host_without_process_vm_readv_is_refused(void **state)
                                           scratch.workspace, "--", "touch", marker, NULL };
         const char *read_only[] = { refuse_exec_path(), "process_vm_readv", test_dsh_sandbox_path(), "run",
                                     "--backend", "landlock", "--mode", "read-only", "--", "true", NULL };
+        const char *probe[] = { refuse_exec_path(), "process_vm_readv", test_dsh_sandbox_path(), "probe", NULL };
         test_process_result result;
 
         (void) state;
@@ -754,6 +755,11 @@ static void test_host_without_process_vm_readv_is_refused(void **state)
         test_process_result_clear(&result);
         test_run(read_only, NULL, &result);
         assert_int_equal(result.exit_code, 0);
+        test_process_result_clear(&result);
+        /* probe says so before any call: a partial reason of the Landlock backend. */
+        test_run(probe, NULL, &result);
+        assert_int_equal(result.exit_code, 0);
+        assert_true(test_contains(result.stdout_text, "partial: process_vm_readv() is refused on this host"));
         test_process_result_clear(&result);
         free(marker);
 }

@@ -243,14 +243,14 @@ static int send_fd(int socket_fd, int fd)
 size_t dsh_metadata_filter_program(dsh_metadata_policy policy, bool terminal_rule, struct sock_filter *program,
                                    size_t capacity)
 {
+        const uint32_t action = policy == DSH_METADATA_SUPERVISE ? SECCOMP_RET_USER_NOTIF
+                                                                 : SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA);
         struct sock_filter built[PROGRAM_CAPACITY];
         size_t length;
 
         if (policy != DSH_METADATA_DENY && policy != DSH_METADATA_SUPERVISE)
                 return 0;
-        length = build_program(built, policy == DSH_METADATA_SUPERVISE ? SECCOMP_RET_USER_NOTIF
-                                                                         : SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA),
-                               terminal_rule);
+        length = build_program(built, action, terminal_rule);
         if (length == 0 || length > capacity)
                 return 0;
         memcpy(program, built, length * sizeof(*built));

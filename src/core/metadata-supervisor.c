@@ -68,7 +68,6 @@ struct command_file_attr {
 };
 
 #define XATTR_ARGS_SIZE_VER0 16
-#define FILE_ATTR_SIZE_VER0 24
 /* copy_struct_from_user()'s bound on a struct argument: the kernel refuses anything larger with E2BIG. */
 #define STRUCT_ARGUMENT_LIMIT 4096
 
@@ -519,7 +518,8 @@ static int copy_payload(call *c, dsh_metadata_request *op, payload *p)
                 return copy_struct(c, op->struct_argument, op->struct_size, &p->file_attr, sizeof(p->file_attr));
         case DSH_METADATA_IOCTL:
                 /* FS_IOC_SETFLAGS takes an int whatever its number says (get_user(int) in the kernel). */
-                p->ioctl_size = op->ioctl_command == DSH_FS_IOC_FSSETXATTR ? 28 : sizeof(int);
+                p->ioctl_size = op->ioctl_command == DSH_FS_IOC_FSSETXATTR ? sizeof(p->ioctl_buffer.fsxattr)
+                                                                            : sizeof(int);
                 return copy_exact(c, op->ioctl_argument, &p->ioctl_buffer, p->ioctl_size);
         }
         return -EINVAL;
@@ -789,7 +789,8 @@ static bool refresh_root_names(dsh_metadata_supervisor *supervisor)
                 struct supervised_root *root = &supervisor->roots[i];
                 char name[PATH_MAX];
 
-                if (descriptor_name(root->fd, name, sizeof(name)) < 0 || name[0] != '/' || strcmp(name, root->path) == 0)
+                if (descriptor_name(root->fd, name, sizeof(name)) < 0 || name[0] != '/' ||
+                    strcmp(name, root->path) == 0)
                         continue;
                 memcpy(root->path, name, strlen(name) + 1);
                 root->length = strlen(name);
@@ -914,8 +915,8 @@ static int act_times(int fd, dsh_metadata_target form, const dsh_metadata_reques
  * with them.  A symlink cannot carry them for a process without capability
  * (user.* is refused on symlinks): answered without acting.
  */
-static int act_setxattr(dsh_metadata_supervisor *supervisor, int fd, dsh_metadata_target form, const dsh_metadata_request *op,
-                        const payload *p, const struct stat *target)
+static int act_setxattr(dsh_metadata_supervisor *supervisor, int fd, dsh_metadata_target form,
+                        const dsh_metadata_request *op, const payload *p, const struct stat *target)
 {
         const void *value = p->value_size ? supervisor->value_buffer : NULL;
         char path[64];
@@ -928,8 +929,9 @@ static int act_setxattr(dsh_metadata_supervisor *supervisor, int fd, dsh_metadat
 
                 if (!op->xattr_args)  /* the setxattr() family has no AT_EMPTY_PATH: cannot be here */
                         return -ENOENT;
-                return result_of(syscall(__NR_setxattrat, fd, "", AT_EMPTY_PATH | (op->follow ? 0 : AT_SYMLINK_NOFOLLOW),
-                                         p->name, &args, sizeof(args)));
+                return result_of(syscall(__NR_setxattrat, fd, "",
+                                         AT_EMPTY_PATH | (op->follow ? 0 : AT_SYMLINK_NOFOLLOW), p->name, &args,
+                                         sizeof(args)));
         }
         if (S_ISLNK(target->st_mode))
                 return -EPERM;
@@ -967,8 +969,8 @@ static int act_file_setattr(int fd, dsh_metadata_target form, const dsh_metadata
         return result_of(syscall(__NR_file_setattr, AT_FDCWD, path, &p->file_attr, sizeof(p->file_attr), 0));
 }
 
-static int act(dsh_metadata_supervisor *supervisor, int fd, dsh_metadata_target form, const dsh_metadata_request *op, payload *p,
-               const struct stat *target)
+static int act(dsh_metadata_supervisor *supervisor, int fd, dsh_metadata_target form, const dsh_metadata_request *op,
+               payload *p, const struct stat *target)
 {
         switch (op->kind) {
         case DSH_METADATA_CHMOD:

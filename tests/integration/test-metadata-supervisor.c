@@ -362,7 +362,8 @@ static void check_variants(front_end front)
                                front_end_names[front], names[i], in_errno ? in_errno : "?", before_in[i], after_in);
                         failures++;
                 }
-                if (!skip && (!out_errno || strcmp(out_errno, "EACCES") != 0 || strcmp(before_out[i], after_out) != 0)) {
+                if (!skip &&
+                    (!out_errno || strcmp(out_errno, "EACCES") != 0 || strcmp(before_out[i], after_out) != 0)) {
                         printf("# MISMATCH %s | %s | outside: expected refused (EACCES), got errno=%s, %s -> %s\n",
                                front_end_names[front], names[i], out_errno ? out_errno : "?", before_out[i], after_out);
                         failures++;
@@ -513,7 +514,8 @@ static void test_thread_with_its_own_cwd(void **state)
 {
         char *inside = test_path_join(scratch.workspace, "f");
         char *outside = test_path_join(scratch.outside, "f");
-        const char *into_workspace[] = { probe_path(), "thread-cwd", scratch.outside, scratch.workspace, "f", "600", NULL };
+        const char *into_workspace[] = { probe_path(), "thread-cwd", scratch.outside, scratch.workspace, "f", "600",
+                                         NULL };
         const char *out_of_it[] = { probe_path(), "thread-cwd", scratch.workspace, scratch.outside, "f", "600", NULL };
         char *outside_before, *inside_after;
         test_process_result result;

@@ -167,7 +167,8 @@ static void test_deny_filter_on_the_kernel(void **state)
         if (pid == 0) {
                 int failures = 0;
 
-                if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || dsh_install_metadata_filter(DSH_METADATA_DENY, -1, true) < 0)
+                if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+                    dsh_install_metadata_filter(DSH_METADATA_DENY, -1, true) < 0)
                         _exit(100);
                 /* Arguments the kernel would reject (a missing file, a bad fd): only the filter answers EPERM. */
                 failures += chmod("/nonexistent", 0) == 0 || errno != EPERM;

@@ -60,5 +60,6 @@ int cli_command_confine(int argc, char **argv);
 int cli_command_probe(int argc, char **argv);
 int cli_command_session(int argc, char **argv);
 int cli_command_policy(int argc, char **argv);
+int cli_command_fs(int argc, char **argv);
 
 #endif

@@ -18,6 +18,7 @@ static const struct subcommand subcommands[] = {
         { "probe", cli_command_probe, "report which sandbox backends work on this host" },
         { "session", cli_command_session, "create, switch and inspect durable sessions" },
         { "policy", cli_command_policy, "resolve the execution policy; print the runtime context" },
+        { "fs", cli_command_fs, "write, edit, create, remove, move and read files under the same policy" },
 };
 
 #define SUBCOMMAND_COUNT (sizeof(subcommands) / sizeof(subcommands[0]))

@@ -27,6 +27,9 @@ const char cli_policy_options_help[] =
 /* --version has no short form: -V and -v mean other things to other tools, and no script types it. */
 enum { OPTION_VERSION = 0x100 };
 
+/* The key of a shared option without its short form (cli_command_line.policy_long_only): its letter, tagged. */
+#define LONG_ONLY_SHARED 0x1000
+
 /* The one table of the shared options: every subcommand takes the ones its policy_options names. */
 static const struct shared_option {
         unsigned bit;
@@ -105,9 +108,15 @@ static struct option *build_table(const cli_command_line *line, char **optstring
         }
         optstring[0] = line->operands_anywhere ? '-' : '+';
         optstring[1] = ':';
-        for (size_t i = 0; i < COUNT(shared_options); i++)
-                if (line->policy_options & shared_options[i].bit)
-                        add_option(table, &count, optstring, &shared_options[i].option);
+        for (size_t i = 0; i < COUNT(shared_options); i++) {
+                struct option option = shared_options[i].option;
+
+                if (!(line->policy_options & shared_options[i].bit))
+                        continue;
+                if (line->policy_long_only & shared_options[i].bit)
+                        option.val |= LONG_ONLY_SHARED;
+                add_option(table, &count, optstring, &option);
+        }
         for (size_t i = 0; i < COUNT(help_and_version); i++)
                 add_option(table, &count, optstring, &help_and_version[i]);
         for (size_t i = 0; i < own; i++)
@@ -232,6 +241,16 @@ static int check_spelt_out(const cli_command_line *line, char *const *argv, int 
                                 argument, option->name);
 }
 
+/* True when `key` is the letter of a shared option that gave it up to the subcommand's own option. */
+static bool gave_up_letter(const cli_command_line *line, int key)
+{
+        for (size_t i = 0; i < COUNT(shared_options); i++)
+                if ((line->policy_options & line->policy_long_only & shared_options[i].bit) &&
+                    shared_options[i].option.val == key)
+                        return true;
+        return false;
+}
+
 /* One option getopt_long accepted: help, version, a shared one or the subcommand's own. */
 static int handle_option(const cli_command_line *line, char *const *argv, int element, int key, const char *value,
                          cli_policy_options *policy)
@@ -239,6 +258,10 @@ static int handle_option(const cli_command_line *line, char *const *argv, int el
         char name[64];
         int result;
 
+        if (key & LONG_ONLY_SHARED)
+                key &= ~LONG_ONLY_SHARED;
+        else if (gave_up_letter(line, key))
+                return line->own_option ? line->own_option(key, value, line->data) : 0;
         if (key == 'h') {
                 fputs(line->help, stdout);
                 if (line->policy_options == CLI_POLICY_ALL)
@@ -249,8 +272,9 @@ static int handle_option(const cli_command_line *line, char *const *argv, int el
                 cli_print_version();
                 return -1;
         }
-        /* Every value names something (a mode, a directory, an id): an empty one is always a mistake. */
-        if (value && value[0] == '\0' && key != CLI_OPTION_OPERAND) {
+        /* Every value names something (a mode, a directory, an id): an empty one is a mistake, but for a text. */
+        if (value && value[0] == '\0' && key != CLI_OPTION_OPERAND &&
+            !(line->own_values_may_be_empty && key >= CLI_OPTION_OWN)) {
                 typed_name(argv, element, key, name, sizeof(name));
                 return line_usage_error(line, "%s requires a non-empty value", name);
         }

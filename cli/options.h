@@ -70,6 +70,19 @@ typedef struct cli_command_line {
          * --json`); every operand goes to own_option, `--` included.
          */
         bool operands_anywhere;
+        /*
+         * false (the default): an empty value is refused for every option.
+         * true: the subcommand's own long-only options (keys from
+         * CLI_OPTION_OWN) may have an empty value (`fs edit --new ''`
+         * deletes the old text).
+         */
+        bool own_values_may_be_empty;
+        /*
+         * Shared options (CLI_POLICY_*) that keep their long form but lose
+         * their short one here, whose letter the subcommand uses for its own
+         * option (`fs rm -r` is --recursive; --root is spelt out there).
+         */
+        unsigned policy_long_only;
 } cli_command_line;
 
 /*

@@ -87,6 +87,13 @@ int cli_exit_status_for_error(const dsh_error *error)
         case DSH_ERROR_SYSTEM:
                 return CLI_EXIT_SANDBOX;
         case DSH_ERROR_FS_SANDBOX_DENIED:
+        case DSH_ERROR_FS_NOT_FOUND:
+        case DSH_ERROR_FS_NOT_A_DIRECTORY:
+        case DSH_ERROR_FS_IS_A_DIRECTORY:
+        case DSH_ERROR_FS_ALREADY_EXISTS:
+        case DSH_ERROR_FS_NOT_EMPTY:
+        case DSH_ERROR_FS_TEXT_NOT_FOUND:
+        case DSH_ERROR_FS_TEXT_NOT_UNIQUE:
         case DSH_ERROR_INVARIANT:
                 return CLI_EXIT_FAILURE;
         }

@@ -6,6 +6,8 @@
 _dsh_sandbox_modes="read-only workspace-write danger-full-access"
 _dsh_sandbox_backends="auto bwrap landlock"
 _dsh_sandbox_policy_options="-m --mode -r --root -w --allow-write -s --session -b --backend -c --config"
+# `fs` takes no backend, and in `fs rm` the letter -r is --recursive's (--root is spelt out there).
+_dsh_sandbox_fs_options="-m --mode --root -w --allow-write -s --session -c --config --json -h --help"
 
 # The session ids the store holds, as the completed command itself lists them (first column).
 _dsh_sandbox_session_ids()
@@ -71,7 +73,7 @@ _dsh_sandbox()
                 mapfile -t COMPREPLY < <(compgen -W "-h --help --version" -- "$cur")
                 return
         elif [[ $COMP_CWORD -eq 1 ]]; then
-                mapfile -t COMPREPLY < <(compgen -W "run confine probe session policy" -- "$cur")
+                mapfile -t COMPREPLY < <(compgen -W "run confine probe session policy fs" -- "$cur")
                 return
         fi
 
@@ -80,7 +82,7 @@ _dsh_sandbox()
                 options="$_dsh_sandbox_policy_options -h --help --" ;;
         probe)
                 options="--json -c --config -b --backend -h --help" ;;
-        session | policy)
+        session | policy | fs)
                 action=${COMP_WORDS[2]}
                 first=3
                 if [[ $COMP_CWORD -eq 2 ]]; then
@@ -88,6 +90,8 @@ _dsh_sandbox()
                                 mapfile -t COMPREPLY < <(compgen -W "-h --help" -- "$cur")
                         elif [[ $command == session ]]; then
                                 mapfile -t COMPREPLY < <(compgen -W "new mode show list" -- "$cur")
+                        elif [[ $command == fs ]]; then
+                                mapfile -t COMPREPLY < <(compgen -W "write edit mkdir rm mv read" -- "$cur")
                         else
                                 mapfile -t COMPREPLY < <(compgen -W "resolve context" -- "$cur")
                         fi
@@ -100,6 +104,12 @@ _dsh_sandbox()
                 session/mode) options="-h --help" ;;
                 policy/resolve) options="$_dsh_sandbox_policy_options --json -h --help" ;;
                 policy/context) options="-s --session -c --config -h --help" ;;
+                fs/write) options="$_dsh_sandbox_fs_options -r --create-only" ;;
+                fs/edit) options="$_dsh_sandbox_fs_options -r --old --new --all" ;;
+                fs/mkdir) options="$_dsh_sandbox_fs_options -r -p --parents" ;;
+                fs/rm) options="$_dsh_sandbox_fs_options -r --recursive" ;;
+                fs/mv) options="$_dsh_sandbox_fs_options -r --no-replace" ;;
+                fs/read) options="$_dsh_sandbox_fs_options -r" ;;
                 *) return ;;
                 esac ;;
         *)
@@ -116,10 +126,12 @@ _dsh_sandbox()
                 elif [[ $word == "--" && ($command == run || $command == confine) ]]; then
                         _dsh_sandbox_program $((i + 1)) "$cur"
                         return
+                elif [[ $word == -r && $command/$action == fs/rm ]]; then
+                        :  # --recursive, no value
                 elif [[ $word == -* ]]; then
                         case $word in
                         -m | --mode | -r | --root | -w | --allow-write | -s | --session | -b | --backend | \
-                                -c | --config | --cwd | --parent)
+                                -c | --config | --cwd | --parent | --old | --new)
                                 [[ ${COMP_WORDS[i + 1]} != "=" ]] && ((i++)) ;;
                         esac
                 elif [[ $command == run || $command == confine ]]; then
@@ -130,6 +142,7 @@ _dsh_sandbox()
                 fi
         done
 
+        [[ $option == -r && $command/$action == fs/rm ]] && option=
         [[ $option ]] && _dsh_sandbox_option_value "$option" "$cur" "$program" && return
         if [[ $cur == -* ]]; then
                 mapfile -t COMPREPLY < <(compgen -W "$options" -- "$cur")
@@ -147,6 +160,9 @@ _dsh_sandbox()
         session/show)
                 ((positionals == 0)) &&
                         mapfile -t COMPREPLY < <(compgen -W "$(_dsh_sandbox_session_ids "$program")" -- "$cur") ;;
+        fs/*)
+                compopt -o filenames 2>/dev/null
+                mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;
         *)
                 mapfile -t COMPREPLY < <(compgen -W "$options" -- "$cur") ;;
         esac

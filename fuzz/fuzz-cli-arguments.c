@@ -6,7 +6,9 @@
  * cli_parse_policy_and_command() as `run` and `confine` call it; every
  * policy option plus --json with no operand, as `probe` and `policy
  * resolve`; only --session and --config, as `policy context`; and operands
- * between the options, as `session show`.  Beyond memory errors and UB it
+ * between the options, as `session show`; and the shape of `fs rm` and `fs
+ * edit` (operands anywhere, --root without its short form, whose letter is
+ * --recursive's, texts that may be empty).  Beyond memory errors and UB it
  * checks what the callers rely on: the result is one of the documented
  * ones; every value stored is a non-empty piece of argv; an option the
  * shape does not take is never stored; the command starts inside argv, and
@@ -117,6 +119,75 @@ static void parse_line(int argc, char **argv, unsigned taken, const struct optio
         cli_policy_options_clear(&options);
 }
 
+enum { FUZZ_OPTION_OLD = CLI_OPTION_OWN, FUZZ_OPTION_NEW };
+
+struct fs_handed {
+        char *const *argv;
+        int recursive;
+};
+
+/* `fs`: -r is --recursive (never --root), texts may be empty but are pieces of argv, operands are argv elements. */
+static int hand_over_fs(int key, const char *value, void *data)
+{
+        struct fs_handed *handed = data;
+
+        if (key == CLI_OPTION_OPERAND) {
+                int found = 0;
+
+                for (char *const *argument = handed->argv; *argument; argument++)
+                        found |= *argument == value;
+                FUZZ_CHECK(found);
+        } else if (key == 'r') {
+                FUZZ_CHECK(!value);
+                handed->recursive++;
+        } else if (key == FUZZ_OPTION_OLD || key == FUZZ_OPTION_NEW) {
+                FUZZ_CHECK(value && fuzz_argv_contains(handed->argv, value));
+        } else {
+                FUZZ_CHECK(key == CLI_OPTION_JSON && !value);
+        }
+        return 0;
+}
+
+static void parse_fs_line(int argc, char **argv)
+{
+        static const struct option own[] = {
+                { "recursive", no_argument, NULL, 'r' },
+                { "old", required_argument, NULL, FUZZ_OPTION_OLD },
+                { "new", required_argument, NULL, FUZZ_OPTION_NEW },
+                { "json", no_argument, NULL, CLI_OPTION_JSON },
+                { NULL, 0, NULL, 0 },
+        };
+        const unsigned taken = CLI_POLICY_ALL & ~CLI_POLICY_BACKEND;
+        cli_policy_options options = CLI_POLICY_OPTIONS_INIT;
+        struct fs_handed handed = { argv, 0 };
+        const cli_command_line line = {
+                .name = "fs rm",
+                .help = "",
+                .policy_options = taken,
+                .own_options = own,
+                .own_option = hand_over_fs,
+                .data = &handed,
+                .operands_anywhere = 1,
+                .own_values_may_be_empty = 1,
+                .policy_long_only = CLI_POLICY_ROOT,
+        };
+        int operands = -1;
+        int result = cli_options_parse(&line, argc, argv, &options, &operands);
+
+        FUZZ_CHECK(result == 0 || result == -1 || result == CLI_EXIT_USAGE);
+        FUZZ_CHECK(result != 0 || operands == argc);
+        /* --root only by its long name: some argument spells it out. */
+        if (options.root) {
+                int spelled = 0;
+
+                for (char *const *argument = argv; *argument; argument++)
+                        spelled |= strncmp(*argument, "--root", 6) == 0;
+                FUZZ_CHECK(spelled);
+        }
+        check_options(argv, &options, taken);
+        cli_policy_options_clear(&options);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
         (void) argc;
@@ -133,6 +204,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         parse_line(argc, argv, CLI_POLICY_ALL, cli_json_option, 0);
         parse_line(argc, argv, CLI_POLICY_SESSION | CLI_POLICY_CONFIG, NULL, 0);
         parse_line(argc, argv, CLI_POLICY_CONFIG, cli_json_option, 1);
+        parse_fs_line(argc, argv);
         fuzz_argv_free(argv);
         return 0;
 }

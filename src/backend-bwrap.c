@@ -3,38 +3,45 @@
  * The bwrap (bubblewrap) backend.
  *
  * Profile (docs/backends.md: the upstream one, then what we add):
- *   bwrap --ro-bind / / --dev /dev --unshare-pid --proc /proc --die-with-parent
- *         --new-session --cap-drop ALL [--tmpfs /tmp --bind WS WS [--bind ROOT ROOT]...]
- *         [--json-status-fd N] -- ARGV...
+ *   bwrap --ro-bind / / --dev /dev --unshare-pid --unshare-ipc --proc /proc
+ *         [--ro-bind-try /proc/KNOB /proc/KNOB]... --die-with-parent --new-session
+ *         --cap-drop ALL --cap-add CAP_SETPCAP
+ *         [--tmpfs /tmp --bind-fd FD WS [--bind-fd FD ROOT]... [pins, read-only binds]]
+ *         [--json-status-fd N] -- dsh-sandbox-exec [--status-fd M] -- ARGV...
  *
  * Every host path is visible read-only; workspace-write rebinds the workspace
- * and each extra root read-write and gives the command a private tmpfs on
- * /tmp (its temp area: writable, but nothing written there reaches the host).
- * A denied write fails with EROFS, bwrap's dialect "read-only file system".
+ * and each extra root read-write (minus the shield: src/shield.c) and gives
+ * the command a private tmpfs on /tmp (its temp area: writable, but nothing
+ * written there reaches the host).  A denied write fails with EROFS, bwrap's
+ * dialect "read-only file system".
  *
- * Beyond the upstream profile, each for a stated reason:
- *   --new-session   the command gets no controlling terminal, so it cannot
- *                   push keystrokes into the user's shell with TIOCSTI (a
- *                   command typed that way would run after ours, unconfined);
- *   --json-status-fd (spawn only) bwrap reports out of band whether the
- *                   command was exec'd at all: a failure before exec is a
- *                   runner failure, never the command's own exit status, and
- *                   a confined child cannot forge that channel (bwrap closes
- *                   it before exec);
- *   fds             dsh_provider_spawn() closes every fd above 2 before
- *                   exec'ing bwrap (bwrap itself passes inherited fds through
- *                   to the command: a writable fd would let it write a file
- *                   the policy denies).
- * The private PID namespace with its own /proc (upstream) means /proc/1/root
- * and /proc/PID/cwd name only sandboxed processes: no path back to a host
- * process's writable view.
+ * Beyond the upstream profile, each for a stated reason (the details are
+ * above the code that does it):
+ *   /proc knobs     read-only: uid 0 without capabilities may still write
+ *                   root-owned sysctls (proc_read_only below);
+ *   --unshare-ipc   the host's System V IPC and message queues out of reach;
+ *   --new-session   no controlling terminal (and dsh-sandbox-exec's seccomp
+ *                   filter refuses TIOCSTI on any terminal it could take);
  *   --cap-drop ALL  started by root, bwrap keeps the caller's capabilities
  *                   for the command: with CAP_SYS_ADMIN it could simply
- *                   `mount -o remount,rw /` and write anywhere, with
- *                   CAP_MKNOD create a disk's device node in the private
- *                   /dev and write it raw.  Dropping them all is what makes
- *                   the read-only binds hold for root (the usual case in a
- *                   container).
+ *                   `mount -o remount,rw /`; --cap-add CAP_SETPCAP only so
+ *                   that dsh-sandbox-exec can empty the bounding set (which
+ *                   --cap-drop leaves full) and lock the securebits;
+ *   --bind-fd       (spawn only) what is bound is what was checked: roots,
+ *                   pins and protected paths opened by fd, no symlink followed;
+ *   --json-status-fd (spawn only) bwrap reports out of band whether it
+ *                   exec'd at all: a failure before exec is a runner failure,
+ *                   never the command's own exit status, and a confined
+ *                   child cannot forge that channel (bwrap closes it);
+ *   dsh-sandbox-exec the last step inside: the caller's stdio re-homed into
+ *                   the sandbox's mounts, capabilities emptied, exec failures
+ *                   reported out of band (tools/sandbox-exec.c);
+ *   fds             dsh_provider_spawn() closes every fd above 2 but the ones
+ *                   bwrap needs before exec'ing it (bwrap passes inherited fds
+ *                   through; dsh-sandbox-exec closes whatever is left).
+ * The private PID namespace with its own /proc (upstream) means /proc/1/root
+ * and /proc/PID/cwd name only sandboxed processes: no path back to a host
+ * process's writable view; and every process of the sandbox dies with it.
  *
  * The bwrap binary is never taken from a place the confined command (or a
  * checked-out repository) could have written: see dsh_bwrap_find().

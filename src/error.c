@@ -20,6 +20,20 @@ const char *dsh_error_code_name(dsh_error_code code)
                 return "SANDBOX_INVALID_ROOT";
         case DSH_ERROR_FS_SANDBOX_DENIED:
                 return "FS_SANDBOX_DENIED";
+        case DSH_ERROR_FS_NOT_FOUND:
+                return "FS_NOT_FOUND";
+        case DSH_ERROR_FS_NOT_A_DIRECTORY:
+                return "FS_NOT_A_DIRECTORY";
+        case DSH_ERROR_FS_IS_A_DIRECTORY:
+                return "FS_IS_A_DIRECTORY";
+        case DSH_ERROR_FS_ALREADY_EXISTS:
+                return "FS_ALREADY_EXISTS";
+        case DSH_ERROR_FS_NOT_EMPTY:
+                return "FS_NOT_EMPTY";
+        case DSH_ERROR_FS_TEXT_NOT_FOUND:
+                return "FS_TEXT_NOT_FOUND";
+        case DSH_ERROR_FS_TEXT_NOT_UNIQUE:
+                return "FS_TEXT_NOT_UNIQUE";
         case DSH_ERROR_NONE:
         case DSH_ERROR_INVARIANT:
         case DSH_ERROR_INVALID_INPUT:
@@ -47,6 +61,13 @@ const char *dsh_error_code_wire_name(dsh_error_code code)
         case DSH_ERROR_SANDBOX_INVALID_TEMP_ROOT:
         case DSH_ERROR_SANDBOX_INVALID_ROOT:
         case DSH_ERROR_FS_SANDBOX_DENIED:
+        case DSH_ERROR_FS_NOT_FOUND:
+        case DSH_ERROR_FS_NOT_A_DIRECTORY:
+        case DSH_ERROR_FS_IS_A_DIRECTORY:
+        case DSH_ERROR_FS_ALREADY_EXISTS:
+        case DSH_ERROR_FS_NOT_EMPTY:
+        case DSH_ERROR_FS_TEXT_NOT_FOUND:
+        case DSH_ERROR_FS_TEXT_NOT_UNIQUE:
                 break;
         }
         return dsh_error_code_name(code);
@@ -54,8 +75,8 @@ const char *dsh_error_code_wire_name(dsh_error_code code)
 
 int dsh_error_code_from_wire_name(const char *name, dsh_error_code *code_out)
 {
-        /* Every code but NONE, which no error object carries; EXEC_FAILED is the enum's last. */
-        for (dsh_error_code code = DSH_ERROR_SANDBOX_UNAVAILABLE; code <= DSH_ERROR_EXEC_FAILED; code++)
+        /* Every code but NONE, which no error object carries. */
+        for (dsh_error_code code = DSH_ERROR_SANDBOX_UNAVAILABLE; code <= DSH_ERROR_CODE_LAST; code++)
                 if (name && strcmp(name, dsh_error_code_wire_name(code)) == 0) {
                         *code_out = code;
                         return 0;

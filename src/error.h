@@ -8,6 +8,9 @@
 #include "dsh-sandbox/sandbox.h"
 #include "util.h"
 
+/* The enum's last code: a loop over every code ends here. */
+#define DSH_ERROR_CODE_LAST DSH_ERROR_FS_TEXT_NOT_UNIQUE
+
 /*
  * Sets `error` (when not NULL) to `code` with a formatted message and returns
  * -errno_value (or -EINVAL when errno_value is 0), so a failure path reads

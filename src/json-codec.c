@@ -697,7 +697,7 @@ json_t *dsh_json_error_value(const dsh_error *value, const char *what, dsh_error
 
 static int decode_error_code(json_decoder *decoder, const json_t *object, dsh_error_code *code_out)
 {
-        const char *names[DSH_ERROR_EXEC_FAILED + 1];
+        const char *names[DSH_ERROR_CODE_LAST + 1];
         member_path path = path_key(&root_path, "code");
         const json_t *member;
         size_t count = 0;
@@ -709,7 +709,7 @@ static int decode_error_code(json_decoder *decoder, const json_t *object, dsh_er
         if (json_is_string(member) && strlen(json_string_value(member)) == json_string_length(member) &&
             dsh_error_code_from_wire_name(json_string_value(member), code_out) == 0)
                 return 0;
-        for (dsh_error_code code = DSH_ERROR_SANDBOX_UNAVAILABLE; code <= DSH_ERROR_EXEC_FAILED; code++)
+        for (dsh_error_code code = DSH_ERROR_SANDBOX_UNAVAILABLE; code <= DSH_ERROR_CODE_LAST; code++)
                 names[count++] = dsh_error_code_wire_name(code);
         names[count] = NULL;
         return invalid(decoder->error, decoder->what, &path, "must be %s", alternatives(names, buffer, sizeof(buffer)));
@@ -919,6 +919,51 @@ json_t *dsh_json_session_list_value(dsh_session_store *store, dsh_mode default_m
         return encoder_finish(&encoder, array);
 }
 
+/* ------------------------------------------------------------ file guard -- */
+
+static void set_count_member(json_encoder *encoder, json_t *object, const char *key, size_t count)
+{
+        set_member(encoder, object, key, encoder_new(encoder, json_integer((json_int_t) count)));
+}
+
+json_t *dsh_json_file_result_value(const dsh_file_result *result, const char *what, dsh_error *error)
+{
+        json_encoder encoder = { what, error, false };
+        json_t *object = encoder_new(&encoder, json_object());
+        member_path content_path = path_key(&root_path, "content");
+        size_t content_length = result->content ? result->bytes : 0;
+
+        set_string_member(&encoder, object, &root_path, "operation", dsh_file_operation_name(result->operation));
+        if (result->operation == DSH_FILE_MOVE)
+                set_string_member(&encoder, object, &root_path, "source", result->source);
+        set_string_member(&encoder, object, &root_path, "path", result->path);
+        switch (result->operation) {
+        case DSH_FILE_WRITE:
+                set_member(&encoder, object, "created", encoder_new(&encoder, json_boolean(result->created)));
+                set_count_member(&encoder, object, "bytes", result->bytes);
+                break;
+        case DSH_FILE_EDIT:
+                set_count_member(&encoder, object, "replacements", result->replacements);
+                set_count_member(&encoder, object, "bytes", result->bytes);
+                break;
+        case DSH_FILE_MKDIR:
+                set_member(&encoder, object, "created", encoder_new(&encoder, json_boolean(result->created)));
+                break;
+        case DSH_FILE_REMOVE:
+                set_count_member(&encoder, object, "removed", result->removed);
+                break;
+        case DSH_FILE_READ:
+                set_count_member(&encoder, object, "bytes", result->bytes);
+                set_member(&encoder, object, "content",
+                           encode_text(&encoder, result->content ? result->content : "", content_length,
+                                       &content_path));
+                break;
+        case DSH_FILE_MOVE:
+                break;
+        }
+        return encoder_finish(&encoder, object);
+}
+
 /* ------------------------------------------------------------------ text -- */
 
 /* The caller's error, or a local one when the caller wants only the errno. */
@@ -994,6 +1039,15 @@ int dsh_json_encode_session_list(dsh_session_store *store, dsh_mode default_mode
 
         dsh_error_clear(&local);
         return result;
+}
+
+int dsh_json_encode_file_result(const dsh_file_result *result, char **text_out, dsh_error *error)
+{
+        dsh_error local = DSH_ERROR_INIT, *used = error_or(error, &local);
+        int result_code = encoded_text(dsh_json_file_result_value(result, "file result", used), text_out, used);
+
+        dsh_error_clear(&local);
+        return result_code;
 }
 
 int dsh_json_encode_mode_event_data(const char *mode, char **text_out, dsh_error *error)

@@ -41,6 +41,8 @@ DSH_INTERNAL json_t *dsh_json_session_list_value(dsh_session_store *store, dsh_m
                                                  dsh_json_session_skipped_fn skipped, void *data, const char *what,
                                                  dsh_error *error);
 
+DSH_INTERNAL json_t *dsh_json_file_result_value(const dsh_file_result *result, const char *what, dsh_error *error);
+
 /* `value` as compact text (the codec's one output format) into `*text_out`, caller frees.  0 or -ENOMEM. */
 DSH_INTERNAL int dsh_json_dump(const json_t *value, char **text_out, dsh_error *error);
 

@@ -78,10 +78,25 @@ char *dsh_provider_launcher_path(const dsh_provider *provider, const char *name)
 
 /* ---------------------------------------------------------- writable roots -- */
 
+/* A writable root of the call and its identity, for root_aliasing(). */
+struct root_identity {
+        const char *root;
+        struct stat status;
+};
+
+/* The roots' identities, taken once per plan (again when `extra` grows). */
+struct root_identities {
+        struct root_identity *list;
+        size_t count;
+        size_t extra_count;     /* how many of `extra` the list holds */
+        bool taken;
+};
+
 struct writable_roots {
         const dsh_policy *policy;
         const char *host_temp_area;
         char *const *extra;     /* git directories this call makes writable (bwrap), planned before the checks */
+        struct root_identities *identities;
 };
 
 /* The writable root `path` lies beneath (itself included), or NULL. */
@@ -104,13 +119,37 @@ static const char *root_holding(const struct writable_roots *roots, const char *
         return NULL;
 }
 
-/* True when `a` names the same directory as `b` (st_dev and st_ino). */
-static bool same_directory(const char *a, const char *b)
+/* Appends `root` with its identity, when it can be stat()ed. */
+static void identify_root(struct root_identities *identities, const char *root)
 {
-        struct stat first, second;
+        if (stat(root, &identities->list[identities->count].status) == 0)
+                identities->list[identities->count++].root = root;
+}
 
-        return stat(a, &first) == 0 && stat(b, &second) == 0 && first.st_dev == second.st_dev &&
-               first.st_ino == second.st_ino;
+/* Takes the identities of the roots, once per plan (again when a git directory was added to them). */
+static bool identify_roots(const struct writable_roots *roots)
+{
+        struct root_identities *identities = roots->identities;
+        const dsh_policy *policy = roots->policy;
+        size_t extra = dsh_strv_length(roots->extra);
+
+        if (identities->taken && identities->extra_count == extra)
+                return true;
+        free(identities->list);
+        *identities = (struct root_identities) { NULL, 0, extra, false };
+        identities->list = calloc(2 + dsh_strv_length(policy->additional_writable_roots) + extra,
+                                  sizeof(*identities->list));
+        if (!identities->list)
+                return false;
+        identify_root(identities, policy->workspace_root);
+        for (char **root = policy->additional_writable_roots; root && *root; root++)
+                identify_root(identities, *root);
+        for (char *const *directory = roots->extra; directory && *directory; directory++)
+                identify_root(identities, *directory);
+        if (roots->host_temp_area)
+                identify_root(identities, roots->host_temp_area);
+        identities->taken = true;
+        return true;
 }
 
 /*
@@ -121,25 +160,25 @@ static bool same_directory(const char *a, const char *b)
  */
 static const char *root_aliasing(const struct writable_roots *roots, const char *path)
 {
-        const dsh_policy *policy = roots->policy;
         char ancestor[PATH_MAX];
         char *slash;
 
-        if (policy->mode != DSH_MODE_WORKSPACE_WRITE || strlen(path) >= sizeof(ancestor))
+        if (roots->policy->mode != DSH_MODE_WORKSPACE_WRITE || strlen(path) >= sizeof(ancestor))
                 return NULL;
+        if (!identify_roots(roots))
+                return roots->policy->workspace_root;  /* out of memory: refused, never let through unchecked */
         strcpy(ancestor, path);
         while ((slash = strrchr(ancestor, '/')) && slash != ancestor) {
+                const struct root_identities *identities = roots->identities;
+                struct stat status;
+
                 *slash = '\0';
-                if (same_directory(ancestor, policy->workspace_root))
-                        return policy->workspace_root;
-                for (char **root = policy->additional_writable_roots; root && *root; root++)
-                        if (same_directory(ancestor, *root))
-                                return *root;
-                for (char *const *directory = roots->extra; directory && *directory; directory++)
-                        if (same_directory(ancestor, *directory))
-                                return *directory;
-                if (roots->host_temp_area && same_directory(ancestor, roots->host_temp_area))
-                        return roots->host_temp_area;
+                if (stat(ancestor, &status) < 0)
+                        continue;
+                for (size_t i = 0; i < identities->count; i++)
+                        if (identities->list[i].status.st_dev == status.st_dev &&
+                            identities->list[i].status.st_ino == status.st_ino)
+                                return identities->list[i].root;
         }
         return NULL;
 }
@@ -436,63 +475,70 @@ static int protect_candidate(struct subpath_plan *plan, const char *holder, cons
         return hold_back(plan->shield, holder, canonical);
 }
 
+/*
+ * Up to `size` - 1 bytes of small file `path`, NUL-terminated, never
+ * following a symlink at the last component nor blocking on a FIFO: these
+ * are files a command of an earlier call may have written.  Returns the
+ * length read, or -1.
+ */
+static ssize_t read_small_file(const char *path, char *buffer, size_t size)
+{
+        ssize_t length;
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+
+        if (fd < 0)
+                return -1;
+        length = read(fd, buffer, size - 1);
+        close(fd);
+        if (length < 0)
+                return -1;
+        buffer[length] = '\0';
+        return length;
+}
+
+/* The first line of small file `path` (see read_small_file()), new string; NULL when absent or empty. */
+static char *read_first_line(const char *path)
+{
+        char buffer[PATH_MAX + 16];
+
+        if (read_small_file(path, buffer, sizeof(buffer)) <= 0)
+                return NULL;
+        buffer[strcspn(buffer, "\r\n")] = '\0';
+        return strdup(buffer);
+}
+
+/* `text` taken relative to `directory` unless absolute, canonical; new string or NULL. */
+static char *canonical_relative_to(const char *directory, const char *text)
+{
+        dsh_autofree char *path = NULL;
+
+        if (text[0] == '/')
+                return dsh_path_canonical(text);
+        if (asprintf(&path, "%s/%s", directory, text) < 0)
+                return NULL;
+        return dsh_path_canonical(path);
+}
+
 /* The directory a ".git" file names ("gitdir: X", X relative to the file's directory); new string or NULL. */
 static char *read_gitdir_file(const char *directory, const char *dotgit)
 {
-        char buffer[PATH_MAX + 16], *line, *path = NULL;
-        ssize_t length;
-        int fd = open(dotgit, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        dsh_autofree char *line = read_first_line(dotgit);
 
-        if (fd < 0)
+        if (!line || strncmp(line, "gitdir: ", 8) != 0)
                 return NULL;
-        length = read(fd, buffer, sizeof(buffer) - 1);
-        close(fd);
-        if (length <= 0)
-                return NULL;
-        buffer[length] = '\0';
-        if (strncmp(buffer, "gitdir: ", 8) != 0)
-                return NULL;
-        line = buffer + 8;
-        line[strcspn(line, "\r\n")] = '\0';
-        if (line[0] == '/')
-                path = strdup(line);
-        else if (asprintf(&path, "%s/%s", directory, line) < 0)
-                path = NULL;
-        if (!path)
-                return NULL;
-        line = dsh_path_canonical(path);
-        free(path);
-        return line;
+        return canonical_relative_to(directory, line + 8);
 }
 
 /* The common directory of git directory `gitdir` (its "commondir" file), or NULL when it is its own. */
 static char *read_commondir(const char *gitdir)
 {
         dsh_autofree char *file = NULL;
-        char buffer[PATH_MAX + 1], *path = NULL, *canonical;
-        ssize_t length;
-        int fd;
+        dsh_autofree char *line = NULL;
 
         if (asprintf(&file, "%s/commondir", gitdir) < 0)
                 return NULL;
-        fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-        if (fd < 0)
-                return NULL;
-        length = read(fd, buffer, sizeof(buffer) - 1);
-        close(fd);
-        if (length <= 0)
-                return NULL;
-        buffer[length] = '\0';
-        buffer[strcspn(buffer, "\r\n")] = '\0';
-        if (buffer[0] == '/')
-                path = strdup(buffer);
-        else if (asprintf(&path, "%s/%s", gitdir, buffer) < 0)
-                path = NULL;
-        if (!path)
-                return NULL;
-        canonical = dsh_path_canonical(path);
-        free(path);
-        return canonical;
+        line = read_first_line(file);
+        return line ? canonical_relative_to(gitdir, line) : NULL;
 }
 
 /* The writable root or extra git directory that holds `path`, for pinning. */
@@ -540,19 +586,12 @@ static int protect_submodules(struct subpath_plan *plan, const char *gitdir)
         dsh_autofree char *config = NULL;
         char buffer[65536];
         const char *cursor;
-        ssize_t length;
-        int fd, result = 0;
+        int result = 0;
 
         if (asprintf(&config, "%s/config", gitdir) < 0)
                 return -ENOMEM;
-        fd = open(config, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-        if (fd < 0)
+        if (read_small_file(config, buffer, sizeof(buffer)) <= 0)
                 return 0;
-        length = read(fd, buffer, sizeof(buffer) - 1);
-        close(fd);
-        if (length <= 0)
-                return 0;
-        buffer[length] = '\0';
         for (cursor = buffer; result == 0 && (cursor = strstr(cursor, "[submodule \"")); ) {
                 const char *name = cursor + strlen("[submodule \"");
                 const char *quote = strchr(name, '"');
@@ -612,21 +651,11 @@ static bool worktree_config_enabled(const char *gitdir)
         dsh_autofree char *common = NULL;
         dsh_autofree char *config = NULL;
         char buffer[65536];
-        ssize_t length;
-        int fd;
 
         common = read_commondir(gitdir);
         if (asprintf(&config, "%s/config", common ? common : gitdir) < 0)
                 return true;
-        fd = open(config, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-        if (fd < 0)
-                return false;
-        length = read(fd, buffer, sizeof(buffer) - 1);
-        close(fd);
-        if (length <= 0)
-                return false;
-        buffer[length] = '\0';
-        return strcasestr(buffer, "worktreeconfig") != NULL;
+        return read_small_file(config, buffer, sizeof(buffer)) > 0 && strcasestr(buffer, "worktreeconfig") != NULL;
 }
 
 /*
@@ -675,23 +704,6 @@ static int protect_git_directory(struct subpath_plan *plan, const char *gitdir, 
 }
 
 
-/* The whole content of small file `path` (first line, no newline), canonical when `directory` is given; or NULL. */
-static char *read_first_line(const char *path)
-{
-        char buffer[PATH_MAX + 16];
-        ssize_t length;
-        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-
-        if (fd < 0)
-                return NULL;
-        length = read(fd, buffer, sizeof(buffer) - 1);
-        close(fd);
-        if (length <= 0)
-                return NULL;
-        buffer[length] = '\0';
-        buffer[strcspn(buffer, "\r\n")] = '\0';
-        return strdup(buffer);
-}
 
 static bool is_git_common_directory(const char *directory)
 {
@@ -717,7 +729,7 @@ static bool is_git_common_directory(const char *directory)
  * would make any directory on the host writable ("gitdir: /").  Returns the
  * canonical common directory (caller frees), or NULL.
  */
-static char *validated_worktree_common(const char *root, const char *dotgit, const char *gitdir)
+static char *validated_worktree_common(const char *dotgit, const char *gitdir)
 {
         dsh_autofree char *common = read_commondir(gitdir);
         dsh_autofree char *back_file = NULL;
@@ -727,7 +739,6 @@ static char *validated_worktree_common(const char *root, const char *dotgit, con
         dsh_autofree char *expected_parent = NULL;
         const char *slash = strrchr(gitdir, '/');
 
-        (void) root;
         if (!common || !slash || !dotgit_canonical || asprintf(&expected_parent, "%s/worktrees", common) < 0)
                 return NULL;
         if ((size_t) (slash - gitdir) != strlen(expected_parent) ||
@@ -767,7 +778,7 @@ static int protect_linked_git_directory(struct subpath_plan *plan, const char *r
         if (!root_holding(plan->roots, gitdir)) {
                 if (!plan->with_subpaths)
                         return 0;  /* Landlock makes nothing outside the roots writable */
-                common = validated_worktree_common(root, dotgit, gitdir);
+                common = validated_worktree_common(dotgit, gitdir);
                 if (!common)
                         return 0;
                 if (!strv_contains(plan->shield->extra_writable, common) &&
@@ -840,7 +851,8 @@ static int compare_paths(const void *left, const void *right)
 int dsh_shield_plan(const dsh_provider *provider, const dsh_policy *policy, const char *host_temp_area,
                     bool with_subpaths, dsh_shield *shield, dsh_error *error)
 {
-        struct writable_roots roots = { policy, host_temp_area, NULL };
+        struct root_identities identities = { NULL, 0, 0, false };
+        struct writable_roots roots = { policy, host_temp_area, NULL, &identities };
         struct subpath_plan plan = { provider, &roots, shield, with_subpaths, 0 };
         int result;
 
@@ -859,6 +871,7 @@ int dsh_shield_plan(const dsh_provider *provider, const dsh_policy *policy, cons
                 result = check_runners(provider, &roots, error);
         for (char **given = provider->protected_paths; result == 0 && given && *given; given++)
                 result = shield_own_file(&roots, *given, shield, error);
+        free(identities.list);
         if (result < 0) {
                 dsh_shield_clear(shield);
                 return result;

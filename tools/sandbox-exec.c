@@ -184,6 +184,9 @@ static int feed_through_pipe(int fd)
                 ssize_t length;
 
                 prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+                /* It holds nothing the command may have either: no capability, like the command itself. */
+                if (dsh_drop_capabilities() < 0)
+                        _exit(1);
                 signal(SIGPIPE, SIG_DFL);
                 close(ends[0]);
                 while ((length = read(fd, buffer, sizeof(buffer))) > 0 || (length < 0 && errno == EINTR)) {

@@ -20,6 +20,9 @@
  *            "landlockScopesMissing","selected":"..."|null}
  *   session {"header":{...},"events":[...],"effectiveMode":"...","path":"...","override"?:"..."}
  *   session list  [{"id":"...","cwd":"...","effectiveMode":"...","override"?:"..."}, ...]
+ *   file    {"operation":"write"|"edit"|"mkdir"|"remove"|"move"|"read","source"?,"path",
+ *            "created"?,"replacements"?,"removed"?,"bytes"?,"content"?}: the members
+ *            each operation has (see dsh_json_encode_file_result)
  *
  * Strings.  A JSON string carries only UTF-8, and paths and arguments are
  * bytes.  Encoding never drops or alters a member it cannot carry: it fails
@@ -53,6 +56,7 @@
 
 #include <stddef.h>
 
+#include "dsh-sandbox/file-guard.h"
 #include "dsh-sandbox/policy-service.h"
 #include "dsh-sandbox/provider.h"
 #include "dsh-sandbox/sandbox.h"
@@ -178,6 +182,23 @@ DSH_PUBLIC int dsh_json_encode_session_list(dsh_session_store *store, dsh_mode d
  * it (an unknown one is refused there with its exact message).
  */
 DSH_PUBLIC int dsh_json_encode_mode_event_data(const char *mode, char **text_out, dsh_error *error);
+
+/* ------------------------------------------------------ file guard -- */
+
+/*
+ * What a guarded file operation did (dsh-sandbox/file-guard.h), as
+ * `dsh-sandbox fs ... --json` prints it, with the members its operation has:
+ *   {"operation":"write","path":"/abs","created":true,"bytes":12}
+ *   {"operation":"edit","path":"/abs","replacements":1,"bytes":40}
+ *   {"operation":"mkdir","path":"/abs","created":false}
+ *   {"operation":"remove","path":"/abs","removed":3}
+ *   {"operation":"move","source":"/abs","path":"/abs"}
+ *   {"operation":"read","path":"/abs","bytes":12,"content":"..."}
+ * "bytes" counts bytes (of the file), not characters.  A read's content
+ * travels as a JSON string (a NUL byte as \u0000): content that is not
+ * UTF-8 fails, as every string does, naming "content".
+ */
+DSH_PUBLIC int dsh_json_encode_file_result(const dsh_file_result *result, char **text_out, dsh_error *error);
 
 #ifdef __cplusplus
 }

@@ -77,6 +77,14 @@ typedef enum dsh_error_code {
         DSH_ERROR_INVALID_INPUT,  /* bad caller input that has no spec code */
         DSH_ERROR_SYSTEM,         /* an operating-system failure; see errno_value */
         DSH_ERROR_EXEC_FAILED,    /* the program could not be executed (errno_value: ENOENT, EACCES, ...) */
+        /* The file guard's own (dsh-sandbox/file-guard.h): what a guarded operation found, not a denial. */
+        DSH_ERROR_FS_NOT_FOUND,         /* the entry, or a directory on the way, does not exist */
+        DSH_ERROR_FS_NOT_A_DIRECTORY,   /* a component on the way is not a directory */
+        DSH_ERROR_FS_IS_A_DIRECTORY,    /* a file operation names a directory */
+        DSH_ERROR_FS_ALREADY_EXISTS,    /* a create-only write, a mkdir, a no-replace move found the entry */
+        DSH_ERROR_FS_NOT_EMPTY,         /* a directory removed or replaced without recursion holds entries */
+        DSH_ERROR_FS_TEXT_NOT_FOUND,    /* an edit's text does not occur in the file */
+        DSH_ERROR_FS_TEXT_NOT_UNIQUE,   /* an edit's text occurs more than once, and one replacement was asked */
 } dsh_error_code;
 
 /*
@@ -91,8 +99,9 @@ typedef struct dsh_error {
 
 #define DSH_ERROR_INIT { DSH_ERROR_NONE, 0, NULL }
 
-/* The spec's code string ("SANDBOX_UNAVAILABLE", ...) or NULL for codes the
- * spec does not name (invalid input, system errors, invariant). */
+/* The code string: the spec's codes ("SANDBOX_UNAVAILABLE", ...) and the file
+ * guard's own ("FS_NOT_FOUND", ...), or NULL for the generic codes (invalid
+ * input, system errors, invariant, exec failure). */
 DSH_PUBLIC const char *dsh_error_code_name(dsh_error_code code);
 
 /* Frees the message and resets the error to DSH_ERROR_INIT.  NULL is allowed. */

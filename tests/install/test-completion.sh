@@ -49,7 +49,7 @@ expect_without() {
         fi
 }
 
-expect "confine policy probe run session" ""
+expect "confine fs policy probe run session" ""
 expect "--help --version" --
 expect "--mode" run --mo
 expect "danger-full-access read-only workspace-write" run --mode ""
@@ -67,6 +67,12 @@ expect "danger-full-access read-only workspace-write" session mode "$session" ""
 expect "$session" session show ""
 expect "$session" session new --parent ""
 expect "--json" session list --j
+expect "edit mkdir mv read rm write" fs ""
+expect "--create-only" fs write --cr
+expect "--recursive" fs rm --rec
+expect "--old" fs edit --ol
+expect "danger-full-access read-only workspace-write" fs mkdir -m ""
+expect_without read-only fs rm -r ""
 expect_without read-only run -- ls -m ""
 expect_without --mode run make --m
 expect_without --mode run -m read-only make --m

@@ -402,6 +402,13 @@ static void test_every_subcommand(void **state)
                 { cli_command_policy, { "policy", NULL } },
                 { cli_command_policy, { "policy", "resolve", NULL } },
                 { cli_command_policy, { "policy", "context", NULL } },
+                { cli_command_fs, { "fs", NULL } },
+                { cli_command_fs, { "fs", "write", NULL } },
+                { cli_command_fs, { "fs", "edit", NULL } },
+                { cli_command_fs, { "fs", "mkdir", NULL } },
+                { cli_command_fs, { "fs", "rm", NULL } },
+                { cli_command_fs, { "fs", "mv", NULL } },
+                { cli_command_fs, { "fs", "read", NULL } },
         };
         static const char *const options[] = { "--version", "--help", "-h", "--frobnicate" };
 
@@ -493,6 +500,75 @@ static void test_operands_anywhere(void **state)
         argv_free(argv);
 }
 
+/*
+ * `fs rm -r`: a shared option may give its short form up to the
+ * subcommand's own (--root is spelt out there, -r is --recursive), and a
+ * subcommand's own long options may take an empty text (`fs edit --new ''`)
+ * while the shared ones still refuse one.
+ */
+static int collect_keys(int key, const char *value, void *data)
+{
+        char ***collected = data;
+        char *entry = NULL;
+
+        assert_true(asprintf(&entry, "%d=%s", key, value ? value : "(none)") > 0);
+        assert_int_equal(dsh_strv_append(collected, entry), 0);
+        free(entry);
+        return 0;
+}
+
+static void test_short_form_given_up_and_empty_texts(void **state)
+{
+        enum { OWN_TEXT = CLI_OPTION_OWN };
+        static const struct option own[] = {
+                { "recursive", no_argument, NULL, 'r' },
+                { "new", required_argument, NULL, OWN_TEXT },
+                { NULL, 0, NULL, 0 },
+        };
+        char *expected[] = { NULL, NULL, NULL, NULL, NULL };
+        cli_policy_options options = CLI_POLICY_OPTIONS_INIT;
+        char **collected = NULL;
+        cli_command_line line = {
+                .name = "fs rm", .help = "", .policy_options = CLI_POLICY_ROOT | CLI_POLICY_MODE, .own_options = own,
+                .own_option = collect_keys, .data = &collected, .operands_anywhere = true,
+                .own_values_may_be_empty = true, .policy_long_only = CLI_POLICY_ROOT,
+        };
+        int argc, operands = -1;
+        char **argv = ARGV(&argc, "rm", "-r", "path", "--root", "/ws", "--new=", "-m", "read-only", "--recursive");
+        capture c;
+
+        (void) state;
+        assert_true(asprintf(&expected[0], "%d=(none)", 'r') > 0);
+        assert_true(asprintf(&expected[1], "%d=path", CLI_OPTION_OPERAND) > 0);
+        assert_true(asprintf(&expected[2], "%d=", OWN_TEXT) > 0);
+        assert_true(asprintf(&expected[3], "%d=(none)", 'r') > 0);
+        capture_start(&c);
+        assert_int_equal(cli_options_parse(&line, argc, argv, &options, &operands), 0);
+        capture_stop(&c);
+        assert_string_equal(c.stderr_text, "");
+        assert_strv(collected, (const char *const *) expected);
+        assert_string_equal(options.root, "/ws");
+        assert_string_equal(options.mode, "read-only");
+        capture_clear(&c);
+        cli_policy_options_clear(&options);
+        dsh_strv_free(collected);
+        collected = NULL;
+        argv_free(argv);
+        /* A shared option's empty value is still refused. */
+        argv = ARGV(&argc, "rm", "--root=", "path");
+        capture_start(&c);
+        assert_int_equal(cli_options_parse(&line, argc, argv, &options, &operands), CLI_EXIT_USAGE);
+        capture_stop(&c);
+        assert_string_equal(c.stderr_text, "dsh-sandbox: usage error: fs rm: --root requires a non-empty value "
+                                           "(see --help)\n");
+        capture_clear(&c);
+        cli_policy_options_clear(&options);
+        dsh_strv_free(collected);
+        argv_free(argv);
+        for (size_t i = 0; i < 4; i++)
+                free(expected[i]);
+}
+
 /* ---------------------------------------------------------- warnings -- */
 
 static void expect_warnings(const cli_policy_options *options, dsh_mode mode, const char *expected)
@@ -573,6 +649,7 @@ int main(void)
                 cmocka_unit_test(test_every_subcommand),
                 cmocka_unit_test(test_option_that_does_not_apply),
                 cmocka_unit_test(test_operands_anywhere),
+                cmocka_unit_test(test_short_form_given_up_and_empty_texts),
                 cmocka_unit_test(test_warnings_for_options_without_effect),
                 cmocka_unit_test(test_probe_warns_about_policy_options),
         };

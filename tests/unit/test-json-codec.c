@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "dsh-sandbox/json.h"
+#include "error.h"
 #include "json-codec.h"
 #include "test-support.h"
 
@@ -559,7 +560,7 @@ static void test_policy_inside_a_message(void **state)
 static void test_error_round_trip_every_code(void **state)
 {
         (void) state;
-        for (dsh_error_code code = DSH_ERROR_SANDBOX_UNAVAILABLE; code <= DSH_ERROR_EXEC_FAILED; code++) {
+        for (dsh_error_code code = DSH_ERROR_SANDBOX_UNAVAILABLE; code <= DSH_ERROR_CODE_LAST; code++) {
                 dsh_error value = { code, ENOENT, "sandbox mode \"read-only\" is requested \xe2\x80\x94 \\ /" };
                 dsh_error decoded = DSH_ERROR_INIT, error = DSH_ERROR_INIT;
                 char *text = NULL;
@@ -610,7 +611,9 @@ static const decode_case error_cases[] = {
         { "{\"code\":\"NONE\",\"message\":\"m\"}",
           "error: \"code\" must be \"SANDBOX_UNAVAILABLE\", \"SANDBOX_PREPARATION_FAILED\", "
           "\"SANDBOX_INVALID_TEMP_ROOT\", \"SANDBOX_INVALID_ROOT\", \"FS_SANDBOX_DENIED\", \"INVARIANT\", "
-          "\"INVALID_INPUT\", \"SYSTEM\" or \"EXEC_FAILED\"" },
+          "\"INVALID_INPUT\", \"SYSTEM\", \"EXEC_FAILED\", \"FS_NOT_FOUND\", \"FS_NOT_A_DIRECTORY\", "
+          "\"FS_IS_A_DIRECTORY\", \"FS_ALREADY_EXISTS\", \"FS_NOT_EMPTY\", \"FS_TEXT_NOT_FOUND\" or "
+          "\"FS_TEXT_NOT_UNIQUE\"" },
         { "{\"code\":\"sandbox_unavailable\",\"message\":\"m\"}", "error: \"code\" must be \"SANDBOX_UNAVAILABLE\", *" },
         { "{\"code\":-32000,\"message\":\"m\"}", "error: \"code\" must be \"SANDBOX_UNAVAILABLE\", *" },
         { "{\"code\":\"SANDBOX_UNAVAILABLE\"}", "error: \"message\" is missing" },
@@ -809,6 +812,70 @@ static void test_mode_event_data(void **state)
         dsh_error_clear(&error);
 }
 
+/* ------------------------------------------------------- file results -- */
+
+/* Each operation's members, in order, exactly. */
+static void test_file_result_golden_bytes(void **state)
+{
+        dsh_file_result result = DSH_FILE_RESULT_INIT;
+        dsh_error error = DSH_ERROR_INIT;
+        char *text = NULL, content[] = "a\0b\n";
+
+        (void) state;
+        result.path = "/ws/f";
+        result.created = true;
+        result.bytes = 12;
+        expect_encoded(dsh_json_encode_file_result(&result, &text, &error), &text,
+                       "{\"operation\":\"write\",\"path\":\"/ws/f\",\"created\":true,\"bytes\":12}");
+        result.operation = DSH_FILE_EDIT;
+        result.replacements = 3;
+        expect_encoded(dsh_json_encode_file_result(&result, &text, &error), &text,
+                       "{\"operation\":\"edit\",\"path\":\"/ws/f\",\"replacements\":3,\"bytes\":12}");
+        result.operation = DSH_FILE_MKDIR;
+        result.created = false;
+        expect_encoded(dsh_json_encode_file_result(&result, &text, &error), &text,
+                       "{\"operation\":\"mkdir\",\"path\":\"/ws/f\",\"created\":false}");
+        result.operation = DSH_FILE_REMOVE;
+        result.removed = 4;
+        expect_encoded(dsh_json_encode_file_result(&result, &text, &error), &text,
+                       "{\"operation\":\"remove\",\"path\":\"/ws/f\",\"removed\":4}");
+        result.operation = DSH_FILE_MOVE;
+        result.source = "/ws/e";
+        expect_encoded(dsh_json_encode_file_result(&result, &text, &error), &text,
+                       "{\"operation\":\"move\",\"source\":\"/ws/e\",\"path\":\"/ws/f\"}");
+        result.operation = DSH_FILE_READ;
+        result.content = content;
+        result.bytes = 4;
+        expect_encoded(dsh_json_encode_file_result(&result, &text, &error), &text,
+                       "{\"operation\":\"read\",\"path\":\"/ws/f\",\"bytes\":4,\"content\":\"a\\u0000b\\n\"}");
+}
+
+/* What JSON cannot carry is refused, named: a path or a read's content that is not UTF-8. */
+static void test_file_result_refuses_what_json_cannot_carry(void **state)
+{
+        dsh_file_result result = DSH_FILE_RESULT_INIT;
+        dsh_error error = DSH_ERROR_INIT;
+        char *text = NULL, content[] = "ok\xff";
+
+        (void) state;
+        result.operation = DSH_FILE_READ;
+        result.path = "/ws/f";
+        result.content = content;
+        result.bytes = 3;
+        assert_int_equal(dsh_json_encode_file_result(&result, &text, &error), -EINVAL);
+        assert_null(text);
+        assert_int_equal(error.code, DSH_ERROR_INVALID_INPUT);
+        assert_string_equal(error.message, "file result: \"content\" is not valid UTF-8 (byte 0xff at offset 2), and a "
+                                           "JSON string cannot carry it");
+        dsh_error_clear(&error);
+        result.operation = DSH_FILE_WRITE;
+        result.path = "/ws/\xfe";
+        assert_int_equal(dsh_json_encode_file_result(&result, &text, &error), -EINVAL);
+        assert_string_equal(error.message, "file result: \"path\" is not valid UTF-8 (byte 0xfe at offset 4), and a "
+                                           "JSON string cannot carry it");
+        dsh_error_clear(&error);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -822,6 +889,8 @@ int main(void)
                 cmocka_unit_test(test_policy_encode_refuses),
                 cmocka_unit_test(test_policy_inside_a_message),
                 cmocka_unit_test(test_error_round_trip_every_code),
+                cmocka_unit_test(test_file_result_golden_bytes),
+                cmocka_unit_test(test_file_result_refuses_what_json_cannot_carry),
                 cmocka_unit_test(test_error_golden_bytes),
                 cmocka_unit_test(test_error_decode_rejects),
                 cmocka_unit_test(test_probe_report_golden_and_refusal),

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -101,13 +102,18 @@ static void act_on(int signal_number, bool from_terminal)
 {
         switch (signal_number) {
         case SIGTSTP:
+                /* A command in this group got the terminal's own; one sent to run alone is its to handle too. */
                 if (forward_group > 0)
                         kill(-(pid_t) forward_group, SIGSTOP);
+                else if (!from_terminal && forward_pid > 0)
+                        kill((pid_t) forward_pid, SIGTSTP);
                 kill(getpid(), SIGSTOP);
                 break;
         case SIGCONT:
                 if (forward_group > 0)
                         kill(-(pid_t) forward_group, SIGCONT);
+                else if (!from_terminal && forward_pid > 0)
+                        kill((pid_t) forward_pid, SIGCONT);
                 break;
         default:
                 if (forward_group > 0 || !from_terminal)
@@ -228,6 +234,35 @@ static int wait_for_exit(pid_t pid)
         return 0;
 }
 
+/*
+ * Ends like the command whose waitpid() status is `wait_status`: its exit
+ * status, or death by the same signal (the disposition reset and the signal
+ * unblocked first, with no core dump of run's own), so that a shell sees
+ * "killed by N".  A signal whose default does not end a process cannot:
+ * then 128+N.  (landlock-run does the same: src/core/stand-in.c; the CLI
+ * uses only the library's public API.)
+ */
+static int end_like(int wait_status)
+{
+        struct sigaction fallback = { 0 };
+        sigset_t only;
+        int signal_number;
+
+        if (!WIFSIGNALED(wait_status))
+                return WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : CLI_EXIT_SANDBOX;
+        signal_number = WTERMSIG(wait_status);
+        fflush(NULL);
+        (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+        fallback.sa_handler = SIG_DFL;
+        sigemptyset(&fallback.sa_mask);
+        sigaction(signal_number, &fallback, NULL);
+        sigemptyset(&only);
+        sigaddset(&only, signal_number);
+        sigprocmask(SIG_UNBLOCK, &only, NULL);
+        raise(signal_number);
+        return 128 + signal_number;
+}
+
 static int print_error_status(dsh_error *error)
 {
         int status;
@@ -239,19 +274,28 @@ static int print_error_status(dsh_error *error)
 }
 
 /*
- * A backend with a runner process (bwrap): spawn it and stay, so that a
- * runner that fails before exec is reported as 125 with its reason — learned
- * out of band, never guessed from the exit status — instead of passing off
- * its exit status as the command's.
+ * A backend with a runner process (bwrap), or Landlock under
+ * workspace-write (its metadata supervisor is a thread of this process):
+ * spawn and stay, so that a runner that fails before exec is reported as
+ * 125 with its reason — learned out of band, never guessed from the exit
+ * status — instead of passing off its exit status as the command's.
+ *
+ * run stands in for the command: the command dies with it (a SIGKILL to run,
+ * which cannot be passed on, still ends the command, as when it was exec'd
+ * in run's place), and run ends the way the command ended — its exit
+ * status, or a death by the same signal, so that a shell sees the command
+ * killed by SIGINT rather than an exit status that only says so.
  */
 static int spawn_and_wait(dsh_provider *provider, const dsh_policy *policy, char **program)
 {
+        dsh_spawn_options options = DSH_SPAWN_OPTIONS_INIT;
         dsh_error error = DSH_ERROR_INIT;
         dsh_child *child = NULL;
         int wait_status = 0, result;
 
+        options.die_with_parent = true;
         forwarding_prepare();
-        if (dsh_provider_spawn(provider, program, policy, NULL, &child, &error) < 0) {
+        if (dsh_provider_spawn(provider, program, policy, &options, &child, &error) < 0) {
                 result = print_error_status(&error);
                 forwarding_abandon();
                 return result;
@@ -274,18 +318,18 @@ static int spawn_and_wait(dsh_provider *provider, const dsh_policy *policy, char
         for (const char *const *warning = dsh_child_warnings(child); *warning; warning++)
                 cli_print_message("warning: %s", *warning);
         dsh_child_free(child);
-        if (WIFSIGNALED(wait_status))
-                return 128 + WTERMSIG(wait_status);
-        return WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : CLI_EXIT_SANDBOX;
+        return end_like(wait_status);
 }
 
 /*
- * Where the backend can confine this process itself (Landlock), the command
- * replaces it, as with env, nice and chroot: nothing stays behind, so Ctrl-C,
- * job control and a supervisor's kill reach the command directly, its exit
- * status is its own, and a signal death is seen by the caller as such (a
- * shell reports 128+N).  The only cost over a bare exec is the handful of
- * system calls that build and apply the Landlock domain.
+ * Where the backend can confine this process itself (Landlock under
+ * read-only), the command replaces it, as with env, nice and chroot: nothing
+ * stays behind, so Ctrl-C, job control and a supervisor's kill reach the
+ * command directly, its exit status is its own, and a signal death is seen
+ * by the caller as such (a shell reports 128+N).  The only cost over a bare
+ * exec is the handful of system calls that build and apply the Landlock
+ * domain and the metadata filter.  Otherwise (-EOPNOTSUPP) run spawns the
+ * command and stands in for it (spawn_and_wait).
  */
 static int run_confined(dsh_runtime *runtime, const dsh_policy *policy, char **program)
 {

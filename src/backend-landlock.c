@@ -15,16 +15,28 @@
  * Landlock ABI 6, scope the domain: no signal to, and no connection to an
  * abstract unix socket of, a process outside it (src/spawn.c says why in
  * that order).
+ *
+ * Landlock does not govern metadata (chmod, chown, utimes, extended
+ * attributes, inode flags).  Every path adds the metadata filter
+ * (core/metadata-filter.h): under read-only it refuses every metadata call;
+ * under workspace-write it sends each one to the metadata supervisor
+ * (core/metadata-supervisor.h, docs/supervisor.md), which performs it when its
+ * target lies in a writable root.  The supervisor runs on a thread of the
+ * process that spawned the command, so an in-place exec cannot have one:
+ * exec() answers -EOPNOTSUPP under workspace-write and the caller spawns.
  */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "backend.h"
 #include "core/landlock.h"
+#include "core/metadata-supervisor.h"
 #include "error.h"
+#include "path.h"
 #include "shield.h"
 #include "spawn.h"
 
@@ -35,6 +47,9 @@
 #define SUBPATHS_PARTIAL_REASON \
         "Landlock can only grant: the protected subpaths (such as .git/hooks and .git/config) inside a writable " \
         "root cannot be held back: a confined command could change what runs at the next git command"
+#define SUPERVISOR_UNAVAILABLE_CONSEQUENCE \
+        "Landlock alone does not govern chmod, chown, utimes or extended attributes, so workspace-write under " \
+        "Landlock is refused here rather than run with them ungoverned"
 
 struct landlock_grant {
         const char *path;
@@ -128,6 +143,15 @@ static void landlock_probe(dsh_provider *provider, dsh_backend_report *report)
         report->enforcement = dsh_landlock_enforcement(abi);
         if (report->enforcement == DSH_ENFORCEMENT_PARTIAL)
                 (void) dsh_strv_append(&report->partial_reasons, ABI_PARTIAL_REASON);
+        /* Known before any call: workspace-write needs the metadata supervisor, which this host may not allow. */
+        if (dsh_metadata_supervisor_check_host(&problem) < 0) {
+                char *sentence = NULL;
+
+                report->enforcement = DSH_ENFORCEMENT_PARTIAL;
+                if (asprintf(&sentence, "%s; %s", problem, SUPERVISOR_UNAVAILABLE_CONSEQUENCE) >= 0)
+                        (void) dsh_strv_append(&report->partial_reasons, sentence);
+                free(sentence);
+        }
         /* Known before any call: a workspace-write call whose roots hold a repository will run partial. */
         if (provider->protected_subpaths) {
                 report->enforcement = DSH_ENFORCEMENT_PARTIAL;
@@ -151,7 +175,7 @@ static int append_grant_arguments(const struct landlock_grant *grant, void *cont
         return 0;
 }
 
-static int set_dialect(dsh_confined_argv *out, dsh_enforcement enforcement)
+static int set_dialect(dsh_confined_argv *out, dsh_enforcement enforcement, dsh_mode mode)
 {
         static const int launcher_failure[] = { 125 };
         static const char *const fatal[] = { "landlock-run: ", NULL };
@@ -159,6 +183,9 @@ static int set_dialect(dsh_confined_argv *out, dsh_enforcement enforcement)
 
         out->enforcement = enforcement;
         if (dsh_strv_append(&out->denial_signatures, "permission denied") < 0)
+                return -ENOMEM;
+        /* The read-only metadata filter's answer (a chmod, a chown, a touch refused outright). */
+        if (mode == DSH_MODE_READ_ONLY && dsh_strv_append(&out->denial_signatures, "operation not permitted") < 0)
                 return -ENOMEM;
         out->backend = strdup("landlock");
         if (!out->backend)
@@ -177,33 +204,58 @@ static int set_dialect(dsh_confined_argv *out, dsh_enforcement enforcement)
  * are refused by the shield itself.  `*subpaths_open` tells the caller to
  * report partial enforcement.
  */
+/* The first of `held_back` that is one of the sandbox's own files (the provider's protected paths), or NULL. */
+static const char *own_file_among(const dsh_provider *provider, char *const *held_back)
+{
+        if (!held_back)
+                return NULL;
+        for (char *const *given = provider->protected_paths; given && *given; given++) {
+                dsh_autofree char *canonical = dsh_path_canonical(*given);
+
+                for (char *const *path = held_back; canonical && path && *path; path++)
+                        if (strcmp(*path, canonical) == 0)
+                                return *path;
+        }
+        return NULL;
+}
+
+/*
+ * The shield for a Landlock call.  `*held_back` (may be NULL: not wanted)
+ * receives what the shield would hold back — the protected subpaths that
+ * exist in the writable roots: Landlock cannot keep their content from
+ * being written, but the metadata supervisor keeps their metadata (a hook's
+ * executable bit) unchanged.
+ */
 static int check_shield(const dsh_provider *provider, const dsh_policy *policy, bool *subpaths_open,
-                        dsh_error *error)
+                        char ***held_back, dsh_error *error)
 {
         dsh_shield shield = DSH_SHIELD_INIT;
-        int result = dsh_shield_plan(provider, policy, LANDLOCK_TEMP_AREA, false, &shield, error);
+        int result = dsh_shield_plan(provider, policy, LANDLOCK_TEMP_AREA, held_back != NULL, &shield, error);
+        const char *own_file = result == 0 ? own_file_among(provider, shield.read_only) : NULL;
 
         *subpaths_open = false;
-        if (result == 0 && shield.read_only)
+        if (own_file)
                 result = dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EPERM,
                                        "a writable root of this call contains \"%s\", the sandbox's own files, and "
                                        "Landlock cannot hold it back: a confined command could change the policy "
                                        "of later calls. Use a narrower root, or the bwrap backend",
-                                       shield.read_only[0]);
+                                       own_file);
         else if (result == 0 && shield.has_subpaths && provider->require_protected_subpaths)
                 result = dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EPERM,
                                        "%s, and requireProtectedSubpaths is set. Use the bwrap backend",
                                        SUBPATHS_PARTIAL_REASON);
         else if (result == 0)
                 *subpaths_open = shield.has_subpaths;
+        if (result == 0 && held_back)
+                *held_back = dsh_steal_pointer(&shield.read_only);
         dsh_shield_clear(&shield);
         return result;
 }
 
 /* The facts of a Landlock run: the dialect, and every reason it is partial. */
-static int set_facts(dsh_confined_argv *out, int abi, bool subpaths_open)
+static int set_facts(dsh_confined_argv *out, int abi, bool subpaths_open, dsh_mode mode)
 {
-        if (set_dialect(out, dsh_landlock_enforcement(abi)) < 0)
+        if (set_dialect(out, dsh_landlock_enforcement(abi), mode) < 0)
                 return -ENOMEM;
         if (dsh_landlock_enforcement(abi) == DSH_ENFORCEMENT_PARTIAL &&
             dsh_confined_argv_add_partial_reason(out, ABI_PARTIAL_REASON) < 0)
@@ -223,7 +275,7 @@ static int landlock_confine(dsh_provider *provider, char *const *argv, const dsh
 
         if (problem)
                 return dsh_error_set_unavailable(error, policy->mode, problem);
-        if (check_shield(provider, policy, &subpaths_open, error) < 0)
+        if (check_shield(provider, policy, &subpaths_open, NULL, error) < 0)
                 return -EPERM;
         if (dsh_strv_append(&out->argv, provider->landlock_run_path) < 0 ||
             for_each_grant(prepared, append_grant_arguments, &out->argv) < 0 ||
@@ -232,7 +284,7 @@ static int landlock_confine(dsh_provider *provider, char *const *argv, const dsh
         for (char *const *argument = argv; *argument; argument++)
                 if (dsh_strv_append(&out->argv, *argument) < 0)
                         goto out_of_memory;
-        if (set_facts(out, abi, subpaths_open) < 0)
+        if (set_facts(out, abi, subpaths_open, policy->mode) < 0)
                 goto out_of_memory;
         return 0;
 out_of_memory:
@@ -270,14 +322,15 @@ static int add_grant_rule(const struct landlock_grant *grant, void *context)
  * `error` set.
  */
 static int build_ruleset(const dsh_provider *provider, const dsh_prepared_policy *prepared,
-                         dsh_landlock_ruleset *ruleset, dsh_confined_argv *facts, dsh_error *error)
+                         dsh_landlock_ruleset *ruleset, dsh_confined_argv *facts, char ***held_back,
+                         dsh_error *error)
 {
         const dsh_policy *policy = &prepared->policy;
         struct ruleset_builder builder = { ruleset, NULL, NULL };
         const char *problem;
         char detail[PATH_MAX + 128];
         bool subpaths_open;
-        int result = check_shield(provider, policy, &subpaths_open, error);
+        int result = check_shield(provider, policy, &subpaths_open, held_back, error);
 
         if (result < 0)
                 return result;
@@ -302,11 +355,72 @@ static int build_ruleset(const dsh_provider *provider, const dsh_prepared_policy
                 return dsh_error_set_unavailable(error, policy->mode, detail);
         }
         /* The facts are complete before anything runs: no allocation can fail once the command does. */
-        if (set_facts(facts, ruleset->abi, subpaths_open) < 0) {
+        if (set_facts(facts, ruleset->abi, subpaths_open, policy->mode) < 0) {
                 dsh_landlock_ruleset_close(ruleset);
                 dsh_confined_argv_clear(facts);
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         }
+        return 0;
+}
+
+/* Gives every writable root of a workspace-write call to the supervisor: by its fd, as Landlock grants it. */
+static int supervise_roots(dsh_metadata_supervisor *supervisor, const dsh_prepared_policy *prepared)
+{
+        const dsh_policy *policy = &prepared->policy;
+        dsh_autofree char *temp_area = dsh_path_canonical(LANDLOCK_TEMP_AREA);
+        int result = dsh_metadata_supervisor_add_root(supervisor, prepared->root_fds[0], policy->workspace_root, false);
+
+        for (size_t i = 1; result == 0 && i < prepared->root_count; i++)
+                result = dsh_metadata_supervisor_add_root(supervisor, prepared->root_fds[i],
+                                                          policy->additional_writable_roots[i - 1], false);
+        /* The host's /tmp is everyone's: what the command creates beneath it, not the directory itself. */
+        if (result == 0)
+                result = temp_area ? dsh_metadata_supervisor_add_root_path(supervisor, temp_area, true) : -errno;
+        return result;
+}
+
+/*
+ * The metadata supervisor of one workspace-write call, started and waiting
+ * for its listener on `*socket_out` (the child's end, which the caller puts
+ * in the plan and closes once the spawn returned).  Refuses (SANDBOX_UNAVAILABLE)
+ * where the host would not let it read the command's arguments: the command
+ * never runs with metadata ungoverned.
+ */
+static int start_supervisor(const dsh_prepared_policy *prepared, char *const *held_back,
+                            dsh_metadata_supervisor **supervisor_out, int *socket_out, dsh_error *error)
+{
+        const dsh_policy *policy = &prepared->policy;
+        dsh_metadata_supervisor *supervisor = NULL;
+        const char *problem = NULL;
+        char detail[512];
+        int sockets[2] = { -1, -1 }, result;
+
+        *supervisor_out = NULL;
+        *socket_out = -1;
+        if (dsh_metadata_supervisor_check_host(&problem) < 0) {
+                snprintf(detail, sizeof(detail), "%s; %s", problem, SUPERVISOR_UNAVAILABLE_CONSEQUENCE);
+                return dsh_error_set_unavailable(error, policy->mode, detail);
+        }
+        supervisor = dsh_metadata_supervisor_new();
+        result = supervisor ? supervise_roots(supervisor, prepared) : -ENOMEM;
+        for (char *const *path = held_back; result == 0 && path && *path; path++)
+                result = dsh_metadata_supervisor_add_protected(supervisor, *path);
+        /* SEQPACKET: one message, one fd; the child's end is close-on-exec and swept before exec anyway. */
+        if (result == 0 && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets) < 0)
+                result = -errno;
+        if (result == 0)
+                result = dsh_metadata_supervisor_start(supervisor, sockets[0]);
+        if (result < 0) {
+                if (sockets[0] >= 0) {
+                        close(sockets[0]);
+                        close(sockets[1]);
+                }
+                dsh_metadata_supervisor_free(supervisor);
+                snprintf(detail, sizeof(detail), "cannot start the metadata supervisor: %s", strerror(-result));
+                return dsh_error_set_unavailable(error, policy->mode, detail);
+        }
+        *supervisor_out = supervisor;
+        *socket_out = sockets[1];
         return 0;
 }
 
@@ -317,25 +431,37 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
         dsh_landlock_ruleset ruleset = DSH_LANDLOCK_RULESET_INIT;
         dsh_confined_argv facts = DSH_CONFINED_ARGV_INIT;
         dsh_exec_plan plan = DSH_EXEC_PLAN_INIT(argv);
+        dsh_metadata_supervisor *supervisor = NULL;
+        char **held_back = NULL;
         dsh_spawn_failure failure;
         pid_t pid;
         int result;
 
         plan.terminal_filter = true;
         plan.drop_capabilities = true;
-        result = build_ruleset(provider, prepared, &ruleset, &facts, error);
+        plan.metadata = policy->mode == DSH_MODE_WORKSPACE_WRITE ? DSH_METADATA_SUPERVISE : DSH_METADATA_DENY;
+        result = build_ruleset(provider, prepared, &ruleset, &facts, &held_back, error);
         if (result < 0)
                 return result;
         facts.argv = dsh_strv_copy(argv);
-        if (!facts.argv) {
+        if (!facts.argv)
+                result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        else if (plan.metadata == DSH_METADATA_SUPERVISE)
+                result = start_supervisor(prepared, held_back, &supervisor, &plan.metadata_socket, error);
+        dsh_strv_free(held_back);
+        if (result < 0) {
                 dsh_landlock_ruleset_close(&ruleset);
                 dsh_confined_argv_clear(&facts);
-                return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+                return result;
         }
         plan.landlock_ruleset_fd = ruleset.fd;
         pid = dsh_spawn_exec_plan(&plan, options, &failure);
         dsh_landlock_ruleset_close(&ruleset);
+        /* The child's copy went with its exec (or its exit): the supervisor now gets the listener or end of file. */
+        if (plan.metadata_socket >= 0)
+                close(plan.metadata_socket);
         if (pid < 0) {
+                dsh_metadata_supervisor_stop(supervisor, NULL);
                 dsh_confined_argv_clear(&facts);
                 if (pid == -ECHILD)
                         return dsh_spawn_failure_to_error(&failure, policy->mode, argv[0], error);
@@ -347,6 +473,7 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
         child->facts = facts;
         /* The spawn returned only once the child exec'd the command: its pre-exec report is the status channel. */
         child->command_started = true;
+        child->metadata_supervisor = supervisor;
         return 0;
 }
 
@@ -361,9 +488,13 @@ static int landlock_exec(dsh_provider *provider, char *const *argv, const dsh_pr
         dsh_spawn_failure failure;
         int result;
 
+        /* The metadata supervisor lives in a process that stays: an in-place exec leaves none. */
+        if (policy->mode == DSH_MODE_WORKSPACE_WRITE)
+                return -EOPNOTSUPP;
         plan.terminal_filter = true;
         plan.drop_capabilities = true;
-        result = build_ruleset(provider, prepared, &ruleset, &facts, error);
+        plan.metadata = DSH_METADATA_DENY;
+        result = build_ruleset(provider, prepared, &ruleset, &facts, NULL, error);
         if (result < 0)
                 return result;
         plan.landlock_ruleset_fd = ruleset.fd;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "core/metadata-supervisor.h"
 #include "error.h"
 #include "process.h"
 #include "spawn.h"
@@ -34,10 +35,36 @@ dsh_child *dsh_child_new(void)
         return child;
 }
 
+/* Stops the child's metadata supervisor, if any, and says what it had to refuse for want of access. */
+static void stop_metadata_supervisor(dsh_child *child)
+{
+        unsigned long unreadable;
+        bool served_nothing;
+        char *sentence = NULL;
+
+        if (!child->metadata_supervisor)
+                return;
+        unreadable = dsh_metadata_supervisor_stop(child->metadata_supervisor, &served_nothing);
+        child->metadata_supervisor = NULL;
+        if (served_nothing)
+                (void) dsh_strv_append(&child->warnings, "the metadata supervisor could not drop its capabilities "
+                                                         "and served nothing: every chmod, chown, utimes and xattr "
+                                                         "call of the command failed (ENOSYS)");
+        if (unreadable == 0)
+                return;
+        if (asprintf(&sentence, "the metadata supervisor refused %lu metadata call%s of the command (EACCES): it "
+                                "could not read the call's arguments or descriptors (a command that made itself "
+                                "non-dumpable, or a host that forbids reading another process)",
+                     unreadable, unreadable == 1 ? "" : "s") >= 0)
+                (void) dsh_strv_append(&child->warnings, sentence);
+        free(sentence);
+}
+
 void dsh_child_free(dsh_child *child)
 {
         if (!child)
                 return;
+        stop_metadata_supervisor(child);
         dsh_confined_argv_clear(&child->facts);
         if (child->runner_status_fd >= 0)
                 close(child->runner_status_fd);
@@ -117,6 +144,7 @@ int dsh_spawn_unconfined(char *const *argv, const dsh_spawn_options *options, ds
 
 void dsh_child_settle(dsh_child *child, int wait_status)
 {
+        stop_metadata_supervisor(child);
         if (child->backend && child->backend->settle)
                 child->backend->settle(child, wait_status);
         /* A runner that failed before exec, chosen from the persisted verdict: the entry is stale. */

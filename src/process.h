@@ -33,12 +33,17 @@ struct dsh_child {
         char *stale_verdict_path;       /* the persisted verdict to drop when the runner fails */
         char **audit_absent;            /* paths the command must not have created (see dsh_shield_audit()) */
         char **warnings;                /* what the sandbox undid or noticed after the command, sentences */
+        struct dsh_metadata_supervisor *metadata_supervisor;  /* Landlock workspace-write: stopped at settle */
 };
 
 /* A new, empty child (pid -1, fds -1); NULL when out of memory. */
 DSH_INTERNAL dsh_child *dsh_child_new(void);
 
-/* After waitpid(): what the runner's status channels still hold (through the backend's settle). */
+/*
+ * After waitpid(): the metadata supervisor stopped (the command is gone:
+ * whatever it left behind now gets ENOSYS for a metadata call), and what
+ * the runner's status channels still hold (through the backend's settle).
+ */
 DSH_INTERNAL void dsh_child_settle(dsh_child *child, int wait_status);
 
 /* danger-full-access: `argv` as it is, unconfined on purpose, into `child`. */

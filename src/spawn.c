@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,7 +32,13 @@ static int child_redirect(int fd, int target)
  *     capabilities are ignored), and both the seccomp filter and
  *     landlock_restrict_self() become legal without CAP_SYS_ADMIN (each
  *     refuses a process that has neither);
- *  3. the terminal filter;
+ *  3. the terminal filter, then the metadata filter (chmod, chown, utimes,
+ *     xattrs and inode flags, which Landlock does not govern): refused
+ *     outright, or sent to the metadata supervisor — whose listener is
+ *     created here, in the child, and handed at once over the plan's unix
+ *     socket (SCM_RIGHTS) to the supervisor thread in the parent, then
+ *     closed: the command never holds its own listener, and the listener
+ *     is in the supervisor's hands before the command runs;
  *  4. every capability dropped: the bounding set and the locked securebits
  *     first, because they need CAP_SETPCAP, then capset() to zero.  Root
  *     keeps nothing it could use to reboot, load a module, set the clock or
@@ -51,7 +58,8 @@ static int child_redirect(int fd, int target)
  */
 void dsh_exec_plan_apply(const dsh_exec_plan *plan, const dsh_spawn_options *options, dsh_spawn_failure *failure)
 {
-        bool confining = plan->terminal_filter || plan->drop_capabilities || plan->landlock_ruleset_fd >= 0;
+        bool confining = plan->terminal_filter || plan->drop_capabilities || plan->landlock_ruleset_fd >= 0 ||
+                         plan->metadata != DSH_METADATA_UNGOVERNED;
         int result = 0;
 
         *failure = (dsh_spawn_failure) { DSH_SPAWN_STAGE_SETUP, 0 };
@@ -68,8 +76,17 @@ void dsh_exec_plan_apply(const dsh_exec_plan *plan, const dsh_spawn_options *opt
         failure->stage = DSH_SPAWN_STAGE_CONFINE;
         if (confining)
                 result = dsh_set_no_new_privs();
-        if (result == 0 && plan->terminal_filter)
+        /* One filter for both where both apply (metadata-filter.h says why). */
+        if (result == 0 && plan->terminal_filter && plan->metadata == DSH_METADATA_UNGOVERNED)
                 result = dsh_install_terminal_injection_filter();
+        if (result == 0 && plan->metadata != DSH_METADATA_UNGOVERNED) {
+                result = dsh_install_metadata_filter(plan->metadata, plan->metadata_socket, plan->terminal_filter);
+                if (result < 0) {
+                        failure->stage = DSH_SPAWN_STAGE_METADATA;
+                        failure->errno_value = -result;
+                        return;
+                }
+        }
         if (result == 0 && plan->drop_capabilities)
                 result = dsh_drop_capabilities();
         if (result == 0 && plan->landlock_ruleset_fd >= 0)
@@ -104,8 +121,21 @@ struct child_arguments {
         const dsh_exec_plan *plan;
         const dsh_spawn_options *options;
         const sigset_t *parent_mask;
+        pid_t parent;                /* the spawning process, for die_with_parent */
         dsh_spawn_failure failure;   /* written by the child, read by the parent once it resumes */
 };
+
+/*
+ * die_with_parent: SIGKILL when the spawning thread ends.  A parent killed
+ * before the request took effect would never send it: then the child's
+ * parent is no longer the one that spawned it, and it gives up.
+ */
+static int die_with_parent(pid_t parent)
+{
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+                return -errno;
+        return getppid() == parent ? 0 : -ESRCH;
+}
 
 /*
  * Runs in the child, on its own stack but in the parent's memory (the parent
@@ -130,7 +160,10 @@ static int child_main(void *data)
         }
         sigprocmask(SIG_SETMASK, arguments->parent_mask, NULL);
         /* Only a failure may reach the shared memory: after a successful exec it must still say "none". */
-        dsh_exec_plan_apply(arguments->plan, arguments->options, &failure);
+        if (arguments->options->die_with_parent && (failure.errno_value = -die_with_parent(arguments->parent)) != 0)
+                failure.stage = DSH_SPAWN_STAGE_SETUP;
+        else
+                dsh_exec_plan_apply(arguments->plan, arguments->options, &failure);
         arguments->failure = failure;
         _exit(125);
 }
@@ -159,7 +192,7 @@ static size_t child_stack_size(char *const *argv)
 pid_t dsh_spawn_exec_plan(const dsh_exec_plan *plan, const dsh_spawn_options *options,
                           dsh_spawn_failure *failure)
 {
-        struct child_arguments arguments = { plan, options, NULL, { DSH_SPAWN_STAGE_NONE, 0 } };
+        struct child_arguments arguments = { plan, options, NULL, getpid(), { DSH_SPAWN_STAGE_NONE, 0 } };
         size_t page = (size_t) sysconf(_SC_PAGESIZE);
         size_t stack_size = child_stack_size(plan->argv);
         sigset_t all_signals, parent_mask;
@@ -229,6 +262,15 @@ int dsh_spawn_failure_to_error(const dsh_spawn_failure *failure, dsh_mode mode, 
         case DSH_SPAWN_STAGE_CONFINE:
                 snprintf(detail, sizeof(detail), "cannot apply the sandbox in the child: %s",
                          strerror(failure->errno_value));
+                break;
+        case DSH_SPAWN_STAGE_METADATA:
+                if (failure->errno_value == EBUSY)
+                        snprintf(detail, sizeof(detail), "another seccomp supervisor already watches this process, "
+                                                         "and the metadata supervisor cannot run under it (nested "
+                                                         "listeners are refused)");
+                else
+                        snprintf(detail, sizeof(detail), "cannot install the metadata filter in the child: %s",
+                                 strerror(failure->errno_value));
                 break;
         case DSH_SPAWN_STAGE_SETUP:
         case DSH_SPAWN_STAGE_NONE:

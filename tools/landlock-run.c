@@ -18,17 +18,45 @@
  * connect to the abstract unix sockets of processes outside it.  `--new-session` additionally setsid()s; it is a flag
  * because an in-place exec that leaves the terminal's session no longer gets
  * the user's Ctrl-C.
+ *
+ * Metadata (chmod, chown, utimes, extended attributes, inode flags), which
+ * Landlock does not govern: with no writable directory among the grants,
+ * the same filter refuses every metadata call (EPERM) and the launcher execs
+ * in place as ever.  With one, the command runs as the launcher's child
+ * under the metadata supervisor (src/core/metadata-supervisor.h): each call
+ * is performed when its target lies beneath a writable directory, refused
+ * (EACCES) otherwise.  The launcher then stands in for the command — it
+ * dies with it and exits with its status or dies of its signal, signals
+ * sent to the launcher reach the command, and the command is killed if the
+ * launcher is — so the contract holds either way.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "config.h"
 #include "core/landlock.h"
+#include "core/metadata-filter.h"
+#include "core/metadata-supervisor.h"
 #include "core/process-hardening.h"
+#include "core/stand-in.h"
 #include "landlock-run-arguments.h"
+
+#ifndef __NR_pidfd_open
+#define __NR_pidfd_open 434
+#endif
 
 static const char help_text[] =
         "Usage: landlock-run [--ro PATH]... [--rw PATH]... [--new-session] -- ARGV...\n"
@@ -36,8 +64,10 @@ static const char help_text[] =
         "Runs ARGV (found on PATH, environment unchanged) confined by Landlock: read and execute\n"
         "beneath each --ro PATH; beneath each --rw PATH, every access the kernel's Landlock ABI\n"
         "governs but creating devices; nothing else.  Inherited descriptors above 2 are closed,\n"
-        "every capability is dropped and terminal injection is refused.  --new-session also calls\n"
-        "setsid().  --probe prints whether this kernel enforces Landlock fully or partially.\n"
+        "every capability is dropped and terminal injection is refused.  chmod, chown, utimes and\n"
+        "extended attributes are refused, but beneath a --rw directory, where a supervisor performs\n"
+        "them (ARGV then runs as the launcher's child, which ends as ARGV ends).  --new-session also\n"
+        "calls setsid().  --probe prints whether this kernel enforces Landlock fully or partially.\n"
         "Exit status: ARGV's own once it runs (even 125); 125 for every launcher failure (usage,\n"
         "no Landlock, a grant that cannot be opened, exec failure), and ARGV did not run.\n";
 
@@ -95,12 +125,14 @@ static int build_ruleset(const struct launch_request *request)
 }
 
 /*
- * Returns only on failure.  The order is the library's (src/spawn.c,
- * dsh_exec_plan_apply), with the fds closed first so nothing inherited
- * survives into the domain:
+ * Returns only on failure (the contract's line printed).  The order is the
+ * library's (src/spawn.c, dsh_exec_plan_apply), with the fds closed before
+ * (launch()) so nothing inherited survives into the domain:
  *  - no_new_privs: no exec grants privileges from here, and the filter and
  *    the Landlock restriction become legal without CAP_SYS_ADMIN;
- *  - the terminal filter;
+ *  - one seccomp filter: terminal injection refused, and every metadata call
+ *    refused or sent to the supervisor (whose listener leaves over
+ *    `metadata_socket` at once: the command never holds it);
  *  - every capability dropped (bounding set and locked securebits while
  *    CAP_SETPCAP is still held, then capset() to zero), before the Landlock
  *    restriction, which needs none: root keeps nothing, and nothing after
@@ -109,23 +141,19 @@ static int build_ruleset(const struct launch_request *request)
  *  - exec.
  * Any failure on the way ends in 125 with the command never run.
  */
-static int launch(const struct launch_request *request)
+static int confine_and_exec(const struct launch_request *request, int ruleset_fd, dsh_metadata_policy metadata,
+                            int metadata_socket)
 {
-        int ruleset_fd, result;
+        int result;
 
-        if (dsh_close_inherited_fds(-1, -1) < 0)
-                return fail("landlock ruleset error: cannot close inherited descriptors: %s", strerror(errno));
-        ruleset_fd = build_ruleset(request);
-        if (ruleset_fd < 0)
-                return LAUNCHER_FAILURE;
         if (request->new_session)
                 (void) setsid();  /* EPERM for a group leader: the terminal filter still holds */
         result = dsh_set_no_new_privs();
         if (result < 0)
                 return fail("landlock ruleset error: cannot set no_new_privs: %s", strerror(-result));
-        result = dsh_install_terminal_injection_filter();
+        result = dsh_install_metadata_filter(metadata, metadata_socket, true);
         if (result < 0)
-                return fail("landlock ruleset error: cannot install the terminal filter: %s", strerror(-result));
+                return fail("landlock ruleset error: cannot install the seccomp filter: %s", strerror(-result));
         result = dsh_drop_capabilities();
         if (result < 0)
                 return fail("landlock ruleset error: cannot drop capabilities: %s", strerror(-result));
@@ -133,8 +161,165 @@ static int launch(const struct launch_request *request)
         if (result < 0)
                 return fail("landlock ruleset error: %s", strerror(-result));
         close(ruleset_fd);
+        if (metadata_socket >= 0)
+                close(metadata_socket);
         execvp(request->command[0], request->command);
         return fail("exec failed: %s", strerror(errno));
+}
+
+/*
+ * The writable directories among the grants, given to `supervisor` (opened
+ * as the ruleset opened them, named by their canonical path).  A writable
+ * file (the /dev/null sink) takes writes, never a metadata change.  Returns
+ * the number of roots, or a negative errno.
+ */
+static int supervise_writable_directories(const struct launch_request *request, dsh_metadata_supervisor *supervisor)
+{
+        int roots = 0;
+
+        for (size_t i = 0; i < request->grant_count; i++) {
+                char link[64], path[PATH_MAX];
+                ssize_t length;
+                int fd, result;
+
+                if (!request->grants[i].writable)
+                        continue;
+                fd = open(request->grants[i].path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (fd < 0 && (errno == ENOTDIR || errno == ENOENT))
+                        continue;  /* a file; a missing path already failed the ruleset */
+                if (fd < 0)
+                        return -errno;
+                snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+                length = readlink(link, path, sizeof(path) - 1);
+                result = length > 0 ? 0 : -errno;
+                if (result == 0) {
+                        path[length] = '\0';
+                        result = dsh_metadata_supervisor_add_root(supervisor, fd, path, false);
+                }
+                close(fd);
+                if (result < 0)
+                        return result;
+                roots++;
+        }
+        return roots;
+}
+
+/* ------------------------------------------------------- standing in -- */
+
+static volatile sig_atomic_t command_pid;
+static volatile sig_atomic_t command_apart;   /* --new-session: the command left the terminal's session */
+
+/*
+ * Signals for the command, while the launcher stands in for it.  One sent
+ * to the launcher by another process (si_code <= 0) goes on to the command,
+ * as it would have reached it exec'd in the launcher's place.  One the
+ * terminal sent already reached the command, which shares the launcher's
+ * process group — unless --new-session took it out of the terminal's
+ * session: then it goes on too (as a SIGSTOP for Ctrl-Z: a session of its
+ * own is an orphaned group, where the kernel discards a default SIGTSTP).
+ * A stop is the launcher's too.
+ */
+static void pass_on(int signal_number, siginfo_t *info, void *context)
+{
+        int saved_errno = errno;
+        bool from_terminal = info->si_code > 0;
+
+        (void) context;
+        if (command_pid > 0 && (!from_terminal || command_apart))
+                kill((pid_t) command_pid, signal_number == SIGTSTP && command_apart ? SIGSTOP : signal_number);
+        if (signal_number == SIGTSTP)
+                kill(getpid(), SIGSTOP);
+        errno = saved_errno;
+}
+
+static void stand_in_for(pid_t pid, bool apart)
+{
+        static const int passed_on[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGTSTP, SIGCONT };
+        struct sigaction action = { 0 };
+
+        command_pid = pid;
+        command_apart = apart;
+        action.sa_sigaction = pass_on;
+        action.sa_flags = SA_SIGINFO | SA_RESTART;
+        sigemptyset(&action.sa_mask);
+        for (size_t i = 0; i < sizeof(passed_on) / sizeof(passed_on[0]); i++) {
+                struct sigaction previous;
+
+                /* A signal ignored when the launcher started (nohup) stays ignored, for the command too. */
+                if (sigaction(passed_on[i], NULL, &previous) == 0 && previous.sa_handler != SIG_IGN)
+                        sigaction(passed_on[i], &action, NULL);
+        }
+}
+
+/*
+ * The command as a child under the metadata supervisor: the child confines
+ * itself and execs (printing the contract's line and exiting 125 on
+ * failure), the launcher serves its metadata calls until it exits and then
+ * ends as it ended.
+ */
+static int launch_supervised(const struct launch_request *request, int ruleset_fd, dsh_metadata_supervisor *supervisor)
+{
+        const char *problem = NULL;
+        int sockets[2], listener, pidfd, wait_status = 0, result;
+        pid_t parent = getpid(), pid;
+
+        if (dsh_metadata_supervisor_check_host(&problem) < 0)
+                return fail("landlock ruleset error: cannot supervise metadata: %s", problem);
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets) < 0)
+                return fail("landlock ruleset error: cannot supervise metadata: %s", strerror(errno));
+        fflush(NULL);
+        pid = fork();
+        if (pid < 0)
+                return fail("landlock ruleset error: cannot start the command: %s", strerror(errno));
+        if (pid == 0) {
+                close(sockets[0]);
+                /* The command dies with the launcher: a SIGKILL to it still ends the command. */
+                if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
+                        _exit(fail("landlock ruleset error: the launcher is gone"));
+                _exit(confine_and_exec(request, ruleset_fd, DSH_METADATA_SUPERVISE, sockets[1]));
+        }
+        close(sockets[1]);
+        close(ruleset_fd);
+        stand_in_for(pid, request->new_session);
+        /* Nothing here needs a capability any more; without one the supervisor can do nothing the command could not. */
+        result = dsh_drop_capabilities();
+        listener = dsh_receive_fd(sockets[0]);
+        close(sockets[0]);
+        pidfd = (int) syscall(__NR_pidfd_open, pid, 0);
+        if (listener >= 0 && result == 0 && pidfd >= 0)
+                dsh_metadata_supervisor_serve(supervisor, listener, pidfd);
+        else if (listener >= 0)
+                close(listener);  /* every metadata call fails (ENOSYS): never ungoverned */
+        if (pidfd >= 0)
+                close(pidfd);
+        while (waitpid(pid, &wait_status, 0) < 0)
+                if (errno != EINTR)
+                        return fail("cannot wait for the command: %s", strerror(errno));
+        command_pid = 0;
+        dsh_metadata_supervisor_free(supervisor);
+        return dsh_stand_in_end_like(wait_status);
+}
+
+static int launch(const struct launch_request *request)
+{
+        dsh_metadata_supervisor *supervisor;
+        int ruleset_fd, roots;
+
+        if (dsh_close_inherited_fds(-1, -1) < 0)
+                return fail("landlock ruleset error: cannot close inherited descriptors: %s", strerror(errno));
+        ruleset_fd = build_ruleset(request);
+        if (ruleset_fd < 0)
+                return LAUNCHER_FAILURE;
+        supervisor = dsh_metadata_supervisor_new();
+        roots = supervisor ? supervise_writable_directories(request, supervisor) : -ENOMEM;
+        if (roots < 0) {
+                dsh_metadata_supervisor_free(supervisor);
+                return fail("landlock ruleset error: cannot supervise metadata: %s", strerror(-roots));
+        }
+        if (roots > 0)
+                return launch_supervised(request, ruleset_fd, supervisor);
+        dsh_metadata_supervisor_free(supervisor);
+        return confine_and_exec(request, ruleset_fd, DSH_METADATA_DENY, -1);
 }
 
 int main(int argc, char **argv)

@@ -226,9 +226,18 @@ typedef struct dsh_spawn_options {
          * foreground group is stopped (SIGTTIN) when it reads the terminal.
          */
         bool new_process_group;
+        /*
+         * PR_SET_PDEATHSIG(SIGKILL) in the child: the command is killed when
+         * the thread that spawned it ends.  For a front end that stands in
+         * for the command (`dsh-sandbox run`): a SIGKILL to it, which it
+         * cannot pass on, still ends the command as it would have ended a
+         * command exec'd in its place.  Not for a caller whose spawning
+         * thread may end before the command does.
+         */
+        bool die_with_parent;
 } dsh_spawn_options;
 
-#define DSH_SPAWN_OPTIONS_INIT { -1, -1, -1, false, false }
+#define DSH_SPAWN_OPTIONS_INIT { -1, -1, -1, false, false, false }
 
 /*
  * A spawned command, opaque: created by dsh_provider_spawn(), released by
@@ -301,9 +310,11 @@ DSH_PUBLIC int dsh_provider_spawn(dsh_provider *provider, char *const *argv, con
  *
  * Only a backend that confines the calling process itself (Landlock) can do
  * this.  A backend that runs a separate runner (bwrap, a runner command) needs
- * a parent that stays to tell the runner's failures from the command's: for
- * those it returns -EOPNOTSUPP at once, with `error` untouched and nothing
- * done, and the caller uses dsh_provider_spawn() instead.
+ * a parent that stays to tell the runner's failures from the command's, and
+ * Landlock under workspace-write needs one to host its metadata supervisor
+ * (docs/supervisor.md): for those it returns -EOPNOTSUPP at once, with
+ * `error` untouched and nothing done, and the caller uses
+ * dsh_provider_spawn() instead.
  *
  * `announce` (may be NULL) is called once the backend has decided how the
  * command will be confined and before anything is applied, with the facts

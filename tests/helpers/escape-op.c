@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -85,13 +86,64 @@ static int bind_socket(const char *path)
         return result;
 }
 
-static int set_times(const char *path, const char *epoch_seconds)
+static int set_times(const char *path, const char *epoch_seconds, int flags)
 {
         struct timespec times[2];
 
         times[0].tv_sec = times[1].tv_sec = strtol(epoch_seconds, NULL, 10);
         times[0].tv_nsec = times[1].tv_nsec = 0;
-        return status_of(utimensat(AT_FDCWD, path, times, AT_SYMLINK_NOFOLLOW));
+        return status_of(utimensat(AT_FDCWD, path, times, flags));
+}
+
+/* futimens() on `path` opened read-only: a descriptor that grants no write at all. */
+static int set_times_through_descriptor(const char *path, const char *epoch_seconds)
+{
+        struct timespec times[2];
+        int fd = open(path, O_RDONLY | O_CLOEXEC), result;
+
+        if (fd < 0)
+                return errno;
+        times[0].tv_sec = times[1].tv_sec = strtol(epoch_seconds, NULL, 10);
+        times[0].tv_nsec = times[1].tv_nsec = 0;
+        result = status_of(futimens(fd, times));
+        close(fd);
+        return result;
+}
+
+/* fchmod() on `path` opened read-only. */
+static int change_mode_through_descriptor(const char *path, const char *mode)
+{
+        int fd = open(path, O_RDONLY | O_CLOEXEC), result;
+
+        if (fd < 0)
+                return errno;
+        result = status_of(fchmod(fd, (mode_t) strtol(mode, NULL, 8)));
+        close(fd);
+        return result;
+}
+
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452
+#endif
+
+/*
+ * A POSIX access ACL (system.posix_acl_access, version 2): the owner rw,
+ * user 4242 rwx, the group r, mask rwx, others r.  It changes the file's
+ * group bits (to the mask) and adds the attribute.
+ */
+static int set_access_acl(const char *path)
+{
+        struct {
+                uint32_t version;
+                struct {
+                        uint16_t tag;
+                        uint16_t permissions;
+                        uint32_t id;
+                } entries[5];
+        } __attribute__((packed)) acl = { 2, { { 0x01, 6, UINT32_MAX }, { 0x02, 7, 4242 }, { 0x04, 4, UINT32_MAX },
+                                               { 0x10, 7, UINT32_MAX }, { 0x20, 4, UINT32_MAX } } };
+
+        return status_of(setxattr(path, "system.posix_acl_access", &acl, sizeof(acl), 0));
 }
 
 /* The capability sets as /proc/self/status shows them, one "CapXxx=hex" per line. */
@@ -214,18 +266,63 @@ static int attempt(const char *operation, char **arguments, int count)
                 WANTS(2);
                 return status_of(chmod(arguments[0], (mode_t) strtol(arguments[1], NULL, 8)));
         }
-        if (strcmp(operation, "chown") == 0) {
-                WANTS(3);
-                return status_of(lchown(arguments[0], (uid_t) strtol(arguments[1], NULL, 10),
-                                        (gid_t) strtol(arguments[2], NULL, 10)));
-        }
-        if (strcmp(operation, "utimes") == 0) {
+        if (strcmp(operation, "fchmod") == 0) {
                 WANTS(2);
-                return set_times(arguments[0], arguments[1]);
+                return change_mode_through_descriptor(arguments[0], arguments[1]);
+        }
+        if (strcmp(operation, "fchmodat2") == 0) {
+                WANTS(2);
+                return status_of(syscall(SYS_fchmodat2, AT_FDCWD, arguments[0], (mode_t) strtol(arguments[1], NULL, 8),
+                                         0));
+        }
+        if (strcmp(operation, "chown") == 0 || strcmp(operation, "lchown") == 0) {
+                uid_t uid;
+                gid_t gid;
+
+                WANTS(3);
+                uid = (uid_t) strtol(arguments[1], NULL, 10);
+                gid = (gid_t) strtol(arguments[2], NULL, 10);
+                return status_of(operation[0] == 'l' ? lchown(arguments[0], uid, gid) : chown(arguments[0], uid, gid));
+        }
+        if (strcmp(operation, "utimes") == 0 || strcmp(operation, "touch-h") == 0) {
+                WANTS(2);
+                return set_times(arguments[0], arguments[1], AT_SYMLINK_NOFOLLOW);
+        }
+        if (strcmp(operation, "touch-d") == 0) {
+                WANTS(2);
+                return set_times(arguments[0], arguments[1], 0);
+        }
+        if (strcmp(operation, "futimens") == 0) {
+                WANTS(2);
+                return set_times_through_descriptor(arguments[0], arguments[1]);
         }
         if (strcmp(operation, "setxattr") == 0) {
                 WANTS(3);
-                return status_of(lsetxattr(arguments[0], arguments[1], arguments[2], strlen(arguments[2]), 0));
+                return status_of(setxattr(arguments[0], arguments[1], arguments[2], strlen(arguments[2]), 0));
+        }
+        if (strcmp(operation, "removexattr") == 0) {
+                WANTS(2);
+                return status_of(removexattr(arguments[0], arguments[1]));
+        }
+        if (strcmp(operation, "posix-acl") == 0) {
+                WANTS(1);
+                return set_access_acl(arguments[0]);
+        }
+        if (strcmp(operation, "via-proc-fd") == 0) {
+                /* OPERATION PATH ARG...: PATH opened read-only, then the operation on /proc/self/fd/N. */
+                char proc_path[64];
+                int fd, result;
+
+                if (count < 2)
+                        return -1;
+                fd = open(arguments[1], O_RDONLY | O_CLOEXEC);
+                if (fd < 0)
+                        return errno;
+                snprintf(proc_path, sizeof(proc_path), "/proc/self/fd/%d", fd);
+                arguments[1] = proc_path;
+                result = attempt(arguments[0], arguments + 1, count - 1);
+                close(fd);
+                return result;
         }
         if (strcmp(operation, "write-fd") == 0) {
                 WANTS(1);

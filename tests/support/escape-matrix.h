@@ -8,8 +8,10 @@
  * and after, and the call's errno is checked against the backend's dialect.
  *
  * Backends: bwrap and in-process Landlock through dsh_provider_spawn() with a
- * sole backend, `dsh-sandbox run --backend landlock` (which execs in place),
- * and the `landlock-run` launcher invoked directly with the contract's grants.
+ * sole backend, `dsh-sandbox run --backend landlock` (which execs in place
+ * under read-only, and stands in for the command under workspace-write, where
+ * the metadata supervisor runs in it), and the `landlock-run` launcher
+ * invoked directly with the contract's grants.
  * Modes: read-only and workspace-write.  Targets: the workspace, a directory
  * outside every root, the temp area /tmp and /dev/shm.
  */

@@ -1,0 +1,82 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# What the metadata supervisor costs (docs/supervisor.md), measured in turn
+# with the baseline (A B A B ...), median of the pair ratios:
+#   tar       baseline: `tar xpf` of an archive of 3,000 files with their modes and
+#                       times, into a fresh directory of the workspace, unconfined
+#             candidate: the same under run --backend landlock --mode workspace-write,
+#                        where every utimensat, fchown and fchmod tar makes is
+#                        performed by the supervisor
+#             target <= 1.5x
+#   no-owner  the same with --no-same-owner (what tar does for a user who is not root:
+#             no fchown, so one supervised call fewer per file)
+#   bash      baseline: a static exec-only trampoline running `bash -c true`
+#             candidate: run --backend landlock --mode workspace-write -- bash -c true
+#             (a command that makes no metadata call: what the stand-in process and
+#             the supervisor's thread cost by themselves)
+#             target <= 1.10x; and against the same trampoline spawning bash and
+#             waiting for it (exec-floor --wait: the floor of a parent that stays)
+# Only prints.  Usage: bench/metadata-supervisor.bench.sh [BUILD_DIR]   (default: $BUILD_DIR, else build)
+set -u
+build=${1:-${BUILD_DIR:-build}}
+tool="$build/dsh-sandbox"
+floor="$build/bench/exec-floor"
+interleave="$build/bench/interleave"
+runs=${RUNS:-300}
+tar_runs=${TAR_RUNS:-21}
+for program in "$tool" "$floor" "$interleave"; do
+        if [ ! -x "$program" ]; then
+                echo "metadata-supervisor: no $program; nothing measured"
+                exit 0
+        fi
+done
+tool=$(cd "$(dirname "$tool")" && pwd)/$(basename "$tool")
+floor=$(cd "$(dirname "$floor")" && pwd)/$(basename "$floor")
+interleave=$(cd "$(dirname "$interleave")" && pwd)/$(basename "$interleave")
+scratch=$(mktemp -d /var/tmp/dsh-bench.XXXXXX) || exit 0
+trap 'rm -rf "$scratch"' EXIT
+export XDG_CACHE_HOME="$scratch/cache" XDG_STATE_HOME="$scratch/state" XDG_CONFIG_HOME="$scratch/config"
+unset DSH_SANDBOX_CONFIG
+
+# 3,000 files in 30 directories, modes 0600/0644/0640/0755 in turn, one fixed time.
+mkdir -p "$scratch/source" "$scratch/workspace"
+(
+        cd "$scratch/source" || exit 1
+        i=0
+        while [ $i -lt 3000 ]; do
+                directory=d$((i % 30))
+                [ -d $directory ] || mkdir $directory
+                echo $i > $directory/f$i
+                i=$((i + 1))
+        done
+        find . -type f -name 'f*[0]' -exec chmod 0600 {} + && find . -type f -name 'f*[13]' -exec chmod 0640 {} + &&
+                find . -type f -name 'f*[57]' -exec chmod 0755 {} + &&
+                find . -exec touch -h -d '2020-01-02 03:04:05 UTC' {} + && tar cf "$scratch/archive.tar" .
+) || { echo "metadata-supervisor: cannot build the archive; nothing measured"; exit 0; }
+cd "$scratch/workspace" || exit 0
+extract='d=$(mktemp -d -p .) && cd "$d" && exec tar xpf "$0" "$@"'
+run_ws="$tool run --backend landlock --mode workspace-write --root $scratch/workspace --"
+
+echo "-- tar xpf, 3,000 files with modes and times (target <= 1.5x)"
+"$interleave" --runs "$tar_runs" --warmup 2 --name-a "unconfined" --name-b "run workspace-write" -- \
+        sh -c "$extract" "$scratch/archive.tar" --vs-- $run_ws sh -c "$extract" "$scratch/archive.tar" ||
+        echo "metadata-supervisor: the tar pair could not be measured here"
+rm -rf "$scratch"/workspace/tmp.*
+if [ "$(id -u)" = 0 ]; then
+        echo "-- tar xpf --no-same-owner (what a user who is not root gets by default)"
+        "$interleave" --runs "$tar_runs" --warmup 2 --name-a "unconfined" --name-b "run workspace-write" -- \
+                sh -c "$extract" "$scratch/archive.tar" --no-same-owner --vs-- \
+                $run_ws sh -c "$extract" "$scratch/archive.tar" --no-same-owner ||
+                echo "metadata-supervisor: the tar pair could not be measured here"
+        rm -rf "$scratch"/workspace/tmp.*
+fi
+
+echo "-- bash -c true under workspace-write (target <= 1.10x)"
+"$interleave" --runs "$runs" --name-a "trampoline bash -c true" --name-b "run workspace-write" -- \
+        "$floor" bash -c true --vs-- $run_ws bash -c true ||
+        echo "metadata-supervisor: the bash pair could not be measured here"
+echo "-- bash -c true under workspace-write, against a trampoline that stays as the parent"
+"$interleave" --runs "$runs" --name-a "trampoline --wait bash -c true" --name-b "run workspace-write" -- \
+        "$floor" --wait bash -c true --vs-- $run_ws bash -c true ||
+        echo "metadata-supervisor: the bash pair could not be measured here"
+exit 0

@@ -1,0 +1,334 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "metadata-filter.h"
+
+#if defined(__x86_64__)
+#define FILTER_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define FILTER_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+#ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+#define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
+#endif
+
+/* x32 system calls share x86_64's audit arch and set this bit in the number. */
+#define X32_SYSCALL_BIT 0x40000000U
+
+static const int metadata_syscalls[] = {
+#ifdef __NR_chmod
+        __NR_chmod,
+#endif
+        __NR_fchmod,
+        __NR_fchmodat,
+        __NR_fchmodat2,
+#ifdef __NR_chown
+        __NR_chown,
+#endif
+        __NR_fchown,
+#ifdef __NR_lchown
+        __NR_lchown,
+#endif
+        __NR_fchownat,
+#ifdef __NR_utime
+        __NR_utime,
+#endif
+#ifdef __NR_utimes
+        __NR_utimes,
+#endif
+#ifdef __NR_futimesat
+        __NR_futimesat,
+#endif
+        __NR_utimensat,
+        __NR_setxattr,
+        __NR_lsetxattr,
+        __NR_fsetxattr,
+        __NR_removexattr,
+        __NR_lremovexattr,
+        __NR_fremovexattr,
+        __NR_setxattrat,
+        __NR_removexattrat,
+        __NR_file_setattr,
+        -1,
+};
+
+static const uint32_t supervised_ioctls[] = { DSH_FS_IOC_SETFLAGS, DSH_FS_IOC32_SETFLAGS, DSH_FS_IOC_FSSETXATTR };
+static const uint32_t refused_ioctls[] = { DSH_FS_IOC_SETVERSION, DSH_FS_IOC32_SETVERSION, DSH_FS_IOC_ENABLE_VERITY,
+                                           DSH_FS_IOC_SET_ENCRYPTION_POLICY };
+
+#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
+#define METADATA_SYSCALL_COUNT (COUNT(metadata_syscalls) - 1)
+#define BRANCH_COUNT (METADATA_SYSCALL_COUNT + 1)  /* the metadata calls and ioctl */
+/* A leaf of the decision tree tests up to this many numbers one after the other. */
+#define LEAF_SIZE 3
+#define PROGRAM_CAPACITY 128
+
+const int *dsh_metadata_syscalls(void)
+{
+        return metadata_syscalls;
+}
+
+#ifdef FILTER_AUDIT_ARCH
+/* Where a system call number leads: the metadata action, or the ioctl command tests. */
+typedef enum branch_target {
+        TO_ACTION,
+        TO_IOCTL,
+} branch_target;
+
+typedef struct branch {
+        uint32_t nr;
+        branch_target target;
+} branch;
+
+typedef struct program_builder {
+        struct sock_filter *program;
+        size_t at;
+        size_t allow_at, ioctl_at, action_at, refuse_at;
+} program_builder;
+
+/* The instructions the tree over `count` sorted numbers takes. */
+static size_t tree_size(size_t count)
+{
+        if (count <= LEAF_SIZE)
+                return count + 1;  /* one test each, then "allow" */
+        return 1 + tree_size(count / 2) + tree_size(count - count / 2);
+}
+
+static void emit(program_builder *builder, struct sock_filter instruction)
+{
+        if (builder->at < PROGRAM_CAPACITY)
+                builder->program[builder->at] = instruction;
+        builder->at++;
+}
+
+/* A jump forward from the next instruction to `target`, as BPF counts it. */
+static uint8_t offset_to(const program_builder *builder, size_t target)
+{
+        return (uint8_t) (target - builder->at - 1);
+}
+
+/*
+ * A balanced decision tree over the sorted `branches`: each inner node sends
+ * the numbers from its middle one up to its right half, each leaf tests its
+ * few numbers for equality and allows anything else.  Every number takes a
+ * handful of comparisons instead of one per metadata call, which is what
+ * the kernel pays once per system call number when it builds the filter's
+ * action cache at install time (calls that do not depend on an argument are
+ * then allowed without running the filter at all).
+ */
+static void emit_tree(program_builder *builder, const branch *branches, size_t count)
+{
+        size_t half = count / 2;
+
+        if (count <= LEAF_SIZE) {
+                for (size_t i = 0; i < count; i++) {
+                        size_t target = branches[i].target == TO_ACTION ? builder->action_at : builder->ioctl_at;
+
+                        emit(builder, (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, branches[i].nr,
+                                                                    offset_to(builder, target), 0));
+                }
+                emit(builder, (struct sock_filter) BPF_STMT(BPF_JMP | BPF_JA,
+                                                            (uint32_t) (builder->allow_at - builder->at - 1)));
+                return;
+        }
+        emit(builder, (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, branches[half].nr,
+                                                    (uint8_t) tree_size(half), 0));
+        emit_tree(builder, branches, half);
+        emit_tree(builder, branches + half, count - half);
+}
+
+static void emit_ioctl_test(program_builder *builder, uint32_t command, size_t target)
+{
+        emit(builder, (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, command, offset_to(builder, target), 0));
+}
+
+/*
+ * Builds the program into `program` (on the caller's stack: nothing here
+ * allocates).  Layout:
+ *
+ *   arch check, x32 check           kill the process on either
+ *   decision tree over the numbers  a metadata call -> ACTION, ioctl -> IOCTL, else ALLOW
+ *   ALLOW
+ *   IOCTL: load the command (low 32 bits: what the kernel dispatches on)
+ *     supervised attribute ioctls   -> ACTION
+ *     refused attribute ioctls      -> REFUSE
+ *     with the terminal rule: TIOCSTI, TIOCLINUX -> REFUSE
+ *     ALLOW
+ *   ACTION                          EPERM (deny) or USER_NOTIF (supervise)
+ *   REFUSE                          EPERM
+ *
+ * Returns the program's length, or 0 if it would not fit.
+ */
+static size_t build_program(struct sock_filter *program, uint32_t action, bool terminal_rule)
+{
+        static const uint32_t terminal_ioctls[] = { TIOCSTI, TIOCLINUX };
+        branch branches[BRANCH_COUNT];
+        size_t ioctl_tests = COUNT(supervised_ioctls) + COUNT(refused_ioctls) + (terminal_rule ? 2 : 0);
+        program_builder builder = { program, 0, 0, 0, 0, 0 };
+
+        for (size_t i = 0; i < METADATA_SYSCALL_COUNT; i++)
+                branches[i] = (branch) { (uint32_t) metadata_syscalls[i], TO_ACTION };
+        branches[METADATA_SYSCALL_COUNT] = (branch) { __NR_ioctl, TO_IOCTL };
+        /* Sorted by number (insertion sort: a few dozen entries, and nothing may allocate). */
+        for (size_t i = 1; i < BRANCH_COUNT; i++)
+                for (size_t j = i; j > 0 && branches[j - 1].nr > branches[j].nr; j--) {
+                        branch swap = branches[j];
+
+                        branches[j] = branches[j - 1];
+                        branches[j - 1] = swap;
+                }
+        builder.allow_at = 6 + tree_size(BRANCH_COUNT);
+        builder.ioctl_at = builder.allow_at + 1;
+        builder.action_at = builder.ioctl_at + 1 + ioctl_tests + 1;
+        builder.refuse_at = builder.action_at + 1;
+        if (builder.refuse_at + 1 > PROGRAM_CAPACITY || builder.refuse_at > 255)
+                return 0;
+        emit(&builder, (struct sock_filter) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)));
+        emit(&builder, (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FILTER_AUDIT_ARCH, 1, 0));
+        emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
+        emit(&builder, (struct sock_filter) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)));
+        emit(&builder, (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, X32_SYSCALL_BIT, 0, 1));
+        emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
+        emit_tree(&builder, branches, BRANCH_COUNT);
+        emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+        emit(&builder, (struct sock_filter) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])));
+        for (size_t i = 0; i < COUNT(supervised_ioctls); i++)
+                emit_ioctl_test(&builder, supervised_ioctls[i], builder.action_at);
+        for (size_t i = 0; i < COUNT(refused_ioctls); i++)
+                emit_ioctl_test(&builder, refused_ioctls[i], builder.refuse_at);
+        for (size_t i = 0; terminal_rule && i < COUNT(terminal_ioctls); i++)
+                emit_ioctl_test(&builder, terminal_ioctls[i], builder.refuse_at);
+        emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+        emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, action));
+        emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)));
+        return builder.at == builder.refuse_at + 1 ? builder.at : 0;
+}
+
+/* sendmsg() of one fd with SCM_RIGHTS; no allocation (the control buffer is on the stack). */
+static int send_fd(int socket_fd, int fd)
+{
+        char byte = 'L';
+        struct iovec data = { &byte, 1 };
+        union {
+                char buffer[CMSG_SPACE(sizeof(int))];
+                struct cmsghdr align;
+        } control;
+        struct msghdr message = { .msg_iov = &data, .msg_iovlen = 1, .msg_control = control.buffer,
+                                  .msg_controllen = sizeof(control.buffer) };
+        struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+
+        memset(&control, 0, sizeof(control));
+        header->cmsg_level = SOL_SOCKET;
+        header->cmsg_type = SCM_RIGHTS;
+        header->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(header), &fd, sizeof(int));
+        while (sendmsg(socket_fd, &message, MSG_NOSIGNAL) < 0)
+                if (errno != EINTR)
+                        return -errno;
+        return 0;
+}
+
+size_t dsh_metadata_filter_program(dsh_metadata_policy policy, bool terminal_rule, struct sock_filter *program,
+                                   size_t capacity)
+{
+        const uint32_t action = policy == DSH_METADATA_SUPERVISE ? SECCOMP_RET_USER_NOTIF
+                                                                 : SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA);
+        struct sock_filter built[PROGRAM_CAPACITY];
+        size_t length;
+
+        if (policy != DSH_METADATA_DENY && policy != DSH_METADATA_SUPERVISE)
+                return 0;
+        length = build_program(built, action, terminal_rule);
+        if (length == 0 || length > capacity)
+                return 0;
+        memcpy(program, built, length * sizeof(*built));
+        return length;
+}
+
+int dsh_install_metadata_filter(dsh_metadata_policy policy, int socket_fd, bool terminal_rule)
+{
+        struct sock_filter program[PROGRAM_CAPACITY];
+        struct sock_fprog fprog = { .len = 0, .filter = program };
+        /* SPEC_ALLOW for the reason the terminal filter gives (process-hardening.c). */
+        unsigned long flags = SECCOMP_FILTER_FLAG_SPEC_ALLOW;
+        long listener;
+        int result;
+
+        if (policy != DSH_METADATA_DENY && policy != DSH_METADATA_SUPERVISE)
+                return -EINVAL;
+        if (policy == DSH_METADATA_SUPERVISE && socket_fd < 0)
+                return -EBADF;
+        fprog.len = (unsigned short) dsh_metadata_filter_program(policy, terminal_rule, program, PROGRAM_CAPACITY);
+        if (fprog.len == 0)
+                return -E2BIG;
+        if (policy == DSH_METADATA_SUPERVISE)
+                flags |= SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
+        listener = syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, flags, &fprog);
+        if (listener < 0)
+                return -errno;
+        if (policy != DSH_METADATA_SUPERVISE)
+                return 0;
+        result = send_fd(socket_fd, (int) listener);
+        close((int) listener);
+        return result;
+}
+#else
+size_t dsh_metadata_filter_program(dsh_metadata_policy policy, bool terminal_rule, struct sock_filter *program,
+                                   size_t capacity)
+{
+        (void) policy;
+        (void) terminal_rule;
+        (void) program;
+        (void) capacity;
+        return 0;
+}
+
+int dsh_install_metadata_filter(dsh_metadata_policy policy, int socket_fd, bool terminal_rule)
+{
+        (void) policy;
+        (void) socket_fd;
+        (void) terminal_rule;
+        return -ENOSYS;
+}
+#endif
+
+int dsh_receive_fd(int socket_fd)
+{
+        char byte;
+        struct iovec data = { &byte, 1 };
+        union {
+                char buffer[CMSG_SPACE(sizeof(int))];
+                struct cmsghdr align;
+        } control;
+        struct msghdr message = { .msg_iov = &data, .msg_iovlen = 1, .msg_control = control.buffer,
+                                  .msg_controllen = sizeof(control.buffer) };
+        struct cmsghdr *header;
+        ssize_t length;
+        int fd;
+
+        do
+                length = recvmsg(socket_fd, &message, MSG_CMSG_CLOEXEC);
+        while (length < 0 && errno == EINTR);
+        if (length < 0)
+                return -errno;
+        header = CMSG_FIRSTHDR(&message);
+        if (length == 0 || !header)
+                return -ENODATA;
+        if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS ||
+            header->cmsg_len != CMSG_LEN(sizeof(int)) || (message.msg_flags & MSG_CTRUNC))
+                return -EPROTO;
+        memcpy(&fd, CMSG_DATA(header), sizeof(int));
+        return fd;
+}

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The metadata filter: a seccomp filter over every system call that changes
+ * a file's metadata (mode, owner, times, extended attributes — POSIX ACLs
+ * included —, inode flags), which Landlock does not govern at all.
+ *
+ *  - DSH_METADATA_DENY (read-only): every such call fails with EPERM.  No
+ *    file may change anywhere, so nothing depends on the path.
+ *  - DSH_METADATA_SUPERVISE (workspace-write): every such call is sent to the
+ *    metadata supervisor (metadata-supervisor.h) through a seccomp
+ *    user-notification listener; the supervisor performs it on the command's
+ *    behalf when its target lies in a writable root, and answers.
+ *
+ * libc only, no allocation: installed between clone() and exec().
+ */
+#ifndef DSH_SANDBOX_METADATA_FILTER_H
+#define DSH_SANDBOX_METADATA_FILTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/filter.h>
+#include <sys/syscall.h>
+
+typedef enum dsh_metadata_policy {
+        DSH_METADATA_UNGOVERNED = 0,   /* no filter: the backend governs metadata itself, or nothing is confined */
+        DSH_METADATA_DENY,             /* EPERM for every metadata call */
+        DSH_METADATA_SUPERVISE,        /* every metadata call to the supervisor */
+} dsh_metadata_policy;
+
+/*
+ * System calls newer than the build machine's headers, by their value on
+ * every architecture that uses the generic table (x86_64 included).
+ */
+#ifndef __NR_fchmodat2
+#define __NR_fchmodat2 452
+#endif
+#ifndef __NR_setxattrat
+#define __NR_setxattrat 463
+#endif
+#ifndef __NR_removexattrat
+#define __NR_removexattrat 466
+#endif
+#ifndef __NR_file_setattr
+#define __NR_file_setattr 469
+#endif
+
+/*
+ * The attribute ioctls, filtered on their command (the kernel dispatches on
+ * the low 32 bits of the request): FS_IOC_SETFLAGS (and its 32-bit spelling)
+ * sets inode flags (append-only, immutable, no-dump...), FS_IOC_FSSETXATTR
+ * the extended flags and project id.  Supervised like the other calls.
+ */
+#define DSH_FS_IOC_SETFLAGS     0x40086602U  /* _IOW('f', 2, long) */
+#define DSH_FS_IOC32_SETFLAGS   0x40046602U  /* _IOW('f', 2, int) */
+#define DSH_FS_IOC_FSSETXATTR   0x401c5820U  /* _IOW('X', 32, struct fsxattr) */
+
+/*
+ * Attribute ioctls refused outright under both modes: each changes a file
+ * for good through any descriptor the owner holds, even one opened
+ * read-only, and none is something a build needs.  FS_IOC_SETVERSION sets
+ * the inode generation; FS_IOC_ENABLE_VERITY makes a file read-only until it
+ * is deleted; FS_IOC_SET_ENCRYPTION_POLICY binds an empty directory to an
+ * encryption key.
+ */
+#define DSH_FS_IOC_SETVERSION              0x40087602U  /* _IOW('v', 2, long) */
+#define DSH_FS_IOC32_SETVERSION            0x40047602U  /* _IOW('v', 2, int) */
+#define DSH_FS_IOC_ENABLE_VERITY           0x40806685U  /* _IOW('f', 133, struct fsverity_enable_arg) */
+#define DSH_FS_IOC_SET_ENCRYPTION_POLICY   0x800c6613U  /* _IOR('f', 19, struct fscrypt_policy_v1) */
+
+/*
+ * The metadata system calls of this architecture, in filter order, ended by
+ * -1; ioctl is not among them (it is filtered on its command).
+ */
+const int *dsh_metadata_syscalls(void);
+
+/*
+ * Installs the filter for `policy` in the calling thread (no_new_privs must
+ * be set).  A foreign architecture's call kills the process, and so does an
+ * x32-numbered one: no call reaches the kernel under a number the filter did
+ * not look at.
+ *
+ * DSH_METADATA_SUPERVISE asks for a listener with NEW_LISTENER and
+ * WAIT_KILLABLE_RECV (once the supervisor has received a call, only a fatal
+ * signal interrupts the caller's wait: a call it is performing is never
+ * restarted and performed twice), sends the listener over the unix socket
+ * `socket_fd` (SCM_RIGHTS) and closes it here: the command never holds its
+ * own listener.  It never asks for nested listeners: the kernel then refuses
+ * a listener in any process that already has one above it (EBUSY), which is
+ * what stops the command from installing its own, and what makes a call
+ * under another supervisor fail closed.
+ *
+ * `terminal_rule` adds the terminal filter's rule (ioctl TIOCSTI and
+ * TIOCLINUX fail with EPERM; dsh_install_terminal_injection_filter() says
+ * why) to the same program: one filter to install instead of two, which the
+ * kernel charges for at install time (it builds each filter's action cache).
+ *
+ * Returns 0 or a negative errno (-ENOSYS on an architecture it does not
+ * know, -EINVAL for DSH_METADATA_UNGOVERNED).
+ */
+int dsh_install_metadata_filter(dsh_metadata_policy policy, int socket_fd, bool terminal_rule);
+
+/*
+ * The program dsh_install_metadata_filter() installs, copied into `program`
+ * (room for `capacity` instructions): its length, or 0 when it does not fit
+ * or the architecture is one this filter does not know.  For the tests,
+ * which run it over every system call number.
+ */
+size_t dsh_metadata_filter_program(dsh_metadata_policy policy, bool terminal_rule, struct sock_filter *program,
+                                   size_t capacity);
+
+/*
+ * Receives one fd sent with SCM_RIGHTS on `socket_fd` (blocking; EINTR
+ * retried).  Returns the fd (O_CLOEXEC), -ENODATA at end of file (the
+ * sender is gone without sending), or another negative errno.
+ */
+int dsh_receive_fd(int socket_fd);
+
+#endif

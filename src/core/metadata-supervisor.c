@@ -1,0 +1,1189 @@
+/* SPDX-License-Identifier: MIT */
+/* The metadata supervisor: see metadata-supervisor.h and docs/supervisor.md. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/capability.h>
+#include <linux/openat2.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/xattr.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "metadata-call.h"
+#include "metadata-filter.h"
+#include "metadata-supervisor.h"
+
+#ifndef __NR_openat2
+#define __NR_openat2 437
+#endif
+#ifndef __NR_pidfd_open
+#define __NR_pidfd_open 434
+#endif
+#ifndef __NR_pidfd_getfd
+#define __NR_pidfd_getfd 438
+#endif
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
+#endif
+#ifndef XATTR_NAME_MAX
+#define XATTR_NAME_MAX 255
+#endif
+#ifndef XATTR_SIZE_MAX
+#define XATTR_SIZE_MAX 65536
+#endif
+
+/* The kernel's struct xattr_args (setxattrat, 6.13) and struct file_attr (file_setattr, 6.17), version 0. */
+struct command_xattr_args {
+        uint64_t value;
+        uint32_t size;
+        uint32_t flags;
+};
+
+struct command_file_attr {
+        uint64_t xflags;
+        uint32_t extsize;
+        uint32_t nextents;
+        uint32_t projid;
+        uint32_t cowextsize;
+};
+
+#define XATTR_ARGS_SIZE_VER0 16
+/* copy_struct_from_user()'s bound on a struct argument: the kernel refuses anything larger with E2BIG. */
+#define STRUCT_ARGUMENT_LIMIT 4096
+
+/*
+ * A call must be decided within this bound, measured from its receipt; one
+ * that is not (a path walk stuck on a slow filesystem) is refused rather
+ * than performed late.  A generous bound: it is a fence, not a schedule.
+ */
+#define CALL_DEADLINE_MS 2000
+/* How long dsh_metadata_supervisor_stop() waits for the thread before leaving it to end alone. */
+#define STOP_WAIT_MS 5000
+/* openat2() with RESOLVE_BENEATH or RESOLVE_IN_ROOT answers EAGAIN when a rename raced its ".." handling. */
+#define RESOLVE_ATTEMPTS 16
+
+struct supervised_root {
+        int fd;
+        char path[PATH_MAX];      /* canonical; refreshed from the fd when the directory was renamed */
+        size_t length;
+        bool contents_only;
+};
+
+/*
+ * The threads seen lately, with their pidfds: a pidfd names one task for
+ * good, so a cached one is either the calling thread's (the tid of a live
+ * task is unique) or a dead task's, which pidfd_getfd() refuses (ESRCH) and
+ * which is then opened afresh.
+ */
+#define PIDFD_CACHE_SIZE 8
+
+struct cached_pidfd {
+        pid_t tid;
+        int fd;                         /* -1: empty */
+};
+
+/*
+ * The inodes found in a writable root lately (and outside every protected
+ * path), each with an O_PATH reference held: while it is held the inode
+ * cannot be freed, so its device and number name no other file.  Such an
+ * inode stays in the roots whatever the command does — leaving them would
+ * take a rename or a link outside, which Landlock refuses, and a mount,
+ * which it refuses too — so a second change to it (tar sets a file's
+ * times, owner and mode one after the other) needs no second walk.  Moving
+ * it into a protected path changes nothing either: the command could as
+ * well have changed it first and moved it after.
+ */
+#define ALLOWED_CACHE_SIZE 16
+
+struct allowed_inode {
+        int fd;                         /* O_PATH, or -1: empty */
+        dev_t dev;
+        ino_t ino;
+};
+
+struct dsh_metadata_supervisor {
+        struct cached_pidfd pidfds[PIDFD_CACHE_SIZE];
+        size_t next_pidfd;
+        struct allowed_inode allowed[ALLOWED_CACHE_SIZE];
+        size_t next_allowed;
+        struct supervised_root *roots;
+        size_t root_count;
+        char **protected_paths;
+        size_t protected_count;
+        char *value_buffer;             /* an xattr value: XATTR_SIZE_MAX bytes */
+        int socket_fd;                  /* start(): where the listener arrives */
+        int stop_fd;                    /* start(): an eventfd the stopper writes */
+        pthread_t thread;
+        bool started;
+        atomic_bool capabilities_kept;  /* the thread could not drop its capabilities: it served nothing */
+        atomic_int references;
+        atomic_ulong unreadable_calls;
+        bool descriptors_through_proc;  /* pidfd_getfd() is refused here: /proc/<tid>/fd/N instead */
+        bool no_thread_pidfds;          /* the kernel has no PIDFD_THREAD */
+};
+
+/* ----------------------------------------------------------- configuration -- */
+
+dsh_metadata_supervisor *dsh_metadata_supervisor_new(void)
+{
+        dsh_metadata_supervisor *supervisor = calloc(1, sizeof(*supervisor));
+
+        if (!supervisor)
+                return NULL;
+        supervisor->value_buffer = malloc(XATTR_SIZE_MAX);
+        if (!supervisor->value_buffer) {
+                free(supervisor);
+                return NULL;
+        }
+        supervisor->socket_fd = -1;
+        supervisor->stop_fd = -1;
+        for (size_t i = 0; i < PIDFD_CACHE_SIZE; i++)
+                supervisor->pidfds[i].fd = -1;
+        for (size_t i = 0; i < ALLOWED_CACHE_SIZE; i++)
+                supervisor->allowed[i].fd = -1;
+        atomic_init(&supervisor->references, 1);
+        atomic_init(&supervisor->unreadable_calls, 0);
+        atomic_init(&supervisor->capabilities_kept, false);
+        return supervisor;
+}
+
+int dsh_metadata_supervisor_add_root(dsh_metadata_supervisor *supervisor, int directory_fd, const char *path,
+                                     bool contents_only)
+{
+        struct supervised_root *roots;
+        struct supervised_root *root;
+        struct stat status;
+        size_t length = strlen(path);
+        int fd;
+
+        if (path[0] != '/' || length >= PATH_MAX || (length > 1 && path[length - 1] == '/'))
+                return -EINVAL;
+        roots = realloc(supervisor->roots, (supervisor->root_count + 1) * sizeof(*roots));
+        if (!roots)
+                return -ENOMEM;
+        supervisor->roots = roots;
+        if (fstat(directory_fd, &status) < 0)
+                return -errno;
+        if (!S_ISDIR(status.st_mode))
+                return -ENOTDIR;
+        /* A directory every user of the machine shares (world-writable and sticky, like /tmp) is not the command's. */
+        if ((status.st_mode & S_ISVTX) && (status.st_mode & S_IWOTH))
+                contents_only = true;
+        fd = fcntl(directory_fd, F_DUPFD_CLOEXEC, 3);
+        if (fd < 0)
+                return -errno;
+        root = &roots[supervisor->root_count++];
+        root->fd = fd;
+        memcpy(root->path, path, length + 1);
+        root->length = length;
+        root->contents_only = contents_only;
+        return 0;
+}
+
+int dsh_metadata_supervisor_add_root_path(dsh_metadata_supervisor *supervisor, const char *path, bool contents_only)
+{
+        struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                                .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+        long fd = syscall(__NR_openat2, AT_FDCWD, path, &how, sizeof(how));
+        int result;
+
+        if (fd < 0)
+                return -errno;
+        result = dsh_metadata_supervisor_add_root(supervisor, (int) fd, path, contents_only);
+        close((int) fd);
+        return result;
+}
+
+int dsh_metadata_supervisor_add_protected(dsh_metadata_supervisor *supervisor, const char *path)
+{
+        char **paths;
+        char *copy;
+
+        if (path[0] != '/')
+                return -EINVAL;
+        paths = realloc(supervisor->protected_paths, (supervisor->protected_count + 1) * sizeof(char *));
+        if (!paths)
+                return -ENOMEM;
+        supervisor->protected_paths = paths;
+        copy = strdup(path);
+        if (!copy)
+                return -ENOMEM;
+        paths[supervisor->protected_count++] = copy;
+        return 0;
+}
+
+static void supervisor_destroy(dsh_metadata_supervisor *supervisor)
+{
+        for (size_t i = 0; i < PIDFD_CACHE_SIZE; i++)
+                if (supervisor->pidfds[i].fd >= 0)
+                        close(supervisor->pidfds[i].fd);
+        for (size_t i = 0; i < ALLOWED_CACHE_SIZE; i++)
+                if (supervisor->allowed[i].fd >= 0)
+                        close(supervisor->allowed[i].fd);
+        for (size_t i = 0; i < supervisor->root_count; i++)
+                close(supervisor->roots[i].fd);
+        for (size_t i = 0; i < supervisor->protected_count; i++)
+                free(supervisor->protected_paths[i]);
+        if (supervisor->socket_fd >= 0)
+                close(supervisor->socket_fd);
+        if (supervisor->stop_fd >= 0)
+                close(supervisor->stop_fd);
+        free(supervisor->roots);
+        free(supervisor->protected_paths);
+        free(supervisor->value_buffer);
+        free(supervisor);
+}
+
+/* Drops one of the (at most two: the thread's and the stopper's) references; the last one frees. */
+static void supervisor_release(dsh_metadata_supervisor *supervisor)
+{
+        if (atomic_fetch_sub(&supervisor->references, 1) == 1)
+                supervisor_destroy(supervisor);
+}
+
+void dsh_metadata_supervisor_free(dsh_metadata_supervisor *supervisor)
+{
+        if (supervisor)
+                supervisor_release(supervisor);
+}
+
+unsigned long dsh_metadata_supervisor_unreadable_calls(const dsh_metadata_supervisor *supervisor)
+{
+        return atomic_load(&supervisor->unreadable_calls);
+}
+
+/* --------------------------------------------------------------- host check -- */
+
+int dsh_metadata_supervisor_check_host(const char **reason)
+{
+        char scope[16] = "";
+        int fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
+        int source = 7, target = 0;
+        struct iovec local = { &target, sizeof(target) }, remote = { &source, sizeof(source) };
+
+        if (fd >= 0) {
+                ssize_t length = read(fd, scope, sizeof(scope) - 1);
+
+                close(fd);
+                scope[length > 0 ? length : 0] = '\0';
+                if (atoi(scope) >= 2) {
+                        *reason = "Yama's ptrace_scope is 2 or more here: without CAP_SYS_PTRACE, which the metadata "
+                                  "supervisor does not keep, it cannot read a command's arguments (process_vm_readv)";
+                        return -EPERM;
+                }
+        }
+        /* Reading one's own memory is always allowed: a failure here is a seccomp profile refusing the call. */
+        if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t) sizeof(target) || target != source) {
+                *reason = "process_vm_readv() is refused on this host (a seccomp profile): the metadata supervisor "
+                          "cannot read a command's arguments";
+                return errno ? -errno : -EPERM;
+        }
+        return 0;
+}
+
+/* ------------------------------------------------------------------ a call -- */
+
+/* The arguments once copied out of the command: the only copy used. */
+typedef struct payload {
+        struct timespec times[2];
+        bool times_now;
+        char name[XATTR_NAME_MAX + 1];
+        size_t value_size;
+        struct command_file_attr file_attr;
+        union {
+                int flags;
+                struct command_fsxattr {
+                        uint32_t xflags;
+                        uint32_t extsize;
+                        uint32_t nextents;
+                        uint32_t projid;
+                        uint32_t cowextsize;
+                        unsigned char pad[8];
+                } fsxattr;
+        } ioctl_buffer;
+        size_t ioctl_size;
+} payload;
+
+/* One notification being handled. */
+typedef struct call {
+        dsh_metadata_supervisor *supervisor;
+        int listener;
+        uint64_t id;
+        pid_t tid;
+        int pidfd;                      /* the calling thread (the cache's), or -1 (descriptors through /proc) */
+        long long deadline_ms;
+        bool unreadable;                /* the command's memory or descriptors could not be read */
+        bool reopened;                  /* the last descriptor acquired is a reopening through /proc */
+} call;
+
+static long long monotonic_ms(void)
+{
+        struct timespec now;
+
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        return (long long) now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+/* ------------------------------------------------------- the command's memory -- */
+
+/*
+ * Copies up to `size` bytes from `address` in the command into `buffer`,
+ * stopping at the first page that cannot be read.  The remote range is cut
+ * at page boundaries so that a partial copy is the readable prefix, however
+ * the kernel splits a fault.  Returns the bytes copied, or a negative errno
+ * when the command's memory may not be read at all (-EPERM, -ESRCH).
+ */
+static ssize_t copy_from_command(call *c, uint64_t address, void *buffer, size_t size)
+{
+        const size_t page = (size_t) sysconf(_SC_PAGESIZE);
+        struct iovec remote[16];
+        size_t done = 0;
+
+        if (address == 0 || address + size < address)
+                return 0;
+        while (done < size) {
+                struct iovec local = { (char *) buffer + done, 0 };
+                size_t count = 0;
+                ssize_t copied;
+
+                while (count < sizeof(remote) / sizeof(remote[0]) && done + local.iov_len < size) {
+                        uint64_t at = address + done + local.iov_len;
+                        size_t length = page - (size_t) (at % page);
+
+                        if (length > size - done - local.iov_len)
+                                length = size - done - local.iov_len;
+                        remote[count++] = (struct iovec) { (void *) (uintptr_t) at, length };
+                        local.iov_len += length;
+                }
+                copied = process_vm_readv(c->tid, &local, 1, remote, count, 0);
+                if (copied < 0) {
+                        if (errno == EFAULT)
+                                break;
+                        if (errno == EPERM || errno == EACCES)
+                                c->unreadable = true;
+                        return done > 0 ? (ssize_t) done : -errno;
+                }
+                done += (size_t) copied;
+                if ((size_t) copied < local.iov_len)
+                        break;
+        }
+        return (ssize_t) done;
+}
+
+/* Exactly `size` bytes, or -EFAULT. */
+static int copy_exact(call *c, uint64_t address, void *buffer, size_t size)
+{
+        ssize_t copied = copy_from_command(c, address, buffer, size);
+
+        if (copied < 0)
+                return (int) copied;
+        return (size_t) copied == size ? 0 : -EFAULT;
+}
+
+/* A NUL-terminated string of at most `capacity` bytes with the NUL; too long: `too_long`. */
+static int copy_string(call *c, uint64_t address, char *buffer, size_t capacity, int too_long)
+{
+        ssize_t copied = copy_from_command(c, address, buffer, capacity);
+
+        if (copied < 0)
+                return (int) copied;
+        if (memchr(buffer, '\0', (size_t) copied))
+                return 0;
+        return (size_t) copied < capacity ? -EFAULT : -too_long;
+}
+
+/*
+ * copy_struct_from_user()'s rule for a versioned struct argument: the first
+ * `known` bytes are the struct, anything the caller passed beyond them must
+ * be zero (E2BIG otherwise).
+ */
+static int copy_struct(call *c, uint64_t address, uint64_t size, void *known_struct, size_t known)
+{
+        unsigned char extra[STRUCT_ARGUMENT_LIMIT];
+        int result;
+
+        memset(known_struct, 0, known);
+        if (size > STRUCT_ARGUMENT_LIMIT)
+                return -E2BIG;
+        result = copy_exact(c, address, known_struct, size < known ? (size_t) size : known);
+        if (result < 0 || size <= known)
+                return result;
+        result = copy_exact(c, address + known, extra, (size_t) (size - known));
+        if (result < 0)
+                return result;
+        for (size_t i = 0; i < size - known; i++)
+                if (extra[i])
+                        return -E2BIG;
+        return 0;
+}
+
+static int copy_times(call *c, const dsh_metadata_request *op, payload *p)
+{
+        p->times_now = op->times == 0;
+        if (p->times_now)
+                return 0;
+        switch (op->times_format) {
+        case DSH_METADATA_TIMES_UTIMBUF: {
+                struct {
+                        int64_t actime, modtime;
+                } buffer;
+                int result = copy_exact(c, op->times, &buffer, sizeof(buffer));
+
+                if (result < 0)
+                        return result;
+                p->times[0] = (struct timespec) { buffer.actime, 0 };
+                p->times[1] = (struct timespec) { buffer.modtime, 0 };
+                return 0;
+        }
+        case DSH_METADATA_TIMES_TIMEVAL: {
+                struct {
+                        int64_t seconds, microseconds;
+                } buffer[2];
+                int result = copy_exact(c, op->times, buffer, sizeof(buffer));
+
+                if (result < 0)
+                        return result;
+                for (int i = 0; i < 2; i++) {
+                        if (buffer[i].microseconds < 0 || buffer[i].microseconds >= 1000000)
+                                return -EINVAL;
+                        p->times[i] = (struct timespec) { buffer[i].seconds, buffer[i].microseconds * 1000 };
+                }
+                return 0;
+        }
+        case DSH_METADATA_TIMES_TIMESPEC:
+                /* The kernel checks the nanoseconds (UTIME_NOW, UTIME_OMIT) when it acts on the copy. */
+                return copy_exact(c, op->times, p->times, sizeof(p->times));
+        }
+        return -EINVAL;
+}
+
+/* Copies everything the dsh_metadata_request needs besides its target. */
+static int copy_payload(call *c, dsh_metadata_request *op, payload *p)
+{
+        struct command_xattr_args xattr_args = { 0, 0, 0 };
+        int result;
+
+        switch (op->kind) {
+        case DSH_METADATA_CHMOD:
+        case DSH_METADATA_CHOWN:
+                return 0;
+        case DSH_METADATA_TIMES:
+                return copy_times(c, op, p);
+        case DSH_METADATA_SETXATTR:
+        case DSH_METADATA_REMOVEXATTR:
+                result = copy_string(c, op->name, p->name, sizeof(p->name), ERANGE);
+                if (result < 0)
+                        return result;
+                if (p->name[0] == '\0')
+                        return -ERANGE;
+                if (op->kind == DSH_METADATA_REMOVEXATTR)
+                        return 0;
+                if (op->xattr_args) {
+                        if (op->struct_size < XATTR_ARGS_SIZE_VER0)
+                                return -EINVAL;
+                        result = copy_struct(c, op->struct_argument, op->struct_size, &xattr_args, sizeof(xattr_args));
+                        if (result < 0)
+                                return result;
+                        op->value = xattr_args.value;
+                        op->size = xattr_args.size;
+                        op->xattr_flags = (int) xattr_args.flags;
+                }
+                if (op->xattr_flags & ~(XATTR_CREATE | XATTR_REPLACE))
+                        return -EINVAL;
+                if (op->size > XATTR_SIZE_MAX)
+                        return -E2BIG;
+                p->value_size = (size_t) op->size;
+                return p->value_size ? copy_exact(c, op->value, c->supervisor->value_buffer, p->value_size) : 0;
+        case DSH_METADATA_FILE_SETATTR:
+                return copy_struct(c, op->struct_argument, op->struct_size, &p->file_attr, sizeof(p->file_attr));
+        case DSH_METADATA_IOCTL:
+                /* FS_IOC_SETFLAGS takes an int whatever its number says (get_user(int) in the kernel). */
+                p->ioctl_size = op->ioctl_command == DSH_FS_IOC_FSSETXATTR ? sizeof(p->ioctl_buffer.fsxattr)
+                                                                            : sizeof(int);
+                return copy_exact(c, op->ioctl_argument, &p->ioctl_buffer, p->ioctl_size);
+        }
+        return -EINVAL;
+}
+
+/* ----------------------------------------------------- the command's files -- */
+
+static int open_how_retrying(int directory_fd, const char *path, int flags, uint64_t resolve)
+{
+        struct open_how how = { .flags = (uint64_t) flags | O_CLOEXEC, .resolve = resolve };
+        long fd = -1;
+
+        for (int attempt = 0; attempt < RESOLVE_ATTEMPTS; attempt++) {
+                fd = syscall(__NR_openat2, directory_fd, path, &how, sizeof(how));
+                if (fd >= 0 || errno != EAGAIN)
+                        break;
+        }
+        return fd < 0 ? -errno : (int) fd;
+}
+
+/* /proc/<tid>/<name> of the calling thread (its own cwd, root or descriptor), opened with `flags`. */
+static int open_thread_entry(call *c, const char *name, int flags)
+{
+        char path[64];
+        int fd;
+
+        snprintf(path, sizeof(path), "/proc/%d/%s", (int) c->tid, name);
+        fd = open(path, flags | O_CLOEXEC);
+        if (fd < 0 && (errno == EACCES || errno == EPERM))
+                c->unreadable = true;
+        return fd < 0 ? -errno : fd;
+}
+
+static bool call_still_valid(const call *c)
+{
+        uint64_t id = c->id;
+
+        return ioctl(c->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+}
+
+/*
+ * A new pidfd for the calling thread: pidfd_open(PIDFD_THREAD) where the
+ * kernel has it (6.9); before, pidfd_open() only takes a thread-group
+ * leader, and another thread's descriptors are reached through
+ * /proc/<tid>/fd.  -1 when there is none.
+ */
+static int open_thread_pidfd(call *c)
+{
+        dsh_metadata_supervisor *supervisor = c->supervisor;
+        long fd = -1;
+
+        if (!supervisor->no_thread_pidfds) {
+                fd = syscall(__NR_pidfd_open, c->tid, PIDFD_THREAD);
+                if (fd < 0 && errno == EINVAL)
+                        supervisor->no_thread_pidfds = true;
+        }
+        if (fd < 0 && supervisor->no_thread_pidfds)
+                fd = syscall(__NR_pidfd_open, c->tid, 0);
+        return fd < 0 ? -1 : (int) fd;
+}
+
+/*
+ * The calling thread's pidfd, from the cache or new.  A new one is checked
+ * at once against the notification: valid, the thread is alive, so the tid
+ * it was opened by is that thread's and not a later one's.  Returns false
+ * when the call is no longer valid.
+ */
+static bool find_thread_pidfd(call *c)
+{
+        dsh_metadata_supervisor *supervisor = c->supervisor;
+        struct cached_pidfd *slot;
+
+        c->pidfd = -1;
+        for (size_t i = 0; i < PIDFD_CACHE_SIZE; i++)
+                if (supervisor->pidfds[i].fd >= 0 && supervisor->pidfds[i].tid == c->tid) {
+                        c->pidfd = supervisor->pidfds[i].fd;
+                        return true;
+                }
+        slot = &supervisor->pidfds[supervisor->next_pidfd];
+        supervisor->next_pidfd = (supervisor->next_pidfd + 1) % PIDFD_CACHE_SIZE;
+        if (slot->fd >= 0)
+                close(slot->fd);
+        slot->tid = c->tid;
+        slot->fd = open_thread_pidfd(c);
+        c->pidfd = slot->fd;
+        return call_still_valid(c);
+}
+
+/* The cached pidfd named a dead task with the caller's tid: open the caller's.  True when there is one. */
+static bool refresh_thread_pidfd(call *c)
+{
+        dsh_metadata_supervisor *supervisor = c->supervisor;
+
+        for (size_t i = 0; i < PIDFD_CACHE_SIZE; i++)
+                if (supervisor->pidfds[i].fd == c->pidfd && c->pidfd >= 0) {
+                        close(supervisor->pidfds[i].fd);
+                        supervisor->pidfds[i].fd = -1;
+                }
+        return find_thread_pidfd(c) && c->pidfd >= 0;
+}
+
+/*
+ * The command's descriptor `command_fd` in its calling thread's own fd
+ * table, as a descriptor of ours: pidfd_getfd() on the thread's pidfd (the
+ * same open file), or where that is refused, /proc/<tid>/fd/N reopened
+ * O_PATH — or, for `real_file`, read-only.  Returns the fd or a negative
+ * errno (-EBADF: the command has no such descriptor).
+ */
+static int acquire_descriptor(call *c, int command_fd, bool real_file)
+{
+        char name[32];
+        long fd;
+
+        c->reopened = false;
+        if (command_fd < 0)
+                return -EBADF;
+        if (c->pidfd >= 0 && !c->supervisor->descriptors_through_proc) {
+                fd = syscall(__NR_pidfd_getfd, c->pidfd, command_fd, 0);
+                if (fd < 0 && errno == ESRCH && refresh_thread_pidfd(c))
+                        fd = syscall(__NR_pidfd_getfd, c->pidfd, command_fd, 0);
+                if (fd >= 0)
+                        return (int) fd;
+                if (errno != EPERM && errno != ENOSYS)
+                        return -errno;
+                /* Refused (a container's seccomp profile): /proc/<tid>/fd needs only read access to the thread. */
+                c->supervisor->descriptors_through_proc = true;
+        }
+        snprintf(name, sizeof(name), "fd/%d", command_fd);
+        fd = open_thread_entry(c, name, real_file ? O_RDONLY | O_NONBLOCK | O_NOCTTY : O_PATH);
+        c->reopened = fd >= 0;
+        return fd == -ENOENT ? -EBADF : (int) fd;
+}
+
+/*
+ * Opens the call's target in `*fd`, O_PATH (or the command's own open file
+ * for a descriptor form), without following a magic link anywhere: a path
+ * is resolved as the kernel would for the calling thread — an absolute one
+ * beneath the thread's root (RESOLVE_IN_ROOT), a relative one from its cwd
+ * or from its dirfd — with the trailing symlink followed only when the call
+ * follows it.  `*form` says how the target was named in the end.  Returns 0
+ * or the negative errno to answer.
+ */
+static int open_target(call *c, const dsh_metadata_request *op, dsh_metadata_target *form, int *fd)
+{
+        char path[PATH_MAX];
+        uint64_t resolve = RESOLVE_NO_MAGICLINKS;
+        int base, result, own_fd;
+
+        *form = op->form;
+        if (op->form == DSH_METADATA_TARGET_DESCRIPTOR) {
+                *fd = acquire_descriptor(c, op->dirfd, op->kind == DSH_METADATA_IOCTL);
+                /* Reopened O_PATH through /proc: not the command's open file, acted on as a path is. */
+                if (*fd >= 0 && c->reopened && op->kind != DSH_METADATA_IOCTL)
+                        *form = DSH_METADATA_TARGET_PATH;
+                return *fd < 0 ? *fd : 0;
+        }
+        /* A NULL path with AT_EMPTY_PATH is an empty one where the kernel says so (getname_maybe_null()). */
+        if (op->path == 0 && op->null_path_empty)
+                path[0] = '\0';
+        else if ((result = copy_string(c, op->path, path, sizeof(path), ENAMETOOLONG)) < 0)
+                return result;
+        if (path[0] == '\0') {
+                if (!op->empty_path_allowed)
+                        return -ENOENT;
+                *form = DSH_METADATA_TARGET_EMPTY_PATH;
+                *fd = op->dirfd == AT_FDCWD ? open_thread_entry(c, "cwd", O_PATH) : acquire_descriptor(c, op->dirfd,
+                                                                                                        false);
+                if (*fd >= 0 && op->dirfd != AT_FDCWD && c->reopened)
+                        *form = DSH_METADATA_TARGET_PATH;  /* as above: no longer the command's own open file */
+                return *fd < 0 ? *fd : 0;
+        }
+        /*
+         * A following call on the thread's own /proc/self/fd/N is what the
+         * kernel would do with it: its descriptor N (glibc's fchmodat() with
+         * AT_SYMLINK_NOFOLLOW goes this way).  Any other magic link is refused.
+         */
+        if (op->follow && dsh_metadata_own_descriptor_path(path, &own_fd)) {
+                *fd = acquire_descriptor(c, own_fd, false);
+                return *fd < 0 ? *fd : 0;
+        }
+        if (path[0] == '/') {
+                base = open_thread_entry(c, "root", O_PATH | O_DIRECTORY);
+                resolve |= RESOLVE_IN_ROOT;
+        } else if (op->dirfd == AT_FDCWD) {
+                base = open_thread_entry(c, "cwd", O_PATH | O_DIRECTORY);
+        } else {
+                base = acquire_descriptor(c, op->dirfd, false);
+        }
+        if (base < 0)
+                return base;
+        *fd = open_how_retrying(base, path, O_PATH | (op->follow ? 0 : O_NOFOLLOW), resolve);
+        close(base);
+        return *fd < 0 ? *fd : 0;
+}
+
+/* ------------------------------------------------------------- containment -- */
+
+static bool path_within(const char *path, const char *directory, size_t length)
+{
+        if (length == 1)
+                return path[0] == '/';  /* "/" */
+        return strncmp(path, directory, length) == 0 && (path[length] == '\0' || path[length] == '/');
+}
+
+/* The name of our fd `fd` as the kernel gives it (d_path); -ENAMETOOLONG when it does not fit. */
+static int descriptor_name(int fd, char *name, size_t size)
+{
+        char link[64];
+        ssize_t length;
+
+        snprintf(link, sizeof(link), "/proc/thread-self/fd/%d", fd);
+        length = readlink(link, name, size);
+        if (length < 0)
+                return -errno;
+        if ((size_t) length >= size)
+                return -ENAMETOOLONG;
+        name[length] = '\0';
+        return 0;
+}
+
+/*
+ * `name` (the target's current name) reopened beneath `root`, when that is
+ * the target itself: the reopened O_PATH fd, else -1.
+ */
+static int reached_beneath(const struct supervised_root *root, const char *name, const struct stat *target)
+{
+        const char *relative = name + (root->length == 1 ? 1 : root->length);
+        struct stat found;
+        int fd;
+
+        while (*relative == '/')
+                relative++;
+        fd = open_how_retrying(root->fd, relative[0] ? relative : ".", O_PATH | O_NOFOLLOW,
+                               RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+        if (fd < 0)
+                return -1;
+        if (fstat(fd, &found) == 0 && found.st_dev == target->st_dev && found.st_ino == target->st_ino)
+                return fd;
+        close(fd);
+        return -1;
+}
+
+/* The target reopened beneath the writable root whose tree holds `name`, when it truly is there; else -1. */
+static int reopen_in_root(dsh_metadata_supervisor *supervisor, const char *name, const struct stat *target)
+{
+        for (size_t i = 0; i < supervisor->root_count; i++) {
+                const struct supervised_root *root = &supervisor->roots[i];
+                int fd;
+
+                if (!path_within(name, root->path, root->length))
+                        continue;
+                if (root->contents_only && name[root->length == 1 ? 1 : root->length] == '\0')
+                        continue;
+                fd = reached_beneath(root, name, target);
+                if (fd >= 0)
+                        return fd;
+        }
+        return -1;
+}
+
+/* A root renamed since it was granted keeps its grant (Landlock's is on the inode): learn its name again. */
+static bool refresh_root_names(dsh_metadata_supervisor *supervisor)
+{
+        bool changed = false;
+
+        for (size_t i = 0; i < supervisor->root_count; i++) {
+                struct supervised_root *root = &supervisor->roots[i];
+                char name[PATH_MAX];
+
+                if (descriptor_name(root->fd, name, sizeof(name)) < 0 || name[0] != '/' ||
+                    strcmp(name, root->path) == 0)
+                        continue;
+                memcpy(root->path, name, strlen(name) + 1);
+                root->length = strlen(name);
+                changed = true;
+        }
+        return changed;
+}
+
+static bool allowed_before(const dsh_metadata_supervisor *supervisor, const struct stat *target)
+{
+        for (size_t i = 0; i < ALLOWED_CACHE_SIZE; i++)
+                if (supervisor->allowed[i].fd >= 0 && supervisor->allowed[i].dev == target->st_dev &&
+                    supervisor->allowed[i].ino == target->st_ino)
+                        return true;
+        return false;
+}
+
+/* Keeps `fd` (an O_PATH reference to an allowed inode; taken) in the cache, dropping the oldest. */
+static void remember_allowed(dsh_metadata_supervisor *supervisor, int fd, const struct stat *target)
+{
+        struct allowed_inode *slot = &supervisor->allowed[supervisor->next_allowed];
+
+        supervisor->next_allowed = (supervisor->next_allowed + 1) % ALLOWED_CACHE_SIZE;
+        if (slot->fd >= 0)
+                close(slot->fd);
+        *slot = (struct allowed_inode) { fd, target->st_dev, target->st_ino };
+}
+
+/*
+ * Decides whether the open target `fd` (its fstat() in `target`) may
+ * change: it must lie in a writable root and outside every protected path.
+ * Its current name is what the kernel gives for the open file, and it
+ * counts only once reopened beneath the root's own fd, with no symlink on
+ * the way, it leads to the very same inode: a name swapped, a directory
+ * replaced by a symlink, anything renamed since the target was opened fails
+ * that test.  A file with no name left anywhere (an unlinked temporary
+ * file) may change: nothing on disk can reach it.  Returns 0 (allowed),
+ * -EACCES, or another negative errno.
+ */
+static int check_target(dsh_metadata_supervisor *supervisor, int fd, const struct stat *target)
+{
+        static const char deleted[] = " (deleted)";
+        char name[PATH_MAX];
+        size_t length;
+        int reopened;
+
+        if (allowed_before(supervisor, target))
+                return 0;
+        if (descriptor_name(fd, name, sizeof(name)) < 0)
+                return -EACCES;
+        length = strlen(name);
+        if (target->st_nlink == 0 && length > sizeof(deleted) - 1 &&
+            strcmp(name + length - (sizeof(deleted) - 1), deleted) == 0)
+                return 0;
+        if (name[0] != '/')
+                return -EACCES;  /* a pipe, a socket, an anonymous inode: no file of any root */
+        reopened = reopen_in_root(supervisor, name, target);
+        if (reopened < 0 && refresh_root_names(supervisor))
+                reopened = reopen_in_root(supervisor, name, target);
+        if (reopened < 0)
+                return -EACCES;
+        for (size_t i = 0; i < supervisor->protected_count; i++)
+                if (path_within(name, supervisor->protected_paths[i], strlen(supervisor->protected_paths[i]))) {
+                        close(reopened);
+                        return -EACCES;
+                }
+        remember_allowed(supervisor, reopened, target);
+        return 0;
+}
+
+/* ------------------------------------------------------------------ acting -- */
+
+static int result_of(long value)
+{
+        return value < 0 ? -errno : 0;
+}
+
+/* "/proc/thread-self/fd/N" for our fd: a path that leads to exactly the open file. */
+static void own_descriptor_path(int fd, char *path, size_t size)
+{
+        snprintf(path, size, "/proc/thread-self/fd/%d", fd);
+}
+
+static int act_chmod(int fd, dsh_metadata_target form, const dsh_metadata_request *op, const struct stat *target)
+{
+        char path[64];
+        long result;
+
+        if (form == DSH_METADATA_TARGET_DESCRIPTOR)
+                return result_of(fchmod(fd, op->mode));
+        result = syscall(__NR_fchmodat2, fd, "", op->mode, AT_EMPTY_PATH | (op->follow ? 0 : AT_SYMLINK_NOFOLLOW));
+        if (result == 0 || errno != ENOSYS)
+                return result_of(result);
+        /* A kernel before fchmodat2 (6.6): a symlink's mode cannot change, and any other file through /proc. */
+        if (S_ISLNK(target->st_mode))
+                return -EOPNOTSUPP;
+        own_descriptor_path(fd, path, sizeof(path));
+        return result_of(chmod(path, op->mode));
+}
+
+static int act_chown(int fd, dsh_metadata_target form, const dsh_metadata_request *op)
+{
+        if (form == DSH_METADATA_TARGET_DESCRIPTOR)
+                return result_of(fchown(fd, op->uid, op->gid));
+        return result_of(fchownat(fd, "", op->uid, op->gid, AT_EMPTY_PATH | (op->follow ? 0 : AT_SYMLINK_NOFOLLOW)));
+}
+
+static int act_times(int fd, dsh_metadata_target form, const dsh_metadata_request *op, const payload *p)
+{
+        const struct timespec *times = p->times_now ? NULL : p->times;
+
+        if (form == DSH_METADATA_TARGET_DESCRIPTOR)
+                return result_of(futimens(fd, times));
+        return result_of(utimensat(fd, "", times, AT_EMPTY_PATH | (op->follow ? 0 : AT_SYMLINK_NOFOLLOW)));
+}
+
+/*
+ * Extended attributes and file attributes: the f* calls for a descriptor,
+ * the *at calls with AT_EMPTY_PATH for an AT_EMPTY_PATH call (both refuse an
+ * O_PATH descriptor as the kernel would have), and our own
+ * /proc/thread-self/fd/N for a path — the one way to reach an O_PATH file
+ * with them.  A symlink cannot carry them for a process without capability
+ * (user.* is refused on symlinks): answered without acting.
+ */
+static int act_setxattr(dsh_metadata_supervisor *supervisor, int fd, dsh_metadata_target form,
+                        const dsh_metadata_request *op, const payload *p, const struct stat *target)
+{
+        const void *value = p->value_size ? supervisor->value_buffer : NULL;
+        char path[64];
+
+        if (form == DSH_METADATA_TARGET_DESCRIPTOR)
+                return result_of(fsetxattr(fd, p->name, value, p->value_size, op->xattr_flags));
+        if (form == DSH_METADATA_TARGET_EMPTY_PATH) {
+                struct command_xattr_args args = { (uint64_t) (uintptr_t) value, (uint32_t) p->value_size,
+                                                   (uint32_t) op->xattr_flags };
+
+                if (!op->xattr_args)  /* the setxattr() family has no AT_EMPTY_PATH: cannot be here */
+                        return -ENOENT;
+                return result_of(syscall(__NR_setxattrat, fd, "",
+                                         AT_EMPTY_PATH | (op->follow ? 0 : AT_SYMLINK_NOFOLLOW), p->name, &args,
+                                         sizeof(args)));
+        }
+        if (S_ISLNK(target->st_mode))
+                return -EPERM;
+        own_descriptor_path(fd, path, sizeof(path));
+        return result_of(setxattr(path, p->name, value, p->value_size, op->xattr_flags));
+}
+
+static int act_removexattr(int fd, dsh_metadata_target form, const dsh_metadata_request *op, const payload *p,
+                           const struct stat *target)
+{
+        char path[64];
+
+        if (form == DSH_METADATA_TARGET_DESCRIPTOR)
+                return result_of(fremovexattr(fd, p->name));
+        if (form == DSH_METADATA_TARGET_EMPTY_PATH)
+                return result_of(syscall(__NR_removexattrat, fd, "",
+                                         AT_EMPTY_PATH | (op->follow ? 0 : AT_SYMLINK_NOFOLLOW), p->name));
+        if (S_ISLNK(target->st_mode))
+                return -EPERM;
+        own_descriptor_path(fd, path, sizeof(path));
+        return result_of(removexattr(path, p->name));
+}
+
+static int act_file_setattr(int fd, dsh_metadata_target form, const dsh_metadata_request *op, const payload *p,
+                            const struct stat *target)
+{
+        char path[64];
+
+        if (form == DSH_METADATA_TARGET_EMPTY_PATH)
+                return result_of(syscall(__NR_file_setattr, fd, "", &p->file_attr, sizeof(p->file_attr),
+                                         AT_EMPTY_PATH | (op->follow ? 0 : AT_SYMLINK_NOFOLLOW)));
+        if (S_ISLNK(target->st_mode))
+                return -EOPNOTSUPP;
+        own_descriptor_path(fd, path, sizeof(path));
+        return result_of(syscall(__NR_file_setattr, AT_FDCWD, path, &p->file_attr, sizeof(p->file_attr), 0));
+}
+
+static int act(dsh_metadata_supervisor *supervisor, int fd, dsh_metadata_target form, const dsh_metadata_request *op,
+               payload *p, const struct stat *target)
+{
+        switch (op->kind) {
+        case DSH_METADATA_CHMOD:
+                return act_chmod(fd, form, op, target);
+        case DSH_METADATA_CHOWN:
+                return act_chown(fd, form, op);
+        case DSH_METADATA_TIMES:
+                return act_times(fd, form, op, p);
+        case DSH_METADATA_SETXATTR:
+                return act_setxattr(supervisor, fd, form, op, p, target);
+        case DSH_METADATA_REMOVEXATTR:
+                return act_removexattr(fd, form, op, p, target);
+        case DSH_METADATA_FILE_SETATTR:
+                return act_file_setattr(fd, form, op, p, target);
+        case DSH_METADATA_IOCTL:
+                return result_of(ioctl(fd, (unsigned long) op->ioctl_command, &p->ioctl_buffer));
+        }
+        return -EACCES;
+}
+
+/* ------------------------------------------------------------------ serving -- */
+
+static void respond(const call *c, int error)
+{
+        struct seccomp_notif_resp response = { .id = c->id, .val = 0, .error = error < 0 ? error : 0, .flags = 0 };
+
+        /* ENOENT: the caller is gone or was interrupted (by a fatal signal): nobody to answer. */
+        while (ioctl(c->listener, SECCOMP_IOCTL_NOTIF_SEND, &response) < 0 && errno == EINTR)
+                ;
+}
+
+/*
+ * Decides one call and answers it.  Every step either refuses (an errno to
+ * answer) or narrows what is acted on; nothing is performed unless the
+ * notification is still valid right before (its thread alive, so every
+ * /proc/<tid> entry and pidfd opened above was that thread's).
+ */
+static int handle_call(call *c, const struct seccomp_notif *request)
+{
+        dsh_metadata_request op;
+        payload p;
+        dsh_metadata_target form;
+        struct stat status;
+        uint64_t args[6];
+        int target = -1, result;
+
+        for (int i = 0; i < 6; i++)
+                args[i] = request->data.args[i];
+        result = dsh_metadata_request_decode(request->data.nr, args, &op);
+        if (result == 0) {
+                if (!find_thread_pidfd(c))
+                        return 0;  /* the thread is gone: the tid may already name another */
+                result = copy_payload(c, &op, &p);
+        }
+        if (result == 0)
+                result = open_target(c, &op, &form, &target);
+        if (result == 0)
+                result = fstat(target, &status) < 0 ? -errno : check_target(c->supervisor, target, &status);
+        if (result == 0 && monotonic_ms() > c->deadline_ms)
+                result = -EACCES;
+        if (result == 0 && !call_still_valid(c))
+                goto out;
+        if (result == 0)
+                result = act(c->supervisor, target, form, &op, &p, &status);
+        if (c->unreadable && result < 0) {
+                atomic_fetch_add(&c->supervisor->unreadable_calls, 1);
+                result = -EACCES;
+        }
+        respond(c, result);
+out:
+        if (target >= 0)
+                close(target);
+        return 0;
+}
+
+/* Receives one notification and handles it.  Returns 0, or a negative errno when the listener is unusable. */
+static int serve_one(dsh_metadata_supervisor *supervisor, int listener)
+{
+        struct seccomp_notif request;
+        call c;
+
+        memset(&request, 0, sizeof(request));  /* NOTIF_RECV refuses a buffer that is not zeroed */
+        if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &request) < 0)
+                return errno == EINTR || errno == ENOENT ? 0 : -errno;
+        c = (call) { supervisor, listener, request.id, (pid_t) request.pid, -1, monotonic_ms() + CALL_DEADLINE_MS,
+                     false, false };
+        return handle_call(&c, &request);
+}
+
+void dsh_metadata_supervisor_serve(dsh_metadata_supervisor *supervisor, int listener_fd, int stop_fd)
+{
+        uint64_t flag = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
+
+        /* The command waits for each answer: wake us on its CPU rather than through the scheduler (6.6). */
+        (void) ioctl(listener_fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, flag);
+        for (;;) {
+                struct pollfd events[2] = { { listener_fd, POLLIN, 0 }, { stop_fd, POLLIN, 0 } };
+                int ready = poll(events, stop_fd >= 0 ? 2 : 1, -1);
+
+                if (ready < 0 && errno == EINTR)
+                        continue;
+                if (ready < 0 || (stop_fd >= 0 && events[1].revents))
+                        break;
+                if (events[0].revents & POLLIN) {
+                        if (serve_one(supervisor, listener_fd) < 0)
+                                break;
+                } else if (events[0].revents) {
+                        break;  /* POLLHUP: no process of the filter is left */
+                }
+        }
+        /* From here every metadata call of whatever is left of the command fails with ENOSYS. */
+        close(listener_fd);
+}
+
+/*
+ * Empties the calling thread's capability sets (they are per thread: the
+ * caller's other threads keep theirs).  The effective, permitted and
+ * inheritable sets are all a thread that never execs acts with; the
+ * bounding set and the securebits only matter at exec.  Read back.
+ */
+static int drop_thread_capabilities(void)
+{
+        struct __user_cap_header_struct header = { _LINUX_CAPABILITY_VERSION_3, 0 };
+        struct __user_cap_data_struct data[2];
+
+        memset(data, 0, sizeof(data));
+        if (syscall(__NR_capset, &header, data) < 0 || syscall(__NR_capget, &header, data) < 0)
+                return -errno;
+        for (int i = 0; i < 2; i++)
+                if (data[i].effective || data[i].permitted || data[i].inheritable)
+                        return -EPERM;
+        return 0;
+}
+
+static void *supervisor_thread(void *data)
+{
+        dsh_metadata_supervisor *supervisor = data;
+        int dropped = drop_thread_capabilities();
+        int listener = dsh_receive_fd(supervisor->socket_fd);
+
+        close(supervisor->socket_fd);
+        supervisor->socket_fd = -1;
+        /*
+         * A supervisor that kept a capability could do what the command
+         * cannot (chown to anyone, set security.* attributes): it serves
+         * nothing then, and closing the listener fails every metadata call
+         * of the command with ENOSYS.
+         */
+        if (listener >= 0 && dropped == 0)
+                dsh_metadata_supervisor_serve(supervisor, listener, supervisor->stop_fd);
+        else if (listener >= 0)
+                close(listener);
+        if (dropped < 0)
+                atomic_store(&supervisor->capabilities_kept, true);
+        supervisor_release(supervisor);
+        return NULL;
+}
+
+/* The supervisor's stack: its frames hold a few PATH_MAX buffers, nothing deep. */
+#define THREAD_STACK_SIZE (256 * 1024)
+
+int dsh_metadata_supervisor_start(dsh_metadata_supervisor *supervisor, int socket_fd)
+{
+        sigset_t all, previous;
+        pthread_attr_t attributes;
+        int result;
+
+        supervisor->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (supervisor->stop_fd < 0)
+                return -errno;
+        result = -pthread_attr_init(&attributes);
+        if (result < 0)
+                return result;
+        result = -pthread_attr_setstacksize(&attributes, THREAD_STACK_SIZE);
+        supervisor->started = true;
+        supervisor->socket_fd = socket_fd;
+        atomic_fetch_add(&supervisor->references, 1);
+        /* The thread inherits this mask: no signal of the caller's is ever handled on it. */
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, &previous);
+        if (result == 0)
+                result = -pthread_create(&supervisor->thread, &attributes, supervisor_thread, supervisor);
+        pthread_sigmask(SIG_SETMASK, &previous, NULL);
+        pthread_attr_destroy(&attributes);
+        if (result < 0) {
+                atomic_fetch_sub(&supervisor->references, 1);
+                supervisor->socket_fd = -1;  /* the caller's again */
+                supervisor->started = false;
+        }
+        return result;
+}
+
+unsigned long dsh_metadata_supervisor_stop(dsh_metadata_supervisor *supervisor, bool *served_nothing)
+{
+        uint64_t one = 1;
+        struct timespec deadline;
+        unsigned long unreadable;
+
+        if (served_nothing)
+                *served_nothing = false;
+
+        if (!supervisor)
+                return 0;
+        if (supervisor->started) {
+                (void) !write(supervisor->stop_fd, &one, sizeof(one));
+                clock_gettime(CLOCK_REALTIME, &deadline);
+                deadline.tv_sec += STOP_WAIT_MS / 1000;
+                if (pthread_timedjoin_np(supervisor->thread, NULL, &deadline) != 0)
+                        pthread_detach(supervisor->thread);  /* stuck in a call: it releases its half when it returns */
+        }
+        unreadable = atomic_load(&supervisor->unreadable_calls);
+        if (served_nothing)
+                *served_nothing = atomic_load(&supervisor->capabilities_kept);
+        supervisor_release(supervisor);
+        return unreadable;
+}

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The metadata supervisor (docs/supervisor.md): under workspace-write,
+ * Landlock governs every file effect but metadata — chmod, chown, utimes,
+ * extended attributes and inode flags.  The metadata filter
+ * (metadata-filter.h) sends each such call of the command here, through a
+ * seccomp user-notification listener, and the supervisor *performs* it on
+ * the command's behalf when its target lies in a writable root, answering
+ * with the real result; anything else is answered EACCES and nothing
+ * changes.
+ *
+ * It never answers SECCOMP_USER_NOTIF_FLAG_CONTINUE: a decision taken on a
+ * path the command can still rewrite in its own memory would be a decision
+ * about another file (the kernel's own header says so).  Instead, per call:
+ * the arguments are copied once out of the command (process_vm_readv) and
+ * only the copy is used; the target is opened O_PATH relative to the
+ * calling thread's own cwd, root or descriptor (a thread that unshared its
+ * fs or its fd table is resolved against its own), without ever following a
+ * magic link; containment is decided on that open file (its name reopened
+ * beneath a writable root's fd and compared by device and inode); and the
+ * operation is performed on that same file.  Whatever the command changes
+ * in its memory or on disk after the copy changes nothing about which file
+ * is acted on.
+ *
+ * It runs outside the sandbox with no capability (its thread's sets are
+ * emptied), so it can do nothing the command could not do by itself but for
+ * Landlock;
+ * it treats every argument as hostile (bounded reads, no string trusted, a
+ * deadline per call, EACCES when it cannot decide).  It serves until the
+ * command is gone (its listener hangs up) or it is stopped; once its
+ * listener is closed the command's further metadata calls fail with ENOSYS.
+ *
+ * libc (and pthread) only, shared by the library's spawn path and the
+ * landlock-run launcher.
+ */
+#ifndef DSH_SANDBOX_METADATA_SUPERVISOR_H
+#define DSH_SANDBOX_METADATA_SUPERVISOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct dsh_metadata_supervisor dsh_metadata_supervisor;
+
+/* A new supervisor with no root (everything refused); NULL when out of memory. */
+dsh_metadata_supervisor *dsh_metadata_supervisor_new(void);
+
+/*
+ * A writable root: `directory_fd` (any open fd of the directory; duplicated
+ * here) and its canonical `path`.  `contents_only`: changes beneath it are
+ * allowed but not to the directory itself — always so for a directory that
+ * every user of the machine shares (world-writable and sticky: the host's
+ * /tmp), which is not the command's.  Only directories are roots (-ENOTDIR):
+ * a writable file (the /dev/null sink) takes writes, never a change of its
+ * metadata.  Returns 0 or a negative errno.
+ */
+int dsh_metadata_supervisor_add_root(dsh_metadata_supervisor *supervisor, int directory_fd, const char *path,
+                                     bool contents_only);
+
+/* The same, opening canonical `path` itself (O_PATH, no symlink followed).  Returns 0 or a negative errno. */
+int dsh_metadata_supervisor_add_root_path(dsh_metadata_supervisor *supervisor, const char *path, bool contents_only);
+
+/* A canonical path whose metadata (and everything beneath it) stays unchanged even inside a root. */
+int dsh_metadata_supervisor_add_protected(dsh_metadata_supervisor *supervisor, const char *path);
+
+/*
+ * Whether a supervisor can read a child's arguments on this host, checked
+ * before anything runs: Yama's ptrace_scope 2 or 3 forbids
+ * process_vm_readv() (and pidfd_getfd()) without CAP_SYS_PTRACE, which the
+ * supervisor does not keep, and a seccomp profile (a container's) may refuse
+ * either call outright.  Returns 0, or a negative errno with `*reason` a
+ * static sentence.  pidfd_getfd() refused alone is no reason: the supervisor
+ * then reaches the command's descriptors through /proc/<tid>/fd.
+ */
+int dsh_metadata_supervisor_check_host(const char **reason);
+
+/*
+ * Serves `listener_fd` in the calling thread until the listener hangs up
+ * (no process of the filter is left), `stop_fd` (-1: none) becomes
+ * readable, or a call to the listener fails; then closes the listener.  The
+ * calling thread's capabilities must already be dropped.
+ */
+void dsh_metadata_supervisor_serve(dsh_metadata_supervisor *supervisor, int listener_fd, int stop_fd);
+
+/*
+ * Starts a thread (every signal blocked) that empties its own capability
+ * sets, receives the listener on `socket_fd` (dsh_receive_fd; the supervisor
+ * takes the socket) and serves it — or, if a capability could not be
+ * dropped, closes the listener at once and serves nothing (every metadata
+ * call of the command then fails with ENOSYS).  It does not wait for the
+ * thread: the spawn proceeds meanwhile.  From here the supervisor belongs to
+ * the thread and to dsh_metadata_supervisor_stop() together.  Returns 0 or a
+ * negative errno (then the caller still owns both).
+ */
+int dsh_metadata_supervisor_start(dsh_metadata_supervisor *supervisor, int socket_fd);
+
+/*
+ * Stops a started supervisor (or frees one that never started) and waits a
+ * bounded time for its thread; a thread stuck in a call that does not return
+ * is left to end on its own (it frees its half then).  Returns the number of
+ * the command's calls refused because their arguments or descriptors could
+ * not be read (the command is not dumpable, or the host forbids it);
+ * `*served_nothing` (may be NULL) tells that the thread kept a capability
+ * and so served no call at all.
+ */
+unsigned long dsh_metadata_supervisor_stop(dsh_metadata_supervisor *supervisor, bool *served_nothing);
+
+/* The number of calls refused so far for that reason (for a serving loop run by the caller). */
+unsigned long dsh_metadata_supervisor_unreadable_calls(const dsh_metadata_supervisor *supervisor);
+
+/* Frees a supervisor that was never started. */
+void dsh_metadata_supervisor_free(dsh_metadata_supervisor *supervisor);
+
+#endif

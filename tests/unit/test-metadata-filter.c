@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The metadata filter (src/core/metadata-filter.h): its program run over
+ * every system call number by a small interpreter of the instructions it
+ * uses — each metadata call gets the mode's action, the attribute and
+ * terminal ioctls theirs, everything else is allowed, and a foreign
+ * architecture or an x32 number kills — then installed for real in a child,
+ * where each metadata call fails with EPERM and nothing else does.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "core/metadata-filter.h"
+
+#define CAPACITY 256
+#define X32_SYSCALL_BIT 0x40000000U
+
+/* Runs `program` over `data` as the kernel would (the instructions build_program() emits, nothing more). */
+static uint32_t run(const struct sock_filter *program, size_t length, const struct seccomp_data *data)
+{
+        uint32_t accumulator = 0;
+
+        for (size_t pc = 0; pc < length; pc++) {
+                const struct sock_filter *instruction = &program[pc];
+
+                switch (instruction->code) {
+                case BPF_LD | BPF_W | BPF_ABS:
+                        assert_true(instruction->k + 4 <= sizeof(*data));
+                        memcpy(&accumulator, (const char *) data + instruction->k, 4);
+                        break;
+                case BPF_JMP | BPF_JEQ | BPF_K:
+                        pc += accumulator == instruction->k ? instruction->jt : instruction->jf;
+                        break;
+                case BPF_JMP | BPF_JGE | BPF_K:
+                        pc += accumulator >= instruction->k ? instruction->jt : instruction->jf;
+                        break;
+                case BPF_JMP | BPF_JA:
+                        pc += instruction->k;
+                        break;
+                case BPF_RET | BPF_K:
+                        return instruction->k;
+                default:
+                        fail_msg("instruction %#x at %zu is not one the filter should use", instruction->code, pc);
+                }
+        }
+        fail_msg("the program ran off its end");
+        return 0;
+}
+
+static bool is_metadata_call(int nr)
+{
+        for (const int *call = dsh_metadata_syscalls(); *call >= 0; call++)
+                if (*call == nr)
+                        return true;
+        return false;
+}
+
+static void check_program(dsh_metadata_policy policy, bool terminal_rule, uint32_t action)
+{
+        static const uint32_t supervised[] = { DSH_FS_IOC_SETFLAGS, DSH_FS_IOC32_SETFLAGS, DSH_FS_IOC_FSSETXATTR };
+        static const uint32_t refused[] = { DSH_FS_IOC_SETVERSION, DSH_FS_IOC32_SETVERSION, DSH_FS_IOC_ENABLE_VERITY,
+                                            DSH_FS_IOC_SET_ENCRYPTION_POLICY };
+        const uint32_t eperm = SECCOMP_RET_ERRNO | EPERM;
+        struct sock_filter program[CAPACITY];
+        size_t length = dsh_metadata_filter_program(policy, terminal_rule, program, CAPACITY);
+        struct seccomp_data data = { .arch = AUDIT_ARCH_X86_64 };
+
+        assert_true(length > 0);
+        for (int nr = 0; nr < 1024; nr++) {
+                data.nr = nr;
+                data.args[1] = TIOCSTI;
+                if (nr == __NR_ioctl)
+                        assert_int_equal(run(program, length, &data), terminal_rule ? eperm : SECCOMP_RET_ALLOW);
+                else if (is_metadata_call(nr))
+                        assert_int_equal(run(program, length, &data), action);
+                else if (run(program, length, &data) != SECCOMP_RET_ALLOW)
+                        fail_msg("system call %d is not a metadata call, yet the filter does not allow it", nr);
+        }
+        data.nr = __NR_ioctl;
+        for (size_t i = 0; i < sizeof(supervised) / sizeof(supervised[0]); i++) {
+                data.args[1] = supervised[i];
+                assert_int_equal(run(program, length, &data), action);
+                /* The kernel dispatches on the low 32 bits: high bits change nothing. */
+                data.args[1] = 0xffffffff00000000ULL | supervised[i];
+                assert_int_equal(run(program, length, &data), action);
+        }
+        for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+                data.args[1] = refused[i];
+                assert_int_equal(run(program, length, &data), eperm);
+        }
+        data.args[1] = FIONREAD;
+        assert_int_equal(run(program, length, &data), SECCOMP_RET_ALLOW);
+        data.args[1] = TIOCLINUX;
+        assert_int_equal(run(program, length, &data), terminal_rule ? eperm : SECCOMP_RET_ALLOW);
+        /* x32 numbers and a foreign architecture never reach the kernel. */
+        data.nr = (int) (X32_SYSCALL_BIT | (uint32_t) __NR_chmod);
+        assert_int_equal(run(program, length, &data), SECCOMP_RET_KILL_PROCESS);
+        data.nr = (int) (X32_SYSCALL_BIT | (uint32_t) __NR_getpid);
+        assert_int_equal(run(program, length, &data), SECCOMP_RET_KILL_PROCESS);
+        data.nr = __NR_getpid;
+        data.arch = AUDIT_ARCH_I386;
+        assert_int_equal(run(program, length, &data), SECCOMP_RET_KILL_PROCESS);
+}
+
+static void test_program_over_every_number(void **state)
+{
+        (void) state;
+#if defined(__x86_64__)
+        check_program(DSH_METADATA_DENY, false, SECCOMP_RET_ERRNO | EPERM);
+        check_program(DSH_METADATA_DENY, true, SECCOMP_RET_ERRNO | EPERM);
+        check_program(DSH_METADATA_SUPERVISE, false, SECCOMP_RET_USER_NOTIF);
+        check_program(DSH_METADATA_SUPERVISE, true, SECCOMP_RET_USER_NOTIF);
+#else
+        skip();
+#endif
+}
+
+/* Every call x86_64 has for the job, and the newest ones by number. */
+static void test_every_metadata_call_is_listed(void **state)
+{
+        const int expected[] = { __NR_chmod, __NR_fchmod, __NR_fchmodat, __NR_fchmodat2, __NR_chown, __NR_fchown,
+                                 __NR_lchown, __NR_fchownat, __NR_utime, __NR_utimes, __NR_futimesat, __NR_utimensat,
+                                 __NR_setxattr, __NR_lsetxattr, __NR_fsetxattr, __NR_removexattr, __NR_lremovexattr,
+                                 __NR_fremovexattr, __NR_setxattrat, __NR_removexattrat, __NR_file_setattr };
+
+        (void) state;
+#if defined(__x86_64__)
+        for (size_t i = 0; i < sizeof(expected) / sizeof(expected[0]); i++)
+                if (!is_metadata_call(expected[i]))
+                        fail_msg("system call %d is missing from the metadata filter", expected[i]);
+        assert_int_equal(__NR_fchmodat2, 452);
+        assert_int_equal(__NR_setxattrat, 463);
+        assert_int_equal(__NR_removexattrat, 466);
+        assert_int_equal(__NR_file_setattr, 469);
+#else
+        skip();
+#endif
+}
+
+/* Installed for real (read-only): each metadata call fails with EPERM before the kernel looks at it. */
+static void test_deny_filter_on_the_kernel(void **state)
+{
+        int status = 0;
+        pid_t pid;
+
+        (void) state;
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                int failures = 0;
+
+                if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+                    dsh_install_metadata_filter(DSH_METADATA_DENY, -1, true) < 0)
+                        _exit(100);
+                /* Arguments the kernel would reject (a missing file, a bad fd): only the filter answers EPERM. */
+                failures += chmod("/nonexistent", 0) == 0 || errno != EPERM;
+                failures += fchmod(-1, 0) == 0 || errno != EPERM;
+                failures += syscall(__NR_fchmodat2, -1, "", 0, 0) == 0 || errno != EPERM;
+                failures += lchown("/nonexistent", 0, 0) == 0 || errno != EPERM;
+                failures += syscall(__NR_utimensat, -1, NULL, NULL, 0) == 0 || errno != EPERM;
+                failures += setxattr("/nonexistent", "user.x", "", 0, 0) == 0 || errno != EPERM;
+                failures += fremovexattr(-1, "user.x") == 0 || errno != EPERM;
+                failures += syscall(__NR_file_setattr, -1, "", NULL, 0, 0) == 0 || errno != EPERM;
+                failures += ioctl(-1, DSH_FS_IOC_SETFLAGS, NULL) == 0 || errno != EPERM;
+                failures += ioctl(-1, TIOCSTI, "x") == 0 || errno != EPERM;
+                /* Not metadata: the kernel's own answer. */
+                failures += ioctl(-1, FIONREAD, NULL) == 0 || errno != EBADF;
+                failures += fstat(-1, &(struct stat) { 0 }) == 0 || errno != EBADF;
+                failures += getppid() <= 0;
+                _exit(failures);
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_program_over_every_number),
+                cmocka_unit_test(test_every_metadata_call_is_listed),
+                cmocka_unit_test(test_deny_filter_on_the_kernel),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -32,7 +32,7 @@ for program in "$tool" "$interleave"; do
 done
 tool=$(cd "$(dirname "$tool")" && pwd)/$(basename "$tool")
 build=$(cd "$build" && pwd)
-scratch=$(mktemp -d /var/tmp/dsh-bench.XXXXXX) || exit 0
+scratch=$(mktemp -d "${BENCH_SCRATCH:-/var/tmp}/dsh-bench.XXXXXX") || exit 0
 trap 'rm -rf "$scratch"' EXIT
 export XDG_CACHE_HOME="$scratch/cache" XDG_STATE_HOME="$scratch/state" XDG_CONFIG_HOME="$scratch/config"
 unset DSH_SANDBOX_CONFIG

@@ -8,6 +8,9 @@
 #                        where every utimensat, fchown and fchmod tar makes is
 #                        performed by the supervisor
 #             target <= 1.5x
+#   floor     the same tar under bench/notify-floor: the same filter, every call answered
+#             CONTINUE at once, nothing checked or performed; the kernel's round trip
+#             alone, which no supervisor built on user notification can undercut
 #   no-owner  the same with --no-same-owner (what tar does for a user who is not root:
 #             no fchown, so one supervised call fewer per file)
 #   bash      baseline: a static exec-only trampoline running `bash -c true`
@@ -21,10 +24,11 @@ set -u
 build=${1:-${BUILD_DIR:-build}}
 tool="$build/dsh-sandbox"
 floor="$build/bench/exec-floor"
+notify_floor="$build/bench/notify-floor"
 interleave="$build/bench/interleave"
 runs=${RUNS:-300}
 tar_runs=${TAR_RUNS:-21}
-for program in "$tool" "$floor" "$interleave"; do
+for program in "$tool" "$floor" "$notify_floor" "$interleave"; do
         if [ ! -x "$program" ]; then
                 echo "metadata-supervisor: no $program; nothing measured"
                 exit 0
@@ -33,7 +37,8 @@ done
 tool=$(cd "$(dirname "$tool")" && pwd)/$(basename "$tool")
 floor=$(cd "$(dirname "$floor")" && pwd)/$(basename "$floor")
 interleave=$(cd "$(dirname "$interleave")" && pwd)/$(basename "$interleave")
-scratch=$(mktemp -d /var/tmp/dsh-bench.XXXXXX) || exit 0
+notify_floor=$(cd "$(dirname "$notify_floor")" && pwd)/$(basename "$notify_floor")
+scratch=$(mktemp -d "${BENCH_SCRATCH:-/var/tmp}/dsh-bench.XXXXXX") || exit 0
 trap 'rm -rf "$scratch"' EXIT
 export XDG_CACHE_HOME="$scratch/cache" XDG_STATE_HOME="$scratch/state" XDG_CONFIG_HOME="$scratch/config"
 unset DSH_SANDBOX_CONFIG
@@ -61,6 +66,11 @@ echo "-- tar xpf, 3,000 files with modes and times (target <= 1.5x)"
 "$interleave" --runs "$tar_runs" --warmup 2 --name-a "unconfined" --name-b "run workspace-write" -- \
         sh -c "$extract" "$scratch/archive.tar" --vs-- $run_ws sh -c "$extract" "$scratch/archive.tar" ||
         echo "metadata-supervisor: the tar pair could not be measured here"
+rm -rf "$scratch"/workspace/tmp.*
+echo "-- tar xpf under the round trip alone (notify-floor: the floor of any supervisor)"
+"$interleave" --runs "$tar_runs" --warmup 2 --name-a "unconfined" --name-b "notify-floor" -- \
+        sh -c "$extract" "$scratch/archive.tar" --vs-- "$notify_floor" sh -c "$extract" "$scratch/archive.tar" ||
+        echo "metadata-supervisor: the floor pair could not be measured here"
 rm -rf "$scratch"/workspace/tmp.*
 if [ "$(id -u)" = 0 ]; then
         echo "-- tar xpf --no-same-owner (what a user who is not root gets by default)"

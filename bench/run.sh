@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every benchmark in one go and prints ratios against baselines measured in
 # the same run.  Usage: bench/run.sh [BUILD_DIR]   (default: build-release)
+# BENCH_SCRATCH names the directory the scratch trees go under (default /var/tmp): file-heavy
+# pairs (tar) measure the filesystem too, so keep it on a quiet, unfragmented one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-release}

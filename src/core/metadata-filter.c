@@ -64,13 +64,33 @@ static const int metadata_syscalls[] = {
         -1,
 };
 
+/*
+ * io_uring, refused outright under both modes (EPERM, what the kernel itself
+ * answers when an administrator disables io_uring, so programs already fall
+ * back on it).  Its IORING_OP_SETXATTR and IORING_OP_FSETXATTR change
+ * extended attributes inside the kernel, without a system call a seccomp
+ * filter could see: a ring would reach every file the command can open,
+ * read-only ones included, past the filter and the supervisor alike.  Its
+ * other operations (open, rename, unlink, link...) go through the same LSM
+ * hooks as the system calls and stay under Landlock, but one ring cannot be
+ * allowed for some operations and not others from here.  Refusing setup
+ * alone would leave a ring made before the filter (none reaches the command:
+ * every fd above 2 is closed before exec), so enter and register are
+ * refused too.
+ */
+static const int refused_syscalls[] = {
+        __NR_io_uring_setup,
+        __NR_io_uring_enter,
+        __NR_io_uring_register,
+};
+
 static const uint32_t supervised_ioctls[] = { DSH_FS_IOC_SETFLAGS, DSH_FS_IOC32_SETFLAGS, DSH_FS_IOC_FSSETXATTR };
 static const uint32_t refused_ioctls[] = { DSH_FS_IOC_SETVERSION, DSH_FS_IOC32_SETVERSION, DSH_FS_IOC_ENABLE_VERITY,
                                            DSH_FS_IOC_SET_ENCRYPTION_POLICY };
 
 #define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 #define METADATA_SYSCALL_COUNT (COUNT(metadata_syscalls) - 1)
-#define BRANCH_COUNT (METADATA_SYSCALL_COUNT + 1)  /* the metadata calls and ioctl */
+#define BRANCH_COUNT (METADATA_SYSCALL_COUNT + COUNT(refused_syscalls) + 1)  /* metadata calls, refused calls, ioctl */
 /* A leaf of the decision tree tests up to this many numbers one after the other. */
 #define LEAF_SIZE 3
 #define PROGRAM_CAPACITY 128
@@ -81,9 +101,10 @@ const int *dsh_metadata_syscalls(void)
 }
 
 #ifdef FILTER_AUDIT_ARCH
-/* Where a system call number leads: the metadata action, or the ioctl command tests. */
+/* Where a system call number leads: the metadata action, the refusal, or the ioctl command tests. */
 typedef enum branch_target {
         TO_ACTION,
+        TO_REFUSE,
         TO_IOCTL,
 } branch_target;
 
@@ -119,6 +140,19 @@ static uint8_t offset_to(const program_builder *builder, size_t target)
         return (uint8_t) (target - builder->at - 1);
 }
 
+static size_t branch_address(const program_builder *builder, branch_target target)
+{
+        switch (target) {
+        case TO_ACTION:
+                return builder->action_at;
+        case TO_REFUSE:
+                return builder->refuse_at;
+        case TO_IOCTL:
+        default:
+                return builder->ioctl_at;
+        }
+}
+
 /*
  * A balanced decision tree over the sorted `branches`: each inner node sends
  * the numbers from its middle one up to its right half, each leaf tests its
@@ -134,7 +168,7 @@ static void emit_tree(program_builder *builder, const branch *branches, size_t c
 
         if (count <= LEAF_SIZE) {
                 for (size_t i = 0; i < count; i++) {
-                        size_t target = branches[i].target == TO_ACTION ? builder->action_at : builder->ioctl_at;
+                        size_t target = branch_address(builder, branches[i].target);
 
                         emit(builder, (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, branches[i].nr,
                                                                     offset_to(builder, target), 0));
@@ -159,7 +193,8 @@ static void emit_ioctl_test(program_builder *builder, uint32_t command, size_t t
  * allocates).  Layout:
  *
  *   arch check, x32 check           kill the process on either
- *   decision tree over the numbers  a metadata call -> ACTION, ioctl -> IOCTL, else ALLOW
+ *   decision tree over the numbers  a metadata call -> ACTION, io_uring -> REFUSE, ioctl -> IOCTL,
+ *                                   else ALLOW
  *   ALLOW
  *   IOCTL: load the command (low 32 bits: what the kernel dispatches on)
  *     supervised attribute ioctls   -> ACTION
@@ -177,10 +212,13 @@ static size_t build_program(struct sock_filter *program, uint32_t action, bool t
         branch branches[BRANCH_COUNT];
         size_t ioctl_tests = COUNT(supervised_ioctls) + COUNT(refused_ioctls) + (terminal_rule ? 2 : 0);
         program_builder builder = { program, 0, 0, 0, 0, 0 };
+        size_t count = 0;
 
         for (size_t i = 0; i < METADATA_SYSCALL_COUNT; i++)
-                branches[i] = (branch) { (uint32_t) metadata_syscalls[i], TO_ACTION };
-        branches[METADATA_SYSCALL_COUNT] = (branch) { __NR_ioctl, TO_IOCTL };
+                branches[count++] = (branch) { (uint32_t) metadata_syscalls[i], TO_ACTION };
+        for (size_t i = 0; i < COUNT(refused_syscalls); i++)
+                branches[count++] = (branch) { (uint32_t) refused_syscalls[i], TO_REFUSE };
+        branches[count++] = (branch) { __NR_ioctl, TO_IOCTL };
         /* Sorted by number (insertion sort: a few dozen entries, and nothing may allocate). */
         for (size_t i = 1; i < BRANCH_COUNT; i++)
                 for (size_t j = i; j > 0 && branches[j - 1].nr > branches[j].nr; j--) {

@@ -270,6 +270,18 @@ static const escape_row rows[] = {
                          { "setxattr", "{ws}/dir/../../out/file", "user.dsh-escape", "x" }),
         METADATA_OUTSIDE("setxattr", "outside through /proc/self/fd/N", ESCAPE_REQUIRES_USER_XATTRS,
                          { "via-proc-fd", "setxattr", "{out}/file", "user.dsh-escape", "x" }),
+        /*
+         * io_uring sets an xattr inside the kernel, past any seccomp filter: every
+         * Landlock path refuses io_uring itself (EPERM).  bwrap's read-only mounts
+         * refuse the write (EROFS); in the workspace a ring works there.
+         */
+        { "io-uring-fsetxattr", "outside, opened read-only",
+          { "io-uring-fsetxattr", "{out}/file", "user.dsh-escape", "x" }, { "{out}/file" },
+          .requires = ESCAPE_REQUIRES_USER_XATTRS, .bwrap = { DENY("EROFS"), DENY("EROFS") },
+          .landlock = { DENY("EPERM"), DENY("EPERM") } },
+        { "io-uring-fsetxattr", "workspace", { "io-uring-fsetxattr", "{ws}/file", "user.dsh-escape", "x" },
+          { "{ws}/file" }, .requires = ESCAPE_REQUIRES_USER_XATTRS, .bwrap = { DENY("EROFS"), ALLOW },
+          .landlock = { DENY("EPERM"), DENY("EPERM") } },
         METADATA_INSIDE("removexattr", "workspace", ESCAPE_REQUIRES_USER_XATTRS, "{ws}/file",
                         { "removexattr", "{ws}/file", "user.dsh-existing" }),
         METADATA_OUTSIDE("removexattr", "outside", ESCAPE_REQUIRES_USER_XATTRS,

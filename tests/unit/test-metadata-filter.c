@@ -73,6 +73,11 @@ static bool is_metadata_call(int nr)
         return false;
 }
 
+static bool is_io_uring_call(int nr)
+{
+        return nr == __NR_io_uring_setup || nr == __NR_io_uring_enter || nr == __NR_io_uring_register;
+}
+
 static void check_program(dsh_metadata_policy policy, bool terminal_rule, uint32_t action)
 {
         static const uint32_t supervised[] = { DSH_FS_IOC_SETFLAGS, DSH_FS_IOC32_SETFLAGS, DSH_FS_IOC_FSSETXATTR };
@@ -91,8 +96,10 @@ static void check_program(dsh_metadata_policy policy, bool terminal_rule, uint32
                         assert_int_equal(run(program, length, &data), terminal_rule ? eperm : SECCOMP_RET_ALLOW);
                 else if (is_metadata_call(nr))
                         assert_int_equal(run(program, length, &data), action);
+                else if (is_io_uring_call(nr))
+                        assert_int_equal(run(program, length, &data), eperm);  /* under both modes */
                 else if (run(program, length, &data) != SECCOMP_RET_ALLOW)
-                        fail_msg("system call %d is not a metadata call, yet the filter does not allow it", nr);
+                        fail_msg("system call %d is neither a metadata call nor io_uring, yet the filter does not allow it", nr);
         }
         data.nr = __NR_ioctl;
         for (size_t i = 0; i < sizeof(supervised) / sizeof(supervised[0]); i++) {

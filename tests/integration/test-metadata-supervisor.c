@@ -830,8 +830,11 @@ static void test_descriptors_through_proc(void **state)
 
 /* ----------------------------------------------------- what stays open -- */
 
-/* Landlock cannot keep a protected subpath's content, but its metadata (a hook's executable bit) stays. */
-static void test_protected_subpaths_keep_their_metadata(void **state)
+/*
+ * A metadata call by a name inside a protected subpath is refused: a refusal of that name only, not
+ * a protection (a hard link or a rename reaches the same inode; docs/supervisor.md).
+ */
+static void test_protected_subpaths_refuse_metadata_by_name(void **state)
 {
         char *git = test_path_join(scratch.workspace, ".git");
         char *hooks = test_path_join(git, "hooks");
@@ -1125,7 +1128,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_non_dumpable_command_is_refused_with_a_reason, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_host_without_process_vm_readv_is_refused, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_descriptors_through_proc, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_protected_subpaths_keep_their_metadata, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_protected_subpaths_refuse_metadata_by_name, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_workspace_tools_keep_working, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_stand_in_ends_like_the_command, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_sigkill_to_the_stand_in_ends_the_command, setup, teardown),

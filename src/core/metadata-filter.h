@@ -11,6 +11,8 @@
  *    user-notification listener; the supervisor performs it on the command's
  *    behalf when its target lies in a writable root, and answers.
  *
+ * Under both, io_uring is refused (EPERM): a ring changes extended attributes
+ * without a system call the filter could see (metadata-filter.c).
  * libc only, no allocation: installed between clone() and exec().
  */
 #ifndef DSH_SANDBOX_METADATA_FILTER_H

@@ -86,7 +86,8 @@ static const int refused_syscalls[] = {
 
 static const uint32_t supervised_ioctls[] = { DSH_FS_IOC_SETFLAGS, DSH_FS_IOC32_SETFLAGS, DSH_FS_IOC_FSSETXATTR };
 static const uint32_t refused_ioctls[] = { DSH_FS_IOC_SETVERSION, DSH_FS_IOC32_SETVERSION, DSH_FS_IOC_ENABLE_VERITY,
-                                           DSH_FS_IOC_SET_ENCRYPTION_POLICY };
+                                           DSH_FS_IOC_SET_ENCRYPTION_POLICY, DSH_EXT4_IOC_SETVERSION,
+                                           DSH_EXT4_IOC32_SETVERSION, DSH_EXT4_IOC_MIGRATE };
 
 #define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 #define METADATA_SYSCALL_COUNT (COUNT(metadata_syscalls) - 1)

@@ -68,6 +68,15 @@ typedef enum dsh_metadata_policy {
 #define DSH_FS_IOC32_SETVERSION            0x40047602U  /* _IOW('v', 2, int) */
 #define DSH_FS_IOC_ENABLE_VERITY           0x40806685U  /* _IOW('f', 133, struct fsverity_enable_arg) */
 #define DSH_FS_IOC_SET_ENCRYPTION_POLICY   0x800c6613U  /* _IOR('f', 19, struct fscrypt_policy_v1) */
+/*
+ * ext4's own spellings, on the filesystem most workspaces live on: its
+ * EXT4_IOC_SETVERSION sets the generation like FS_IOC_SETVERSION (through
+ * a read-only descriptor; only the owner is checked), and EXT4_IOC_MIGRATE
+ * rewrites an old-format file's block map as extents.
+ */
+#define DSH_EXT4_IOC_SETVERSION            0x40086604U  /* _IOW('f', 4, long) */
+#define DSH_EXT4_IOC32_SETVERSION          0x40046604U  /* _IOW('f', 4, int) */
+#define DSH_EXT4_IOC_MIGRATE               0x00006609U  /* _IO('f', 9) */
 
 /*
  * The metadata system calls of this architecture, in filter order, ended by

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <linux/io_uring.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -208,6 +209,20 @@ static int set_xattr_through_io_uring(const char *path, const char *name, const 
         return result;
 }
 
+/* PATH opened read-only, then ext4's EXT4_IOC_SETVERSION: the inode generation, owner checked only. */
+static int set_generation_through_descriptor(const char *path)
+{
+        long generation = 12345;
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        int result;
+
+        if (fd < 0)
+                return errno;
+        result = status_of(ioctl(fd, _IOW('f', 4, long), &generation));
+        close(fd);
+        return result;
+}
+
 static int print_capabilities(void)
 {
         FILE *status = fopen("/proc/self/status", "re");
@@ -364,6 +379,10 @@ static int attempt(const char *operation, char **arguments, int count)
         if (strcmp(operation, "io-uring-fsetxattr") == 0) {
                 WANTS(3);
                 return set_xattr_through_io_uring(arguments[0], arguments[1], arguments[2]);
+        }
+        if (strcmp(operation, "ext4-setversion") == 0) {
+                WANTS(1);
+                return set_generation_through_descriptor(arguments[0]);
         }
         if (strcmp(operation, "removexattr") == 0) {
                 WANTS(2);

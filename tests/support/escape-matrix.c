@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
@@ -63,6 +65,7 @@ typedef enum escape_requirement {
         ESCAPE_REQUIRES_ROOT,          /* a question only root's privileges raise, or root to set it up */
         ESCAPE_REQUIRES_USER_XATTRS,   /* user.* xattrs on the scratch filesystem */
         ESCAPE_REQUIRES_ACLS,          /* POSIX ACLs on the scratch filesystem */
+        ESCAPE_REQUIRES_EXT4_VERSION,  /* ext4's EXT4_IOC_SETVERSION on the scratch filesystem */
 } escape_requirement;
 
 /*
@@ -282,6 +285,13 @@ static const escape_row rows[] = {
         { "io-uring-fsetxattr", "workspace", { "io-uring-fsetxattr", "{ws}/file", "user.dsh-escape", "x" },
           { "{ws}/file" }, .requires = ESCAPE_REQUIRES_USER_XATTRS, .bwrap = { DENY("EROFS"), ALLOW },
           .landlock = { DENY("EPERM"), DENY("EPERM") } },
+        /* ext4's own spelling of "set the inode generation", through a read-only fd: refused like FS_IOC_SETVERSION. */
+        { "ext4-setversion", "outside, opened read-only", { "ext4-setversion", "{out}/file" }, { "{out}/file" },
+          .requires = ESCAPE_REQUIRES_EXT4_VERSION, .bwrap = { DENY("EROFS"), DENY("EROFS") },
+          .landlock = { DENY("EPERM"), DENY("EPERM") } },
+        { "ext4-setversion", "workspace, opened read-only", { "ext4-setversion", "{ws}/file" }, { "{ws}/file" },
+          .requires = ESCAPE_REQUIRES_EXT4_VERSION, .bwrap = { DENY("EROFS"), ALLOW },
+          .landlock = { DENY("EPERM"), DENY("EPERM") } },
         METADATA_INSIDE("removexattr", "workspace", ESCAPE_REQUIRES_USER_XATTRS, "{ws}/file",
                         { "removexattr", "{ws}/file", "user.dsh-existing" }),
         METADATA_OUTSIDE("removexattr", "outside", ESCAPE_REQUIRES_USER_XATTRS,
@@ -482,6 +492,31 @@ static bool acls_supported(void)
         return known;
 }
 
+/* ext4's generation ioctl on the scratch filesystem: elsewhere the ext4-setversion rows would prove nothing. */
+static bool ext4_version_supported(void)
+{
+        static int known = -1;
+
+        if (known < 0) {
+                char *directory = test_make_directory(NULL);
+                char *file = test_path_join(directory, "version-probe");
+                long generation = 1;
+                int fd;
+
+                test_write_file(file, "x");
+                fd = open(file, O_RDONLY | O_CLOEXEC);
+                known = fd >= 0 && ioctl(fd, _IOW('f', 4, long), &generation) == 0;
+                if (!known)
+                        printf("# SKIP ext4-setversion rows: the scratch filesystem (%s) has no EXT4_IOC_SETVERSION: %s\n",
+                               directory, strerror(errno));
+                if (fd >= 0)
+                        close(fd);
+                free(file);
+                test_remove_tree(directory);
+        }
+        return known;
+}
+
 static bool row_runs_here(const escape_row *row)
 {
         switch (row->requires) {
@@ -491,6 +526,8 @@ static bool row_runs_here(const escape_row *row)
                 return running_as_root();
         case ESCAPE_REQUIRES_USER_XATTRS:
                 return user_xattrs_supported();
+        case ESCAPE_REQUIRES_EXT4_VERSION:
+                return ext4_version_supported();
         case ESCAPE_REQUIRES_ACLS:
                 return acls_supported();
         }
@@ -656,6 +693,19 @@ static void describe_content(FILE *out, const char *path)
         fputc('"', out);
 }
 
+/* The inode generation, where the filesystem tells it (FS_IOC_GETVERSION). */
+static void describe_generation(FILE *out, const char *path)
+{
+        long generation = 0;
+        int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+        if (fd < 0)
+                return;
+        if (ioctl(fd, FS_IOC_GETVERSION, &generation) == 0)
+                fprintf(out, " generation=%ld", generation);
+        close(fd);
+}
+
 static void describe_xattrs(FILE *out, const char *path)
 {
         char names[1024];
@@ -688,6 +738,8 @@ static char *describe_path(const char *path)
                 (long long) status.st_mtime, (long long) status.st_ctim.tv_sec, status.st_ctim.tv_nsec);
         if (S_ISREG(status.st_mode))
                 describe_content(out, path);
+        if (S_ISREG(status.st_mode) || S_ISDIR(status.st_mode))
+                describe_generation(out, path);
         describe_xattrs(out, path);
         fclose(out);
         return text;

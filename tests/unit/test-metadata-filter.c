@@ -82,7 +82,8 @@ static void check_program(dsh_metadata_policy policy, bool terminal_rule, uint32
 {
         static const uint32_t supervised[] = { DSH_FS_IOC_SETFLAGS, DSH_FS_IOC32_SETFLAGS, DSH_FS_IOC_FSSETXATTR };
         static const uint32_t refused[] = { DSH_FS_IOC_SETVERSION, DSH_FS_IOC32_SETVERSION, DSH_FS_IOC_ENABLE_VERITY,
-                                            DSH_FS_IOC_SET_ENCRYPTION_POLICY };
+                                            DSH_FS_IOC_SET_ENCRYPTION_POLICY, DSH_EXT4_IOC_SETVERSION,
+                                            DSH_EXT4_IOC32_SETVERSION, DSH_EXT4_IOC_MIGRATE };
         const uint32_t eperm = SECCOMP_RET_ERRNO | EPERM;
         struct sock_filter program[CAPACITY];
         size_t length = dsh_metadata_filter_program(policy, terminal_rule, program, CAPACITY);

@@ -157,28 +157,10 @@ static void write_script(const char *path, const char *content)
 static const char *const backends[] = { "bwrap", "landlock" };
 #define BACKEND_COUNT (sizeof(backends) / sizeof(backends[0]))
 
-static bool bwrap_works(void)
-{
-        static int known = -1;
-
-        if (known < 0) {
-                const char *argv[] = { "/usr/bin/bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid",
-                                       "--proc", "/proc", "--new-session", "--", "true", NULL };
-                test_process_result result;
-
-                test_run(argv, NULL, &result);
-                known = result.exit_code == 0;
-                if (!known)
-                        printf("# bwrap cannot run on this host: %s\n", result.stderr_text ? result.stderr_text : "");
-                test_process_result_clear(&result);
-        }
-        return known;
-}
-
 static bool backend_works(const char *backend)
 {
         if (strcmp(backend, "bwrap") == 0)
-                return bwrap_works();
+                return test_bwrap_works();
         if (dsh_landlock_abi() < DSH_LANDLOCK_MINIMUM_ABI) {
                 printf("# this kernel does not enforce Landlock ABI >= %d\n", DSH_LANDLOCK_MINIMUM_ABI);
                 return false;
@@ -1138,8 +1120,12 @@ static void test_broken_bwrap_is_a_runner_failure(void **state)
         free(script);
 }
 
-/* The CLI with Landlock's last step refused in the child (seccomp: landlock_restrict_self fails with EPERM). */
-static pid_t start_with_restriction_refused(const char *const *arguments, int output_fd)
+/*
+ * Starts `dsh-sandbox bash ... --json` with its stdout into `output_fd`, in a process group of its
+ * own.  With `refuse_landlock`, under a seccomp filter that fails landlock_restrict_self with EPERM:
+ * Landlock's last step is refused in the child.
+ */
+static pid_t start_cli(const char *const *arguments, int output_fd, bool refuse_landlock)
 {
         const char *argv[48];
         char *environment[8];
@@ -1150,13 +1136,26 @@ static pid_t start_with_restriction_refused(const char *const *arguments, int ou
         pid = fork();
         assert_true(pid >= 0);
         if (pid == 0) {
-                scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ALLOW);
-                int number = seccomp_syscall_resolve_name("landlock_restrict_self");
+                int null_fd = open("/dev/null", O_RDWR);
+                sigset_t none;
 
-                if (!filter || number == __NR_SCMP_ERROR ||
-                    seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), number, 0) < 0 || seccomp_load(filter) < 0)
-                        _exit(254);
+                if (refuse_landlock) {
+                        scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ALLOW);
+                        int number = seccomp_syscall_resolve_name("landlock_restrict_self");
+
+                        if (!filter || number == __NR_SCMP_ERROR ||
+                            seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), number, 0) < 0 || seccomp_load(filter) < 0)
+                                _exit(254);
+                }
+
+                setpgid(0, 0);
+                signal(SIGINT, SIG_DFL);
+                signal(SIGTERM, SIG_DFL);
+                sigemptyset(&none);
+                sigprocmask(SIG_SETMASK, &none, NULL);
+                dup2(null_fd, 0);
                 dup2(output_fd, 1);
+                dup2(null_fd, 2);
                 for (size_t i = 0; environment[i]; i++)
                         putenv(environment[i]);
                 alarm(RUN_BOUND_SECONDS);
@@ -1191,7 +1190,7 @@ static void test_refused_landlock_is_a_runner_failure(void **state)
         }
         output_fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         assert_true(output_fd >= 0);
-        pid = start_with_restriction_refused(arguments, output_fd);
+        pid = start_cli(arguments, output_fd, true);
         close(output_fd);
         assert_int_equal(waitpid(pid, &status, 0), pid);
         assert_true(WIFEXITED(status));
@@ -1371,39 +1370,6 @@ next:
         }
 }
 
-/* Starts `dsh-sandbox bash ... --json` with its stdout into `output_fd`, in a process group of its own. */
-static pid_t start_cli(const char *const *arguments, int output_fd)
-{
-        const char *argv[48];
-        char *environment[8];
-        pid_t pid;
-
-        cli_argv(NULL, arguments, argv);
-        cli_environment(NULL, environment);
-        pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) {
-                int null_fd = open("/dev/null", O_RDWR);
-                sigset_t none;
-
-                setpgid(0, 0);
-                signal(SIGINT, SIG_DFL);
-                signal(SIGTERM, SIG_DFL);
-                sigemptyset(&none);
-                sigprocmask(SIG_SETMASK, &none, NULL);
-                dup2(null_fd, 0);
-                dup2(output_fd, 1);
-                dup2(null_fd, 2);
-                for (size_t i = 0; environment[i]; i++)
-                        putenv(environment[i]);
-                alarm(RUN_BOUND_SECONDS);
-                execv(argv[0], (char *const *) argv);
-                _exit(255);
-        }
-        free_environment(environment);
-        return pid;
-}
-
 /* Runs `script` (which creates $READY once set up) under the CLI, sends `signal_number` once ready; the JSON. */
 static json_t *signal_cli(const char *backend, const char *script, const char *ready, int signal_number)
 {
@@ -1417,7 +1383,7 @@ static json_t *signal_cli(const char *backend, const char *script, const char *r
 
         assert_true(output_fd >= 0);
         unlink(ready);
-        pid = start_cli(arguments, output_fd);
+        pid = start_cli(arguments, output_fd, false);
         close(output_fd);
         if (!wait_for_file(ready)) {
                 kill(pid, SIGKILL);
@@ -1652,7 +1618,7 @@ static void test_output_is_truncated_within_bounded_memory(void **state)
                         goto next;
                 output_fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
                 assert_true(output_fd >= 0);
-                pid = start_cli(arguments, output_fd);
+                pid = start_cli(arguments, output_fd, false);
                 close(output_fd);
                 while (wait4(pid, &status, 0, &usage) < 0)
                         assert_int_equal(errno, EINTR);

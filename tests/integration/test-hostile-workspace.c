@@ -97,26 +97,6 @@ static void sandbox(const char *subcommand, const char *backend, const char *roo
         free(line);
 }
 
-static bool bwrap_works(void)
-{
-        const char *argv[] = { test_dsh_sandbox_path(), "run", "--backend", "bwrap", "--", "true", NULL };
-        test_process_result result;
-        bool works;
-
-        test_run(argv, env(), &result);
-        works = result.exit_code == 0;
-        test_process_result_clear(&result);
-        return works;
-}
-
-#define REQUIRE_BWRAP()                                                                          \
-        do {                                                                                     \
-                if (!bwrap_works()) {                                                            \
-                        printf("# skipped: bwrap cannot create a sandbox on this host\n");      \
-                        skip();                                                                  \
-                }                                                                                \
-        } while (0)
-
 static void expect_file(const char *relative, const char *content)
 {
         char *path = test_path_join(scratch, relative);
@@ -139,7 +119,7 @@ static void test_git_file_cannot_widen_the_policy(void **state)
         test_process_result result;
 
         (void) state;
-        REQUIRE_BWRAP();
+        TEST_REQUIRE_BWRAP();
         host("mkdir -p ws/fake outside && echo original > outside/victim && printf 'gitdir: %s/outside\\n' > ws/.git",
              scratch);
         sandbox("run", "bwrap", workspace, "echo escaped > ../outside/victim", &result);
@@ -167,7 +147,7 @@ static void test_created_commondir_is_moved_aside(void **state)
         test_process_result result;
 
         (void) state;
-        REQUIRE_BWRAP();
+        TEST_REQUIRE_BWRAP();
         host("git init -q repo && cd repo && git commit -q --allow-empty -m init");
         sandbox("run", "bwrap", repository, "mkdir -p .git/evil && echo evil > .git/commondir", &result);
         assert_false(test_path_exists(commondir));
@@ -188,7 +168,7 @@ static void test_config_worktree_held_back(void **state)
         test_process_result result;
 
         (void) state;
-        REQUIRE_BWRAP();
+        TEST_REQUIRE_BWRAP();
         host("git init -q sparse && cd sparse && git commit -q --allow-empty -m init && "
              "git config extensions.worktreeConfig true && git config --worktree core.sparseCheckout false");
         sandbox("run", "bwrap", repository, "printf '[core]\\n\\thooksPath = /tmp/h\\n' >> .git/config.worktree",
@@ -211,7 +191,7 @@ static void test_submodule_decoys_change_nothing(void **state)
         test_process_result result;
 
         (void) state;
-        REQUIRE_BWRAP();
+        TEST_REQUIRE_BWRAP();
         host("git init -q lib && (cd lib && git commit -q --allow-empty -m lib) && git init -q super && cd super && "
              "git -c protocol.file.allow=always submodule add -q '%s/lib' lib && git commit -q -m sub",
              scratch);
@@ -234,7 +214,7 @@ static void test_bwrap_terminal_filter(void **state)
         test_process_result result;
 
         (void) state;
-        REQUIRE_BWRAP();
+        TEST_REQUIRE_BWRAP();
         test_run(argv, env(), &result);
         assert_int_equal(result.exit_code, 0);
         assert_string_equal(result.stdout_text, "EPERM\n");

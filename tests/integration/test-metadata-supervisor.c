@@ -142,26 +142,6 @@ static size_t front_end_argv(front_end front, const char **argv)
         return count;
 }
 
-static char *drain(int fd)
-{
-        char *text = NULL;
-        size_t size = 0;
-        FILE *buffer = open_memstream(&text, &size);
-        char chunk[4096];
-        ssize_t length;
-
-        assert_non_null(buffer);
-        while ((length = read(fd, chunk, sizeof(chunk))) != 0) {
-                if (length < 0 && errno == EINTR)
-                        continue;
-                if (length < 0)
-                        break;
-                fwrite(chunk, 1, (size_t) length, buffer);
-        }
-        fclose(buffer);
-        return text;
-}
-
 static dsh_provider *landlock_provider(void)
 {
         const char *const sole[] = { "landlock", NULL };
@@ -192,7 +172,7 @@ static void run_library(const char *const *command, test_process_result *result)
         if (dsh_provider_spawn(provider, (char *const *) command, &policy, &options, &child, &error) < 0)
                 fail_msg("spawn: %s", error.message);
         close(output[1]);
-        result->stdout_text = drain(output[0]);
+        result->stdout_text = test_read_fd(output[0]);
         close(output[0]);
         assert_int_equal(dsh_child_wait(child, &wait_status), 0);
         result->signaled = WIFSIGNALED(wait_status);
@@ -509,46 +489,54 @@ static void test_directory_symlink_swap_race(void **state)
 
 /* ------------------------------------------------- per-thread fs and fds -- */
 
+/*
+ * One probe run each way: `into_workspace` must make the workspace's file
+ * 0600 with `call`; `out_of_it` must be refused (EACCES) and change neither
+ * the outside file nor, instead of it, the workspace's.
+ */
+static void check_resolved_both_ways(const char *call, const char *const *into_workspace,
+                                     const char *const *out_of_it, const char *inside, const char *outside)
+{
+        char *outside_before, *inside_before, *outside_after, *inside_after;
+        test_process_result result;
+        struct stat status;
+
+        make_file(inside);
+        make_file(outside);
+        outside_before = describe(outside);
+        run_confined(FRONT_END_RUN, into_workspace, &result);
+        assert_reported(&result, call, "0");
+        assert_int_equal(stat(inside, &status), 0);
+        assert_int_equal(status.st_mode & 07777, 0600);
+        test_process_result_clear(&result);
+        assert_int_equal(chmod(inside, 0644), 0);
+        inside_before = describe(inside);
+        run_confined(FRONT_END_RUN, out_of_it, &result);
+        assert_reported(&result, call, "EACCES");
+        outside_after = describe(outside);
+        inside_after = describe(inside);
+        assert_string_equal(outside_before, outside_after);
+        assert_string_equal(inside_before, inside_after);
+        test_process_result_clear(&result);
+        free(outside_before);
+        free(inside_before);
+        free(outside_after);
+        free(inside_after);
+}
+
 /* A thread that unshared its fs is resolved against its own cwd, both ways. */
 static void test_thread_with_its_own_cwd(void **state)
 {
         char *inside = test_path_join(scratch.workspace, "f");
         char *outside = test_path_join(scratch.outside, "f");
+        /* The process's cwd is on one side, the thread's on the other; the path is relative. */
         const char *into_workspace[] = { probe_path(), "thread-cwd", scratch.outside, scratch.workspace, "f", "600",
                                          NULL };
         const char *out_of_it[] = { probe_path(), "thread-cwd", scratch.workspace, scratch.outside, "f", "600", NULL };
-        char *outside_before, *inside_after;
-        test_process_result result;
-        struct stat status;
 
         (void) state;
-        if (!landlock_works())
-                return;
-        make_file(inside);
-        make_file(outside);
-        outside_before = describe(outside);
-        /* The process's cwd is outside, the thread's in the workspace: made, on the workspace's file. */
-        run_confined(FRONT_END_RUN, into_workspace, &result);
-        assert_reported(&result, "chmod", "0");
-        assert_int_equal(stat(inside, &status), 0);
-        assert_int_equal(status.st_mode & 07777, 0600);
-        test_process_result_clear(&result);
-        /* And the other way round: refused, and the workspace's file is not touched instead. */
-        assert_int_equal(chmod(inside, 0644), 0);
-        inside_after = describe(inside);
-        run_confined(FRONT_END_RUN, out_of_it, &result);
-        assert_reported(&result, "chmod", "EACCES");
-        {
-                char *outside_after = describe(outside), *inside_now = describe(inside);
-
-                assert_string_equal(outside_before, outside_after);
-                assert_string_equal(inside_after, inside_now);
-                free(outside_after);
-                free(inside_now);
-        }
-        test_process_result_clear(&result);
-        free(outside_before);
-        free(inside_after);
+        if (landlock_works())
+                check_resolved_both_ways("chmod", into_workspace, out_of_it, inside, outside);
         free(inside);
         free(outside);
 }
@@ -560,36 +548,10 @@ static void test_thread_with_its_own_fd_table(void **state)
         char *outside = test_path_join(scratch.outside, "f");
         const char *into_workspace[] = { probe_path(), "thread-fd", outside, inside, "600", NULL };
         const char *out_of_it[] = { probe_path(), "thread-fd", inside, outside, "600", NULL };
-        char *outside_before, *inside_before;
-        test_process_result result;
-        struct stat status;
 
         (void) state;
-        if (!landlock_works())
-                return;
-        make_file(inside);
-        make_file(outside);
-        outside_before = describe(outside);
-        run_confined(FRONT_END_RUN, into_workspace, &result);
-        assert_reported(&result, "fchmod", "0");
-        assert_int_equal(stat(inside, &status), 0);
-        assert_int_equal(status.st_mode & 07777, 0600);
-        test_process_result_clear(&result);
-        assert_int_equal(chmod(inside, 0644), 0);
-        inside_before = describe(inside);
-        run_confined(FRONT_END_RUN, out_of_it, &result);
-        assert_reported(&result, "fchmod", "EACCES");
-        {
-                char *outside_after = describe(outside), *inside_after = describe(inside);
-
-                assert_string_equal(outside_before, outside_after);
-                assert_string_equal(inside_before, inside_after);
-                free(outside_after);
-                free(inside_after);
-        }
-        test_process_result_clear(&result);
-        free(outside_before);
-        free(inside_before);
+        if (landlock_works())
+                check_resolved_both_ways("fchmod", into_workspace, out_of_it, inside, outside);
         free(inside);
         free(outside);
 }

@@ -280,21 +280,9 @@ static char *confined_read_line(confined_process *process)
 /* Reads the rest of stdout into *rest (may be NULL), reaps the command, returns its exit code (128+N). */
 static int confined_finish(confined_process *process, char **rest)
 {
-        char *text = NULL, chunk[512];
-        size_t size = 0;
-        FILE *buffer = open_memstream(&text, &size);
-        ssize_t length;
+        char *text = test_read_fd(process->stdout_fd);
         int status = 0;
 
-        assert_non_null(buffer);
-        while ((length = read(process->stdout_fd, chunk, sizeof(chunk))) != 0) {
-                if (length < 0 && errno == EINTR)
-                        continue;
-                if (length < 0)
-                        break;
-                fwrite(chunk, 1, (size_t) length, buffer);
-        }
-        fclose(buffer);
         close(process->stdout_fd);
         if (process->path == PATH_SPAWN) {
                 assert_int_equal(dsh_child_wait(process->child, &status), 0);

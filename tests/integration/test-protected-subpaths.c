@@ -107,26 +107,6 @@ static void run_confined(const char *backend, const char *root, const char *scri
         free(line);
 }
 
-static bool bwrap_works(void)
-{
-        const char *argv[] = { test_dsh_sandbox_path(), "run", "--backend", "bwrap", "--", "true", NULL };
-        test_process_result result;
-        bool works;
-
-        test_run(argv, env(), &result);
-        works = result.exit_code == 0;
-        test_process_result_clear(&result);
-        return works;
-}
-
-#define REQUIRE_BWRAP()                                                                          \
-        do {                                                                                     \
-                if (!bwrap_works()) {                                                            \
-                        printf("# skipped: bwrap cannot create a sandbox on this host\n");      \
-                        skip();                                                                  \
-                }                                                                                \
-        } while (0)
-
 static void test_bwrap_holds_hooks_and_config(void **state)
 {
         char *repository = make_repository("plain");
@@ -137,7 +117,7 @@ static void test_bwrap_holds_hooks_and_config(void **state)
         test_process_result result;
 
         (void) state;
-        REQUIRE_BWRAP();
+        TEST_REQUIRE_BWRAP();
         run_confined("bwrap", repository,
                      "echo evil > .git/hooks/post-commit; printf '[core]\\n\\thooksPath = /tmp\\n' >> .git/config; "
                      "git config core.fsmonitor 'touch /var/tmp/x'; mv .git/hooks .git/h; mv .git .g; "
@@ -166,7 +146,7 @@ static void test_bwrap_git_still_works(void **state)
         test_process_result result;
 
         (void) state;
-        REQUIRE_BWRAP();
+        TEST_REQUIRE_BWRAP();
         run_confined("bwrap", repository,
                      "set -e; echo two > b; git add b; git commit -qm two; git branch side; "
                      "echo dirty >> a; git stash -q; git stash pop -q; git commit -qam three; "
@@ -196,7 +176,7 @@ static void test_bwrap_linked_worktree(void **state)
         test_process_result result;
 
         (void) state;
-        REQUIRE_BWRAP();
+        TEST_REQUIRE_BWRAP();
         assert_true(asprintf(&line, "git worktree add -q '%s' -b linked", worktree) > 0);
         host_shell(repository, line);
         run_confined("bwrap", worktree,
@@ -224,7 +204,7 @@ static void test_bwrap_submodule_hooks(void **state)
         test_process_result result;
 
         (void) state;
-        REQUIRE_BWRAP();
+        TEST_REQUIRE_BWRAP();
         assert_true(asprintf(&line, "git -c protocol.file.allow=always submodule add -q '%s' library && "
                                     "git commit -qm sub",
                              library) > 0);
@@ -253,7 +233,7 @@ static void test_missing_hooks_reported_not_created(void **state)
         test_process_result result;
 
         (void) state;
-        REQUIRE_BWRAP();
+        TEST_REQUIRE_BWRAP();
         host_shell(repository, "rm -rf .git/hooks");
         test_run(argv, env(), &result);
         assert_int_equal(result.exit_code, 0);

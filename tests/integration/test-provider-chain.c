@@ -32,24 +32,6 @@
         "restricted-token runner can start (Windows) \xe2\x80\x94 otherwise switch the consumer to "            \
         "danger-full-access."
 
-static bool bwrap_works(void)
-{
-        static int known = -1;
-
-        if (known < 0) {
-                const char *argv[] = { "/usr/bin/bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid",
-                                       "--proc", "/proc", "--", "true", NULL };
-                test_process_result result;
-
-                test_run(argv, NULL, &result);
-                known = result.exit_code == 0;
-                if (!known)
-                        printf("# bwrap cannot run on this host: %s\n", result.stderr_text ? result.stderr_text : "");
-                test_process_result_clear(&result);
-        }
-        return known;
-}
-
 /* A fake `bwrap` that fails the way bwrap does when namespaces are blocked. */
 static char *write_failing_bwrap(const char *directory)
 {
@@ -213,7 +195,7 @@ static void test_bwrap_private_pid_namespace(void **state)
         test_process_result result;
 
         (void) state;
-        if (!bwrap_works()) {
+        if (!test_bwrap_works()) {
                 skip();
                 return;
         }
@@ -330,7 +312,7 @@ static void test_confine_json(void **state)
                 test_process_result result;
                 json_t *root, *rule;
 
-                if (i == 0 && !bwrap_works())
+                if (i == 0 && !test_bwrap_works())
                         continue;
                 run_tool(arguments, cache, NULL, NULL, NULL, &result);
                 assert_int_equal(result.exit_code, 0);
@@ -638,7 +620,7 @@ static void test_root_cannot_remount_its_way_out(void **state)
                              "grep CapEff /proc/self/status",
                              outside, target) > 0);
         for (size_t b = 0; b < 2; b++) {
-                if (b == 0 && !bwrap_works())
+                if (b == 0 && !test_bwrap_works())
                         continue;
                 for (size_t m = 0; m < 2; m++) {
                         const char *arguments[] = { "run", "--backend", backends[b], "--mode", modes[m], "--root",
@@ -713,7 +695,7 @@ static void test_run_attributes_bwrap_outcomes(void **state)
         test_process_result result;
 
         (void) state;
-        if (!bwrap_works())
+        if (!test_bwrap_works())
                 skip();
         assert_true(asprintf(&script, "echo data > '%s'", target) > 0);
         {
@@ -762,7 +744,7 @@ static void test_spawn_command_status_is_its_own(void **state)
         int wait_status = 0;
 
         (void) state;
-        if (!bwrap_works()) {
+        if (!test_bwrap_works()) {
                 skip();
                 return;
         }
@@ -799,7 +781,7 @@ static void test_stale_cache_falls_back_to_probing(void **state)
         int wait_status = 0;
 
         (void) state;
-        if (!bwrap_works()) {
+        if (!test_bwrap_works()) {
                 skip();
                 return;
         }
@@ -932,7 +914,7 @@ static void test_transient_failure_is_not_persisted(void **state)
         test_process_result result;
 
         (void) state;
-        if (!bwrap_works()) {
+        if (!test_bwrap_works()) {
                 skip();
                 return;
         }

@@ -48,24 +48,6 @@
         ": > \"$1\"; wait"
 #define UNTRAPPED_SCRIPT ": > \"$1\"; exec sleep 1000"
 
-static bool bwrap_works(void)
-{
-        static int known = -1;
-
-        if (known < 0) {
-                const char *argv[] = { "/usr/bin/bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid",
-                                       "--proc", "/proc", "--new-session", "--", "true", NULL };
-                test_process_result result;
-
-                test_run(argv, NULL, &result);
-                known = result.exit_code == 0;
-                if (!known)
-                        printf("# bwrap cannot run on this host: %s\n", result.stderr_text ? result.stderr_text : "");
-                test_process_result_clear(&result);
-        }
-        return known;
-}
-
 /* "runner-command" here: `env` as the operator's runner (it execs the command in place, in run's group). */
 #define RUNNER_COMMAND_CONFIG "{\"runnerCommand\": [\"env\"], \"runnerFailureSignatures\": [\"env: \"]}"
 
@@ -74,7 +56,7 @@ static bool backend_works(const char *backend)
         if (strcmp(backend, "runner-command") == 0)
                 return true;
         if (strcmp(backend, "bwrap") == 0)
-                return bwrap_works();
+                return test_bwrap_works();
         if (dsh_landlock_abi() < DSH_LANDLOCK_MINIMUM_ABI) {
                 printf("# this kernel does not enforce Landlock ABI >= 3\n");
                 return false;
@@ -373,7 +355,7 @@ static void test_job_control_stops_the_command(void **state)
         pid_t pid;
 
         (void) state;
-        if (!bwrap_works()) {
+        if (!test_bwrap_works()) {
                 skip();
                 return;
         }
@@ -415,7 +397,7 @@ static void test_sigkill_takes_the_sandbox_with_it(void **state)
         pid_t pid;
 
         (void) state;
-        if (!bwrap_works()) {
+        if (!test_bwrap_works()) {
                 skip();
                 return;
         }
@@ -493,7 +475,7 @@ static void test_bwrap_child_names_the_sandbox_group(void **state)
         dsh_provider *provider;
 
         (void) state;
-        if (!bwrap_works()) {
+        if (!test_bwrap_works()) {
                 skip();
                 return;
         }

@@ -58,18 +58,6 @@ static int run_with_stdio(const char *const *argv, int input_fd, int output_fd)
         return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-static bool bwrap_works(void)
-{
-        const char *argv[] = { test_dsh_sandbox_path(), "run", "--backend", "bwrap", "--", "true", NULL };
-        test_process_result result;
-        bool works;
-
-        test_run(argv, NULL, &result);
-        works = result.exit_code == 0;
-        test_process_result_clear(&result);
-        return works;
-}
-
 static void test_hidden_input_is_fed_not_reopened(void **state)
 {
         char input_path[] = "/tmp/dsh-sandbox-stdin-XXXXXX";
@@ -81,7 +69,7 @@ static void test_hidden_input_is_fed_not_reopened(void **state)
         char *content, *output;
 
         (void) state;
-        if (!bwrap_works()) {
+        if (!test_bwrap_works()) {
                 printf("# skipped: bwrap cannot create a sandbox on this host\n");
                 skip();
         }
@@ -115,7 +103,7 @@ static void test_unhomeable_device_stops_the_run(void **state)
                 free(marker);
                 skip();
         }
-        if (!bwrap_works()) {
+        if (!test_bwrap_works()) {
                 printf("# skipped: bwrap cannot create a sandbox on this host\n");
                 skip();
         }
@@ -134,7 +122,7 @@ static void test_output_file_still_written(void **state)
         char *content;
 
         (void) state;
-        if (!bwrap_works()) {
+        if (!test_bwrap_works()) {
                 printf("# skipped: bwrap cannot create a sandbox on this host\n");
                 skip();
         }

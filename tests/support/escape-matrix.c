@@ -393,25 +393,6 @@ typedef struct escape_result {
 
 /* ------------------------------------------------------------- host features -- */
 
-static bool bwrap_works(void)
-{
-        static int known = -1;
-
-        if (known < 0) {
-                const char *argv[] = { "/usr/bin/bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid",
-                                       "--proc", "/proc", "--", "true", NULL };
-                test_process_result result;
-
-                test_run(argv, NULL, &result);
-                known = result.exit_code == 0;
-                if (!known)
-                        printf("# SKIP bwrap rows: bwrap cannot run on this host: %s\n",
-                               result.stderr_text ? result.stderr_text : "");
-                test_process_result_clear(&result);
-        }
-        return known;
-}
-
 static bool landlock_works(void)
 {
         static int known = -1;
@@ -428,7 +409,7 @@ static bool landlock_works(void)
 
 static bool backend_available(escape_backend backend)
 {
-        return backend == ESCAPE_BWRAP_SPAWN ? bwrap_works() : landlock_works();
+        return backend == ESCAPE_BWRAP_SPAWN ? test_bwrap_works() : landlock_works();
 }
 
 /* user.* xattrs on the scratch filesystem: without them the xattr rows would prove nothing. */
@@ -747,26 +728,6 @@ static char *describe_path(const char *path)
 
 /* -------------------------------------------------------------- launching -- */
 
-static char *read_all(int fd)
-{
-        char *content = NULL;
-        size_t size = 0;
-        FILE *buffer = open_memstream(&content, &size);
-        char chunk[4096];
-        ssize_t length;
-
-        assert_non_null(buffer);
-        while ((length = read(fd, chunk, sizeof(chunk))) != 0) {
-                if (length < 0 && errno == EINTR)
-                        continue;
-                if (length < 0)
-                        break;
-                fwrite(chunk, 1, (size_t) length, buffer);
-        }
-        fclose(buffer);
-        return content;
-}
-
 /* In the case process: the library spawns the command and waits; the exit status is the command's. */
 static int spawn_through_library(const escape_case *c, const char *backend)
 {
@@ -926,8 +887,8 @@ static void case_run(const escape_case *c, escape_result *result)
                 run_case_process(c, out_pipe[1], err_pipe[1]);
         close(out_pipe[1]);
         close(err_pipe[1]);
-        result->stdout_text = read_all(out_pipe[0]);
-        result->stderr_text = read_all(err_pipe[0]);
+        result->stdout_text = test_read_fd(out_pipe[0]);
+        result->stderr_text = test_read_fd(err_pipe[0]);
         close(out_pipe[0]);
         close(err_pipe[0]);
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)

@@ -103,7 +103,7 @@ char *test_read_file(const char *path)
         return content;
 }
 
-static char *drain(int fd)
+char *test_read_fd(int fd)
 {
         char *content = NULL;
         size_t size = 0;
@@ -121,6 +121,24 @@ static char *drain(int fd)
         }
         fclose(buffer);
         return content;
+}
+
+bool test_bwrap_works(void)
+{
+        static int known = -1;
+
+        if (known < 0) {
+                const char *argv[] = { "/usr/bin/bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid",
+                                       "--proc", "/proc", "--new-session", "--", "true", NULL };
+                test_process_result result;
+
+                test_run(argv, NULL, &result);
+                known = result.exit_code == 0;
+                if (!known)
+                        printf("# bwrap cannot run on this host: %s\n", result.stderr_text ? result.stderr_text : "");
+                test_process_result_clear(&result);
+        }
+        return known;
 }
 
 void test_run(const char *const *argv, const char *const *extra_env, test_process_result *result)
@@ -157,8 +175,8 @@ void test_run_bounded(const char *const *argv, const char *const *extra_env, uns
         close(out_pipe[1]);
         close(err_pipe[1]);
         /* stderr of a failing run is small; read stdout first, then stderr. */
-        stdout_text = drain(out_pipe[0]);
-        result->stderr_text = drain(err_pipe[0]);
+        stdout_text = test_read_fd(out_pipe[0]);
+        result->stderr_text = test_read_fd(err_pipe[0]);
         result->stdout_text = stdout_text;
         close(out_pipe[0]);
         close(err_pipe[0]);

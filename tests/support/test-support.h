@@ -25,8 +25,25 @@ bool test_path_exists(const char *path);
 /* Writes `content` to `path` (create/truncate); aborts the test on failure. */
 void test_write_file(const char *path, const char *content);
 
+/*
+ * Whether /usr/bin/bwrap can make a sandbox here (a user namespace, a fresh
+ * /proc); asked once per process, the reason printed when it cannot.
+ */
+bool test_bwrap_works(void);
+
+/* In a cmocka test: skips it, saying why, where bwrap cannot make a sandbox. */
+#define TEST_REQUIRE_BWRAP()                                                                     \
+        do {                                                                                     \
+                if (!test_bwrap_works()) {                                                       \
+                        printf("# skipped: bwrap cannot create a sandbox on this host\n");     \
+                        skip();                                                                  \
+                }                                                                                \
+        } while (0)
+
 /* Reads a whole file; NULL if it does not exist.  Caller frees. */
 char *test_read_file(const char *path);
+/* Everything readable from `fd` until EOF (the fd stays open); caller frees. */
+char *test_read_fd(int fd);
 
 typedef struct test_process_result {
         int exit_code;          /* exit status, or 128+N for signal N */

@@ -10,7 +10,6 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -234,35 +233,6 @@ static int wait_for_exit(pid_t pid)
         return 0;
 }
 
-/*
- * Ends like the command whose waitpid() status is `wait_status`: its exit
- * status, or death by the same signal (the disposition reset and the signal
- * unblocked first, with no core dump of run's own), so that a shell sees
- * "killed by N".  A signal whose default does not end a process cannot:
- * then 128+N.  (landlock-run does the same: src/core/stand-in.c; the CLI
- * uses only the library's public API.)
- */
-static int end_like(int wait_status)
-{
-        struct sigaction fallback = { 0 };
-        sigset_t only;
-        int signal_number;
-
-        if (!WIFSIGNALED(wait_status))
-                return WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : CLI_EXIT_SANDBOX;
-        signal_number = WTERMSIG(wait_status);
-        fflush(NULL);
-        (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-        fallback.sa_handler = SIG_DFL;
-        sigemptyset(&fallback.sa_mask);
-        sigaction(signal_number, &fallback, NULL);
-        sigemptyset(&only);
-        sigaddset(&only, signal_number);
-        sigprocmask(SIG_UNBLOCK, &only, NULL);
-        raise(signal_number);
-        return 128 + signal_number;
-}
-
 static int print_error_status(dsh_error *error)
 {
         int status;
@@ -318,7 +288,7 @@ static int spawn_and_wait(dsh_provider *provider, const dsh_policy *policy, char
         for (const char *const *warning = dsh_child_warnings(child); *warning; warning++)
                 cli_print_message("warning: %s", *warning);
         dsh_child_free(child);
-        return end_like(wait_status);
+        return dsh_end_like_child(wait_status);
 }
 
 /*

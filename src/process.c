@@ -15,6 +15,7 @@
 
 #include "backend.h"
 #include "core/metadata-supervisor.h"
+#include "core/stand-in.h"
 #include "error.h"
 #include "process.h"
 #include "spawn.h"
@@ -302,4 +303,9 @@ reap:
         /* Over time (or out of memory): the probe's processes must not outlive it. */
         dsh_kill_and_reap(pid, group, wait_status);
         return result;
+}
+
+int dsh_end_like_child(int wait_status)
+{
+        return dsh_stand_in_end_like(wait_status);
 }

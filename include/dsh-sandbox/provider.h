@@ -336,6 +336,16 @@ DSH_PUBLIC int dsh_provider_exec(dsh_provider *provider, char *const *argv, cons
 DSH_PUBLIC int dsh_child_wait(dsh_child *child, int *wait_status);
 
 /*
+ * For a front end that stands in for the command it waited for: ends like
+ * the child whose waitpid() status is `wait_status`.  Returns its exit code
+ * for a normal exit (125 for a status that is neither an exit nor a death);
+ * for a death by signal N, dies of N itself (disposition reset, N unblocked,
+ * no core dump of the caller's own), so that a shell sees "killed by N".  A
+ * signal whose default does not end a process cannot: then returns 128+N.
+ */
+DSH_PUBLIC int dsh_end_like_child(int wait_status);
+
+/*
  * After dsh_child_wait(): 0 when the command ran (or nothing says otherwise),
  * else -ENOSYS with `error` set to SANDBOX_UNAVAILABLE and
  * " Runner failure: <detail>" — the runner failed before exec and the

@@ -397,16 +397,26 @@ static int check_regular_file(struct operation *operation, const dsh_walk_target
         return 0;
 }
 
-/* Reads the regular file the walk found, checking that what is opened is what was found. */
-static int read_whole(struct operation *operation, const dsh_walk_target *target, char **content_out,
-                      size_t *length_out)
+/*
+ * Reads the regular file the walk found (FS_NOT_FOUND when it found none),
+ * checking that what is opened is what was found.
+ */
+static int read_existing_file(struct operation *operation, const dsh_walk_target *target, char **content_out,
+                              size_t *length_out)
 {
-        dsh_autoclose int fd = openat(target->directory_fd, target->name,
-                                      O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+        dsh_autoclose int fd = -1;
         size_t capacity, length = 0;
         struct stat status;
         char *content;
+        int outcome;
 
+        if (!target->exists)
+                return fail(operation, DSH_ERROR_FS_NOT_FOUND, ENOENT, "%s does not exist",
+                            NAMED(operation, target->path));
+        outcome = check_regular_file(operation, target);
+        if (outcome != 0)
+                return outcome;
+        fd = openat(target->directory_fd, target->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return fail(operation, DSH_ERROR_SYSTEM, errno, "%s: %s", NAMED(operation, target->path),
                             strerror(errno));
@@ -554,13 +564,8 @@ int dsh_file_guard_edit(dsh_file_guard *guard, const char *path, const char *old
                 outcome = resolve(&operation, path, DSH_WALK_FOLLOW_LAST, &target);
         if (outcome == 0)
                 outcome = decide(&operation, target.root, target.path, false);
-        if (outcome == 0 && !target.exists)
-                outcome = fail(&operation, DSH_ERROR_FS_NOT_FOUND, ENOENT,
-                               "%s does not exist", NAMED(&operation, target.path));
         if (outcome == 0)
-                outcome = check_regular_file(&operation, &target);
-        if (outcome == 0)
-                outcome = read_whole(&operation, &target, &content, &length);
+                outcome = read_existing_file(&operation, &target, &content, &length);
         if (outcome == 0) {
                 count = count_occurrences(content, length, old_text, strlen(old_text));
                 if (count == 0)
@@ -765,13 +770,8 @@ int dsh_file_guard_read(dsh_file_guard *guard, const char *path, dsh_file_result
         size_t length = 0;
         int outcome = resolve(&operation, path, DSH_WALK_FOLLOW_LAST, &target);
 
-        if (outcome == 0 && !target.exists)
-                outcome = fail(&operation, DSH_ERROR_FS_NOT_FOUND, ENOENT,
-                               "%s does not exist", NAMED(&operation, target.path));
         if (outcome == 0)
-                outcome = check_regular_file(&operation, &target);
-        if (outcome == 0)
-                outcome = read_whole(&operation, &target, &content, &length);
+                outcome = read_existing_file(&operation, &target, &content, &length);
         if (outcome == 0 && result && fill_result(result, DSH_FILE_READ, target.path) < 0)
                 outcome = system_failure(&operation, ENOMEM);
         if (outcome == 0 && result) {

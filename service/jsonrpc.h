@@ -132,9 +132,10 @@ int rpc_call_fail(rpc_call *call, int code, const char *message, json_t *data);
 int rpc_call_fail_sandbox(rpc_call *call, const dsh_error *error);
 
 /*
- * Answers RPC_INVALID_PARAMS with the message "invalid params: <what>"
- * and data {"parameter": NAME} — the helpers for reading params below name
- * the bad one this way.
+ * Answers RPC_INVALID_PARAMS with the message "invalid params: NAME: <what>"
+ * ("invalid params: <what>" when `parameter` is NULL) and data
+ * {"parameter": NAME} — the helpers for reading params below name the bad
+ * one this way ("invalid params: root: expected a string").
  */
 int rpc_call_fail_params(rpc_call *call, const char *parameter, const char *what);
 

@@ -612,7 +612,9 @@ static void handle_line(rpc_server *server, const char *line, size_t length)
                 blank++;
         if (blank == length)
                 return;
-        message = json_loadb(line, length, JSON_REJECT_DUPLICATES, &parse_error);
+        /* Any JSON value parses (a bare 42 is an invalid request, not a parse error), and a NUL inside a
+         * string is left for the params readers, which name the member that holds it. */
+        message = json_loadb(line, length, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_ALLOW_NUL, &parse_error);
         if (!message) {
                 snprintf(text, sizeof(text), "parse error: %s at character %d", parse_error.text,
                          parse_error.position);

@@ -89,6 +89,7 @@ static int copy_options(service_context *context, const dsh_runtime_options *opt
 {
         context->options = *options;
         context->options.backend = NULL;
+        context->options.config = NULL;         /* the caller's values: see make_runtime() */
         if (!copy_option(options->config_path, &context->config_path) ||
             !copy_option(options->launcher_directory, &context->launcher_directory) ||
             !copy_option(options->state_directory, &context->state_directory) ||
@@ -107,11 +108,18 @@ static int copy_options(service_context *context, const dsh_runtime_options *opt
         return 0;
 }
 
-/* A runtime for `backend` ("auto" or a backend's name). */
+/*
+ * A runtime for `backend` ("auto" or a backend's name).  Configuration
+ * values given in code are the caller's only until the primary is made;
+ * later runtimes take the primary's copy, which lives as long as the
+ * context and is never changed once loaded.
+ */
 static int make_runtime(service_context *context, const char *backend, dsh_runtime **runtime_out, dsh_error *error)
 {
         dsh_runtime_options options = context->options;
 
+        if (options.config_source == DSH_RUNTIME_CONFIG_VALUES && context->primary)
+                options.config = dsh_runtime_config(context->primary);
         options.backend = strcmp(backend, "auto") == 0 ? NULL : backend;
         return dsh_runtime_new(&options, runtime_out, error);
 }
@@ -127,8 +135,11 @@ int service_context_new(const dsh_runtime_options *options, service_context **co
         pthread_mutex_init(&context->lock, NULL);
         pthread_mutex_init(&context->pool_lock, NULL);
         result = copy_options(context, options ? options : &defaults, error);
-        if (result == 0)
+        if (result == 0) {
+                context->options.config = options ? options->config : NULL;
                 result = make_runtime(context, "auto", &context->primary, error);
+                context->options.config = NULL;
+        }
         if (result < 0) {
                 service_context_free(context);
                 return result;

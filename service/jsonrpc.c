@@ -323,6 +323,11 @@ int rpc_call_fail(rpc_call *call, int code, const char *message, json_t *data)
         return send_error(call->server, call->id, code, message, data);
 }
 
+void rpc_call_drop(rpc_call *call)
+{
+        call->answered = true;
+}
+
 int rpc_call_fail_sandbox(rpc_call *call, const dsh_error *error)
 {
         const char *code = dsh_error_code_name(error->code);

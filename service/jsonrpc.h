@@ -52,8 +52,8 @@ typedef struct rpc_call rpc_call;
 
 /*
  * Called on a thread of its own for each request.  It must end the call
- * exactly once, with rpc_call_reply() or rpc_call_fail(), before it
- * returns; `call` is not valid after that.
+ * exactly once, with rpc_call_reply() or rpc_call_fail() (or, cancelled,
+ * rpc_call_drop()), before it returns; `call` is not valid after that.
  */
 typedef void (*rpc_request_fn)(rpc_call *call, void *data);
 
@@ -123,6 +123,14 @@ int rpc_call_reply(rpc_call *call, json_t *result);
 
 /* Answers with an error: `code`, a one-line `message`, and `data` (stolen; may be NULL). */
 int rpc_call_fail(rpc_call *call, int code, const char *message, json_t *data);
+
+/*
+ * Ends the call without writing anything: for a protocol whose
+ * cancellation wants no answer to the cancelled request (MCP: "SHOULD NOT
+ * send a response for the cancelled request").  Only for a call that was
+ * cancelled; any other call must be answered.
+ */
+void rpc_call_drop(rpc_call *call);
 
 /*
  * Answers with a library error: RPC_SANDBOX_ERROR with the error's own text

@@ -50,7 +50,10 @@ static void handle_cancellable(rpc_call *call)
                 ;
         rpc_call_on_cancel(call, NULL, NULL);
         sem_destroy(&cancelled);
-        rpc_call_fail(call, RPC_REQUEST_CANCELLED, "cancelled", NULL);
+        if (strcmp(rpc_call_method(call), "cancellable") == 0)
+                rpc_call_fail(call, RPC_REQUEST_CANCELLED, "cancelled", NULL);
+        else
+                rpc_call_drop(call);
 }
 
 static void handle_ask(rpc_call *call)
@@ -95,7 +98,7 @@ static void on_request(rpc_call *call, void *data)
         } else if (strcmp(method, "sleep") == 0) {
                 usleep(200 * 1000);
                 rpc_call_reply(call, json_pack("{s:b}", "slept", 1));
-        } else if (strcmp(method, "cancellable") == 0) {
+        } else if (strcmp(method, "cancellable") == 0 || strcmp(method, "cancellable-silent") == 0) {
                 handle_cancellable(call);
         } else if (strcmp(method, "ask") == 0) {
                 handle_ask(call);
@@ -308,6 +311,19 @@ static void test_cancellation_runs_the_hook(void **state)
         json_decref(message);
 }
 
+/* A call dropped after its cancellation writes nothing: once the server has ended, its output is empty. */
+static void test_a_dropped_call_writes_nothing(void **state)
+{
+        fixture *f = *state;
+        char rest[64];
+
+        send_text(f, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"cancellable-silent\"}\n"
+                     "{\"jsonrpc\":\"2.0\",\"method\":\"cancel\",\"params\":{\"id\":1}}\n");
+        assert_int_equal(finish(f), 0);
+        assert_int_equal(f->pending_length, 0);
+        assert_int_equal(read(f->from_server[0], rest, sizeof(rest)), 0);
+}
+
 /* The server asks the client; the answer (a result, or an error) comes back to the handler that asked. */
 static void test_the_server_asks_the_client(void **state)
 {
@@ -465,6 +481,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_invalid_requests_are_answered, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_a_slow_request_does_not_hold_up_a_quick_one, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cancellation_runs_the_hook, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_a_dropped_call_writes_nothing, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_the_server_asks_the_client, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_params_are_checked_and_named, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_end_of_input_waits_for_requests_in_flight, setup, teardown),

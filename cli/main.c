@@ -20,6 +20,7 @@ static const struct subcommand subcommands[] = {
         { "session", cli_command_session, "create, switch and inspect durable sessions" },
         { "policy", cli_command_policy, "resolve the execution policy; print the runtime context" },
         { "fs", cli_command_fs, "write, edit, create, remove, move and read files under the same policy" },
+        { "mcp", cli_command_mcp, "serve the bash and file tools to an agent over MCP (stdio)" },
 };
 
 #define SUBCOMMAND_COUNT (sizeof(subcommands) / sizeof(subcommands[0]))

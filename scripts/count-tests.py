@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prints 'N passed, N failed, N skipped' over the cmocka cases in meson test logs.
+"""Prints 'N passed, N failed, N skipped' over the cmocka cases (and TAP cases) in meson test logs.
 
 A record without cmocka output counts as one case: a test program that does not use
 cmocka, or one fuzz target of scripts/fuzz.sh (its fuzz-results.jsonl has the same shape).
@@ -17,6 +17,10 @@ for log in sys.argv[1:]:
             cases_ok = len(re.findall(r"^\[       OK \] ", output, re.M))
             cases_failed = len(re.findall(r"^\[  FAILED  \] (?!\d+ test)(?!.*listed below)", output, re.M))
             cases_skipped = len(re.findall(r"^\[  SKIPPED \] (?!\d+ test)", output, re.M))
+            # TAP (the node:test programs): one top-level "ok N" / "not ok N" line per case.
+            cases_skipped += len(re.findall(r"^ok \d+ .*# SKIP", output, re.M))
+            cases_ok += len(re.findall(r"^ok \d+ (?!.*# SKIP)", output, re.M))
+            cases_failed += len(re.findall(r"^not ok \d+ ", output, re.M))
             if cases_ok + cases_failed + cases_skipped == 0:
                 # A program without cmocka output counts as one case.
                 if record.get("result") == "OK":

@@ -8,6 +8,10 @@ set -euo pipefail
 # scdoc builds the man pages.
 packages=(build-essential meson ninja-build pkg-config libjansson-dev libcmocka-dev
           libseccomp-dev bubblewrap hyperfine python3 clang libclang-rt-14-dev scdoc)
+# node and npm run the MCP tests' client (tests/mcp, installed by ensure-npm-deps.sh).  Asked for
+# only when missing: a host may have them from elsewhere (NodeSource's nodejs carries npm).
+command -v node >/dev/null 2>&1 || packages+=(nodejs)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 
 missing=()
 for package in "${packages[@]}"; do

@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/ensure-deps.sh
+./scripts/ensure-npm-deps.sh
 
 # A build tree under /tmp would put the sandbox's own programs inside Landlock's temp area, and every
 # workspace-write call under Landlock refuses a writable root that holds them (a confined command

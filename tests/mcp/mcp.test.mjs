@@ -1,0 +1,481 @@
+// `dsh-sandbox mcp` driven by the official MCP TypeScript SDK's client over stdio: the tools
+// listed with their schemas, each tool inside and outside the workspace (every denied change
+// checked on disk), the bash tool's markers, escalation through elicitation (accept, decline,
+// a client without elicitation), cancellation of a running command (its process gone),
+// progress, sessions resolved per call, and the protocol's own errors.
+//
+// Run by meson (tests/meson.build) as `node --test-reporter=tap mcp.test.mjs`, with
+// DSH_SANDBOX_BIN naming the built program and DSH_TEST_SCRATCH a scratch directory.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import readline from 'node:readline';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ElicitRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+
+const program = process.env.DSH_SANDBOX_BIN;
+const scratchRoot = process.env.DSH_TEST_SCRATCH ?? '/var/tmp/dsh-sandbox-tests';
+assert.ok(program, 'DSH_SANDBOX_BIN must name the dsh-sandbox program');
+
+let scratch, workspace, outside, environment;
+
+before(() => {
+  fs.mkdirSync(scratchRoot, { recursive: true });
+  scratch = fs.mkdtempSync(path.join(scratchRoot, 'mcp-'));
+  workspace = path.join(scratch, 'workspace');
+  outside = path.join(scratch, 'outside');
+  for (const directory of [workspace, outside, 'config', 'state', 'cache'].map((d) => path.resolve(scratch, d)))
+    fs.mkdirSync(directory, { recursive: true });
+  // The host's own configuration and sessions never leak into the test.
+  environment = { ...process.env };
+  delete environment.DSH_SANDBOX_CONFIG;
+  environment.XDG_CONFIG_HOME = path.join(scratch, 'config');
+  environment.XDG_CACHE_HOME = path.join(scratch, 'cache');
+  environment.DSH_SANDBOX_STATE_DIR = path.join(scratch, 'state');
+});
+
+after(() => {
+  fs.rmSync(scratch, { recursive: true, force: true });
+});
+
+// A connected SDK client of `dsh-sandbox mcp ARGS`; `answer` set: it declares elicitation and
+// answers every elicitation with that action, recording the requests in `elicitations`.
+async function connect(args, { answer } = {}) {
+  const elicitations = [];
+  const errors = [];
+  const client = new Client({ name: 'dsh-sandbox-tests', version: '1.0.0' },
+    { capabilities: answer ? { elicitation: {} } : {} });
+  if (answer) {
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      elicitations.push(request.params);
+      return { action: answer };
+    });
+  }
+  client.onerror = (error) => errors.push(error);
+  const transport = new StdioClientTransport({
+    command: program, args: ['mcp', ...args], env: environment, cwd: workspace, stderr: 'inherit',
+  });
+  await client.connect(transport);
+  return { client, elicitations, errors, close: () => client.close() };
+}
+
+// Runs `fn` with a client of `dsh-sandbox mcp ARGS`, closed afterwards.
+async function withServer(args, fn, options) {
+  const server = await connect(args, options);
+  try {
+    return await fn(server.client, server);
+  } finally {
+    await server.close();
+  }
+}
+
+const text = (result) => result.content.map((item) => item.text).join('');
+const call = (client, name, args) => client.callTool({ name, arguments: args });
+const fileDenial = (shown, mode) => `FS_SANDBOX_DENIED: cannot write "${shown}": file access denied under ${mode} mode`;
+const bashDenial = (mode) => `[sandbox: file access denied under ${mode} mode]`;
+const escalationMarker = '[sandbox: escalation available — retry this exact command once with sandbox_permissions';
+
+function readIfExists(file) {
+  return fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : null;
+}
+
+// ------------------------------------------------------------------------------ the protocol --
+
+// A raw JSON-RPC session over the program's stdio, for what the SDK client never sends.
+async function rawExchange(messages) {
+  const child = spawn(program, ['mcp', '--mode', 'read-only'], { env: environment, cwd: workspace,
+    stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines = readline.createInterface({ input: child.stdout });
+  const answers = new Map();
+  const done = new Promise((resolve) => lines.on('close', resolve));
+  lines.on('line', (line) => {
+    const message = JSON.parse(line);
+    answers.set(message.id, message);
+  });
+  for (const message of messages)
+    child.stdin.write(`${typeof message === 'string' ? message : JSON.stringify(message)}\n`);
+  child.stdin.end();
+  await done;
+  return answers;
+}
+
+test('initialize negotiates the revision; unknown methods and bad params are protocol errors', async () => {
+  const initialize = (id, protocolVersion, capabilities = {}) => ({ jsonrpc: '2.0', id, method: 'initialize',
+    params: { protocolVersion, capabilities, clientInfo: { name: 'raw', version: '1' } } });
+  const answers = await rawExchange([
+    initialize(1, '2024-11-05'),
+    { jsonrpc: '2.0', method: 'notifications/initialized' },
+    { jsonrpc: '2.0', id: 2, method: 'ping' },
+    { jsonrpc: '2.0', id: 3, method: 'resources/list' },
+    { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { arguments: {} } },
+    { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'no_such_tool', arguments: {} } },
+    // Up to 2025-06-18, arguments the inputSchema refuses are a protocol error.
+    { jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'bash', arguments: { command: 'true', timeout: 5 } } },
+    { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'bash', arguments: { command: 7 } } },
+    { jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'read_file', arguments: [] } },
+    'this is not JSON',
+    initialize(9, '1999-01-01'),
+  ]);
+  assert.equal(answers.get(1).result.protocolVersion, '2024-11-05');
+  assert.deepEqual(answers.get(1).result.capabilities, { tools: { listChanged: false } });
+  assert.equal(answers.get(1).result.serverInfo.name, 'dsh-sandbox');
+  assert.deepEqual(answers.get(2).result, {});
+  assert.equal(answers.get(3).error.code, -32601);
+  assert.equal(answers.get(4).error.code, -32602);
+  assert.match(answers.get(4).error.message, /name/);
+  assert.equal(answers.get(5).error.code, -32602);
+  assert.match(answers.get(5).error.message, /unknown tool "no_such_tool"/);
+  assert.equal(answers.get(6).error.code, -32602);
+  assert.match(answers.get(6).error.message, /arguments\.timeout: unknown argument/);
+  assert.equal(answers.get(7).error.code, -32602);
+  assert.match(answers.get(7).error.message, /arguments\.command: expected a string/);
+  assert.equal(answers.get(8).error.code, -32602);
+  assert.equal(answers.get(null).error.code, -32700);
+  // A revision the server does not speak: it answers its newest, and the client decides.
+  assert.equal(answers.get(9).result.protocolVersion, '2025-11-25');
+});
+
+test('the SDK client negotiates its newest revision; invalid arguments come back as a tool error', async () => {
+  await withServer(['--mode', 'read-only'], async (client) => {
+    assert.equal(client.getServerVersion().name, 'dsh-sandbox');
+    assert.ok(client.getServerCapabilities().tools);
+    const result = await call(client, 'bash', { command: 'true', timeout: 5 });
+    assert.equal(result.isError, true);
+    assert.match(text(result), /invalid arguments: timeout: unknown argument/);
+    const missing = await call(client, 'write_file', { path: 'x' });
+    assert.equal(missing.isError, true);
+    assert.match(text(missing), /invalid arguments: content: missing/);
+    assert.equal(readIfExists(path.join(workspace, 'x')), null);
+  });
+});
+
+test('tools/list offers the seven tools, each with an input schema and a usable description', async () => {
+  await withServer(['--mode', 'workspace-write'], async (client) => {
+    const { tools } = await client.listTools();
+    const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]));
+    assert.deepEqual(Object.keys(byName).sort(),
+      ['bash', 'create_directory', 'edit_file', 'move', 'read_file', 'remove', 'write_file']);
+    const expected = {
+      bash: [['command'], ['command', 'justification', 'sandbox_permissions', 'timeout_ms']],
+      read_file: [['path'], ['path']],
+      write_file: [['path', 'content'], ['content', 'path']],
+      edit_file: [['path', 'old_string', 'new_string'], ['new_string', 'old_string', 'path', 'replace_all']],
+      create_directory: [['path'], ['path', 'recursive']],
+      remove: [['path'], ['path', 'recursive']],
+      move: [['source', 'destination'], ['destination', 'source']],
+    };
+    for (const [name, [required, properties]] of Object.entries(expected)) {
+      const schema = byName[name].inputSchema;
+      assert.equal(schema.type, 'object', name);
+      assert.deepEqual(schema.required, required, name);
+      assert.deepEqual(Object.keys(schema.properties).sort(), properties, name);
+      assert.equal(schema.additionalProperties, false, name);
+      assert.ok(byName[name].description.length > 80, name);
+    }
+    const bash = byName.bash;
+    assert.equal(bash.inputSchema.properties.timeout_ms.type, 'integer');
+    assert.deepEqual(bash.inputSchema.properties.sandbox_permissions.enum,
+      ['read-only', 'workspace-write', 'danger-full-access']);
+    assert.match(bash.description, /\[sandbox: file access denied under <mode> mode\]/);
+    assert.match(bash.description, /sandbox_permissions/);
+    assert.match(bash.description, /justification/);
+    assert.equal(bash.outputSchema.type, 'object');
+    assert.match(byName.write_file.description, /FS_SANDBOX_DENIED/);
+    assert.equal(byName.read_file.annotations.readOnlyHint, true);
+  });
+});
+
+// ------------------------------------------------------------------------------- file tools --
+
+test('file tools work inside the workspace', async () => {
+  await withServer(['--mode', 'workspace-write'], async (client) => {
+    let result = await call(client, 'write_file', { path: 'notes/a.txt', content: 'one two one\n' });
+    assert.equal(result.isError, false, text(result));
+    assert.equal(readIfExists(path.join(workspace, 'notes/a.txt')), 'one two one\n');
+    assert.equal(result.structuredContent.operation, 'write');
+    assert.equal(result.structuredContent.created, true);
+
+    result = await call(client, 'read_file', { path: path.join(workspace, 'notes/a.txt') });
+    assert.equal(result.isError, false);
+    assert.equal(text(result), 'one two one\n');
+
+    result = await call(client, 'edit_file', { path: 'notes/a.txt', old_string: 'one', new_string: '1' });
+    assert.equal(result.isError, true);
+    assert.match(text(result), /FS_TEXT_NOT_UNIQUE/);
+    result = await call(client, 'edit_file', { path: 'notes/a.txt', old_string: 'one', new_string: '1',
+      replace_all: true });
+    assert.equal(result.isError, false, text(result));
+    assert.equal(readIfExists(path.join(workspace, 'notes/a.txt')), '1 two 1\n');
+
+    result = await call(client, 'create_directory', { path: 'deep/er/est', recursive: true });
+    assert.equal(result.isError, false, text(result));
+    assert.ok(fs.statSync(path.join(workspace, 'deep/er/est')).isDirectory());
+
+    result = await call(client, 'move', { source: 'notes/a.txt', destination: 'deep/b.txt' });
+    assert.equal(result.isError, false, text(result));
+    assert.equal(readIfExists(path.join(workspace, 'notes/a.txt')), null);
+    assert.equal(readIfExists(path.join(workspace, 'deep/b.txt')), '1 two 1\n');
+
+    result = await call(client, 'remove', { path: 'deep', recursive: true });
+    assert.equal(result.isError, false, text(result));
+    assert.equal(fs.existsSync(path.join(workspace, 'deep')), false);
+
+    result = await call(client, 'read_file', { path: 'no/such/file' });
+    assert.equal(result.isError, true);
+    assert.match(text(result), /^FS_NOT_FOUND: cannot read "no\/such\/file"/);
+  });
+});
+
+test('file tools outside the workspace are denied and change nothing on disk', async () => {
+  const kept = path.join(outside, 'kept.txt');
+  fs.writeFileSync(kept, 'original\n');
+  await withServer(['--mode', 'workspace-write'], async (client) => {
+    const denied = async (name, args, shown) => {
+      const result = await call(client, name, args);
+      assert.equal(result.isError, true, `${name}: ${text(result)}`);
+      assert.ok(text(result).startsWith(fileDenial(shown, 'workspace-write')), text(result));
+    };
+    const fresh = path.join(outside, 'fresh.txt');
+    await denied('write_file', { path: fresh, content: 'x' }, fresh);
+    assert.equal(fs.existsSync(fresh), false);
+    await denied('write_file', { path: kept, content: 'changed' }, kept);
+    await denied('edit_file', { path: kept, old_string: 'original', new_string: 'changed' }, kept);
+    await denied('create_directory', { path: path.join(outside, 'dir') }, path.join(outside, 'dir'));
+    assert.equal(fs.existsSync(path.join(outside, 'dir')), false);
+    await denied('remove', { path: kept }, kept);
+    await denied('move', { source: kept, destination: path.join(workspace, 'stolen.txt') }, kept);
+    assert.equal(fs.existsSync(path.join(workspace, 'stolen.txt')), false);
+    // A symlink inside the workspace does not carry a write out of it.
+    fs.symlinkSync(kept, path.join(workspace, 'link.txt'));
+    await denied('write_file', { path: 'link.txt', content: 'through the link' }, 'link.txt');
+    fs.unlinkSync(path.join(workspace, 'link.txt'));
+    assert.equal(fs.readFileSync(kept, 'utf8'), 'original\n');
+    // Reading is allowed everywhere.
+    const read = await call(client, 'read_file', { path: kept });
+    assert.equal(read.isError, false);
+    assert.equal(text(read), 'original\n');
+  });
+});
+
+test('the sandbox protects .git/hooks in the workspace from both file tools and commands', async () => {
+  fs.mkdirSync(path.join(workspace, '.git/hooks'), { recursive: true });
+  const hook = path.join(workspace, '.git/hooks/pre-commit');
+  await withServer(['--mode', 'workspace-write'], async (client) => {
+    const written = await call(client, 'write_file', { path: '.git/hooks/pre-commit', content: '#!/bin/sh\n' });
+    assert.equal(written.isError, true);
+    assert.match(text(written), /^FS_SANDBOX_DENIED: /);
+    const ran = await call(client, 'bash', { command: `echo evil > ${hook}` });
+    assert.equal(ran.isError, true);
+    assert.ok(text(ran).includes(bashDenial('workspace-write')), text(ran));
+  });
+  assert.equal(fs.existsSync(hook), false);
+  fs.rmSync(path.join(workspace, '.git'), { recursive: true });
+});
+
+// ---------------------------------------------------------------------------------- bash --
+
+test('bash runs inside the workspace and is denied outside it, with the markers', async () => {
+  const target = path.join(outside, 'bash-denied.txt');
+  await withServer(['--mode', 'workspace-write'], async (client) => {
+    let result = await call(client, 'bash', { command: 'echo made > made.txt; echo out; echo err >&2' });
+    assert.equal(result.isError, false, text(result));
+    assert.equal(readIfExists(path.join(workspace, 'made.txt')), 'made\n');
+    assert.match(text(result), /^out\n\[stderr\]\nerr\n\[exit code 0\]\n$/);
+    assert.equal(result.structuredContent.kind, 'completed');
+    assert.equal(result.structuredContent.exitCode, 0);
+
+    result = await call(client, 'bash', { command: `echo x > ${target}` });
+    assert.equal(result.isError, true);
+    assert.equal(result.structuredContent.kind, 'denied');
+    assert.ok(text(result).includes(bashDenial('workspace-write')), text(result));
+    assert.ok(text(result).includes(escalationMarker), text(result));
+    assert.deepEqual(result.structuredContent.markers, text(result).split('\n').filter((l) => l.startsWith('[sandbox:')));
+    assert.equal(fs.existsSync(target), false);
+
+    result = await call(client, 'bash', { command: 'echo failing; exit 3' });
+    assert.equal(result.isError, true);
+    assert.equal(result.structuredContent.kind, 'completed');
+    assert.equal(result.structuredContent.exitCode, 3);
+    assert.ok(!text(result).includes('[sandbox:'));
+
+    result = await call(client, 'bash', { command: 'sleep 30', timeout_ms: 200 });
+    assert.equal(result.isError, true);
+    assert.equal(result.structuredContent.kind, 'timed-out');
+  });
+  fs.rmSync(path.join(workspace, 'made.txt'));
+});
+
+// ------------------------------------------------------------------------------ escalation --
+
+const escalate = (client, file) => call(client, 'bash', {
+  command: `echo granted > ${file}`,
+  sandbox_permissions: 'workspace-write',
+  justification: 'the test writes one file in the workspace',
+});
+
+test('an escalation accepted through elicitation runs that one call under the wider mode', async () => {
+  const file = path.join(workspace, 'escalated.txt');
+  await withServer(['--mode', 'read-only'], async (client, server) => {
+    const result = await escalate(client, file);
+    assert.equal(result.isError, false, text(result));
+    assert.equal(readIfExists(file), 'granted\n');
+    assert.equal(result.structuredContent.sandbox.mode, 'workspace-write');
+    assert.equal(server.elicitations.length, 1);
+    const { message, requestedSchema } = server.elicitations[0];
+    assert.ok(message.includes(`echo granted > ${file}`), message);
+    assert.ok(message.includes('"workspace-write"'), message);
+    assert.ok(message.includes('"read-only"'), message);
+    assert.ok(message.includes('the test writes one file in the workspace'), message);
+    assert.equal(requestedSchema.type, 'object');
+    // Nothing is remembered: the next call runs under read-only again.
+    const next = await call(client, 'bash', { command: `echo again > ${file}` });
+    assert.equal(next.isError, true);
+    assert.equal(next.structuredContent.kind, 'denied');
+    assert.equal(readIfExists(file), 'granted\n');
+  }, { answer: 'accept' });
+  fs.rmSync(file);
+});
+
+for (const answer of ['decline', 'cancel']) {
+  test(`an escalation the user answers with ${answer} is rejected, and nothing runs`, async () => {
+    const file = path.join(workspace, `${answer}d.txt`);
+    await withServer(['--mode', 'read-only'], async (client, server) => {
+      const result = await escalate(client, file);
+      assert.equal(result.isError, true);
+      assert.equal(result.structuredContent.kind, 'rejected');
+      assert.ok(text(result).includes('the user rejected escalating this command to "workspace-write"'), text(result));
+      assert.equal(server.elicitations.length, 1);
+    }, { answer });
+    assert.equal(fs.existsSync(file), false);
+  });
+}
+
+test('a client without elicitation gets the escalation refused with a clear message', async () => {
+  const file = path.join(workspace, 'unasked.txt');
+  await withServer(['--mode', 'read-only'], async (client) => {
+    const result = await escalate(client, file);
+    assert.equal(result.isError, true);
+    assert.equal(result.structuredContent.kind, 'rejected');
+    assert.match(text(result), /did not declare the elicitation capability/);
+    // An invalid escalation is the library's refusal, as a tool error.
+    const invalid = await call(client, 'bash', { command: 'true', sandbox_permissions: 'workspace-write' });
+    assert.equal(invalid.isError, true);
+    assert.match(text(invalid), /invalid escalation: sandbox_permissions requires a justification/);
+  });
+  assert.equal(fs.existsSync(file), false);
+});
+
+// -------------------------------------------------------------------- progress, cancellation --
+
+test('a long command with a progressToken reports progress', async () => {
+  await withServer(['--mode', 'read-only'], async (client) => {
+    const progress = [];
+    const result = await client.callTool({ name: 'bash', arguments: { command: 'echo start; sleep 1; echo end' } },
+      undefined, { onprogress: (notification) => progress.push(notification) });
+    assert.equal(result.isError, false, text(result));
+    assert.ok(progress.length >= 1, 'no progress notification');
+    assert.equal(typeof progress[0].progress, 'number');
+    assert.match(progress[0].message, /bytes of output/);
+    for (let i = 1; i < progress.length; i++)
+      assert.ok(progress[i].progress > progress[i - 1].progress);
+  });
+});
+
+// The pids of the processes whose command line holds `marker` (host /proc: the sandbox's too).
+function processesWith(marker) {
+  return fs.readdirSync('/proc').filter((entry) => /^\d+$/.test(entry)).filter((pid) => {
+    try {
+      return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker);
+    } catch {
+      return false;
+    }
+  });
+}
+
+function alive(pid) {
+  try {
+    process.kill(Number(pid), 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// Waits until `condition()` holds (a bound for a hung test, not a timing assertion).
+async function eventually(condition, what) {
+  for (let i = 0; i < 600; i++) {
+    if (condition())
+      return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert.fail(`still waiting for: ${what}`);
+}
+
+for (const backend of ['auto', 'landlock']) {
+  test(`a cancelled command ends, its processes gone (backend ${backend})`, async () => {
+    await withServer(['--mode', 'workspace-write', '--backend', backend], async (client, server) => {
+      const marker = `${Date.now()}${Math.floor(Math.random() * 1e6)}`;
+      const pidFile = path.join(workspace, `sleeper-${backend}.pid`);
+      const controller = new AbortController();
+      const running = client.callTool({ name: 'bash', arguments: {
+        command: `sleep 1000.${marker} & echo $! > ${pidFile}; wait` } }, undefined,
+        { signal: controller.signal, timeout: 600000 });
+      await eventually(() => processesWith(`sleep 1000.${marker}`).length > 0, 'the command to start');
+      const pids = processesWith(`sleep 1000.${marker}`);
+      assert.ok(fs.existsSync(pidFile));
+      controller.abort('the test cancels');
+      await assert.rejects(running);
+      await eventually(() => pids.every((pid) => !alive(pid)), 'the cancelled command to end');
+      // The server goes on serving, and sends no answer to the cancelled request.
+      const after = await call(client, 'bash', { command: 'echo still here' });
+      assert.equal(text(after).startsWith('still here'), true);
+      assert.deepEqual(server.errors.map(String), []);
+      fs.rmSync(pidFile);
+    });
+  });
+}
+
+// --------------------------------------------------------------------------------- sessions --
+
+test('with --session, each call resolves the session again: a mode set from the CLI counts next call', async () => {
+  const dsh = (...args) => execFileSync(program, args, { env: environment, cwd: workspace, encoding: 'utf8' }).trim();
+  const id = dsh('session', 'new', '--cwd', workspace);
+  dsh('session', 'mode', id, 'read-only');
+  const file = path.join(workspace, 'session.txt');
+  await withServer(['--session', id], async (client) => {
+    let result = await call(client, 'write_file', { path: 'session.txt', content: 'one' });
+    assert.equal(result.isError, true);
+    assert.ok(text(result).startsWith(fileDenial('session.txt', 'read-only')), text(result));
+    assert.equal(fs.existsSync(file), false);
+
+    dsh('session', 'mode', id, 'workspace-write');
+    result = await call(client, 'write_file', { path: 'session.txt', content: 'two' });
+    assert.equal(result.isError, false, text(result));
+    assert.equal(readIfExists(file), 'two');
+  });
+  fs.rmSync(file);
+});
+
+test('a policy that cannot be resolved is refused at start, before anything is served', async () => {
+  const start = (args) => new Promise((resolve) => {
+    const child = spawn(program, ['mcp', ...args], { env: environment, cwd: workspace, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stderr = '', stdout = '';
+    child.stdout.on('data', (chunk) => { stdout += chunk; });
+    child.stderr.on('data', (chunk) => { stderr += chunk; });
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+  const missingRoot = await start(['--mode', 'workspace-write', '--root', path.join(scratch, 'missing')]);
+  assert.equal(missingRoot.status, 125, missingRoot.stderr);
+  assert.match(missingRoot.stderr, /^dsh-sandbox: SANDBOX_INVALID_ROOT: /);
+  const unknownSession = await start(['--session', 'no-such-session']);
+  assert.equal(unknownSession.status, 125, unknownSession.stderr);
+  const badMode = await start(['--mode', 'wide-open']);
+  assert.equal(badMode.status, 2, badMode.stderr);
+  assert.match(badMode.stderr, /unknown mode "wide-open"/);
+  for (const result of [missingRoot, unknownSession, badMode])
+    assert.equal(result.stdout, '');
+});

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -31,21 +32,61 @@ static const char mcp_help[] =
         "Exit status: 0 at the end of input; 1 when its input cannot be read; 2 for a usage error;\n"
         "125 when the policy cannot be resolved (nothing is served).\n\n";
 
-/* The policy of every call, from the command line: the session and the explicit fields over it. */
-static int policy_fields(const cli_policy_options *options, service_policy_fields *fields)
+/*
+ * The policy of every call, from the command line: the session and the
+ * explicit fields over it.  Relative paths are made absolute here, against
+ * the directory the server was started in, because the server then moves
+ * to the workspace root (below) and they must keep their meaning.
+ */
+struct command_line_policy {
+        service_policy_fields fields;
+        char *root;             /* owned: --root, absolute */
+        char **allow_write;     /* owned: --allow-write, absolute */
+        char *config_path;      /* owned: --config, absolute (the pool reads it again for each runtime it makes) */
+};
+
+static char *absolute_path(const char *path)
+{
+        char *cwd, *absolute = NULL;
+
+        if (path[0] == '/')
+                return strdup(path);
+        cwd = getcwd(NULL, 0);
+        if (cwd && asprintf(&absolute, "%s/%s", cwd, path) < 0)
+                absolute = NULL;
+        free(cwd);
+        return absolute;
+}
+
+static int policy_fields(const cli_policy_options *options, struct command_line_policy *policy)
 {
         dsh_policy_request request;
         int result = cli_policy_request(options, &request);
 
         if (result != 0)
                 return result;
-        *fields = (service_policy_fields) SERVICE_POLICY_FIELDS_INIT;
-        fields->session_id = options->session;
-        fields->has_mode = request.has_mode;
-        fields->mode = request.mode;
-        fields->root = options->root;
-        fields->allow_write = options->allow_write;
-        fields->backend = options->backend;
+        policy->fields = (service_policy_fields) SERVICE_POLICY_FIELDS_INIT;
+        policy->fields.session_id = options->session;
+        policy->fields.has_mode = request.has_mode;
+        policy->fields.mode = request.mode;
+        policy->fields.backend = options->backend;
+        if (options->root && !(policy->root = absolute_path(options->root)))
+                result = -ENOMEM;
+        if (options->config_path && !(policy->config_path = absolute_path(options->config_path)))
+                result = -ENOMEM;
+        for (size_t i = 0; result == 0 && options->allow_write && options->allow_write[i]; i++) {
+                char *absolute = absolute_path(options->allow_write[i]);
+
+                if (!absolute || dsh_strv_append(&policy->allow_write, absolute) < 0)
+                        result = -ENOMEM;
+                free(absolute);
+        }
+        if (result < 0) {
+                cli_print_message("mcp: %s", strerror(-result));
+                return CLI_EXIT_FAILURE;
+        }
+        policy->fields.root = policy->root;
+        policy->fields.allow_write = policy->allow_write;
         return 0;
 }
 
@@ -53,10 +94,14 @@ static int policy_fields(const cli_policy_options *options, service_policy_field
  * Resolves the policy once and makes a file guard for it (which checks a
  * workspace-write policy as a runner does: the root exists, no writable
  * root holds the sandbox's own files), to refuse at start what every call
- * would refuse; warns about options without effect.
+ * would refuse; warns about options without effect.  Then moves to the
+ * workspace root: commands run in the server's working directory and the
+ * file tools take relative paths from the workspace root, and the two must
+ * be one directory, or `cat notes.txt` and read_file("notes.txt") would
+ * read different files.
  */
-static int check_policy(service_context *context, const cli_policy_options *options,
-                        const service_policy_fields *fields)
+static int check_policy_and_enter_root(service_context *context, const cli_policy_options *options,
+                                       const service_policy_fields *fields)
 {
         dsh_policy policy = DSH_POLICY_INIT;
         dsh_error error = DSH_ERROR_INIT;
@@ -69,6 +114,10 @@ static int check_policy(service_context *context, const cli_policy_options *opti
                 result = cli_exit_status_for_error(&error);
                 if (result == CLI_EXIT_FAILURE)
                         result = CLI_EXIT_SANDBOX;
+        } else if (chdir(policy.workspace_root) < 0) {
+                cli_print_message("mcp: cannot enter the workspace root \"%s\": %s", policy.workspace_root,
+                                  strerror(errno));
+                result = CLI_EXIT_SANDBOX;
         } else {
                 cli_policy_options_warn_without_effect(options, policy.mode);
         }
@@ -80,21 +129,23 @@ static int check_policy(service_context *context, const cli_policy_options *opti
 
 static int serve(const cli_policy_options *options)
 {
+        struct command_line_policy policy = { SERVICE_POLICY_FIELDS_INIT, NULL, NULL, NULL };
         dsh_runtime_options runtime_options;
-        service_policy_fields fields;
         service_context *context = NULL;
         dsh_error error = DSH_ERROR_INIT;
-        int result = policy_fields(options, &fields);
+        int result = policy_fields(options, &policy);
 
         cli_policy_runtime_options(options, &runtime_options);
+        if (policy.config_path)
+                runtime_options.config_path = policy.config_path;
         if (result == 0 && service_context_new(&runtime_options, &context, &error) < 0)
                 result = cli_library_error(&error, CLI_EXIT_SANDBOX);
         if (result == 0)
-                result = check_policy(context, options, &fields);
+                result = check_policy_and_enter_root(context, options, &policy.fields);
         if (result == 0) {
                 /* A client that goes away is the end of the input, never a SIGPIPE that orphans a command. */
                 signal(SIGPIPE, SIG_IGN);
-                int served = mcp_serve(context, &fields, STDIN_FILENO, STDOUT_FILENO);
+                int served = mcp_serve(context, &policy.fields, STDIN_FILENO, STDOUT_FILENO);
 
                 if (served < 0) {
                         cli_print_message("mcp: cannot serve: %s", strerror(-served));
@@ -103,6 +154,9 @@ static int serve(const cli_policy_options *options)
         }
         if (context)
                 service_context_free(context);
+        free(policy.root);
+        free(policy.config_path);
+        dsh_strv_free(policy.allow_write);
         return result;
 }
 

@@ -44,7 +44,7 @@ after(() => {
 
 // A connected SDK client of `dsh-sandbox mcp ARGS`; `answer` set: it declares elicitation and
 // answers every elicitation with that action, recording the requests in `elicitations`.
-async function connect(args, { answer } = {}) {
+async function connect(args, { answer, cwd = workspace } = {}) {
   const elicitations = [];
   const errors = [];
   const client = new Client({ name: 'dsh-sandbox-tests', version: '1.0.0' },
@@ -57,7 +57,7 @@ async function connect(args, { answer } = {}) {
   }
   client.onerror = (error) => errors.push(error);
   const transport = new StdioClientTransport({
-    command: program, args: ['mcp', ...args], env: environment, cwd: workspace, stderr: 'inherit',
+    command: program, args: ['mcp', ...args], env: environment, cwd, stderr: 'inherit',
   });
   await client.connect(transport);
   return { client, elicitations, errors, close: () => client.close() };
@@ -276,6 +276,20 @@ test('the sandbox protects .git/hooks in the workspace from both file tools and 
   fs.rmSync(path.join(workspace, '.git'), { recursive: true });
 });
 
+test('commands run in the workspace root, where the file tools take relative paths from', async () => {
+  // Started elsewhere, with a relative --root: the server moves to the root it resolved.
+  await withServer(['--mode', 'workspace-write', '--root', path.basename(workspace)], async (client) => {
+    const where = await call(client, 'bash', { command: 'pwd -P' });
+    assert.equal(text(where).split('\n')[0], fs.realpathSync(workspace));
+    await call(client, 'write_file', { path: 'relative.txt', content: 'same file\n' });
+    const read = await call(client, 'bash', { command: 'cat relative.txt' });
+    assert.equal(read.isError, false, text(read));
+    assert.ok(text(read).startsWith('same file\n'));
+  }, { cwd: scratch });
+  assert.equal(readIfExists(path.join(workspace, 'relative.txt')), 'same file\n');
+  fs.rmSync(path.join(workspace, 'relative.txt'));
+});
+
 // ---------------------------------------------------------------------------------- bash --
 
 test('bash runs inside the workspace and is denied outside it, with the markers', async () => {
@@ -385,11 +399,13 @@ test('a long command with a progressToken reports progress', async () => {
   });
 });
 
-// The pids of the processes whose command line holds `marker` (host /proc: the sandbox's too).
-function processesWith(marker) {
+// The pids of the processes whose argv is exactly `command` split at spaces (host /proc: the
+// sandbox's too).
+function processesWith(command) {
+  const argv = `${command.split(' ').join('\0')}\0`;
   return fs.readdirSync('/proc').filter((entry) => /^\d+$/.test(entry)).filter((pid) => {
     try {
-      return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker);
+      return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8') === argv;
     } catch {
       return false;
     }
@@ -418,23 +434,20 @@ async function eventually(condition, what) {
 for (const backend of ['auto', 'landlock']) {
   test(`a cancelled command ends, its processes gone (backend ${backend})`, async () => {
     await withServer(['--mode', 'workspace-write', '--backend', backend], async (client, server) => {
-      const marker = `${Date.now()}${Math.floor(Math.random() * 1e6)}`;
-      const pidFile = path.join(workspace, `sleeper-${backend}.pid`);
+      // Two sleepers: one the command waits for, one it left in the background.
+      const marker = `sleep 1000.${Date.now()}${Math.floor(Math.random() * 1e6)}`;
       const controller = new AbortController();
-      const running = client.callTool({ name: 'bash', arguments: {
-        command: `sleep 1000.${marker} & echo $! > ${pidFile}; wait` } }, undefined,
-        { signal: controller.signal, timeout: 600000 });
-      await eventually(() => processesWith(`sleep 1000.${marker}`).length > 0, 'the command to start');
-      const pids = processesWith(`sleep 1000.${marker}`);
-      assert.ok(fs.existsSync(pidFile));
+      const running = client.callTool({ name: 'bash', arguments: { command: `(${marker} &); ${marker}` } },
+        undefined, { signal: controller.signal, timeout: 600000 });
+      await eventually(() => processesWith(marker).length === 2, 'both sleepers to start');
+      const pids = processesWith(marker);
       controller.abort('the test cancels');
       await assert.rejects(running);
       await eventually(() => pids.every((pid) => !alive(pid)), 'the cancelled command to end');
       // The server goes on serving, and sends no answer to the cancelled request.
-      const after = await call(client, 'bash', { command: 'echo still here' });
-      assert.equal(text(after).startsWith('still here'), true);
+      const next = await call(client, 'bash', { command: 'echo still here' });
+      assert.equal(text(next).startsWith('still here'), true);
       assert.deepEqual(server.errors.map(String), []);
-      fs.rmSync(pidFile);
     });
   });
 }

@@ -54,6 +54,9 @@ int cli_exit_status_for_error(const dsh_error *error);
  * for bad input, else `failure_status`.  The error is cleared. */
 int cli_library_error(dsh_error *error, int failure_status);
 
+/* `path` made absolute against the cwd, as a shell takes it; a new string, or NULL when out of memory. */
+char *cli_path_from_cwd(const char *path);
+
 /* Subcommands: each receives argv starting at its own name. */
 int cli_command_run(int argc, char **argv);
 int cli_command_bash(int argc, char **argv);

@@ -315,20 +315,6 @@ static int check_operands(const struct fs_options *options)
         return 0;
 }
 
-/* A relative path made absolute against the cwd, as a shell would take it (the library takes the workspace root). */
-static char *from_cwd(const char *path)
-{
-        char *cwd, *absolute = NULL;
-
-        if (path[0] == '/')
-                return strdup(path);
-        cwd = getcwd(NULL, 0);
-        if (cwd && asprintf(&absolute, "%s/%s", cwd, path) < 0)
-                absolute = NULL;
-        free(cwd);
-        return absolute;
-}
-
 /* What the operation did: with --json its result object, else the content for `read` and nothing for the rest. */
 static int print_result(const struct fs_options *options, const dsh_file_result *result)
 {
@@ -376,7 +362,7 @@ static int run_command(dsh_runtime *runtime, const dsh_policy *policy, const str
                 dsh_file_result result = DSH_FILE_RESULT_INIT;
 
                 for (size_t j = 0; j < command->paths_per_run; j++) {
-                        absolute[j] = from_cwd(options->operands[i + j]);
+                        absolute[j] = cli_path_from_cwd(options->operands[i + j]);
                         paths[j] = absolute[j] ? absolute[j] : options->operands[i + j];
                 }
                 if (command->run(guard, options, paths, &result, &error) < 0)

@@ -70,3 +70,16 @@ int cli_policy_resolve(const cli_policy_options *options, dsh_runtime **runtime_
         dsh_session_free(session);
         return result;
 }
+
+char *cli_path_from_cwd(const char *path)
+{
+        char *cwd, *absolute = NULL;
+
+        if (path[0] == '/')
+                return strdup(path);
+        cwd = getcwd(NULL, 0);
+        if (cwd && asprintf(&absolute, "%s/%s", cwd, path) < 0)
+                absolute = NULL;
+        free(cwd);
+        return absolute;
+}

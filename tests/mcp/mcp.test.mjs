@@ -452,6 +452,42 @@ for (const backend of ['auto', 'landlock']) {
   });
 }
 
+// The server started by hand, a long command sent to it; `end(child)` then ends it some way.
+async function endWhileRunning(backend, end) {
+  const child = spawn(program, ['mcp', '--mode', 'workspace-write', '--backend', backend],
+    { env: environment, cwd: workspace, stdio: ['pipe', 'pipe', 'inherit'] });
+  const exited = new Promise((resolve) => child.on('close', (status, signal) => resolve({ status, signal })));
+  const marker = `sleep 1000.${Date.now()}${Math.floor(Math.random() * 1e6)}`;
+  child.stdout.resume();
+  child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call',
+    params: { name: 'bash', arguments: { command: `(${marker} &); ${marker}` } } })}\n`);
+  let pids = [];
+  try {
+    await eventually(() => processesWith(marker).length === 2, 'both sleepers to start');
+    pids = processesWith(marker);
+    end(child);
+    const how = await exited;
+    await eventually(() => pids.every((pid) => !alive(pid)), 'the running command to end with the server');
+    return how;
+  } finally {
+    // A failed case leaves nothing behind for the next.
+    for (const pid of [child.pid, ...pids].filter(alive))
+      process.kill(Number(pid), 'SIGKILL');
+  }
+}
+
+for (const backend of ['auto', 'landlock']) {
+  test(`the end of input kills a running command: nothing outlives the server (backend ${backend})`, { timeout: 60000 }, async () => {
+    const how = await endWhileRunning(backend, (child) => child.stdin.end());
+    assert.equal(how.status, 0);
+  });
+}
+
+test('SIGTERM kills a running command, and the server ends by SIGTERM', { timeout: 60000 }, async () => {
+  const how = await endWhileRunning('landlock', (child) => child.kill('SIGTERM'));
+  assert.equal(how.signal, 'SIGTERM');
+});
+
 // --------------------------------------------------------------------------------- sessions --
 
 test('with --session, each call resolves the session again: a mode set from the CLI counts next call', async () => {

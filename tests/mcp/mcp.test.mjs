@@ -224,6 +224,12 @@ test('file tools work inside the workspace', async () => {
     assert.equal(result.isError, false, text(result));
     assert.equal(fs.existsSync(path.join(workspace, 'deep')), false);
 
+    fs.writeFileSync(path.join(workspace, 'binary.bin'), Buffer.from([0x41, 0xff, 0x42]));
+    result = await call(client, 'read_file', { path: 'binary.bin' });
+    assert.equal(result.isError, true);
+    assert.match(text(result), /cannot read "binary.bin": it is not UTF-8 text \(byte 0xff at offset 1\)/);
+    fs.rmSync(path.join(workspace, 'binary.bin'));
+
     result = await call(client, 'read_file', { path: 'no/such/file' });
     assert.equal(result.isError, true);
     assert.match(text(result), /^FS_NOT_FOUND: cannot read "no\/such\/file"/);
@@ -367,6 +373,19 @@ for (const answer of ['decline', 'cancel']) {
     assert.equal(fs.existsSync(file), false);
   });
 }
+
+test('the approval shows the command as it runs: hidden characters by number, later lines indented', async () => {
+  await withServer(['--mode', 'read-only'], async (client, server) => {
+    // U+202E (right-to-left override) would show "echo safe" reversed; ESC could redraw the client.
+    const command = 'echo \u202eefas\x1b[2K\necho two';
+    const result = await call(client, 'bash', { command, sandbox_permissions: 'workspace-write',
+      justification: 'the test checks what the user is shown' });
+    assert.equal(result.structuredContent.kind, 'rejected');
+    const { message } = server.elicitations[0];
+    assert.ok(message.includes('echo \\u202eefas\\x1b[2K\n    echo two'), message);
+    assert.ok(!message.includes('\u202e') && !message.includes('\x1b'), message);
+  }, { answer: 'decline' });
+});
 
 test('a client without elicitation gets the escalation refused with a clear message', async () => {
   const file = path.join(workspace, 'unasked.txt');

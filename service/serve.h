@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `dsh-sandbox serve`: the sandbox as a JSON-RPC 2.0 service, one message
+ * per line (docs/service.md).  A harness in any language keeps one process
+ * and calls the policy service, the sessions, the bash tool, the file guard
+ * and background jobs through it, every confined call through the runtime
+ * its context holds (service/service-context.h).
+ */
+#ifndef DSH_SERVICE_SERVE_H
+#define DSH_SERVICE_SERVE_H
+
+#include "service-context.h"
+
+/*
+ * Serves requests read from `input_fd` with responses on `output_fd` (not
+ * owned) until end of input, then waits for the requests in flight, kills
+ * every job still running (its whole process group) and waits for its
+ * thread, so that no child of the service outlives this call.  Returns 0,
+ * or a negative errno with `error` set when the service could not start or
+ * its input could not be read.
+ */
+int serve_run(service_context *context, int input_fd, int output_fd, dsh_error *error);
+
+#endif

@@ -436,9 +436,8 @@ static void sandbox_confine(serve_state *state, rpc_call *call)
                 rpc_call_fail_params(call, "argv", "expected at least one word");
         else if (result == 0 && !dsh_mode_is_confined(policy.mode))
                 rpc_call_fail_params(call, "mode", "danger-full-access needs no confinement: spawn the argv as it is");
-        else if (result == 0)
-                serve_reply_encoded(call, confine_facts(state, fields.fields.backend, argv, &policy, &text, &error),
-                                    text, &error);
+        else if (result == 0 && (result = confine_facts(state, fields.fields.backend, argv, &policy, &text, &error)) == 0)
+                serve_reply_encoded(call, result, text, &error);
         else
                 serve_fail(call, &error);
         dsh_strv_free(argv);

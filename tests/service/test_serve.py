@@ -55,18 +55,19 @@ def wait_until(predicate, what):
         time.sleep(0.02)
 
 
-def processes_with(marker):
-    """Pids whose command line holds `marker`."""
+def processes_with(marker, program=None):
+    """Pids whose command line holds `marker` (and, with `program`, whose argv[0] is `program`)."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/cmdline", "rb") as handle:
-                if marker.encode() in handle.read():
-                    found.append(int(entry))
+                argv = handle.read().split(b"\0")
         except OSError:
             continue
+        if marker.encode() in b" ".join(argv) and (program is None or argv[0] == program.encode()):
+            found.append(int(entry))
     return found
 
 
@@ -461,6 +462,20 @@ class BashTest(ServeCase):
                 self.assertFalse(os.path.exists(target))
                 self.assertEqual(server.close(), 0)
 
+    def test_cancelled_while_approval_is_awaited_runs_nothing(self):
+        server = self.serve(approve=lambda params: None)
+        target = self.path("cancelled")
+        request = server.request("bash.run", {"mode": "read-only", "root": self.workspace,
+                                              "command": f"echo x > '{target}'",
+                                              "sandboxPermissions": "workspace-write",
+                                              "justification": "the test cancels before answering"})
+        wait_until(lambda: server.approvals, "approval/request")
+        server.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": request}})
+        result = server.result(request)
+        self.assertEqual(result["kind"], "cancelled")
+        self.assertIsNone(result["sandbox"]["backend"])
+        self.assertFalse(os.path.exists(target))
+
     def test_approval_never_answered_at_end_of_input_is_a_rejection(self):
         server = self.serve(approve=lambda params: None)
         target = self.path("never")
@@ -612,10 +627,11 @@ class JobTest(ServeCase):
                 server = self.serve()
                 marker = f"{600 + len(backend)}.{uuid.uuid4().int % 10**9}"
                 server.call("job.start", self.workspace_policy(backend=backend, command=f"exec sleep {marker}"))
-                wait_until(lambda: processes_with(marker), "the job's process")
+                # The command itself, exec'd: every runner process between it and the service is set up.
+                wait_until(lambda: processes_with(marker, "sleep"), "the job's command")
                 self.assertEqual(server.close(), 0)
-                # bwrap's process inside the sandbox dies of its parent's death (--die-with-parent) as the
-                # kernel delivers it, a moment after the outer one was reaped: gone, not necessarily at once.
+                # Under bwrap, the sandbox's own init dies of its parent's death (--die-with-parent) when the
+                # kernel delivers it, a moment after the service reaped the outer bwrap: gone, maybe not at once.
                 wait_until(lambda: not processes_with(marker), "the job's processes to be gone")
 
 

@@ -205,6 +205,43 @@ struct serve_registration {
         serve_registration *next;
 };
 
+/* One operation on an open session, under the context's lock; `data` is the method's. */
+typedef int (*session_operation_fn)(serve_state *state, dsh_session *session, void *data, dsh_error *error);
+
+/*
+ * Reads `sessionId` and runs `operation` on that session (opened once and
+ * kept by the context) under the context's lock.  Returns its result (0, or
+ * a negative errno with `error` set), or 1 after answering -32602 for the
+ * param (the call has ended then).
+ */
+static int on_session(serve_state *state, rpc_call *call, session_operation_fn operation, void *data,
+                      dsh_error *error)
+{
+        dsh_session *session = NULL;
+        const char *id = NULL;
+        int result;
+
+        if (rpc_param_string(call, "sessionId", true, &id) < 0)
+                return 1;
+        service_lock(state->context);
+        result = service_session(state->context, id, &session, error);
+        if (result == 0)
+                result = operation(state, session, data, error);
+        service_unlock(state->context);
+        return result;
+}
+
+/* Answers `answer` (stolen) when `result` is 0, else the error; a call on_session ended (1) is left alone. */
+static void answer_session(rpc_call *call, int result, json_t *answer, dsh_error *error)
+{
+        if (result == 0)
+                rpc_call_reply(call, answer);
+        else
+                json_decref(answer);
+        if (result < 0)
+                serve_fail(call, error);
+}
+
 static void session_create(serve_state *state, rpc_call *call)
 {
         dsh_error error = DSH_ERROR_INIT;
@@ -220,56 +257,42 @@ static void session_create(serve_state *state, rpc_call *call)
         if (result == 0)
                 answer = json_pack("{s:s}", "sessionId", id);
         service_unlock(state->context);
-        if (result < 0)
-                serve_fail(call, &error);
-        else
-                rpc_call_reply(call, answer);
+        answer_session(call, result, answer, &error);
+}
+
+static int set_mode(serve_state *state, dsh_session *session, void *data, dsh_error *error)
+{
+        (void) state;
+        return dsh_session_set_mode(session, *(const dsh_mode *) data, NULL, error);
 }
 
 static void session_set_mode(serve_state *state, rpc_call *call)
 {
         dsh_error error = DSH_ERROR_INIT;
-        dsh_session *session = NULL;
-        const char *id = NULL;
         dsh_mode mode;
-        int result;
 
-        if (rpc_param_string(call, "sessionId", true, &id) < 0 || serve_param_mode(call, "mode", true, &mode) < 0)
-                return;
-        service_lock(state->context);
-        result = service_session(state->context, id, &session, &error);
-        if (result == 0)
-                result = dsh_session_set_mode(session, mode, NULL, &error);
-        service_unlock(state->context);
-        if (result < 0)
-                serve_fail(call, &error);
-        else
-                rpc_call_reply(call, NULL);
+        if (serve_param_mode(call, "mode", true, &mode) == 0)
+                answer_session(call, on_session(state, call, set_mode, &mode, &error), NULL, &error);
+}
+
+static int encode_session(serve_state *state, dsh_session *session, void *data, dsh_error *error)
+{
+        dsh_runtime *runtime = service_primary_runtime(state->context);
+        dsh_mode default_mode = dsh_policy_service_default_mode(dsh_runtime_policy_service(runtime));
+        /* Another process may have appended (the CLI's `session mode`): the log is read again. */
+        int result = dsh_session_refresh(session, error);
+
+        return result < 0 ? result : dsh_json_encode_session(session, default_mode, data, error);
 }
 
 static void session_get(serve_state *state, rpc_call *call)
 {
         dsh_error error = DSH_ERROR_INIT;
-        dsh_session *session = NULL;
-        const char *id = NULL;
         char *text = NULL;
-        int result;
+        int result = on_session(state, call, encode_session, &text, &error);
 
-        if (rpc_param_string(call, "sessionId", true, &id) < 0)
-                return;
-        service_lock(state->context);
-        result = service_session(state->context, id, &session, &error);
-        if (result == 0) {
-                dsh_runtime *runtime = service_primary_runtime(state->context);
-                dsh_mode default_mode = dsh_policy_service_default_mode(dsh_runtime_policy_service(runtime));
-
-                /* Another process may have appended (the CLI's `session mode`): the log is read again. */
-                result = dsh_session_refresh(session, &error);
-                if (result == 0)
-                        result = dsh_json_encode_session(session, default_mode, &text, &error);
-        }
-        service_unlock(state->context);
-        serve_reply_encoded(call, result, text, &error);
+        if (result <= 0)
+                serve_reply_encoded(call, result, text, &error);
 }
 
 /*
@@ -279,41 +302,50 @@ static void session_get(serve_state *state, rpc_call *call)
  * harness's to grant; every resolution still goes through the runtime, whose
  * backends refuse a root that holds the sandbox's own files or a runner.
  */
-static void session_register_writable_root(serve_state *state, rpc_call *call)
-{
-        dsh_error error = DSH_ERROR_INIT;
-        dsh_session *session = NULL;
-        serve_registration *entry = calloc(1, sizeof(*entry));
-        const char *id = NULL, *path = NULL;
-        long long registration_id = 0;
-        int result = entry ? 0 : -ENOMEM;
+/* session.registerWritableRoot's operation: `entry` joins the list, and its id is copied out, under the lock. */
+typedef struct registering {
+        const char *path;
+        serve_registration *entry;
+        long long id;
+} registering;
 
-        if (rpc_param_string(call, "sessionId", true, &id) < 0 || rpc_param_string(call, "path", true, &path) < 0) {
-                free(entry);
-                return;
+static int register_root(serve_state *state, dsh_session *session, void *data, dsh_error *error)
+{
+        registering *request = data;
+        serve_registration *entry = request->entry;
+        int result = dsh_session_register_writable_root(session, request->path, &entry->registration, error);
+
+        if (result == 0 && !(entry->session_id = strdup(dsh_session_id(session)))) {
+                dsh_session_dispose_writable_root(session, entry->registration);
+                return serve_error_set(error, ENOMEM, "%s", strerror(ENOMEM));
         }
-        service_lock(state->context);
-        if (result == 0 && !(entry->session_id = strdup(id)))
-                result = -ENOMEM;
-        if (result == 0)
-                result = service_session(state->context, id, &session, &error);
-        if (result == 0)
-                result = dsh_session_register_writable_root(session, path, &entry->registration, &error);
         if (result == 0) {
-                entry->id = registration_id = ++state->next_registration_id;
+                entry->id = request->id = ++state->next_registration_id;
                 entry->next = state->registrations;
                 state->registrations = entry;
         }
-        service_unlock(state->context);
-        if (result == 0) {
-                rpc_call_reply(call, json_pack("{s:I}", "registrationId", (json_int_t) registration_id));
+        return result;
+}
+
+static void session_register_writable_root(serve_state *state, rpc_call *call)
+{
+        registering request = { 0 };
+        dsh_error error = DSH_ERROR_INIT;
+        int result;
+
+        if (rpc_param_string(call, "path", true, &request.path) < 0)
+                return;
+        request.entry = calloc(1, sizeof(*request.entry));
+        if (!request.entry) {
+                serve_error_set(&error, ENOMEM, "%s", strerror(ENOMEM));
+                serve_fail(call, &error);
                 return;
         }
-        if (error.code == DSH_ERROR_NONE)
-                serve_error_set(&error, -result, "%s", strerror(-result));
-        free(entry ? entry->session_id : NULL);
-        free(entry);
-        serve_fail(call, &error);
+        result = on_session(state, call, register_root, &request, &error);
+        answer_session(call, result, result == 0 ? json_pack("{s:I}", "registrationId", (json_int_t) request.id) : NULL,
+                       &error);
+        if (result != 0)
+                free(request.entry);
 }
 
 /* Under the context's lock: the entry `id` names, unlinked from the list, or NULL. */
@@ -376,26 +408,22 @@ static void policy_resolve(serve_state *state, rpc_call *call)
         serve_policy_clear(&fields);
 }
 
+static int context_text(serve_state *state, dsh_session *session, void *data, dsh_error *error)
+{
+        dsh_policy_service *service = dsh_runtime_policy_service(service_primary_runtime(state->context));
+
+        return dsh_policy_service_context(service, session, data, error);
+}
+
 static void policy_context(serve_state *state, rpc_call *call)
 {
         dsh_error error = DSH_ERROR_INIT;
-        dsh_session *session = NULL;
-        const char *id = NULL;
         char *text = NULL;
-        int result;
+        int result = on_session(state, call, context_text, &text, &error);
 
-        if (rpc_param_string(call, "sessionId", true, &id) < 0)
-                return;
-        service_lock(state->context);
-        result = service_session(state->context, id, &session, &error);
-        if (result == 0)
-                result = dsh_policy_service_context(dsh_runtime_policy_service(service_primary_runtime(state->context)),
-                                                    session, &text, &error);
-        service_unlock(state->context);
-        if (result < 0)
-                serve_fail(call, &error);
-        else
-                rpc_call_reply(call, json_pack("{s:o}", "text", text ? json_string(text) : json_null()));
+        answer_session(call, result, result == 0 ? json_pack("{s:o}", "text", text ? json_string(text) : json_null())
+                                                 : NULL,
+                       &error);
         free(text);
 }
 

@@ -429,11 +429,13 @@ class BashTest(ServeCase):
         with open(target, encoding="utf-8") as handle:
             self.assertEqual(handle.read(), "yes\n")
 
+    def escalation(self, target, justification="the test writes its marker file"):
+        """bash.run's params: write `target` under read-only, asking for workspace-write."""
+        return {"mode": "read-only", "root": self.workspace, "command": f"echo escalated > '{target}'",
+                "sandboxPermissions": "workspace-write", "justification": justification}
+
     def escalate(self, server, target):
-        return server.call("bash.run", {"mode": "read-only", "root": self.workspace,
-                                        "command": f"echo escalated > '{target}'",
-                                        "sandboxPermissions": "workspace-write",
-                                        "justification": "the test writes its marker file"})
+        return server.call("bash.run", self.escalation(target))
 
     def test_approval_yes_lands_the_write(self):
         server = self.serve(approve=lambda params: {"approved": True})
@@ -444,7 +446,7 @@ class BashTest(ServeCase):
         self.assertTrue(os.path.exists(target))
         self.assertEqual(len(server.approvals), 1)
         params = server.approvals[0]["params"]
-        self.assertEqual(params["command"], f"echo escalated > '{target}'")
+        self.assertEqual(params["command"], self.escalation(target)["command"])
         self.assertEqual(params["mode"], "workspace-write")
         self.assertEqual(params["justification"], "the test writes its marker file")
 
@@ -465,10 +467,7 @@ class BashTest(ServeCase):
     def test_cancelled_while_approval_is_awaited_runs_nothing(self):
         server = self.serve(approve=lambda params: None)
         target = self.path("cancelled")
-        request = server.request("bash.run", {"mode": "read-only", "root": self.workspace,
-                                              "command": f"echo x > '{target}'",
-                                              "sandboxPermissions": "workspace-write",
-                                              "justification": "the test cancels before answering"})
+        request = server.request("bash.run", self.escalation(target, "the test cancels before answering"))
         wait_until(lambda: server.approvals, "approval/request")
         server.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": request}})
         result = server.result(request)
@@ -479,10 +478,7 @@ class BashTest(ServeCase):
     def test_approval_never_answered_at_end_of_input_is_a_rejection(self):
         server = self.serve(approve=lambda params: None)
         target = self.path("never")
-        request = server.request("bash.run", {"mode": "read-only", "root": self.workspace,
-                                              "command": f"echo x > '{target}'",
-                                              "sandboxPermissions": "workspace-write",
-                                              "justification": "the test asks and never hears back"})
+        request = server.request("bash.run", self.escalation(target, "the test asks and never hears back"))
         wait_until(lambda: server.approvals, "approval/request")
         server.process.stdin.close()
         result = server.result(request)

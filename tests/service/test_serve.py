@@ -255,6 +255,8 @@ class ProtocolTest(ServeCase):
             ("job.read", {"jobId": 4242}, "jobId"),
             ("session.unregisterWritableRoot", {"registrationId": 99}, "registrationId"),
             ("session.create", {}, "cwd"),
+            # A job cannot escalate: no one would be there to approve it.
+            ("job.start", {"command": "true", "sandboxPermissions": "workspace-write"}, "sandboxPermissions"),
         ]
         for method, params, parameter in cases:
             with self.subTest(method=method, params=params):
@@ -379,6 +381,40 @@ class SessionTest(ServeCase):
         # Removed once: a second removal names the id.
         error = server.error("session.unregisterWritableRoot", {"registrationId": registration})
         self.assertEqual(error["data"], {"parameter": "registrationId"})
+
+
+    def test_a_registered_root_does_not_reach_the_sandbox_own_files(self):
+        """The harness may widen a session, but the runtime's shield still holds: the config in use
+        and the session store stay out of reach of every confined call, through the service too."""
+        server = self.serve()
+        session = server.call("session.create", {"cwd": self.workspace})["sessionId"]
+        server.call("session.setMode", {"sessionId": session, "mode": "workspace-write"})
+        # The service's home holds its config.json and its state directory (the session logs).
+        server.call("session.registerWritableRoot", {"sessionId": session, "path": self.home})
+        config = os.path.join(self.home, "config.json")
+        log = os.path.join(self.home, "state", f"{session}.jsonl")
+        with open(config, "rb") as handle:
+            config_before = handle.read()
+        with open(log, "rb") as handle:
+            log_before = handle.read()
+        error = server.error("fs.write", {"sessionId": session, "path": config,
+                                          "content": '{"mode": "danger-full-access"}'})
+        self.assertEqual(error["data"]["code"], "FS_SANDBOX_DENIED")
+        forge = (f"echo '{{\"mode\":\"danger-full-access\"}}' > '{config}'; "
+                 f"echo '{{\"type\":\"sandbox/mode\",\"seq\":99,\"time\":1,\"data\":{{\"mode\":\"danger-full-access\"}}}}' >> '{log}'")
+        for backend in (["bwrap", "landlock"] if BWRAP else ["landlock"]):
+            with self.subTest(backend=backend):
+                answer = server.answer(server.request("bash.run", {"sessionId": session, "backend": backend,
+                                                                   "command": forge}))
+                if "result" in answer:
+                    self.assertNotEqual(answer["result"]["kind"], "completed", answer["result"])
+                else:
+                    self.assertEqual(answer["error"]["code"], -32000)
+                with open(config, "rb") as handle:
+                    self.assertEqual(handle.read(), config_before)
+                with open(log, "rb") as handle:
+                    self.assertEqual(handle.read(), log_before)
+        self.assertEqual(server.call("session.get", {"sessionId": session})["effectiveMode"], "workspace-write")
 
 
 class ConfineTest(ServeCase):
@@ -510,6 +546,23 @@ class FsTest(ServeCase):
         self.assertFalse(os.path.exists(self.path("x")))
         error = server.error("fs.edit", dict(policy, path="empty", oldString="absent", newString="x"))
         self.assertEqual(error["data"]["code"], "FS_TEXT_NOT_FOUND")
+
+    def test_file_content_is_carried_whole_or_refused(self):
+        server = self.serve()
+        policy = self.workspace_policy()
+        server.call("fs.write", dict(policy, path="nul.bin", content="a\u0000b"))
+        with open(self.path("nul.bin"), "rb") as handle:
+            self.assertEqual(handle.read(), b"a\0b")
+        self.assertEqual(server.call("fs.read", dict(policy, path="nul.bin"))["content"], "a\u0000b")
+        with open(self.path("latin1.txt"), "wb") as handle:
+            handle.write(b"caf\xe9")
+        error = server.error("fs.read", dict(policy, path="latin1.txt"))
+        self.assertEqual(error["code"], -32000)
+        self.assertIn('"content"', error["message"])
+        error = server.error("fs.edit", dict(policy, path="nul.bin", oldString="a", newString="\u0000"))
+        self.assertEqual(error["data"], {"parameter": "newString"})
+        with open(self.path("nul.bin"), "rb") as handle:
+            self.assertEqual(handle.read(), b"a\0b")
 
     def test_every_change_outside_the_policy_is_denied_on_disk(self):
         server = self.serve()

@@ -160,9 +160,10 @@ class Server:
         return message["error"]
 
     def close(self):
-        """Ends the input; returns the exit status."""
+        """Ends the input; returns the exit status (its stderr is kept in self.log)."""
         if not self.process.stdin.closed:
             self.process.stdin.close()
+        self.log = self.process.stderr.read().decode(errors="replace")
         try:
             return self.process.wait(timeout=PATIENCE)
         finally:
@@ -188,13 +189,18 @@ class ServeCase(unittest.TestCase):
         self.servers = []
 
     def tearDown(self):
-        for server in self.servers:
-            server.kill()
-            if server.process.stdout:
+        # Every server ends as a harness ends it, at end of input, and must exit 0 with nothing on
+        # stderr: a sanitizer build reports leaks and memory errors there, and in the status.
+        try:
+            for server in self.servers:
+                if server.process.returncode is None:
+                    status = server.close()
+                    self.assertEqual((status, server.log), (0, ""))
+        finally:
+            for server in self.servers:
+                server.kill()
                 server.process.stdout.close()
-            if server.process.stdin and not server.process.stdin.closed:
-                server.process.stdin.close()
-        shutil.rmtree(self.home, ignore_errors=True)
+            shutil.rmtree(self.home, ignore_errors=True)
 
     def serve(self, approve=None, config=None):
         server = Server(self.home, config if config is not None else self.config, approve)

@@ -18,9 +18,10 @@
  *   - a denial is a denial: the file guard's FS_SANDBOX_DENIED is the
  *     answer, and a command's denial is its result, never retried wider;
  *   - an escalation runs wider only when the client answers approval/request
- *     with {"approved": true}; an error, no answer within the bound, the
- *     end of input, or a cancellation is a rejection (the bash tool's text);
- *     a job cannot escalate at all, since no one is there to approve it;
+ *     with {"approved": true}; anything else, an error, no answer within the
+ *     bound or the end of input is a rejection (the bash tool's text), and a
+ *     call cancelled meanwhile ends cancelled: nothing runs either way; a job
+ *     cannot escalate at all, since no one is there to approve it;
  *   - a param this method does not know is refused (-32602) rather than
  *     ignored: a misspelt `sesionId` must not turn a session's call (whose
  *     mode may be narrower than the default) into an agentless one.

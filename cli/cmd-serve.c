@@ -5,6 +5,8 @@
  * policy, so the command line takes only the configuration every runtime of
  * the service reads.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -22,11 +24,51 @@ static const char serve_help[] =
         "backend).  Requests run concurrently; \"$/cancelRequest\" {id} cancels one.  An escalation\n"
         "is approved by the client, through an \"approval/request\" request.  The methods and their\n"
         "params: docs/service.md.  End of input ends the service once the requests in flight have\n"
-        "answered; jobs still running are killed then.\n"
+        "answered; jobs still running are killed then.  SIGTERM, SIGINT and SIGHUP end it at once,\n"
+        "once every command it runs is killed (the service then dies of that signal).\n"
         "Exit status: 0 at end of input; 1 when the input cannot be read; 2 for a usage error or a\n"
         "config file that does not load.\n\n"
         "  -c, --config FILE      config file (default $DSH_SANDBOX_CONFIG, else\n"
         "                         $XDG_CONFIG_HOME/dsh-sandbox/config.json if present)\n";
+
+/*
+ * SIGTERM, SIGINT and SIGHUP end the service at once, but not before every
+ * command it runs is killed: the handler only writes the signal's number to
+ * a pipe (async-signal-safe), and serve_run()'s watcher does the rest, then
+ * ends the process by that signal.  A signal ignored when the service
+ * started (nohup) stays ignored.
+ */
+static const int stopping_signals[] = { SIGTERM, SIGINT, SIGHUP };
+
+static int stop_pipe[2] = { -1, -1 };
+
+static void stop_on_signal(int signal_number)
+{
+        unsigned char byte = (unsigned char) signal_number;
+        int saved = errno;
+
+        (void) !write(stop_pipe[1], &byte, 1);
+        errno = saved;
+}
+
+/* Returns the fd serve_run() watches, or -1 (the signals keep their default: they end the service as they come). */
+static int catch_stopping_signals(void)
+{
+        struct sigaction action = { 0 };
+
+        if (pipe2(stop_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+                return -1;
+        action.sa_handler = stop_on_signal;
+        action.sa_flags = SA_RESTART;
+        sigemptyset(&action.sa_mask);
+        for (size_t i = 0; i < sizeof(stopping_signals) / sizeof(stopping_signals[0]); i++) {
+                struct sigaction previous;
+
+                if (sigaction(stopping_signals[i], NULL, &previous) == 0 && previous.sa_handler != SIG_IGN)
+                        sigaction(stopping_signals[i], &action, NULL);
+        }
+        return stop_pipe[0];
+}
 
 int cli_command_serve(int argc, char **argv)
 {
@@ -52,7 +94,7 @@ int cli_command_serve(int argc, char **argv)
          */
         if (result == 0)
                 signal(SIGPIPE, SIG_IGN);
-        if (result == 0 && serve_run(context, STDIN_FILENO, STDOUT_FILENO, &error) < 0) {
+        if (result == 0 && serve_run(context, STDIN_FILENO, STDOUT_FILENO, catch_stopping_signals(), &error) < 0) {
                 cli_print_error(&error);
                 dsh_error_clear(&error);
                 result = CLI_EXIT_FAILURE;

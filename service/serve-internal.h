@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include <jansson.h>
+#include <pthread.h>
 
 #include "dsh-sandbox/bash-tool.h"
 
@@ -26,11 +27,15 @@ enum {
         SERVE_ERROR_JOB_LIMIT = -32002,     /* job.start: SERVE_JOB_LIMIT jobs are held already */
 };
 
+/* How long a stop (serve_run's stop_fd) waits for the bash.run calls to see their commands killed. */
+#define SERVE_STOP_WAIT_MS 10000
+
 /* How long bash.run waits for the client's answer to approval/request; no answer is a rejection. */
 #define SERVE_APPROVAL_TIMEOUT_MS DSH_BASH_APPROVAL_TIMEOUT_DEFAULT_MS
 
 typedef struct serve_jobs serve_jobs;
 typedef struct serve_registration serve_registration;
+typedef struct serve_running serve_running;
 
 typedef struct serve_state {
         service_context *context;
@@ -38,6 +43,11 @@ typedef struct serve_state {
         /* The writable roots registered through the service, by registrationId; under the context's lock. */
         serve_registration *registrations;
         long long next_registration_id;
+        /* The bash.run calls whose command may be running, for a stop (serve_run's stop_fd). */
+        pthread_mutex_t running_lock;
+        pthread_cond_t running_changed;
+        serve_running *running;
+        bool stopping;          /* a stop began: every command is killed as soon as it is known */
 } serve_state;
 
 /* The policy fields of one call, as read from its params (the strings borrowed from them). */
@@ -111,5 +121,12 @@ void serve_job_kill(serve_state *state, rpc_call *call);
 /* The job table: made when the service starts; ended (every job killed, every thread gone) when it stops. */
 int serve_jobs_new(service_context *context, serve_jobs **jobs_out, dsh_error *error);
 void serve_jobs_end(serve_jobs *jobs);
+
+/*
+ * Kills every job still running (SIGKILL to its process group) and waits
+ * until each one's thread is done; a job.start from now on is killed as it
+ * starts.  The table stays usable (read, wait) until serve_jobs_end().
+ */
+void serve_jobs_stop(serve_jobs *jobs);
 
 #endif

@@ -71,6 +71,7 @@ struct serve_jobs {
         size_t count;
         size_t running;                 /* job threads not yet done */
         long long next_id;
+        bool stopping;                  /* serve_jobs_stop() began: a new job is killed as it starts */
 };
 
 int serve_jobs_new(service_context *context, serve_jobs **jobs_out, dsh_error *error)
@@ -269,6 +270,8 @@ static int job_launch(serve_jobs *jobs, serve_job *job)
         jobs->list = job;
         jobs->count++;
         jobs->running++;
+        if (jobs->stopping)
+                dsh_bash_cancel(job->cancellation, SIGKILL);
         return 0;
 }
 
@@ -507,14 +510,22 @@ void serve_job_kill(serve_state *state, rpc_call *call)
         rpc_call_reply(call, NULL);
 }
 
-void serve_jobs_end(serve_jobs *jobs)
+void serve_jobs_stop(serve_jobs *jobs)
 {
         pthread_mutex_lock(&jobs->lock);
+        jobs->stopping = true;
         for (serve_job *job = jobs->list; job; job = job->next)
                 if (!job->exited)
                         dsh_bash_cancel(job->cancellation, SIGKILL);
         while (jobs->running > 0)
                 pthread_cond_wait(&jobs->changed, &jobs->lock);
+        pthread_mutex_unlock(&jobs->lock);
+}
+
+void serve_jobs_end(serve_jobs *jobs)
+{
+        serve_jobs_stop(jobs);
+        pthread_mutex_lock(&jobs->lock);
         while (jobs->list) {
                 serve_job *job = jobs->list;
 

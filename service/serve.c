@@ -27,12 +27,16 @@
  *     mode may be narrower than the default) into an agentless one.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "dsh-sandbox/json.h"
 #include "dsh-sandbox/provider.h"
@@ -571,6 +575,57 @@ static void cancel_bash(void *data)
         dsh_bash_cancel(data, SIGTERM);
 }
 
+/* A bash.run whose command may be running, known to a stop. */
+struct serve_running {
+        dsh_bash_cancellation *cancellation;
+        serve_running *next;
+};
+
+/* Enters the call in the running list; a stop that began already kills its command as it starts. */
+static void running_enter(serve_state *state, serve_running *entry)
+{
+        pthread_mutex_lock(&state->running_lock);
+        entry->next = state->running;
+        state->running = entry;
+        if (state->stopping)
+                dsh_bash_cancel(entry->cancellation, SIGKILL);
+        pthread_mutex_unlock(&state->running_lock);
+}
+
+static void running_leave(serve_state *state, serve_running *entry)
+{
+        pthread_mutex_lock(&state->running_lock);
+        for (serve_running **link = &state->running; *link; link = &(*link)->next)
+                if (*link == entry) {
+                        *link = entry->next;
+                        break;
+                }
+        pthread_cond_broadcast(&state->running_changed);
+        pthread_mutex_unlock(&state->running_lock);
+}
+
+/*
+ * Kills the command of every bash.run (SIGKILL to its group) and waits
+ * until each call has seen its command gone — at most SERVE_STOP_WAIT_MS: a
+ * call still waiting for its approval has no command, and its wait for the
+ * client is not the bash tool's to cut short.
+ */
+static void running_stop(serve_state *state)
+{
+        struct timespec deadline;
+
+        clock_gettime(CLOCK_MONOTONIC, &deadline);
+        deadline.tv_sec += SERVE_STOP_WAIT_MS / 1000;
+        pthread_mutex_lock(&state->running_lock);
+        state->stopping = true;
+        for (serve_running *entry = state->running; entry; entry = entry->next)
+                dsh_bash_cancel(entry->cancellation, SIGKILL);
+        while (state->running &&
+               pthread_cond_timedwait(&state->running_changed, &state->running_lock, &deadline) != ETIMEDOUT)
+                ;
+        pthread_mutex_unlock(&state->running_lock);
+}
+
 static void bash_run(serve_state *state, rpc_call *call)
 {
         serve_policy fields = SERVE_POLICY_INIT;
@@ -596,10 +651,14 @@ static void bash_run(serve_state *state, rpc_call *call)
         request.approve_data = call;
         ran = dsh_bash_cancellation_new(&cancellation, &error);
         if (ran == 0) {
+                serve_running running = { .cancellation = cancellation };
+
                 request.cancellation = cancellation;
+                running_enter(state, &running);
                 rpc_call_on_cancel(call, cancel_bash, cancellation);
                 ran = service_bash_run(state->context, &fields.fields, &request, &result, &error);
                 rpc_call_on_cancel(call, NULL, NULL);
+                running_leave(state, &running);
         }
         if (ran == 0)
                 answer = serve_bash_result_json(&result, &error);
@@ -728,26 +787,96 @@ static void forget_registrations(serve_state *state)
         }
 }
 
-int serve_run(service_context *context, int input_fd, int output_fd, dsh_error *error)
+/* ------------------------------------------------------------- stop -- */
+
+/* What the stop watcher waits on: the caller's stop_fd, and the end of serve_run(). */
+typedef struct serve_watch {
+        serve_state *state;
+        int stop_fd;
+        int quit[2];
+        pthread_t thread;
+        bool started;
+} serve_watch;
+
+/*
+ * The process must end now (a signal).  No command may outlive it: each is
+ * killed and waited for, then the process dies of the signal it was sent,
+ * so its parent sees what it asked for.  The transport is not waited for:
+ * a request in flight is not answered.
+ */
+static void *watch_for_stop(void *data)
+{
+        serve_watch *watch = data;
+        struct pollfd fds[2] = { { watch->stop_fd, POLLIN, 0 }, { watch->quit[0], POLLIN, 0 } };
+        unsigned char signal_number = 0;
+
+        while (poll(fds, 2, -1) < 0 && errno == EINTR)
+                ;
+        if (fds[1].revents || read(watch->stop_fd, &signal_number, 1) != 1)
+                return NULL;
+        running_stop(watch->state);
+        serve_jobs_stop(watch->state->jobs);
+        _exit(dsh_end_like_child(signal_number ? signal_number : SIGTERM));
+}
+
+static int watch_start(serve_watch *watch, serve_state *state, int stop_fd, dsh_error *error)
+{
+        int failed;
+
+        *watch = (serve_watch) { .state = state, .stop_fd = stop_fd, .quit = { -1, -1 } };
+        if (stop_fd < 0)
+                return 0;
+        if (pipe2(watch->quit, O_CLOEXEC) < 0)
+                return serve_error_set(error, errno, "cannot watch for a stop: %s", strerror(errno));
+        failed = pthread_create(&watch->thread, NULL, watch_for_stop, watch);
+        if (failed)
+                return serve_error_set(error, failed, "cannot watch for a stop: %s", strerror(failed));
+        watch->started = true;
+        return 0;
+}
+
+/* Ends the watcher (a stop already under way ends the process instead). */
+static void watch_end(serve_watch *watch)
+{
+        if (watch->started) {
+                (void) !write(watch->quit[1], "", 1);
+                pthread_join(watch->thread, NULL);
+        }
+        if (watch->quit[0] >= 0) {
+                close(watch->quit[0]);
+                close(watch->quit[1]);
+        }
+}
+
+int serve_run(service_context *context, int input_fd, int output_fd, int stop_fd, dsh_error *error)
 {
         serve_state state = { .context = context };
         rpc_handlers handlers = { .on_request = on_request, .on_notification = on_notification, .data = &state };
-        rpc_server *server;
-        int result = serve_jobs_new(context, &state.jobs, error);
+        rpc_server *server = NULL;
+        pthread_condattr_t monotonic;
+        serve_watch watch;
+        int result;
 
-        if (result < 0)
-                return result;
-        server = rpc_server_new(input_fd, output_fd, &handlers);
-        if (!server) {
-                serve_jobs_end(state.jobs);
-                return serve_error_set(error, ENOMEM, "%s", strerror(ENOMEM));
-        }
-        result = rpc_server_run(server);
+        pthread_mutex_init(&state.running_lock, NULL);
+        pthread_condattr_init(&monotonic);
+        pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
+        pthread_cond_init(&state.running_changed, &monotonic);
+        pthread_condattr_destroy(&monotonic);
+        result = serve_jobs_new(context, &state.jobs, error);
+        if (result == 0)
+                result = watch_start(&watch, &state, stop_fd, error);
+        if (result == 0 && !(server = rpc_server_new(input_fd, output_fd, &handlers)))
+                result = serve_error_set(error, ENOMEM, "%s", strerror(ENOMEM));
+        if (result == 0 && (result = rpc_server_run(server)) < 0)
+                serve_error_set(error, -result, "cannot read the requests: %s", strerror(-result));
         /* Every request has answered; what still runs is a job no one waits for: it ends with the service. */
-        serve_jobs_end(state.jobs);
+        if (state.jobs) {
+                watch_end(&watch);
+                serve_jobs_end(state.jobs);
+        }
         rpc_server_free(server);
         forget_registrations(&state);
-        if (result < 0)
-                serve_error_set(error, -result, "cannot read the requests: %s", strerror(-result));
+        pthread_cond_destroy(&state.running_changed);
+        pthread_mutex_destroy(&state.running_lock);
         return result;
 }

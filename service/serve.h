@@ -18,7 +18,14 @@
  * thread, so that no child of the service outlives this call.  Returns 0,
  * or a negative errno with `error` set when the service could not start or
  * its input could not be read.
+ *
+ * `stop_fd` (-1: none; not owned) is for a program that must end now (a
+ * signal): once a byte N can be read from it, every command the service
+ * runs — bash.run calls and jobs — is killed (SIGKILL to its process group)
+ * and waited for, and the process then ends as if killed by signal N
+ * (dsh_end_like_child), without waiting for the input to end.  A signal
+ * handler that writes its number there is all the caller needs.
  */
-int serve_run(service_context *context, int input_fd, int output_fd, dsh_error *error);
+int serve_run(service_context *context, int input_fd, int output_fd, int stop_fd, dsh_error *error);
 
 #endif

@@ -16,6 +16,7 @@ import json
 import os
 import queue
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -688,6 +689,25 @@ class JobTest(ServeCase):
                 # Under bwrap, the sandbox's own init dies of its parent's death (--die-with-parent) when the
                 # kernel delivers it, a moment after the service reaped the outer bwrap: gone, maybe not at once.
                 wait_until(lambda: not processes_with(marker), "the job's processes to be gone")
+
+
+class StopTest(ServeCase):
+    def test_a_signal_ends_the_service_and_every_command_it_runs(self):
+        for backend in (["bwrap", "landlock"] if BWRAP else ["landlock"]):
+            for signal_number in (signal.SIGTERM, signal.SIGINT):
+                with self.subTest(backend=backend, signal=signal_number.name):
+                    server = self.serve()
+                    job_marker = f"{700 + signal_number}.{uuid.uuid4().int % 10**9}"
+                    call_marker = f"{800 + signal_number}.{uuid.uuid4().int % 10**9}"
+                    policy = self.workspace_policy(backend=backend)
+                    server.call("job.start", dict(policy, command=f"exec sleep {job_marker}"))
+                    server.request("bash.run", dict(policy, command=f"exec sleep {call_marker}"))
+                    wait_until(lambda: processes_with(job_marker, "sleep") and processes_with(call_marker, "sleep"),
+                               "both commands")
+                    server.process.send_signal(signal_number)
+                    self.assertEqual(server.process.wait(timeout=PATIENCE), -signal_number)
+                    wait_until(lambda: not processes_with(job_marker) and not processes_with(call_marker),
+                               "every command to be gone")
 
 
 class CommandLineTest(unittest.TestCase):

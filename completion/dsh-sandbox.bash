@@ -86,7 +86,7 @@ _dsh_sandbox()
         probe)
                 options="--json -c --config -b --backend -h --help" ;;
         serve)
-                options="-c --config -h --help" ;;
+                options="-c --config --approval-timeout -h --help" ;;
         session | policy | fs)
                 action=${COMP_WORDS[2]}
                 first=3

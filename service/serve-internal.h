@@ -19,6 +19,7 @@
 #include "dsh-sandbox/bash-tool.h"
 
 #include "jsonrpc.h"
+#include "serve.h"
 #include "service-context.h"
 
 /* serve's own errors, in the range JSON-RPC leaves to the server (docs/service.md). */
@@ -30,15 +31,13 @@ enum {
 /* How long a stop (serve_run's stop_fd) waits for the bash.run calls to see their commands killed. */
 #define SERVE_STOP_WAIT_MS 10000
 
-/* How long bash.run waits for the client's answer to approval/request; no answer is a rejection. */
-#define SERVE_APPROVAL_TIMEOUT_MS DSH_BASH_APPROVAL_TIMEOUT_DEFAULT_MS
-
 typedef struct serve_jobs serve_jobs;
 typedef struct serve_registration serve_registration;
 typedef struct serve_running serve_running;
 
 typedef struct serve_state {
         service_context *context;
+        long approval_timeout_ms;       /* approval/request's bound: no answer by then is a rejection */
         serve_jobs *jobs;
         /* The writable roots registered through the service, by registrationId; under the context's lock. */
         serve_registration *registrations;

@@ -42,7 +42,6 @@
 #include "dsh-sandbox/provider.h"
 
 #include "serve-internal.h"
-#include "serve.h"
 
 /* ------------------------------------------------------------ params -- */
 
@@ -544,24 +543,29 @@ static json_t *approval_params(const dsh_bash_escalation *escalation)
  * is returned as an error, which the bash tool counts as not approved and
  * reports as a warning of the result.
  */
+typedef struct approval_channel {
+        rpc_call *call;
+        long timeout_ms;
+} approval_channel;
+
 static int approve_through_client(const dsh_bash_escalation *escalation, void *data, dsh_error *error)
 {
-        rpc_call *call = data;
+        const approval_channel *channel = data;
         json_t *params = approval_params(escalation), *answer = NULL, *refusal = NULL;
         int result;
 
         if (!params)
                 return serve_error_set(error, EINVAL, "approval/request could not carry the escalation as JSON");
-        result = rpc_server_request(rpc_call_server(call), call, "approval/request", params, SERVE_APPROVAL_TIMEOUT_MS,
-                                    &answer, &refusal);
+        result = rpc_server_request(rpc_call_server(channel->call), channel->call, "approval/request", params,
+                                    channel->timeout_ms, &answer, &refusal);
         if (result == 0)
                 result = json_is_true(json_object_get(answer, "approved")) ? 1 : 0;
         else if (result == -EPROTO)
                 serve_error_set(error, EPROTO, "the client answered approval/request with an error: %s",
                                json_string_value(json_object_get(refusal, "message")) ?: "(no message)");
         else if (result == -ETIMEDOUT)
-                serve_error_set(error, ETIMEDOUT, "the client did not answer approval/request within %d ms",
-                               SERVE_APPROVAL_TIMEOUT_MS);
+                serve_error_set(error, ETIMEDOUT, "the client did not answer approval/request within %ld ms",
+                                channel->timeout_ms);
         else
                 serve_error_set(error, -result, "approval/request could not be asked: %s", strerror(-result));
         json_decref(answer);
@@ -633,6 +637,7 @@ static void bash_run(serve_state *state, rpc_call *call)
         dsh_bash_result result = DSH_BASH_RESULT_INIT;
         dsh_bash_cancellation *cancellation = NULL;
         dsh_error error = DSH_ERROR_INIT;
+        approval_channel channel = { call, state->approval_timeout_ms };
         long long timeout_ms = 0;
         dsh_mode requested;
         json_t *answer = NULL;
@@ -648,7 +653,7 @@ static void bash_run(serve_state *state, rpc_call *call)
         }
         request.timeout_ms = (long) timeout_ms;
         request.approve = approve_through_client;
-        request.approve_data = call;
+        request.approve_data = &channel;
         ran = dsh_bash_cancellation_new(&cancellation, &error);
         if (ran == 0) {
                 serve_running running = { .cancellation = cancellation };
@@ -848,9 +853,9 @@ static void watch_end(serve_watch *watch)
         }
 }
 
-int serve_run(service_context *context, int input_fd, int output_fd, int stop_fd, dsh_error *error)
+int serve_run(service_context *context, const serve_options *options, dsh_error *error)
 {
-        serve_state state = { .context = context };
+        serve_state state = { .context = context, .approval_timeout_ms = options->approval_timeout_ms };
         rpc_handlers handlers = { .on_request = on_request, .on_notification = on_notification, .data = &state };
         rpc_server *server = NULL;
         pthread_condattr_t monotonic;
@@ -863,9 +868,11 @@ int serve_run(service_context *context, int input_fd, int output_fd, int stop_fd
         pthread_cond_init(&state.running_changed, &monotonic);
         pthread_condattr_destroy(&monotonic);
         result = serve_jobs_new(context, &state.jobs, error);
+        if (state.approval_timeout_ms <= 0)
+                state.approval_timeout_ms = SERVE_APPROVAL_TIMEOUT_MS;
         if (result == 0)
-                result = watch_start(&watch, &state, stop_fd, error);
-        if (result == 0 && !(server = rpc_server_new(input_fd, output_fd, &handlers)))
+                result = watch_start(&watch, &state, options->stop_fd, error);
+        if (result == 0 && !(server = rpc_server_new(options->input_fd, options->output_fd, &handlers)))
                 result = serve_error_set(error, ENOMEM, "%s", strerror(ENOMEM));
         if (result == 0 && (result = rpc_server_run(server)) < 0)
                 serve_error_set(error, -result, "cannot read the requests: %s", strerror(-result));

@@ -83,7 +83,7 @@ class RpcError(Exception):
 class Server:
     """One `dsh-sandbox serve` and the client side of its protocol."""
 
-    def __init__(self, home, config=None, approve=None):
+    def __init__(self, home, config=None, approve=None, arguments=()):
         self.home = home
         config_path = os.path.join(home, "config.json")
         with open(config_path, "w", encoding="utf-8") as handle:
@@ -93,7 +93,7 @@ class Server:
                     "XDG_CACHE_HOME": os.path.join(home, "cache"),
                     "XDG_CONFIG_HOME": os.path.join(home, "config")})
         env.pop("DSH_SANDBOX_CONFIG", None)
-        self.process = subprocess.Popen([BIN, "serve", "--config", config_path], stdin=subprocess.PIPE,
+        self.process = subprocess.Popen([BIN, "serve", "--config", config_path, *arguments], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=home, env=env)
         # approve(params) -> the answer to approval/request: a result dict, or ("error", {...}), or None (never answer)
         self.approve = approve
@@ -203,8 +203,8 @@ class ServeCase(unittest.TestCase):
                 server.process.stdout.close()
             shutil.rmtree(self.home, ignore_errors=True)
 
-    def serve(self, approve=None, config=None):
-        server = Server(self.home, config if config is not None else self.config, approve)
+    def serve(self, approve=None, config=None, arguments=()):
+        server = Server(self.home, config if config is not None else self.config, approve, arguments)
         self.servers.append(server)
         return server
 
@@ -507,6 +507,16 @@ class BashTest(ServeCase):
                 self.assertFalse(os.path.exists(target))
                 self.assertEqual(server.close(), 0)
 
+    def test_approval_never_answered_is_a_rejection(self):
+        server = self.serve(approve=lambda params: None, arguments=["--approval-timeout", "1"])
+        target = self.path("unanswered")
+        result = server.call("bash.run", self.escalation(target, "the test never answers"))
+        self.assertEqual(len(server.approvals), 1)
+        self.assertEqual(result["kind"], "rejected")
+        self.assertEqual(result["message"], REJECTED)
+        self.assertTrue(any("did not answer approval/request" in warning for warning in result["warnings"]), result)
+        self.assertFalse(os.path.exists(target))
+
     def test_cancelled_while_approval_is_awaited_runs_nothing(self):
         server = self.serve(approve=lambda params: None)
         target = self.path("cancelled")
@@ -717,9 +727,13 @@ class CommandLineTest(unittest.TestCase):
     def test_help_and_usage(self):
         self.assertEqual(self.run_serve("--help").returncode, 0)
         self.assertIn(b"Usage: dsh-sandbox serve", self.run_serve("--help").stdout)
-        extra = self.run_serve("extra")
-        self.assertEqual(extra.returncode, 2)
-        self.assertIn(b"extra", extra.stderr)
+        for arguments, named in ((["extra"], b"extra"), (["--approval-timeout", "0"], b"--approval-timeout"),
+                                 (["--mode", "read-only"], b"--mode")):
+            with self.subTest(arguments=arguments):
+                refused = self.run_serve(*arguments)
+                self.assertEqual(refused.returncode, 2)
+                self.assertIn(named, refused.stderr)
+                self.assertEqual(refused.stdout, b"")
 
     def test_bad_config_refused_at_start(self):
         os.makedirs(SCRATCH, exist_ok=True)

@@ -688,6 +688,7 @@ typedef struct serve_method {
 } serve_method;
 
 #define PARAMS(...) ((const char *const[]) { __VA_ARGS__, NULL })
+#define NO_PARAMS ((const char *const[]) { NULL })
 
 static const char *const policy_params[] = { "sessionId", "mode", "root", "allowWrite", "backend", NULL };
 
@@ -697,7 +698,7 @@ static const serve_method serve_methods[] = {
         { "session.get", session_get, false, PARAMS("sessionId") },
         { "session.registerWritableRoot", session_register_writable_root, false, PARAMS("sessionId", "path") },
         { "session.unregisterWritableRoot", session_unregister_writable_root, false, PARAMS("registrationId") },
-        { "policy.resolve", policy_resolve, true, PARAMS("sessionId") },
+        { "policy.resolve", policy_resolve, true, NO_PARAMS },
         { "policy.context", policy_context, false, PARAMS("sessionId") },
         { "sandbox.confine", sandbox_confine, true, PARAMS("argv") },
         { "sandbox.probe", sandbox_probe, false, PARAMS("backend") },

@@ -654,6 +654,15 @@ class JobTest(ServeCase):
         self.assertEqual(result["stdout"]["bytes"], total)
         self.assertTrue(result["stdout"]["truncated"])
 
+    def test_jobs_held_are_bounded_until_waited_for(self):
+        server = self.serve()
+        policy = self.workspace_policy(backend="landlock", command="true")
+        jobs = [server.call("job.start", policy)["jobId"] for _ in range(64)]
+        error = server.error("job.start", policy)
+        self.assertEqual(error["code"], -32002)
+        self.assertEqual(server.call("job.wait", {"jobId": jobs[0]})["kind"], "completed")
+        server.call("job.start", policy)
+
     def test_job_kill_and_wait_timeout(self):
         server = self.serve()
         started = self.path("started")

@@ -106,7 +106,7 @@ void serve_fs_write(serve_state *state, rpc_call *call)
         fs_call operation = { 0 };
 
         if (rpc_param_string(call, "path", true, &operation.path) == 0 &&
-            serve_param_text(call, "content", true, &operation.text, &operation.text_length) == 0 &&
+            rpc_param_text(call, "content", true, &operation.text, &operation.text_length) == 0 &&
             read_flag(call, "createOnly", &operation.flag) == 0)
                 run_guarded(state, call, &operation, guard_write);
 }
@@ -118,7 +118,7 @@ void serve_fs_edit(serve_state *state, rpc_call *call)
 
         if (rpc_param_string(call, "path", true, &operation.path) == 0 &&
             rpc_param_string(call, "oldString", true, &operation.second) == 0 &&
-            serve_param_text(call, "newString", true, &operation.text, &operation.text_length) == 0 &&
+            rpc_param_text(call, "newString", true, &operation.text, &operation.text_length) == 0 &&
             read_flag(call, "replaceAll", &operation.flag) == 0) {
                 /* The guard's edit takes C strings: a NUL would cut the new text short, silently. */
                 if (strlen(operation.text) != operation.text_length)

@@ -71,14 +71,6 @@ int serve_param_mode(rpc_call *call, const char *name, bool required, dsh_mode *
 /* `backend`: "auto", or a backend this build knows.  0, 1 (absent), or -1 after answering -32602. */
 int serve_param_backend(rpc_call *call, const char **backend_out);
 
-/*
- * A string that may be empty and may hold NUL bytes (file content, an
- * edit's replacement text), unlike rpc_param_string()'s: 0 with the text
- * (borrowed) and its length, 1 when absent (optional), or -1 after
- * answering -32602 naming `name`.
- */
-int serve_param_text(rpc_call *call, const char *name, bool required, const char **text_out, size_t *length_out);
-
 /* A whole number from 1 to `maximum`: 0, 1 (absent), or -1 after answering -32602 naming `name`. */
 int serve_param_positive(rpc_call *call, const char *name, long long maximum, long long *value_out);
 

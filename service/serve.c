@@ -101,23 +101,6 @@ int serve_param_policy(rpc_call *call, serve_policy *policy)
         return 0;
 }
 
-int serve_param_text(rpc_call *call, const char *name, bool required, const char **text_out, size_t *length_out)
-{
-        json_t *params = rpc_call_params(call);
-        json_t *value = params ? json_object_get(params, name) : NULL;
-
-        if (!value || json_is_null(value)) {
-                if (required)
-                        return rpc_call_fail_params(call, name, "missing"), -1;
-                return 1;
-        }
-        if (!json_is_string(value))
-                return rpc_call_fail_params(call, name, "expected a string"), -1;
-        *text_out = json_string_value(value);
-        *length_out = json_string_length(value);
-        return 0;
-}
-
 int serve_param_positive(rpc_call *call, const char *name, long long maximum, long long *value_out)
 {
         long long value = 0;
@@ -795,6 +778,20 @@ static void forget_registrations(serve_state *state)
 
 /* ------------------------------------------------------------- stop -- */
 
+/*
+ * End of input: the client can no longer wait for, read or kill a job, so
+ * every job still running is killed now, before the server waits for the
+ * requests in flight — a job.wait among them answers with its job's end
+ * instead of holding the server up for as long as the job would run.
+ */
+static void on_input_end(rpc_server *server, void *data)
+{
+        serve_state *state = data;
+
+        (void) server;
+        serve_jobs_stop(state->jobs);
+}
+
 /* What the stop watcher waits on: the caller's stop_fd, and the end of serve_run(). */
 typedef struct serve_watch {
         serve_state *state;
@@ -857,7 +854,8 @@ static void watch_end(serve_watch *watch)
 int serve_run(service_context *context, const serve_options *options, dsh_error *error)
 {
         serve_state state = { .context = context, .approval_timeout_ms = options->approval_timeout_ms };
-        rpc_handlers handlers = { .on_request = on_request, .on_notification = on_notification, .data = &state };
+        rpc_handlers handlers = { .on_request = on_request, .on_notification = on_notification, .data = &state,
+                                  .on_input_end = on_input_end };
         rpc_server *server = NULL;
         pthread_condattr_t monotonic;
         serve_watch watch;

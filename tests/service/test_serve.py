@@ -709,6 +709,20 @@ class JobTest(ServeCase):
                 # kernel delivers it, a moment after the service reaped the outer bwrap: gone, maybe not at once.
                 wait_until(lambda: not processes_with(marker), "the job's processes to be gone")
 
+    def test_end_of_input_ends_a_job_wait_in_flight(self):
+        server = self.serve()
+        marker = f"605.{uuid.uuid4().int % 10**9}"
+        job = server.call("job.start", self.workspace_policy(backend="landlock", command=f"exec sleep {marker}"))
+        wait_until(lambda: processes_with(marker, "sleep"), "the job's command")
+        waiting = server.request("job.wait", {"jobId": job["jobId"]})
+        server.process.stdin.close()
+        # The job is killed at end of input, so the wait answers with its end instead of holding the server up.
+        result = server.result(waiting)
+        self.assertEqual(result["kind"], "cancelled")
+        self.assertEqual(result["signal"], signal.SIGKILL)
+        self.assertEqual(server.close(), 0)
+        self.assertFalse(processes_with(marker))
+
 
 class StopTest(ServeCase):
     def test_a_signal_ends_the_service_and_every_command_it_runs(self):

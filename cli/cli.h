@@ -57,6 +57,14 @@ int cli_library_error(dsh_error *error, int failure_status);
 /* `path` made absolute against the cwd, as a shell takes it; a new string, or NULL when out of memory. */
 char *cli_path_from_cwd(const char *path);
 
+/*
+ * For a long-lived front end (mcp): SIGTERM, SIGINT and SIGHUP are caught,
+ * and each writes its number as one byte to a pipe.  Returns the pipe's
+ * read end for the front end to watch, or -1 (the signals then keep their
+ * default).  A signal ignored at start (nohup) stays ignored.
+ */
+int cli_catch_stopping_signals(void);
+
 /* Subcommands: each receives argv starting at its own name. */
 int cli_command_run(int argc, char **argv);
 int cli_command_bash(int argc, char **argv);
@@ -66,5 +74,6 @@ int cli_command_session(int argc, char **argv);
 int cli_command_policy(int argc, char **argv);
 int cli_command_fs(int argc, char **argv);
 int cli_command_mcp(int argc, char **argv);
+int cli_command_serve(int argc, char **argv);
 
 #endif

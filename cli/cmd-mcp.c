@@ -8,7 +8,6 @@
  * rather than on every call.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,58 +114,6 @@ static int check_policy_and_enter_root(service_context *context, const cli_polic
         return result;
 }
 
-/*
- * SIGTERM, SIGINT and SIGHUP stop the server as the end of its input does:
- * every running command is killed (none outlives the server), the calls
- * answer, and the server then ends by the same signal.  The handler only
- * writes the signal's number to a pipe the server watches
- * (async-signal-safe).  A signal ignored when the server started (nohup)
- * stays ignored.
- */
-static const int stopping_signals[] = { SIGTERM, SIGINT, SIGHUP };
-static int stop_pipe[2] = { -1, -1 };
-static volatile sig_atomic_t stopped_by;
-
-static void stop_on_signal(int signal_number)
-{
-        int saved_errno = errno;
-        char byte = 0;
-
-        if (!stopped_by)
-                stopped_by = signal_number;
-        if (write(stop_pipe[1], &byte, 1) < 0) {
-                /* The pipe is full: a stop is already waiting to be read. */
-        }
-        errno = saved_errno;
-}
-
-static int catch_stopping_signals(void)
-{
-        struct sigaction action = { 0 };
-
-        if (pipe2(stop_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
-                return -1;
-        action.sa_handler = stop_on_signal;
-        action.sa_flags = SA_RESTART;
-        sigemptyset(&action.sa_mask);
-        for (size_t i = 0; i < sizeof(stopping_signals) / sizeof(stopping_signals[0]); i++) {
-                struct sigaction previous;
-
-                if (sigaction(stopping_signals[i], NULL, &previous) == 0 && previous.sa_handler != SIG_IGN)
-                        sigaction(stopping_signals[i], &action, NULL);
-        }
-        return stop_pipe[0];
-}
-
-/* A server stopped by a signal ends by it, as if it had not caught it. */
-static void end_like_the_stop(void)
-{
-        if (!stopped_by)
-                return;
-        signal(stopped_by, SIG_DFL);
-        raise(stopped_by);
-}
-
 static int serve(const cli_policy_options *options)
 {
         struct command_line_policy policy = { SERVICE_POLICY_FIELDS_INIT, NULL, NULL, NULL };
@@ -183,9 +130,13 @@ static int serve(const cli_policy_options *options)
         if (result == 0)
                 result = check_policy_and_enter_root(context, options, &policy.fields);
         if (result == 0) {
-                /* A client that goes away is the end of the input, never a SIGPIPE that orphans a command. */
+                /*
+                 * A client that goes away is the end of the input, never a
+                 * SIGPIPE that orphans a command.  SIGTERM, SIGINT and SIGHUP
+                 * kill every running command, then end the server by the signal.
+                 */
                 signal(SIGPIPE, SIG_IGN);
-                int served = mcp_serve(context, &policy.fields, STDIN_FILENO, STDOUT_FILENO, catch_stopping_signals());
+                int served = mcp_serve(context, &policy.fields, STDIN_FILENO, STDOUT_FILENO, cli_catch_stopping_signals());
 
                 if (served < 0) {
                         cli_print_message("mcp: cannot serve: %s", strerror(-served));
@@ -197,7 +148,6 @@ static int serve(const cli_policy_options *options)
         free(policy.root);
         free(policy.config_path);
         dsh_strv_free(policy.allow_write);
-        end_like_the_stop();
         return result;
 }
 

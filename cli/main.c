@@ -21,6 +21,7 @@ static const struct subcommand subcommands[] = {
         { "policy", cli_command_policy, "resolve the execution policy; print the runtime context" },
         { "fs", cli_command_fs, "write, edit, create, remove, move and read files under the same policy" },
         { "mcp", cli_command_mcp, "serve the bash and file tools to an agent over MCP (stdio)" },
+        { "serve", cli_command_serve, "serve all of the above as JSON-RPC 2.0 on stdin and stdout" },
 };
 
 #define SUBCOMMAND_COUNT (sizeof(subcommands) / sizeof(subcommands[0]))

@@ -41,6 +41,7 @@ typedef struct mcp_connection {
         const char *protocol_version;   /* negotiated (a static string); NULL before initialize */
         bool client_elicits;            /* the client declared form elicitation */
         mcp_running_command *running;   /* the commands running now */
+        pthread_cond_t none_running;    /* signalled when `running` turns empty */
         bool ending;                    /* the input ended (or the server was stopped): no command may start */
 } mcp_connection;
 

@@ -8,17 +8,15 @@
  * of its own there, so a long command does not hold up a ping or a read.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "config.h"
 #include "mcp-tools.h"
 #include "mcp.h"
+#include "stop-watch.h"
 
 /*
  * The revisions this server speaks, newest first: those the official SDKs
@@ -204,10 +202,12 @@ void mcp_connection_remove_running(mcp_connection *connection, mcp_running_comma
                         break;
                 }
         }
+        if (!connection->running)
+                pthread_cond_broadcast(&connection->none_running);
         pthread_mutex_unlock(&connection->lock);
 }
 
-/* The input ended: every running command is killed, and none starts any more. */
+/* Every running command is killed, and none starts any more. */
 static void end_running_commands(mcp_connection *connection)
 {
         pthread_mutex_lock(&connection->lock);
@@ -217,106 +217,60 @@ static void end_running_commands(mcp_connection *connection)
         pthread_mutex_unlock(&connection->lock);
 }
 
-/* ------------------------------------------------------------ the input -- */
-
 /*
- * When the client goes away it closes our input, and nobody will read
- * what a running command still produces: every command in flight is
- * killed at once, so that none outlives the server (under Landlock the
+ * End of input: the client is gone and reads nothing more, so every
+ * command still running is killed now, before the transport waits for the
+ * calls in flight — none may outlive the server (under Landlock the
  * process group is the only handle on it; bwrap's sandbox would die with
- * the server anyway).  The same when the server is stopped (stop_fd: the
- * CLI's signals).  The transport itself waits at end of input for the
- * calls in flight, so the server reads its input here and hands the
- * transport a pipe, closed once the commands are told to end.
+ * the server anyway).
  */
-struct input_pump {
-        mcp_connection *connection;
-        int input_fd;
-        int stop_fd;            /* readable: stop as at end of input; -1: none */
-        int pipe_write;         /* the transport reads the other end */
-};
-
-/* Copies one read of the input into the pipe; false at end of input (or when it cannot go on). */
-static bool pump_once(const struct input_pump *pump)
+static void on_input_end(rpc_server *server, void *data)
 {
-        char buffer[65536];
-        ssize_t count = read(pump->input_fd, buffer, sizeof(buffer));
-
-        if (count < 0)
-                return errno == EINTR || errno == EAGAIN;
-        for (ssize_t done = 0; done < count;) {
-                ssize_t written = write(pump->pipe_write, buffer + done, (size_t) (count - done));
-
-                if (written < 0 && errno == EINTR)
-                        continue;
-                if (written < 0)
-                        return false;
-                done += written;
-        }
-        return count > 0;
+        (void) server;
+        end_running_commands(data);
 }
 
-static void *pump_input(void *data)
+/*
+ * A stop (the CLI's SIGTERM, SIGINT, SIGHUP): every running command is
+ * killed, and this returns once each has ended; the stop watcher then ends
+ * the process by the signal.
+ */
+static void stop_running_commands(void *data)
 {
-        struct input_pump *pump = data;
-        struct pollfd fds[2] = { { pump->input_fd, POLLIN, 0 }, { pump->stop_fd, POLLIN, 0 } };
+        mcp_connection *connection = data;
 
-        for (;;) {
-                int ready = poll(fds, pump->stop_fd >= 0 ? 2 : 1, -1);
-
-                if (ready < 0 && errno == EINTR)
-                        continue;
-                if (ready < 0 || (pump->stop_fd >= 0 && fds[1].revents))
-                        break;
-                if (fds[0].revents && !pump_once(pump))
-                        break;
-        }
-        end_running_commands(pump->connection);
-        close(pump->pipe_write);
-        return NULL;
+        end_running_commands(connection);
+        pthread_mutex_lock(&connection->lock);
+        while (connection->running)
+                pthread_cond_wait(&connection->none_running, &connection->lock);
+        pthread_mutex_unlock(&connection->lock);
 }
 
 /* ---------------------------------------------------------------- serve -- */
-
-static int serve_connection(mcp_connection *connection, int input_fd, int output_fd, int stop_fd)
-{
-        const rpc_handlers handlers = { on_request, on_notification, connection };
-        struct input_pump pump = { connection, input_fd, stop_fd, -1 };
-        pthread_t pump_thread;
-        int pipe_fds[2], result;
-
-        if (pipe2(pipe_fds, O_CLOEXEC) < 0)
-                return -errno;
-        pump.pipe_write = pipe_fds[1];
-        connection->rpc = rpc_server_new(pipe_fds[0], output_fd, &handlers);
-        if (!connection->rpc || (result = -pthread_create(&pump_thread, NULL, pump_input, &pump)) < 0) {
-                if (connection->rpc)
-                        rpc_server_free(connection->rpc);
-                close(pipe_fds[0]);
-                close(pipe_fds[1]);
-                return connection->rpc ? result : -ENOMEM;
-        }
-        result = rpc_server_run(connection->rpc);
-        /* Read to its end, the pipe was closed by the pump, which has ended; a read error leaves it waiting. */
-        if (result < 0)
-                pthread_cancel(pump_thread);
-        pthread_join(pump_thread, NULL);
-        rpc_server_free(connection->rpc);
-        close(pipe_fds[0]);
-        return result;
-}
 
 int mcp_serve(service_context *context, const service_policy_fields *policy, int input_fd, int output_fd,
               int stop_fd)
 {
         mcp_connection connection = { .context = context, .policy = policy };
+        const rpc_handlers handlers = { on_request, on_notification, &connection, on_input_end };
+        service_stop_watch watch;
         int result;
 
         connection.tools = mcp_tool_definitions();
         if (!connection.tools)
                 return -ENOMEM;
         pthread_mutex_init(&connection.lock, NULL);
-        result = serve_connection(&connection, input_fd, output_fd, stop_fd);
+        pthread_cond_init(&connection.none_running, NULL);
+        connection.rpc = rpc_server_new(input_fd, output_fd, &handlers);
+        result = connection.rpc ? service_stop_watch_start(&watch, stop_fd, stop_running_commands, &connection)
+                                : -ENOMEM;
+        if (result == 0) {
+                result = rpc_server_run(connection.rpc);
+                service_stop_watch_end(&watch);
+        }
+        if (connection.rpc)
+                rpc_server_free(connection.rpc);
+        pthread_cond_destroy(&connection.none_running);
         pthread_mutex_destroy(&connection.lock);
         json_decref(connection.tools);
         return result;

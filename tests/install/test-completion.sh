@@ -49,8 +49,9 @@ expect_without() {
         fi
 }
 
-expect "bash confine fs mcp policy probe run session" ""
+expect "bash confine fs mcp policy probe run serve session" ""
 expect "--session" mcp --sess
+expect "--config" serve --con
 expect "--help --version" --
 expect "--mode" run --mo
 expect "danger-full-access read-only workspace-write" run --mode ""

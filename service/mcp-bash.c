@@ -77,7 +77,7 @@ static void write_shown(FILE *out, const char *text)
 
                 if (hidden) {
                         fprintf(out, "\\u%04x", hidden);
-                        byte += hidden < 0x100 ? 1 : 2;
+                        byte += *byte < 0xe0 ? 1 : 2;   /* the rest of its two or three bytes */
                 } else if (*byte == '\n') {
                         fputs("\n    ", out);
                 } else if ((*byte < 0x20 && *byte != '\t') || *byte == 0x7f) {

@@ -174,7 +174,8 @@ static void reply_text(mcp_tool_call *tool_call, const char *text, size_t length
         else
                 json_decref(structured);
         if (!result) {
-                rpc_call_fail(tool_call->call, RPC_INTERNAL_ERROR, "out of memory", NULL);
+                rpc_call_fail(tool_call->call, RPC_INTERNAL_ERROR,
+                              "the tool's result cannot be sent: out of memory, or text that is not UTF-8", NULL);
                 return;
         }
         rpc_call_reply(tool_call->call, result);

@@ -377,13 +377,13 @@ for (const answer of ['decline', 'cancel']) {
 test('the approval shows the command as it runs: hidden characters by number, later lines indented', async () => {
   await withServer(['--mode', 'read-only'], async (client, server) => {
     // U+202E (right-to-left override) would show "echo safe" reversed; ESC could redraw the client.
-    const command = 'echo \u202eefas\x1b[2K\necho two';
+    const command = 'echo \u202eefas\x1b[2K\u061cx\necho two';
     const result = await call(client, 'bash', { command, sandbox_permissions: 'workspace-write',
       justification: 'the test checks what the user is shown' });
     assert.equal(result.structuredContent.kind, 'rejected');
     const { message } = server.elicitations[0];
-    assert.ok(message.includes('echo \\u202eefas\\x1b[2K\n    echo two'), message);
-    assert.ok(!message.includes('\u202e') && !message.includes('\x1b'), message);
+    assert.ok(message.includes('echo \\u202eefas\\x1b[2K\\u061cx\n    echo two'), message);
+    assert.ok(!message.includes('\u202e') && !message.includes('\x1b') && !message.includes('\u061c'), message);
   }, { answer: 'decline' });
 });
 

@@ -27,8 +27,9 @@ static const char mcp_help[] =
         "the options give (with --session, the session's, read again on each call).  A bash call may ask\n"
         "for a wider mode (sandbox_permissions + justification): the client's user is asked through MCP\n"
         "elicitation, and a client without elicitation gets a refusal.\n"
-        "An MCP client runs it as its server's command, e.g.\n"
-        "  claude mcp add sandbox -- dsh-sandbox mcp --mode workspace-write\n"
+        "At the end of input, and on SIGTERM, SIGINT or SIGHUP (it then ends by that signal), every\n"
+        "command still running is killed.  An MCP client runs it as its server's command, e.g.\n"
+        "  claude mcp add dsh-sandbox -- dsh-sandbox mcp --mode workspace-write\n"
         "Exit status: 0 at the end of input; 1 when its input cannot be read; 2 for a usage error;\n"
         "125 when the policy cannot be resolved (nothing is served).\n\n";
 

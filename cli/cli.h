@@ -62,5 +62,6 @@ int cli_command_probe(int argc, char **argv);
 int cli_command_session(int argc, char **argv);
 int cli_command_policy(int argc, char **argv);
 int cli_command_fs(int argc, char **argv);
+int cli_command_remote_helper(int argc, char **argv);
 
 #endif

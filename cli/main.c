@@ -20,6 +20,7 @@ static const struct subcommand subcommands[] = {
         { "session", cli_command_session, "create, switch and inspect durable sessions" },
         { "policy", cli_command_policy, "resolve the execution policy; print the runtime context" },
         { "fs", cli_command_fs, "write, edit, create, remove, move and read files under the same policy" },
+        { "remote-helper", cli_command_remote_helper, "internal: serves one --remote call over ssh's stdio" },
 };
 
 #define SUBCOMMAND_COUNT (sizeof(subcommands) / sizeof(subcommands[0]))

@@ -27,6 +27,7 @@ enum {
         CLI_POLICY_BACKEND = 1 << 4,       /* -b, --backend NAME */
         CLI_POLICY_CONFIG = 1 << 5,        /* -c, --config FILE */
         CLI_POLICY_ALL = (1 << 6) - 1,
+        CLI_POLICY_REMOTE = 1 << 6,        /* --remote DEST: run, confine, bash, probe only */
 };
 
 /*

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `--remote DEST` on run, confine and probe, and `dsh-sandbox remote-helper`,
+ * the internal subcommand ssh runs on the remote host (docs/remote.md).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dsh-sandbox/json.h"
+#include "dsh-sandbox/remote.h"
+
+#include "cli.h"
+#include "options.h"
+#include "remote-cli.h"
+#include "runtime-cli.h"
+
+/* What the subcommands print for a remote call that did not run: 126/127 for exec, else 125 (nothing ran). */
+static int remote_error_status(dsh_error *error)
+{
+        int status = error->code == DSH_ERROR_EXEC_FAILED ? cli_exit_status_for_error(error) : CLI_EXIT_SANDBOX;
+
+        cli_print_error(error);
+        dsh_error_clear(error);
+        return status;
+}
+
+/*
+ * The local config gives the transport (sshCommand, remoteProgram); the
+ * policy options go to the remote as typed: --root and --allow-write are
+ * the remote's paths, resolved there, never here.  --session is refused:
+ * a session is this host's state (its log, its cwd), and the remote has
+ * none of it.
+ */
+static int remote_setup(const cli_policy_options *options, dsh_runtime **runtime, dsh_remote_target *target,
+                        dsh_remote_request *request)
+{
+        dsh_runtime_options runtime_options;
+        dsh_policy_request local_request;
+        const dsh_config *config;
+        int result;
+
+        if (options->session)
+                return cli_usage_error("--session cannot be used with --remote: a session is this host's state; "
+                                       "give the remote's --mode and --root instead");
+        result = cli_policy_request(options, &local_request);
+        if (result != 0)
+                return result;
+        cli_policy_runtime_options(options, &runtime_options);
+        runtime_options.backend = NULL;   /* --backend is the remote's to apply */
+        runtime_options.use_verdict_cache = false;
+        result = cli_runtime_new(&runtime_options, CLI_EXIT_SANDBOX, runtime);
+        if (result != 0)
+                return result;
+        config = dsh_runtime_config(*runtime);
+        *target = (dsh_remote_target) { options->remote, config->ssh_command, config->remote_program };
+        *request = (dsh_remote_request) { local_request.has_mode, local_request.mode, options->root,
+                                          options->allow_write, options->backend };
+        return 0;
+}
+
+int cli_remote_confine(const cli_policy_options *options, char **command)
+{
+        dsh_remote_target target = DSH_REMOTE_TARGET_INIT;
+        dsh_remote_request request = DSH_REMOTE_REQUEST_INIT;
+        dsh_confined_argv facts = DSH_CONFINED_ARGV_INIT;
+        dsh_error error = DSH_ERROR_INIT;
+        dsh_runtime *runtime = NULL;
+        char *text = NULL;
+        int result = remote_setup(options, &runtime, &target, &request);
+
+        if (result == 0 && dsh_remote_confine(&target, &request, command, &facts, &error) < 0)
+                result = remote_error_status(&error);
+        if (result == 0) {
+                int encoded = dsh_json_encode_confined_argv(&facts, &text, &error);
+
+                result = cli_print_json(encoded, text, &error, CLI_EXIT_SANDBOX);
+        }
+        dsh_confined_argv_clear(&facts);
+        dsh_runtime_free(runtime);
+        return result;
+}
+
+int cli_remote_probe(const cli_policy_options *options)
+{
+        dsh_remote_target target = DSH_REMOTE_TARGET_INIT;
+        dsh_remote_request request = DSH_REMOTE_REQUEST_INIT;
+        dsh_error error = DSH_ERROR_INIT;
+        dsh_runtime *runtime = NULL;
+        bool selected = false;
+        char *text = NULL;
+        int result = remote_setup(options, &runtime, &target, &request);
+
+        if (result == 0 && dsh_remote_probe(&target, &request, &text, &selected, &error) < 0)
+                result = remote_error_status(&error);
+        if (result == 0) {
+                result = cli_print_json(0, text, &error, CLI_EXIT_FAILURE);
+                if (result == CLI_EXIT_SUCCESS && !selected)
+                        result = CLI_EXIT_SANDBOX;
+        }
+        dsh_runtime_free(runtime);
+        return result;
+}
+
+/*
+ * Signals for the remote command.  Without a terminal, ssh passes no
+ * signal on, so this process does: the signals a command is usually told
+ * to stop or reload with — from the terminal (ssh runs in a process group
+ * of its own, so Ctrl-C reaches only this process) or from kill alike —
+ * are written, one byte each, to a pipe the library reads and sends on as
+ * signal frames; the helper signals the command's process group.  The
+ * handler only writes to a non-blocking pipe (async-signal-safe; errno kept).
+ */
+static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+
+static volatile sig_atomic_t signal_pipe_write_end = -1;
+
+static void pass_signal_on(int signal_number)
+{
+        int saved_errno = errno;
+        unsigned char number = (unsigned char) signal_number;
+
+        if (signal_pipe_write_end >= 0 && write(signal_pipe_write_end, &number, 1) < 0) {
+                /* A full pipe: 4096 signals not yet sent; this one is lost like a merged pending signal. */
+        }
+        errno = saved_errno;
+}
+
+static void set_forwarding(void (*handler)(int))
+{
+        for (size_t i = 0; i < sizeof(forwarded_signals) / sizeof(forwarded_signals[0]); i++) {
+                struct sigaction action = { 0 }, previous;
+
+                /* A signal ignored when this process started (nohup) stays ignored. */
+                if (sigaction(forwarded_signals[i], NULL, &previous) < 0 || previous.sa_handler == SIG_IGN)
+                        continue;
+                action.sa_handler = handler;
+                action.sa_flags = SA_RESTART;
+                sigemptyset(&action.sa_mask);
+                sigaction(forwarded_signals[i], &action, NULL);
+        }
+}
+
+int cli_remote_run(const cli_policy_options *options, char **program)
+{
+        dsh_remote_target target = DSH_REMOTE_TARGET_INIT;
+        dsh_remote_request request = DSH_REMOTE_REQUEST_INIT;
+        dsh_remote_stdio stdio = DSH_REMOTE_STDIO_INIT;
+        dsh_error error = DSH_ERROR_INIT;
+        dsh_runtime *runtime = NULL;
+        int signal_pipe[2] = { -1, -1 }, wait_status = 0, called;
+        int result = remote_setup(options, &runtime, &target, &request);
+
+        if (result != 0) {
+                dsh_runtime_free(runtime);
+                return result;
+        }
+        if (pipe2(signal_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
+                cli_print_message("cannot make a pipe: %s", strerror(errno));
+                dsh_runtime_free(runtime);
+                return CLI_EXIT_SANDBOX;
+        }
+        /* A local reader that goes away must not kill this process before the remote command's end is known. */
+        signal(SIGPIPE, SIG_IGN);
+        signal_pipe_write_end = signal_pipe[1];
+        set_forwarding(pass_signal_on);
+        stdio = (dsh_remote_stdio) { STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO, signal_pipe[0] };
+        fflush(NULL);
+        called = dsh_remote_run(&target, &request, program, &stdio, &wait_status, &error);
+        set_forwarding(SIG_DFL);
+        signal_pipe_write_end = -1;
+        close(signal_pipe[0]);
+        close(signal_pipe[1]);
+        dsh_runtime_free(runtime);
+        if (called < 0)
+                return remote_error_status(&error);
+        return dsh_end_like_child(wait_status);
+}
+
+static const char remote_helper_help[] =
+        "Usage: dsh-sandbox remote-helper\n"
+        "Internal: what `--remote` runs on the remote host through ssh.  Serves one call, speaking\n"
+        "dsh-sandbox's frame protocol on stdin and stdout (docs/remote.md); not for people.\n";
+
+int cli_command_remote_helper(int argc, char **argv)
+{
+        const cli_command_line line = { .name = "remote-helper", .help = remote_helper_help };
+        int operands = argc;
+        int result = cli_options_parse(&line, argc, argv, NULL, &operands);
+
+        if (result == 0)
+                result = cli_refuse_operands(line.name, argc, argv, operands);
+        if (result != 0)
+                return result < 0 ? CLI_EXIT_SUCCESS : result;
+        signal(SIGPIPE, SIG_IGN);   /* the caller or its command may go away; the spawn restores the default */
+        return dsh_remote_serve(NULL, STDIN_FILENO, STDOUT_FILENO) < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_SUCCESS;
+}

@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: MIT
+"""A throwaway OpenSSH server on 127.0.0.1 for the remote provider's tests.
+
+Debian's sshd runs as a child with its own config, host key, user key and
+authorized_keys in a temporary directory under $DSH_TEST_SCRATCH; the client
+reaches it through an ssh config file of its own (never ~/.ssh), and the
+"remote" dsh-sandbox keeps its state in a directory of its own.
+"""
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+
+SSHD = "/usr/sbin/sshd"
+
+
+class SkipTest(Exception):
+    """The host truly lacks what the tests need (no sshd)."""
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def write(path, text, mode=0o644):
+    with open(path, "w") as handle:
+        handle.write(text)
+    os.chmod(path, mode)
+
+
+class SshServer:
+    def __init__(self, dsh_sandbox):
+        if not os.access(SSHD, os.X_OK) or not shutil.which("ssh-keygen") or not shutil.which("ssh"):
+            raise SkipTest("openssh-server/openssh-client not installed (scripts/ensure-deps.sh installs them)")
+        scratch = os.environ.get("DSH_TEST_SCRATCH", "/var/tmp/dsh-sandbox-tests")
+        os.makedirs(scratch, exist_ok=True)
+        self.dir = tempfile.mkdtemp(prefix="remote-", dir=scratch)
+        os.chmod(self.dir, 0o755)
+        self.dsh_sandbox = dsh_sandbox
+        self.port = free_port()
+        self.log = os.path.join(self.dir, "sshd.log")
+        # Privilege separation needs its empty directory.
+        os.makedirs("/run/sshd", mode=0o755, exist_ok=True)
+        for name in ("host_key", "user_key"):
+            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", os.path.join(self.dir, name)],
+                           check=True)
+        shutil.copy(os.path.join(self.dir, "user_key.pub"), os.path.join(self.dir, "authorized_keys"))
+        self.remote_state = os.path.join(self.dir, "remote-state")
+        os.makedirs(self.remote_state)
+        # The remote dsh-sandbox: the build tree's, with a state directory of its own.
+        self.remote_program = self.wrapper("remote-dsh-sandbox",
+                                           'export DSH_SANDBOX_STATE_DIR=%s\nexec %s "$@"\n'
+                                           % (self.remote_state, dsh_sandbox))
+        write(os.path.join(self.dir, "sshd_config"),
+              "ListenAddress 127.0.0.1\nPort %d\nHostKey %s/host_key\nAuthorizedKeysFile %s/authorized_keys\n"
+              "StrictModes no\nPidFile %s/sshd.pid\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
+              "UsePAM no\nPermitRootLogin prohibit-password\nLogLevel VERBOSE\nMaxSessions 50\n"
+              "MaxStartups 50\nAcceptEnv LANG\n"
+              % (self.port, self.dir, self.dir, self.dir))
+        write(os.path.join(self.dir, "known_hosts"),
+              "[127.0.0.1]:%d %s" % (self.port, open(os.path.join(self.dir, "host_key.pub")).read()))
+        self.ssh_config = os.path.join(self.dir, "ssh_config")
+        write(self.ssh_config,
+              "Host remote-test\n  HostName 127.0.0.1\n  Port %d\n  User %s\n  IdentityFile %s/user_key\n"
+              "  IdentitiesOnly yes\n  UserKnownHostsFile %s/known_hosts\n  StrictHostKeyChecking yes\n"
+              "  GlobalKnownHostsFile /dev/null\n"
+              "Host unknown-key\n  HostName 127.0.0.1\n  Port %d\n  User %s\n  IdentityFile %s/user_key\n"
+              "  UserKnownHostsFile %s/empty_known_hosts\n  GlobalKnownHostsFile /dev/null\n"
+              "Host unreachable\n  HostName 127.0.0.1\n  Port %d\n  ConnectTimeout 5\n"
+              % (self.port, os.environ.get("USER") or "root", self.dir, self.dir,
+                 self.port, os.environ.get("USER") or "root", self.dir, self.dir, free_port()))
+        write(os.path.join(self.dir, "empty_known_hosts"), "")
+        self.stderr = open(self.log, "w")
+        self.process = subprocess.Popen([SSHD, "-D", "-e", "-f", os.path.join(self.dir, "sshd_config")],
+                                        stdout=subprocess.DEVNULL, stderr=self.stderr)
+        self.wait_listening()
+
+    def wrapper(self, name, body):
+        path = os.path.join(self.dir, name)
+        write(path, "#!/bin/sh\n" + body, 0o755)
+        return path
+
+    def wait_listening(self):
+        # Readiness, not timing: poll until the port accepts (or sshd died and says why).
+        while True:
+            if self.process.poll() is not None:
+                raise SkipTest("sshd cannot start: " + open(self.log).read().strip())
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return
+            except OSError:
+                time.sleep(0.05)
+
+    def connections(self):
+        """How many TCP connections sshd has accepted so far."""
+        self.stderr.flush()
+        return open(self.log).read().count("Connection from 127.0.0.1")
+
+    def close(self):
+        self.process.terminate()
+        self.process.wait()
+        self.stderr.close()

@@ -287,7 +287,8 @@ static int transport_failure(remote_call *call, int wait_status, dsh_error *erro
         if (call->protocol_error.code != DSH_ERROR_NONE)
                 return remote_unavailable(error, destination, "%s", call->protocol_error.message);
         if (status == 255)
-                return remote_unavailable(error, destination, "ssh failed: %s", said);
+                return remote_unavailable(error, destination, "ssh failed or the connection dropped (exit 255): %s",
+                                          said);
         if (status == 127)
                 return remote_unavailable(error, destination, "no \"%s\" on the remote host (the remote shell "
                                                               "exited 127): %s", program, said);

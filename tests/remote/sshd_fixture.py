@@ -32,6 +32,11 @@ def write(path, text, mode=0o644):
     os.chmod(path, mode)
 
 
+def read(path):
+    with open(path) as handle:
+        return handle.read()
+
+
 class SshServer:
     def __init__(self, dsh_sandbox):
         if not os.access(SSHD, os.X_OK) or not shutil.which("ssh-keygen") or not shutil.which("ssh"):
@@ -62,7 +67,7 @@ class SshServer:
               "MaxStartups 50\nAcceptEnv LANG\n"
               % (self.port, self.dir, self.dir, self.dir))
         write(os.path.join(self.dir, "known_hosts"),
-              "[127.0.0.1]:%d %s" % (self.port, open(os.path.join(self.dir, "host_key.pub")).read()))
+              "[127.0.0.1]:%d %s" % (self.port, read(os.path.join(self.dir, "host_key.pub"))))
         self.ssh_config = os.path.join(self.dir, "ssh_config")
         write(self.ssh_config,
               "Host remote-test\n  HostName 127.0.0.1\n  Port %d\n  User %s\n  IdentityFile %s/user_key\n"
@@ -88,7 +93,7 @@ class SshServer:
         # Readiness, not timing: poll until the port accepts (or sshd died and says why).
         while True:
             if self.process.poll() is not None:
-                raise SkipTest("sshd cannot start: " + open(self.log).read().strip())
+                raise SkipTest("sshd cannot start: " + read(self.log).strip())
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
                 return
@@ -98,7 +103,7 @@ class SshServer:
     def connections(self):
         """How many TCP connections sshd has accepted so far."""
         self.stderr.flush()
-        return open(self.log).read().count("Connection from 127.0.0.1")
+        return read(self.log).count("Connection from 127.0.0.1")
 
     def close(self):
         self.process.terminate()

@@ -109,3 +109,27 @@ class SshServer:
         self.process.terminate()
         self.process.wait()
         self.stderr.close()
+
+
+def serve(dsh_sandbox):
+    """For bench/remote.bench.sh: start the server, print where its files are, serve until SIGTERM."""
+    import signal
+    import sys
+
+    server = SshServer(dsh_sandbox)
+    signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(0))
+    try:
+        print("ready %s %s %s" % (server.dir, server.ssh_config, server.remote_program), flush=True)
+        while True:
+            signal.pause()
+    finally:
+        server.close()
+
+
+if __name__ == "__main__":
+    import sys
+
+    try:
+        serve(sys.argv[1])
+    except SkipTest as reason:
+        print("skip %s" % reason, flush=True)

@@ -129,6 +129,8 @@ static int read_string_array(const json_t *value, const char *what, const char *
         if (!json_is_array(value))
                 return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "%s: \"%s\" must be an array of strings",
                                      what, key);
+        if (!*out && !(*out = calloc(1, sizeof(char *))))   /* [] is given, and empty: not absent */
+                return out_of_memory(error);
         json_array_foreach(value, index, item) {
                 dsh_autofree char *text = NULL;
                 int result = read_string(item, what, key, &text, error);

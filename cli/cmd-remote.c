@@ -117,12 +117,15 @@ int cli_remote_probe(const cli_policy_options *options)
 static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 
 static volatile sig_atomic_t signal_pipe_write_end = -1;
+static volatile sig_atomic_t first_passed_signal;
 
 static void pass_signal_on(int signal_number)
 {
         int saved_errno = errno;
         unsigned char number = (unsigned char) signal_number;
 
+        if (!first_passed_signal)
+                first_passed_signal = signal_number;
         if (signal_pipe_write_end >= 0 && write(signal_pipe_write_end, &number, 1) < 0) {
                 /* A full pipe: 4096 signals not yet sent; this one is lost like a merged pending signal. */
         }
@@ -144,6 +147,29 @@ static void set_forwarding(void (*handler)(int))
         }
 }
 
+/* From here until forwarding_end(), the signals above are written to `signal_pipe`.  Returns 0 or an exit status. */
+static int forwarding_begin(int signal_pipe[2])
+{
+        if (pipe2(signal_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
+                cli_print_message("cannot make a pipe: %s", strerror(errno));
+                return CLI_EXIT_SANDBOX;
+        }
+        /* A local reader that goes away must not kill this process before the remote command's end is known. */
+        signal(SIGPIPE, SIG_IGN);
+        signal_pipe_write_end = signal_pipe[1];
+        set_forwarding(pass_signal_on);
+        fflush(NULL);
+        return 0;
+}
+
+static void forwarding_end(int signal_pipe[2])
+{
+        set_forwarding(SIG_DFL);
+        signal_pipe_write_end = -1;
+        close(signal_pipe[0]);
+        close(signal_pipe[1]);
+}
+
 int cli_remote_run(const cli_policy_options *options, char **program)
 {
         dsh_remote_target target = DSH_REMOTE_TARGET_INIT;
@@ -151,33 +177,47 @@ int cli_remote_run(const cli_policy_options *options, char **program)
         dsh_remote_stdio stdio = DSH_REMOTE_STDIO_INIT;
         dsh_error error = DSH_ERROR_INIT;
         dsh_runtime *runtime = NULL;
-        int signal_pipe[2] = { -1, -1 }, wait_status = 0, called;
+        int signal_pipe[2] = { -1, -1 }, wait_status = 0, called = 0;
         int result = remote_setup(options, &runtime, &target, &request);
 
-        if (result != 0) {
-                dsh_runtime_free(runtime);
-                return result;
+        if (result == 0)
+                result = forwarding_begin(signal_pipe);
+        if (result == 0) {
+                stdio = (dsh_remote_stdio) { STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO, signal_pipe[0] };
+                called = dsh_remote_run(&target, &request, program, &stdio, &wait_status, &error);
+                forwarding_end(signal_pipe);
         }
-        if (pipe2(signal_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
-                cli_print_message("cannot make a pipe: %s", strerror(errno));
-                dsh_runtime_free(runtime);
-                return CLI_EXIT_SANDBOX;
-        }
-        /* A local reader that goes away must not kill this process before the remote command's end is known. */
-        signal(SIGPIPE, SIG_IGN);
-        signal_pipe_write_end = signal_pipe[1];
-        set_forwarding(pass_signal_on);
-        stdio = (dsh_remote_stdio) { STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO, signal_pipe[0] };
-        fflush(NULL);
-        called = dsh_remote_run(&target, &request, program, &stdio, &wait_status, &error);
-        set_forwarding(SIG_DFL);
-        signal_pipe_write_end = -1;
-        close(signal_pipe[0]);
-        close(signal_pipe[1]);
         dsh_runtime_free(runtime);
+        if (result != 0)
+                return result;
         if (called < 0)
                 return remote_error_status(&error);
         return dsh_end_like_child(wait_status);
+}
+
+int cli_remote_bash(const cli_policy_options *options, const char *command, const dsh_remote_bash_options *bash,
+                    dsh_bash_result *result_out, int *first_signal)
+{
+        dsh_remote_target target = DSH_REMOTE_TARGET_INIT;
+        dsh_remote_request request = DSH_REMOTE_REQUEST_INIT;
+        dsh_remote_bash_options call_options = *bash;
+        dsh_error error = DSH_ERROR_INIT;
+        dsh_runtime *runtime = NULL;
+        int signal_pipe[2] = { -1, -1 }, called = 0;
+        int result = remote_setup(options, &runtime, &target, &request);
+
+        if (result == 0)
+                result = forwarding_begin(signal_pipe);
+        if (result == 0) {
+                call_options.signal_fd = signal_pipe[0];
+                called = dsh_remote_bash(&target, &request, command, &call_options, result_out, &error);
+                forwarding_end(signal_pipe);
+                *first_signal = first_passed_signal;
+        }
+        dsh_runtime_free(runtime);
+        if (result == 0 && called < 0)
+                result = remote_error_status(&error);
+        return result;
 }
 
 static const char remote_helper_help[] =

@@ -83,7 +83,7 @@ _dsh_sandbox()
         run | confine)
                 options="$_dsh_sandbox_policy_options --remote -h --help --" ;;
         bash)
-                options="$_dsh_sandbox_policy_options --timeout --sandbox-permissions --justification"
+                options="$_dsh_sandbox_policy_options --remote --timeout --sandbox-permissions --justification"
                 options+=" --approval-command --approval-timeout --output-limit --json -h --help --" ;;
         probe)
                 options="--json -c --config -b --backend --remote -h --help" ;;

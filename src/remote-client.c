@@ -35,6 +35,8 @@
 typedef struct remote_call {
         const dsh_remote_target *target;
         const dsh_remote_stdio *stdio;
+        dsh_bash_output_fn on_output;       /* where the command's output frames go; NULL: none expected */
+        void *output_data;
         dsh_remote_connection connection;
         dsh_frame_reader frames;
         dsh_byte_queue outgoing;            /* frames for the helper */
@@ -59,19 +61,23 @@ __attribute__((format(printf, 3, 4))) static int remote_unavailable(dsh_error *e
         return result;
 }
 
-static void write_fully(int fd, const unsigned char *data, size_t length)
+/* run's output: to the local stdout and stderr.  A reader that went away loses the rest, as a pipe's writer would. */
+static int write_to_stdio(int stream, const char *data, size_t length, void *user_data)
 {
-        /* A local reader that went away loses the rest of the output, as a pipe's writer would. */
+        const dsh_remote_stdio *stdio = user_data;
+        int fd = stream == 1 ? stdio->stdout_fd : stdio->stderr_fd;
+
         while (fd >= 0 && length > 0) {
                 ssize_t written = write(fd, data, length);
 
                 if (written < 0 && errno == EINTR)
                         continue;
                 if (written <= 0)
-                        return;
+                        return -1;
                 data += written;
                 length -= (size_t) written;
         }
+        return 0;
 }
 
 /* Keeps the last DIAGNOSTICS_TAIL bytes of ssh's stderr.  Returns false at EOF or on an error. */
@@ -142,10 +148,9 @@ static int handle_frame(remote_call *call, char type, const unsigned char *paylo
                 break;
         case DSH_FRAME_STDOUT:
         case DSH_FRAME_STDERR:
-                if (!call->stdio)
+                if (!call->on_output)
                         return protocol_failure(call, "the remote sent output where none was asked for");
-                write_fully(type == DSH_FRAME_STDOUT ? call->stdio->stdout_fd : call->stdio->stderr_fd, payload,
-                            length);
+                call->on_output(type == DSH_FRAME_STDOUT ? 1 : 2, (const char *) payload, length, call->output_data);
                 return 0;
         case DSH_FRAME_FINAL:
                 result = dsh_remote_final_decode(payload, length, &call->final, &reason);
@@ -307,10 +312,10 @@ static int transport_failure(remote_call *call, int wait_status, dsh_error *erro
  * errno with `error` set (SANDBOX_UNAVAILABLE: the transport or the protocol).
  */
 static int call_remote(remote_call *call, dsh_remote_operation operation, const dsh_remote_request *request,
-                       char *const *argv, dsh_error *error)
+                       char *const *argv, const dsh_remote_bash_options *bash, dsh_error *error)
 {
         dsh_autofree char *request_text = NULL;
-        int result = dsh_remote_request_encode(operation, request, argv, &request_text, error);
+        int result = dsh_remote_request_encode(operation, request, argv, bash, &request_text, error);
         int wait_status = 0;
 
         if (result == 0)
@@ -382,7 +387,7 @@ int dsh_remote_confine(const dsh_remote_target *target, const dsh_remote_request
         if (!argv || !argv[0])
                 return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "remote confine: the argv is empty");
         call_init(&call, target, NULL);
-        result = call_remote(&call, DSH_REMOTE_OPERATION_CONFINE, request, argv, error);
+        result = call_remote(&call, DSH_REMOTE_OPERATION_CONFINE, request, argv, NULL, error);
         if (result == 0)
                 result = expect_answer(&call, error);
         /* Facts that do not validate are no facts: nothing may be spawned from them. */
@@ -401,7 +406,7 @@ int dsh_remote_probe(const dsh_remote_target *target, const dsh_remote_request *
         int result;
 
         call_init(&call, target, NULL);
-        result = call_remote(&call, DSH_REMOTE_OPERATION_PROBE, request, NULL, error);
+        result = call_remote(&call, DSH_REMOTE_OPERATION_PROBE, request, NULL, NULL, error);
         if (result == 0)
                 result = expect_answer(&call, error);
         selected = result == 0 ? json_object_get(call.final.answer, "selected") : NULL;
@@ -426,7 +431,9 @@ int dsh_remote_run(const dsh_remote_target *target, const dsh_remote_request *re
         if (!argv || !argv[0])
                 return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "remote run: the argv is empty");
         call_init(&call, target, stdio);
-        result = call_remote(&call, DSH_REMOTE_OPERATION_RUN, request, argv, error);
+        call.on_output = write_to_stdio;
+        call.output_data = (void *) stdio;
+        result = call_remote(&call, DSH_REMOTE_OPERATION_RUN, request, argv, NULL, error);
         if (result == 0) {
                 switch (call.final.outcome) {
                 case DSH_REMOTE_OUTCOME_EXITED:
@@ -444,6 +451,34 @@ int dsh_remote_run(const dsh_remote_target *target, const dsh_remote_request *re
                         break;
                 }
         }
+        call_clear(&call);
+        return result;
+}
+
+int dsh_remote_bash(const dsh_remote_target *target, const dsh_remote_request *request, const char *command,
+                    const dsh_remote_bash_options *options, dsh_bash_result *result_out, dsh_error *error)
+{
+        const dsh_remote_bash_options defaults = DSH_REMOTE_BASH_OPTIONS_INIT;
+        const dsh_remote_bash_options *bash = options ? options : &defaults;
+        /* The bash tool's stdin is /dev/null: only signals go the other way. */
+        const dsh_remote_stdio stdio = { -1, -1, -1, bash->signal_fd };
+        char *argv[] = { (char *) command, NULL };
+        dsh_error invalid = DSH_ERROR_INIT;
+        remote_call call;
+        int result;
+
+        if (!command || !command[0])
+                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "remote bash: the command is empty");
+        call_init(&call, target, &stdio);
+        call.on_output = bash->on_output;
+        call.output_data = bash->output_data;
+        result = call_remote(&call, DSH_REMOTE_OPERATION_BASH, request, argv, bash, error);
+        if (result == 0)
+                result = expect_answer(&call, error);
+        /* A result that does not validate says nothing reliable about what ran. */
+        if (result == 0 && dsh_json_bash_result_from_value(call.final.answer, "bash result", result_out, &invalid) < 0)
+                result = remote_unavailable(error, target->destination, "%s", invalid.message);
+        dsh_error_clear(&invalid);
         call_clear(&call);
         return result;
 }

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -418,6 +419,84 @@ static int serve_run(helper *self, dsh_error *error)
         return result;
 }
 
+/* ------------------------------------------------------------------ bash -- */
+
+/*
+ * While the bash tool runs (it waits inside dsh_bash_run), a thread reads
+ * the caller's frames: a signal frame cancels the call (the tool sends it
+ * to the command's group, then kills what is left after its grace), and
+ * the channel's end kills at once — nobody is left to read the result.
+ * The thread reads and cancels only; every write is the main thread's.
+ */
+typedef struct bash_watch {
+        helper *self;
+        dsh_bash_cancellation *cancellation;
+} bash_watch;
+
+static void *watch_caller(void *data)
+{
+        bash_watch *watch = data;
+        const unsigned char *payload;
+        size_t length;
+        char type;
+
+        for (;;) {
+                int next = dsh_frame_reader_next(&watch->self->frames, &type, &payload, &length);
+
+                if (next > 0 && type == DSH_FRAME_SIGNAL && length == 1 && payload[0] > 0 && payload[0] < NSIG) {
+                        dsh_bash_cancel(watch->cancellation, payload[0]);
+                        continue;
+                }
+                if (next > 0 && (type == DSH_FRAME_STDIN || type == DSH_FRAME_STDIN_EOF))
+                        continue;   /* the tool's stdin is /dev/null */
+                if (next != 0 || dsh_frame_reader_fill(&watch->self->frames, watch->self->in_fd) <= 0)
+                        break;      /* the channel ended, or spoke out of turn */
+        }
+        dsh_bash_cancel(watch->cancellation, SIGKILL);
+        return NULL;
+}
+
+static int send_output(int stream, const char *data, size_t length, void *user_data)
+{
+        helper *self = user_data;
+
+        return dsh_frame_write(self->out_fd, stream == 1 ? DSH_FRAME_STDOUT : DSH_FRAME_STDERR, data, length);
+}
+
+static int serve_bash(helper *self, dsh_error *error)
+{
+        dsh_bash_request request = DSH_BASH_REQUEST_INIT;
+        dsh_bash_result result = DSH_BASH_RESULT_INIT;
+        bash_watch watch = { self, NULL };
+        json_t *value = NULL;
+        pthread_t watcher;
+        int outcome = dsh_bash_cancellation_new(&watch.cancellation, error);
+
+        if (outcome < 0)
+                return outcome;
+        if ((outcome = -pthread_create(&watcher, NULL, watch_caller, &watch)) < 0) {
+                dsh_bash_cancellation_free(watch.cancellation);
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, -outcome, "cannot watch the caller: %s",
+                                     strerror(-outcome));
+        }
+        request.command = self->call.argv[0];
+        request.policy = &self->policy;
+        request.timeout_ms = self->call.timeout_ms;
+        request.output_limit = (size_t) self->call.output_limit;
+        request.cancellation = watch.cancellation;
+        request.on_output = self->call.live_output ? send_output : NULL;
+        request.output_data = self;
+        outcome = dsh_bash_run(self->runtime, &request, &result, error);
+        if (outcome == 0 && !(value = dsh_json_bash_result_value(&result, "bash result", error)))
+                outcome = -EINVAL;
+        dsh_bash_result_clear(&result);
+        outcome = outcome < 0 ? refuse(self, error) : answer(self, value);
+        /* The caller closes its end once it has the final record: the watcher ends there. */
+        pthread_join(watcher, NULL);
+        dsh_bash_cancellation_free(watch.cancellation);
+        return outcome < 0 ? outcome : 1;
+}
+
 /* Runs the operation.  Returns 1 once it sent the final record itself, 0 with an answer sent, or a negative errno with `error` set. */
 static int serve_call(helper *self, const dsh_runtime_options *options, dsh_error *error)
 {
@@ -432,6 +511,8 @@ static int serve_call(helper *self, const dsh_runtime_options *options, dsh_erro
                 return serve_probe(self, error);
         case DSH_REMOTE_OPERATION_RUN:
                 return serve_run(self, error);
+        case DSH_REMOTE_OPERATION_BASH:
+                return serve_bash(self, error);
         }
         return -EINVAL;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The remote provider's JSON messages: requests, hellos and final records, read strictly. */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@ static const char *const operation_names[] = {
         [DSH_REMOTE_OPERATION_RUN] = "run",
         [DSH_REMOTE_OPERATION_CONFINE] = "confine",
         [DSH_REMOTE_OPERATION_PROBE] = "probe",
+        [DSH_REMOTE_OPERATION_BASH] = "bash",
 };
 
 static const char *const outcome_names[] = {
@@ -86,7 +88,8 @@ static int dump_and_release(json_t *object, int result, char **text_out, dsh_err
 }
 
 int dsh_remote_request_encode(dsh_remote_operation operation, const dsh_remote_request *request,
-                              char *const *argv, char **text_out, dsh_error *error)
+                              char *const *argv, const dsh_remote_bash_options *bash, char **text_out,
+                              dsh_error *error)
 {
         json_t *object = json_object();
         int result = object ? 0 : out_of_memory(error);
@@ -106,6 +109,12 @@ int dsh_remote_request_encode(dsh_remote_operation operation, const dsh_remote_r
                                     string_array(request->additional_writable_roots), error);
         if (result == 0 && request->backend)
                 result = set_member(object, "backend", json_string(request->backend), error);
+        if (result == 0 && bash && bash->timeout_ms)
+                result = set_member(object, "timeoutMs", json_integer(bash->timeout_ms), error);
+        if (result == 0 && bash && bash->output_limit)
+                result = set_member(object, "outputLimit", json_integer((json_int_t) bash->output_limit), error);
+        if (result == 0 && bash && bash->on_output)
+                result = set_member(object, "live", json_true(), error);
         return dump_and_release(object, result, text_out, error);
 }
 
@@ -158,6 +167,15 @@ static int check_protocol(const json_t *object, const char *what, dsh_error *err
         return 0;
 }
 
+static int read_positive(const json_t *value, const char *what, const char *key, long *out, dsh_error *error)
+{
+        if (!json_is_integer(value) || json_integer_value(value) <= 0 || json_integer_value(value) > INT_MAX)
+                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "%s: \"%s\" must be a positive integer",
+                                     what, key);
+        *out = (long) json_integer_value(value);
+        return 0;
+}
+
 static int read_call_member(const char *key, const json_t *value, dsh_remote_call *call, dsh_error *error)
 {
         static const char what[] = "remote request";
@@ -190,6 +208,14 @@ static int read_call_member(const char *key, const json_t *value, dsh_remote_cal
                 return read_string_array(value, what, key, &call->additional_writable_roots, error);
         if (strcmp(key, "backend") == 0)
                 return read_string(value, what, key, &call->backend, error);
+        if (strcmp(key, "timeoutMs") == 0)
+                return read_positive(value, what, key, &call->timeout_ms, error);
+        if (strcmp(key, "outputLimit") == 0)
+                return read_positive(value, what, key, &call->output_limit, error);
+        if (strcmp(key, "live") == 0 && json_is_true(value)) {
+                call->live_output = true;
+                return 0;
+        }
         return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "%s: unknown member", what);
 }
 
@@ -209,6 +235,13 @@ int dsh_remote_call_decode(const unsigned char *payload, size_t length, dsh_remo
                 if (result == 0)
                         result = read_call_member(key, value, &call, error);
         }
+        if (result == 0 && call.operation != DSH_REMOTE_OPERATION_BASH &&
+            (call.timeout_ms || call.output_limit || call.live_output))
+                result = dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "%s: bash options given to %s", what,
+                                       operation_names[call.operation]);
+        if (result == 0 && call.operation == DSH_REMOTE_OPERATION_BASH && call.argv && call.argv[0] && call.argv[1])
+                result = dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "%s: bash takes one command line",
+                                       what);
         if (result == 0 && (call.operation == DSH_REMOTE_OPERATION_PROBE) != !call.argv)
                 result = dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "%s: argv %s", what,
                                        call.argv ? "given to probe" : "missing");

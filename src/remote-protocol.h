@@ -16,6 +16,7 @@ typedef enum dsh_remote_operation {
         DSH_REMOTE_OPERATION_RUN = 0,
         DSH_REMOTE_OPERATION_CONFINE,
         DSH_REMOTE_OPERATION_PROBE,
+        DSH_REMOTE_OPERATION_BASH,      /* argv: the one command line */
 } dsh_remote_operation;
 
 /* A request as the helper received it; every member owned. */
@@ -27,15 +28,23 @@ typedef struct dsh_remote_call {
         char *workspace_root;
         char **additional_writable_roots;
         char *backend;
+        long timeout_ms;                        /* bash: 0 none */
+        long output_limit;                      /* bash: 0 the default */
+        bool live_output;                       /* bash: stream the output as frames too */
 } dsh_remote_call;
 
-#define DSH_REMOTE_CALL_INIT { DSH_REMOTE_OPERATION_RUN, NULL, false, DSH_MODE_READ_ONLY, NULL, NULL, NULL }
+#define DSH_REMOTE_CALL_INIT { DSH_REMOTE_OPERATION_RUN, NULL, false, DSH_MODE_READ_ONLY, NULL, NULL, NULL, 0, 0, false }
 
 DSH_INTERNAL void dsh_remote_call_clear(dsh_remote_call *call);
 
-/* The request frame's payload (caller frees *text_out).  `argv` NULL for probe.  0 or a negative errno. */
+/*
+ * The request frame's payload (caller frees *text_out).  `argv` NULL for
+ * probe; `bash` the bash call's options, NULL for the other operations.
+ * 0 or a negative errno.
+ */
 DSH_INTERNAL int dsh_remote_request_encode(dsh_remote_operation operation, const dsh_remote_request *request,
-                                           char *const *argv, char **text_out, dsh_error *error);
+                                           char *const *argv, const dsh_remote_bash_options *bash,
+                                           char **text_out, dsh_error *error);
 
 /* Reads a request: the protocol version first ("speaks protocol N"), then the operation and its members. */
 DSH_INTERNAL int dsh_remote_call_decode(const unsigned char *payload, size_t length, dsh_remote_call *call_out,

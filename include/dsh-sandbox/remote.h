@@ -30,6 +30,7 @@
 #ifndef DSH_SANDBOX_REMOTE_H
 #define DSH_SANDBOX_REMOTE_H
 
+#include "dsh-sandbox/bash-tool.h"
 #include "dsh-sandbox/runtime.h"
 #include "dsh-sandbox/sandbox.h"
 
@@ -124,6 +125,33 @@ typedef struct dsh_remote_stdio {
  */
 DSH_PUBLIC int dsh_remote_run(const dsh_remote_target *target, const dsh_remote_request *request, char *const *argv,
                               const dsh_remote_stdio *stdio, int *wait_status_out, dsh_error *error);
+
+/* A remote bash-tool call (dsh-sandbox/bash-tool.h). */
+typedef struct dsh_remote_bash_options {
+        long timeout_ms;                /* 0: none; else the remote kills the command's group at the bound */
+        size_t output_limit;            /* bytes kept per stream; 0: DSH_BASH_OUTPUT_LIMIT_DEFAULT */
+        dsh_bash_output_fn on_output;   /* the output as it comes (stream 1 or 2); NULL: only in the result */
+        void *output_data;
+        /* Each byte read is a signal number that cancels the call (dsh_bash_cancel on the remote); -1: none. */
+        int signal_fd;
+} dsh_remote_bash_options;
+
+#define DSH_REMOTE_BASH_OPTIONS_INIT { 0, 0, NULL, NULL, -1 }
+
+/*
+ * Runs `command` as the bash tool on the remote host (`bash -c COMMAND`
+ * confined there, attributed there: its backend's dialect, its runner's
+ * out-of-band channel) and reads the result back strictly
+ * (dsh_json_decode_bash_result).  There is no escalation on the remote:
+ * approving a wider mode is the caller's, here, and the approved mode goes
+ * in `request` as its explicit mode.  Returns 0 with `result_out` (which
+ * must be DSH_BASH_RESULT_INIT; clear it with dsh_bash_result_clear()), or
+ * a negative errno with `error` set as dsh_remote_run() sets it, nothing
+ * having run.
+ */
+DSH_PUBLIC int dsh_remote_bash(const dsh_remote_target *target, const dsh_remote_request *request,
+                               const char *command, const dsh_remote_bash_options *options,
+                               dsh_bash_result *result_out, dsh_error *error);
 
 /*
  * The remote side: serves one request read from `in_fd` (frames), answering

@@ -56,10 +56,11 @@ class SshServer:
         shutil.copy(os.path.join(self.dir, "user_key.pub"), os.path.join(self.dir, "authorized_keys"))
         self.remote_state = os.path.join(self.dir, "remote-state")
         os.makedirs(self.remote_state)
-        # The remote dsh-sandbox: the build tree's, with a state directory of its own.
-        self.remote_program = self.wrapper("remote-dsh-sandbox",
-                                           'export DSH_SANDBOX_STATE_DIR=%s\nexec %s "$@"\n'
-                                           % (self.remote_state, dsh_sandbox))
+        # The remote dsh-sandbox: the build tree's, with a state directory of its own.  The helper never
+        # writes to its stderr (everything it says is a frame): what lands there (a sanitizer's report) is
+        # kept for helper_diagnostics().
+        self.helper_stderr = os.path.join(self.dir, "helper-stderr")
+        self.remote_program = self.remote_wrapper("remote-dsh-sandbox", "")
         write(os.path.join(self.dir, "sshd_config"),
               "ListenAddress 127.0.0.1\nPort %d\nHostKey %s/host_key\nAuthorizedKeysFile %s/authorized_keys\n"
               "StrictModes no\nPidFile %s/sshd.pid\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
@@ -83,6 +84,15 @@ class SshServer:
         self.process = subprocess.Popen([SSHD, "-D", "-e", "-f", os.path.join(self.dir, "sshd_config")],
                                         stdout=subprocess.DEVNULL, stderr=self.stderr)
         self.wait_listening()
+
+    def remote_wrapper(self, name, exports):
+        """A remoteProgram running this build's dsh-sandbox with the remote state directory and `exports`."""
+        return self.wrapper(name, 'export DSH_SANDBOX_STATE_DIR=%s %s\nexec %s "$@" 2>>%s\n'
+                            % (self.remote_state, exports, self.dsh_sandbox, self.helper_stderr))
+
+    def helper_diagnostics(self):
+        """What the remote helpers wrote to their stderr: nothing, unless something went wrong."""
+        return read(self.helper_stderr) if os.path.exists(self.helper_stderr) else ""
 
     def wrapper(self, name, body):
         path = os.path.join(self.dir, name)

@@ -15,6 +15,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -36,6 +37,8 @@ def setUpModule():
 def tearDownModule():
     if SERVER:
         SERVER.close()
+        if SERVER.helper_diagnostics():
+            raise AssertionError("the remote helper wrote to its stderr:\n" + SERVER.helper_diagnostics())
 
 
 def fake_remote(name, frames_python):
@@ -205,10 +208,83 @@ class Running(RemoteCase):
                 self.assertEqual(process.returncode, 7, err)
                 self.assertEqual(out, b"got-%s\n" % name.encode())
 
+    def test_the_remote_command_ends_when_the_local_run_is_killed(self):
+        # SIGKILL cannot be passed on: ssh dies with run, and the helper, its channel gone, kills the command.
+        pid_file = os.path.join(self.workspace, "pid")
+        process = subprocess.Popen([DSH_SANDBOX, "run", "--remote", HOST, "--backend", "landlock", "--mode",
+                                    "workspace-write", "--root", self.workspace, "--", "sh", "-c",
+                                    'echo $$ > "$1"; echo ready; exec sleep 1000', "sh", pid_file],
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, env=self.env())
+        self.assertEqual(process.stdout.readline(), b"ready\n")
+        with open(pid_file) as handle:
+            remote_pid = int(handle.read())
+        process.kill()
+        process.wait()
+        process.stdout.close()
+        deadline = time.monotonic() + 60
+        while os.path.exists("/proc/%d" % remote_pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertFalse(os.path.exists("/proc/%d" % remote_pid), "the remote command outlived its caller")
+
     def test_session_is_refused_with_remote(self):
         result = self.dsh("run", "--session", "abc", command=["true"])
         self.assertEqual(result.returncode, 2)
         self.assertIn(b"--session cannot be used with --remote", result.stderr)
+
+
+class BashTool(RemoteCase):
+    def bash(self, *args, **kwargs):
+        return self.dsh("bash", "--mode", "workspace-write", "--root", self.workspace, *args, **kwargs)
+
+    def test_attribution_runs_on_the_remote_and_the_result_comes_back(self):
+        result = self.bash("--json", 'echo in > "%s/a"; echo out > "%s/b"' % (self.workspace, self.outside))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        tool = json.loads(result.stdout)
+        self.assertEqual(tool["kind"], "denied")
+        self.assertTrue(tool["sandbox"]["denied"])
+        self.assertEqual(tool["sandbox"]["mode"], "workspace-write")
+        self.assertIn("[sandbox: file access denied under workspace-write mode]", tool["markers"])
+        self.assertTrue(os.path.exists(os.path.join(self.workspace, "a")))
+        self.assertFalse(os.path.exists(os.path.join(self.outside, "b")))
+
+    def test_the_human_form_streams_and_exits_like_the_command(self):
+        result = self.bash("echo out; echo err >&2; exit 3")
+        self.assertEqual(result.returncode, 3, result.stderr)
+        self.assertEqual(result.stdout, b"out\n")
+        self.assertIn(b"err\n", result.stderr)
+
+    def test_a_timeout_is_the_remote_tools(self):
+        result = self.bash("--timeout", "300", "exec sleep 1000")
+        self.assertEqual(result.returncode, 124, result.stderr)
+        self.assertIn(b"did not finish within 300 ms", result.stderr)
+
+    def test_a_signal_cancels_the_remote_call(self):
+        process = subprocess.Popen([DSH_SANDBOX, "bash", "--remote", HOST,
+                                    "trap 'echo got-INT; exit 9' INT; echo ready; while :; do sleep 0.05; done"],
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   env=self.env())
+        self.assertEqual(process.stdout.readline(), b"ready\n")
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+        self.assertEqual(process.returncode, 128 + signal.SIGINT, err)
+        self.assertEqual(out, b"got-INT\n")
+        self.assertIn(b"cancel", err)
+
+    def test_an_escalation_is_never_asked_of_the_remote(self):
+        marker = os.path.join(self.outside, "ran")
+        result = self.bash("--sandbox-permissions", "danger-full-access", "--justification", "needs it",
+                           "touch %s" % marker)
+        self.assertEqual(result.returncode, 2)
+        self.assertIn(b"approve the escalation here", result.stderr)
+        self.assertFalse(os.path.exists(marker))
+
+    def test_a_result_that_does_not_validate_is_refused(self):
+        fake = fake_remote("bad-bash", "frame('H', {'protocol': 1, 'version': 'x'})\n"
+                           "frame('F', {'outcome': 'answered', 'answer': {'kind': 'completed', 'exitCode': 0}})")
+        result = self.bash("--json", "true", config=self.config(remoteProgram=fake))
+        self.assertEqual(result.returncode, 125, result.stderr)
+        self.assertIn(b"SANDBOX_UNAVAILABLE", result.stderr)
+        self.assertEqual(result.stdout, b"")
 
 
 class FailClosed(RemoteCase):
@@ -222,8 +298,7 @@ class FailClosed(RemoteCase):
 
     def test_a_remote_that_cannot_confine(self):
         # The remote's only backend is a bwrap that is /bin/false: its runner fails before exec.
-        broken = SERVER.wrapper("remote-no-sandbox", "export DSH_SANDBOX_STATE_DIR=%s DSH_SANDBOX_BWRAP=/bin/false\n"
-                                'exec %s "$@"\n' % (SERVER.remote_state, DSH_SANDBOX))
+        broken = SERVER.remote_wrapper("remote-no-sandbox", "DSH_SANDBOX_BWRAP=/bin/false")
         result = self.dsh("run", "--mode", "workspace-write", "--root", self.workspace, "--backend", "bwrap",
                           config=self.config(remoteProgram=broken), command=["touch", self.marker()])
         self.assert_never_ran(result, self.marker(), 'remote "remote-test"')

@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "dsh-sandbox/json.h"
 #include "remote-frame.h"
 #include "remote-protocol.h"
 
@@ -137,7 +138,7 @@ static void test_requests_are_read_strictly(void **state)
         request.workspace_root = "relative/is/the/remote's/business";
         request.additional_writable_roots = roots;
         request.backend = "bwrap";
-        assert_int_equal(dsh_remote_request_encode(DSH_REMOTE_OPERATION_RUN, &request, argv, &text, &error), 0);
+        assert_int_equal(dsh_remote_request_encode(DSH_REMOTE_OPERATION_RUN, &request, argv, NULL, &text, &error), 0);
         assert_int_equal(dsh_remote_call_decode((unsigned char *) text, strlen(text), &call, &error), 0);
         assert_int_equal(call.operation, DSH_REMOTE_OPERATION_RUN);
         assert_string_equal(call.argv[1], "-j4");
@@ -159,6 +160,11 @@ static void test_requests_are_read_strictly(void **state)
         expect_call_refused("{\"protocol\":1,\"operation\":\"run\",\"argv\":[\"a\\u0000b\"]}", "without NUL");
         expect_call_refused("{\"protocol\":1,\"operation\":\"run\",\"argv\":[\"x\"],\"mode\":\"root\"}",
                             "unknown mode");
+        expect_call_refused("{\"protocol\":1,\"operation\":\"run\",\"argv\":[\"x\"],\"timeoutMs\":5}",
+                            "bash options given to run");
+        expect_call_refused("{\"protocol\":1,\"operation\":\"bash\",\"argv\":[\"x\",\"y\"]}", "one command line");
+        expect_call_refused("{\"protocol\":1,\"operation\":\"bash\",\"argv\":[\"x\"],\"timeoutMs\":0}",
+                            "positive integer");
 }
 
 static void expect_final_refused(const char *text)
@@ -203,6 +209,51 @@ static void test_final_records_are_read_strictly(void **state)
         expect_final_refused("[\"exited\",0]");
 }
 
+/* What bash --remote relays: a result survives the round trip, NUL bytes of output included. */
+static void test_a_bash_result_reads_back(void **state)
+{
+        dsh_bash_result result = DSH_BASH_RESULT_INIT, read_back = DSH_BASH_RESULT_INIT;
+        dsh_error error = DSH_ERROR_INIT;
+        char *markers[] = { NULL, NULL };
+        char marker[] = "[sandbox: file access denied under workspace-write mode]", backend[] = "bwrap";
+        char out[] = "a\0b", *text = NULL;
+
+        (void) state;
+        markers[0] = marker;
+        result.kind = DSH_BASH_DENIED;
+        result.exit_code = 1;
+        result.standard_output = (dsh_bash_output) { out, 3, false, 3 };
+        result.standard_error = (dsh_bash_output) { NULL, 0, false, 0 };
+        result.sandbox = (dsh_bash_sandbox) { DSH_MODE_WORKSPACE_WRITE, backend, DSH_ENFORCEMENT_PARTIAL, true, true,
+                                              false };
+        result.markers = markers;
+        assert_int_equal(dsh_json_encode_bash_result(&result, &text, &error), 0);
+        assert_int_equal(dsh_json_decode_bash_result(text, strlen(text), &read_back, &error), 0);
+        assert_int_equal(read_back.kind, DSH_BASH_DENIED);
+        assert_int_equal(read_back.exit_code, 1);
+        assert_int_equal(read_back.signal, 0);
+        assert_int_equal(read_back.standard_output.length, 3);
+        assert_memory_equal(read_back.standard_output.text, "a\0b", 3);
+        assert_int_equal(read_back.sandbox.mode, DSH_MODE_WORKSPACE_WRITE);
+        assert_string_equal(read_back.sandbox.backend, "bwrap");
+        assert_true(read_back.sandbox.confined);
+        assert_int_equal(read_back.sandbox.enforcement, DSH_ENFORCEMENT_PARTIAL);
+        assert_true(read_back.sandbox.denied);
+        assert_string_equal(read_back.markers[0], marker);
+        assert_non_null(read_back.warnings);
+        assert_null(read_back.warnings[0]);
+        dsh_bash_result_clear(&read_back);
+        free(text);
+
+        read_back = (dsh_bash_result) DSH_BASH_RESULT_INIT;
+        {
+                static const char bad[] = "{\"kind\":\"completed\",\"exitCode\":300}";
+
+                assert_true(dsh_json_decode_bash_result(bad, strlen(bad), &read_back, &error) < 0);
+        }
+        dsh_error_clear(&error);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -211,6 +262,7 @@ int main(void)
                 cmocka_unit_test(test_a_queue_keeps_what_a_full_pipe_cannot_take),
                 cmocka_unit_test(test_requests_are_read_strictly),
                 cmocka_unit_test(test_final_records_are_read_strictly),
+                cmocka_unit_test(test_a_bash_result_reads_back),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

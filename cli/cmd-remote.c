@@ -18,25 +18,25 @@
 #include "remote-cli.h"
 #include "runtime-cli.h"
 
-/* What the subcommands print for a remote call that did not run: 126/127 for exec, else 125 (nothing ran). */
-static int remote_error_status(dsh_error *error)
-{
-        int status = error->code == DSH_ERROR_EXEC_FAILED ? cli_exit_status_for_error(error) : CLI_EXIT_SANDBOX;
+/* One remote call's setting: this host's runtime (for its config), the target and the request. */
+struct remote_context {
+        dsh_runtime *runtime;
+        dsh_remote_target target;
+        dsh_remote_request request;
+        dsh_error error;
+};
 
-        cli_print_error(error);
-        dsh_error_clear(error);
-        return status;
-}
+#define REMOTE_CONTEXT_INIT { NULL, DSH_REMOTE_TARGET_INIT, DSH_REMOTE_REQUEST_INIT, DSH_ERROR_INIT }
 
 /*
  * The local config gives the transport (sshCommand, remoteProgram); the
  * policy options go to the remote as typed: --root and --allow-write are
  * the remote's paths, resolved there, never here.  --session is refused:
  * a session is this host's state (its log, its cwd), and the remote has
- * none of it.
+ * none of it.  Returns 0, or an exit status after printing the error; the
+ * caller ends the context with remote_finish() either way.
  */
-static int remote_setup(const cli_policy_options *options, dsh_runtime **runtime, dsh_remote_target *target,
-                        dsh_remote_request *request)
+static int remote_setup(const cli_policy_options *options, struct remote_context *context)
 {
         dsh_runtime_options runtime_options;
         dsh_policy_request local_request;
@@ -52,57 +52,67 @@ static int remote_setup(const cli_policy_options *options, dsh_runtime **runtime
         cli_policy_runtime_options(options, &runtime_options);
         runtime_options.backend = NULL;   /* --backend is the remote's to apply */
         runtime_options.use_verdict_cache = false;
-        result = cli_runtime_new(&runtime_options, CLI_EXIT_SANDBOX, runtime);
+        result = cli_runtime_new(&runtime_options, CLI_EXIT_SANDBOX, &context->runtime);
         if (result != 0)
                 return result;
-        config = dsh_runtime_config(*runtime);
-        *target = (dsh_remote_target) { options->remote, config->ssh_command, config->remote_program };
-        *request = (dsh_remote_request) { local_request.has_mode, local_request.mode, options->root,
-                                          options->allow_write, options->backend };
+        config = dsh_runtime_config(context->runtime);
+        context->target = (dsh_remote_target) { options->remote, config->ssh_command, config->remote_program };
+        context->request = (dsh_remote_request) { local_request.has_mode, local_request.mode, options->root,
+                                                  options->allow_write, options->backend };
         return 0;
+}
+
+/*
+ * Ends the context: `called` is what the library call returned (or 0 when
+ * none was made).  A failed call's error is printed, with 126/127 when the
+ * remote could not execute the program, else 125: nothing ran.  Returns
+ * `status` otherwise.
+ */
+static int remote_finish(struct remote_context *context, int called, int status)
+{
+        dsh_runtime_free(context->runtime);
+        if (called >= 0)
+                return status;
+        status = context->error.code == DSH_ERROR_EXEC_FAILED ? cli_exit_status_for_error(&context->error)
+                                                              : CLI_EXIT_SANDBOX;
+        cli_print_error(&context->error);
+        dsh_error_clear(&context->error);
+        return status;
 }
 
 int cli_remote_confine(const cli_policy_options *options, char **command)
 {
-        dsh_remote_target target = DSH_REMOTE_TARGET_INIT;
-        dsh_remote_request request = DSH_REMOTE_REQUEST_INIT;
+        struct remote_context context = REMOTE_CONTEXT_INIT;
         dsh_confined_argv facts = DSH_CONFINED_ARGV_INIT;
-        dsh_error error = DSH_ERROR_INIT;
-        dsh_runtime *runtime = NULL;
         char *text = NULL;
-        int result = remote_setup(options, &runtime, &target, &request);
+        int result = remote_setup(options, &context), called = 0;
 
-        if (result == 0 && dsh_remote_confine(&target, &request, command, &facts, &error) < 0)
-                result = remote_error_status(&error);
-        if (result == 0) {
-                int encoded = dsh_json_encode_confined_argv(&facts, &text, &error);
+        if (result == 0)
+                called = dsh_remote_confine(&context.target, &context.request, command, &facts, &context.error);
+        if (result == 0 && called == 0) {
+                int encoded = dsh_json_encode_confined_argv(&facts, &text, &context.error);
 
-                result = cli_print_json(encoded, text, &error, CLI_EXIT_SANDBOX);
+                result = cli_print_json(encoded, text, &context.error, CLI_EXIT_SANDBOX);
         }
         dsh_confined_argv_clear(&facts);
-        dsh_runtime_free(runtime);
-        return result;
+        return remote_finish(&context, called, result);
 }
 
 int cli_remote_probe(const cli_policy_options *options)
 {
-        dsh_remote_target target = DSH_REMOTE_TARGET_INIT;
-        dsh_remote_request request = DSH_REMOTE_REQUEST_INIT;
-        dsh_error error = DSH_ERROR_INIT;
-        dsh_runtime *runtime = NULL;
+        struct remote_context context = REMOTE_CONTEXT_INIT;
         bool selected = false;
         char *text = NULL;
-        int result = remote_setup(options, &runtime, &target, &request);
+        int result = remote_setup(options, &context), called = 0;
 
-        if (result == 0 && dsh_remote_probe(&target, &request, &text, &selected, &error) < 0)
-                result = remote_error_status(&error);
-        if (result == 0) {
-                result = cli_print_json(0, text, &error, CLI_EXIT_FAILURE);
+        if (result == 0)
+                called = dsh_remote_probe(&context.target, &context.request, &text, &selected, &context.error);
+        if (result == 0 && called == 0) {
+                result = cli_print_json(0, text, &context.error, CLI_EXIT_FAILURE);
                 if (result == CLI_EXIT_SUCCESS && !selected)
                         result = CLI_EXIT_SANDBOX;
         }
-        dsh_runtime_free(runtime);
-        return result;
+        return remote_finish(&context, called, result);
 }
 
 /*
@@ -172,52 +182,41 @@ static void forwarding_end(int signal_pipe[2])
 
 int cli_remote_run(const cli_policy_options *options, char **program)
 {
-        dsh_remote_target target = DSH_REMOTE_TARGET_INIT;
-        dsh_remote_request request = DSH_REMOTE_REQUEST_INIT;
-        dsh_remote_stdio stdio = DSH_REMOTE_STDIO_INIT;
-        dsh_error error = DSH_ERROR_INIT;
-        dsh_runtime *runtime = NULL;
+        struct remote_context context = REMOTE_CONTEXT_INIT;
         int signal_pipe[2] = { -1, -1 }, wait_status = 0, called = 0;
-        int result = remote_setup(options, &runtime, &target, &request);
+        int result = remote_setup(options, &context);
 
         if (result == 0)
                 result = forwarding_begin(signal_pipe);
         if (result == 0) {
-                stdio = (dsh_remote_stdio) { STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO, signal_pipe[0] };
-                called = dsh_remote_run(&target, &request, program, &stdio, &wait_status, &error);
+                const dsh_remote_stdio stdio = { STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO, signal_pipe[0] };
+
+                called = dsh_remote_run(&context.target, &context.request, program, &stdio, &wait_status,
+                                        &context.error);
                 forwarding_end(signal_pipe);
         }
-        dsh_runtime_free(runtime);
-        if (result != 0)
-                return result;
-        if (called < 0)
-                return remote_error_status(&error);
-        return dsh_end_like_child(wait_status);
+        result = remote_finish(&context, called, result);
+        return result == 0 && called == 0 ? dsh_end_like_child(wait_status) : result;
 }
 
 int cli_remote_bash(const cli_policy_options *options, const char *command, const dsh_remote_bash_options *bash,
                     dsh_bash_result *result_out, int *first_signal)
 {
-        dsh_remote_target target = DSH_REMOTE_TARGET_INIT;
-        dsh_remote_request request = DSH_REMOTE_REQUEST_INIT;
+        struct remote_context context = REMOTE_CONTEXT_INIT;
         dsh_remote_bash_options call_options = *bash;
-        dsh_error error = DSH_ERROR_INIT;
-        dsh_runtime *runtime = NULL;
         int signal_pipe[2] = { -1, -1 }, called = 0;
-        int result = remote_setup(options, &runtime, &target, &request);
+        int result = remote_setup(options, &context);
 
         if (result == 0)
                 result = forwarding_begin(signal_pipe);
         if (result == 0) {
                 call_options.signal_fd = signal_pipe[0];
-                called = dsh_remote_bash(&target, &request, command, &call_options, result_out, &error);
+                called = dsh_remote_bash(&context.target, &context.request, command, &call_options, result_out,
+                                         &context.error);
                 forwarding_end(signal_pipe);
                 *first_signal = first_passed_signal;
         }
-        dsh_runtime_free(runtime);
-        if (result == 0 && called < 0)
-                result = remote_error_status(&error);
-        return result;
+        return remote_finish(&context, called, result);
 }
 
 static const char remote_helper_help[] =
@@ -228,11 +227,8 @@ static const char remote_helper_help[] =
 int cli_command_remote_helper(int argc, char **argv)
 {
         const cli_command_line line = { .name = "remote-helper", .help = remote_helper_help };
-        int operands = argc;
-        int result = cli_options_parse(&line, argc, argv, NULL, &operands);
+        int result = cli_options_parse_without_operands(&line, argc, argv);
 
-        if (result == 0)
-                result = cli_refuse_operands(line.name, argc, argv, operands);
         if (result != 0)
                 return result < 0 ? CLI_EXIT_SUCCESS : result;
         signal(SIGPIPE, SIG_IGN);   /* the caller or its command may go away; the spawn restores the default */

@@ -347,6 +347,14 @@ int cli_refuse_operands(const char *command, int argc, char **argv, int operands
         return 0;
 }
 
+int cli_options_parse_without_operands(const cli_command_line *line, int argc, char **argv)
+{
+        int operands = argc;
+        int result = cli_options_parse(line, argc, argv, NULL, &operands);
+
+        return result != 0 ? result : cli_refuse_operands(line->name, argc, argv, operands);
+}
+
 int cli_parse_policy_and_command(int argc, char **argv, const char *help, cli_policy_options *options,
                                  char ***command)
 {

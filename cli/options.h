@@ -104,6 +104,9 @@ int cli_options_parse(const cli_command_line *line, int argc, char **argv, cli_p
 /* For a subcommand that takes no operand: a usage error naming argv[operands], if there is one. */
 int cli_refuse_operands(const char *command, int argc, char **argv, int operands);
 
+/* cli_options_parse() for a subcommand with neither policy options nor operands, then cli_refuse_operands(). */
+int cli_options_parse_without_operands(const cli_command_line *line, int argc, char **argv);
+
 /*
  * `NAME [policy options] [--] PROGRAM [ARG...]`, as run and confine take
  * it: every policy option, then the command, which starts at the first

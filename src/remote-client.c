@@ -366,15 +366,29 @@ static int relay_refusal(remote_call *call, dsh_error *error)
                              refusal->message ? refusal->message : "refused");
 }
 
-/* The answer an operation expects, or why there is none. */
-static int expect_answer(remote_call *call, dsh_error *error)
+/* A call whose final record must be an answer (confine, probe, bash): 0 with call->final.answer, or why not. */
+static int answered_call(remote_call *call, dsh_remote_operation operation, const dsh_remote_request *request,
+                         char *const *argv, const dsh_remote_bash_options *bash, dsh_error *error)
 {
+        int result = call_remote(call, operation, request, argv, bash, error);
+
+        if (result < 0)
+                return result;
         if (call->final.outcome == DSH_REMOTE_OUTCOME_REFUSED)
                 return relay_refusal(call, error);
         if (call->final.outcome != DSH_REMOTE_OUTCOME_ANSWERED)
                 return remote_unavailable(error, call->target->destination, "the remote ran something instead of "
                                                                             "answering");
         return 0;
+}
+
+/* An answer that does not validate says nothing reliable: SANDBOX_UNAVAILABLE with the decoder's reason. */
+static int invalid_answer(remote_call *call, dsh_error *invalid, dsh_error *error)
+{
+        int result = remote_unavailable(error, call->target->destination, "%s", invalid->message);
+
+        dsh_error_clear(invalid);
+        return result;
 }
 
 int dsh_remote_confine(const dsh_remote_target *target, const dsh_remote_request *request, char *const *argv,
@@ -387,13 +401,10 @@ int dsh_remote_confine(const dsh_remote_target *target, const dsh_remote_request
         if (!argv || !argv[0])
                 return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "remote confine: the argv is empty");
         call_init(&call, target, NULL);
-        result = call_remote(&call, DSH_REMOTE_OPERATION_CONFINE, request, argv, NULL, error);
-        if (result == 0)
-                result = expect_answer(&call, error);
+        result = answered_call(&call, DSH_REMOTE_OPERATION_CONFINE, request, argv, NULL, error);
         /* Facts that do not validate are no facts: nothing may be spawned from them. */
         if (result == 0 && dsh_json_confined_argv_from_value(call.final.answer, "facts", facts_out, &invalid) < 0)
-                result = remote_unavailable(error, target->destination, "%s", invalid.message);
-        dsh_error_clear(&invalid);
+                result = invalid_answer(&call, &invalid, error);
         call_clear(&call);
         return result;
 }
@@ -406,9 +417,7 @@ int dsh_remote_probe(const dsh_remote_target *target, const dsh_remote_request *
         int result;
 
         call_init(&call, target, NULL);
-        result = call_remote(&call, DSH_REMOTE_OPERATION_PROBE, request, NULL, NULL, error);
-        if (result == 0)
-                result = expect_answer(&call, error);
+        result = answered_call(&call, DSH_REMOTE_OPERATION_PROBE, request, NULL, NULL, error);
         selected = result == 0 ? json_object_get(call.final.answer, "selected") : NULL;
         if (result == 0 && (!json_is_array(json_object_get(call.final.answer, "backends")) ||
                             !(json_is_null(selected) || json_is_string(selected))))
@@ -472,13 +481,9 @@ int dsh_remote_bash(const dsh_remote_target *target, const dsh_remote_request *r
         call_init(&call, target, &stdio);
         call.on_output = bash->on_output;
         call.output_data = bash->output_data;
-        result = call_remote(&call, DSH_REMOTE_OPERATION_BASH, request, argv, bash, error);
-        if (result == 0)
-                result = expect_answer(&call, error);
-        /* A result that does not validate says nothing reliable about what ran. */
+        result = answered_call(&call, DSH_REMOTE_OPERATION_BASH, request, argv, bash, error);
         if (result == 0 && dsh_json_bash_result_from_value(call.final.answer, "bash result", result_out, &invalid) < 0)
-                result = remote_unavailable(error, target->destination, "%s", invalid.message);
-        dsh_error_clear(&invalid);
+                result = invalid_answer(&call, &invalid, error);
         call_clear(&call);
         return result;
 }

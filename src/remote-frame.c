@@ -4,45 +4,49 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "remote-frame.h"
 
-static void encode_header(unsigned char header[DSH_FRAME_HEADER_SIZE], char type, size_t length)
+/* The header of a frame of `length` payload bytes; -EINVAL for a payload above the bound. */
+static int encode_header(unsigned char header[DSH_FRAME_HEADER_SIZE], char type, size_t length)
 {
+        if (length > DSH_FRAME_MAX_PAYLOAD)
+                return -EINVAL;
         header[0] = (unsigned char) type;
         header[1] = (unsigned char) (length >> 24);
         header[2] = (unsigned char) (length >> 16);
         header[3] = (unsigned char) (length >> 8);
         header[4] = (unsigned char) length;
-}
-
-static int write_all(int fd, const unsigned char *data, size_t length)
-{
-        while (length > 0) {
-                ssize_t written = write(fd, data, length);
-
-                if (written < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                data += written;
-                length -= (size_t) written;
-        }
         return 0;
 }
 
+/* One writev(2) per try: a frame usually leaves in one system call, header and payload together. */
 int dsh_frame_write(int fd, char type, const void *payload, size_t length)
 {
         unsigned char header[DSH_FRAME_HEADER_SIZE];
-        int result;
+        struct iovec parts[2] = { { header, sizeof(header) }, { (void *) payload, length } };
+        struct iovec *next = parts;
+        int remaining = length > 0 ? 2 : 1;
 
-        if (length > DSH_FRAME_MAX_PAYLOAD)
+        if (encode_header(header, type, length) < 0)
                 return -EINVAL;
-        encode_header(header, type, length);
-        result = write_all(fd, header, sizeof(header));
-        return result < 0 ? result : write_all(fd, payload, length);
+        while (remaining > 0) {
+                ssize_t written = writev(fd, next, remaining);
+
+                if (written < 0 && errno == EINTR)
+                        continue;
+                if (written < 0)
+                        return -errno;
+                for (; remaining > 0 && (size_t) written >= next->iov_len; remaining--, next++)
+                        written -= (ssize_t) next->iov_len;
+                if (remaining > 0) {
+                        next->iov_base = (unsigned char *) next->iov_base + written;
+                        next->iov_len -= (size_t) written;
+                }
+        }
+        return 0;
 }
 
 void dsh_frame_reader_clear(dsh_frame_reader *reader)
@@ -142,12 +146,10 @@ int dsh_byte_queue_append(dsh_byte_queue *queue, const void *data, size_t length
 int dsh_byte_queue_append_frame(dsh_byte_queue *queue, char type, const void *payload, size_t length)
 {
         unsigned char header[DSH_FRAME_HEADER_SIZE];
-        int result;
+        int result = encode_header(header, type, length);
 
-        if (length > DSH_FRAME_MAX_PAYLOAD)
-                return -EINVAL;
-        encode_header(header, type, length);
-        result = dsh_byte_queue_append(queue, header, sizeof(header));
+        if (result == 0)
+                result = dsh_byte_queue_append(queue, header, sizeof(header));
         return result < 0 ? result : dsh_byte_queue_append(queue, payload, length);
 }
 

@@ -115,25 +115,37 @@ class Facts(RemoteCase):
         self.assertTrue(report["selected"])
         self.assertTrue(any(backend["usable"] for backend in report["backends"]))
 
-    def test_facts_that_do_not_validate_are_refused(self):
-        fake = fake_remote("bad-facts", "frame('H', {'protocol': 1, 'version': 'x'})\n"
-                           "frame('F', {'outcome': 'answered', 'answer': {'argv': [], 'enforcement': 'full',"
-                           " 'denialSignatures': [], 'runnerFailureRules': []}})")
-        result = self.dsh("confine", "--mode", "workspace-write", config=self.config(remoteProgram=fake),
-                          command=["true"])
-        self.assertEqual(result.returncode, 125, result.stderr)
-        self.assertIn(b"SANDBOX_UNAVAILABLE", result.stderr)
-        self.assertIn(b"argv", result.stderr)
-        self.assertEqual(result.stdout, b"")
+    def confine_answered_with(self, name, facts):
+        """confine --remote against a fake helper that answers `facts`."""
+        fake = fake_remote(name, "frame('H', {'protocol': 1, 'version': 'x'})\n"
+                           "frame('F', {'outcome': 'answered', 'answer': %r})" % (facts,))
+        return self.dsh("confine", "--mode", "workspace-write", config=self.config(remoteProgram=fake),
+                        command=["true"])
 
-    def test_an_enforcement_the_protocol_does_not_know_is_refused(self):
-        fake = fake_remote("bad-enforcement", "frame('H', {'protocol': 1, 'version': 'x'})\n"
-                           "frame('F', {'outcome': 'answered', 'answer': {'argv': ['x'], 'enforcement': 'some',"
-                           " 'denialSignatures': [], 'runnerFailureRules': [{'fatalSignatures': ['x: ']}]}})")
-        result = self.dsh("confine", "--mode", "workspace-write", config=self.config(remoteProgram=fake),
-                          command=["true"])
-        self.assertEqual(result.returncode, 125, result.stderr)
-        self.assertIn(b"enforcement", result.stderr)
+    def test_facts_that_do_not_validate_are_refused(self):
+        rule = {"fatalSignatures": ["x: "]}
+        for name, facts, reason in (
+                ("empty-argv", {"argv": [], "enforcement": "full", "denialSignatures": [],
+                                "runnerFailureRules": [rule]}, b'"argv"'),
+                ("bad-enforcement", {"argv": ["x"], "enforcement": "some", "denialSignatures": [],
+                                     "runnerFailureRules": [rule]}, b'"enforcement"'),
+                ("no-rules", {"argv": ["x"], "enforcement": "full", "denialSignatures": [],
+                              "runnerFailureRules": []}, b'"runnerFailureRules"'),
+                ("unknown-member", {"argv": ["x"], "enforcement": "full", "denialSignatures": [],
+                                    "runnerFailureRules": [rule], "unconfined": True}, b'"unconfined"')):
+            with self.subTest(case=name):
+                result = self.confine_answered_with(name, facts)
+                self.assertEqual(result.returncode, 125, result.stderr)
+                self.assertIn(b"SANDBOX_UNAVAILABLE", result.stderr)
+                self.assertIn(reason, result.stderr)
+                self.assertEqual(result.stdout, b"")
+
+    def test_valid_facts_from_any_helper_are_printed_as_validated(self):
+        facts = {"argv": ["/usr/bin/runner", "--", "true"], "enforcement": "partial", "denialSignatures": ["denied"],
+                 "runnerFailureRules": [{"fatalSignatures": ["runner: "]}], "partialReasons": ["a reason"]}
+        result = self.confine_answered_with("good-facts", facts)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(json.loads(result.stdout), facts)
 
 
 class Running(RemoteCase):

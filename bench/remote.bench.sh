@@ -31,8 +31,11 @@ tool=$(cd "$(dirname "$tool")" && pwd)/$(basename "$tool")
 scratch=$(mktemp -d "${BENCH_SCRATCH:-/var/tmp}/dsh-bench.XXXXXX") || exit 0
 # Short: the control socket's path must fit a unix socket name.
 runtime=$(mktemp -d /var/tmp/dshb.XXXXXX) || exit 0
-server_pid=
+server_pid= ssh_config=/dev/null host=remote-test
 cleanup() {
+        for socket in "$runtime"/dsh-sandbox/ssh/*; do
+                [ -S "$socket" ] && ssh -F "$ssh_config" -o "ControlPath=$socket" -O exit "$host" 2>/dev/null
+        done
         [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
         rm -rf "$scratch" "$runtime"
 }
@@ -53,7 +56,6 @@ if [ "$state" != ready ]; then
 fi
 printf '{"sshCommand":["ssh","-F","%s"],"remoteProgram":"%s"}\n' "$ssh_config" "$remote_program" > "$scratch/config.json"
 export DSH_SANDBOX_CONFIG="$scratch/config.json"
-host=remote-test
 shared="ControlPath=$runtime/dsh-sandbox/ssh/%C"
 
 echo "-- run --remote against a fresh ssh connection (target <= 0.25x)"

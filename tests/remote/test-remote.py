@@ -10,6 +10,7 @@ every fail-closed case checks that the command did not run anywhere.
 """
 import json
 import os
+import shutil
 import signal
 import stat
 import subprocess
@@ -60,6 +61,10 @@ class RemoteCase(unittest.TestCase):
         os.makedirs(self.outside)
         # Short: the control socket's path must fit a unix socket name.
         self.runtime_dir = tempfile.mkdtemp(prefix="dshr", dir="/var/tmp")
+
+    def tearDown(self):
+        SERVER.stop_shared_connections(self.runtime_dir)
+        shutil.rmtree(self.runtime_dir, ignore_errors=True)
 
     def config(self, **overrides):
         values = {"sshCommand": ["ssh", "-F", SERVER.ssh_config], "remoteProgram": SERVER.remote_program}
@@ -321,7 +326,8 @@ class FailClosed(RemoteCase):
 
     def test_an_unknown_host_key(self):
         # A runtime directory of its own: no shared connection was ever authenticated for this call.
-        fresh = tempfile.mkdtemp(prefix="dshk", dir="/var/tmp")
+        fresh = os.path.join(self.runtime_dir, "fresh")
+        os.mkdir(fresh, 0o700)
         result = self.run_remote("touch", self.marker(), host="unknown-key", runtime_dir=fresh)
         self.assert_never_ran(result, self.marker(), "Host key verification failed")
 

@@ -77,13 +77,24 @@ class SshServer:
               "Host unknown-key\n  HostName 127.0.0.1\n  Port %d\n  User %s\n  IdentityFile %s/user_key\n"
               "  UserKnownHostsFile %s/empty_known_hosts\n  GlobalKnownHostsFile /dev/null\n"
               "Host unreachable\n  HostName 127.0.0.1\n  Port %d\n  ConnectTimeout 5\n"
+              "Host own-mux\n  HostName 127.0.0.1\n  Port %d\n  User %s\n  IdentityFile %s/user_key\n"
+              "  UserKnownHostsFile %s/known_hosts\n  GlobalKnownHostsFile /dev/null\n"
+              "  ControlMaster auto\n  ControlPath %s/own-mux/%%C\n  ControlPersist 60\n"
               % (self.port, os.environ.get("USER") or "root", self.dir, self.dir,
-                 self.port, os.environ.get("USER") or "root", self.dir, self.dir, free_port()))
+                 self.port, os.environ.get("USER") or "root", self.dir, self.dir, free_port(),
+                 self.port, os.environ.get("USER") or "root", self.dir, self.dir, self.own_mux_dir()))
         write(os.path.join(self.dir, "empty_known_hosts"), "")
         self.stderr = open(self.log, "w")
         self.process = subprocess.Popen([SSHD, "-D", "-e", "-f", os.path.join(self.dir, "sshd_config")],
                                         stdout=subprocess.DEVNULL, stderr=self.stderr)
         self.wait_listening()
+
+    def own_mux_dir(self):
+        """The control directory the user's own ssh config names for host own-mux (short: a socket path)."""
+        if not hasattr(self, "_own_mux"):
+            self._own_mux = tempfile.mkdtemp(prefix="dshu", dir="/var/tmp")
+            os.mkdir(os.path.join(self._own_mux, "own-mux"), 0o700)
+        return self._own_mux
 
     def remote_wrapper(self, name, exports):
         """A remoteProgram running this build's dsh-sandbox with the remote state directory and `exports`."""
@@ -123,6 +134,11 @@ class SshServer:
         return read(self.log).count("Connection from 127.0.0.1")
 
     def close(self):
+        own = os.path.join(self.own_mux_dir(), "own-mux")
+        for name in os.listdir(own):
+            subprocess.run(["ssh", "-F", self.ssh_config, "-o", "ControlPath=" + os.path.join(own, name),
+                            "-O", "exit", "own-mux"], capture_output=True, timeout=60)
+        shutil.rmtree(self.own_mux_dir(), ignore_errors=True)
         self.process.terminate()
         self.process.wait()
         self.stderr.close()

@@ -331,6 +331,12 @@ class FailClosed(RemoteCase):
         result = self.run_remote("touch", self.marker(), host="unknown-key", runtime_dir=fresh)
         self.assert_never_ran(result, self.marker(), "Host key verification failed")
 
+    def test_a_destination_that_looks_like_an_option_stays_a_destination(self):
+        result = self.run_remote("true", host="-oProxyCommand=touch %s" % self.marker())
+        self.assertEqual(result.returncode, 125, result.stderr)
+        self.assertIn(b"SANDBOX_UNAVAILABLE", result.stderr)
+        self.assertFalse(os.path.exists(self.marker()), "the destination was taken as an ssh option")
+
     def test_a_remote_that_answers_something_else(self):
         fake = SERVER.wrapper("not-a-helper", "echo 'Welcome to the remote host'\n")
         result = self.run_remote("touch", self.marker(), config=self.config(remoteProgram=fake))
@@ -398,6 +404,13 @@ class ConnectionReuse(RemoteCase):
         self.assertEqual(os.listdir(control), [])
         self.assertEqual(SERVER.connections(), before + 2)
 
+    def test_a_multiplexing_the_user_configured_is_theirs(self):
+        result = self.dsh("run", command=["true"], host="own-mux")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        own = os.path.join(SERVER.own_mux_dir(), "own-mux")
+        self.assertTrue(any(stat.S_ISSOCK(os.lstat(os.path.join(own, name)).st_mode) for name in os.listdir(own)))
+        self.assertFalse(os.path.exists(os.path.join(self.runtime_dir, "dsh-sandbox", "ssh")))
+
     def test_a_confined_command_cannot_touch_the_control_directory(self):
         self.assertEqual(self.run_remote("true").returncode, 0)
         control = os.path.join(self.runtime_dir, "dsh-sandbox", "ssh")
@@ -406,6 +419,13 @@ class ConnectionReuse(RemoteCase):
                                 self.runtime_dir, "--", "sh", "-c", 'touch "$1"', "sh", planted],
                                capture_output=True, env=self.env(), timeout=120)
         self.assertNotEqual(local.returncode, 0)
+        self.assertFalse(os.path.exists(planted))
+        # Landlock can only grant: a root that holds the directory is refused before anything runs.
+        local = subprocess.run([DSH_SANDBOX, "run", "--backend", "landlock", "--mode", "workspace-write", "--root",
+                                self.runtime_dir, "--", "sh", "-c", 'touch "$1"', "sh", planted],
+                               capture_output=True, env=self.env(), timeout=120)
+        self.assertEqual(local.returncode, 125, local.stderr)
+        self.assertIn(b"SANDBOX_PREPARATION_FAILED", local.stderr)
         self.assertFalse(os.path.exists(planted))
 
 

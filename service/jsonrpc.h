@@ -52,8 +52,8 @@ typedef struct rpc_call rpc_call;
 
 /*
  * Called on a thread of its own for each request.  It must end the call
- * exactly once, with rpc_call_reply() or rpc_call_fail(), before it
- * returns; `call` is not valid after that.
+ * exactly once, with rpc_call_reply() or rpc_call_fail() (or, cancelled,
+ * rpc_call_drop()), before it returns; `call` is not valid after that.
  */
 typedef void (*rpc_request_fn)(rpc_call *call, void *data);
 
@@ -125,6 +125,14 @@ int rpc_call_reply(rpc_call *call, json_t *result);
 int rpc_call_fail(rpc_call *call, int code, const char *message, json_t *data);
 
 /*
+ * Ends the call without writing anything: for a protocol whose
+ * cancellation wants no answer to the cancelled request (MCP: "SHOULD NOT
+ * send a response for the cancelled request").  Only for a call that was
+ * cancelled; any other call must be answered.
+ */
+void rpc_call_drop(rpc_call *call);
+
+/*
  * Answers with a library error: RPC_SANDBOX_ERROR with the error's own text
  * as the message and data {code, message} (code: dsh_error_code_name(), or
  * null for the generic codes; data also carries "errno" when it is set).
@@ -132,9 +140,10 @@ int rpc_call_fail(rpc_call *call, int code, const char *message, json_t *data);
 int rpc_call_fail_sandbox(rpc_call *call, const dsh_error *error);
 
 /*
- * Answers RPC_INVALID_PARAMS with the message "invalid params: <what>"
- * and data {"parameter": NAME} — the helpers for reading params below name
- * the bad one this way.
+ * Answers RPC_INVALID_PARAMS with the message "invalid params: NAME: <what>"
+ * ("invalid params: <what>" when `parameter` is NULL) and data
+ * {"parameter": NAME} — the helpers for reading params below name the bad
+ * one this way ("invalid params: root: expected a string").
  */
 int rpc_call_fail_params(rpc_call *call, const char *parameter, const char *what);
 

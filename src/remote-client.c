@@ -255,8 +255,10 @@ static int pump(remote_call *call)
                         result = errno == EINTR ? 0 : -errno;
                 if (result < 0)
                         break;
-                if (fds[POLL_DIAGNOSTICS].revents && !read_diagnostics(call))
-                        call->connection.diagnostics = (close(call->connection.diagnostics), -1);
+                if (fds[POLL_DIAGNOSTICS].revents && !read_diagnostics(call)) {
+                        close(call->connection.diagnostics);
+                        call->connection.diagnostics = -1;
+                }
                 if (fds[POLL_STDIN].revents)
                         result = read_local_stdin(call);
                 if (result == 0 && fds[POLL_SIGNALS].revents)

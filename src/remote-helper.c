@@ -303,13 +303,13 @@ static int forward_output(helper *self, int *fd, char type)
         return dsh_frame_write(self->out_fd, type, chunk, (size_t) got);
 }
 
-static int feed_stdin(command_streams *streams)
+/* What the command's stdin takes now; closed once the caller's ended and all of it went, or the command closed it. */
+static void feed_stdin(command_streams *streams)
 {
         int result = streams->stdin_fd >= 0 ? dsh_byte_queue_flush(&streams->to_stdin, streams->stdin_fd) : 0;
 
         if (result < 0 || (streams->stdin_eof && dsh_byte_queue_pending(&streams->to_stdin) == 0))
                 close_stream(&streams->stdin_fd);
-        return 0;
 }
 
 enum { POLL_CALLER, POLL_STDOUT, POLL_STDERR, POLL_STDIN, POLL_EXIT, POLL_COUNT };
@@ -343,17 +343,21 @@ static int pump_until_exit(helper *self, command_streams *streams)
         return result;
 }
 
-/* After the exit: what the command wrote before it ended is in the pipes, and is sent before the status. */
-static int drain_output(helper *self, command_streams *streams)
+/*
+ * After the exit: what the command wrote before it ended is in the pipe,
+ * and is sent before the status.  Only what is there now: a process the
+ * command left behind may hold the pipe open, and is not waited for.
+ */
+static int drain_output(helper *self, int *fd, char type)
 {
         int result = 0;
 
-        for (int *fd = &streams->stdout_fd; result == 0 && fd; fd = fd == &streams->stdout_fd ? &streams->stderr_fd : NULL) {
-                char type = fd == &streams->stdout_fd ? DSH_FRAME_STDOUT : DSH_FRAME_STDERR;
+        while (result == 0 && *fd >= 0) {
                 struct pollfd readable = { *fd, POLLIN, 0 };
 
-                while (result == 0 && *fd >= 0 && poll(&readable, 1, 0) > 0 && readable.revents)
-                        result = forward_output(self, fd, type);
+                if (poll(&readable, 1, 0) <= 0)
+                        break;
+                result = forward_output(self, fd, type);
         }
         return result;
 }
@@ -403,7 +407,9 @@ static int serve_run(helper *self, dsh_error *error)
                 if (result == 0)
                         result = pump_until_exit(self, &streams);
                 if (result == 0)
-                        result = drain_output(self, &streams);
+                        result = drain_output(self, &streams.stdout_fd, DSH_FRAME_STDOUT);
+                if (result == 0)
+                        result = drain_output(self, &streams.stderr_fd, DSH_FRAME_STDERR);
                 if (result == 0)
                         result = report_end(self, &streams);
                 else if (!streams.exited) {

@@ -38,7 +38,8 @@ def read(path):
 
 
 class SshServer:
-    def __init__(self, dsh_sandbox):
+    def __init__(self, dsh_sandbox, clean_home=False):
+        """`clean_home`: the sessions get an empty HOME of their own, so no login shell start-up file runs."""
         if not os.access(SSHD, os.X_OK) or not shutil.which("ssh-keygen") or not shutil.which("ssh"):
             raise SkipTest("openssh-server/openssh-client not installed (scripts/ensure-deps.sh installs them)")
         scratch = os.environ.get("DSH_TEST_SCRATCH", "/var/tmp/dsh-sandbox-tests")
@@ -65,8 +66,8 @@ class SshServer:
               "ListenAddress 127.0.0.1\nPort %d\nHostKey %s/host_key\nAuthorizedKeysFile %s/authorized_keys\n"
               "StrictModes no\nPidFile %s/sshd.pid\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
               "UsePAM no\nPermitRootLogin prohibit-password\nLogLevel VERBOSE\nMaxSessions 50\n"
-              "MaxStartups 50\nAcceptEnv LANG\n"
-              % (self.port, self.dir, self.dir, self.dir))
+              "MaxStartups 50\nAcceptEnv LANG\n%s"
+              % (self.port, self.dir, self.dir, self.dir, self.clean_home_setting(clean_home)))
         write(os.path.join(self.dir, "known_hosts"),
               "[127.0.0.1]:%d %s" % (self.port, read(os.path.join(self.dir, "host_key.pub"))))
         self.ssh_config = os.path.join(self.dir, "ssh_config")
@@ -88,6 +89,13 @@ class SshServer:
         self.process = subprocess.Popen([SSHD, "-D", "-e", "-f", os.path.join(self.dir, "sshd_config")],
                                         stdout=subprocess.DEVNULL, stderr=self.stderr)
         self.wait_listening()
+
+    def clean_home_setting(self, clean_home):
+        if not clean_home:
+            return ""
+        home = os.path.join(self.dir, "home")
+        os.mkdir(home)
+        return "SetEnv HOME=%s\n" % home
 
     def own_mux_dir(self):
         """The control directory the user's own ssh config names for host own-mux (short: a socket path)."""
@@ -144,12 +152,12 @@ class SshServer:
         self.stderr.close()
 
 
-def serve(dsh_sandbox):
+def serve(dsh_sandbox, clean_home):
     """For bench/remote.bench.sh: start the server, print where its files are, serve until SIGTERM."""
     import signal
     import sys
 
-    server = SshServer(dsh_sandbox)
+    server = SshServer(dsh_sandbox, clean_home)
     signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(0))
     try:
         print("ready %s %s %s" % (server.dir, server.ssh_config, server.remote_program), flush=True)
@@ -163,6 +171,6 @@ if __name__ == "__main__":
     import sys
 
     try:
-        serve(sys.argv[1])
+        serve(sys.argv[1], sys.argv[2:] == ["clean-home"])
     except SkipTest as reason:
         print("skip %s" % reason, flush=True)

@@ -87,6 +87,10 @@ int cli_remote_confine(const cli_policy_options *options, char **command)
         char *text = NULL;
         int result = remote_setup(options, &context), called = 0;
 
+        /* Refused here as `confine` refuses it (2): an explicit danger-full-access needs no remote to say so. */
+        if (result == 0 && context.request.has_mode && !dsh_mode_is_confined(context.request.mode))
+                result = cli_usage_error("confine: mode \"%s\" needs no confinement; spawn the argv as it is",
+                                         dsh_mode_name(context.request.mode));
         if (result == 0)
                 called = dsh_remote_confine(&context.target, &context.request, command, &facts, &context.error);
         if (result == 0 && called == 0) {

@@ -113,6 +113,11 @@ class Facts(RemoteCase):
         self.assertIn(self.workspace, facts["argv"])
         self.assertNotIn(link, facts["argv"])
 
+    def test_confine_refuses_danger_full_access_as_locally(self):
+        result = self.dsh("confine", "--mode", "danger-full-access", command=["true"])
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn(b"needs no confinement", result.stderr)
+
     def test_probe_prints_the_remote_report(self):
         result = self.dsh("probe")
         self.assertEqual(result.returncode, 0, result.stderr)
@@ -197,6 +202,14 @@ class Running(RemoteCase):
         result = self.run_remote("sh", "-c", "printf 'F\\000\\000\\000\\044%s'; exit 7" % forged[5:].decode())
         self.assertEqual(result.returncode, 7)
         self.assertEqual(result.stdout, forged)
+
+    def test_partial_enforcement_on_the_remote_is_announced_here(self):
+        # Landlock cannot hold back a protected subpath that exists in the root: partial, said before it runs.
+        os.makedirs(os.path.join(self.workspace, ".git", "hooks"))
+        result = self.dsh("run", "--backend", "landlock", "--mode", "workspace-write", "--root", self.workspace,
+                          command=["true"])
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn(b"dsh-sandbox: notice: partial enforcement under landlock: ", result.stderr)
 
     def test_a_program_that_cannot_be_found_is_127_and_nothing_ran(self):
         result = self.run_remote("/nonexistent/program")

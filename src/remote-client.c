@@ -43,6 +43,7 @@ typedef struct remote_call {
         char diagnostics[DIAGNOSTICS_TAIL]; /* the last bytes ssh wrote to its stderr */
         size_t diagnostics_used;
         bool stdin_open, signals_open, hello_seen, final_seen;
+        bool remote_gone;                   /* ssh's stdin broke: nothing more is sent */
         dsh_remote_final final;
         dsh_error protocol_error;           /* the helper answered something that is not the protocol */
 } remote_call;
@@ -230,9 +231,12 @@ static void poll_set(remote_call *call, struct pollfd fds[POLL_COUNT])
 
         fds[POLL_REMOTE] = (struct pollfd) { call->connection.from_remote, POLLIN, 0 };
         fds[POLL_DIAGNOSTICS] = (struct pollfd) { call->connection.diagnostics, POLLIN, 0 };
-        fds[POLL_TO_REMOTE] = (struct pollfd) { backlog ? call->connection.to_remote : -1, POLLOUT, 0 };
+        fds[POLL_TO_REMOTE] = (struct pollfd) { backlog && !call->remote_gone ? call->connection.to_remote : -1,
+                                                POLLOUT, 0 };
         fds[POLL_STDIN] = (struct pollfd) { -1, POLLIN, 0 };
         fds[POLL_SIGNALS] = (struct pollfd) { -1, POLLIN, 0 };
+        if (call->remote_gone)
+                return;
         if (call->stdin_open && dsh_byte_queue_pending(&call->outgoing) < STDIN_BACKLOG_LIMIT)
                 fds[POLL_STDIN].fd = call->stdio->stdin_fd;
         if (call->signals_open)
@@ -248,8 +252,12 @@ static int pump(remote_call *call)
 
         while (result == 0 && !call->final_seen && !eof) {
                 result = dsh_byte_queue_flush(&call->outgoing, call->connection.to_remote);
-                if (result == -EPIPE)
-                        result = 0;   /* ssh is gone: what it said, and its status, tell why */
+                if (result == -EPIPE) {
+                        /* ssh is gone: what it said, and its status, tell why.  Nothing more is sent. */
+                        call->remote_gone = true;
+                        dsh_byte_queue_clear(&call->outgoing);
+                        result = 0;
+                }
                 poll_set(call, fds);
                 if (result == 0 && poll(fds, POLL_COUNT, -1) < 0)
                         result = errno == EINTR ? 0 : -errno;

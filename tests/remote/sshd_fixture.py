@@ -47,7 +47,6 @@ class SshServer:
         self.dir = tempfile.mkdtemp(prefix="remote-", dir=scratch)
         os.chmod(self.dir, 0o755)
         self.dsh_sandbox = dsh_sandbox
-        self.port = free_port()
         self.log = os.path.join(self.dir, "sshd.log")
         # Privilege separation needs its empty directory.
         os.makedirs("/run/sshd", mode=0o755, exist_ok=True)
@@ -55,6 +54,7 @@ class SshServer:
             subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", os.path.join(self.dir, name)],
                            check=True)
         shutil.copy(os.path.join(self.dir, "user_key.pub"), os.path.join(self.dir, "authorized_keys"))
+        write(os.path.join(self.dir, "empty_known_hosts"), "")
         self.remote_state = os.path.join(self.dir, "remote-state")
         os.makedirs(self.remote_state)
         # The remote dsh-sandbox: the build tree's, with a state directory of its own.  The helper never
@@ -62,33 +62,46 @@ class SshServer:
         # kept for helper_diagnostics().
         self.helper_stderr = os.path.join(self.dir, "helper-stderr")
         self.remote_program = self.remote_wrapper("remote-dsh-sandbox", "")
+        self.ssh_config = os.path.join(self.dir, "ssh_config")
+        home_setting = self.clean_home_setting(clean_home)
+        # A free port can be taken between the probe and sshd's bind (tests run in parallel): then another.
+        for attempt in range(5):
+            self.configure(free_port(), home_setting)
+            if self.start():
+                return
+        raise SkipTest("sshd cannot start: " + read(self.log).strip())
+
+    def configure(self, port, home_setting):
+        """The server's config, the client's ssh config and known_hosts, for `port`."""
+        user = os.environ.get("USER") or "root"
+        self.port = port
         write(os.path.join(self.dir, "sshd_config"),
               "ListenAddress 127.0.0.1\nPort %d\nHostKey %s/host_key\nAuthorizedKeysFile %s/authorized_keys\n"
               "StrictModes no\nPidFile %s/sshd.pid\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
               "UsePAM no\nPermitRootLogin prohibit-password\nLogLevel VERBOSE\nMaxSessions 50\n"
-              "MaxStartups 50\nAcceptEnv LANG\n%s"
-              % (self.port, self.dir, self.dir, self.dir, self.clean_home_setting(clean_home)))
+              "MaxStartups 50\nAcceptEnv LANG\n%s" % (port, self.dir, self.dir, self.dir, home_setting))
         write(os.path.join(self.dir, "known_hosts"),
-              "[127.0.0.1]:%d %s" % (self.port, read(os.path.join(self.dir, "host_key.pub"))))
-        self.ssh_config = os.path.join(self.dir, "ssh_config")
+              "[127.0.0.1]:%d %s" % (port, read(os.path.join(self.dir, "host_key.pub"))))
+        known = "  UserKnownHostsFile %s/known_hosts\n  GlobalKnownHostsFile /dev/null\n" % self.dir
+        login = "  HostName 127.0.0.1\n  Port %d\n  User %s\n  IdentityFile %s/user_key\n  IdentitiesOnly yes\n" % (
+            port, user, self.dir)
         write(self.ssh_config,
-              "Host remote-test\n  HostName 127.0.0.1\n  Port %d\n  User %s\n  IdentityFile %s/user_key\n"
-              "  IdentitiesOnly yes\n  UserKnownHostsFile %s/known_hosts\n  StrictHostKeyChecking yes\n"
-              "  GlobalKnownHostsFile /dev/null\n"
-              "Host unknown-key\n  HostName 127.0.0.1\n  Port %d\n  User %s\n  IdentityFile %s/user_key\n"
-              "  UserKnownHostsFile %s/empty_known_hosts\n  GlobalKnownHostsFile /dev/null\n"
-              "Host unreachable\n  HostName 127.0.0.1\n  Port %d\n  ConnectTimeout 5\n"
-              "Host own-mux\n  HostName 127.0.0.1\n  Port %d\n  User %s\n  IdentityFile %s/user_key\n"
-              "  UserKnownHostsFile %s/known_hosts\n  GlobalKnownHostsFile /dev/null\n"
-              "  ControlMaster auto\n  ControlPath %s/own-mux/%%C\n  ControlPersist 60\n"
-              % (self.port, os.environ.get("USER") or "root", self.dir, self.dir,
-                 self.port, os.environ.get("USER") or "root", self.dir, self.dir, free_port(),
-                 self.port, os.environ.get("USER") or "root", self.dir, self.dir, self.own_mux_dir()))
-        write(os.path.join(self.dir, "empty_known_hosts"), "")
+              "Host remote-test\n" + login + known + "  StrictHostKeyChecking yes\n"
+              "Host unknown-key\n" + login +
+              "  UserKnownHostsFile %s/empty_known_hosts\n  GlobalKnownHostsFile /dev/null\n" % self.dir +
+              "Host unreachable\n  HostName 127.0.0.1\n  Port %d\n  ConnectTimeout 5\n" % free_port() +
+              "Host own-mux\n" + login + known +
+              "  ControlMaster auto\n  ControlPath %s/own-mux/%%C\n  ControlPersist 60\n" % self.own_mux_dir())
+
+    def start(self):
+        """Starts sshd; True once it listens, False when it exited (its log says why)."""
         self.stderr = open(self.log, "w")
         self.process = subprocess.Popen([SSHD, "-D", "-e", "-f", os.path.join(self.dir, "sshd_config")],
                                         stdout=subprocess.DEVNULL, stderr=self.stderr)
-        self.wait_listening()
+        if self.wait_listening():
+            return True
+        self.stderr.close()
+        return False
 
     def clean_home_setting(self, clean_home):
         if not clean_home:
@@ -119,15 +132,14 @@ class SshServer:
         return path
 
     def wait_listening(self):
-        # Readiness, not timing: poll until the port accepts (or sshd died and says why).
-        while True:
-            if self.process.poll() is not None:
-                raise SkipTest("sshd cannot start: " + read(self.log).strip())
+        """Readiness, not timing: polls until the port accepts (True) or sshd exited (False)."""
+        while self.process.poll() is None:
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                return
+                return True
             except OSError:
                 time.sleep(0.05)
+        return False
 
     def stop_shared_connections(self, runtime_dir):
         """Ends the masters a test left in `runtime_dir`'s control directory (they would idle for minutes)."""

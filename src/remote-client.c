@@ -366,14 +366,19 @@ static void call_clear(remote_call *call)
         dsh_error_clear(&call->protocol_error);
 }
 
-/* A refusal keeps the remote's code and message, behind the destination; EXEC_FAILED its errno too. */
+/*
+ * A refusal keeps the remote's code and message, behind the destination
+ * (EXEC_FAILED its errno too), the message made one printable line: it is
+ * another machine's text, shown here as one line of ours.
+ */
 static int relay_refusal(remote_call *call, dsh_error *error)
 {
         dsh_error *refusal = &call->final.refusal;
         int errno_value = refusal->code == DSH_ERROR_EXEC_FAILED && call->final.value ? call->final.value : ENOSYS;
+        dsh_autofree char *message = dsh_error_printable_text(refusal->message ? refusal->message : "refused");
 
         return dsh_error_set(error, refusal->code, errno_value, "remote \"%s\": %s", call->target->destination,
-                             refusal->message ? refusal->message : "refused");
+                             message ? message : "refused");
 }
 
 /* A call whose final record must be an answer (confine, probe, bash): 0 with call->final.answer, or why not. */

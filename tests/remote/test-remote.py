@@ -382,6 +382,13 @@ class FailClosed(RemoteCase):
         self.assertIn("speaks protocol 99", record["error"]["message"])
         self.assertFalse(os.path.exists(self.marker()))
 
+    def test_a_refusal_is_shown_as_one_line(self):
+        fake = fake_remote("multi-line", "frame('H', {'protocol': 1, 'version': 'x'})\n"
+                           "frame('F', {'outcome': 'refused', 'errno': 0, 'error': {'code': 'SANDBOX_UNAVAILABLE',"
+                           " 'message': 'no\\nsecond line\\x1b[31m'}})")
+        result = self.run_remote("touch", self.marker(), config=self.config(remoteProgram=fake))
+        self.assert_never_ran(result, self.marker(), "no\\x0asecond line\\x1b[31m")
+
     def test_a_transport_that_drops_mid_run_is_125_not_the_commands_status(self):
         # ssh's own 255 (here: a "remote" that kills its ssh session) is never read as the command's.
         fake = fake_remote("drop", "frame('H', {'protocol': 1, 'version': 'x'})\n"

@@ -62,6 +62,7 @@ int cli_command_probe(int argc, char **argv);
 int cli_command_session(int argc, char **argv);
 int cli_command_policy(int argc, char **argv);
 int cli_command_fs(int argc, char **argv);
+int cli_command_serve(int argc, char **argv);
 int cli_command_remote_helper(int argc, char **argv);
 
 #endif

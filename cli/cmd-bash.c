@@ -79,32 +79,18 @@ struct bash_options {
         bool json;
 };
 
-/* A whole number from 1 to `maximum`, digits only. */
-static int parse_positive(const char *option, const char *value, long maximum, long *out)
-{
-        char *end = NULL;
-        long number;
-
-        errno = 0;
-        number = value[0] >= '0' && value[0] <= '9' ? strtol(value, &end, 10) : -1;
-        if (number <= 0 || errno != 0 || !end || *end != '\0' || number > maximum)
-                return cli_usage_error("bash: %s expects a whole number from 1 to %ld, not \"%s\"", option, maximum,
-                                       value);
-        *out = number;
-        return 0;
-}
-
 static int store_bash_option(int key, const char *value, void *data)
 {
         struct bash_options *options = data;
 
         switch (key) {
         case OPTION_TIMEOUT:
-                return parse_positive("--timeout", value, TIMEOUT_MAX_MS, &options->timeout_ms);
+                return cli_parse_positive("bash", "--timeout", value, TIMEOUT_MAX_MS, &options->timeout_ms);
         case OPTION_APPROVAL_TIMEOUT:
-                return parse_positive("--approval-timeout", value, TIMEOUT_MAX_MS, &options->approval_timeout_ms);
+                return cli_parse_positive("bash", "--approval-timeout", value, TIMEOUT_MAX_MS,
+                                          &options->approval_timeout_ms);
         case OPTION_OUTPUT_LIMIT:
-                return parse_positive("--output-limit", value, OUTPUT_LIMIT_MAX, &options->output_limit);
+                return cli_parse_positive("bash", "--output-limit", value, OUTPUT_LIMIT_MAX, &options->output_limit);
         case OPTION_SANDBOX_PERMISSIONS:
                 options->sandbox_permissions = value;
                 return 0;

@@ -20,6 +20,7 @@ static const struct subcommand subcommands[] = {
         { "session", cli_command_session, "create, switch and inspect durable sessions" },
         { "policy", cli_command_policy, "resolve the execution policy; print the runtime context" },
         { "fs", cli_command_fs, "write, edit, create, remove, move and read files under the same policy" },
+        { "serve", cli_command_serve, "serve all of the above as JSON-RPC 2.0 on stdin and stdout" },
         { "remote-helper", cli_command_remote_helper, "internal: serves one --remote call over ssh's stdio" },
 };
 

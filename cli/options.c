@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* One getopt_long parser for every subcommand: the shared policy options' table plus each one's own. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -338,6 +339,20 @@ int cli_options_parse(const cli_command_line *line, int argc, char **argv, cli_p
         free(table);
         free(optstring);
         return result;
+}
+
+int cli_parse_positive(const char *command, const char *option, const char *value, long maximum, long *out)
+{
+        char *end = NULL;
+        long number;
+
+        errno = 0;
+        number = value[0] >= '0' && value[0] <= '9' ? strtol(value, &end, 10) : -1;
+        if (number <= 0 || errno != 0 || !end || *end != '\0' || number > maximum)
+                return cli_usage_error("%s: %s expects a whole number from 1 to %ld, not \"%s\"", command, option,
+                                       maximum, value);
+        *out = number;
+        return 0;
 }
 
 int cli_refuse_operands(const char *command, int argc, char **argv, int operands)

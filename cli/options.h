@@ -108,6 +108,13 @@ int cli_refuse_operands(const char *command, int argc, char **argv, int operands
 int cli_options_parse_without_operands(const cli_command_line *line, int argc, char **argv);
 
 /*
+ * An option's value that must be a whole number from 1 to `maximum`, digits
+ * only: 0 with *out set, or CLI_EXIT_USAGE after printing "<command>:
+ * <option> expects a whole number from 1 to <maximum>, not \"<value>\"".
+ */
+int cli_parse_positive(const char *command, const char *option, const char *value, long maximum, long *out);
+
+/*
  * `NAME [policy options] [--] PROGRAM [ARG...]`, as run and confine take
  * it: every policy option, then the command, which starts at the first
  * operand.  Returns 0 with *command pointing into argv, -1 after printing

@@ -75,7 +75,7 @@ _dsh_sandbox()
                 mapfile -t COMPREPLY < <(compgen -W "-h --help --version" -- "$cur")
                 return
         elif [[ $COMP_CWORD -eq 1 ]]; then
-                mapfile -t COMPREPLY < <(compgen -W "run bash confine probe session policy fs" -- "$cur")
+                mapfile -t COMPREPLY < <(compgen -W "run bash confine probe session policy fs serve" -- "$cur")
                 return
         fi
 
@@ -87,6 +87,8 @@ _dsh_sandbox()
                 options+=" --approval-command --approval-timeout --output-limit --json -h --help --" ;;
         probe)
                 options="--json -c --config -b --backend --remote -h --help" ;;
+        serve)
+                options="-c --config --approval-timeout -h --help" ;;
         session | policy | fs)
                 action=${COMP_WORDS[2]}
                 first=3

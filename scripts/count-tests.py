@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Prints 'N passed, N failed, N skipped' over the cmocka cases in meson test logs.
 
-A record without cmocka output counts as one case: a test program that does not use
+Python unittest cases (tests/service/*.py run verbose on stdout) count one per case: a line
+"test_name (module.Class.test_name) ... ok|skipped ...|FAIL|ERROR" (a case whose subtests
+failed ends its line with "... " and counts as failed).
+A record without cmocka or unittest output counts as one case: a test program that does not use
 cmocka, or one fuzz target of scripts/fuzz.sh (its fuzz-results.jsonl has the same shape).
 """
 import json
@@ -17,6 +20,13 @@ for log in sys.argv[1:]:
             cases_ok = len(re.findall(r"^\[       OK \] ", output, re.M))
             cases_failed = len(re.findall(r"^\[  FAILED  \] (?!\d+ test)(?!.*listed below)", output, re.M))
             cases_skipped = len(re.findall(r"^\[  SKIPPED \] (?!\d+ test)", output, re.M))
+            for status in re.findall(r"^test\w+ \([\w.]+\) \.\.\. ?(.*)$", output, re.M):
+                if status.startswith("ok"):
+                    cases_ok += 1
+                elif status.startswith("skipped"):
+                    cases_skipped += 1
+                else:
+                    cases_failed += 1
             if cases_ok + cases_failed + cases_skipped == 0:
                 # A program without cmocka output counts as one case.
                 if record.get("result") == "OK":

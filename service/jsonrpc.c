@@ -403,6 +403,20 @@ int rpc_param_string(rpc_call *call, const char *name, bool required, const char
         return 0;
 }
 
+int rpc_param_text(rpc_call *call, const char *name, bool required, const char **text_out, size_t *length_out)
+{
+        json_t *value;
+        int found = param_member(call, name, required, &value);
+
+        if (found != 0)
+                return found;
+        if (!json_is_string(value))
+                return rpc_call_fail_params(call, name, "expected a string"), -1;
+        *text_out = json_string_value(value);
+        *length_out = json_string_length(value);
+        return 0;
+}
+
 int rpc_param_bool(rpc_call *call, const char *name, bool required, bool *value_out)
 {
         json_t *value;
@@ -717,6 +731,10 @@ int rpc_server_run(rpc_server *server)
         pthread_mutex_lock(&server->lock);
         server->input_ended = true;
         pthread_cond_broadcast(&server->changed);
+        pthread_mutex_unlock(&server->lock);
+        if (server->handlers.on_input_end)
+                server->handlers.on_input_end(server, server->handlers.data);
+        pthread_mutex_lock(&server->lock);
         while (server->calls_in_flight > 0)
                 pthread_cond_wait(&server->changed, &server->lock);
         pthread_mutex_unlock(&server->lock);

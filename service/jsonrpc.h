@@ -64,6 +64,14 @@ typedef struct rpc_handlers {
         rpc_request_fn on_request;
         rpc_notification_fn on_notification;   /* NULL: notifications are dropped */
         void *data;
+        /*
+         * Called on the reading thread once the input has ended, before
+         * rpc_server_run() waits for the requests in flight (NULL: none):
+         * where a protocol ends what only the client could have ended
+         * (serve's background jobs, which a job.wait in flight waits for).
+         * It may block; the server's own requests have already failed.
+         */
+        void (*on_input_end)(rpc_server *server, void *data);
 } rpc_handlers;
 
 /* A server reading `input_fd` and writing `output_fd` (not owned).  Returns NULL when out of memory. */
@@ -115,6 +123,11 @@ bool rpc_call_cancelled(const rpc_call *call);
  * when it already is.  It runs on the reading thread otherwise, so it must
  * not block (dsh_bash_cancel() is made for it).  NULL removes the hook; the
  * handler removes it before it frees what `data` points to.
+ *
+ * The hook runs under the server's lock (that is what makes removing it
+ * safe), so it must not call into the transport, and a handler must not
+ * call into the transport (rpc_call_cancelled() included) while it holds a
+ * lock of its own that the hook takes.
  */
 void rpc_call_on_cancel(rpc_call *call, void (*hook)(void *data), void *data);
 
@@ -159,5 +172,11 @@ int rpc_param_bool(rpc_call *call, const char *name, bool required, bool *value_
 int rpc_param_integer(rpc_call *call, const char *name, bool required, long long *value_out);
 /* An array of strings, as a NULL-terminated copy the caller frees with dsh_strv_free(). */
 int rpc_param_string_array(rpc_call *call, const char *name, bool required, char ***value_out);
+/*
+ * Free text that may be empty and may hold NUL bytes (a file's content, an
+ * edit's replacement), unlike rpc_param_string()'s: the text (borrowed)
+ * and its length.
+ */
+int rpc_param_text(rpc_call *call, const char *name, bool required, const char **text_out, size_t *length_out);
 
 #endif

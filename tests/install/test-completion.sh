@@ -49,7 +49,8 @@ expect_without() {
         fi
 }
 
-expect "bash confine fs policy probe run session" ""
+expect "bash confine fs policy probe run serve session" ""
+expect "--config" serve --con
 expect "--help --version" --
 expect "--mode" run --mo
 expect "danger-full-access read-only workspace-write" run --mode ""

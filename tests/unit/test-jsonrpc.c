@@ -29,6 +29,7 @@ typedef struct fixture {
         pthread_t thread;
         int run_result;
         sem_t release;          /* posted by the "release" notification */
+        bool input_ended;       /* on_input_end ran */
         char pending[65536];    /* bytes read from the server past the last line returned */
         size_t pending_length;
 } fixture;
@@ -72,15 +73,17 @@ static void handle_ask(rpc_call *call)
 
 static void handle_params(rpc_call *call)
 {
-        const char *name;
+        const char *name, *text = "";
+        size_t text_length = 0;
         long long number = -1;
         char **list = NULL;
 
         if (rpc_param_string(call, "name", true, &name) < 0 || rpc_param_integer(call, "n", false, &number) < 0 ||
-            rpc_param_string_array(call, "list", false, &list) < 0)
+            rpc_param_string_array(call, "list", false, &list) < 0 ||
+            rpc_param_text(call, "text", false, &text, &text_length) < 0)
                 return;
-        rpc_call_reply(call, json_pack("{s:s, s:I, s:i}", "name", name, "n", (json_int_t) number, "listed",
-                                       (int) (list ? dsh_strv_length(list) : 0)));
+        rpc_call_reply(call, json_pack("{s:s, s:I, s:i, s:s%}", "name", name, "n", (json_int_t) number, "listed",
+                                       (int) (list ? dsh_strv_length(list) : 0), "text", text, text_length));
         dsh_strv_free(list);
 }
 
@@ -119,6 +122,15 @@ static void on_notification(rpc_server *server, const char *method, json_t *para
                 rpc_server_cancel(server, json_object_get(params, "id"));
 }
 
+static void on_input_end(rpc_server *server, void *data)
+{
+        fixture *f = data;
+
+        (void) server;
+        f->input_ended = true;
+        sem_post(&f->release);  /* what only the client could have ended: a "wait" in flight */
+}
+
 /* ------------------------------------------------------ the client -- */
 
 static void *server_thread(void *data)
@@ -133,7 +145,7 @@ static void *server_thread(void *data)
 static int setup(void **state)
 {
         fixture *f = calloc(1, sizeof(*f));
-        rpc_handlers handlers = { on_request, on_notification, f };
+        rpc_handlers handlers = { on_request, on_notification, f, on_input_end };
 
         assert_non_null(f);
         assert_int_equal(pipe2(f->to_server, O_CLOEXEC), 0);
@@ -191,7 +203,7 @@ static json_t *next_message(fixture *f)
 
                 if (newline) {
                         size_t length = (size_t) (newline - f->pending);
-                        json_t *message = json_loadb(f->pending, length, 0, NULL);
+                        json_t *message = json_loadb(f->pending, length, JSON_ALLOW_NUL, NULL);
 
                         memmove(f->pending, newline + 1, f->pending_length - length - 1);
                         f->pending_length -= length + 1;
@@ -391,12 +403,23 @@ static void test_params_are_checked_and_named(void **state)
         expect_bad_param(f, "{\"name\":\"a\",\"list\":[\"x\",2]}",
                          "invalid params: list: element 1 expected a string", "list");
         expect_bad_param(f, "[\"a\"]", "invalid params: params must be an object", NULL);
+        expect_bad_param(f, "{\"name\":\"a\",\"text\":[]}", "invalid params: text: expected a string", "text");
 
         send_text(f, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"params\",\"params\":"
                      "{\"name\":\"a\",\"n\":9,\"list\":[\"x\",\"y\"]}}\n");
         message = next_message(f);
         assert_int_equal(json_integer_value(json_object_get(json_object_get(message, "result"), "n")), 9);
         assert_int_equal(json_integer_value(json_object_get(json_object_get(message, "result"), "listed")), 2);
+        json_decref(message);
+
+        /* Free text may be empty and may hold a NUL: it comes back whole. */
+        send_text(f, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"params\",\"params\":{\"name\":\"a\",\"text\":\"x\\u0000y\"}}\n");
+        message = next_message(f);
+        assert_int_equal(json_string_length(json_object_get(json_object_get(message, "result"), "text")), 3);
+        json_decref(message);
+        send_text(f, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"params\",\"params\":{\"name\":\"a\",\"text\":\"\"}}\n");
+        message = next_message(f);
+        assert_int_equal(json_string_length(json_object_get(json_object_get(message, "result"), "text")), 0);
         json_decref(message);
 }
 
@@ -412,6 +435,7 @@ static void test_end_of_input_waits_for_requests_in_flight(void **state)
         assert_string_equal(json_string_value(json_object_get(request, "method")), "approval/request");
         json_decref(request);
         assert_int_equal(finish(f), 0);
+        assert_true(f->input_ended);
 
         first = next_message(f);
         second = next_message(f);
@@ -426,6 +450,20 @@ static void test_end_of_input_waits_for_requests_in_flight(void **state)
         assert_int_equal(json_integer_value(json_object_get(json_object_get(second, "result"), "errno")), EPIPE);
         json_decref(first);
         json_decref(second);
+}
+
+/* The end-of-input hook runs before the server waits for what is in flight: here it ends a "wait". */
+static void test_the_input_end_hook_runs_before_the_wait(void **state)
+{
+        fixture *f = *state;
+        json_t *message;
+
+        send_text(f, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"wait\"}\n");
+        assert_int_equal(finish(f), 0);
+        message = next_message(f);
+        assert_int_equal(id_of(message), 1);
+        assert_true(json_is_true(json_object_get(json_object_get(message, "result"), "waited")));
+        json_decref(message);
 }
 
 /* A handler that returns without answering still gets its caller an answer. */
@@ -485,6 +523,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_the_server_asks_the_client, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_params_are_checked_and_named, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_end_of_input_waits_for_requests_in_flight, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_the_input_end_hook_runs_before_the_wait, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_a_request_left_unanswered_is_answered, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_a_line_over_the_limit_is_skipped, setup, teardown),
         };

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * serve's fs.* methods: the file guard (dsh-sandbox/file-guard.h) under the
+ * call's policy, one guard per call, made by the context with the primary
+ * runtime's protections.  The guard decides: a change outside the policy
+ * is its FS_SANDBOX_DENIED, answered as -32000 with that code and text;
+ * nothing here touches the file system itself.  Each answer is the
+ * operation's result as the library encodes it (a read's carries the
+ * content).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dsh-sandbox/file-guard.h"
+#include "dsh-sandbox/json.h"
+
+#include "serve-internal.h"
+
+/* One guarded operation, with the params it read. */
+typedef struct fs_call {
+        const char *path;
+        const char *second;             /* move: the destination; edit: the old text */
+        const char *text;               /* write: the content; edit: the new text */
+        size_t text_length;
+        bool flag;                      /* createOnly, replaceAll, recursive, noReplace */
+} fs_call;
+
+typedef int (*fs_operation_fn)(dsh_file_guard *guard, const fs_call *operation, dsh_file_result *result,
+                               dsh_error *error);
+
+/* Makes the call's guard, runs `operation` and answers with its result. */
+static void run_guarded(serve_state *state, rpc_call *call, const fs_call *operation, fs_operation_fn run)
+{
+        serve_policy fields = SERVE_POLICY_INIT;
+        dsh_file_result result = DSH_FILE_RESULT_INIT;
+        dsh_error error = DSH_ERROR_INIT;
+        dsh_file_guard *guard = NULL;
+        char *text = NULL;
+        int done;
+
+        if (serve_param_policy(call, &fields) < 0)
+                return;
+        done = service_file_guard(state->context, &fields.fields, &guard, &error);
+        if (done == 0)
+                done = run(guard, operation, &result, &error);
+        if (done == 0)
+                done = dsh_json_encode_file_result(&result, &text, &error);
+        serve_reply_encoded(call, done, text, &error);
+        dsh_file_result_clear(&result);
+        dsh_file_guard_free(guard);
+        serve_policy_clear(&fields);
+}
+
+/* `name` as a boolean flag, false when absent: 0, or -1 after answering -32602. */
+static int read_flag(rpc_call *call, const char *name, bool *flag)
+{
+        *flag = false;
+        return rpc_param_bool(call, name, false, flag) < 0 ? -1 : 0;
+}
+
+static int guard_read(dsh_file_guard *guard, const fs_call *operation, dsh_file_result *result, dsh_error *error)
+{
+        return dsh_file_guard_read(guard, operation->path, result, error);
+}
+
+static int guard_write(dsh_file_guard *guard, const fs_call *operation, dsh_file_result *result, dsh_error *error)
+{
+        return dsh_file_guard_write(guard, operation->path, operation->text, operation->text_length,
+                                    operation->flag ? DSH_FILE_WRITE_CREATE_ONLY : 0, result, error);
+}
+
+static int guard_edit(dsh_file_guard *guard, const fs_call *operation, dsh_file_result *result, dsh_error *error)
+{
+        return dsh_file_guard_edit(guard, operation->path, operation->second, operation->text,
+                                   operation->flag ? DSH_FILE_EDIT_ALL : 0, result, error);
+}
+
+static int guard_mkdir(dsh_file_guard *guard, const fs_call *operation, dsh_file_result *result, dsh_error *error)
+{
+        return dsh_file_guard_mkdir(guard, operation->path, operation->flag ? DSH_FILE_MKDIR_PARENTS : 0, result,
+                                    error);
+}
+
+static int guard_remove(dsh_file_guard *guard, const fs_call *operation, dsh_file_result *result, dsh_error *error)
+{
+        return dsh_file_guard_remove(guard, operation->path, operation->flag ? DSH_FILE_REMOVE_RECURSIVE : 0, result,
+                                     error);
+}
+
+static int guard_move(dsh_file_guard *guard, const fs_call *operation, dsh_file_result *result, dsh_error *error)
+{
+        return dsh_file_guard_move(guard, operation->path, operation->second,
+                                   operation->flag ? DSH_FILE_MOVE_NO_REPLACE : 0, result, error);
+}
+
+void serve_fs_read(serve_state *state, rpc_call *call)
+{
+        fs_call operation = { 0 };
+
+        if (rpc_param_string(call, "path", true, &operation.path) == 0)
+                run_guarded(state, call, &operation, guard_read);
+}
+
+void serve_fs_write(serve_state *state, rpc_call *call)
+{
+        fs_call operation = { 0 };
+
+        if (rpc_param_string(call, "path", true, &operation.path) == 0 &&
+            rpc_param_text(call, "content", true, &operation.text, &operation.text_length) == 0 &&
+            read_flag(call, "createOnly", &operation.flag) == 0)
+                run_guarded(state, call, &operation, guard_write);
+}
+
+/* The old text must be non-empty (rpc_param_string says so); the new one may be empty: a deletion. */
+void serve_fs_edit(serve_state *state, rpc_call *call)
+{
+        fs_call operation = { 0 };
+
+        if (rpc_param_string(call, "path", true, &operation.path) == 0 &&
+            rpc_param_string(call, "oldString", true, &operation.second) == 0 &&
+            rpc_param_text(call, "newString", true, &operation.text, &operation.text_length) == 0 &&
+            read_flag(call, "replaceAll", &operation.flag) == 0) {
+                /* The guard's edit takes C strings: a NUL would cut the new text short, silently. */
+                if (strlen(operation.text) != operation.text_length)
+                        rpc_call_fail_params(call, "newString", "an edit cannot write a NUL byte (use fs.write)");
+                else
+                        run_guarded(state, call, &operation, guard_edit);
+        }
+}
+
+void serve_fs_mkdir(serve_state *state, rpc_call *call)
+{
+        fs_call operation = { 0 };
+
+        if (rpc_param_string(call, "path", true, &operation.path) == 0 &&
+            read_flag(call, "recursive", &operation.flag) == 0)
+                run_guarded(state, call, &operation, guard_mkdir);
+}
+
+void serve_fs_remove(serve_state *state, rpc_call *call)
+{
+        fs_call operation = { 0 };
+
+        if (rpc_param_string(call, "path", true, &operation.path) == 0 &&
+            read_flag(call, "recursive", &operation.flag) == 0)
+                run_guarded(state, call, &operation, guard_remove);
+}
+
+void serve_fs_move(serve_state *state, rpc_call *call)
+{
+        fs_call operation = { 0 };
+
+        if (rpc_param_string(call, "source", true, &operation.path) == 0 &&
+            rpc_param_string(call, "destination", true, &operation.second) == 0 &&
+            read_flag(call, "noReplace", &operation.flag) == 0)
+                run_guarded(state, call, &operation, guard_move);
+}

@@ -1,0 +1,888 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `dsh-sandbox serve`: the method table over the JSON-RPC transport, the
+ * readers of the params the methods share, and the quick methods
+ * (sessions, policy, confine, probe) and bash.run.  docs/service.md is the
+ * protocol as a client sees it.
+ *
+ * Who is trusted.  The client is the harness: the service runs unconfined
+ * on its behalf, as the `dsh-sandbox` command line does, and its params
+ * (a root, an extra writable root, an explicit mode, a registered root) are
+ * the harness's choices, exactly as the CLI's options are.  What is not
+ * trusted is what runs confined (a bash command, a job): it is hostile and
+ * may be root.  So every confined call goes through the context's runtimes
+ * (service/service-context.h), which carry every protection the runtime
+ * promises (the sandbox's own files, the protected subpaths, the runners);
+ * nothing here spawns, writes or resolves on its own, and nothing grants
+ * more than the call's params say:
+ *   - a denial is a denial: the file guard's FS_SANDBOX_DENIED is the
+ *     answer, and a command's denial is its result, never retried wider;
+ *   - an escalation runs wider only when the client answers approval/request
+ *     with {"approved": true}; anything else, an error, no answer within the
+ *     bound or the end of input is a rejection (the bash tool's text), and a
+ *     call cancelled meanwhile ends cancelled: nothing runs either way; a job
+ *     cannot escalate at all, since no one is there to approve it;
+ *   - a param this method does not know is refused (-32602) rather than
+ *     ignored: a misspelt `sesionId` must not turn a session's call (whose
+ *     mode may be narrower than the default) into an agentless one.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dsh-sandbox/json.h"
+#include "dsh-sandbox/provider.h"
+
+#include "serve-internal.h"
+
+/* ------------------------------------------------------------ params -- */
+
+void serve_policy_clear(serve_policy *policy)
+{
+        dsh_strv_free(policy->allow_write);
+        *policy = (serve_policy) SERVE_POLICY_INIT;
+}
+
+int serve_param_mode(rpc_call *call, const char *name, bool required, dsh_mode *mode_out)
+{
+        const char *value = NULL;
+        int found = rpc_param_string(call, name, required, &value);
+
+        if (found != 0)
+                return found;
+        if (dsh_mode_parse(value, mode_out) < 0)
+                return rpc_call_fail_params(call, name,
+                                            "expected \"read-only\", \"workspace-write\" or \"danger-full-access\""),
+                       -1;
+        return 0;
+}
+
+int serve_param_backend(rpc_call *call, const char **backend_out)
+{
+        dsh_error error = DSH_ERROR_INIT;
+        const char *value = NULL;
+        int found = rpc_param_string(call, "backend", false, &value);
+
+        if (found != 0)
+                return found;
+        /* The provider owns the list of backend names; "auto" is the configured chain. */
+        if (strcmp(value, "auto") != 0 && dsh_provider_check_backends((const char *const[]) { value, NULL }, &error) < 0) {
+                rpc_call_fail_params(call, "backend", error.message ? error.message : "unknown backend");
+                dsh_error_clear(&error);
+                return -1;
+        }
+        *backend_out = value;
+        return 0;
+}
+
+int serve_param_policy(rpc_call *call, serve_policy *policy)
+{
+        service_policy_fields *fields = &policy->fields;
+        int found;
+
+        if (rpc_param_string(call, "sessionId", false, &fields->session_id) < 0 ||
+            rpc_param_string(call, "root", false, &fields->root) < 0 ||
+            rpc_param_string_array(call, "allowWrite", false, &policy->allow_write) < 0 ||
+            serve_param_backend(call, &fields->backend) < 0)
+                return -1;
+        found = serve_param_mode(call, "mode", false, &fields->mode);
+        if (found < 0)
+                return -1;
+        fields->has_mode = found == 0;
+        fields->allow_write = policy->allow_write;
+        return 0;
+}
+
+int serve_param_positive(rpc_call *call, const char *name, long long maximum, long long *value_out)
+{
+        long long value = 0;
+        int found = rpc_param_integer(call, name, false, &value);
+        char what[96];
+
+        if (found != 0)
+                return found;
+        if (value < 1 || value > maximum) {
+                snprintf(what, sizeof(what), "expected a whole number from 1 to %lld", maximum);
+                return rpc_call_fail_params(call, name, what), -1;
+        }
+        *value_out = value;
+        return 0;
+}
+
+/* ----------------------------------------------------------- answers -- */
+
+void serve_fail(rpc_call *call, dsh_error *error)
+{
+        rpc_call_fail_sandbox(call, error);
+        dsh_error_clear(error);
+}
+
+/* Reads what one of the library's encoders wrote back into a JSON value, to be sent as it is. */
+static json_t *encoded_json(char *text, dsh_error *error)
+{
+        json_t *value = json_loads(text, JSON_ALLOW_NUL, NULL);
+
+        if (!value)
+                serve_error_set(error, ENOMEM, "%s", strerror(ENOMEM));
+        return value;
+}
+
+void serve_reply_encoded(rpc_call *call, int encoded, char *text, dsh_error *error)
+{
+        json_t *value = encoded < 0 ? NULL : encoded_json(text, error);
+
+        free(text);
+        if (value)
+                rpc_call_reply(call, value);
+        else
+                serve_fail(call, error);
+}
+
+json_t *serve_bash_result_json(const dsh_bash_result *result, dsh_error *error)
+{
+        char *text = NULL;
+        json_t *value = NULL;
+
+        if (dsh_json_encode_bash_result(result, &text, error) == 0)
+                value = encoded_json(text, error);
+        free(text);
+        return value;
+}
+
+json_t *serve_output_json(const char *bytes, size_t length)
+{
+        size_t capacity = length * 4 + 1, used = 0, invalid = 0;
+        char *text = malloc(capacity);
+        json_t *value;
+
+        if (!text)
+                return NULL;
+        while (length > 0) {
+                size_t valid = dsh_text_is_utf8(bytes, length, &invalid) ? length : invalid;
+
+                memcpy(text + used, bytes, valid);
+                used += valid;
+                bytes += valid;
+                length -= valid;
+                if (length > 0) {
+                        used += (size_t) snprintf(text + used, capacity - used, "\\x%02x", (unsigned char) *bytes);
+                        bytes++;
+                        length--;
+                }
+        }
+        value = json_stringn_nocheck(text, used);
+        free(text);
+        return value;
+}
+
+/* ---------------------------------------------------------- sessions -- */
+
+struct serve_registration {
+        long long id;
+        char *session_id;
+        uint64_t registration;
+        serve_registration *next;
+};
+
+/* One operation on an open session, under the context's lock; `data` is the method's. */
+typedef int (*session_operation_fn)(serve_state *state, dsh_session *session, void *data, dsh_error *error);
+
+/*
+ * Reads `sessionId` and runs `operation` on that session (opened once and
+ * kept by the context) under the context's lock.  Returns its result (0, or
+ * a negative errno with `error` set), or 1 after answering -32602 for the
+ * param (the call has ended then).
+ */
+static int on_session(serve_state *state, rpc_call *call, session_operation_fn operation, void *data,
+                      dsh_error *error)
+{
+        dsh_session *session = NULL;
+        const char *id = NULL;
+        int result;
+
+        if (rpc_param_string(call, "sessionId", true, &id) < 0)
+                return 1;
+        service_lock(state->context);
+        result = service_session(state->context, id, &session, error);
+        if (result == 0)
+                result = operation(state, session, data, error);
+        service_unlock(state->context);
+        return result;
+}
+
+/* Answers `answer` (stolen) when `result` is 0, else the error; a call on_session ended (1) is left alone. */
+static void answer_session(rpc_call *call, int result, json_t *answer, dsh_error *error)
+{
+        if (result == 0)
+                rpc_call_reply(call, answer);
+        else
+                json_decref(answer);
+        if (result < 0)
+                serve_fail(call, error);
+}
+
+static void session_create(serve_state *state, rpc_call *call)
+{
+        dsh_error error = DSH_ERROR_INIT;
+        const char *cwd = NULL, *parent = NULL, *id = NULL;
+        json_t *answer = NULL;
+        int result;
+
+        if (rpc_param_string(call, "cwd", true, &cwd) < 0 || rpc_param_string(call, "parentId", false, &parent) < 0)
+                return;
+        service_lock(state->context);
+        result = service_session_create(state->context, cwd, parent, &id, &error);
+        /* The id is the context's, valid under its lock: it is copied into the answer here. */
+        if (result == 0)
+                answer = json_pack("{s:s}", "sessionId", id);
+        service_unlock(state->context);
+        answer_session(call, result, answer, &error);
+}
+
+static int set_mode(serve_state *state, dsh_session *session, void *data, dsh_error *error)
+{
+        (void) state;
+        return dsh_session_set_mode(session, *(const dsh_mode *) data, NULL, error);
+}
+
+static void session_set_mode(serve_state *state, rpc_call *call)
+{
+        dsh_error error = DSH_ERROR_INIT;
+        dsh_mode mode;
+
+        if (serve_param_mode(call, "mode", true, &mode) == 0)
+                answer_session(call, on_session(state, call, set_mode, &mode, &error), NULL, &error);
+}
+
+static int encode_session(serve_state *state, dsh_session *session, void *data, dsh_error *error)
+{
+        dsh_runtime *runtime = service_primary_runtime(state->context);
+        dsh_mode default_mode = dsh_policy_service_default_mode(dsh_runtime_policy_service(runtime));
+        /* Another process may have appended (the CLI's `session mode`): the log is read again. */
+        int result = dsh_session_refresh(session, error);
+
+        return result < 0 ? result : dsh_json_encode_session(session, default_mode, data, error);
+}
+
+static void session_get(serve_state *state, rpc_call *call)
+{
+        dsh_error error = DSH_ERROR_INIT;
+        char *text = NULL;
+        int result = on_session(state, call, encode_session, &text, &error);
+
+        if (result <= 0)
+                serve_reply_encoded(call, result, text, &error);
+}
+
+/*
+ * A registration lasts as long as the session handle the context keeps
+ * open, so for the life of the service (or until unregistered): runtime-only,
+ * never in the log, as the policy service defines it.  The root is the
+ * harness's to grant; every resolution still goes through the runtime, whose
+ * backends refuse a root that holds the sandbox's own files or a runner.
+ */
+/* session.registerWritableRoot's operation: `entry` joins the list, and its id is copied out, under the lock. */
+typedef struct registering {
+        const char *path;
+        serve_registration *entry;
+        long long id;
+} registering;
+
+static int register_root(serve_state *state, dsh_session *session, void *data, dsh_error *error)
+{
+        registering *request = data;
+        serve_registration *entry = request->entry;
+        int result = dsh_session_register_writable_root(session, request->path, &entry->registration, error);
+
+        if (result == 0 && !(entry->session_id = strdup(dsh_session_id(session)))) {
+                dsh_session_dispose_writable_root(session, entry->registration);
+                return serve_error_set(error, ENOMEM, "%s", strerror(ENOMEM));
+        }
+        if (result == 0) {
+                entry->id = request->id = ++state->next_registration_id;
+                entry->next = state->registrations;
+                state->registrations = entry;
+        }
+        return result;
+}
+
+static void session_register_writable_root(serve_state *state, rpc_call *call)
+{
+        registering request = { 0 };
+        dsh_error error = DSH_ERROR_INIT;
+        int result;
+
+        if (rpc_param_string(call, "path", true, &request.path) < 0)
+                return;
+        request.entry = calloc(1, sizeof(*request.entry));
+        if (!request.entry) {
+                serve_error_set(&error, ENOMEM, "%s", strerror(ENOMEM));
+                serve_fail(call, &error);
+                return;
+        }
+        result = on_session(state, call, register_root, &request, &error);
+        answer_session(call, result, result == 0 ? json_pack("{s:I}", "registrationId", (json_int_t) request.id) : NULL,
+                       &error);
+        if (result != 0)
+                free(request.entry);
+}
+
+/* Under the context's lock: the entry `id` names, unlinked from the list, or NULL. */
+static serve_registration *take_registration(serve_state *state, long long id)
+{
+        for (serve_registration **link = &state->registrations; *link; link = &(*link)->next)
+                if ((*link)->id == id) {
+                        serve_registration *entry = *link;
+
+                        *link = entry->next;
+                        return entry;
+                }
+        return NULL;
+}
+
+static void session_unregister_writable_root(serve_state *state, rpc_call *call)
+{
+        dsh_error error = DSH_ERROR_INIT;
+        dsh_session *session = NULL;
+        serve_registration *entry;
+        long long id = 0;
+        int result;
+
+        if (rpc_param_integer(call, "registrationId", true, &id) < 0)
+                return;
+        service_lock(state->context);
+        entry = take_registration(state, id);
+        result = entry ? service_session(state->context, entry->session_id, &session, &error) : -ENOENT;
+        if (result == 0)
+                dsh_session_dispose_writable_root(session, entry->registration);
+        service_unlock(state->context);
+        if (!entry)
+                rpc_call_fail_params(call, "registrationId", "no such registration (never made, or already removed)");
+        else if (result < 0)
+                serve_fail(call, &error);
+        else
+                rpc_call_reply(call, NULL);
+        if (entry)
+                free(entry->session_id);
+        free(entry);
+}
+
+/* ------------------------------------------------------------ policy -- */
+
+static void policy_resolve(serve_state *state, rpc_call *call)
+{
+        serve_policy fields = SERVE_POLICY_INIT;
+        dsh_policy policy = DSH_POLICY_INIT;
+        dsh_error error = DSH_ERROR_INIT;
+        char *text = NULL;
+        int result;
+
+        if (serve_param_policy(call, &fields) < 0)
+                return;
+        result = service_resolve(state->context, &fields.fields, &policy, &error);
+        if (result == 0)
+                result = dsh_json_encode_policy(&policy, &text, &error);
+        serve_reply_encoded(call, result, text, &error);
+        dsh_policy_clear(&policy);
+        serve_policy_clear(&fields);
+}
+
+static int context_text(serve_state *state, dsh_session *session, void *data, dsh_error *error)
+{
+        dsh_policy_service *service = dsh_runtime_policy_service(service_primary_runtime(state->context));
+
+        return dsh_policy_service_context(service, session, data, error);
+}
+
+static void policy_context(serve_state *state, rpc_call *call)
+{
+        dsh_error error = DSH_ERROR_INIT;
+        char *text = NULL;
+        int result = on_session(state, call, context_text, &text, &error);
+
+        answer_session(call, result, result == 0 ? json_pack("{s:o}", "text", text ? json_string(text) : json_null())
+                                                 : NULL,
+                       &error);
+        free(text);
+}
+
+/* ----------------------------------------------------------- sandbox -- */
+
+/* The facts a confined call of `argv` would get, from a runtime of the call's backend. */
+static int confine_facts(serve_state *state, const char *backend, char **argv, const dsh_policy *policy, char **text,
+                         dsh_error *error)
+{
+        dsh_confined_argv facts = DSH_CONFINED_ARGV_INIT;
+        dsh_runtime *runtime = NULL;
+        int result = service_runtime_acquire(state->context, backend, &runtime, error);
+
+        if (result == 0)
+                result = dsh_provider_confine(dsh_runtime_provider(runtime), argv, policy, &facts, error);
+        if (runtime)
+                service_runtime_release(state->context, runtime);
+        if (result == 0)
+                result = dsh_json_encode_confined_argv(&facts, text, error);
+        dsh_confined_argv_clear(&facts);
+        return result;
+}
+
+static void sandbox_confine(serve_state *state, rpc_call *call)
+{
+        serve_policy fields = SERVE_POLICY_INIT;
+        dsh_policy policy = DSH_POLICY_INIT;
+        dsh_error error = DSH_ERROR_INIT;
+        char **argv = NULL, *text = NULL;
+        int result;
+
+        if (serve_param_policy(call, &fields) < 0 || rpc_param_string_array(call, "argv", true, &argv) < 0) {
+                serve_policy_clear(&fields);
+                return;
+        }
+        result = service_resolve(state->context, &fields.fields, &policy, &error);
+        if (result == 0 && !argv[0])
+                rpc_call_fail_params(call, "argv", "expected at least one word");
+        else if (result == 0 && !dsh_mode_is_confined(policy.mode))
+                rpc_call_fail_params(call, "mode", "danger-full-access needs no confinement: spawn the argv as it is");
+        else if (result == 0 && (result = confine_facts(state, fields.fields.backend, argv, &policy, &text, &error)) == 0)
+                serve_reply_encoded(call, result, text, &error);
+        else
+                serve_fail(call, &error);
+        dsh_strv_free(argv);
+        dsh_policy_clear(&policy);
+        serve_policy_clear(&fields);
+}
+
+/* A probe runs confined `true`s for up to the probe timeout: on a runtime of its own, never under the lock. */
+static void sandbox_probe(serve_state *state, rpc_call *call)
+{
+        dsh_probe_report report = DSH_PROBE_REPORT_INIT;
+        dsh_error error = DSH_ERROR_INIT;
+        dsh_runtime *runtime = NULL;
+        const char *backend = NULL;
+        char *text = NULL;
+        int result;
+
+        if (serve_param_backend(call, &backend) < 0)
+                return;
+        result = service_runtime_acquire(state->context, backend, &runtime, &error);
+        if (result == 0)
+                result = dsh_provider_probe(dsh_runtime_provider(runtime), &report, &error);
+        if (runtime)
+                service_runtime_release(state->context, runtime);
+        if (result == 0)
+                result = dsh_json_encode_probe_report(&report, &text, &error);
+        serve_reply_encoded(call, result, text, &error);
+        dsh_probe_report_clear(&report);
+}
+
+/* -------------------------------------------------------------- bash -- */
+
+int serve_error_set(dsh_error *error, int errno_value, const char *format, ...)
+{
+        va_list arguments;
+        char *message = NULL;
+
+        dsh_error_clear(error);
+        va_start(arguments, format);
+        if (vasprintf(&message, format, arguments) < 0)
+                message = NULL;
+        va_end(arguments);
+        error->code = DSH_ERROR_SYSTEM;
+        error->errno_value = errno_value;
+        error->message = message;
+        return -errno_value;
+}
+
+/* approval/request's params: {command, mode, justification} and, for the prompt, where and from what. */
+static json_t *approval_params(const dsh_bash_escalation *escalation)
+{
+        json_t *params = json_pack("{s:s, s:s, s:s, s:s, s:s}", "command", escalation->command, "mode",
+                                   dsh_mode_name(escalation->requested_mode), "justification",
+                                   escalation->justification, "currentMode",
+                                   dsh_mode_name(escalation->current_mode), "workspaceRoot",
+                                   escalation->workspace_root);
+
+        if (params && escalation->session_id &&
+            json_object_set_new(params, "sessionId", json_string(escalation->session_id)) < 0) {
+                json_decref(params);
+                return NULL;
+        }
+        return params;
+}
+
+/*
+ * The approval channel of bash.run: the client is asked.  Only a result
+ * whose "approved" is the JSON value true approves; anything else — false,
+ * a missing member, an error answer, no answer within the bound, the end of
+ * input, the call cancelled meanwhile — is not approval.  A failure to ask
+ * is returned as an error, which the bash tool counts as not approved and
+ * reports as a warning of the result.
+ */
+typedef struct approval_channel {
+        rpc_call *call;
+        long timeout_ms;
+} approval_channel;
+
+static int approve_through_client(const dsh_bash_escalation *escalation, void *data, dsh_error *error)
+{
+        const approval_channel *channel = data;
+        json_t *params = approval_params(escalation), *answer = NULL, *refusal = NULL;
+        int result;
+
+        if (!params)
+                return serve_error_set(error, EINVAL, "approval/request could not carry the escalation as JSON");
+        result = rpc_server_request(rpc_call_server(channel->call), channel->call, "approval/request", params,
+                                    channel->timeout_ms, &answer, &refusal);
+        if (result == 0)
+                result = json_is_true(json_object_get(answer, "approved")) ? 1 : 0;
+        else if (result == -EPROTO)
+                serve_error_set(error, EPROTO, "the client answered approval/request with an error: %s",
+                               json_string_value(json_object_get(refusal, "message")) ?: "(no message)");
+        else if (result == -ETIMEDOUT)
+                serve_error_set(error, ETIMEDOUT, "the client did not answer approval/request within %ld ms",
+                                channel->timeout_ms);
+        else
+                serve_error_set(error, -result, "approval/request could not be asked: %s", strerror(-result));
+        json_decref(answer);
+        json_decref(refusal);
+        return result;
+}
+
+/* Runs on the transport's reading thread: dsh_bash_cancel() only writes to a pipe. */
+static void cancel_bash(void *data)
+{
+        dsh_bash_cancel(data, SIGTERM);
+}
+
+/* A bash.run whose command may be running, known to a stop. */
+struct serve_running {
+        dsh_bash_cancellation *cancellation;
+        serve_running *next;
+};
+
+/* Enters the call in the running list; a stop that began already kills its command as it starts. */
+static void running_enter(serve_state *state, serve_running *entry)
+{
+        pthread_mutex_lock(&state->running_lock);
+        entry->next = state->running;
+        state->running = entry;
+        if (state->stopping)
+                dsh_bash_cancel(entry->cancellation, SIGKILL);
+        pthread_mutex_unlock(&state->running_lock);
+}
+
+static void running_leave(serve_state *state, serve_running *entry)
+{
+        pthread_mutex_lock(&state->running_lock);
+        for (serve_running **link = &state->running; *link; link = &(*link)->next)
+                if (*link == entry) {
+                        *link = entry->next;
+                        break;
+                }
+        pthread_cond_broadcast(&state->running_changed);
+        pthread_mutex_unlock(&state->running_lock);
+}
+
+/*
+ * Kills the command of every bash.run (SIGKILL to its group) and waits
+ * until each call has seen its command gone — at most SERVE_STOP_WAIT_MS: a
+ * call still waiting for its approval has no command, and its wait for the
+ * client is not the bash tool's to cut short.
+ */
+static void running_stop(serve_state *state)
+{
+        struct timespec deadline;
+
+        clock_gettime(CLOCK_MONOTONIC, &deadline);
+        deadline.tv_sec += SERVE_STOP_WAIT_MS / 1000;
+        pthread_mutex_lock(&state->running_lock);
+        state->stopping = true;
+        for (serve_running *entry = state->running; entry; entry = entry->next)
+                dsh_bash_cancel(entry->cancellation, SIGKILL);
+        while (state->running &&
+               pthread_cond_timedwait(&state->running_changed, &state->running_lock, &deadline) != ETIMEDOUT)
+                ;
+        pthread_mutex_unlock(&state->running_lock);
+}
+
+static void bash_run(serve_state *state, rpc_call *call)
+{
+        serve_policy fields = SERVE_POLICY_INIT;
+        dsh_bash_request request = DSH_BASH_REQUEST_INIT;
+        dsh_bash_result result = DSH_BASH_RESULT_INIT;
+        dsh_bash_cancellation *cancellation = NULL;
+        dsh_error error = DSH_ERROR_INIT;
+        approval_channel channel = { call, state->approval_timeout_ms };
+        long long timeout_ms = 0;
+        dsh_mode requested;
+        json_t *answer = NULL;
+        int ran;
+
+        if (serve_param_policy(call, &fields) < 0 || rpc_param_string(call, "command", true, &request.command) < 0 ||
+            serve_param_positive(call, "timeoutMs", INT_MAX, &timeout_ms) < 0 ||
+            serve_param_mode(call, "sandboxPermissions", false, &requested) < 0 ||
+            rpc_param_string(call, "sandboxPermissions", false, &request.sandbox_permissions) < 0 ||
+            rpc_param_string(call, "justification", false, &request.justification) < 0) {
+                serve_policy_clear(&fields);
+                return;
+        }
+        request.timeout_ms = (long) timeout_ms;
+        request.approve = approve_through_client;
+        request.approve_data = &channel;
+        ran = dsh_bash_cancellation_new(&cancellation, &error);
+        if (ran == 0) {
+                serve_running running = { .cancellation = cancellation };
+
+                request.cancellation = cancellation;
+                running_enter(state, &running);
+                rpc_call_on_cancel(call, cancel_bash, cancellation);
+                ran = service_bash_run(state->context, &fields.fields, &request, &result, &error);
+                rpc_call_on_cancel(call, NULL, NULL);
+                running_leave(state, &running);
+        }
+        if (ran == 0)
+                answer = serve_bash_result_json(&result, &error);
+        if (answer)
+                rpc_call_reply(call, answer);
+        else
+                serve_fail(call, &error);
+        dsh_bash_result_clear(&result);
+        dsh_bash_cancellation_free(cancellation);
+        serve_policy_clear(&fields);
+}
+
+/* ------------------------------------------------------------- table -- */
+
+typedef void (*serve_method_fn)(serve_state *state, rpc_call *call);
+
+typedef struct serve_method {
+        const char *name;
+        serve_method_fn handle;
+        bool confines;                  /* takes the policy fields besides its own */
+        const char *const *params;      /* its own params, NULL-terminated */
+} serve_method;
+
+#define PARAMS(...) ((const char *const[]) { __VA_ARGS__, NULL })
+#define NO_PARAMS ((const char *const[]) { NULL })
+
+static const char *const policy_params[] = { "sessionId", "mode", "root", "allowWrite", "backend", NULL };
+
+static const serve_method serve_methods[] = {
+        { "session.create", session_create, false, PARAMS("cwd", "parentId") },
+        { "session.setMode", session_set_mode, false, PARAMS("sessionId", "mode") },
+        { "session.get", session_get, false, PARAMS("sessionId") },
+        { "session.registerWritableRoot", session_register_writable_root, false, PARAMS("sessionId", "path") },
+        { "session.unregisterWritableRoot", session_unregister_writable_root, false, PARAMS("registrationId") },
+        { "policy.resolve", policy_resolve, true, NO_PARAMS },
+        { "policy.context", policy_context, false, PARAMS("sessionId") },
+        { "sandbox.confine", sandbox_confine, true, PARAMS("argv") },
+        { "sandbox.probe", sandbox_probe, false, PARAMS("backend") },
+        { "bash.run", bash_run, true, PARAMS("command", "timeoutMs", "sandboxPermissions", "justification") },
+        { "fs.read", serve_fs_read, true, PARAMS("path") },
+        { "fs.write", serve_fs_write, true, PARAMS("path", "content", "createOnly") },
+        { "fs.edit", serve_fs_edit, true, PARAMS("path", "oldString", "newString", "replaceAll") },
+        { "fs.mkdir", serve_fs_mkdir, true, PARAMS("path", "recursive") },
+        { "fs.remove", serve_fs_remove, true, PARAMS("path", "recursive") },
+        { "fs.move", serve_fs_move, true, PARAMS("source", "destination", "noReplace") },
+        { "job.start", serve_job_start, true, PARAMS("command", "timeoutMs") },
+        { "job.read", serve_job_read, false, PARAMS("jobId", "offset") },
+        { "job.wait", serve_job_wait, false, PARAMS("jobId", "timeoutMs") },
+        { "job.kill", serve_job_kill, false, PARAMS("jobId", "signal") },
+};
+
+#define SERVE_METHOD_COUNT (sizeof(serve_methods) / sizeof(serve_methods[0]))
+
+static const serve_method *find_method(const char *name)
+{
+        for (size_t i = 0; i < SERVE_METHOD_COUNT; i++)
+                if (strcmp(serve_methods[i].name, name) == 0)
+                        return &serve_methods[i];
+        return NULL;
+}
+
+static bool listed(const char *const *names, const char *name)
+{
+        for (; *names; names++)
+                if (strcmp(*names, name) == 0)
+                        return true;
+        return false;
+}
+
+/* Params are an object (or absent) of the members the method knows: 0, or -1 after answering -32602. */
+static int check_params(rpc_call *call, const serve_method *method)
+{
+        json_t *params = rpc_call_params(call), *value;
+        const char *key;
+        char what[128];
+
+        if (!params || json_is_null(params))
+                return 0;
+        if (!json_is_object(params))
+                return rpc_call_fail_params(call, "params", "expected an object of named members"), -1;
+        json_object_foreach(params, key, value) {
+                if (listed(method->params, key) || (method->confines && listed(policy_params, key)))
+                        continue;
+                snprintf(what, sizeof(what), "unknown parameter of %s", method->name);
+                return rpc_call_fail_params(call, key, what), -1;
+        }
+        return 0;
+}
+
+static void on_request(rpc_call *call, void *data)
+{
+        const char *name = rpc_call_method(call);
+        const serve_method *method = find_method(name);
+        char message[160];
+
+        if (!method) {
+                snprintf(message, sizeof(message), "method not found: %.120s", name);
+                rpc_call_fail(call, RPC_METHOD_NOT_FOUND, message, NULL);
+                return;
+        }
+        if (rpc_call_cancelled(call)) {
+                rpc_call_fail(call, RPC_REQUEST_CANCELLED, "request cancelled", NULL);
+                return;
+        }
+        if (check_params(call, method) == 0)
+                method->handle(data, call);
+}
+
+/* `$/cancelRequest` {id}: the request's own handler answers (its result says cancelled). */
+static void on_notification(rpc_server *server, const char *method, json_t *params, void *data)
+{
+        json_t *id = params ? json_object_get(params, "id") : NULL;
+
+        (void) data;
+        if (strcmp(method, "$/cancelRequest") == 0 && id)
+                rpc_server_cancel(server, id);
+}
+
+static void forget_registrations(serve_state *state)
+{
+        while (state->registrations) {
+                serve_registration *entry = state->registrations;
+
+                state->registrations = entry->next;
+                free(entry->session_id);
+                free(entry);
+        }
+}
+
+/* ------------------------------------------------------------- stop -- */
+
+/*
+ * End of input: the client can no longer wait for, read or kill a job, so
+ * every job still running is killed now, before the server waits for the
+ * requests in flight — a job.wait among them answers with its job's end
+ * instead of holding the server up for as long as the job would run.
+ */
+static void on_input_end(rpc_server *server, void *data)
+{
+        serve_state *state = data;
+
+        (void) server;
+        serve_jobs_stop(state->jobs);
+}
+
+/* What the stop watcher waits on: the caller's stop_fd, and the end of serve_run(). */
+typedef struct serve_watch {
+        serve_state *state;
+        int stop_fd;
+        int quit[2];
+        pthread_t thread;
+        bool started;
+} serve_watch;
+
+/*
+ * The process must end now (a signal).  No command may outlive it: each is
+ * killed and waited for, then the process dies of the signal it was sent,
+ * so its parent sees what it asked for.  The transport is not waited for:
+ * a request in flight is not answered.
+ */
+static void *watch_for_stop(void *data)
+{
+        serve_watch *watch = data;
+        struct pollfd fds[2] = { { watch->stop_fd, POLLIN, 0 }, { watch->quit[0], POLLIN, 0 } };
+        unsigned char signal_number = 0;
+
+        while (poll(fds, 2, -1) < 0 && errno == EINTR)
+                ;
+        if (fds[1].revents || read(watch->stop_fd, &signal_number, 1) != 1)
+                return NULL;
+        running_stop(watch->state);
+        serve_jobs_stop(watch->state->jobs);
+        _exit(dsh_end_like_child(signal_number ? signal_number : SIGTERM));
+}
+
+static int watch_start(serve_watch *watch, serve_state *state, int stop_fd, dsh_error *error)
+{
+        int failed;
+
+        *watch = (serve_watch) { .state = state, .stop_fd = stop_fd, .quit = { -1, -1 } };
+        if (stop_fd < 0)
+                return 0;
+        if (pipe2(watch->quit, O_CLOEXEC) < 0)
+                return serve_error_set(error, errno, "cannot watch for a stop: %s", strerror(errno));
+        failed = pthread_create(&watch->thread, NULL, watch_for_stop, watch);
+        if (failed)
+                return serve_error_set(error, failed, "cannot watch for a stop: %s", strerror(failed));
+        watch->started = true;
+        return 0;
+}
+
+/* Ends the watcher (a stop already under way ends the process instead). */
+static void watch_end(serve_watch *watch)
+{
+        if (watch->started) {
+                (void) !write(watch->quit[1], "", 1);
+                pthread_join(watch->thread, NULL);
+        }
+        if (watch->quit[0] >= 0) {
+                close(watch->quit[0]);
+                close(watch->quit[1]);
+        }
+}
+
+int serve_run(service_context *context, const serve_options *options, dsh_error *error)
+{
+        serve_state state = { .context = context, .approval_timeout_ms = options->approval_timeout_ms };
+        rpc_handlers handlers = { .on_request = on_request, .on_notification = on_notification, .data = &state,
+                                  .on_input_end = on_input_end };
+        rpc_server *server = NULL;
+        pthread_condattr_t monotonic;
+        serve_watch watch;
+        int result;
+
+        pthread_mutex_init(&state.running_lock, NULL);
+        pthread_condattr_init(&monotonic);
+        pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
+        pthread_cond_init(&state.running_changed, &monotonic);
+        pthread_condattr_destroy(&monotonic);
+        result = serve_jobs_new(context, &state.jobs, error);
+        if (state.approval_timeout_ms <= 0)
+                state.approval_timeout_ms = SERVE_APPROVAL_TIMEOUT_MS;
+        if (result == 0)
+                result = watch_start(&watch, &state, options->stop_fd, error);
+        if (result == 0 && !(server = rpc_server_new(options->input_fd, options->output_fd, &handlers)))
+                result = serve_error_set(error, ENOMEM, "%s", strerror(ENOMEM));
+        if (result == 0 && (result = rpc_server_run(server)) < 0)
+                serve_error_set(error, -result, "cannot read the requests: %s", strerror(-result));
+        /* Every request has answered; what still runs is a job no one waits for: it ends with the service. */
+        if (state.jobs) {
+                watch_end(&watch);
+                serve_jobs_end(state.jobs);
+        }
+        rpc_server_free(server);
+        forget_registrations(&state);
+        pthread_cond_destroy(&state.running_changed);
+        pthread_mutex_destroy(&state.running_lock);
+        return result;
+}

@@ -75,5 +75,6 @@ int cli_command_policy(int argc, char **argv);
 int cli_command_fs(int argc, char **argv);
 int cli_command_mcp(int argc, char **argv);
 int cli_command_serve(int argc, char **argv);
+int cli_command_remote_helper(int argc, char **argv);
 
 #endif

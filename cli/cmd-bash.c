@@ -27,6 +27,7 @@
 #include "cli.h"
 #include "options.h"
 #include "policy-options.h"
+#include "remote-cli.h"
 
 static const char bash_help[] =
         "Usage: dsh-sandbox bash [policy options] [--timeout MS] [--json]\n"
@@ -402,6 +403,54 @@ static void choose_approval(const struct bash_options *options, dsh_bash_request
         request->approve_data = terminal;
 }
 
+/* The result, as --json or as the human form after the live output; returns the exit status. */
+static int present_result(const struct bash_options *options, const dsh_bash_result *result,
+                          const struct live_output *live)
+{
+        dsh_error error = DSH_ERROR_INIT;
+        char *text = NULL;
+        int encoded;
+
+        if (!options->json)
+                return finish_human(result, live);
+        encoded = dsh_json_encode_bash_result(result, &text, &error);
+        return cli_print_json(encoded, text, &error, CLI_EXIT_FAILURE);
+}
+
+/*
+ * `bash --remote`: the tool runs on the remote host, where the command's
+ * dialect and runner are (docs/remote.md); its result comes back and is
+ * shown here exactly as a local one.  An escalation is the user's to
+ * approve here, never the remote's: the harness approves and passes the
+ * approved mode with --mode, so --sandbox-permissions has no place here.
+ */
+static int run_remote_bash(const cli_policy_options *policy_options, const struct bash_options *options,
+                           const char *command)
+{
+        dsh_remote_bash_options bash = DSH_REMOTE_BASH_OPTIONS_INIT;
+        dsh_bash_result result = DSH_BASH_RESULT_INIT;
+        struct live_output live = { false };
+        int passed_signal = 0, status;
+
+        if (options->sandbox_permissions || options->approval_command)
+                return cli_usage_error("bash: %s cannot be used with --remote: approve the escalation here and "
+                                       "pass the approved mode with --mode",
+                                       options->sandbox_permissions ? "--sandbox-permissions" : "--approval-command");
+        bash.timeout_ms = options->timeout_ms;
+        bash.output_limit = (size_t) options->output_limit;
+        if (!options->json) {
+                bash.on_output = show_output;
+                bash.output_data = &live;
+        }
+        status = cli_remote_bash(policy_options, command, &bash, &result, &passed_signal);
+        if (status == 0) {
+                first_signal = passed_signal;
+                status = present_result(options, &result, &live);
+        }
+        dsh_bash_result_clear(&result);
+        return status;
+}
+
 static int run_bash(dsh_runtime *runtime, const dsh_policy *policy, const struct bash_options *options,
                     const char *command)
 {
@@ -412,7 +461,6 @@ static int run_bash(dsh_runtime *runtime, const dsh_policy *policy, const struct
         struct live_output live = { false };
         dsh_bash_cancellation *cancellation = NULL;
         dsh_error error = DSH_ERROR_INIT;
-        char *text = NULL;
         int status;
 
         if (dsh_bash_cancellation_new(&cancellation, &error) < 0)
@@ -434,14 +482,10 @@ static int run_bash(dsh_runtime *runtime, const dsh_policy *policy, const struct
                 cli_print_error(&error);
                 status = cli_exit_status_for_error(&error);
                 dsh_error_clear(&error);
-        } else if (options->json) {
-                int encoded = dsh_json_encode_bash_result(&result, &text, &error);
-
-                status = cli_print_json(encoded, text, &error, CLI_EXIT_FAILURE);
         } else {
-                if (result.kind == DSH_BASH_REJECTED && !request.approve)
+                if (!options->json && result.kind == DSH_BASH_REJECTED && !request.approve)
                         cli_print_message("warning: there is no terminal to ask and no --approval-command");
-                status = finish_human(&result, &live);
+                status = present_result(options, &result, &live);
         }
         dsh_bash_result_clear(&result);
         if (terminal.fd >= 0)
@@ -466,7 +510,7 @@ int cli_command_bash(int argc, char **argv)
         const cli_command_line line = {
                 .name = "bash",
                 .help = bash_help,
-                .policy_options = CLI_POLICY_ALL,
+                .policy_options = CLI_POLICY_ALL | CLI_POLICY_REMOTE,
                 .own_options = own_options,
                 .own_option = store_bash_option,
                 .data = &options,
@@ -484,6 +528,11 @@ int cli_command_bash(int argc, char **argv)
                                          argc - operands, argv[operands + 1]);
         if (result == 0 && options.approval_timeout_ms && !options.approval_command && !options.sandbox_permissions)
                 cli_print_message("warning: --approval-timeout has no effect without --sandbox-permissions");
+        if (result == 0 && policy_options.remote) {
+                result = run_remote_bash(&policy_options, &options, argv[operands]);
+                cli_policy_options_clear(&policy_options);
+                return result;
+        }
         if (result == 0)
                 result = cli_policy_resolve(&policy_options, &runtime, &policy);
         if (result == 0)

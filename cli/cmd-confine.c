@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "options.h"
 #include "policy-options.h"
+#include "remote-cli.h"
 
 static const char confine_help[] =
         "Usage: dsh-sandbox confine [policy options] [--] ARGV...\n"
@@ -81,6 +82,11 @@ int cli_command_confine(int argc, char **argv)
         /* First, before any config, session or probe: a command that cannot be printed is not confined. */
         for (size_t i = 0; result == 0 && command[i]; i++)
                 result = cli_require_utf8(command[i], "confine: argv[%zu]", i);
+        if (result == 0 && options.remote) {
+                result = cli_remote_confine(&options, command);
+                cli_policy_options_clear(&options);
+                return result;
+        }
         if (result == 0)
                 result = cli_policy_resolve(&options, &runtime, &policy);
         /* danger-full-access is refused below, with a reason of its own. */

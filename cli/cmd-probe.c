@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "options.h"
 #include "policy-options.h"
+#include "remote-cli.h"
 
 static const char probe_help[] =
         "Usage: dsh-sandbox probe [--json] [--config FILE] [--backend NAME]\n"
@@ -99,7 +100,7 @@ static int parse_probe_arguments(int argc, char **argv, cli_policy_options *opti
         const cli_command_line line = {
                 .name = "probe",
                 .help = probe_help,
-                .policy_options = CLI_POLICY_ALL,
+                .policy_options = CLI_POLICY_ALL | CLI_POLICY_REMOTE,
                 .own_options = cli_json_option,
                 .own_option = cli_store_json_option,
                 .data = json_output,
@@ -149,6 +150,11 @@ int cli_command_probe(int argc, char **argv)
         int result;
 
         result = parse_probe_arguments(argc, argv, &options, &json_output);
+        if (result == 0 && options.remote) {
+                result = cli_remote_probe(&options);
+                cli_policy_options_clear(&options);
+                return result;
+        }
         if (result == 0)
                 result = cli_policy_resolve(&options, &runtime, &policy);
         if (result == 0)

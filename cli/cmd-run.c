@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "options.h"
 #include "policy-options.h"
+#include "remote-cli.h"
 
 static const char run_help[] =
         "Usage: dsh-sandbox run [policy options] [--] PROGRAM [ARG...]\n"
@@ -321,6 +322,11 @@ int cli_command_run(int argc, char **argv)
         int result;
 
         result = cli_parse_policy_and_command(argc, argv, run_help, &options, &program);
+        if (result == 0 && options.remote) {
+                result = cli_remote_run(&options, program);
+                cli_policy_options_clear(&options);
+                return result;
+        }
         if (result == 0)
                 result = cli_policy_resolve(&options, &runtime, &policy);
         if (result == 0)

@@ -22,6 +22,7 @@ static const struct subcommand subcommands[] = {
         { "fs", cli_command_fs, "write, edit, create, remove, move and read files under the same policy" },
         { "mcp", cli_command_mcp, "serve the bash and file tools to an agent over MCP (stdio)" },
         { "serve", cli_command_serve, "serve all of the above as JSON-RPC 2.0 on stdin and stdout" },
+        { "remote-helper", cli_command_remote_helper, "internal: serves one --remote call over ssh's stdio" },
 };
 
 #define SUBCOMMAND_COUNT (sizeof(subcommands) / sizeof(subcommands[0]))

@@ -21,12 +21,14 @@ const char cli_policy_options_help[] =
         "  -b, --backend NAME     auto (default), bwrap or landlock\n"
         "  -c, --config FILE      config file (default $DSH_SANDBOX_CONFIG, else\n"
         "                         $XDG_CONFIG_HOME/dsh-sandbox/config.json if present)\n"
+        "      --remote DEST      run, confine, bash, probe: on the host `ssh DEST` reaches, under\n"
+        "                         its policy (its paths, its config; docs/remote.md)\n"
         "  -h, --help             print this help\n"
         "      --version          print the version\n"
         "Options end at the first operand (the program, for run and confine), or at `--`.\n";
 
 /* --version has no short form: -V and -v mean other things to other tools, and no script types it. */
-enum { OPTION_VERSION = 0x100 };
+enum { OPTION_VERSION = 0x100, OPTION_REMOTE };
 
 /* The key of a shared option without its short form (cli_command_line.policy_long_only): its letter, tagged. */
 #define LONG_ONLY_SHARED 0x1000
@@ -42,6 +44,7 @@ static const struct shared_option {
         { CLI_POLICY_SESSION, { "session", required_argument, NULL, 's' } },
         { CLI_POLICY_BACKEND, { "backend", required_argument, NULL, 'b' } },
         { CLI_POLICY_CONFIG, { "config", required_argument, NULL, 'c' } },
+        { CLI_POLICY_REMOTE, { "remote", required_argument, NULL, OPTION_REMOTE } },
 };
 
 static const struct option help_and_version[] = {
@@ -192,6 +195,9 @@ static int store_policy_option(int key, const char *value, cli_policy_options *p
         case 'c':
                 policy->config_path = value;
                 return 0;
+        case OPTION_REMOTE:
+                policy->remote = value;
+                return 0;
         default:
                 return 1;
         }
@@ -265,7 +271,7 @@ static int handle_option(const cli_command_line *line, char *const *argv, int el
                 return line->own_option ? line->own_option(key, value, line->data) : 0;
         if (key == 'h') {
                 fputs(line->help, stdout);
-                if (line->policy_options == CLI_POLICY_ALL)
+                if ((line->policy_options & CLI_POLICY_ALL) == CLI_POLICY_ALL)
                         fputs(cli_policy_options_help, stdout);
                 return -1;
         }
@@ -356,10 +362,19 @@ int cli_refuse_operands(const char *command, int argc, char **argv, int operands
         return 0;
 }
 
+int cli_options_parse_without_operands(const cli_command_line *line, int argc, char **argv)
+{
+        int operands = argc;
+        int result = cli_options_parse(line, argc, argv, NULL, &operands);
+
+        return result != 0 ? result : cli_refuse_operands(line->name, argc, argv, operands);
+}
+
 int cli_parse_policy_and_command(int argc, char **argv, const char *help, cli_policy_options *options,
                                  char ***command)
 {
-        const cli_command_line line = { .name = argv[0], .help = help, .policy_options = CLI_POLICY_ALL };
+        const cli_command_line line = { .name = argv[0], .help = help,
+                                        .policy_options = CLI_POLICY_ALL | CLI_POLICY_REMOTE };
         int operands = argc;
         int result = cli_options_parse(&line, argc, argv, options, &operands);
 

@@ -27,6 +27,7 @@ enum {
         CLI_POLICY_BACKEND = 1 << 4,       /* -b, --backend NAME */
         CLI_POLICY_CONFIG = 1 << 5,        /* -c, --config FILE */
         CLI_POLICY_ALL = (1 << 6) - 1,
+        CLI_POLICY_REMOTE = 1 << 6,        /* --remote DEST: run, confine, bash, probe only */
 };
 
 /*
@@ -102,6 +103,9 @@ int cli_options_parse(const cli_command_line *line, int argc, char **argv, cli_p
 
 /* For a subcommand that takes no operand: a usage error naming argv[operands], if there is one. */
 int cli_refuse_operands(const char *command, int argc, char **argv, int operands);
+
+/* cli_options_parse() for a subcommand with neither policy options nor operands, then cli_refuse_operands(). */
+int cli_options_parse_without_operands(const cli_command_line *line, int argc, char **argv);
 
 /*
  * An option's value that must be a whole number from 1 to `maximum`, digits

@@ -13,9 +13,10 @@ typedef struct cli_policy_options {
         const char *session;       /* --session */
         const char *backend;       /* --backend: auto, bwrap, landlock */
         const char *config_path;   /* --config */
+        const char *remote;        /* --remote: the ssh destination, or NULL for this host */
 } cli_policy_options;
 
-#define CLI_POLICY_OPTIONS_INIT { NULL, NULL, NULL, NULL, NULL, NULL }
+#define CLI_POLICY_OPTIONS_INIT { NULL, NULL, NULL, NULL, NULL, NULL, NULL }
 
 void cli_policy_options_clear(cli_policy_options *options);
 

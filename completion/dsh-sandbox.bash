@@ -33,6 +33,8 @@ _dsh_sandbox_option_value()
         -c | --config)
                 compopt -o filenames 2>/dev/null
                 mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;
+        --remote)
+                mapfile -t COMPREPLY < <(compgen -A hostname -- "$cur") ;;
         *)
                 return 1 ;;
         esac
@@ -79,12 +81,12 @@ _dsh_sandbox()
 
         case $command in
         run | confine)
-                options="$_dsh_sandbox_policy_options -h --help --" ;;
+                options="$_dsh_sandbox_policy_options --remote -h --help --" ;;
         bash)
-                options="$_dsh_sandbox_policy_options --timeout --sandbox-permissions --justification"
+                options="$_dsh_sandbox_policy_options --remote --timeout --sandbox-permissions --justification"
                 options+=" --approval-command --approval-timeout --output-limit --json -h --help --" ;;
         probe)
-                options="--json -c --config -b --backend -h --help" ;;
+                options="--json -c --config -b --backend --remote -h --help" ;;
         mcp)
                 options="$_dsh_sandbox_policy_options -h --help" ;;
         serve)
@@ -141,7 +143,8 @@ _dsh_sandbox()
                 elif [[ $word == -* ]]; then
                         case $word in
                         -m | --mode | -r | --root | -w | --allow-write | -s | --session | -b | --backend | \
-                                -c | --config | --cwd | --parent | --old | --new | --timeout | --sandbox-permissions | \
+                                -c | --config | --remote | --cwd | --parent | --old | --new | --timeout | \
+                                --sandbox-permissions | \
                                 --justification | --approval-command | --approval-timeout | --output-limit)
                                 [[ ${COMP_WORDS[i + 1]} != "=" ]] && ((i++)) ;;
                         esac

@@ -5,9 +5,11 @@
 set -euo pipefail
 
 # clang and libclang-rt-14-dev (libFuzzer and clang's sanitizer runtimes) build the fuzz targets;
-# scdoc builds the man pages.
+# scdoc builds the man pages; openssh-server and openssh-client run the remote provider's tests
+# (a throwaway sshd on 127.0.0.1) and its benchmark.
 packages=(build-essential meson ninja-build pkg-config libjansson-dev libcmocka-dev
-          libseccomp-dev bubblewrap hyperfine python3 clang libclang-rt-14-dev scdoc)
+          libseccomp-dev bubblewrap hyperfine python3 clang libclang-rt-14-dev scdoc
+          openssh-server openssh-client)
 # node and npm run the MCP tests' client (tests/mcp, installed by ensure-npm-deps.sh).  Asked for
 # only when missing: a host may have them from elsewhere (NodeSource's nodejs carries npm).
 command -v node >/dev/null 2>&1 || packages+=(nodejs)

@@ -29,6 +29,8 @@ void dsh_config_clear(dsh_config *config)
         dsh_strv_free(config->runner_command);
         dsh_strv_free(config->runner_failure_signatures);
         dsh_strv_free(config->protected_subpaths);
+        dsh_strv_free(config->ssh_command);
+        free(config->remote_program);
         memset(config, 0, sizeof(*config));
 }
 
@@ -312,6 +314,33 @@ static int load_require_protected_subpaths(const struct load_context *context, c
         return 0;
 }
 
+/* The words that start ssh: at least one, none empty (an empty word would be an empty argument to ssh). */
+static int load_ssh_command(const struct load_context *context, const char *key, json_t *value, dsh_config *config)
+{
+        int result = load_string_array(context, key, value, true, false, &config->ssh_command);
+
+        if (result == 0 && !config->ssh_command[0])
+                return key_error(context, key, "expected at least one word (the ssh program)");
+        return result;
+}
+
+/* One word for the remote shell (it is quoted there), so one line without NUL bytes. */
+static int load_remote_program(const struct load_context *context, const char *key, json_t *value,
+                               dsh_config *config)
+{
+        const char *text = string_value(value);
+        char *program;
+
+        if (!text || !text[0] || strpbrk(text, "\r\n"))
+                return key_error(context, key, "expected a non-empty single-line string");
+        program = strdup(text);
+        if (!program)
+                return out_of_memory(context);
+        free(config->remote_program);
+        config->remote_program = program;
+        return 0;
+}
+
 static int load_key(const struct load_context *context, const char *key, json_t *value, dsh_config *config)
 {
         static const struct {
@@ -327,6 +356,8 @@ static int load_key(const struct load_context *context, const char *key, json_t 
                 { "runnerFailureSignatures", load_runner_signatures },
                 { "protectedSubpaths", load_protected_subpaths },
                 { "requireProtectedSubpaths", load_require_protected_subpaths },
+                { "sshCommand", load_ssh_command },
+                { "remoteProgram", load_remote_program },
         };
 
         for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)

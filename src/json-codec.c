@@ -1045,6 +1045,155 @@ json_t *dsh_json_bash_result_value(const dsh_bash_result *result, const char *wh
         return encoder_finish(&encoder, object);
 }
 
+/* A boolean member, required. */
+static int decode_boolean(json_decoder *decoder, const json_t *object, const member_path *parent, const char *key,
+                          bool *out)
+{
+        member_path path = path_key(parent, key);
+        const json_t *member;
+        int result = find_member(decoder, object, &path, key, MEMBER_REQUIRED, &member);
+
+        if (result < 0)
+                return result;
+        if (!json_is_boolean(member))
+                return invalid(decoder->error, decoder->what, &path, "must be true or false");
+        *out = json_is_true(member);
+        return 0;
+}
+
+/* A required member that is null (`*out` = `absent`) or an integer from `minimum` to `maximum`. */
+static int decode_number_or_null(json_decoder *decoder, const json_t *object, const char *key, json_int_t minimum,
+                                 json_int_t maximum, int absent, int *out)
+{
+        member_path path = path_key(&root_path, key);
+        const json_t *member;
+        int result = find_member(decoder, object, &path, key, MEMBER_REQUIRED, &member);
+
+        if (result < 0)
+                return result;
+        if (json_is_null(member)) {
+                *out = absent;
+                return 0;
+        }
+        if (!json_is_integer(member) || json_integer_value(member) < minimum || json_integer_value(member) > maximum)
+                return invalid(decoder->error, decoder->what, &path, "must be null or an integer from %lld to %lld",
+                               (long long) minimum, (long long) maximum);
+        *out = (int) json_integer_value(member);
+        return 0;
+}
+
+/* One output stream as the encoder wrote it: the text as kept (NUL bytes and all: it is output, not a name). */
+static int decode_output(json_decoder *decoder, const json_t *object, const char *key, dsh_bash_output *out)
+{
+        static const char *const keys[] = { "text", "truncated", "bytes", NULL };
+        member_path path = path_key(&root_path, key), text_path = path_key(&path, "text");
+        const json_t *member = json_object_get(object, key), *text, *bytes;
+        int result = member ? check_object(decoder, member, &path, keys)
+                            : invalid(decoder->error, decoder->what, &path, "is missing");
+
+        if (result == 0)
+                result = decode_boolean(decoder, member, &path, "truncated", &out->truncated);
+        if (result < 0)
+                return result;
+        text = json_object_get(member, "text");
+        if (!json_is_string(text))
+                return invalid(decoder->error, decoder->what, &text_path, "must be a string");
+        out->length = json_string_length(text);
+        out->text = malloc(out->length + 1);
+        if (!out->text)
+                return out_of_memory(decoder->error, decoder->what);
+        memcpy(out->text, json_string_value(text), out->length + 1);
+        bytes = json_object_get(member, "bytes");
+        if (!json_is_integer(bytes) || json_integer_value(bytes) < 0) {
+                member_path bytes_path = path_key(&path, "bytes");
+
+                return invalid(decoder->error, decoder->what, &bytes_path, "must be a non-negative integer");
+        }
+        out->total_bytes = (unsigned long long) json_integer_value(bytes);
+        return 0;
+}
+
+static int decode_bash_sandbox(json_decoder *decoder, const json_t *object, dsh_bash_sandbox *out)
+{
+        static const char *const keys[] = { "mode", "backend", "enforcement", "denied", "runnerFailed", NULL };
+        member_path path = path_key(&root_path, "sandbox");
+        const json_t *member = json_object_get(object, "sandbox");
+        int result = member ? check_object(decoder, member, &path, keys)
+                            : invalid(decoder->error, decoder->what, &path, "is missing");
+
+        if (result == 0)
+                result = decode_mode(decoder, member, &out->mode);
+        if (result == 0 && !json_is_null(json_object_get(member, "backend")))
+                result = decode_string_member(decoder, member, &path, "backend", MEMBER_REQUIRED | TEXT_NON_EMPTY |
+                                              TEXT_SINGLE_LINE, &out->backend);
+        out->confined = result == 0 && !json_is_null(json_object_get(member, "enforcement"));
+        if (out->confined)
+                result = decode_enforcement(decoder, member, &out->enforcement);
+        if (result == 0)
+                result = decode_boolean(decoder, member, &path, "denied", &out->denied);
+        if (result == 0)
+                result = decode_boolean(decoder, member, &path, "runnerFailed", &out->runner_failed);
+        return result;
+}
+
+static int decode_bash_kind(json_decoder *decoder, const json_t *object, dsh_bash_kind *kind_out)
+{
+        member_path path = path_key(&root_path, "kind");
+        const json_t *member = json_object_get(object, "kind");
+
+        for (dsh_bash_kind kind = DSH_BASH_COMPLETED; kind <= DSH_BASH_REJECTED; kind++)
+                if (json_is_string(member) && strcmp(json_string_value(member), dsh_bash_kind_name(kind)) == 0) {
+                        *kind_out = kind;
+                        return 0;
+                }
+        return invalid(decoder->error, decoder->what, &path, "must be one of the bash result kinds");
+}
+
+int dsh_json_bash_result_from_value(const json_t *value, const char *what, dsh_bash_result *result_out,
+                                    dsh_error *error)
+{
+        static const char *const keys[] = { "kind", "exitCode", "signal", "timedOut", "cancelled", "stdout",
+                                            "stderr", "sandbox", "markers", "message", "error", "warnings", NULL };
+        dsh_bash_result decoded = DSH_BASH_RESULT_INIT;
+        json_decoder decoder = { what, error };
+        const json_t *error_value;
+        int result = check_object(&decoder, value, &root_path, keys);
+
+        if (result == 0)
+                result = decode_bash_kind(&decoder, value, &decoded.kind);
+        if (result == 0)
+                result = decode_number_or_null(&decoder, value, "exitCode", 0, 255, -1, &decoded.exit_code);
+        if (result == 0)
+                result = decode_number_or_null(&decoder, value, "signal", 1, 64, 0, &decoded.signal);
+        if (result == 0)
+                result = decode_boolean(&decoder, value, &root_path, "timedOut", &decoded.timed_out);
+        if (result == 0)
+                result = decode_boolean(&decoder, value, &root_path, "cancelled", &decoded.cancelled);
+        if (result == 0)
+                result = decode_output(&decoder, value, "stdout", &decoded.standard_output);
+        if (result == 0)
+                result = decode_output(&decoder, value, "stderr", &decoded.standard_error);
+        if (result == 0)
+                result = decode_bash_sandbox(&decoder, value, &decoded.sandbox);
+        if (result == 0)
+                result = decode_string_list(&decoder, value, &root_path, "markers", MEMBER_REQUIRED, &decoded.markers);
+        if (result == 0)
+                result = decode_string_member(&decoder, value, &root_path, "message", 0, &decoded.message);
+        if (result == 0 && (error_value = json_object_get(value, "error")))
+                result = dsh_json_error_from_value(error_value, what, &decoded.error, error);
+        if (result == 0)
+                result = decode_string_list(&decoder, value, &root_path, "warnings", 0, &decoded.warnings);
+        /* Never NULL in a result (dsh-sandbox/bash-tool.h): absent reads as none. */
+        if (result == 0 && !decoded.warnings && !(decoded.warnings = calloc(1, sizeof(char *))))
+                result = out_of_memory(error, what);
+        if (result < 0) {
+                dsh_bash_result_clear(&decoded);
+                return result;
+        }
+        *result_out = decoded;
+        return 0;
+}
+
 json_t *dsh_json_bash_escalation_value(const dsh_bash_escalation *escalation, const char *what, dsh_error *error)
 {
         json_encoder encoder = { what, error, false };
@@ -1196,6 +1345,17 @@ int dsh_json_decode_policy(const char *text, size_t length, dsh_policy *policy_o
 
         if (result == 0)
                 result = dsh_json_policy_from_value(value, "policy", policy_out, error);
+        json_decref(value);
+        return result;
+}
+
+int dsh_json_decode_bash_result(const char *text, size_t length, dsh_bash_result *result_out, dsh_error *error)
+{
+        json_t *value;
+        int result = dsh_json_load_object(text, length, "bash result", &value, error);
+
+        if (result == 0)
+                result = dsh_json_bash_result_from_value(value, "bash result", result_out, error);
         json_decref(value);
         return result;
 }

@@ -43,6 +43,8 @@ DSH_INTERNAL json_t *dsh_json_session_list_value(dsh_session_store *store, dsh_m
 
 DSH_INTERNAL json_t *dsh_json_file_result_value(const dsh_file_result *result, const char *what, dsh_error *error);
 DSH_INTERNAL json_t *dsh_json_bash_result_value(const dsh_bash_result *result, const char *what, dsh_error *error);
+DSH_INTERNAL int dsh_json_bash_result_from_value(const json_t *value, const char *what, dsh_bash_result *result_out,
+                                                 dsh_error *error);
 DSH_INTERNAL json_t *dsh_json_bash_escalation_value(const dsh_bash_escalation *escalation, const char *what,
                                                     dsh_error *error);
 

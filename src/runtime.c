@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dsh-sandbox/remote.h"
 #include "dsh-sandbox/runtime.h"
 
 #include "error.h"
@@ -91,11 +92,15 @@ static int copy_config(dsh_config *out, const dsh_config *in, dsh_error *error)
         out->runner_command = NULL;
         out->runner_failure_signatures = NULL;
         out->protected_subpaths = NULL;
+        out->ssh_command = NULL;
+        out->remote_program = NULL;
         if ((in->workspace_root && !(out->workspace_root = strdup(in->workspace_root))) ||
             copy_strv(&out->additional_writable_roots, in->additional_writable_roots) < 0 ||
             copy_strv(&out->backends, in->backends) < 0 || copy_strv(&out->runner_command, in->runner_command) < 0 ||
             copy_strv(&out->runner_failure_signatures, in->runner_failure_signatures) < 0 ||
-            copy_strv(&out->protected_subpaths, in->protected_subpaths) < 0) {
+            copy_strv(&out->protected_subpaths, in->protected_subpaths) < 0 ||
+            copy_strv(&out->ssh_command, in->ssh_command) < 0 ||
+            (in->remote_program && !(out->remote_program = strdup(in->remote_program)))) {
                 dsh_config_clear(out);
                 return out_of_memory(error);
         }
@@ -324,7 +329,9 @@ static char *copy_or_null(const char *text)
  * What a confined command must never be able to change, because a later
  * call reads it: the config file in use, the default config directory (a
  * config.json created there takes effect), the session store and the
- * verdict cache.  The default store and cache are protected too when this
+ * verdict cache, and the remote provider's control sockets (whoever can
+ * replace one gets the next remote call: src/remote-ssh.c).  The default
+ * store and cache are protected too when this
  * runtime uses others: the next call of another front end (the CLI) reads
  * those.
  */
@@ -343,6 +350,8 @@ static int protect_own_files(dsh_runtime *runtime, const char *cache_directory, 
                 result = append_protected(&paths, copy_or_null(cache_directory));
         if (result == 0)
                 result = append_protected(&paths, dsh_provider_default_verdict_cache_dir());
+        if (result == 0)
+                result = append_protected(&paths, dsh_remote_default_control_directory());
         if (result == 0)
                 result = dsh_provider_set_protected_paths(runtime->provider, paths, error);
         else

@@ -5,7 +5,8 @@
  *   {"mode": "read-only", "workspaceRoot": "/abs", "additionalWritableRoots": ["/abs"],
  *    "backends": ["bwrap", "landlock"], "probeTimeoutMs": 5000,
  *    "runnerCommand": ["/usr/bin/runner", "--flag"], "runnerFailureSignatures": ["runner: "],
- *    "protectedSubpaths": [".git/hooks", ".git/config"], "requireProtectedSubpaths": false}
+ *    "protectedSubpaths": [".git/hooks", ".git/config"], "requireProtectedSubpaths": false,
+ *    "sshCommand": ["ssh", "-F", "/abs/ssh_config"], "remoteProgram": "dsh-sandbox"}
  *
  * Every key is optional.  Unknown keys and bad values are rejected at load
  * with a message that names the file and the key ("config <path>: key
@@ -43,6 +44,10 @@ typedef struct dsh_config {
         char **protected_subpaths;
         bool protected_subpaths_set;
         bool require_protected_subpaths;      /* refuse where a backend cannot protect them; default false */
+        /* The remote provider (dsh-sandbox/remote.h): the argv prefix that runs ssh (sshCommand, non-empty
+         * words), NULL: {"ssh"}; the remote dsh-sandbox (remoteProgram, one non-empty line), NULL: "dsh-sandbox". */
+        char **ssh_command;
+        char *remote_program;
 } dsh_config;
 
 /*

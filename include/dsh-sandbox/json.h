@@ -227,6 +227,17 @@ DSH_PUBLIC int dsh_json_encode_file_result(const dsh_file_result *result, char *
 DSH_PUBLIC int dsh_json_encode_bash_result(const dsh_bash_result *result, char **text_out, dsh_error *error);
 
 /*
+ * Reads a bash result back (what the remote provider relays: `bash
+ * --remote`), strictly: every member above with its type, "kind" one of
+ * the kinds, "exitCode" null or 0..255, "signal" null or 1..64, no unknown
+ * member.  The output text is read as it was written (\xNN stays four
+ * characters).  `result_out` must be DSH_BASH_RESULT_INIT; clear it with
+ * dsh_bash_result_clear().
+ */
+DSH_PUBLIC int dsh_json_decode_bash_result(const char *text, size_t length, dsh_bash_result *result_out,
+                                           dsh_error *error);
+
+/*
  * An escalation request, as the approval command reads it on stdin.  Every
  * string is checked: a command that is not UTF-8 cannot be shown to the
  * user faithfully, and is refused (-EINVAL) rather than asked about.

@@ -61,6 +61,9 @@ expect "landlock" confine --backend = l
 expect "auto bwrap landlock" probe -b ""
 expect "$session" run -s ""
 expect "$session" run --root /x --session ""
+expect "--remote" run --rem
+expect "--remote" probe --rem
+expect_without --mode run --remote host make --m
 expect "--allow-write" policy resolve --allow
 expect "context resolve" policy ""
 expect "list mode new show" session ""

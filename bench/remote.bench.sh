@@ -1,0 +1,96 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# What a confined command on another machine costs (docs/remote.md), against a
+# throwaway sshd on 127.0.0.1 (tests/remote/sshd_fixture.py), measured in turn
+# with each baseline (A B A B ...), median of the pair ratios (bench/interleave):
+#
+#   run --remote HOST -- true   against a fresh `ssh HOST true` (a new TCP and SSH
+#                               connection each time): target <= 0.25x.  The shared
+#                               connection (OpenSSH multiplexing) is what pays.
+#                               against local `run -- true`: reported.
+#                               against `ssh HOST true` over the same shared
+#                               connection: the floor; what remains is the frame
+#                               protocol and the remote's own confinement.
+#
+# The "remote" is this machine.  Every session over ssh also starts the remote
+# account's login shell, and its start-up files (~/.bashrc) cost what they cost,
+# on both sides of every pair: the pairs are measured first with sessions given
+# an empty HOME of their own (sshd's SetEnv: no start-up file runs), then the
+# fresh-connection pair again with the account as it is.  Only prints.
+#
+# Usage: bench/remote.bench.sh [BUILD_DIR]   (default: $BUILD_DIR, else build)
+set -u
+build=${1:-${BUILD_DIR:-build}}
+tool="$build/dsh-sandbox"
+interleave="$build/bench/interleave"
+runs=${REMOTE_RUNS:-30}
+for program in "$tool" "$interleave" /usr/sbin/sshd; do
+        if [ ! -x "$program" ]; then
+                echo "remote: no $program; nothing measured"
+                exit 0
+        fi
+done
+tool=$(cd "$(dirname "$tool")" && pwd)/$(basename "$tool")
+fixture="$(cd "$(dirname "$0")/.." && pwd)/tests/remote/sshd_fixture.py"
+scratch=$(mktemp -d "${BENCH_SCRATCH:-/var/tmp}/dsh-bench.XXXXXX") || exit 0
+host=remote-test
+server_pid= ssh_config=/dev/null runtime=
+export DSH_TEST_SCRATCH="$scratch" XDG_CACHE_HOME="$scratch/cache" XDG_STATE_HOME="$scratch/state"
+export XDG_CONFIG_HOME="$scratch/config" DSH_SANDBOX_CONFIG="$scratch/config.json"
+
+# Ends the shared connections and the server of the last start_server.
+stop_server() {
+        for socket in "$runtime"/dsh-sandbox/ssh/*; do
+                [ -S "$socket" ] && ssh -F "$ssh_config" -o "ControlPath=$socket" -O exit "$host" 2>/dev/null
+        done
+        [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+        [ -n "$runtime" ] && rm -rf "$runtime"
+        server_pid= runtime=
+}
+trap 'stop_server; rm -rf "$scratch"' EXIT
+
+# start_server [clean-home]: a server, the client's config, and a private runtime directory.
+start_server() {
+        # Short: the control socket's path must fit a unix socket name.
+        runtime=$(mktemp -d /var/tmp/dshb.XXXXXX) || return 1
+        export XDG_RUNTIME_DIR="$runtime"
+        python3 "$fixture" "$tool" "$@" > "$scratch/server" &
+        server_pid=$!
+        while ! grep -q '^ready\|^skip' "$scratch/server" 2>/dev/null; do
+                kill -0 "$server_pid" 2>/dev/null || break
+                sleep 0.1
+        done
+        read -r state server_dir ssh_config remote_program < "$scratch/server" || state=
+        if [ "$state" != ready ]; then
+                echo "remote: the ssh server could not start here: $server_dir $ssh_config $remote_program"
+                return 1
+        fi
+        printf '{"sshCommand":["ssh","-F","%s"],"remoteProgram":"%s"}\n' "$ssh_config" "$remote_program" \
+                > "$DSH_SANDBOX_CONFIG"
+}
+
+fresh_pair() {
+        "$interleave" --runs "$runs" --name-a "ssh HOST true (fresh)" --name-b "run --remote HOST -- true" -- \
+                ssh -F "$ssh_config" -o ControlPath=none "$host" true --vs-- \
+                "$tool" run --remote "$host" -- true < /dev/null ||
+                echo "remote: the fresh-connection pair could not be measured here"
+}
+
+start_server clean-home || exit 0
+echo "-- run --remote against a fresh ssh connection (target <= 0.25x); sessions with an empty HOME"
+fresh_pair
+echo "-- run --remote against local run (reported)"
+"$interleave" --runs "$runs" --name-a "run -- true (local)" --name-b "run --remote HOST -- true" -- \
+        "$tool" run -- true --vs-- "$tool" run --remote "$host" -- true < /dev/null ||
+        echo "remote: the local pair could not be measured here"
+echo "-- run --remote against ssh over the same shared connection (the floor)"
+"$interleave" --runs "$runs" --name-a "ssh HOST true (shared)" --name-b "run --remote HOST -- true" -- \
+        ssh -F "$ssh_config" -o "ControlPath=$runtime/dsh-sandbox/ssh/%C" "$host" true --vs-- \
+        "$tool" run --remote "$host" -- true < /dev/null ||
+        echo "remote: the shared-connection pair could not be measured here"
+stop_server
+
+start_server || exit 0
+echo "-- the same fresh-connection pair, with the remote account's own login start-up ($(id -un)'s ~/.bashrc)"
+fresh_pair
+exit 0

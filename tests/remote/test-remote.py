@@ -1,0 +1,466 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The remote provider against a real OpenSSH server (tests/remote/sshd_fixture.py).
+
+The "remote" host is this machine through a throwaway sshd on 127.0.0.1, with
+its own state directory; the client reaches it through its own ssh config
+(sshCommand ["ssh", "-F", CONFIG]) and keeps its control sockets in a private
+XDG_RUNTIME_DIR.  Every outcome is checked on disk or by the exit status, and
+every fail-closed case checks that the command did not run anywhere.
+"""
+import json
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sshd_fixture  # noqa: E402
+
+DSH_SANDBOX = os.environ["DSH_SANDBOX_BIN"]
+HOST = "remote-test"
+SERVER = None
+
+
+def setUpModule():
+    global SERVER
+    try:
+        SERVER = sshd_fixture.SshServer(DSH_SANDBOX)
+    except sshd_fixture.SkipTest as reason:
+        raise unittest.SkipTest(str(reason))
+
+
+def tearDownModule():
+    if SERVER:
+        SERVER.close()
+        if SERVER.helper_diagnostics():
+            raise AssertionError("the remote helper wrote to its stderr:\n" + SERVER.helper_diagnostics())
+
+
+def fake_remote(name, frames_python):
+    """A remoteProgram that is not dsh-sandbox's helper: it writes what `frames_python` builds, raw."""
+    return SERVER.wrapper(name, "exec python3 - <<'PY'\nimport json, os, struct, sys\n"
+                          "def frame(kind, payload):\n"
+                          "    data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()\n"
+                          "    sys.stdout.buffer.write(kind.encode() + struct.pack('>I', len(data)) + data)\n"
+                          + frames_python + "\nsys.stdout.flush()\nPY\n")
+
+
+class RemoteCase(unittest.TestCase):
+    def setUp(self):
+        self.work = tempfile.mkdtemp(prefix="case-", dir=SERVER.dir)
+        os.chmod(self.work, 0o755)
+        self.workspace = os.path.join(self.work, "workspace")
+        self.outside = os.path.join(self.work, "outside")
+        os.makedirs(self.workspace)
+        os.makedirs(self.outside)
+        # Short: the control socket's path must fit a unix socket name.
+        self.runtime_dir = tempfile.mkdtemp(prefix="dshr", dir="/var/tmp")
+
+    def tearDown(self):
+        SERVER.stop_shared_connections(self.runtime_dir)
+        shutil.rmtree(self.runtime_dir, ignore_errors=True)
+
+    def config(self, **overrides):
+        values = {"sshCommand": ["ssh", "-F", SERVER.ssh_config], "remoteProgram": SERVER.remote_program}
+        values.update(overrides)
+        path = os.path.join(self.work, "config-%d.json" % len(os.listdir(self.work)))
+        with open(path, "w") as handle:
+            json.dump(values, handle)
+        return path
+
+    def env(self, config=None, runtime_dir=None):
+        env = dict(os.environ)
+        env["DSH_SANDBOX_CONFIG"] = config or self.config()
+        env["XDG_RUNTIME_DIR"] = runtime_dir or self.runtime_dir
+        env["DSH_SANDBOX_STATE_DIR"] = os.path.join(self.work, "local-state")
+        return env
+
+    def dsh(self, *args, stdin=b"", config=None, runtime_dir=None, host=HOST, command=None):
+        argv = [DSH_SANDBOX] + list(args[:1]) + (["--remote", host] if host else []) + list(args[1:])
+        if command:
+            argv += ["--"] + list(command)
+        return subprocess.run(argv, input=stdin, capture_output=True, env=self.env(config, runtime_dir),
+                              timeout=120)
+
+    def run_remote(self, *command, stdin=b"", mode="workspace-write", **kwargs):
+        return self.dsh("run", "--mode", mode, "--root", self.workspace, command=command, stdin=stdin, **kwargs)
+
+    def assert_never_ran(self, result, marker, reason):
+        self.assertEqual(result.returncode, 125, result.stderr)
+        self.assertIn(b"SANDBOX_UNAVAILABLE", result.stderr)
+        self.assertIn(reason.encode(), result.stderr)
+        self.assertEqual(result.stderr.count(b"\n"), 1, result.stderr)
+        self.assertFalse(os.path.exists(marker), "the command ran although the call failed")
+
+
+class Facts(RemoteCase):
+    def test_confine_prints_the_remote_facts_resolved_there(self):
+        # The root is named through a symlink: the remote canonicalizes it, not this side.
+        link = os.path.join(self.work, "link")
+        os.symlink(self.workspace, link)
+        result = self.dsh("confine", "--mode", "workspace-write", "--root", link, command=["echo", "hi"])
+        self.assertEqual(result.returncode, 0, result.stderr)
+        facts = json.loads(result.stdout)
+        self.assertEqual(facts["argv"][-2:], ["echo", "hi"])
+        self.assertIn(facts["enforcement"], ("full", "partial"))
+        self.assertTrue(facts["runnerFailureRules"][0]["fatalSignatures"])
+        self.assertIn(self.workspace, facts["argv"])
+        self.assertNotIn(link, facts["argv"])
+
+    def test_confine_refuses_danger_full_access_as_locally(self):
+        result = self.dsh("confine", "--mode", "danger-full-access", command=["true"])
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn(b"needs no confinement", result.stderr)
+
+    def test_probe_prints_the_remote_report(self):
+        result = self.dsh("probe")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        report = json.loads(result.stdout)
+        self.assertTrue(report["selected"])
+        self.assertTrue(any(backend["usable"] for backend in report["backends"]))
+
+    def confine_answered_with(self, name, facts):
+        """confine --remote against a fake helper that answers `facts`."""
+        fake = fake_remote(name, "frame('H', {'protocol': 1, 'version': 'x'})\n"
+                           "frame('F', {'outcome': 'answered', 'answer': %r})" % (facts,))
+        return self.dsh("confine", "--mode", "workspace-write", config=self.config(remoteProgram=fake),
+                        command=["true"])
+
+    def test_facts_that_do_not_validate_are_refused(self):
+        rule = {"fatalSignatures": ["x: "]}
+        for name, facts, reason in (
+                ("empty-argv", {"argv": [], "enforcement": "full", "denialSignatures": [],
+                                "runnerFailureRules": [rule]}, b'"argv"'),
+                ("bad-enforcement", {"argv": ["x"], "enforcement": "some", "denialSignatures": [],
+                                     "runnerFailureRules": [rule]}, b'"enforcement"'),
+                ("no-rules", {"argv": ["x"], "enforcement": "full", "denialSignatures": [],
+                              "runnerFailureRules": []}, b'"runnerFailureRules"'),
+                ("unknown-member", {"argv": ["x"], "enforcement": "full", "denialSignatures": [],
+                                    "runnerFailureRules": [rule], "unconfined": True}, b'"unconfined"')):
+            with self.subTest(case=name):
+                result = self.confine_answered_with(name, facts)
+                self.assertEqual(result.returncode, 125, result.stderr)
+                self.assertIn(b"SANDBOX_UNAVAILABLE", result.stderr)
+                self.assertIn(reason, result.stderr)
+                self.assertEqual(result.stdout, b"")
+
+    def test_valid_facts_from_any_helper_are_printed_as_validated(self):
+        facts = {"argv": ["/usr/bin/runner", "--", "true"], "enforcement": "partial", "denialSignatures": ["denied"],
+                 "runnerFailureRules": [{"fatalSignatures": ["runner: "]}], "partialReasons": ["a reason"]}
+        result = self.confine_answered_with("good-facts", facts)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(json.loads(result.stdout), facts)
+
+
+class Running(RemoteCase):
+    def test_a_write_inside_the_root_lands_and_one_outside_is_denied(self):
+        result = self.run_remote("sh", "-c", 'echo in > "$1/inside"; echo out > "$2/outside"', "sh",
+                                 self.workspace, self.outside)
+        self.assertNotEqual(result.returncode, 0)
+        with open(os.path.join(self.workspace, "inside")) as handle:
+            self.assertEqual(handle.read(), "in\n")
+        self.assertFalse(os.path.exists(os.path.join(self.outside, "outside")))
+
+    def test_read_only_denies_the_root_too(self):
+        result = self.run_remote("touch", os.path.join(self.workspace, "file"), mode="read-only")
+        self.assertNotEqual(result.returncode, 0)
+        self.assertFalse(os.path.exists(os.path.join(self.workspace, "file")))
+
+    def test_stdin_stdout_and_stderr_are_streamed_apart(self):
+        data = os.urandom(3 * 1024 * 1024)
+        result = self.run_remote("sh", "-c", "cat; echo to-stderr >&2", stdin=data)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(result.stdout, data)
+        self.assertEqual(result.stderr, b"to-stderr\n")
+
+    def test_exit_statuses_pass_through_the_commands_own_255_included(self):
+        for status in (0, 1, 3, 125, 255):
+            with self.subTest(status=status):
+                result = self.run_remote("sh", "-c", "exit %d" % status)
+                self.assertEqual(result.returncode, status, result.stderr)
+                self.assertEqual(result.stderr, b"")
+
+    def test_a_death_by_signal_is_a_death_by_the_same_signal(self):
+        # Under Landlock the remote command is the helper's own child, so its death is seen as such
+        # (bwrap itself exits 128+N for a command's death, on the remote as locally).
+        result = self.dsh("run", "--backend", "landlock", command=["sh", "-c", "kill -TERM $$"])
+        self.assertEqual(result.returncode, -signal.SIGTERM, result.stderr)
+        shell = subprocess.run(["sh", "-c", '"$@"; echo "status $?"', "sh", DSH_SANDBOX, "run", "--remote", HOST,
+                                "--backend", "landlock", "--", "sh", "-c", "kill -USR1 $$"], capture_output=True,
+                               env=self.env(), timeout=120)
+        self.assertEqual(shell.stdout, b"status %d\n" % (128 + signal.SIGUSR1))
+
+    def test_output_that_looks_like_a_final_record_is_output(self):
+        # The command writes a well-formed final record saying "exited 0": the helper frames it as stdout.
+        forged = b'F\x00\x00\x00\x24{"outcome":"exited","status":0}    '
+        result = self.run_remote("sh", "-c", "printf 'F\\000\\000\\000\\044%s'; exit 7" % forged[5:].decode())
+        self.assertEqual(result.returncode, 7)
+        self.assertEqual(result.stdout, forged)
+
+    def test_partial_enforcement_on_the_remote_is_announced_here(self):
+        # Landlock cannot hold back a protected subpath that exists in the root: partial, said before it runs.
+        os.makedirs(os.path.join(self.workspace, ".git", "hooks"))
+        result = self.dsh("run", "--backend", "landlock", "--mode", "workspace-write", "--root", self.workspace,
+                          command=["true"])
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn(b"dsh-sandbox: notice: partial enforcement under landlock: ", result.stderr)
+
+    def test_a_program_that_cannot_be_found_is_127_and_nothing_ran(self):
+        result = self.run_remote("/nonexistent/program")
+        self.assertEqual(result.returncode, 127, result.stderr)
+        self.assertIn(b"No such file or directory", result.stderr)
+
+    def test_a_root_the_remote_refuses_is_125_with_the_remotes_reason(self):
+        marker = os.path.join(self.outside, "ran")
+        result = self.dsh("run", "--mode", "workspace-write", "--root", "/nonexistent/root",
+                          command=["touch", marker])
+        self.assertEqual(result.returncode, 125, result.stderr)
+        self.assertIn(b'remote "remote-test"', result.stderr)
+        self.assertIn(b"/nonexistent/root", result.stderr)
+        self.assertFalse(os.path.exists(marker))
+
+    def test_a_signal_to_the_local_run_reaches_the_remote_command(self):
+        script = 'trap "echo got-$1; exit 7" %s; echo ready; while :; do sleep 0.05; done'
+        for name in ("TERM", "INT", "HUP"):
+            with self.subTest(signal=name):
+                process = subprocess.Popen([DSH_SANDBOX, "run", "--remote", HOST, "--", "sh", "-c",
+                                            script % name, "sh", name], stdin=subprocess.DEVNULL,
+                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self.env())
+                self.assertEqual(process.stdout.readline(), b"ready\n")
+                process.send_signal(getattr(signal, "SIG" + name))
+                out, err = process.communicate(timeout=60)
+                self.assertEqual(process.returncode, 7, err)
+                self.assertEqual(out, b"got-%s\n" % name.encode())
+
+    def test_the_remote_command_ends_when_the_local_run_is_killed(self):
+        # SIGKILL cannot be passed on: ssh dies with run, and the helper, its channel gone, kills the command.
+        pid_file = os.path.join(self.workspace, "pid")
+        process = subprocess.Popen([DSH_SANDBOX, "run", "--remote", HOST, "--backend", "landlock", "--mode",
+                                    "workspace-write", "--root", self.workspace, "--", "sh", "-c",
+                                    'echo $$ > "$1"; echo ready; exec sleep 1000', "sh", pid_file],
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, env=self.env())
+        self.assertEqual(process.stdout.readline(), b"ready\n")
+        with open(pid_file) as handle:
+            remote_pid = int(handle.read())
+        process.kill()
+        process.wait()
+        process.stdout.close()
+        deadline = time.monotonic() + 60
+        while os.path.exists("/proc/%d" % remote_pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertFalse(os.path.exists("/proc/%d" % remote_pid), "the remote command outlived its caller")
+
+    def test_session_is_refused_with_remote(self):
+        result = self.dsh("run", "--session", "abc", command=["true"])
+        self.assertEqual(result.returncode, 2)
+        self.assertIn(b"--session cannot be used with --remote", result.stderr)
+
+
+class BashTool(RemoteCase):
+    def bash(self, *args, **kwargs):
+        return self.dsh("bash", "--mode", "workspace-write", "--root", self.workspace, *args, **kwargs)
+
+    def test_attribution_runs_on_the_remote_and_the_result_comes_back(self):
+        result = self.bash("--json", 'echo in > "%s/a"; echo out > "%s/b"' % (self.workspace, self.outside))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        tool = json.loads(result.stdout)
+        self.assertEqual(tool["kind"], "denied")
+        self.assertTrue(tool["sandbox"]["denied"])
+        self.assertEqual(tool["sandbox"]["mode"], "workspace-write")
+        self.assertIn("[sandbox: file access denied under workspace-write mode]", tool["markers"])
+        self.assertTrue(os.path.exists(os.path.join(self.workspace, "a")))
+        self.assertFalse(os.path.exists(os.path.join(self.outside, "b")))
+
+    def test_the_human_form_streams_and_exits_like_the_command(self):
+        result = self.bash("echo out; echo err >&2; exit 3")
+        self.assertEqual(result.returncode, 3, result.stderr)
+        self.assertEqual(result.stdout, b"out\n")
+        self.assertIn(b"err\n", result.stderr)
+
+    def test_a_timeout_is_the_remote_tools(self):
+        result = self.bash("--timeout", "300", "exec sleep 1000")
+        self.assertEqual(result.returncode, 124, result.stderr)
+        self.assertIn(b"did not finish within 300 ms", result.stderr)
+
+    def test_a_signal_cancels_the_remote_call(self):
+        process = subprocess.Popen([DSH_SANDBOX, "bash", "--remote", HOST,
+                                    "trap 'echo got-INT; exit 9' INT; echo ready; while :; do sleep 0.05; done"],
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   env=self.env())
+        self.assertEqual(process.stdout.readline(), b"ready\n")
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+        self.assertEqual(process.returncode, 128 + signal.SIGINT, err)
+        self.assertEqual(out, b"got-INT\n")
+        self.assertIn(b"cancel", err)
+
+    def test_an_escalation_is_never_asked_of_the_remote(self):
+        marker = os.path.join(self.outside, "ran")
+        result = self.bash("--sandbox-permissions", "danger-full-access", "--justification", "needs it",
+                           "touch %s" % marker)
+        self.assertEqual(result.returncode, 2)
+        self.assertIn(b"approve the escalation here", result.stderr)
+        self.assertFalse(os.path.exists(marker))
+
+    def test_a_result_that_does_not_validate_is_refused(self):
+        fake = fake_remote("bad-bash", "frame('H', {'protocol': 1, 'version': 'x'})\n"
+                           "frame('F', {'outcome': 'answered', 'answer': {'kind': 'completed', 'exitCode': 0}})")
+        result = self.bash("--json", "true", config=self.config(remoteProgram=fake))
+        self.assertEqual(result.returncode, 125, result.stderr)
+        self.assertIn(b"SANDBOX_UNAVAILABLE", result.stderr)
+        self.assertEqual(result.stdout, b"")
+
+
+class FailClosed(RemoteCase):
+    def marker(self):
+        return os.path.join(self.outside, "ran")
+
+    def test_no_dsh_sandbox_on_the_remote(self):
+        config = self.config(remoteProgram="/nonexistent/dsh-sandbox")
+        result = self.run_remote("touch", self.marker(), config=config)
+        self.assert_never_ran(result, self.marker(), 'no "/nonexistent/dsh-sandbox" on the remote host')
+
+    def test_a_remote_that_cannot_confine(self):
+        # The remote's only backend is a bwrap that is /bin/false: its runner fails before exec.
+        broken = SERVER.remote_wrapper("remote-no-sandbox", "DSH_SANDBOX_BWRAP=/bin/false")
+        result = self.dsh("run", "--mode", "workspace-write", "--root", self.workspace, "--backend", "bwrap",
+                          config=self.config(remoteProgram=broken), command=["touch", self.marker()])
+        self.assert_never_ran(result, self.marker(), 'remote "remote-test"')
+
+    def test_an_unreachable_host(self):
+        result = self.run_remote("touch", self.marker(), host="unreachable")
+        self.assert_never_ran(result, self.marker(), "Connection refused")
+
+    def test_an_unknown_host_key(self):
+        # A runtime directory of its own: no shared connection was ever authenticated for this call.
+        fresh = os.path.join(self.runtime_dir, "fresh")
+        os.mkdir(fresh, 0o700)
+        result = self.run_remote("touch", self.marker(), host="unknown-key", runtime_dir=fresh)
+        self.assert_never_ran(result, self.marker(), "Host key verification failed")
+
+    def test_a_destination_that_looks_like_an_option_stays_a_destination(self):
+        result = self.run_remote("true", host="-oProxyCommand=touch %s" % self.marker())
+        self.assertEqual(result.returncode, 125, result.stderr)
+        self.assertIn(b"SANDBOX_UNAVAILABLE", result.stderr)
+        self.assertFalse(os.path.exists(self.marker()), "the destination was taken as an ssh option")
+
+    def test_a_remote_that_answers_something_else(self):
+        fake = SERVER.wrapper("not-a-helper", "echo 'Welcome to the remote host'\n")
+        result = self.run_remote("touch", self.marker(), config=self.config(remoteProgram=fake))
+        self.assert_never_ran(result, self.marker(), "other than dsh-sandbox frames")
+
+    def test_an_older_dsh_sandbox_without_the_helper(self):
+        fake = SERVER.wrapper("old-dsh", "echo 'dsh-sandbox: usage error: unknown command \"remote-helper\"' >&2\n"
+                              "exit 2\n")
+        result = self.run_remote("touch", self.marker(), config=self.config(remoteProgram=fake))
+        self.assert_never_ran(result, self.marker(), 'exited with 2 without a final record: dsh-sandbox: usage error: '
+                              'unknown command "remote-helper"')
+
+    def test_a_remote_of_another_protocol_version(self):
+        fake = fake_remote("future", "frame('H', {'protocol': 99, 'version': '9.0'})\n"
+                           "frame('F', {'outcome': 'exited', 'status': 0})")
+        result = self.run_remote("touch", self.marker(), config=self.config(remoteProgram=fake))
+        self.assert_never_ran(result, self.marker(), "speaks protocol 99")
+
+    def test_the_helper_refuses_a_request_of_another_protocol_version(self):
+        request = json.dumps({"protocol": 99, "operation": "run", "argv": ["touch", self.marker()]}).encode()
+        framed = b"Q" + len(request).to_bytes(4, "big") + request + b"Z\x00\x00\x00\x00"
+        helper = subprocess.run([SERVER.remote_program, "remote-helper"], input=framed, capture_output=True,
+                                timeout=60)
+        frames = helper.stdout
+        hello_length = int.from_bytes(frames[1:5], "big")
+        final = frames[5 + hello_length:]
+        self.assertEqual(final[:1], b"F")
+        record = json.loads(final[5:])
+        self.assertEqual(record["outcome"], "refused")
+        self.assertIn("speaks protocol 99", record["error"]["message"])
+        self.assertFalse(os.path.exists(self.marker()))
+
+    def test_a_refusal_is_shown_as_one_line(self):
+        fake = fake_remote("multi-line", "frame('H', {'protocol': 1, 'version': 'x'})\n"
+                           "frame('F', {'outcome': 'refused', 'errno': 0, 'error': {'code': 'SANDBOX_UNAVAILABLE',"
+                           " 'message': 'no\\nsecond line\\x1b[31m'}})")
+        result = self.run_remote("touch", self.marker(), config=self.config(remoteProgram=fake))
+        self.assert_never_ran(result, self.marker(), "no\\x0asecond line\\x1b[31m")
+
+    def test_a_transport_that_drops_mid_run_is_125_not_the_commands_status(self):
+        # ssh's own 255 (here: a "remote" that kills its ssh session) is never read as the command's.
+        fake = fake_remote("drop", "frame('H', {'protocol': 1, 'version': 'x'})\n"
+                           "frame('O', b'partial')\nsys.stdout.flush()\nos._exit(255)")
+        result = self.run_remote("true", config=self.config(remoteProgram=fake))
+        self.assertEqual(result.returncode, 125, result.stderr)
+        self.assertEqual(result.stdout, b"partial")
+        self.assertIn(b"SANDBOX_UNAVAILABLE", result.stderr)
+        self.assertIn(b"exit 255", result.stderr)
+
+
+class ConnectionReuse(RemoteCase):
+    def test_the_second_call_opens_no_new_connection(self):
+        self.assertEqual(self.run_remote("true").returncode, 0)
+        before = SERVER.connections()
+        for _ in range(3):
+            self.assertEqual(self.run_remote("true").returncode, 0)
+        self.assertEqual(SERVER.connections(), before)
+        control = os.path.join(self.runtime_dir, "dsh-sandbox", "ssh")
+        self.assertEqual(stat.S_IMODE(os.stat(control).st_mode), 0o700)
+        self.assertTrue(any(stat.S_ISSOCK(os.lstat(os.path.join(control, name)).st_mode)
+                            for name in os.listdir(control)))
+
+    def test_a_control_directory_someone_else_owns_is_not_used(self):
+        control = os.path.join(self.runtime_dir, "dsh-sandbox", "ssh")
+        os.makedirs(control, mode=0o777)
+        os.chmod(control, 0o777)
+        os.chown(control, 65534, 65534)
+        before = SERVER.connections()
+        for _ in range(2):
+            result = self.run_remote("true")
+            self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(os.listdir(control), [])
+        self.assertEqual(SERVER.connections(), before + 2)
+
+    def test_a_multiplexing_the_user_configured_is_theirs(self):
+        result = self.dsh("run", command=["true"], host="own-mux")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        own = os.path.join(SERVER.own_mux_dir(), "own-mux")
+        self.assertTrue(any(stat.S_ISSOCK(os.lstat(os.path.join(own, name)).st_mode) for name in os.listdir(own)))
+        self.assertFalse(os.path.exists(os.path.join(self.runtime_dir, "dsh-sandbox", "ssh")))
+
+    def test_a_confined_command_cannot_touch_the_control_directory(self):
+        self.assertEqual(self.run_remote("true").returncode, 0)
+        control = os.path.join(self.runtime_dir, "dsh-sandbox", "ssh")
+        planted = os.path.join(control, "planted")
+        local = subprocess.run([DSH_SANDBOX, "run", "--backend", "bwrap", "--mode", "workspace-write", "--root",
+                                self.runtime_dir, "--", "sh", "-c", 'touch "$1"', "sh", planted],
+                               capture_output=True, env=self.env(), timeout=120)
+        self.assertNotEqual(local.returncode, 0)
+        self.assertFalse(os.path.exists(planted))
+        # Landlock can only grant: a root that holds the directory is refused before anything runs.
+        local = subprocess.run([DSH_SANDBOX, "run", "--backend", "landlock", "--mode", "workspace-write", "--root",
+                                self.runtime_dir, "--", "sh", "-c", 'touch "$1"', "sh", planted],
+                               capture_output=True, env=self.env(), timeout=120)
+        self.assertEqual(local.returncode, 125, local.stderr)
+        self.assertIn(b"SANDBOX_PREPARATION_FAILED", local.stderr)
+        self.assertFalse(os.path.exists(planted))
+
+
+class Configuration(RemoteCase):
+    def test_bad_remote_keys_are_refused_naming_the_key(self):
+        for key, value in (("sshCommand", []), ("sshCommand", [""]), ("sshCommand", "ssh"),
+                           ("remoteProgram", ""), ("remoteProgram", "a\nb"), ("remoteProgram", 3)):
+            with self.subTest(key=key, value=value):
+                result = self.run_remote("true", config=self.config(**{key: value}))
+                self.assertEqual(result.returncode, 2, result.stderr)
+                self.assertIn(b'key "%s"' % key.encode(), result.stderr)
+
+
+if __name__ == "__main__":
+    outcome = unittest.main(verbosity=2, exit=False).result
+    if SERVER is None and outcome.wasSuccessful():
+        sys.exit(77)   # skipped, with the reason printed: meson reports SKIP
+    sys.exit(0 if outcome.wasSuccessful() else 1)

@@ -377,7 +377,7 @@ void mcp_tool_bash(mcp_tool_call *tool_call)
         dsh_bash_result result = DSH_BASH_RESULT_INIT;
         dsh_bash_cancellation *cancellation = NULL;
         dsh_error error = DSH_ERROR_INIT;
-        mcp_running_command running = { NULL, NULL };
+        mcp_running_command running = { NULL, tool_call->call, NULL };
         struct progress progress;
         int status;
 

@@ -25,9 +25,10 @@
 #include "jsonrpc.h"
 #include "service-context.h"
 
-/* A bash command running for a tools/call, known to the connection so that the end of input ends it. */
+/* A bash command running for a tools/call, known to the connection so that the end of input or a stop ends it. */
 typedef struct mcp_running_command {
         dsh_bash_cancellation *cancellation;
+        rpc_call *call;
         struct mcp_running_command *next;
 } mcp_running_command;
 

@@ -207,13 +207,20 @@ void mcp_connection_remove_running(mcp_connection *connection, mcp_running_comma
         pthread_mutex_unlock(&connection->lock);
 }
 
-/* Every running command is killed, and none starts any more. */
+/*
+ * Every running command is killed, and none starts any more.  Its call is
+ * cancelled too, so that one still waiting for the user's answer to an
+ * elicitation stops waiting (the client is gone, or the server is being
+ * stopped: no answer is owed).
+ */
 static void end_running_commands(mcp_connection *connection)
 {
         pthread_mutex_lock(&connection->lock);
         connection->ending = true;
-        for (mcp_running_command *command = connection->running; command; command = command->next)
+        for (mcp_running_command *command = connection->running; command; command = command->next) {
                 dsh_bash_cancel(command->cancellation, SIGKILL);
+                rpc_server_cancel(connection->rpc, rpc_call_id(command->call));
+        }
         pthread_mutex_unlock(&connection->lock);
 }
 

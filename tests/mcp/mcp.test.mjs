@@ -509,6 +509,29 @@ test('SIGTERM kills a running command, and the server ends by SIGTERM', { timeou
   assert.equal(how.signal, 'SIGTERM');
 });
 
+test('SIGTERM while an elicitation waits for the user ends the server', { timeout: 60000 }, async () => {
+  const child = spawn(program, ['mcp', '--mode', 'read-only'], { env: environment, cwd: workspace,
+    stdio: ['pipe', 'pipe', 'inherit'] });
+  const exited = new Promise((resolve) => child.on('close', (status, signal) => resolve({ status, signal })));
+  const asked = new Promise((resolve) => readline.createInterface({ input: child.stdout }).on('line', (line) => {
+    if (JSON.parse(line).method === 'elicitation/create')
+      resolve();
+  }));
+  const send = (message) => child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`);
+  try {
+    send({ id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18',
+      capabilities: { elicitation: {} }, clientInfo: { name: 'raw', version: '1' } } });
+    send({ id: 2, method: 'tools/call', params: { name: 'bash', arguments: { command: 'true',
+      sandbox_permissions: 'workspace-write', justification: 'the test never answers' } } });
+    await asked;
+    child.kill('SIGTERM');
+    assert.equal((await exited).signal, 'SIGTERM');
+  } finally {
+    if (alive(child.pid))
+      child.kill('SIGKILL');
+  }
+});
+
 // --------------------------------------------------------------------------------- sessions --
 
 test('with --session, each call resolves the session again: a mode set from the CLI counts next call', async () => {

@@ -473,11 +473,23 @@ for (const backend of ['auto', 'landlock']) {
   });
 }
 
+// How `child` ended; one still running after a generous bound is killed (SIGKILL), so that a
+// server that does not end fails its case instead of holding up the whole run.
+function ending(child) {
+  return new Promise((resolve) => {
+    const bound = setTimeout(() => child.kill('SIGKILL'), 30000);
+    child.on('close', (status, signal) => {
+      clearTimeout(bound);
+      resolve({ status, signal });
+    });
+  });
+}
+
 // The server started by hand, a long command sent to it; `end(child)` then ends it some way.
 async function endWhileRunning(backend, end) {
   const child = spawn(program, ['mcp', '--mode', 'workspace-write', '--backend', backend],
     { env: environment, cwd: workspace, stdio: ['pipe', 'pipe', 'inherit'] });
-  const exited = new Promise((resolve) => child.on('close', (status, signal) => resolve({ status, signal })));
+  const exited = ending(child);
   const marker = `sleep 1000.${Date.now()}${Math.floor(Math.random() * 1e6)}`;
   child.stdout.resume();
   child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call',
@@ -512,7 +524,7 @@ test('SIGTERM kills a running command, and the server ends by SIGTERM', { timeou
 test('SIGTERM while an elicitation waits for the user ends the server', { timeout: 60000 }, async () => {
   const child = spawn(program, ['mcp', '--mode', 'read-only'], { env: environment, cwd: workspace,
     stdio: ['pipe', 'pipe', 'inherit'] });
-  const exited = new Promise((resolve) => child.on('close', (status, signal) => resolve({ status, signal })));
+  const exited = ending(child);
   const asked = new Promise((resolve) => readline.createInterface({ input: child.stdout }).on('line', (line) => {
     if (JSON.parse(line).method === 'elicitation/create')
       resolve();

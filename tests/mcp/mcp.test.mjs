@@ -525,14 +525,19 @@ test('SIGTERM while an elicitation waits for the user ends the server', { timeou
   const child = spawn(program, ['mcp', '--mode', 'read-only'], { env: environment, cwd: workspace,
     stdio: ['pipe', 'pipe', 'inherit'] });
   const exited = ending(child);
-  const asked = new Promise((resolve) => readline.createInterface({ input: child.stdout }).on('line', (line) => {
-    if (JSON.parse(line).method === 'elicitation/create')
+  const lines = readline.createInterface({ input: child.stdout });
+  const lineWhere = (predicate) => new Promise((resolve) => lines.on('line', (line) => {
+    if (predicate(JSON.parse(line)))
       resolve();
   }));
+  const initialized = lineWhere((message) => message.id === 1);
+  const asked = lineWhere((message) => message.method === 'elicitation/create');
   const send = (message) => child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`);
   try {
+    // As a client must, the call waits for initialize's answer (requests run concurrently).
     send({ id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18',
       capabilities: { elicitation: {} }, clientInfo: { name: 'raw', version: '1' } } });
+    await initialized;
     send({ id: 2, method: 'tools/call', params: { name: 'bash', arguments: { command: 'true',
       sandbox_permissions: 'workspace-write', justification: 'the test never answers' } } });
     await asked;

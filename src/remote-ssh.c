@@ -37,6 +37,25 @@ char *dsh_remote_default_control_directory(void)
         return directory;
 }
 
+/*
+ * $HOME/.cache/dsh-sandbox/ssh, whatever XDG_RUNTIME_DIR says now.  The
+ * runtime protects this one too: a call made where XDG_RUNTIME_DIR is set
+ * would otherwise leave it writable to a command confined to $HOME, which
+ * could create it (its own uid, mode 0700: every check passes) and keep a
+ * listener of its own there for the next `--remote` call made without
+ * XDG_RUNTIME_DIR (sudo, cron, another terminal) — that call's "remote"
+ * would be the command.
+ */
+char *dsh_remote_home_control_directory(void)
+{
+        const char *home = getenv("HOME");
+        char *directory = NULL;
+
+        if (!home || home[0] != '/' || asprintf(&directory, "%s/.cache/dsh-sandbox/ssh", home) < 0)
+                return NULL;
+        return directory;
+}
+
 /* The directory above ours: a system one or the user's, which nobody else may rename things in. */
 static bool is_safe_parent(int fd)
 {
@@ -83,7 +102,13 @@ char *dsh_remote_control_directory_prepare(void)
         dsh_autofree char *base = NULL, *parent = NULL;
         dsh_autoclose int parent_fd = -1, base_fd = -1, own_fd = -1;
 
-        if (!directory || strlen(directory) > CONTROL_DIRECTORY_MAX || strpbrk(directory, " \t\n\"'%\\"))
+        /*
+         * ssh expands %-tokens and ${VARIABLE} in ControlPath: a directory
+         * holding either would be checked here under one name and used by
+         * ssh under another, unchecked.  Quotes and spaces split its config
+         * words.
+         */
+        if (!directory || strlen(directory) > CONTROL_DIRECTORY_MAX || strpbrk(directory, " \t\n\"'%\\$"))
                 return NULL;
         base = strdup(directory);
         parent = base ? strdup(dirname(base)) : NULL;   /* .../dsh-sandbox, then its parent */

@@ -43,4 +43,7 @@ DSH_INTERNAL void dsh_remote_ssh_finish(dsh_remote_connection *connection, int *
  */
 DSH_INTERNAL char *dsh_remote_control_directory_prepare(void);
 
+/* $HOME/.cache/dsh-sandbox/ssh (HOME absolute), the directory used without XDG_RUNTIME_DIR.  Caller frees. */
+DSH_INTERNAL char *dsh_remote_home_control_directory(void);
+
 #endif

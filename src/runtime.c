@@ -17,6 +17,7 @@
 #include "dsh-sandbox/runtime.h"
 
 #include "error.h"
+#include "remote-ssh.h"
 
 #define LANDLOCK_RUN_NAME "landlock-run"
 #define EXEC_HELPER_NAME "dsh-sandbox-exec"
@@ -352,6 +353,9 @@ static int protect_own_files(dsh_runtime *runtime, const char *cache_directory, 
                 result = append_protected(&paths, dsh_provider_default_verdict_cache_dir());
         if (result == 0)
                 result = append_protected(&paths, dsh_remote_default_control_directory());
+        /* Both places a later call may use, whichever this process's XDG_RUNTIME_DIR names (remote-ssh.c). */
+        if (result == 0)
+                result = append_protected(&paths, dsh_remote_home_control_directory());
         if (result == 0)
                 result = dsh_provider_set_protected_paths(runtime->provider, paths, error);
         else

@@ -448,6 +448,47 @@ class ConnectionReuse(RemoteCase):
         self.assertIn(b"SANDBOX_PREPARATION_FAILED", local.stderr)
         self.assertFalse(os.path.exists(planted))
 
+    def test_a_confined_command_cannot_plant_the_home_control_directory_either(self):
+        # Confined where XDG_RUNTIME_DIR is set, a command whose root is $HOME could otherwise
+        # make $HOME/.cache/dsh-sandbox/ssh (its uid, 0700: it passes every check) and listen
+        # there for the next --remote call made without XDG_RUNTIME_DIR.
+        home = os.path.join(self.work, "home")
+        os.makedirs(home)
+        control = os.path.join(home, ".cache", "dsh-sandbox", "ssh")
+        planted = os.path.join(control, "planted")
+        env = self.env()
+        env.update(HOME=home, XDG_CACHE_HOME=os.path.join(self.work, "cache"),
+                   XDG_CONFIG_HOME=os.path.join(self.work, "config-home"))
+        plant = 'mkdir -p "$1"; chmod 700 "$1" && touch "$1/planted"'
+        for backend, status in (("bwrap", None), ("landlock", 125)):
+            with self.subTest(backend=backend):
+                local = subprocess.run([DSH_SANDBOX, "run", "--backend", backend, "--mode", "workspace-write",
+                                        "--root", home, "--", "sh", "-c", plant, "sh", control],
+                                       capture_output=True, env=env, timeout=120)
+                self.assertNotEqual(local.returncode, 0, local.stderr)
+                if status:
+                    self.assertEqual(local.returncode, status, local.stderr)
+                self.assertFalse(os.path.exists(planted))
+
+    def test_a_control_directory_ssh_would_expand_is_not_used(self):
+        # ssh expands ${VARIABLE} in ControlPath: "<dir>/${X}" checked here would be "<dir>/<$X>" there.
+        literal = os.path.join(self.runtime_dir, "${DSHX}")
+        os.makedirs(literal)
+        elsewhere = os.path.join(self.runtime_dir, "x", "dsh-sandbox", "ssh")
+        os.makedirs(elsewhere, mode=0o777)
+        os.chmod(elsewhere, 0o777)
+        os.chown(elsewhere, 65534, 65534)
+        env = self.env(runtime_dir=literal)
+        env["DSHX"] = "x"
+        try:
+            result = subprocess.run([DSH_SANDBOX, "run", "--remote", HOST, "--mode", "workspace-write", "--root",
+                                     self.workspace, "--", "true"], capture_output=True, env=env, timeout=120)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertEqual(os.listdir(elsewhere), [])
+            self.assertFalse(os.path.exists(os.path.join(literal, "dsh-sandbox", "ssh")))
+        finally:
+            SERVER.stop_shared_connections(os.path.join(self.runtime_dir, "x"))
+
 
 class Configuration(RemoteCase):
     def test_bad_remote_keys_are_refused_naming_the_key(self):

@@ -431,6 +431,18 @@ class ConnectionReuse(RemoteCase):
         self.assertTrue(any(stat.S_ISSOCK(os.lstat(os.path.join(own, name)).st_mode) for name in os.listdir(own)))
         self.assertFalse(os.path.exists(os.path.join(self.runtime_dir, "dsh-sandbox", "ssh")))
 
+    def test_control_path_none_in_ssh_command_turns_sharing_off(self):
+        # The opt-out docs/remote.md gives where untrusted commands run locally: no master, no socket.
+        config = self.config(sshCommand=["ssh", "-o", "ControlPath=none", "-F", SERVER.ssh_config])
+        before = SERVER.connections()
+        for _ in range(2):
+            result = self.run_remote("true", config=config)
+            self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(SERVER.connections(), before + 2)
+        control = os.path.join(self.runtime_dir, "dsh-sandbox", "ssh")
+        self.assertFalse(any(stat.S_ISSOCK(os.lstat(os.path.join(control, name)).st_mode)
+                             for name in (os.listdir(control) if os.path.isdir(control) else ())))
+
     def test_a_confined_command_cannot_touch_the_control_directory(self):
         self.assertEqual(self.run_remote("true").returncode, 0)
         control = os.path.join(self.runtime_dir, "dsh-sandbox", "ssh")

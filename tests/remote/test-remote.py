@@ -10,6 +10,7 @@ every fail-closed case checks that the command did not run anywhere.
 """
 import json
 import os
+import pwd
 import shutil
 import signal
 import stat
@@ -481,6 +482,45 @@ class ConnectionReuse(RemoteCase):
                 if status:
                     self.assertEqual(local.returncode, status, local.stderr)
                 self.assertFalse(os.path.exists(planted))
+
+    def test_a_confined_command_cannot_write_the_ssh_config_the_next_call_reads(self):
+        # A ProxyCommand in ~/.ssh/config would run unconfined on the next --remote call, and a
+        # ControlPath there would hand that call to the command's own listener.
+        home = os.path.join(self.work, "home")
+        os.makedirs(home)
+        ssh_config = os.path.join(home, ".ssh", "config")
+        env = self.env()
+        env.update(HOME=home, XDG_CACHE_HOME=os.path.join(self.work, "cache"),
+                   XDG_CONFIG_HOME=os.path.join(self.work, "config-home"))
+        plant = 'mkdir -p "$1/.ssh"; printf "Host *\\n  ProxyCommand sh -c \\"touch /pwned\\"\\n" > "$1/.ssh/config"'
+        for backend, status in (("bwrap", None), ("landlock", 125)):
+            with self.subTest(backend=backend):
+                local = subprocess.run([DSH_SANDBOX, "run", "--backend", backend, "--mode", "workspace-write",
+                                        "--root", home, "--", "sh", "-c", plant, "sh", home],
+                                       capture_output=True, env=env, timeout=120)
+                self.assertNotEqual(local.returncode, 0, local.stderr)
+                if status:
+                    self.assertEqual(local.returncode, status, local.stderr)
+                self.assertFalse(os.path.exists(ssh_config))
+
+    def test_the_ssh_config_ssh_reads_is_protected_whatever_home_says(self):
+        # ssh reads the passwd entry's home, not $HOME: that one is held read-only too.
+        home = pwd.getpwuid(os.geteuid()).pw_dir
+        ssh_directory = os.path.join(home, ".ssh")
+        existed = os.path.exists(ssh_directory)
+        env = self.env()
+        env.update(HOME=self.work, XDG_CACHE_HOME=os.path.join(self.work, "cache"),
+                   XDG_CONFIG_HOME=os.path.join(self.work, "config-home"))
+        try:
+            facts = subprocess.run([DSH_SANDBOX, "confine", "--backend", "bwrap", "--mode", "workspace-write",
+                                    "--root", home, "--", "true"], capture_output=True, env=env, timeout=120)
+            self.assertEqual(facts.returncode, 0, facts.stderr)
+            argv = json.loads(facts.stdout)["argv"]
+            self.assertIn(["--ro-bind", ssh_directory, ssh_directory],
+                          [argv[i:i + 3] for i in range(len(argv) - 2)])
+        finally:
+            if not existed and os.path.isdir(ssh_directory) and not os.listdir(ssh_directory):
+                os.rmdir(ssh_directory)   # made by the runtime to be bound over: leave the home as it was
 
     def test_a_control_directory_ssh_would_expand_is_not_used(self):
         # ssh expands ${VARIABLE} in ControlPath: "<dir>/${X}" checked here would be "<dir>/<$X>" there.

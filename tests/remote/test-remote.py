@@ -461,38 +461,14 @@ class ConnectionReuse(RemoteCase):
         self.assertIn(b"SANDBOX_PREPARATION_FAILED", local.stderr)
         self.assertFalse(os.path.exists(planted))
 
-    def test_a_confined_command_cannot_plant_the_home_control_directory_either(self):
-        # Confined where XDG_RUNTIME_DIR is set, a command whose root is $HOME could otherwise
-        # make $HOME/.cache/dsh-sandbox/ssh (its uid, 0700: it passes every check) and listen
-        # there for the next --remote call made without XDG_RUNTIME_DIR.
+    def assert_home_file_out_of_reach(self, plant, planted):
+        """`sh -c plant sh HOME`, confined to a $HOME of its own under each backend, must not make `planted`
+        (a path beneath HOME): bwrap holds it read-only, Landlock refuses the root (125)."""
         home = os.path.join(self.work, "home")
         os.makedirs(home)
-        control = os.path.join(home, ".cache", "dsh-sandbox", "ssh")
-        planted = os.path.join(control, "planted")
         env = self.env()
         env.update(HOME=home, XDG_CACHE_HOME=os.path.join(self.work, "cache"),
                    XDG_CONFIG_HOME=os.path.join(self.work, "config-home"))
-        plant = 'mkdir -p "$1"; chmod 700 "$1" && touch "$1/planted"'
-        for backend, status in (("bwrap", None), ("landlock", 125)):
-            with self.subTest(backend=backend):
-                local = subprocess.run([DSH_SANDBOX, "run", "--backend", backend, "--mode", "workspace-write",
-                                        "--root", home, "--", "sh", "-c", plant, "sh", control],
-                                       capture_output=True, env=env, timeout=120)
-                self.assertNotEqual(local.returncode, 0, local.stderr)
-                if status:
-                    self.assertEqual(local.returncode, status, local.stderr)
-                self.assertFalse(os.path.exists(planted))
-
-    def test_a_confined_command_cannot_write_the_ssh_config_the_next_call_reads(self):
-        # A ProxyCommand in ~/.ssh/config would run unconfined on the next --remote call, and a
-        # ControlPath there would hand that call to the command's own listener.
-        home = os.path.join(self.work, "home")
-        os.makedirs(home)
-        ssh_config = os.path.join(home, ".ssh", "config")
-        env = self.env()
-        env.update(HOME=home, XDG_CACHE_HOME=os.path.join(self.work, "cache"),
-                   XDG_CONFIG_HOME=os.path.join(self.work, "config-home"))
-        plant = 'mkdir -p "$1/.ssh"; printf "Host *\\n  ProxyCommand sh -c \\"touch /pwned\\"\\n" > "$1/.ssh/config"'
         for backend, status in (("bwrap", None), ("landlock", 125)):
             with self.subTest(backend=backend):
                 local = subprocess.run([DSH_SANDBOX, "run", "--backend", backend, "--mode", "workspace-write",
@@ -501,7 +477,22 @@ class ConnectionReuse(RemoteCase):
                 self.assertNotEqual(local.returncode, 0, local.stderr)
                 if status:
                     self.assertEqual(local.returncode, status, local.stderr)
-                self.assertFalse(os.path.exists(ssh_config))
+                self.assertFalse(os.path.exists(os.path.join(home, planted)))
+
+    def test_a_confined_command_cannot_plant_the_home_control_directory_either(self):
+        # Confined where XDG_RUNTIME_DIR is set, a command whose root is $HOME could otherwise
+        # make $HOME/.cache/dsh-sandbox/ssh (its uid, 0700: it passes every check) and listen
+        # there for the next --remote call made without XDG_RUNTIME_DIR.
+        control = '"$1/.cache/dsh-sandbox/ssh"'
+        self.assert_home_file_out_of_reach(f"mkdir -p {control}; chmod 700 {control} && touch {control}/planted",
+                                           ".cache/dsh-sandbox/ssh/planted")
+
+    def test_a_confined_command_cannot_write_the_ssh_config_the_next_call_reads(self):
+        # A ProxyCommand in ~/.ssh/config would run unconfined on the next --remote call, and a
+        # ControlPath there would hand that call to the command's own listener.
+        self.assert_home_file_out_of_reach(
+            'mkdir -p "$1/.ssh"; printf "Host *\\n  ProxyCommand sh -c \\"touch /pwned\\"\\n" > "$1/.ssh/config"',
+            ".ssh/config")
 
     def test_the_ssh_config_ssh_reads_is_protected_whatever_home_says(self):
         # ssh reads the passwd entry's home, not $HOME: that one is held read-only too.

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <pwd.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,62 @@ char *dsh_remote_default_control_directory(void)
         char *directory = NULL;
 
         if (!base || asprintf(&directory, "%s/ssh", base) < 0)
+                return NULL;
+        return directory;
+}
+
+/*
+ * $HOME/.cache/dsh-sandbox/ssh, whatever XDG_RUNTIME_DIR says now.  The
+ * runtime protects this one too: a call made where XDG_RUNTIME_DIR is set
+ * would otherwise leave it writable to a command confined to $HOME, which
+ * could create it (its own uid, mode 0700: every check passes) and keep a
+ * listener of its own there for the next `--remote` call made without
+ * XDG_RUNTIME_DIR (sudo, cron, another terminal) — that call's "remote"
+ * would be the command.
+ */
+char *dsh_remote_home_control_directory(void)
+{
+        const char *home = getenv("HOME");
+        char *directory = NULL;
+
+        if (!home || home[0] != '/' || asprintf(&directory, "%s/.cache/dsh-sandbox/ssh", home) < 0)
+                return NULL;
+        return directory;
+}
+
+/*
+ * This user's home in /etc/passwd, read with fgetpwent (the CLI is linked
+ * statically, where getpwuid's NSS modules are not to be relied on); NULL
+ * when the user is not listed there (a directory service).  Caller frees.
+ */
+static char *passwd_home(void)
+{
+        FILE *file = fopen("/etc/passwd", "re");
+        struct passwd *entry;
+        char *home = NULL;
+
+        if (!file)
+                return NULL;
+        while (!home && (entry = fgetpwent(file)))
+                if (entry->pw_uid == geteuid())
+                        home = strdup(entry->pw_dir);
+        fclose(file);
+        return home;
+}
+
+/*
+ * The user's ~/.ssh: where ssh reads its config (the passwd entry's home,
+ * whatever $HOME says), or, with `from_environment`, $HOME's, which other
+ * programs of the user take for it.  NULL when there is none that is
+ * absolute.  Caller frees.
+ */
+char *dsh_remote_user_ssh_directory(bool from_environment)
+{
+        dsh_autofree char *listed = from_environment ? NULL : passwd_home();
+        const char *home = from_environment ? getenv("HOME") : listed;
+        char *directory = NULL;
+
+        if (!home || home[0] != '/' || asprintf(&directory, "%s/.ssh", home) < 0)
                 return NULL;
         return directory;
 }
@@ -83,7 +140,13 @@ char *dsh_remote_control_directory_prepare(void)
         dsh_autofree char *base = NULL, *parent = NULL;
         dsh_autoclose int parent_fd = -1, base_fd = -1, own_fd = -1;
 
-        if (!directory || strlen(directory) > CONTROL_DIRECTORY_MAX || strpbrk(directory, " \t\n\"'%\\"))
+        /*
+         * ssh expands %-tokens and ${VARIABLE} in ControlPath: a directory
+         * holding either would be checked here under one name and used by
+         * ssh under another, unchecked.  Quotes and spaces split its config
+         * words.
+         */
+        if (!directory || strlen(directory) > CONTROL_DIRECTORY_MAX || strpbrk(directory, " \t\n\"'%\\$"))
                 return NULL;
         base = strdup(directory);
         parent = base ? strdup(dirname(base)) : NULL;   /* .../dsh-sandbox, then its parent */

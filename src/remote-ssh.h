@@ -7,6 +7,7 @@
 #ifndef DSH_SANDBOX_REMOTE_SSH_H
 #define DSH_SANDBOX_REMOTE_SSH_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "dsh-sandbox/remote.h"
@@ -42,5 +43,11 @@ DSH_INTERNAL void dsh_remote_ssh_finish(dsh_remote_connection *connection, int *
  * then opens a connection of its own.  Caller frees.
  */
 DSH_INTERNAL char *dsh_remote_control_directory_prepare(void);
+
+/* $HOME/.cache/dsh-sandbox/ssh (HOME absolute), the directory used without XDG_RUNTIME_DIR.  Caller frees. */
+DSH_INTERNAL char *dsh_remote_home_control_directory(void);
+
+/* ~/.ssh, from the passwd entry as ssh finds it, or from $HOME with `from_environment`.  Caller frees. */
+DSH_INTERNAL char *dsh_remote_user_ssh_directory(bool from_environment);
 
 #endif

@@ -17,6 +17,7 @@
 #include "dsh-sandbox/runtime.h"
 
 #include "error.h"
+#include "remote-ssh.h"
 
 #define LANDLOCK_RUN_NAME "landlock-run"
 #define EXEC_HELPER_NAME "dsh-sandbox-exec"
@@ -329,8 +330,9 @@ static char *copy_or_null(const char *text)
  * What a confined command must never be able to change, because a later
  * call reads it: the config file in use, the default config directory (a
  * config.json created there takes effect), the session store and the
- * verdict cache, and the remote provider's control sockets (whoever can
- * replace one gets the next remote call: src/remote-ssh.c).  The default
+ * verdict cache, the remote provider's control sockets (whoever can
+ * replace one gets the next remote call: src/remote-ssh.c) and the ssh
+ * config that call reads.  The default
  * store and cache are protected too when this
  * runtime uses others: the next call of another front end (the CLI) reads
  * those.
@@ -352,6 +354,20 @@ static int protect_own_files(dsh_runtime *runtime, const char *cache_directory, 
                 result = append_protected(&paths, dsh_provider_default_verdict_cache_dir());
         if (result == 0)
                 result = append_protected(&paths, dsh_remote_default_control_directory());
+        /* Both places a later call may use, whichever this process's XDG_RUNTIME_DIR names (remote-ssh.c). */
+        if (result == 0)
+                result = append_protected(&paths, dsh_remote_home_control_directory());
+        /*
+         * ~/.ssh: every `--remote` call runs ssh, which reads ~/.ssh/config
+         * — a ProxyCommand, LocalCommand or `Match exec` there runs
+         * unconfined on the next call, and a ControlPath there hands that
+         * call to whoever listens on it.  On a remote host, its
+         * authorized_keys decides who logs in.
+         */
+        if (result == 0)
+                result = append_protected(&paths, dsh_remote_user_ssh_directory(false));
+        if (result == 0)
+                result = append_protected(&paths, dsh_remote_user_ssh_directory(true));
         if (result == 0)
                 result = dsh_provider_set_protected_paths(runtime->provider, paths, error);
         else

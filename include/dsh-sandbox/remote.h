@@ -66,7 +66,8 @@ typedef struct dsh_remote_request {
  * $XDG_RUNTIME_DIR/dsh-sandbox/ssh, else $HOME/.cache/dsh-sandbox/ssh (both
  * only when absolute).  Returns a new string (caller frees), or NULL when
  * neither applies.  The runtime protects it from confined commands like the
- * sandbox's other state.
+ * sandbox's other state — and $HOME/.cache/dsh-sandbox/ssh too, whatever
+ * XDG_RUNTIME_DIR is, since a later call made without it uses that one.
  */
 DSH_PUBLIC char *dsh_remote_default_control_directory(void);
 

@@ -10,6 +10,7 @@ every fail-closed case checks that the command did not run anywhere.
 """
 import json
 import os
+import pwd
 import shutil
 import signal
 import stat
@@ -431,6 +432,18 @@ class ConnectionReuse(RemoteCase):
         self.assertTrue(any(stat.S_ISSOCK(os.lstat(os.path.join(own, name)).st_mode) for name in os.listdir(own)))
         self.assertFalse(os.path.exists(os.path.join(self.runtime_dir, "dsh-sandbox", "ssh")))
 
+    def test_control_path_none_in_ssh_command_turns_sharing_off(self):
+        # The opt-out docs/remote.md gives where untrusted commands run locally: no master, no socket.
+        config = self.config(sshCommand=["ssh", "-o", "ControlPath=none", "-F", SERVER.ssh_config])
+        before = SERVER.connections()
+        for _ in range(2):
+            result = self.run_remote("true", config=config)
+            self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(SERVER.connections(), before + 2)
+        control = os.path.join(self.runtime_dir, "dsh-sandbox", "ssh")
+        self.assertFalse(any(stat.S_ISSOCK(os.lstat(os.path.join(control, name)).st_mode)
+                             for name in (os.listdir(control) if os.path.isdir(control) else ())))
+
     def test_a_confined_command_cannot_touch_the_control_directory(self):
         self.assertEqual(self.run_remote("true").returncode, 0)
         control = os.path.join(self.runtime_dir, "dsh-sandbox", "ssh")
@@ -447,6 +460,77 @@ class ConnectionReuse(RemoteCase):
         self.assertEqual(local.returncode, 125, local.stderr)
         self.assertIn(b"SANDBOX_PREPARATION_FAILED", local.stderr)
         self.assertFalse(os.path.exists(planted))
+
+    def assert_home_file_out_of_reach(self, plant, planted):
+        """`sh -c plant sh HOME`, confined to a $HOME of its own under each backend, must not make `planted`
+        (a path beneath HOME): bwrap holds it read-only, Landlock refuses the root (125)."""
+        home = os.path.join(self.work, "home")
+        os.makedirs(home)
+        env = self.env()
+        env.update(HOME=home, XDG_CACHE_HOME=os.path.join(self.work, "cache"),
+                   XDG_CONFIG_HOME=os.path.join(self.work, "config-home"))
+        for backend, status in (("bwrap", None), ("landlock", 125)):
+            with self.subTest(backend=backend):
+                local = subprocess.run([DSH_SANDBOX, "run", "--backend", backend, "--mode", "workspace-write",
+                                        "--root", home, "--", "sh", "-c", plant, "sh", home],
+                                       capture_output=True, env=env, timeout=120)
+                self.assertNotEqual(local.returncode, 0, local.stderr)
+                if status:
+                    self.assertEqual(local.returncode, status, local.stderr)
+                self.assertFalse(os.path.exists(os.path.join(home, planted)))
+
+    def test_a_confined_command_cannot_plant_the_home_control_directory_either(self):
+        # Confined where XDG_RUNTIME_DIR is set, a command whose root is $HOME could otherwise
+        # make $HOME/.cache/dsh-sandbox/ssh (its uid, 0700: it passes every check) and listen
+        # there for the next --remote call made without XDG_RUNTIME_DIR.
+        control = '"$1/.cache/dsh-sandbox/ssh"'
+        self.assert_home_file_out_of_reach(f"mkdir -p {control}; chmod 700 {control} && touch {control}/planted",
+                                           ".cache/dsh-sandbox/ssh/planted")
+
+    def test_a_confined_command_cannot_write_the_ssh_config_the_next_call_reads(self):
+        # A ProxyCommand in ~/.ssh/config would run unconfined on the next --remote call, and a
+        # ControlPath there would hand that call to the command's own listener.
+        self.assert_home_file_out_of_reach(
+            'mkdir -p "$1/.ssh"; printf "Host *\\n  ProxyCommand sh -c \\"touch /pwned\\"\\n" > "$1/.ssh/config"',
+            ".ssh/config")
+
+    def test_the_ssh_config_ssh_reads_is_protected_whatever_home_says(self):
+        # ssh reads the passwd entry's home, not $HOME: that one is held read-only too.
+        home = pwd.getpwuid(os.geteuid()).pw_dir
+        ssh_directory = os.path.join(home, ".ssh")
+        existed = os.path.exists(ssh_directory)
+        env = self.env()
+        env.update(HOME=self.work, XDG_CACHE_HOME=os.path.join(self.work, "cache"),
+                   XDG_CONFIG_HOME=os.path.join(self.work, "config-home"))
+        try:
+            facts = subprocess.run([DSH_SANDBOX, "confine", "--backend", "bwrap", "--mode", "workspace-write",
+                                    "--root", home, "--", "true"], capture_output=True, env=env, timeout=120)
+            self.assertEqual(facts.returncode, 0, facts.stderr)
+            argv = json.loads(facts.stdout)["argv"]
+            self.assertIn(["--ro-bind", ssh_directory, ssh_directory],
+                          [argv[i:i + 3] for i in range(len(argv) - 2)])
+        finally:
+            if not existed and os.path.isdir(ssh_directory) and not os.listdir(ssh_directory):
+                os.rmdir(ssh_directory)   # made by the runtime to be bound over: leave the home as it was
+
+    def test_a_control_directory_ssh_would_expand_is_not_used(self):
+        # ssh expands ${VARIABLE} in ControlPath: "<dir>/${X}" checked here would be "<dir>/<$X>" there.
+        literal = os.path.join(self.runtime_dir, "${DSHX}")
+        os.makedirs(literal)
+        elsewhere = os.path.join(self.runtime_dir, "x", "dsh-sandbox", "ssh")
+        os.makedirs(elsewhere, mode=0o777)
+        os.chmod(elsewhere, 0o777)
+        os.chown(elsewhere, 65534, 65534)
+        env = self.env(runtime_dir=literal)
+        env["DSHX"] = "x"
+        try:
+            result = subprocess.run([DSH_SANDBOX, "run", "--remote", HOST, "--mode", "workspace-write", "--root",
+                                     self.workspace, "--", "true"], capture_output=True, env=env, timeout=120)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertEqual(os.listdir(elsewhere), [])
+            self.assertFalse(os.path.exists(os.path.join(literal, "dsh-sandbox", "ssh")))
+        finally:
+            SERVER.stop_shared_connections(os.path.join(self.runtime_dir, "x"))
 
 
 class Configuration(RemoteCase):

@@ -17,25 +17,11 @@
 # Usage: bench/mcp.bench.sh [BUILD_DIR]   (default: $BUILD_DIR, else build)
 set -u
 build=${1:-${BUILD_DIR:-build}}
-tool="$build/dsh-sandbox"
-interleave="$build/bench/interleave"
-client="$build/bench/serve-client"
 runs=${MCP_RUNS:-5}
 bashes=${MCP_BASH_CALLS:-200}
 writes=${MCP_WRITES:-1000}
-for program in "$tool" "$interleave" "$client"; do
-        if [ ! -x "$program" ]; then
-                echo "mcp: no $program; nothing measured"
-                exit 0
-        fi
-done
-tool=$(cd "$(dirname "$tool")" && pwd)/$(basename "$tool")
-scratch=$(mktemp -d "${BENCH_SCRATCH:-/var/tmp}/dsh-bench.XXXXXX") || exit 0
-trap 'rm -rf "$scratch"' EXIT
-export XDG_CACHE_HOME="$scratch/cache" XDG_STATE_HOME="$scratch/state" XDG_CONFIG_HOME="$scratch/config"
-unset DSH_SANDBOX_CONFIG
-workspace="$scratch/workspace"
-mkdir -p "$workspace"
+name=mcp
+. "$(dirname "$0")/service-prelude.sh"
 
 echo "-- bash true x $bashes: one CLI process per call vs one mcp process"
 "$interleave" --runs "$runs" --warmup 1 --name-a "$bashes x bash --json true" --name-b "mcp: $bashes x tools/call bash true" -- \

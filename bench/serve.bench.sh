@@ -15,25 +15,11 @@
 # Usage: bench/serve.bench.sh [BUILD_DIR]   (default: $BUILD_DIR, else build)
 set -u
 build=${1:-${BUILD_DIR:-build}}
-tool="$build/dsh-sandbox"
-interleave="$build/bench/interleave"
-client="$build/bench/serve-client"
 runs=${SERVE_RUNS:-5}
 resolves=${SERVE_RESOLVES:-1000}
 bashes=${SERVE_BASH_CALLS:-200}
-for program in "$tool" "$interleave" "$client"; do
-        if [ ! -x "$program" ]; then
-                echo "serve: no $program; nothing measured"
-                exit 0
-        fi
-done
-tool=$(cd "$(dirname "$tool")" && pwd)/$(basename "$tool")
-scratch=$(mktemp -d "${BENCH_SCRATCH:-/var/tmp}/dsh-bench.XXXXXX") || exit 0
-trap 'rm -rf "$scratch"' EXIT
-export XDG_CACHE_HOME="$scratch/cache" XDG_STATE_HOME="$scratch/state" XDG_CONFIG_HOME="$scratch/config"
-unset DSH_SANDBOX_CONFIG
-workspace="$scratch/workspace"
-mkdir -p "$workspace"
+name=serve
+. "$(dirname "$0")/service-prelude.sh"
 
 echo "-- policy.resolve x $resolves: one CLI process per call vs one serve process"
 "$interleave" --runs "$runs" --warmup 1 --name-a "$resolves x policy resolve" --name-b "serve: $resolves x policy.resolve" -- \

@@ -58,7 +58,7 @@ int cli_library_error(dsh_error *error, int failure_status);
 char *cli_path_from_cwd(const char *path);
 
 /*
- * For a long-lived front end (mcp): SIGTERM, SIGINT and SIGHUP are caught,
+ * For a long-lived front end (serve, mcp): SIGTERM, SIGINT and SIGHUP are caught,
  * and each writes its number as one byte to a pipe.  Returns the pipe's
  * read end for the front end to watch, or -1 (the signals then keep their
  * default).  A signal ignored at start (nohup) stays ignored.

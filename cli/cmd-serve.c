@@ -50,45 +50,6 @@ static int store_serve_option(int key, const char *value, void *data)
         return 0;
 }
 
-/*
- * SIGTERM, SIGINT and SIGHUP end the service at once, but not before every
- * command it runs is killed: the handler only writes the signal's number to
- * a pipe (async-signal-safe), and serve_run()'s watcher does the rest, then
- * ends the process by that signal.  A signal ignored when the service
- * started (nohup) stays ignored.
- */
-static const int stopping_signals[] = { SIGTERM, SIGINT, SIGHUP };
-
-static int stop_pipe[2] = { -1, -1 };
-
-static void stop_on_signal(int signal_number)
-{
-        unsigned char byte = (unsigned char) signal_number;
-        int saved = errno;
-
-        (void) !write(stop_pipe[1], &byte, 1);
-        errno = saved;
-}
-
-/* Returns the fd serve_run() watches, or -1 (the signals keep their default: they end the service as they come). */
-static int catch_stopping_signals(void)
-{
-        struct sigaction action = { 0 };
-
-        if (pipe2(stop_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
-                return -1;
-        action.sa_handler = stop_on_signal;
-        action.sa_flags = SA_RESTART;
-        sigemptyset(&action.sa_mask);
-        for (size_t i = 0; i < sizeof(stopping_signals) / sizeof(stopping_signals[0]); i++) {
-                struct sigaction previous;
-
-                if (sigaction(stopping_signals[i], NULL, &previous) == 0 && previous.sa_handler != SIG_IGN)
-                        sigaction(stopping_signals[i], &action, NULL);
-        }
-        return stop_pipe[0];
-}
-
 int cli_command_serve(int argc, char **argv)
 {
         cli_policy_options options = CLI_POLICY_OPTIONS_INIT;
@@ -123,7 +84,7 @@ int cli_command_serve(int argc, char **argv)
                 signal(SIGPIPE, SIG_IGN);
                 serving.input_fd = STDIN_FILENO;
                 serving.output_fd = STDOUT_FILENO;
-                serving.stop_fd = catch_stopping_signals();
+                serving.stop_fd = cli_catch_stopping_signals();
         }
         if (result == 0 && serve_run(context, &serving, &error) < 0) {
                 cli_print_error(&error);

@@ -22,12 +22,13 @@ static const struct subcommand subcommands[] = {
         { "fs", cli_command_fs, "write, edit, create, remove, move and read files under the same policy" },
         { "mcp", cli_command_mcp, "serve the bash and file tools to an agent over MCP (stdio)" },
         { "serve", cli_command_serve, "serve all of the above as JSON-RPC 2.0 on stdin and stdout" },
-        { "remote-helper", cli_command_remote_helper, "internal: serves one --remote call over ssh's stdio" },
+        /* Internal (no summary: not listed in the help): the remote side of one --remote call, over ssh's stdio. */
+        { "remote-helper", cli_command_remote_helper, NULL },
 };
 
 #define SUBCOMMAND_COUNT (sizeof(subcommands) / sizeof(subcommands[0]))
 
-/* The help text, with one line per subcommand from the table above. */
+/* The help text, with one line per subcommand from the table above (the internal ones left out). */
 static const char *help_text(char *buffer, size_t size)
 {
         size_t used = (size_t) snprintf(buffer, size,
@@ -35,9 +36,11 @@ static const char *help_text(char *buffer, size_t size)
                                         "A process sandbox for AI coding agents: commands write only where the "
                                         "policy allows.\n\nCommands:\n");
 
-        for (size_t i = 0; i < SUBCOMMAND_COUNT && used < size; i++)
-                used += (size_t) snprintf(buffer + used, size - used, "  %-9s %s\n", subcommands[i].name,
-                                          subcommands[i].summary);
+        for (size_t i = 0; i < SUBCOMMAND_COUNT && used < size; i++) {
+                if (subcommands[i].summary)
+                        used += (size_t) snprintf(buffer + used, size - used, "  %-9s %s\n", subcommands[i].name,
+                                                  subcommands[i].summary);
+        }
         if (used < size)
                 snprintf(buffer + used, size - used,
                          "\nRun 'dsh-sandbox COMMAND --help' for a command's options.  Options end at the first\n"

@@ -42,6 +42,7 @@
 #include "dsh-sandbox/provider.h"
 
 #include "serve-internal.h"
+#include "stop-watch.h"
 
 /* ------------------------------------------------------------ params -- */
 
@@ -792,63 +793,17 @@ static void on_input_end(rpc_server *server, void *data)
         serve_jobs_stop(state->jobs);
 }
 
-/* What the stop watcher waits on: the caller's stop_fd, and the end of serve_run(). */
-typedef struct serve_watch {
-        serve_state *state;
-        int stop_fd;
-        int quit[2];
-        pthread_t thread;
-        bool started;
-} serve_watch;
-
 /*
- * The process must end now (a signal).  No command may outlive it: each is
- * killed and waited for, then the process dies of the signal it was sent,
- * so its parent sees what it asked for.  The transport is not waited for:
- * a request in flight is not answered.
+ * A stop (a signal, through service/stop-watch.h): no command may outlive
+ * the process, so every bash.run's command and every job is killed and
+ * waited for before the watcher ends the process by the signal.
  */
-static void *watch_for_stop(void *data)
+static void stop_everything(void *data)
 {
-        serve_watch *watch = data;
-        struct pollfd fds[2] = { { watch->stop_fd, POLLIN, 0 }, { watch->quit[0], POLLIN, 0 } };
-        unsigned char signal_number = 0;
+        serve_state *state = data;
 
-        while (poll(fds, 2, -1) < 0 && errno == EINTR)
-                ;
-        if (fds[1].revents || read(watch->stop_fd, &signal_number, 1) != 1)
-                return NULL;
-        running_stop(watch->state);
-        serve_jobs_stop(watch->state->jobs);
-        _exit(dsh_end_like_child(signal_number ? signal_number : SIGTERM));
-}
-
-static int watch_start(serve_watch *watch, serve_state *state, int stop_fd, dsh_error *error)
-{
-        int failed;
-
-        *watch = (serve_watch) { .state = state, .stop_fd = stop_fd, .quit = { -1, -1 } };
-        if (stop_fd < 0)
-                return 0;
-        if (pipe2(watch->quit, O_CLOEXEC) < 0)
-                return serve_error_set(error, errno, "cannot watch for a stop: %s", strerror(errno));
-        failed = pthread_create(&watch->thread, NULL, watch_for_stop, watch);
-        if (failed)
-                return serve_error_set(error, failed, "cannot watch for a stop: %s", strerror(failed));
-        watch->started = true;
-        return 0;
-}
-
-/* Ends the watcher (a stop already under way ends the process instead). */
-static void watch_end(serve_watch *watch)
-{
-        if (watch->started) {
-                (void) !write(watch->quit[1], "", 1);
-                pthread_join(watch->thread, NULL);
-        }
-        if (watch->quit[0] >= 0) {
-                close(watch->quit[0]);
-                close(watch->quit[1]);
-        }
+        running_stop(state);
+        serve_jobs_stop(state->jobs);
 }
 
 int serve_run(service_context *context, const serve_options *options, dsh_error *error)
@@ -858,7 +813,7 @@ int serve_run(service_context *context, const serve_options *options, dsh_error 
                                   .on_input_end = on_input_end };
         rpc_server *server = NULL;
         pthread_condattr_t monotonic;
-        serve_watch watch;
+        service_stop_watch watch = { .stop_fd = -1, .quit = { -1, -1 } };
         int result;
 
         pthread_mutex_init(&state.running_lock, NULL);
@@ -869,17 +824,16 @@ int serve_run(service_context *context, const serve_options *options, dsh_error 
         result = serve_jobs_new(context, &state.jobs, error);
         if (state.approval_timeout_ms <= 0)
                 state.approval_timeout_ms = SERVE_APPROVAL_TIMEOUT_MS;
-        if (result == 0)
-                result = watch_start(&watch, &state, options->stop_fd, error);
+        if (result == 0 && (result = service_stop_watch_start(&watch, options->stop_fd, stop_everything, &state)) < 0)
+                serve_error_set(error, -result, "cannot watch for a stop: %s", strerror(-result));
         if (result == 0 && !(server = rpc_server_new(options->input_fd, options->output_fd, &handlers)))
                 result = serve_error_set(error, ENOMEM, "%s", strerror(ENOMEM));
         if (result == 0 && (result = rpc_server_run(server)) < 0)
                 serve_error_set(error, -result, "cannot read the requests: %s", strerror(-result));
         /* Every request has answered; what still runs is a job no one waits for: it ends with the service. */
-        if (state.jobs) {
-                watch_end(&watch);
+        service_stop_watch_end(&watch);
+        if (state.jobs)
                 serve_jobs_end(state.jobs);
-        }
         rpc_server_free(server);
         forget_registrations(&state);
         pthread_cond_destroy(&state.running_changed);

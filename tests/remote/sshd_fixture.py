@@ -8,6 +8,7 @@ reaches it through an ssh config file of its own (never ~/.ssh), and the
 """
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -15,6 +16,14 @@ import time
 
 SSHD = "/usr/sbin/sshd"
 
+
+
+def default_stopping_signals():
+    """In a child before exec: SIGHUP, SIGINT and SIGTERM at their defaults.  A suite started under
+    nohup (or by a runner that ignores them) would otherwise hand the ignored dispositions down, and
+    a signal ignored at start stays ignored by design, in dsh-sandbox and in a POSIX shell's trap."""
+    for number in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, signal.SIG_DFL)
 
 class SkipTest(Exception):
     """The host truly lacks what the tests need (no sshd)."""
@@ -97,7 +106,8 @@ class SshServer:
         """Starts sshd; True once it listens, False when it exited (its log says why)."""
         self.stderr = open(self.log, "w")
         self.process = subprocess.Popen([SSHD, "-D", "-e", "-f", os.path.join(self.dir, "sshd_config")],
-                                        stdout=subprocess.DEVNULL, stderr=self.stderr)
+                                        stdout=subprocess.DEVNULL, stderr=self.stderr,
+                                        preexec_fn=default_stopping_signals)
         if self.wait_listening():
             return True
         self.stderr.close()

@@ -232,7 +232,8 @@ class Running(RemoteCase):
             with self.subTest(signal=name):
                 process = subprocess.Popen([DSH_SANDBOX, "run", "--remote", HOST, "--", "sh", "-c",
                                             script % name, "sh", name], stdin=subprocess.DEVNULL,
-                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self.env())
+                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self.env(),
+                                           preexec_fn=sshd_fixture.default_stopping_signals)
                 self.assertEqual(process.stdout.readline(), b"ready\n")
                 process.send_signal(getattr(signal, "SIG" + name))
                 out, err = process.communicate(timeout=60)

@@ -47,6 +47,11 @@ def bwrap_works():
 BWRAP = bwrap_works()
 
 
+def default_stopping_signals():
+    for number in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, signal.SIG_DFL)
+
+
 def wait_until(predicate, what):
     """Waits for `predicate()` to hold (an event), failing after PATIENCE."""
     deadline = time.monotonic() + PATIENCE
@@ -93,7 +98,10 @@ class Server:
                     "XDG_CACHE_HOME": os.path.join(home, "cache"),
                     "XDG_CONFIG_HOME": os.path.join(home, "config")})
         env.pop("DSH_SANDBOX_CONFIG", None)
+        # SIGINT, SIGTERM and SIGHUP at their defaults whatever the suite was started under (a background
+        # job of a non-interactive shell ignores SIGINT, nohup SIGHUP): serve keeps an ignored one ignored.
         self.process = subprocess.Popen([BIN, "serve", "--config", config_path, *arguments], stdin=subprocess.PIPE,
+                                        preexec_fn=default_stopping_signals,
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=home, env=env)
         # approve(params) -> the answer to approval/request: a result dict, or ("error", {...}), or None (never answer)
         self.approve = approve

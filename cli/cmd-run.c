@@ -50,10 +50,11 @@ static void announce_enforcement(const dsh_confined_argv *facts, void *data)
  * (dsh_child.process_group: the sandbox's, whose init ignores what it does
  * not handle and whose command and its children get it).  The command's own
  * handlers run and its own status comes back, as when Landlock execs it in
- * place.  Until the sandbox's init has made that group, the signal goes to
- * the runner itself: bwrap dies of it and --die-with-parent ends the
- * sandbox, before the command was exec'd (so it could not have handled it
- * yet).  A child that shares this process's group (no process_group: an
+ * place.  Until the sandbox's init has made that group, the command was
+ * not exec'd yet (so it could not have handled the signal): the sandbox is
+ * ended — SIGKILL to its init by pid, since the init asks to die with bwrap
+ * only after it made the group — and bwrap dies of the signal itself
+ * (dsh_signal_command()).  A child that shares this process's group (no process_group: an
  * operator's runner command) already gets what the terminal sends the
  * group; only signals sent to this process alone are passed on, to its pid.
  *
@@ -70,10 +71,14 @@ static void announce_enforcement(const dsh_confined_argv *facts, void *data)
  * the stop.
  *
  * SIGKILL to this process cannot be passed on: bwrap's --die-with-parent
- * kills the runner, and with it the whole sandbox.
+ * kills the runner, and with it the whole sandbox — except in the
+ * sandbox's first moments, before its init asked to die with bwrap: a
+ * SIGKILL then leaves the init running (nothing of this process is left to
+ * end it).
  *
- * What a handler touches is volatile sig_atomic_t and kill()/getpid(), all
- * async-signal-safe; errno is preserved.
+ * What a handler touches is volatile sig_atomic_t, kill()/getpid() and
+ * dsh_signal_command() (system calls only), all async-signal-safe; errno is
+ * preserved.
  */
 static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 
@@ -87,13 +92,11 @@ static volatile sig_atomic_t forward_group;   /* the command's process group, or
 static volatile sig_atomic_t forward_pid;     /* the runner, while it is not reaped */
 static volatile sig_atomic_t kept_signals[NSIG];
 
+/* To the command's group; a sandbox still starting is ended and the runner dies of it (dsh_signal_command). */
 static void send_on(int signal_number)
 {
-        /* ESRCH: the sandbox's init has not made its group yet; the runner then takes it. */
-        if (forward_group > 0 && kill(-(pid_t) forward_group, signal_number) == 0)
-                return;
         if (forward_pid > 0)
-                kill((pid_t) forward_pid, signal_number);
+                dsh_signal_command((pid_t) forward_pid, (pid_t) forward_group, signal_number);
 }
 
 /* What a signal means once the child exists.  `from_terminal`: the kernel sent it to this whole group. */

@@ -88,6 +88,58 @@ pid_t dsh_child_process_group(const dsh_child *child)
         return child->process_group;
 }
 
+/*
+ * The one rule for signalling a command, used by the bash tool and by
+ * `run`'s signal handler.
+ *
+ * Under bwrap the group is the sandbox's: its init (bwrap's inner process,
+ * pid 1 inside, `group` outside, the runner's child) makes it with setsid()
+ * and only then asks to die with its parent (PR_SET_PDEATHSIG).  Until then
+ * kill(-group) fails (ESRCH), and a signal that reached the runner alone
+ * killed the outer bwrap while the init went on: it set its death signal
+ * after its parent was gone, never received it, and exec'd the command,
+ * unsupervised, for ever.  So when the group cannot be reached, the
+ * sandbox is ended by its init's pid, which exists from the clone on:
+ * SIGKILL sent to a pid namespace's init from outside it always lands, and
+ * the init's death ends every process of the namespace.  Another signal
+ * would not do: the kernel drops a signal from outside the namespace that
+ * its init has no handler for.  Ending the sandbox then is a cancellation
+ * before the start: setsid() comes before the command's exec, so no command
+ * ran yet.  The runner then gets the signal itself and dies of it (bwrap
+ * handles none of those passed on), so that the run ends as the signal
+ * said.  SIGKILL goes to the init by pid whether or not the group was
+ * reached: nothing in between can keep it alive.
+ *
+ * Pids.  The runner's pid is ours until we reap it (the caller's promise).
+ * The init's pid is its own until it is reaped: by the runner, which does
+ * so when the init exits and then exits itself, or, had the runner died
+ * first, by whatever adopted it — after it has exited either way.  A
+ * runner that has not exited has therefore either a live init, or one it
+ * has reaped an instant before its own exit.  The init is signalled by pid
+ * only while the runner has not exited (the look is waitid(WNOWAIT), which
+ * reaps nothing): what is left is that instant, in which the pid could name
+ * another process only if the kernel's pid counter wrapped around to it —
+ * the exposure kill(-group) already had.  Not guaranteed: a runner that is
+ * not the caller's child is taken as exited (its init is never signalled
+ * by pid; the group and the runner still are).
+ *
+ * Not covered here: the instant after setsid() and before the init forks
+ * the command, when the group holds the init alone: kill(-group) succeeds
+ * and the init, without a handler, drops the signal.  The bash tool's grace
+ * ends in SIGKILL; `run` waits for the next signal.
+ */
+void dsh_signal_command(pid_t runner, pid_t group, int signal_number)
+{
+        bool reached = group > 0 && kill(-group, signal_number) == 0;
+
+        if (reached && signal_number != SIGKILL)
+                return;
+        if (group > 0 && group != runner && runner > 0 && !dsh_process_has_exited(runner))
+                kill(group, SIGKILL);
+        if (runner > 0)
+                kill(runner, signal_number);
+}
+
 const dsh_confined_argv *dsh_child_facts(const dsh_child *child)
 {
         return &child->facts;
@@ -219,14 +271,12 @@ bool dsh_process_has_exited(pid_t pid)
         return info.si_pid == pid;
 }
 
-void dsh_kill_and_reap(pid_t pid, bool group, int *wait_status)
+void dsh_kill_and_reap(pid_t pid, pid_t group, int *wait_status)
 {
         int status = 0;
 
         /* The group first: a helper the child left behind (a runner script's own children) goes with it. */
-        if (group)
-                kill(-pid, SIGKILL);
-        kill(pid, SIGKILL);
+        dsh_signal_command(pid, group, SIGKILL);
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
                 ;
         if (wait_status)
@@ -245,7 +295,7 @@ int dsh_poll_timeout_ms(long long deadline_ms)
         return remaining > INT_MAX ? INT_MAX : (int) remaining;
 }
 
-int dsh_collect_bounded(pid_t pid, bool group, int fd, long long deadline_ms, char **text, int *wait_status)
+int dsh_collect_bounded(pid_t pid, pid_t group, int fd, long long deadline_ms, char **text, int *wait_status)
 {
         char *collected = calloc(1, COLLECT_LIMIT + 1);
         size_t used = 0;

@@ -54,7 +54,8 @@ static void announce_enforcement(const dsh_confined_argv *facts, void *data)
  * not exec'd yet (so it could not have handled the signal): the sandbox is
  * ended — SIGKILL to its init by pid, since the init asks to die with bwrap
  * only after it made the group — and bwrap dies of the signal itself
- * (dsh_signal_command()).  A child that shares this process's group (no process_group: an
+ * (dsh_signal_command()); so does this process then, as for a signal that
+ * came before the spawn, rather than report a runner failure.  A child that shares this process's group (no process_group: an
  * operator's runner command) already gets what the terminal sends the
  * group; only signals sent to this process alone are passed on, to its pid.
  *
@@ -91,12 +92,13 @@ static volatile sig_atomic_t forwarding_state = FORWARDING_PENDING;
 static volatile sig_atomic_t forward_group;   /* the command's process group, or 0: it shares ours */
 static volatile sig_atomic_t forward_pid;     /* the runner, while it is not reaped */
 static volatile sig_atomic_t kept_signals[NSIG];
+static volatile sig_atomic_t ended_before_start;   /* the signal that ended the sandbox before its command, or 0 */
 
 /* To the command's group; a sandbox still starting is ended and the runner dies of it (dsh_signal_command). */
 static void send_on(int signal_number)
 {
-        if (forward_pid > 0)
-                dsh_signal_command((pid_t) forward_pid, (pid_t) forward_group, signal_number);
+        if (forward_pid > 0 && dsh_signal_command((pid_t) forward_pid, (pid_t) forward_group, signal_number))
+                ended_before_start = signal_number;
 }
 
 /* What a signal means once the child exists.  `from_terminal`: the kernel sent it to this whole group. */
@@ -206,6 +208,13 @@ static void forwarding_close(void)
         sigprocmask(SIG_SETMASK, &previous, NULL);
 }
 
+/* Ends this process by `signal_number`, as it would have ended uncaught. */
+static void die_of(int signal_number)
+{
+        signal(signal_number, SIG_DFL);
+        raise(signal_number);
+}
+
 /*
  * The spawn failed: the command never ran.  A signal kept meanwhile was
  * meant to stop this process; it now does, as it would have uncaught.
@@ -215,14 +224,9 @@ static void forwarding_abandon(void)
         forwarding_close();
         if (kept_signals[SIGTSTP] != NOT_KEPT)
                 kill(getpid(), SIGSTOP);
-        for (size_t i = 0; i < sizeof(forwarded_signals) / sizeof(forwarded_signals[0]); i++) {
-                int signal_number = forwarded_signals[i];
-
-                if (kept_signals[signal_number] == NOT_KEPT)
-                        continue;
-                signal(signal_number, SIG_DFL);
-                raise(signal_number);
-        }
+        for (size_t i = 0; i < sizeof(forwarded_signals) / sizeof(forwarded_signals[0]); i++)
+                if (kept_signals[forwarded_signals[i]] != NOT_KEPT)
+                        die_of(forwarded_signals[i]);
 }
 
 /* Waits until `pid` has exited, without reaping it. */
@@ -283,6 +287,12 @@ static int spawn_and_wait(dsh_provider *provider, const dsh_policy *policy, char
                 cli_print_message("cannot wait for the command: %s", strerror(-result));
                 dsh_child_free(child);
                 return CLI_EXIT_SANDBOX;
+        }
+        /* A signal ended the sandbox before its command ran: not a runner failure, the signal's end. */
+        if (ended_before_start && !dsh_child_command_started(child)) {
+                dsh_child_free(child);
+                die_of(ended_before_start);
+                return 128 + ended_before_start;
         }
         if (dsh_child_runner_error(child, &error) < 0) {
                 dsh_child_free(child);

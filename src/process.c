@@ -128,16 +128,18 @@ pid_t dsh_child_process_group(const dsh_child *child)
  * and the init, without a handler, drops the signal.  The bash tool's grace
  * ends in SIGKILL; `run` waits for the next signal.
  */
-void dsh_signal_command(pid_t runner, pid_t group, int signal_number)
+bool dsh_signal_command(pid_t runner, pid_t group, int signal_number)
 {
         bool reached = group > 0 && kill(-group, signal_number) == 0;
+        bool ended = false;
 
         if (reached && signal_number != SIGKILL)
-                return;
+                return false;
         if (group > 0 && group != runner && runner > 0 && !dsh_process_has_exited(runner))
-                kill(group, SIGKILL);
+                ended = kill(group, SIGKILL) == 0 && !reached;
         if (runner > 0)
                 kill(runner, signal_number);
+        return ended;
 }
 
 const dsh_confined_argv *dsh_child_facts(const dsh_child *child)

@@ -50,12 +50,14 @@ static void announce_enforcement(const dsh_confined_argv *facts, void *data)
  * (dsh_child.process_group: the sandbox's, whose init ignores what it does
  * not handle and whose command and its children get it).  The command's own
  * handlers run and its own status comes back, as when Landlock execs it in
- * place.  Until the sandbox's init has made that group, the command was
- * not exec'd yet (so it could not have handled the signal): the sandbox is
+ * place.  Until the sandbox's init has made that group and forked the
+ * command's process into it, the command was not exec'd yet (so it could not have handled the signal): the sandbox is
  * ended — SIGKILL to its init by pid, since the init asks to die with bwrap
  * only after it made the group — and bwrap dies of the signal itself
- * (dsh_signal_command()); so does this process then, as for a signal that
- * came before the spawn, rather than report a runner failure.  A child that shares this process's group (no process_group: an
+ * (dsh_signal_command()).  Whenever a signal passed on ended the sandbox
+ * before the command was exec'd, this process then dies of it too, as for
+ * a signal that came before the spawn, rather than report a runner failure.
+ * A child that shares this process's group (no process_group: an
  * operator's runner command) already gets what the terminal sends the
  * group; only signals sent to this process alone are passed on, to its pid.
  *
@@ -92,13 +94,15 @@ static volatile sig_atomic_t forwarding_state = FORWARDING_PENDING;
 static volatile sig_atomic_t forward_group;   /* the command's process group, or 0: it shares ours */
 static volatile sig_atomic_t forward_pid;     /* the runner, while it is not reaped */
 static volatile sig_atomic_t kept_signals[NSIG];
-static volatile sig_atomic_t ended_before_start;   /* the signal that ended the sandbox before its command, or 0 */
+static volatile sig_atomic_t passed_on;   /* the last signal passed on to the command, or 0 */
 
 /* To the command's group; a sandbox still starting is ended and the runner dies of it (dsh_signal_command). */
 static void send_on(int signal_number)
 {
-        if (forward_pid > 0 && dsh_signal_command((pid_t) forward_pid, (pid_t) forward_group, signal_number))
-                ended_before_start = signal_number;
+        if (forward_pid <= 0)
+                return;
+        dsh_signal_command((pid_t) forward_pid, (pid_t) forward_group, signal_number);
+        passed_on = signal_number;
 }
 
 /* What a signal means once the child exists.  `from_terminal`: the kernel sent it to this whole group. */
@@ -288,11 +292,17 @@ static int spawn_and_wait(dsh_provider *provider, const dsh_policy *policy, char
                 dsh_child_free(child);
                 return CLI_EXIT_SANDBOX;
         }
-        /* A signal ended the sandbox before its command ran: not a runner failure, the signal's end. */
-        if (ended_before_start && !dsh_child_command_started(child)) {
+        /*
+         * A signal passed on, and the runner ended without running the
+         * command: the signal ended the sandbox (or the launcher in it)
+         * before the exec.  Not a runner failure to report (125): this
+         * process ends by the signal, as when it came before the spawn.
+         * Nothing ran unconfined either way.
+         */
+        if (passed_on && dsh_child_runner_failed(child)) {
                 dsh_child_free(child);
-                die_of(ended_before_start);
-                return 128 + ended_before_start;
+                die_of(passed_on);
+                return 128 + passed_on;
         }
         if (dsh_child_runner_error(child, &error) < 0) {
                 dsh_child_free(child);

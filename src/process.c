@@ -88,6 +88,46 @@ pid_t dsh_child_process_group(const dsh_child *child)
         return child->process_group;
 }
 
+/* Writes `number` (>= 0) in decimal at `at`; returns the end.  Async-signal-safe, unlike snprintf. */
+static char *put_decimal(char *at, long number)
+{
+        char digits[24];
+        int count = 0;
+
+        do {
+                digits[count++] = (char) ('0' + number % 10);
+                number /= 10;
+        } while (number > 0);
+        while (count > 0)
+                *at++ = digits[--count];
+        return at;
+}
+
+/*
+ * Whether the process `pid` has a child: /proc/PID/task/PID/children is not
+ * empty.  True when that cannot be read.  Async-signal-safe (open, read,
+ * close).
+ */
+static bool sandbox_init_has_child(pid_t pid)
+{
+        static const char proc[] = "/proc/", task[] = "/task/", children[] = "/children";
+        char path[96], *at = path, first;
+        ssize_t length;
+        int fd;
+
+        memcpy(at, proc, sizeof(proc) - 1);
+        at = put_decimal(at + sizeof(proc) - 1, (long) pid);
+        memcpy(at, task, sizeof(task) - 1);
+        at = put_decimal(at + sizeof(task) - 1, (long) pid);
+        memcpy(at, children, sizeof(children));
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return true;
+        length = read(fd, &first, 1);
+        close(fd);
+        return length != 0;
+}
+
 /*
  * The one rule for signalling a command, used by the bash tool and by
  * `run`'s signal handler.
@@ -123,23 +163,29 @@ pid_t dsh_child_process_group(const dsh_child *child)
  * not the caller's child is taken as exited (its init is never signalled
  * by pid; the group and the runner still are).
  *
- * Not covered here: the instant after setsid() and before the init forks
- * the command, when the group holds the init alone: kill(-group) succeeds
- * and the init, without a handler, drops the signal.  The bash tool's grace
- * ends in SIGKILL; `run` waits for the next signal.
+ * The same holds a moment longer: after setsid() the group holds the init
+ * alone until it forks the process that execs the command, and the init,
+ * without a handler, drops the signal while kill(-group) succeeds.  So the
+ * group is signalled only once the init has a child (its children in
+ * /proc; the fork comes after setsid(), so that child is in the group);
+ * before, the sandbox is ended as above.  An init whose children cannot be
+ * read (a kernel without /proc/PID/task/TID/children) is taken to have one.
+ * Should the fork come just after the look, the SIGKILL still ends that
+ * child with the namespace, its command at most just exec'd.
  */
-bool dsh_signal_command(pid_t runner, pid_t group, int signal_number)
+void dsh_signal_command(pid_t runner, pid_t group, int signal_number)
 {
-        bool reached = group > 0 && kill(-group, signal_number) == 0;
-        bool ended = false;
+        bool sandbox = group > 0 && group != runner && runner > 0;
+        bool reached = false;
 
+        if (group > 0 && (!sandbox || signal_number == SIGKILL || sandbox_init_has_child(group)))
+                reached = kill(-group, signal_number) == 0;
         if (reached && signal_number != SIGKILL)
-                return false;
-        if (group > 0 && group != runner && runner > 0 && !dsh_process_has_exited(runner))
-                ended = kill(group, SIGKILL) == 0 && !reached;
+                return;
+        if (sandbox && !dsh_process_has_exited(runner))
+                kill(group, SIGKILL);
         if (runner > 0)
                 kill(runner, signal_number);
-        return ended;
 }
 
 const dsh_confined_argv *dsh_child_facts(const dsh_child *child)

@@ -270,14 +270,14 @@ DSH_PUBLIC pid_t dsh_child_process_group(const dsh_child *child);
  * the start.  SIGKILL always ends the sandbox's init, the group and the
  * runner.  For the caller that spawned the child, only while the runner is
  * not reaped (its pid, and the sandbox's init's, are then still theirs).
- * Returns true when it ended a sandbox that had not exec'd the command:
- * the runner then dies of the signal before the command ran, which
- * dsh_child_wait() reports as a runner failure; the caller knows better.
+ * A runner that dies of the signal (or whose sandbox does) before the
+ * command was exec'd is reported by dsh_child_wait() as a runner failure:
+ * the caller, who sent the signal, knows better.
  * Async-signal-safe (system calls only; errno is not preserved): a signal
  * handler that passes signals on can call it with values it keeps in
  * sig_atomic_t.
  */
-DSH_PUBLIC bool dsh_signal_command(pid_t runner, pid_t group, int signal_number);
+DSH_PUBLIC void dsh_signal_command(pid_t runner, pid_t group, int signal_number);
 
 /* How the command was confined; owned by the child. */
 DSH_PUBLIC const dsh_confined_argv *dsh_child_facts(const dsh_child *child);

@@ -129,8 +129,8 @@ static bool sandbox_init_has_child(pid_t pid)
 }
 
 /*
- * The one rule for signalling a command, used by the bash tool and by
- * `run`'s signal handler.
+ * The one rule for signalling a command, used by the bash tool, the
+ * probes' deadline (dsh_kill_and_reap) and `run`'s signal handler.
  *
  * Under bwrap the group is the sandbox's: its init (bwrap's inner process,
  * pid 1 inside, `group` outside, the runner's child) makes it with setsid()

@@ -51,10 +51,14 @@ static void announce_enforcement(const dsh_confined_argv *facts, void *data)
  * (dsh_child.process_group: the sandbox's, whose init ignores what it does
  * not handle and whose command and its children get it).  The command's own
  * handlers run and its own status comes back, as when Landlock execs it in
- * place.  Until the sandbox's init has made that group, the signal goes to
- * the runner itself: bwrap dies of it and --die-with-parent ends the
- * sandbox, before the command was exec'd (so it could not have handled it
- * yet).  A child that shares this process's group (no process_group: an
+ * place.  Until the sandbox's init has made that group and forked the
+ * command's process into it, the command was not exec'd yet (so it could not have handled the signal): the sandbox is
+ * ended — SIGKILL to its init by pid, since the init asks to die with bwrap
+ * only after it made the group — and bwrap dies of the signal itself
+ * (dsh_signal_command()).  Whenever a signal passed on ended the sandbox
+ * before the command was exec'd, this process then dies of it too, as for
+ * a signal that came before the spawn, rather than report a runner failure.
+ * A child that shares this process's group (no process_group: an
  * operator's runner command) already gets what the terminal sends the
  * group; only signals sent to this process alone are passed on, to its pid.
  *
@@ -71,10 +75,14 @@ static void announce_enforcement(const dsh_confined_argv *facts, void *data)
  * the stop.
  *
  * SIGKILL to this process cannot be passed on: bwrap's --die-with-parent
- * kills the runner, and with it the whole sandbox.
+ * kills the runner, and with it the whole sandbox — except in the
+ * sandbox's first moments, before its init asked to die with bwrap: a
+ * SIGKILL then leaves the init running (nothing of this process is left to
+ * end it).
  *
- * What a handler touches is volatile sig_atomic_t and kill()/getpid(), all
- * async-signal-safe; errno is preserved.
+ * What a handler touches is volatile sig_atomic_t, kill()/getpid() and
+ * dsh_signal_command() (system calls only), all async-signal-safe; errno is
+ * preserved.
  */
 static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 
@@ -87,14 +95,15 @@ static volatile sig_atomic_t forwarding_state = FORWARDING_PENDING;
 static volatile sig_atomic_t forward_group;   /* the command's process group, or 0: it shares ours */
 static volatile sig_atomic_t forward_pid;     /* the runner, while it is not reaped */
 static volatile sig_atomic_t kept_signals[NSIG];
+static volatile sig_atomic_t passed_on;   /* the last signal passed on to the command, or 0 */
 
+/* To the command's group; a sandbox still starting is ended and the runner dies of it (dsh_signal_command). */
 static void send_on(int signal_number)
 {
-        /* ESRCH: the sandbox's init has not made its group yet; the runner then takes it. */
-        if (forward_group > 0 && kill(-(pid_t) forward_group, signal_number) == 0)
+        if (forward_pid <= 0)
                 return;
-        if (forward_pid > 0)
-                kill((pid_t) forward_pid, signal_number);
+        dsh_signal_command((pid_t) forward_pid, (pid_t) forward_group, signal_number);
+        passed_on = signal_number;
 }
 
 /* What a signal means once the child exists.  `from_terminal`: the kernel sent it to this whole group. */
@@ -204,6 +213,13 @@ static void forwarding_close(void)
         sigprocmask(SIG_SETMASK, &previous, NULL);
 }
 
+/* Ends this process by `signal_number`, as it would have ended uncaught. */
+static void die_of(int signal_number)
+{
+        signal(signal_number, SIG_DFL);
+        raise(signal_number);
+}
+
 /*
  * The spawn failed: the command never ran.  A signal kept meanwhile was
  * meant to stop this process; it now does, as it would have uncaught.
@@ -213,14 +229,9 @@ static void forwarding_abandon(void)
         forwarding_close();
         if (kept_signals[SIGTSTP] != NOT_KEPT)
                 kill(getpid(), SIGSTOP);
-        for (size_t i = 0; i < sizeof(forwarded_signals) / sizeof(forwarded_signals[0]); i++) {
-                int signal_number = forwarded_signals[i];
-
-                if (kept_signals[signal_number] == NOT_KEPT)
-                        continue;
-                signal(signal_number, SIG_DFL);
-                raise(signal_number);
-        }
+        for (size_t i = 0; i < sizeof(forwarded_signals) / sizeof(forwarded_signals[0]); i++)
+                if (kept_signals[forwarded_signals[i]] != NOT_KEPT)
+                        die_of(forwarded_signals[i]);
 }
 
 /* Waits until `pid` has exited, without reaping it. */
@@ -281,6 +292,18 @@ static int spawn_and_wait(dsh_provider *provider, const dsh_policy *policy, char
                 cli_print_message("cannot wait for the command: %s", strerror(-result));
                 dsh_child_free(child);
                 return CLI_EXIT_SANDBOX;
+        }
+        /*
+         * A signal passed on, and the runner ended without running the
+         * command: the signal ended the sandbox (or the launcher in it)
+         * before the exec.  Not a runner failure to report (125): this
+         * process ends by the signal, as when it came before the spawn.
+         * Nothing ran unconfined either way.
+         */
+        if (passed_on && dsh_child_runner_failed(child)) {
+                dsh_child_free(child);
+                die_of(passed_on);
+                return 128 + passed_on;
         }
         if (dsh_child_runner_error(child, &error) < 0) {
                 dsh_child_free(child);

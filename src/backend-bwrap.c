@@ -646,7 +646,7 @@ static char *bwrap_version(const char *bwrap, long long deadline_ms)
                 close(output[0]);
                 return NULL;
         }
-        if (dsh_collect_bounded(pid, true, output[0], deadline_ms, &text, &wait_status) < 0 || !text)
+        if (dsh_collect_bounded(pid, pid, output[0], deadline_ms, &text, &wait_status) < 0 || !text)
                 return NULL;
         version = strrchr(text, ' ');
         if (!WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0 || !version)
@@ -1042,7 +1042,14 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prep
         if (result == 0)
                 record = read_first_record(json_pipe[0], provider->probe_deadline_ms, &reported_pid, &exec_seen);
         if (result == 0 && record < 0) {
-                dsh_kill_and_reap(pid, true, NULL);
+                /*
+                 * No record: the sandbox's init is not known by pid, only as
+                 * a member of bwrap's group until it makes its own.  bwrap
+                 * writes the record right after the clone, so an init that
+                 * already left the group while no record came within the
+                 * deadline is not to be expected; it is not chased.
+                 */
+                dsh_kill_and_reap(pid, pid, NULL);
                 result = dsh_error_set(error, DSH_ERROR_SYSTEM, ETIMEDOUT,
                                        "bwrap did not report its sandbox within %ld ms (probeTimeoutMs)",
                                        provider->probe_timeout_ms);

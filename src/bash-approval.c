@@ -207,7 +207,7 @@ int dsh_bash_approve_with_command(const dsh_bash_escalation *escalation, void *d
         if (process.pidfd >= 0)
                 close(process.pidfd);
         /* Nothing of it outlives the question: its group goes while its unreaped pid still holds the group id. */
-        dsh_kill_and_reap(process.pid, true, &wait_status);
+        dsh_kill_and_reap(process.pid, process.pid, &wait_status);
         if (result == -ETIMEDOUT)
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, ETIMEDOUT,
                                      "the approval command did not answer within %ld ms", timeout_ms);

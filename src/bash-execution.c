@@ -28,31 +28,23 @@
 #define EXIT_CHECK_MS 20
 
 /*
- * A signal for the command: to its process group.  Under bwrap that is the
- * sandbox's group, which exists only once the sandbox's init made it: until
- * then (ESRCH) the runner itself takes it, and dies of it before the
- * command was exec'd.  Only while `pid` is unreaped: its pid, and the group
- * it leads, cannot be reused before.
+ * A signal for the command (dsh_signal_command(): its group; a bwrap
+ * sandbox still starting is ended), and SIGKILL for all of it.  Only while
+ * `pid` is unreaped: its pid, the group it leads and the sandbox's init
+ * cannot be reused before.
  */
 static void signal_command(dsh_bash_execution *run, int signal_number)
 {
-        if (run->exited)
-                return;
-        if (run->group > 0 && kill(-run->group, signal_number) == 0)
-                return;
-        kill(run->pid, signal_number);
+        if (!run->exited)
+                dsh_signal_command(run->pid, run->group, signal_number);
 }
 
-/* Ends everything of the command: its group, and the runner when the group is not the runner's own. */
 static void kill_command(dsh_bash_execution *run)
 {
         if (run->exited || run->killed)
                 return;
         run->killed = true;
-        if (run->group > 0)
-                kill(-run->group, SIGKILL);
-        if (run->group != run->pid)
-                kill(run->pid, SIGKILL);
+        dsh_signal_command(run->pid, run->group, SIGKILL);
 }
 
 static void close_stream(dsh_bash_execution *run, int stream)

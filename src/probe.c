@@ -157,6 +157,7 @@ int dsh_provider_run_bounded(dsh_provider *provider, const dsh_backend_ops *back
         bool started = dsh_provider_begin_probe(provider);
         long long deadline_ms = provider->probe_deadline_ms;
         int errors[2], wait_status = 0, result;
+        pid_t group;
         int null_fd;
 
         *exit_code = 0;
@@ -201,10 +202,12 @@ int dsh_provider_run_bounded(dsh_provider *provider, const dsh_backend_ops *back
         if (result < 0) {
                 /* The runner is reaped already; what it said before it failed is still in the pipe. */
                 *exit_code = 125;
-                dsh_collect_bounded(-1, false, errors[0], deadline_ms, stderr_text, &wait_status);
+                dsh_collect_bounded(-1, 0, errors[0], deadline_ms, stderr_text, &wait_status);
                 goto out;
         }
-        result = dsh_collect_bounded(child->pid, true, errors[0], deadline_ms, stderr_text, &wait_status);
+        /* The runner leads a group of its own (above); bwrap's sandbox has one of its own besides. */
+        group = child->process_group ? child->process_group : child->pid;
+        result = dsh_collect_bounded(child->pid, group, errors[0], deadline_ms, stderr_text, &wait_status);
         if (result == -ETIMEDOUT) {
                 *exit_code = -1;
                 dsh_child_free(child);

@@ -88,6 +88,106 @@ pid_t dsh_child_process_group(const dsh_child *child)
         return child->process_group;
 }
 
+/* Writes `number` (>= 0) in decimal at `at`; returns the end.  Async-signal-safe, unlike snprintf. */
+static char *put_decimal(char *at, long number)
+{
+        char digits[24];
+        int count = 0;
+
+        do {
+                digits[count++] = (char) ('0' + number % 10);
+                number /= 10;
+        } while (number > 0);
+        while (count > 0)
+                *at++ = digits[--count];
+        return at;
+}
+
+/*
+ * Whether the process `pid` has a child: /proc/PID/task/PID/children is not
+ * empty.  True when that cannot be read.  Async-signal-safe (open, read,
+ * close).
+ */
+static bool sandbox_init_has_child(pid_t pid)
+{
+        static const char proc[] = "/proc/", task[] = "/task/", children[] = "/children";
+        char path[96], *at = path, first;
+        ssize_t length;
+        int fd;
+
+        memcpy(at, proc, sizeof(proc) - 1);
+        at = put_decimal(at + sizeof(proc) - 1, (long) pid);
+        memcpy(at, task, sizeof(task) - 1);
+        at = put_decimal(at + sizeof(task) - 1, (long) pid);
+        memcpy(at, children, sizeof(children));
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return true;
+        length = read(fd, &first, 1);
+        close(fd);
+        return length != 0;
+}
+
+/*
+ * The one rule for signalling a command, used by the bash tool, the
+ * probes' deadline (dsh_kill_and_reap) and `run`'s signal handler.
+ *
+ * Under bwrap the group is the sandbox's: its init (bwrap's inner process,
+ * pid 1 inside, `group` outside, the runner's child) makes it with setsid()
+ * and only then asks to die with its parent (PR_SET_PDEATHSIG).  Until then
+ * kill(-group) fails (ESRCH), and a signal that reached the runner alone
+ * killed the outer bwrap while the init went on: it set its death signal
+ * after its parent was gone, never received it, and exec'd the command,
+ * unsupervised, for ever.  So when the group cannot be reached, the
+ * sandbox is ended by its init's pid, which exists from the clone on:
+ * SIGKILL sent to a pid namespace's init from outside it always lands, and
+ * the init's death ends every process of the namespace.  Another signal
+ * would not do: the kernel drops a signal from outside the namespace that
+ * its init has no handler for.  Ending the sandbox then is a cancellation
+ * before the start: setsid() comes before the command's exec, so no command
+ * ran yet.  The runner then gets the signal itself and dies of it (bwrap
+ * handles none of those passed on), so that the run ends as the signal
+ * said.  SIGKILL goes to the init by pid whether or not the group was
+ * reached: nothing in between can keep it alive.
+ *
+ * Pids.  The runner's pid is ours until we reap it (the caller's promise).
+ * The init's pid is its own until it is reaped: by the runner, which does
+ * so when the init exits and then exits itself, or, had the runner died
+ * first, by whatever adopted it — after it has exited either way.  A
+ * runner that has not exited has therefore either a live init, or one it
+ * has reaped an instant before its own exit.  The init is signalled by pid
+ * only while the runner has not exited (the look is waitid(WNOWAIT), which
+ * reaps nothing): what is left is that instant, in which the pid could name
+ * another process only if the kernel's pid counter wrapped around to it —
+ * the exposure kill(-group) already had.  Not guaranteed: a runner that is
+ * not the caller's child is taken as exited (its init is never signalled
+ * by pid; the group and the runner still are).
+ *
+ * The same holds a moment longer: after setsid() the group holds the init
+ * alone until it forks the process that execs the command, and the init,
+ * without a handler, drops the signal while kill(-group) succeeds.  So the
+ * group is signalled only once the init has a child (its children in
+ * /proc; the fork comes after setsid(), so that child is in the group);
+ * before, the sandbox is ended as above.  An init whose children cannot be
+ * read (a kernel without /proc/PID/task/TID/children) is taken to have one.
+ * Should the fork come just after the look, the SIGKILL still ends that
+ * child with the namespace, its command at most just exec'd.
+ */
+void dsh_signal_command(pid_t runner, pid_t group, int signal_number)
+{
+        bool sandbox = group > 0 && group != runner && runner > 0;
+        bool reached = false;
+
+        if (group > 0 && (!sandbox || signal_number == SIGKILL || sandbox_init_has_child(group)))
+                reached = kill(-group, signal_number) == 0;
+        if (reached && signal_number != SIGKILL)
+                return;
+        if (sandbox && !dsh_process_has_exited(runner))
+                kill(group, SIGKILL);
+        if (runner > 0)
+                kill(runner, signal_number);
+}
+
 const dsh_confined_argv *dsh_child_facts(const dsh_child *child)
 {
         return &child->facts;
@@ -219,14 +319,12 @@ bool dsh_process_has_exited(pid_t pid)
         return info.si_pid == pid;
 }
 
-void dsh_kill_and_reap(pid_t pid, bool group, int *wait_status)
+void dsh_kill_and_reap(pid_t pid, pid_t group, int *wait_status)
 {
         int status = 0;
 
         /* The group first: a helper the child left behind (a runner script's own children) goes with it. */
-        if (group)
-                kill(-pid, SIGKILL);
-        kill(pid, SIGKILL);
+        dsh_signal_command(pid, group, SIGKILL);
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
                 ;
         if (wait_status)
@@ -245,7 +343,7 @@ int dsh_poll_timeout_ms(long long deadline_ms)
         return remaining > INT_MAX ? INT_MAX : (int) remaining;
 }
 
-int dsh_collect_bounded(pid_t pid, bool group, int fd, long long deadline_ms, char **text, int *wait_status)
+int dsh_collect_bounded(pid_t pid, pid_t group, int fd, long long deadline_ms, char **text, int *wait_status)
 {
         char *collected = calloc(1, COLLECT_LIMIT + 1);
         size_t used = 0;

@@ -66,18 +66,22 @@ DSH_INTERNAL int dsh_pidfd_open(pid_t pid);
 /* True once `pid`, a child of this process, has exited; it is left unreaped (its pid stays reserved). */
 DSH_INTERNAL bool dsh_process_has_exited(pid_t pid);
 
-/* SIGKILL to `pid` (and first to its group, when it leads one: `group`), then reaps it. */
-DSH_INTERNAL void dsh_kill_and_reap(pid_t pid, bool group, int *wait_status);
+/*
+ * SIGKILL to `pid`, a child of this process, and to the command's `group`
+ * (as dsh_child_process_group(): 0 none, `pid` its own, else a sandbox's,
+ * whose init is ended too: dsh_signal_command()), then reaps it.
+ */
+DSH_INTERNAL void dsh_kill_and_reap(pid_t pid, pid_t group, int *wait_status);
 
 /*
  * Reads `fd` (closing it) until EOF and reaps `pid`, both before
  * `deadline_ms` (dsh_monotonic_ms() time); a child still running at the
- * deadline is killed with SIGKILL — its whole group when `group` — and
- * reaped.  `*text` receives what was read (at most 64 KiB kept; caller
+ * deadline is killed with SIGKILL along with `group` (dsh_kill_and_reap())
+ * and reaped.  `*text` receives what was read (at most 64 KiB kept; caller
  * frees), `*wait_status` waitpid()'s status.  Returns 0, -ETIMEDOUT, or
  * another negative errno.
  */
-DSH_INTERNAL int dsh_collect_bounded(pid_t pid, bool group, int fd, long long deadline_ms, char **text,
+DSH_INTERNAL int dsh_collect_bounded(pid_t pid, pid_t group, int fd, long long deadline_ms, char **text,
                                      int *wait_status);
 
 #endif

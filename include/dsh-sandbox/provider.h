@@ -259,6 +259,26 @@ DSH_PUBLIC pid_t dsh_child_pid(const dsh_child *child);
  */
 DSH_PUBLIC pid_t dsh_child_process_group(const dsh_child *child);
 
+/*
+ * Sends `signal_number` to a spawned command, given its dsh_child_pid()
+ * (`runner`) and dsh_child_process_group() (`group`, 0: none) taken while
+ * the child was known: to the group, else to the runner.  Where the group
+ * is a sandbox's (bwrap: group != runner) and the signal cannot reach the
+ * command — the sandbox is still starting: its init has not made the group,
+ * or not yet forked the command's process into it — the sandbox is ended
+ * (SIGKILL to its init) and the runner gets the signal: the command had not
+ * been exec'd, so this is a cancellation before the start.  SIGKILL always
+ * ends the sandbox's init, the group and the runner.  For the caller that
+ * spawned the child, only while the runner is not reaped (its pid, and the
+ * sandbox's init's, are then still theirs).  A runner that dies of the
+ * signal (or whose sandbox does) before the command was exec'd is reported
+ * by dsh_child_wait() as a runner failure: the caller, who sent the signal,
+ * knows better.  Async-signal-safe (open, read, close, kill, waitid; errno
+ * is not preserved): a signal handler that passes signals on can call it
+ * with values it keeps in sig_atomic_t.
+ */
+DSH_PUBLIC void dsh_signal_command(pid_t runner, pid_t group, int signal_number);
+
 /* How the command was confined; owned by the child. */
 DSH_PUBLIC const dsh_confined_argv *dsh_child_facts(const dsh_child *child);
 

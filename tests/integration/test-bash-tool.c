@@ -18,7 +18,8 @@
  *     runner failure with 125;
  *   - a timeout, a daemon the command leaves, SIGINT/SIGTERM to the tool and
  *     the library's cancellation leave no process of the command behind
- *     (found by a unique argv in /proc); what left the group with setsid;
+ *     (found by a unique argv in /proc), also when they come as bwrap's
+ *     sandbox starts; what left the group with setsid;
  *   - 300 MB of output is truncated and reported while the tool's peak
  *     memory stays under 128 MiB.
  *
@@ -318,18 +319,30 @@ static char *unique_sleep(void)
         return format_text("600.%d%04u", (int) getpid(), ++counter);
 }
 
-/* The pids whose argv is exactly `sleep ARGUMENT`, into `pids` (at most `capacity`); returns how many. */
+/* Whether `text` holds `argument` as a whole number (not followed by another digit). */
+static bool holds_number(const char *text, const char *argument)
+{
+        for (const char *found = strstr(text, argument); found; found = strstr(found + 1, argument))
+                if (found[strlen(argument)] < '0' || found[strlen(argument)] > '9')
+                        return true;
+        return false;
+}
+
+/*
+ * The pids whose argv holds ARGUMENT (at most `capacity`; returns how many):
+ * `sleep ARGUMENT` itself, and whatever runs it with ARGUMENT in its command
+ * line — bash -c, and bwrap, the sandbox's init included, so that a sandbox
+ * left running is found even before its command reached the sleep.
+ */
 static size_t find_sleeps(const char *argument, pid_t *pids, size_t capacity)
 {
         DIR *proc = opendir("/proc");
         struct dirent *entry;
         size_t count = 0;
-        char expected[128];
-        size_t expected_length = (size_t) snprintf(expected, sizeof(expected), "sleep%c%s%c", 0, argument, 0);
 
         assert_non_null(proc);
-        while ((entry = readdir(proc))) {
-                char path[300], cmdline[128];
+        while ((entry = readdir(proc)) && count < capacity) {
+                char path[300], cmdline[8192];
                 ssize_t length;
                 int fd;
 
@@ -339,10 +352,15 @@ static size_t find_sleeps(const char *argument, pid_t *pids, size_t capacity)
                 fd = open(path, O_RDONLY | O_CLOEXEC);
                 if (fd < 0)
                         continue;
-                length = read(fd, cmdline, sizeof(cmdline));
+                length = read(fd, cmdline, sizeof(cmdline) - 1);
                 close(fd);
-                if (length == (ssize_t) expected_length && memcmp(cmdline, expected, expected_length) == 0 &&
-                    count < capacity)
+                if (length <= 0)
+                        continue;   /* gone, or a zombie: nothing of it runs */
+                for (ssize_t i = 0; i < length; i++)
+                        if (cmdline[i] == '\0')
+                                cmdline[i] = ' ';
+                cmdline[length] = '\0';
+                if (holds_number(cmdline, argument))
                         pids[count++] = (pid_t) atoi(entry->d_name);
         }
         closedir(proc);
@@ -376,7 +394,8 @@ static void assert_no_sleep_left(const char *argument, const char *what)
         }
         for (size_t i = 0; i < count; i++)
                 kill(pids[i], SIGKILL);
-        fail_msg("%s: %zu process(es) `sleep %s` still running after the tool returned", what, count, argument);
+        fail_msg("%s: %zu process(es) with `sleep %s` in their argv still running after the tool returned", what,
+                 count, argument);
 }
 
 static bool wait_for_file(const char *path)
@@ -1534,6 +1553,87 @@ static void test_library_cancellation(void **state)
         free(script);
 }
 
+/* How often a call is ended at its start: enough that the end lands before, in and after the sandbox's start. */
+#define EARLY_END_REPEATS 20
+
+/* Ends a call after `delay_us`: SIGINT through its cancellation. */
+struct cancel_early {
+        dsh_bash_cancellation *cancellation;
+        long delay_us;
+};
+
+static void *cancel_after_delay(void *data)
+{
+        struct cancel_early *early = data;
+        struct timespec pause = { 0, early->delay_us * 1000 };
+
+        while (nanosleep(&pause, &pause) < 0 && errno == EINTR)
+                ;
+        dsh_bash_cancel(early->cancellation, SIGINT);
+        return NULL;
+}
+
+/*
+ * Calls under bwrap ended in their first moments: with a 1 ms timeout, and
+ * cancelled (SIGINT) from another thread after 0 to ~10 ms, while the call
+ * spawns.  The sandbox's init makes the command's group (setsid) and asks to
+ * die with bwrap only some moments after it exists; an end that reached
+ * bwrap alone before then left the init — and the command it went on to
+ * exec, which writes its pid into the workspace — running for ever.  Each
+ * call says timed-out or cancelled, and no sleep of any call is left.
+ */
+static void test_end_at_start_leaves_nothing_behind(void **state)
+{
+        const char *landlock_run = test_landlock_run_path();
+        char *launchers = strndup(landlock_run, (size_t) (strrchr(landlock_run, '/') - landlock_run));
+        char *arguments[2 * EARLY_END_REPEATS];
+        dsh_policy policy = DSH_POLICY_INIT;
+        dsh_runtime *runtime;
+
+        (void) state;
+        TEST_REQUIRE_BWRAP();
+        runtime = library_runtime(launchers, "bwrap", NULL);
+        library_policy(runtime, DSH_MODE_WORKSPACE_WRITE, &policy);
+        for (size_t i = 0; i < 2 * EARLY_END_REPEATS; i++) {
+                bool timed = i < EARLY_END_REPEATS;
+                struct cancel_early early = { NULL, (long) (i % EARLY_END_REPEATS) * 500 };
+                dsh_bash_request request = DSH_BASH_REQUEST_INIT;
+                dsh_bash_result result = DSH_BASH_RESULT_INIT;
+                dsh_error error = DSH_ERROR_INIT;
+                pthread_t thread;
+                char *script;
+
+                arguments[i] = unique_sleep();
+                script = format_text("echo $$ > '%s/started-%s'; exec sleep %s", scratch.workspace, arguments[i],
+                                     arguments[i]);
+                request.command = script;
+                request.policy = &policy;
+                request.timeout_ms = timed ? 1 : 0;
+                if (!timed) {
+                        assert_int_equal(dsh_bash_cancellation_new(&early.cancellation, &error), 0);
+                        assert_int_equal(pthread_create(&thread, NULL, cancel_after_delay, &early), 0);
+                        request.cancellation = early.cancellation;
+                }
+                if (dsh_bash_run(runtime, &request, &result, &error) < 0)
+                        fail_msg("dsh_bash_run: %s", error.message);
+                assert_int_equal(result.kind, timed ? DSH_BASH_TIMED_OUT : DSH_BASH_CANCELLED);
+                if (!timed) {
+                        assert_int_equal(pthread_join(thread, NULL), 0);
+                        dsh_bash_cancellation_free(early.cancellation);
+                }
+                dsh_bash_result_clear(&result);
+                free(script);
+        }
+        for (size_t i = 0; i < 2 * EARLY_END_REPEATS; i++) {
+                assert_no_sleep_left(arguments[i], i < EARLY_END_REPEATS ? "bwrap, timeout 1 ms"
+                                                                          : "bwrap, cancelled at the start");
+                free(arguments[i]);
+        }
+        dsh_policy_clear(&policy);
+        dsh_runtime_free(runtime);
+        free(launchers);
+}
+
 /*
  * A process that leaves the command's group (setsid) and keeps its output
  * open does not hold the tool: the call returns once the drain's bound has
@@ -1673,6 +1773,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_timeout_leaves_nothing_behind, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_signals_cancel_the_call, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_library_cancellation, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_end_at_start_leaves_nothing_behind, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_setsid_escapee_does_not_hold_the_tool, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_output_is_truncated_within_bounded_memory, setup, teardown),
         };

@@ -9,8 +9,9 @@
  * runner in run's own process group) show that all behave alike.  Then:
  * a signal ignored on entry stays ignored, Ctrl-Z stops the sandboxed
  * command and SIGCONT continues it, SIGKILL to `run` leaves nothing of the
- * sandbox running, and the library's process-group facts (a runner that
- * names a process that is not its child is never believed).
+ * sandbox running, nor does SIGINT or SIGTERM as the sandbox starts, and
+ * the library's process-group facts (a runner that names a process that is
+ * not its child is never believed).
  *
  * No timing assertions: each case waits (within a generous bound) for a
  * file the command writes once its trap is installed, then signals.
@@ -387,13 +388,33 @@ static void test_job_control_stops_the_command(void **state)
         scratch_destroy(&scratch);
 }
 
+/*
+ * Every sandboxed process holds `output` (its stdout and stderr): its end of
+ * file means they are all gone.  Waits for it within the bound; closes it.
+ */
+static void assert_sandbox_gone(int output, const char *what)
+{
+        char buffer[256];
+        ssize_t length;
+
+        for (;;) {
+                struct pollfd ready = { output, POLLIN, 0 };
+
+                if (poll(&ready, 1, WAIT_BOUND_MS) <= 0)
+                        fail_msg("a sandboxed process outlived %s", what);
+                length = read(output, buffer, sizeof(buffer));
+                if (length == 0)
+                        break;
+                assert_true(length > 0 || errno == EINTR);
+        }
+        close(output);
+}
+
 /* SIGKILL cannot be passed on, but it leaves nothing behind: --die-with-parent takes the whole sandbox. */
 static void test_sigkill_takes_the_sandbox_with_it(void **state)
 {
         struct scratch scratch;
         int output[2];
-        char buffer[256];
-        ssize_t length;
         pid_t pid;
 
         (void) state;
@@ -403,24 +424,94 @@ static void test_sigkill_takes_the_sandbox_with_it(void **state)
         }
         scratch_create(&scratch);
         assert_int_equal(pipe2(output, O_CLOEXEC), 0);
-        /* Every sandboxed process holds the pipe: its end of file means they are all gone. */
         pid = start_run(&scratch, "bwrap", "sleep 1000 & : > \"$1\"; wait", output[1], false);
         close(output[1]);
         assert_true(wait_for_file(scratch.ready));
         assert_int_equal(kill(pid, SIGKILL), 0);
         assert_int_equal(wait_exit_code(pid), 128 + SIGKILL);
-        for (;;) {
-                struct pollfd ready = { output[0], POLLIN, 0 };
-
-                if (poll(&ready, 1, WAIT_BOUND_MS) <= 0)
-                        fail_msg("a sandboxed process outlived run's SIGKILL");
-                length = read(output[0], buffer, sizeof(buffer));
-                if (length == 0)
-                        break;
-                assert_true(length > 0 || errno == EINTR);
-        }
-        close(output[0]);
+        assert_sandbox_gone(output[0], "run's SIGKILL");
         scratch_destroy(&scratch);
+}
+
+/* Waits until `run` has started its runner (bwrap, a child of its own), or has exited; no pause between looks. */
+static void wait_for_runner(pid_t run)
+{
+        char path[64];
+
+        snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int) run, (int) run);
+        for (long long looks = 0;; looks++) {
+                char *children = test_read_file(path);
+                bool started = children && children[0] >= '0' && children[0] <= '9';
+                siginfo_t info = { 0 };
+
+                free(children);
+                if (started)
+                        return;
+                if (waitid(P_PID, (id_t) run, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == run)
+                        return;
+                if (looks > 1000LL * WAIT_BOUND_MS)
+                        fail_msg("run started no runner");
+                if (looks % 1000 == 999)
+                        sleep_ms(1);   /* a slow host: look on, without spinning for ever */
+        }
+}
+
+/*
+ * Sends `signal_number` to run once, as soon as its bwrap exists, and
+ * returns run's status.  Once: a signal that landed while the sandbox's init
+ * alone held the command's group (the init drops what it has no handler
+ * for) would be lost, and run would still be running at the bound.
+ */
+static int signal_run_at_start(const struct scratch *scratch, int output, int signal_number)
+{
+        pid_t run = start_run(scratch, "bwrap", "echo $$ > \"$1\"; exec sleep 1000", output, false);
+        int status = 0;
+        long waited = 0;
+
+        wait_for_runner(run);
+        kill(run, signal_number);
+        while (waitpid(run, &status, WNOHANG) == 0) {
+                if (waited >= WAIT_BOUND_MS) {
+                        kill(run, SIGKILL);
+                        waitpid(run, &status, 0);
+                        fail_msg("run, %s at its start: still running after the bound", strsignal(signal_number));
+                }
+                sleep_ms(POLL_STEP_MS);
+                waited += POLL_STEP_MS;
+        }
+        return status;
+}
+
+/*
+ * SIGINT or SIGTERM to run in the sandbox's first moments, 20 times.  The
+ * sandbox's init makes the command's group and asks to die with bwrap only
+ * some moments after it exists; a signal that then reached bwrap alone left
+ * the init — and the command it went on to exec, which writes its pid into
+ * the workspace — running for ever.  Now the sandbox ends: run dies of the
+ * signal (the command never ran: not a runner failure, 125) or exits 128+N
+ * (the command died of it), and nothing of the sandbox is left.
+ */
+static void test_signal_at_start_leaves_nothing_behind(void **state)
+{
+        static const int early_signals[] = { SIGINT, SIGTERM };
+
+        (void) state;
+        TEST_REQUIRE_BWRAP();
+        for (int i = 0; i < 20; i++) {
+                int signal_number = early_signals[i % 2], output[2], status;
+                struct scratch scratch;
+
+                scratch_create(&scratch);
+                assert_int_equal(pipe2(output, O_CLOEXEC), 0);
+                status = signal_run_at_start(&scratch, output[1], signal_number);
+                close(output[1]);
+                if (!(WIFSIGNALED(status) && WTERMSIG(status) == signal_number) &&
+                    !(WIFEXITED(status) && WEXITSTATUS(status) == 128 + signal_number))
+                        fail_msg("run, %s at its start: status %#x, neither that signal nor exit %d",
+                                 strsignal(signal_number), (unsigned) status, 128 + signal_number);
+                assert_sandbox_gone(output[0], strsignal(signal_number));
+                scratch_destroy(&scratch);
+        }
 }
 
 /* ------------------------------------------------------------ library -- */
@@ -582,6 +673,7 @@ int main(void)
                 cmocka_unit_test(test_ignored_hangup_stays_ignored),
                 cmocka_unit_test(test_job_control_stops_the_command),
                 cmocka_unit_test(test_sigkill_takes_the_sandbox_with_it),
+                cmocka_unit_test(test_signal_at_start_leaves_nothing_behind),
                 cmocka_unit_test(test_bwrap_child_names_the_sandbox_group),
                 cmocka_unit_test(test_landlock_child_leads_its_group_when_asked),
                 cmocka_unit_test(test_runner_cannot_aim_signals_elsewhere),

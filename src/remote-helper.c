@@ -218,14 +218,15 @@ static int spawn_command(helper *self, command_streams *streams, dsh_error *erro
         return 0;
 }
 
+/*
+ * A signal the caller passed on (a signal frame), or the end of the
+ * channel (SIGKILL): through the one rule every front end uses, so that a
+ * bwrap sandbox still starting is ended rather than left running without
+ * its parent.  Called only while the child is unreaped.
+ */
 static void signal_command(const command_streams *streams, int signal_number)
 {
-        pid_t group = dsh_child_process_group(streams->child);
-
-        if (group > 0)
-                kill(-group, signal_number);
-        else
-                kill(dsh_child_pid(streams->child), signal_number);
+        dsh_signal_command(dsh_child_pid(streams->child), dsh_child_process_group(streams->child), signal_number);
 }
 
 /* Partial enforcement is a fact the caller must see before the command's output, as a local run says it. */

@@ -545,7 +545,9 @@ class Configuration(RemoteCase):
 
 
 if __name__ == "__main__":
-    outcome = unittest.main(verbosity=2, exit=False).result
+    # Verbose on stdout, one line per case, as scripts/count-tests.py counts them.
+    runner = unittest.TextTestRunner(stream=sys.stdout, verbosity=2, descriptions=False)
+    outcome = unittest.main(testRunner=runner, exit=False).result
     if SERVER is None and outcome.wasSuccessful():
         sys.exit(77)   # skipped, with the reason printed: meson reports SKIP
     sys.exit(0 if outcome.wasSuccessful() else 1)

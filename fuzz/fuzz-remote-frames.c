@@ -3,11 +3,12 @@
  * What the remote provider reads from the other end of an SSH channel,
  * over arbitrary bytes: the frame reader cut at every length the input
  * gives, and each frame's payload read as the message its type names — a
- * hello, a request, a final record, and (what `bash --remote` relays) a
- * bash result.  Beyond memory errors and UB it checks the readers'
- * promises: a frame never claims more than the bytes that came; a refused
- * message says why on one line; a final record that reads holds a status
- * from 0 to 255, a signal number, a known error, or an object.
+ * hello, a request, a stdin credit, a final record, and (what `bash
+ * --remote` relays) a bash result.  Beyond memory errors and UB it checks
+ * the readers' promises: a frame never claims more than the bytes that
+ * came; a credit that reads is within the stdin window; a refused message
+ * says why on one line; a final record that reads holds a status from 0
+ * to 255, a signal number, a known error, or an object.
  */
 #include <errno.h>
 #include <signal.h>
@@ -85,6 +86,17 @@ static void read_bash_result(const unsigned char *payload, size_t length)
         dsh_bash_result_clear(&result);
 }
 
+/* A credit that reads is 1..the window: the caller's count of bytes in flight can never go below zero on it alone. */
+static void read_credit(const unsigned char *payload, size_t length)
+{
+        size_t count = 0;
+
+        if (dsh_frame_credit_decode(payload, length, &count) < 0)
+                return;
+        FUZZ_CHECK(length == DSH_FRAME_CREDIT_SIZE);
+        FUZZ_CHECK(count >= 1 && count <= DSH_REMOTE_STDIN_WINDOW);
+}
+
 static void read_payload(char type, const unsigned char *payload, size_t length)
 {
         dsh_error error = DSH_ERROR_INIT;
@@ -98,6 +110,9 @@ static void read_payload(char type, const unsigned char *payload, size_t length)
                 break;
         case DSH_FRAME_REQUEST:
                 read_call(payload, length);
+                break;
+        case DSH_FRAME_STDIN_CREDIT:
+                read_credit(payload, length);
                 break;
         case DSH_FRAME_FINAL:
                 read_final(payload, length);

@@ -27,8 +27,6 @@
 #include "remote-protocol.h"
 #include "remote-ssh.h"
 
-/* Local stdin is read only while less than this waits for the remote to take it. */
-#define STDIN_BACKLOG_LIMIT (256 * 1024)
 /* The tail of ssh's stderr kept for the reason of a transport failure. */
 #define DIAGNOSTICS_TAIL 4096
 
@@ -40,6 +38,7 @@ typedef struct remote_call {
         dsh_remote_connection connection;
         dsh_frame_reader frames;
         dsh_byte_queue outgoing;            /* frames for the helper */
+        size_t stdin_uncredited;            /* stdin bytes sent, not yet credited: at most the window */
         char diagnostics[DIAGNOSTICS_TAIL]; /* the last bytes ssh wrote to its stderr */
         size_t diagnostics_used;
         bool stdin_open, signals_open, hello_seen, final_seen;
@@ -131,6 +130,17 @@ static int protocol_failure(remote_call *call, const char *format, ...)
         return -EPROTO;
 }
 
+/* The helper's command took (or dropped) `count` more stdin bytes: the window reopens by as many. */
+static int take_credit(remote_call *call, const unsigned char *payload, size_t length)
+{
+        size_t count;
+
+        if (dsh_frame_credit_decode(payload, length, &count) < 0 || count > call->stdin_uncredited)
+                return protocol_failure(call, "the remote credited stdin it was never sent");
+        call->stdin_uncredited -= count;
+        return 0;
+}
+
 /* One frame from the helper. */
 static int handle_frame(remote_call *call, char type, const unsigned char *payload, size_t length)
 {
@@ -153,6 +163,8 @@ static int handle_frame(remote_call *call, char type, const unsigned char *paylo
                         return protocol_failure(call, "the remote sent output where none was asked for");
                 call->on_output(type == DSH_FRAME_STDOUT ? 1 : 2, (const char *) payload, length, call->output_data);
                 return 0;
+        case DSH_FRAME_STDIN_CREDIT:
+                return take_credit(call, payload, length);
         case DSH_FRAME_FINAL:
                 result = dsh_remote_final_decode(payload, length, &call->final, &reason);
                 call->final_seen = result == 0;
@@ -195,15 +207,24 @@ static int queue_frame(remote_call *call, char type, const void *payload, size_t
         return dsh_byte_queue_append_frame(&call->outgoing, type, payload, length);
 }
 
+/*
+ * At most what the window has room for (remote-frame.h): while the remote
+ * command takes none of it, the local stdin is not read, and its writer
+ * blocks as it would on a local command's pipe.  The helper keeps reading
+ * the channel meanwhile, so signal frames still pass.
+ */
 static int read_local_stdin(remote_call *call)
 {
         unsigned char chunk[DSH_FRAME_CHUNK];
-        ssize_t got = read(call->stdio->stdin_fd, chunk, sizeof(chunk));
+        size_t room = DSH_REMOTE_STDIN_WINDOW - call->stdin_uncredited;
+        ssize_t got = read(call->stdio->stdin_fd, chunk, room < sizeof(chunk) ? room : sizeof(chunk));
 
         if (got < 0 && (errno == EINTR || errno == EAGAIN))
                 return 0;
-        if (got > 0)
+        if (got > 0) {
+                call->stdin_uncredited += (size_t) got;
                 return queue_frame(call, DSH_FRAME_STDIN, chunk, (size_t) got);
+        }
         call->stdin_open = false;   /* EOF, or a stdin that cannot be read: the command sees its end */
         return queue_frame(call, DSH_FRAME_STDIN_EOF, NULL, 0);
 }
@@ -237,7 +258,7 @@ static void poll_set(remote_call *call, struct pollfd fds[POLL_COUNT])
         fds[POLL_SIGNALS] = (struct pollfd) { -1, POLLIN, 0 };
         if (call->remote_gone)
                 return;
-        if (call->stdin_open && dsh_byte_queue_pending(&call->outgoing) < STDIN_BACKLOG_LIMIT)
+        if (call->stdin_open && call->stdin_uncredited < DSH_REMOTE_STDIN_WINDOW)
                 fds[POLL_STDIN].fd = call->stdio->stdin_fd;
         if (call->signals_open)
                 fds[POLL_SIGNALS].fd = call->stdio->signal_fd;

@@ -9,16 +9,45 @@
 
 #include "remote-frame.h"
 
+/* Lengths and credits are 4 bytes, big-endian. */
+static void encode_u32(unsigned char out[4], uint32_t value)
+{
+        out[0] = (unsigned char) (value >> 24);
+        out[1] = (unsigned char) (value >> 16);
+        out[2] = (unsigned char) (value >> 8);
+        out[3] = (unsigned char) value;
+}
+
+static uint32_t decode_u32(const unsigned char in[4])
+{
+        return (uint32_t) in[0] << 24 | (uint32_t) in[1] << 16 | (uint32_t) in[2] << 8 | in[3];
+}
+
 /* The header of a frame of `length` payload bytes; -EINVAL for a payload above the bound. */
 static int encode_header(unsigned char header[DSH_FRAME_HEADER_SIZE], char type, size_t length)
 {
         if (length > DSH_FRAME_MAX_PAYLOAD)
                 return -EINVAL;
         header[0] = (unsigned char) type;
-        header[1] = (unsigned char) (length >> 24);
-        header[2] = (unsigned char) (length >> 16);
-        header[3] = (unsigned char) (length >> 8);
-        header[4] = (unsigned char) length;
+        encode_u32(header + 1, (uint32_t) length);
+        return 0;
+}
+
+void dsh_frame_credit_encode(unsigned char payload[DSH_FRAME_CREDIT_SIZE], size_t count)
+{
+        encode_u32(payload, (uint32_t) count);
+}
+
+int dsh_frame_credit_decode(const unsigned char *payload, size_t length, size_t *count_out)
+{
+        uint32_t count;
+
+        if (length != DSH_FRAME_CREDIT_SIZE)
+                return -EPROTO;
+        count = decode_u32(payload);
+        if (count == 0 || count > DSH_REMOTE_STDIN_WINDOW)
+                return -EPROTO;
+        *count_out = count;
         return 0;
 }
 
@@ -97,7 +126,7 @@ int dsh_frame_reader_next(dsh_frame_reader *reader, char *type, const unsigned c
         if (reader->used < DSH_FRAME_HEADER_SIZE)
                 return 0;
         header = reader->buffer;
-        payload_length = (size_t) header[1] << 24 | (size_t) header[2] << 16 | (size_t) header[3] << 8 | header[4];
+        payload_length = decode_u32(header + 1);
         if (payload_length > DSH_FRAME_MAX_PAYLOAD)
                 return -EPROTO;
         if (reader->used - DSH_FRAME_HEADER_SIZE < payload_length)

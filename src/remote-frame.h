@@ -15,14 +15,15 @@
 #include "util.h"
 
 /* Frame types.  Client to helper: */
-#define DSH_FRAME_REQUEST 'Q'       /* JSON: {"protocol":1,"operation":...,"argv":[...],...} */
+#define DSH_FRAME_REQUEST 'Q'       /* JSON: {"protocol":2,"operation":...,"argv":[...],...} */
 #define DSH_FRAME_STDIN 'I'         /* bytes for the command's stdin */
 #define DSH_FRAME_STDIN_EOF 'Z'     /* the local stdin ended */
 #define DSH_FRAME_SIGNAL 'K'        /* one byte: a signal number for the command's process group */
 /* Helper to client: */
-#define DSH_FRAME_HELLO 'H'         /* JSON: {"protocol":1,"version":"..."}, the helper's first frame */
+#define DSH_FRAME_HELLO 'H'         /* JSON: {"protocol":2,"version":"..."}, the helper's first frame */
 #define DSH_FRAME_STDOUT 'O'        /* bytes the command wrote to its stdout */
 #define DSH_FRAME_STDERR 'E'        /* bytes it (or the remote sandbox) wrote to stderr */
+#define DSH_FRAME_STDIN_CREDIT 'C'  /* 4 bytes big-endian: stdin bytes taken by the command (or dropped) */
 #define DSH_FRAME_FINAL 'F'         /* JSON: the final record, the last frame */
 
 #define DSH_FRAME_HEADER_SIZE 5
@@ -30,6 +31,24 @@
 #define DSH_FRAME_MAX_PAYLOAD (1024 * 1024)
 /* What one read of a stream becomes: one data frame. */
 #define DSH_FRAME_CHUNK 65536
+
+/*
+ * Stdin flow control.  The caller keeps at most this many stdin bytes
+ * sent but not yet credited back; the helper credits the bytes the
+ * command's stdin took (or that were dropped, the command having closed
+ * it).  A command that never reads its stdin so holds the caller's stdin
+ * still, as a pipe would locally, and the helper's queue stays within the
+ * window: more than that from the caller is a protocol error, never a
+ * bigger queue.  Signal and stdin-end frames are outside the window.
+ */
+#define DSH_REMOTE_STDIN_WINDOW (1024 * 1024)
+#define DSH_FRAME_CREDIT_SIZE 4
+
+/* A credit frame's payload for `count` bytes, 1..DSH_REMOTE_STDIN_WINDOW. */
+DSH_INTERNAL void dsh_frame_credit_encode(unsigned char payload[DSH_FRAME_CREDIT_SIZE], size_t count);
+
+/* Reads a credit frame's payload: 0 with *count_out, or -EPROTO for another size, 0, or more than the window. */
+DSH_INTERNAL int dsh_frame_credit_decode(const unsigned char *payload, size_t length, size_t *count_out);
 
 /* Writes one whole frame to a blocking `fd` (retrying EINTR and short writes).  Returns 0 or a negative errno. */
 DSH_INTERNAL int dsh_frame_write(int fd, char type, const void *payload, size_t length);

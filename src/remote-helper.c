@@ -168,6 +168,8 @@ typedef struct command_streams {
         int pidfd;
         int stdin_fd, stdout_fd, stderr_fd;     /* this side's ends; -1 once closed */
         dsh_byte_queue to_stdin;
+        size_t stdin_in_window;                 /* stdin bytes received and not yet credited back */
+        size_t stdin_credit_due;                /* of those, the bytes the command took or that were dropped */
         bool stdin_eof;                         /* the caller's stdin ended: close once the queue is empty */
         bool exited;
 } command_streams;
@@ -245,13 +247,36 @@ static int announce_enforcement(helper *self, const dsh_confined_argv *facts)
         return result;
 }
 
+/*
+ * The helper reads the channel at all times, so that a signal frame is
+ * never stuck behind stdin the command does not read; what bounds the
+ * queue in front of the command's stdin is the caller's window instead
+ * (remote-frame.h): it sends at most DSH_REMOTE_STDIN_WINDOW bytes not yet
+ * credited back.  A caller past its window — broken, or hostile and
+ * aiming at this host's memory — ends the channel with -EPROTO (the
+ * command is killed, the caller sees no final record: 125), never a
+ * bigger queue.  A command that closed its stdin loses what comes after,
+ * as it would locally; those bytes are credited all the same, or the
+ * caller would wait for credit forever.
+ */
+static int accept_stdin(command_streams *streams, const unsigned char *payload, size_t length)
+{
+        if (length > DSH_REMOTE_STDIN_WINDOW - streams->stdin_in_window)
+                return -EPROTO;
+        streams->stdin_in_window += length;
+        if (streams->stdin_fd < 0) {
+                streams->stdin_credit_due += length;
+                return 0;
+        }
+        return dsh_byte_queue_append(&streams->to_stdin, payload, length);
+}
+
 /* One frame from the caller during the run.  Returns 0, or -EPROTO for anything but stdin and signals. */
 static int handle_caller_frame(command_streams *streams, char type, const unsigned char *payload, size_t length)
 {
         switch (type) {
         case DSH_FRAME_STDIN:
-                /* A command that closed its stdin loses what comes after, as it would locally. */
-                return streams->stdin_fd >= 0 ? dsh_byte_queue_append(&streams->to_stdin, payload, length) : 0;
+                return accept_stdin(streams, payload, length);
         case DSH_FRAME_STDIN_EOF:
                 streams->stdin_eof = true;
                 return 0;
@@ -304,13 +329,34 @@ static int forward_output(helper *self, int *fd, char type)
         return dsh_frame_write(self->out_fd, type, chunk, (size_t) got);
 }
 
-/* What the command's stdin takes now; closed once the caller's ended and all of it went, or the command closed it. */
+/*
+ * What the command's stdin takes now; closed once the caller's ended and
+ * all of it went, or the command closed it (what is left is dropped).
+ * Either way the bytes that left the queue are due back as credit.
+ */
 static void feed_stdin(command_streams *streams)
 {
+        size_t queued = dsh_byte_queue_pending(&streams->to_stdin);
         int result = streams->stdin_fd >= 0 ? dsh_byte_queue_flush(&streams->to_stdin, streams->stdin_fd) : 0;
 
         if (result < 0 || (streams->stdin_eof && dsh_byte_queue_pending(&streams->to_stdin) == 0))
                 close_stream(&streams->stdin_fd);
+        if (streams->stdin_fd < 0)
+                dsh_byte_queue_clear(&streams->to_stdin);
+        streams->stdin_credit_due += queued - dsh_byte_queue_pending(&streams->to_stdin);
+}
+
+/* The caller's window reopens by what left the queue.  Returns 0 or the channel's negative errno. */
+static int return_credit(helper *self, command_streams *streams)
+{
+        unsigned char payload[DSH_FRAME_CREDIT_SIZE];
+
+        if (streams->stdin_credit_due == 0)
+                return 0;
+        dsh_frame_credit_encode(payload, streams->stdin_credit_due);
+        streams->stdin_in_window -= streams->stdin_credit_due;
+        streams->stdin_credit_due = 0;
+        return dsh_frame_write(self->out_fd, DSH_FRAME_STDIN_CREDIT, payload, sizeof(payload));
 }
 
 enum { POLL_CALLER, POLL_STDOUT, POLL_STDERR, POLL_STDIN, POLL_EXIT, POLL_COUNT };
@@ -323,6 +369,8 @@ static int pump_until_exit(helper *self, command_streams *streams)
 
         while (result == 0 && !streams->exited) {
                 feed_stdin(streams);
+                if ((result = return_credit(self, streams)) < 0)
+                        break;
                 fds[POLL_CALLER] = (struct pollfd) { self->in_fd, POLLIN, 0 };
                 fds[POLL_STDOUT] = (struct pollfd) { streams->stdout_fd, POLLIN, 0 };
                 fds[POLL_STDERR] = (struct pollfd) { streams->stderr_fd, POLLIN, 0 };
@@ -399,7 +447,7 @@ static void streams_clear(command_streams *streams)
 
 static int serve_run(helper *self, dsh_error *error)
 {
-        command_streams streams = { NULL, -1, -1, -1, -1, DSH_BYTE_QUEUE_INIT, false, false };
+        command_streams streams = { NULL, -1, -1, -1, -1, DSH_BYTE_QUEUE_INIT, 0, 0, false, false };
         int result = spawn_command(self, &streams, error);
 
         if (result == 0) {

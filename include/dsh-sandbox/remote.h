@@ -39,7 +39,7 @@ extern "C" {
 #endif
 
 /* The frame protocol's version, sent in both directions' first frame: a mismatch is refused. */
-#define DSH_REMOTE_PROTOCOL_VERSION 1
+#define DSH_REMOTE_PROTOCOL_VERSION 2
 
 /* How to reach the remote host. */
 typedef struct dsh_remote_target {

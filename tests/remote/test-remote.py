@@ -8,6 +8,7 @@ its own state directory; the client reaches it through its own ssh config
 XDG_RUNTIME_DIR.  Every outcome is checked on disk or by the exit status, and
 every fail-closed case checks that the command did not run anywhere.
 """
+import hashlib
 import json
 import os
 import pwd
@@ -17,6 +18,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 
@@ -26,6 +28,7 @@ import sshd_fixture  # noqa: E402
 DSH_SANDBOX = os.environ["DSH_SANDBOX_BIN"]
 HOST = "remote-test"
 SERVER = None
+STDIN_WINDOW = 1024 * 1024   # DSH_REMOTE_STDIN_WINDOW (src/remote-frame.h)
 
 
 def setUpModule():
@@ -128,7 +131,7 @@ class Facts(RemoteCase):
 
     def confine_answered_with(self, name, facts):
         """confine --remote against a fake helper that answers `facts`."""
-        fake = fake_remote(name, "frame('H', {'protocol': 1, 'version': 'x'})\n"
+        fake = fake_remote(name, "frame('H', {'protocol': 2, 'version': 'x'})\n"
                            "frame('F', {'outcome': 'answered', 'answer': %r})" % (facts,))
         return self.dsh("confine", "--mode", "workspace-write", config=self.config(remoteProgram=fake),
                         command=["true"])
@@ -311,7 +314,7 @@ class BashTool(RemoteCase):
         self.assertFalse(os.path.exists(marker))
 
     def test_a_result_that_does_not_validate_is_refused(self):
-        fake = fake_remote("bad-bash", "frame('H', {'protocol': 1, 'version': 'x'})\n"
+        fake = fake_remote("bad-bash", "frame('H', {'protocol': 2, 'version': 'x'})\n"
                            "frame('F', {'outcome': 'answered', 'answer': {'kind': 'completed', 'exitCode': 0}})")
         result = self.bash("--json", "true", config=self.config(remoteProgram=fake))
         self.assertEqual(result.returncode, 125, result.stderr)
@@ -384,8 +387,16 @@ class FailClosed(RemoteCase):
         self.assertIn("speaks protocol 99", record["error"]["message"])
         self.assertFalse(os.path.exists(self.marker()))
 
+    def test_a_credit_for_stdin_never_sent_is_a_protocol_error(self):
+        # The caller's count of stdin in flight never goes below zero: a helper that says otherwise is not one.
+        fake = fake_remote("overcredit", "frame('H', {'protocol': 2, 'version': 'x'})\n"
+                           "frame('C', struct.pack('>I', 5))\n"
+                           "frame('F', {'outcome': 'exited', 'status': 0})")
+        result = self.run_remote("touch", self.marker(), config=self.config(remoteProgram=fake))
+        self.assert_never_ran(result, self.marker(), "credited stdin it was never sent")
+
     def test_a_refusal_is_shown_as_one_line(self):
-        fake = fake_remote("multi-line", "frame('H', {'protocol': 1, 'version': 'x'})\n"
+        fake = fake_remote("multi-line", "frame('H', {'protocol': 2, 'version': 'x'})\n"
                            "frame('F', {'outcome': 'refused', 'errno': 0, 'error': {'code': 'SANDBOX_UNAVAILABLE',"
                            " 'message': 'no\\nsecond line\\x1b[31m'}})")
         result = self.run_remote("touch", self.marker(), config=self.config(remoteProgram=fake))
@@ -393,13 +404,173 @@ class FailClosed(RemoteCase):
 
     def test_a_transport_that_drops_mid_run_is_125_not_the_commands_status(self):
         # ssh's own 255 (here: a "remote" that kills its ssh session) is never read as the command's.
-        fake = fake_remote("drop", "frame('H', {'protocol': 1, 'version': 'x'})\n"
+        fake = fake_remote("drop", "frame('H', {'protocol': 2, 'version': 'x'})\n"
                            "frame('O', b'partial')\nsys.stdout.flush()\nos._exit(255)")
         result = self.run_remote("true", config=self.config(remoteProgram=fake))
         self.assertEqual(result.returncode, 125, result.stderr)
         self.assertEqual(result.stdout, b"partial")
         self.assertIn(b"SANDBOX_UNAVAILABLE", result.stderr)
         self.assertIn(b"exit 255", result.stderr)
+
+
+def parent_pid(pid):
+    with open("/proc/%d/stat" % pid) as handle:
+        return int(handle.read().rsplit(")", 1)[1].split()[1])
+
+
+def serving_helpers():
+    """The remote-helper processes (found by their argv) under this fixture's sshd, not another run's."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/cmdline" % entry, "rb") as handle:
+                argv = handle.read().split(b"\0")
+            if b"remote-helper" not in argv:
+                continue
+            pid = int(entry)
+            while pid > 1 and pid != SERVER.process.pid:
+                pid = parent_pid(pid)
+        except (OSError, ValueError):
+            continue
+        if pid == SERVER.process.pid:
+            found.append(int(entry))
+    return found
+
+
+def memory_kib(pid, key):
+    with open("/proc/%d/status" % pid) as handle:
+        for line in handle:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    raise AssertionError("no %s for process %d" % (key, pid))
+
+
+class Feeder(threading.Thread):
+    """Writes `total` bytes into a pipe the local run reads as its stdin, counting what the pipe took."""
+
+    def __init__(self, total):
+        super().__init__(daemon=True)
+        self.read_end, self.write_end = os.pipe()
+        self.total, self.written = total, 0
+
+    def run(self):
+        chunk = b"y" * 65536
+        try:
+            while self.written < self.total:
+                self.written += os.write(self.write_end, chunk[:self.total - self.written])
+        except BrokenPipeError:
+            pass   # the run ended: its stdin with it
+        os.close(self.write_end)
+
+    def settle(self):
+        """Waits until the writer is done or has stopped moving (readiness, not a timed assertion)."""
+        last, still = -1, 0
+        while self.is_alive() and still < 20:
+            time.sleep(0.1)
+            still = still + 1 if self.written == last else 0
+            last = self.written
+
+
+class StdinFlow(RemoteCase):
+    TRAP = 'trap "echo got-TERM; exit 7" TERM; %s echo ready; while :; do sleep 0.05; done'
+
+    def start_run(self, feeder, script):
+        # Landlock: the command is the process itself, so its stdin closed is the pipe's last reader gone.
+        process = subprocess.Popen([DSH_SANDBOX, "run", "--remote", HOST, "--backend", "landlock", "--", "sh",
+                                    "-c", script],
+                                   stdin=feeder.read_end, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   env=self.env(), preexec_fn=sshd_fixture.default_stopping_signals)
+        os.close(feeder.read_end)
+        self.assertEqual(process.stdout.readline(), b"ready\n")
+        return process
+
+    def finish_with_a_signal(self, process, feeder):
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=60)
+        feeder.join(60)
+        self.assertEqual(process.returncode, 7, err)
+        self.assertEqual(out, b"got-TERM\n")
+
+    def test_a_command_that_never_reads_stdin_holds_the_writer_and_the_helper_stays_small(self):
+        # As locally `yes | sleep 30` blocks `yes`: the remote queue never holds more than the window,
+        # and a signal still reaches the command while the window is full.
+        fed = 64 * STDIN_WINDOW
+        feeder = Feeder(fed)
+        process = self.start_run(feeder, self.TRAP % "")
+        helpers = serving_helpers()
+        self.assertEqual(len(helpers), 1, "the helper serving this run, by its argv")
+        baseline = memory_kib(helpers[0], "VmRSS")
+        feeder.start()
+        feeder.settle()
+        peak = memory_kib(helpers[0], "VmHWM")
+        self.assertLess(feeder.written, fed, "the local writer was never held")
+        # The window, the frame reader's buffer and the allocator's slack (ASan's quarantine too): a
+        # quarter of what was fed, where an unbounded queue holds all of it.
+        self.assertLess((peak - baseline) * 1024, fed // 4, "the helper grew from %d to %d KiB" % (baseline, peak))
+        self.finish_with_a_signal(process, feeder)
+        self.assertLess(feeder.written, fed)
+
+    def test_a_command_that_closed_its_stdin_still_lets_the_writer_finish(self):
+        # The helper drops what the command can no longer take, and credits it: the caller never stalls.
+        feeder = Feeder(8 * STDIN_WINDOW)
+        process = self.start_run(feeder, self.TRAP % "exec 0<&-;")
+        feeder.start()
+        feeder.join(60)
+        self.assertFalse(feeder.is_alive(), "the writer stalled behind a closed stdin")
+        self.assertEqual(feeder.written, feeder.total)
+        self.finish_with_a_signal(process, feeder)
+
+    def test_a_command_that_reads_all_its_stdin_gets_all_of_it(self):
+        data = os.urandom(20 * 1024 * 1024)
+        result = self.run_remote("sha256sum", stdin=data)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(result.stdout.split()[0].decode(), hashlib.sha256(data).hexdigest())
+
+    @staticmethod
+    def write_ignoring_the_end(pipe, data):
+        try:
+            pipe.write(data)
+            pipe.flush()
+        except BrokenPipeError:
+            pass
+
+    def test_the_helper_refuses_stdin_beyond_the_window(self):
+        # A caller that ignores its window (broken or hostile) ends the channel: no final record, the
+        # command killed, never a queue as big as what it sends.
+        pid_file = os.path.join(self.workspace, "pid")
+        request = json.dumps({"protocol": 2, "operation": "run", "mode": "workspace-write",
+                              "workspaceRoot": self.workspace, "backend": "landlock",
+                              "argv": ["sh", "-c", 'echo $$ > "$1"; exec sleep 1000', "sh", pid_file]}).encode()
+        chunk = b"y" * 65536
+        stdin = b"I" + len(chunk).to_bytes(4, "big") + chunk
+        framed = b"Q" + len(request).to_bytes(4, "big") + request + stdin * (4 * STDIN_WINDOW // len(chunk))
+        # The channel stays open: the helper must end it itself, not wait for the caller to hang up.
+        helper = subprocess.Popen([SERVER.remote_program, "remote-helper"], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE)
+        writer = threading.Thread(target=self.write_ignoring_the_end, args=(helper.stdin, framed), daemon=True)
+        writer.start()
+        try:
+            helper.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            helper.kill()
+            helper.wait()
+            self.fail("the helper queued stdin beyond the window instead of ending the channel")
+        finally:
+            writer.join(60)
+            helper.stdin.close()
+        self.assertNotEqual(helper.returncode, 0)
+        kinds, frames = [], helper.stdout.read()
+        helper.stdout.close()
+        while frames:
+            kinds.append(frames[:1])
+            frames = frames[5 + int.from_bytes(frames[1:5], "big"):]
+        self.assertEqual(kinds[0], b"H")
+        self.assertNotIn(b"F", kinds, "a final record after a protocol error")
+        if os.path.exists(pid_file):
+            with open(pid_file) as handle:
+                content = handle.read()
+            if content.strip():
+                self.assertFalse(os.path.exists("/proc/%d" % int(content)), "the command outlived the channel")
 
 
 class ConnectionReuse(RemoteCase):

@@ -76,6 +76,44 @@ static void test_an_oversized_header_is_a_protocol_error(void **state)
         dsh_frame_reader_clear(&reader);
 }
 
+/* A credit is 4 bytes big-endian, from 1 to the window; anything else is a protocol error, not a credit. */
+static void test_credits_read_back_and_nothing_else_reads(void **state)
+{
+        static const unsigned char zero[] = { 0, 0, 0, 0 }, above[] = { 0, 0x10, 0, 1 }, longer[] = { 0, 0, 0, 1, 0 };
+        unsigned char payload[DSH_FRAME_CREDIT_SIZE];
+        size_t count = 0;
+
+        (void) state;
+        dsh_frame_credit_encode(payload, 0x010203);
+        assert_memory_equal(payload, "\x00\x01\x02\x03", 4);
+        assert_int_equal(dsh_frame_credit_decode(payload, sizeof(payload), &count), 0);
+        assert_int_equal(count, 0x010203);
+        dsh_frame_credit_encode(payload, DSH_REMOTE_STDIN_WINDOW);
+        assert_int_equal(dsh_frame_credit_decode(payload, sizeof(payload), &count), 0);
+        assert_int_equal(count, DSH_REMOTE_STDIN_WINDOW);
+        assert_int_equal(dsh_frame_credit_decode(zero, sizeof(zero), &count), -EPROTO);
+        assert_int_equal(dsh_frame_credit_decode(above, sizeof(above), &count), -EPROTO);   /* the window + 1 */
+        assert_int_equal(dsh_frame_credit_decode(longer, sizeof(longer), &count), -EPROTO);
+        assert_int_equal(dsh_frame_credit_decode(payload, 3, &count), -EPROTO);
+        assert_int_equal(count, DSH_REMOTE_STDIN_WINDOW);   /* untouched by the refusals */
+}
+
+/* An older helper's hello (protocol 1, without the stdin window) is refused by its version. */
+static void test_an_older_hello_is_refused(void **state)
+{
+        static const char older[] = "{\"protocol\":1,\"version\":\"0.1.0\"}";
+        dsh_error error = DSH_ERROR_INIT;
+        char *hello = NULL;
+
+        (void) state;
+        assert_int_equal(dsh_remote_hello_check((const unsigned char *) older, strlen(older), &error), -EPROTO);
+        assert_non_null(strstr(error.message, "speaks protocol 1"));
+        dsh_error_clear(&error);
+        assert_int_equal(dsh_remote_hello_encode(&hello, &error), 0);
+        assert_int_equal(dsh_remote_hello_check((const unsigned char *) hello, strlen(hello), &error), 0);
+        free(hello);
+}
+
 static void test_a_queue_keeps_what_a_full_pipe_cannot_take(void **state)
 {
         dsh_byte_queue queue = DSH_BYTE_QUEUE_INIT;
@@ -150,20 +188,21 @@ static void test_requests_are_read_strictly(void **state)
         dsh_remote_call_clear(&call);
         free(text);
 
-        expect_call_refused("{\"protocol\":2,\"operation\":\"run\",\"argv\":[\"x\"]}", "speaks protocol 2");
+        /* An older peer (protocol 1 had no stdin window) is refused by its version. */
+        expect_call_refused("{\"protocol\":1,\"operation\":\"run\",\"argv\":[\"x\"]}", "speaks protocol 1");
         expect_call_refused("{\"operation\":\"run\",\"argv\":[\"x\"]}", "no protocol version");
-        expect_call_refused("{\"protocol\":1,\"operation\":\"run\",\"argv\":[\"x\"],\"env\":{}}", "unknown member");
-        expect_call_refused("{\"protocol\":1,\"operation\":\"exec\",\"argv\":[\"x\"]}", "unknown operation");
-        expect_call_refused("{\"protocol\":1,\"operation\":\"run\",\"argv\":[]}", "argv is empty");
-        expect_call_refused("{\"protocol\":1,\"operation\":\"run\"}", "argv missing");
-        expect_call_refused("{\"protocol\":1,\"operation\":\"probe\",\"argv\":[\"x\"]}", "argv given to probe");
-        expect_call_refused("{\"protocol\":1,\"operation\":\"run\",\"argv\":[\"a\\u0000b\"]}", "without NUL");
-        expect_call_refused("{\"protocol\":1,\"operation\":\"run\",\"argv\":[\"x\"],\"mode\":\"root\"}",
+        expect_call_refused("{\"protocol\":2,\"operation\":\"run\",\"argv\":[\"x\"],\"env\":{}}", "unknown member");
+        expect_call_refused("{\"protocol\":2,\"operation\":\"exec\",\"argv\":[\"x\"]}", "unknown operation");
+        expect_call_refused("{\"protocol\":2,\"operation\":\"run\",\"argv\":[]}", "argv is empty");
+        expect_call_refused("{\"protocol\":2,\"operation\":\"run\"}", "argv missing");
+        expect_call_refused("{\"protocol\":2,\"operation\":\"probe\",\"argv\":[\"x\"]}", "argv given to probe");
+        expect_call_refused("{\"protocol\":2,\"operation\":\"run\",\"argv\":[\"a\\u0000b\"]}", "without NUL");
+        expect_call_refused("{\"protocol\":2,\"operation\":\"run\",\"argv\":[\"x\"],\"mode\":\"root\"}",
                             "unknown mode");
-        expect_call_refused("{\"protocol\":1,\"operation\":\"run\",\"argv\":[\"x\"],\"timeoutMs\":5}",
+        expect_call_refused("{\"protocol\":2,\"operation\":\"run\",\"argv\":[\"x\"],\"timeoutMs\":5}",
                             "bash options given to run");
-        expect_call_refused("{\"protocol\":1,\"operation\":\"bash\",\"argv\":[\"x\",\"y\"]}", "one command line");
-        expect_call_refused("{\"protocol\":1,\"operation\":\"bash\",\"argv\":[\"x\"],\"timeoutMs\":0}",
+        expect_call_refused("{\"protocol\":2,\"operation\":\"bash\",\"argv\":[\"x\",\"y\"]}", "one command line");
+        expect_call_refused("{\"protocol\":2,\"operation\":\"bash\",\"argv\":[\"x\"],\"timeoutMs\":0}",
                             "positive integer");
 }
 
@@ -259,6 +298,8 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_frames_cut_anywhere_come_out_whole),
                 cmocka_unit_test(test_an_oversized_header_is_a_protocol_error),
+                cmocka_unit_test(test_credits_read_back_and_nothing_else_reads),
+                cmocka_unit_test(test_an_older_hello_is_refused),
                 cmocka_unit_test(test_a_queue_keeps_what_a_full_pipe_cannot_take),
                 cmocka_unit_test(test_requests_are_read_strictly),
                 cmocka_unit_test(test_final_records_are_read_strictly),

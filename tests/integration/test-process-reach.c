@@ -674,8 +674,10 @@ static void test_signal_from_outside_arrives(void **state)
                 confined_process process;
                 char *line, *rest = NULL;
 
+                /* SIGKILL for the helper: one that has not exec'd sleep yet would lose a SIGTERM to the trap
+                 * handler it inherited from the shell, and outlive the test. */
                 confined_start((confined_path) path, "read-only",
-                               "trap 'kill $!; echo trapped; exit 3' INT; sleep 1000 & echo ready; wait", &process);
+                               "trap 'kill -KILL $!; echo trapped; exit 3' INT; sleep 1000 & echo ready; wait", &process);
                 line = confined_read_line(&process);
                 assert_non_null(line);
                 assert_string_equal(line, "ready");

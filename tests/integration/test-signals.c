@@ -43,9 +43,14 @@
 #define WAIT_BOUND_MS 30000
 #define POLL_STEP_MS 10
 
-/* The trap is installed before the ready file ($1) appears; the trap reaps the helper it started. */
+/*
+ * The trap is installed before the ready file ($1) appears; the trap ends the helper it started, with
+ * SIGKILL: the helper may not have exec'd sleep yet (on a loaded machine), and until then it still
+ * has the shell's trap handler, which would take a SIGTERM and lose it at the exec, leaving the
+ * helper running for 1000 s after the test.
+ */
 #define TRAPPED_SCRIPT                                                                                         \
-        "trap 'kill $helper 2>/dev/null; exit 3' INT TERM HUP; sleep 1000 >/dev/null 2>&1 & helper=$!; "        \
+        "trap 'kill -KILL $helper 2>/dev/null; exit 3' INT TERM HUP; sleep 1000 >/dev/null 2>&1 & helper=$!; "  \
         ": > \"$1\"; wait"
 #define UNTRAPPED_SCRIPT ": > \"$1\"; exec sleep 1000"
 

@@ -66,8 +66,8 @@ static int invalid_input(dsh_error *error, const char *message)
 /*
  * Copies one optional path of the options, made absolute against the cwd
  * of this moment as dsh_runtime_new() makes it: every runtime of the
- * context, the ones made later included, reads the same files.  False when
- * out of memory or the cwd is gone.
+ * context, the ones made later included, reads the same files.  False with
+ * errno set when out of memory or the cwd is gone.
  */
 static bool copy_option(const char *value, char **copy_out)
 {
@@ -93,8 +93,16 @@ static int copy_options(service_context *context, const dsh_runtime_options *opt
         if (!copy_option(options->config_path, &context->config_path) ||
             !copy_option(options->launcher_directory, &context->launcher_directory) ||
             !copy_option(options->state_directory, &context->state_directory) ||
-            !copy_option(options->cache_directory, &context->cache_directory))
-                return out_of_memory(error);
+            !copy_option(options->cache_directory, &context->cache_directory)) {
+                int errno_value = errno ? errno : ENOMEM;
+
+                dsh_error_clear(error);
+                error->code = DSH_ERROR_SYSTEM;
+                error->errno_value = errno_value;
+                if (asprintf(&error->message, "cannot make the runtime's paths absolute: %s", strerror(errno_value)) < 0)
+                        error->message = NULL;
+                return -errno_value;
+        }
         if (options->protected_executables) {
                 context->protected_executables = dsh_strv_copy(options->protected_executables);
                 if (!context->protected_executables)

@@ -152,19 +152,24 @@ static void *run_waiter(void *data)
 }
 
 /*
- * Two long calls at once: the first waits for a file only the second
- * creates.  Were the calls serialised on one runtime, the first would reach
- * its 60 s timeout and the second would never start in time.
+ * Two long calls at once: the first, already running, waits for a file only
+ * the second creates.  Were the calls serialised on one runtime, the first
+ * would reach its 60 s timeout before the second could start.
  */
 static void test_two_long_calls_run_at_once(void **state)
 {
         fixture *f = *state;
         waiter first = { f, NULL, DSH_BASH_COMPLETED, -1 }, second = { f, NULL, DSH_BASH_COMPLETED, -1 };
         pthread_t first_thread, second_thread;
+        char *started = test_path_join(f->workspace, "started");
 
-        assert_true(asprintf(&first.command, "while [ ! -e '%s/flag' ]; do sleep 0.05; done", f->workspace) > 0);
-        assert_true(asprintf(&second.command, "sleep 0.3; touch '%s/flag'", f->workspace) > 0);
+        assert_true(asprintf(&first.command, "touch '%s'; while [ ! -e '%s/flag' ]; do sleep 0.05; done", started,
+                             f->workspace) > 0);
+        assert_true(asprintf(&second.command, "touch '%s/flag'", f->workspace) > 0);
         assert_int_equal(pthread_create(&first_thread, NULL, run_waiter, &first), 0);
+        /* The second call starts only once the first one's command runs: serialised, it would wait for it. */
+        while (!test_path_exists(started))
+                usleep(10 * 1000);
         assert_int_equal(pthread_create(&second_thread, NULL, run_waiter, &second), 0);
         pthread_join(first_thread, NULL);
         pthread_join(second_thread, NULL);
@@ -173,6 +178,7 @@ static void test_two_long_calls_run_at_once(void **state)
         assert_int_equal(second.kind, DSH_BASH_COMPLETED);
         free(first.command);
         free(second.command);
+        free(started);
 }
 
 static void test_the_pool_lends_a_runtime_to_one_call_at_a_time(void **state)

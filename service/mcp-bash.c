@@ -377,7 +377,7 @@ void mcp_tool_bash(mcp_tool_call *tool_call)
         dsh_bash_result result = DSH_BASH_RESULT_INIT;
         dsh_bash_cancellation *cancellation = NULL;
         dsh_error error = DSH_ERROR_INIT;
-        mcp_running_command running = { NULL, tool_call->call, NULL };
+        running_command running = { .call = tool_call->call };
         struct progress progress;
         int status;
 
@@ -397,13 +397,13 @@ void mcp_tool_bash(mcp_tool_call *tool_call)
                 request.approve_data = tool_call;
         }
         running.cancellation = cancellation;
-        mcp_connection_add_running(tool_call->connection, &running);
+        running_commands_enter(&tool_call->connection->running, &running);
         rpc_call_on_cancel(tool_call->call, cancel_command, cancellation);
         progress_start(&progress, tool_call, &request);
         status = service_bash_run(tool_call->connection->context, tool_call->connection->policy, &request, &result,
                                   &error);
         rpc_call_on_cancel(tool_call->call, NULL, NULL);
-        mcp_connection_remove_running(tool_call->connection, &running);
+        running_commands_leave(&tool_call->connection->running, &running);
         progress_stop(&progress);
         if (status < 0)
                 mcp_tool_reply_error(tool_call, &error, NULL);

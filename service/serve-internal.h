@@ -19,6 +19,7 @@
 #include "dsh-sandbox/bash-tool.h"
 
 #include "jsonrpc.h"
+#include "running-commands.h"
 #include "serve.h"
 #include "service-context.h"
 
@@ -33,7 +34,6 @@ enum {
 
 typedef struct serve_jobs serve_jobs;
 typedef struct serve_registration serve_registration;
-typedef struct serve_running serve_running;
 
 typedef struct serve_state {
         service_context *context;
@@ -43,10 +43,7 @@ typedef struct serve_state {
         serve_registration *registrations;
         long long next_registration_id;
         /* The bash.run calls whose command may be running, for a stop (serve_run's stop_fd). */
-        pthread_mutex_t running_lock;
-        pthread_cond_t running_changed;
-        serve_running *running;
-        bool stopping;          /* a stop began: every command is killed as soon as it is known */
+        running_commands running;
 } serve_state;
 
 /* The policy fields of one call, as read from its params (the strings borrowed from them). */

@@ -563,35 +563,6 @@ static void cancel_bash(void *data)
         dsh_bash_cancel(data, SIGTERM);
 }
 
-/* A bash.run whose command may be running, known to a stop. */
-struct serve_running {
-        dsh_bash_cancellation *cancellation;
-        serve_running *next;
-};
-
-/* Enters the call in the running list; a stop that began already kills its command as it starts. */
-static void running_enter(serve_state *state, serve_running *entry)
-{
-        pthread_mutex_lock(&state->running_lock);
-        entry->next = state->running;
-        state->running = entry;
-        if (state->stopping)
-                dsh_bash_cancel(entry->cancellation, SIGKILL);
-        pthread_mutex_unlock(&state->running_lock);
-}
-
-static void running_leave(serve_state *state, serve_running *entry)
-{
-        pthread_mutex_lock(&state->running_lock);
-        for (serve_running **link = &state->running; *link; link = &(*link)->next)
-                if (*link == entry) {
-                        *link = entry->next;
-                        break;
-                }
-        pthread_cond_broadcast(&state->running_changed);
-        pthread_mutex_unlock(&state->running_lock);
-}
-
 /*
  * Kills the command of every bash.run (SIGKILL to its group) and waits
  * until each call has seen its command gone — at most SERVE_STOP_WAIT_MS: a
@@ -604,14 +575,8 @@ static void running_stop(serve_state *state)
 
         clock_gettime(CLOCK_MONOTONIC, &deadline);
         deadline.tv_sec += SERVE_STOP_WAIT_MS / 1000;
-        pthread_mutex_lock(&state->running_lock);
-        state->stopping = true;
-        for (serve_running *entry = state->running; entry; entry = entry->next)
-                dsh_bash_cancel(entry->cancellation, SIGKILL);
-        while (state->running &&
-               pthread_cond_timedwait(&state->running_changed, &state->running_lock, &deadline) != ETIMEDOUT)
-                ;
-        pthread_mutex_unlock(&state->running_lock);
+        running_commands_kill(&state->running, NULL);
+        running_commands_wait(&state->running, &deadline);
 }
 
 static void bash_run(serve_state *state, rpc_call *call)
@@ -640,14 +605,14 @@ static void bash_run(serve_state *state, rpc_call *call)
         request.approve_data = &channel;
         ran = dsh_bash_cancellation_new(&cancellation, &error);
         if (ran == 0) {
-                serve_running running = { .cancellation = cancellation };
+                running_command running = { .cancellation = cancellation, .call = call };
 
                 request.cancellation = cancellation;
-                running_enter(state, &running);
+                running_commands_enter(&state->running, &running);
                 rpc_call_on_cancel(call, cancel_bash, cancellation);
                 ran = service_bash_run(state->context, &fields.fields, &request, &result, &error);
                 rpc_call_on_cancel(call, NULL, NULL);
-                running_leave(state, &running);
+                running_commands_leave(&state->running, &running);
         }
         if (ran == 0)
                 answer = serve_bash_result_json(&result, &error);
@@ -812,15 +777,10 @@ int serve_run(service_context *context, const serve_options *options, dsh_error 
         rpc_handlers handlers = { .on_request = on_request, .on_notification = on_notification, .data = &state,
                                   .on_input_end = on_input_end };
         rpc_server *server = NULL;
-        pthread_condattr_t monotonic;
         service_stop_watch watch = { .stop_fd = -1, .quit = { -1, -1 } };
         int result;
 
-        pthread_mutex_init(&state.running_lock, NULL);
-        pthread_condattr_init(&monotonic);
-        pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
-        pthread_cond_init(&state.running_changed, &monotonic);
-        pthread_condattr_destroy(&monotonic);
+        running_commands_init(&state.running);
         result = serve_jobs_new(context, &state.jobs, error);
         if (state.approval_timeout_ms <= 0)
                 state.approval_timeout_ms = SERVE_APPROVAL_TIMEOUT_MS;
@@ -836,7 +796,6 @@ int serve_run(service_context *context, const serve_options *options, dsh_error 
                 serve_jobs_end(state.jobs);
         rpc_server_free(server);
         forget_registrations(&state);
-        pthread_cond_destroy(&state.running_changed);
-        pthread_mutex_destroy(&state.running_lock);
+        running_commands_destroy(&state.running);
         return result;
 }

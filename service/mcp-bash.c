@@ -16,6 +16,7 @@
 #include "dsh-sandbox/json.h"
 
 #include "mcp-tools.h"
+#include "service-results.h"
 
 /*
  * Output kept per stream for the model.  The library keeps 256 KiB by
@@ -339,17 +340,15 @@ static char *bash_result_text(const json_t *object, const char *preface)
 static void reply_bash_result(mcp_tool_call *tool_call, const dsh_bash_result *result, const char *preface)
 {
         dsh_error error = DSH_ERROR_INIT;
-        char *encoded = NULL, *text = NULL;
-        json_t *object = NULL;
+        json_t *object = service_bash_result_json(result, &error);
+        char *text = NULL;
 
-        if (dsh_json_encode_bash_result(result, &encoded, &error) < 0) {
+        if (!object) {
                 mcp_tool_reply_error(tool_call, &error, NULL);
                 dsh_error_clear(&error);
                 return;
         }
-        object = json_loads(encoded, JSON_ALLOW_NUL, NULL);
-        free(encoded);
-        text = object ? bash_result_text(object, preface) : NULL;
+        text = bash_result_text(object, preface);
         if (!text) {
                 json_decref(object);
                 rpc_call_fail(tool_call->call, RPC_INTERNAL_ERROR, "out of memory", NULL);

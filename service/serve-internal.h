@@ -21,6 +21,7 @@
 #include "jsonrpc.h"
 #include "running-commands.h"
 #include "serve.h"
+#include "service-results.h"
 #include "service-context.h"
 
 /* serve's own errors, in the range JSON-RPC leaves to the server (docs/service.md). */
@@ -71,9 +72,6 @@ int serve_param_backend(rpc_call *call, const char **backend_out);
 /* A whole number from 1 to `maximum`: 0, 1 (absent), or -1 after answering -32602 naming `name`. */
 int serve_param_positive(rpc_call *call, const char *name, long long maximum, long long *value_out);
 
-/* Sets `error` (cleared first) to DSH_ERROR_SYSTEM with `errno_value` and a message; returns -errno_value. */
-int serve_error_set(dsh_error *error, int errno_value, const char *format, ...) __attribute__((format(printf, 3, 4)));
-
 /* Answers a library error (RPC_SANDBOX_ERROR with data {code, message}) and clears it. */
 void serve_fail(rpc_call *call, dsh_error *error);
 
@@ -82,9 +80,6 @@ void serve_fail(rpc_call *call, dsh_error *error);
  * result when `encoded` is 0, else `error`.  Frees `text`, clears `error`.
  */
 void serve_reply_encoded(rpc_call *call, int encoded, char *text, dsh_error *error);
-
-/* The bash tool's result object (dsh_json_encode_bash_result), as a new JSON value; NULL with `error` set. */
-json_t *serve_bash_result_json(const dsh_bash_result *result, dsh_error *error);
 
 /*
  * A JSON string of the `length` bytes at `bytes`, each byte that is not

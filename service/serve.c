@@ -31,7 +31,6 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,36 +125,14 @@ void serve_fail(rpc_call *call, dsh_error *error)
         dsh_error_clear(error);
 }
 
-/* Reads what one of the library's encoders wrote back into a JSON value, to be sent as it is. */
-static json_t *encoded_json(char *text, dsh_error *error)
-{
-        json_t *value = json_loads(text, JSON_ALLOW_NUL, NULL);
-
-        if (!value)
-                serve_error_set(error, ENOMEM, "%s", strerror(ENOMEM));
-        return value;
-}
-
 void serve_reply_encoded(rpc_call *call, int encoded, char *text, dsh_error *error)
 {
-        json_t *value = encoded < 0 ? NULL : encoded_json(text, error);
+        json_t *value = service_encoded_json(encoded, text, error);
 
-        free(text);
         if (value)
                 rpc_call_reply(call, value);
         else
                 serve_fail(call, error);
-}
-
-json_t *serve_bash_result_json(const dsh_bash_result *result, dsh_error *error)
-{
-        char *text = NULL;
-        json_t *value = NULL;
-
-        if (dsh_json_encode_bash_result(result, &text, error) == 0)
-                value = encoded_json(text, error);
-        free(text);
-        return value;
 }
 
 json_t *serve_output_json(const char *bytes, size_t length)
@@ -305,7 +282,7 @@ static int register_root(serve_state *state, dsh_session *session, void *data, d
 
         if (result == 0 && !(entry->session_id = strdup(dsh_session_id(session)))) {
                 dsh_session_dispose_writable_root(session, entry->registration);
-                return serve_error_set(error, ENOMEM, "%s", strerror(ENOMEM));
+                return service_error_set(error, ENOMEM, "%s", strerror(ENOMEM));
         }
         if (result == 0) {
                 entry->id = request->id = ++state->next_registration_id;
@@ -325,7 +302,7 @@ static void session_register_writable_root(serve_state *state, rpc_call *call)
                 return;
         request.entry = calloc(1, sizeof(*request.entry));
         if (!request.entry) {
-                serve_error_set(&error, ENOMEM, "%s", strerror(ENOMEM));
+                service_error_set(&error, ENOMEM, "%s", strerror(ENOMEM));
                 serve_fail(call, &error);
                 return;
         }
@@ -486,22 +463,6 @@ static void sandbox_probe(serve_state *state, rpc_call *call)
 
 /* -------------------------------------------------------------- bash -- */
 
-int serve_error_set(dsh_error *error, int errno_value, const char *format, ...)
-{
-        va_list arguments;
-        char *message = NULL;
-
-        dsh_error_clear(error);
-        va_start(arguments, format);
-        if (vasprintf(&message, format, arguments) < 0)
-                message = NULL;
-        va_end(arguments);
-        error->code = DSH_ERROR_SYSTEM;
-        error->errno_value = errno_value;
-        error->message = message;
-        return -errno_value;
-}
-
 /* approval/request's params: {command, mode, justification} and, for the prompt, where and from what. */
 static json_t *approval_params(const dsh_bash_escalation *escalation)
 {
@@ -539,19 +500,19 @@ static int approve_through_client(const dsh_bash_escalation *escalation, void *d
         int result;
 
         if (!params)
-                return serve_error_set(error, EINVAL, "approval/request could not carry the escalation as JSON");
+                return service_error_set(error, EINVAL, "approval/request could not carry the escalation as JSON");
         result = rpc_server_request(rpc_call_server(channel->call), channel->call, "approval/request", params,
                                     channel->timeout_ms, &answer, &refusal);
         if (result == 0)
                 result = json_is_true(json_object_get(answer, "approved")) ? 1 : 0;
         else if (result == -EPROTO)
-                serve_error_set(error, EPROTO, "the client answered approval/request with an error: %s",
+                service_error_set(error, EPROTO, "the client answered approval/request with an error: %s",
                                json_string_value(json_object_get(refusal, "message")) ?: "(no message)");
         else if (result == -ETIMEDOUT)
-                serve_error_set(error, ETIMEDOUT, "the client did not answer approval/request within %ld ms",
+                service_error_set(error, ETIMEDOUT, "the client did not answer approval/request within %ld ms",
                                 channel->timeout_ms);
         else
-                serve_error_set(error, -result, "approval/request could not be asked: %s", strerror(-result));
+                service_error_set(error, -result, "approval/request could not be asked: %s", strerror(-result));
         json_decref(answer);
         json_decref(refusal);
         return result;
@@ -615,7 +576,7 @@ static void bash_run(serve_state *state, rpc_call *call)
                 running_commands_leave(&state->running, &running);
         }
         if (ran == 0)
-                answer = serve_bash_result_json(&result, &error);
+                answer = service_bash_result_json(&result, &error);
         if (answer)
                 rpc_call_reply(call, answer);
         else
@@ -785,11 +746,11 @@ int serve_run(service_context *context, const serve_options *options, dsh_error 
         if (state.approval_timeout_ms <= 0)
                 state.approval_timeout_ms = SERVE_APPROVAL_TIMEOUT_MS;
         if (result == 0 && (result = service_stop_watch_start(&watch, options->stop_fd, stop_everything, &state)) < 0)
-                serve_error_set(error, -result, "cannot watch for a stop: %s", strerror(-result));
+                service_error_set(error, -result, "cannot watch for a stop: %s", strerror(-result));
         if (result == 0 && !(server = rpc_server_new(options->input_fd, options->output_fd, &handlers)))
-                result = serve_error_set(error, ENOMEM, "%s", strerror(ENOMEM));
+                result = service_error_set(error, ENOMEM, "%s", strerror(ENOMEM));
         if (result == 0 && (result = rpc_server_run(server)) < 0)
-                serve_error_set(error, -result, "cannot read the requests: %s", strerror(-result));
+                service_error_set(error, -result, "cannot read the requests: %s", strerror(-result));
         /* Every request has answered; what still runs is a job no one waits for: it ends with the service. */
         service_stop_watch_end(&watch);
         if (state.jobs)

@@ -6,7 +6,6 @@
  * notifications while the command runs, and cancellation.
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -360,12 +359,6 @@ static void reply_bash_result(mcp_tool_call *tool_call, const dsh_bash_result *r
 
 /* ---------------------------------------------------------------- call -- */
 
-/* The call's cancel hook: the command's group gets SIGTERM, and what is left of it SIGKILL after the grace. */
-static void cancel_command(void *data)
-{
-        dsh_bash_cancel(data, SIGTERM);
-}
-
 static const char no_elicitation_preface[] =
         "This MCP client cannot ask its user (it did not declare the elicitation capability), so no escalation "
         "can be approved through this server: the command did not run.";
@@ -397,11 +390,9 @@ void mcp_tool_bash(mcp_tool_call *tool_call)
         }
         running.cancellation = cancellation;
         running_commands_enter(&tool_call->connection->running, &running);
-        rpc_call_on_cancel(tool_call->call, cancel_command, cancellation);
         progress_start(&progress, tool_call, &request);
         status = service_bash_run(tool_call->connection->context, tool_call->connection->policy, &request, &result,
                                   &error);
-        rpc_call_on_cancel(tool_call->call, NULL, NULL);
         running_commands_leave(&tool_call->connection->running, &running);
         progress_stop(&progress);
         if (status < 0)

@@ -22,6 +22,12 @@ void running_commands_destroy(running_commands *commands)
         pthread_mutex_destroy(&commands->lock);
 }
 
+/* The call's cancel hook, on the transport's reading thread: dsh_bash_cancel() only writes to a pipe. */
+static void cancel_command(void *data)
+{
+        dsh_bash_cancel(data, SIGTERM);
+}
+
 void running_commands_enter(running_commands *commands, running_command *command)
 {
         pthread_mutex_lock(&commands->lock);
@@ -30,10 +36,12 @@ void running_commands_enter(running_commands *commands, running_command *command
         if (commands->ending)
                 dsh_bash_cancel(command->cancellation, SIGKILL);
         pthread_mutex_unlock(&commands->lock);
+        rpc_call_on_cancel(command->call, cancel_command, command->cancellation);
 }
 
 void running_commands_leave(running_commands *commands, running_command *command)
 {
+        rpc_call_on_cancel(command->call, NULL, NULL);
         pthread_mutex_lock(&commands->lock);
         for (running_command **link = &commands->list; *link; link = &(*link)->next)
                 if (*link == command) {

@@ -33,10 +33,15 @@ typedef struct running_commands {
 void running_commands_init(running_commands *commands);
 void running_commands_destroy(running_commands *commands);
 
-/* Enters `command`; once running_commands_kill() was called, its command is killed at once (it never runs). */
+/*
+ * Enters `command`, and makes its call's cancellation a SIGTERM to the
+ * command's group (what is left of it gets SIGKILL after the grace); once
+ * running_commands_kill() was called, the command is killed at once (it
+ * never runs).
+ */
 void running_commands_enter(running_commands *commands, running_command *command);
 
-/* Leaves: the caller does this before it frees the cancellation. */
+/* Leaves (and takes the cancel hook off its call): the caller does this before it frees the cancellation. */
 void running_commands_leave(running_commands *commands, running_command *command);
 
 /*

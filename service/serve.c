@@ -30,7 +30,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -518,12 +517,6 @@ static int approve_through_client(const dsh_bash_escalation *escalation, void *d
         return result;
 }
 
-/* Runs on the transport's reading thread: dsh_bash_cancel() only writes to a pipe. */
-static void cancel_bash(void *data)
-{
-        dsh_bash_cancel(data, SIGTERM);
-}
-
 /*
  * Kills the command of every bash.run (SIGKILL to its group) and waits
  * until each call has seen its command gone — at most SERVE_STOP_WAIT_MS: a
@@ -570,9 +563,7 @@ static void bash_run(serve_state *state, rpc_call *call)
 
                 request.cancellation = cancellation;
                 running_commands_enter(&state->running, &running);
-                rpc_call_on_cancel(call, cancel_bash, cancellation);
                 ran = service_bash_run(state->context, &fields.fields, &request, &result, &error);
-                rpc_call_on_cancel(call, NULL, NULL);
                 running_commands_leave(&state->running, &running);
         }
         if (ran == 0)

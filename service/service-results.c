@@ -42,3 +42,11 @@ json_t *service_bash_result_json(const dsh_bash_result *result, dsh_error *error
 
         return service_encoded_json(encoded, text, error);
 }
+
+json_t *service_file_result_json(const dsh_file_result *result, dsh_error *error)
+{
+        char *text = NULL;
+        int encoded = dsh_json_encode_file_result(result, &text, error);
+
+        return service_encoded_json(encoded, text, error);
+}

@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "dsh-sandbox/bash-tool.h"
+#include "dsh-sandbox/file-guard.h"
 #include "dsh-sandbox/sandbox.h"
 
 /* Sets `error` (cleared first) to DSH_ERROR_SYSTEM with `errno_value` and a message; returns -errno_value. */
@@ -25,5 +26,8 @@ json_t *service_encoded_json(int encoded, char *text, dsh_error *error);
 
 /* The bash tool's result object (dsh_json_encode_bash_result), as a new JSON value; NULL with `error` set. */
 json_t *service_bash_result_json(const dsh_bash_result *result, dsh_error *error);
+
+/* The file guard's result object (dsh_json_encode_file_result), as a new JSON value; NULL with `error` set. */
+json_t *service_file_result_json(const dsh_file_result *result, dsh_error *error);
 
 #endif

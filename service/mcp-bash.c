@@ -6,7 +6,6 @@
  * notifications while the command runs, and cancellation.
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 #include "dsh-sandbox/json.h"
 
 #include "mcp-tools.h"
+#include "service-results.h"
 
 /*
  * Output kept per stream for the model.  The library keeps 256 KiB by
@@ -339,17 +339,15 @@ static char *bash_result_text(const json_t *object, const char *preface)
 static void reply_bash_result(mcp_tool_call *tool_call, const dsh_bash_result *result, const char *preface)
 {
         dsh_error error = DSH_ERROR_INIT;
-        char *encoded = NULL, *text = NULL;
-        json_t *object = NULL;
+        json_t *object = service_bash_result_json(result, &error);
+        char *text = NULL;
 
-        if (dsh_json_encode_bash_result(result, &encoded, &error) < 0) {
+        if (!object) {
                 mcp_tool_reply_error(tool_call, &error, NULL);
                 dsh_error_clear(&error);
                 return;
         }
-        object = json_loads(encoded, JSON_ALLOW_NUL, NULL);
-        free(encoded);
-        text = object ? bash_result_text(object, preface) : NULL;
+        text = bash_result_text(object, preface);
         if (!text) {
                 json_decref(object);
                 rpc_call_fail(tool_call->call, RPC_INTERNAL_ERROR, "out of memory", NULL);
@@ -361,12 +359,6 @@ static void reply_bash_result(mcp_tool_call *tool_call, const dsh_bash_result *r
 
 /* ---------------------------------------------------------------- call -- */
 
-/* The call's cancel hook: the command's group gets SIGTERM, and what is left of it SIGKILL after the grace. */
-static void cancel_command(void *data)
-{
-        dsh_bash_cancel(data, SIGTERM);
-}
-
 static const char no_elicitation_preface[] =
         "This MCP client cannot ask its user (it did not declare the elicitation capability), so no escalation "
         "can be approved through this server: the command did not run.";
@@ -377,7 +369,7 @@ void mcp_tool_bash(mcp_tool_call *tool_call)
         dsh_bash_result result = DSH_BASH_RESULT_INIT;
         dsh_bash_cancellation *cancellation = NULL;
         dsh_error error = DSH_ERROR_INIT;
-        mcp_running_command running = { NULL, tool_call->call, NULL };
+        running_command running = { .call = tool_call->call };
         struct progress progress;
         int status;
 
@@ -397,13 +389,11 @@ void mcp_tool_bash(mcp_tool_call *tool_call)
                 request.approve_data = tool_call;
         }
         running.cancellation = cancellation;
-        mcp_connection_add_running(tool_call->connection, &running);
-        rpc_call_on_cancel(tool_call->call, cancel_command, cancellation);
+        running_commands_enter(&tool_call->connection->running, &running);
         progress_start(&progress, tool_call, &request);
         status = service_bash_run(tool_call->connection->context, tool_call->connection->policy, &request, &result,
                                   &error);
-        rpc_call_on_cancel(tool_call->call, NULL, NULL);
-        mcp_connection_remove_running(tool_call->connection, &running);
+        running_commands_leave(&tool_call->connection->running, &running);
         progress_stop(&progress);
         if (status < 0)
                 mcp_tool_reply_error(tool_call, &error, NULL);

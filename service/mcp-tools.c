@@ -14,6 +14,7 @@
 #include "dsh-sandbox/json.h"
 
 #include "mcp-tools.h"
+#include "service-results.h"
 
 /* ---------------------------------------------------------- definitions -- */
 
@@ -406,12 +407,8 @@ static char *describe_file_result(const mcp_tool_call *tool_call, const dsh_file
 static json_t *structured_file_result(const dsh_file_result *result)
 {
         dsh_error error = DSH_ERROR_INIT;
-        char *encoded = NULL;
-        json_t *object = NULL;
+        json_t *object = service_file_result_json(result, &error);
 
-        if (dsh_json_encode_file_result(result, &encoded, &error) == 0)
-                object = json_loads(encoded, 0, NULL);
-        free(encoded);
         dsh_error_clear(&error);
         return object;
 }

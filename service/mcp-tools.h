@@ -23,14 +23,8 @@
 #include "dsh-sandbox/bash-tool.h"
 
 #include "jsonrpc.h"
+#include "running-commands.h"
 #include "service-context.h"
-
-/* A bash command running for a tools/call, known to the connection so that the end of input or a stop ends it. */
-typedef struct mcp_running_command {
-        dsh_bash_cancellation *cancellation;
-        rpc_call *call;
-        struct mcp_running_command *next;
-} mcp_running_command;
 
 /* One client's connection: the server's state for the life of the stdio stream. */
 typedef struct mcp_connection {
@@ -41,9 +35,7 @@ typedef struct mcp_connection {
         pthread_mutex_t lock;           /* over what initialize sets: requests run on threads of their own */
         const char *protocol_version;   /* negotiated (a static string); NULL before initialize */
         bool client_elicits;            /* the client declared form elicitation */
-        mcp_running_command *running;   /* the commands running now */
-        pthread_cond_t none_running;    /* signalled when `running` turns empty */
-        bool ending;                    /* the input ended (or the server was stopped): no command may start */
+        running_commands running;       /* the bash tool's commands: the end of input or a stop kills them */
 } mcp_connection;
 
 /* One tools/call, while it runs. */
@@ -73,14 +65,6 @@ void mcp_tool_bash(mcp_tool_call *tool_call);
 
 /* Whether the negotiated revision wants invalid tool arguments reported as a tool error (2025-11-25 on). */
 bool mcp_connection_reports_invalid_arguments_as_tool_errors(mcp_connection *connection);
-
-/*
- * Registers a command about to run, so that the end of input cancels it;
- * once the input has ended, cancels it at once instead (it never starts).
- * The caller unregisters it before it frees the cancellation.
- */
-void mcp_connection_add_running(mcp_connection *connection, mcp_running_command *command);
-void mcp_connection_remove_running(mcp_connection *connection, mcp_running_command *command);
 
 /* Whether the client declared form elicitation in initialize. */
 bool mcp_connection_client_elicits(mcp_connection *connection);

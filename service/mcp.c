@@ -183,30 +183,6 @@ static void on_notification(rpc_server *server, const char *method, json_t *para
 
 /* ------------------------------------------------------ running commands -- */
 
-void mcp_connection_add_running(mcp_connection *connection, mcp_running_command *command)
-{
-        pthread_mutex_lock(&connection->lock);
-        if (connection->ending)
-                dsh_bash_cancel(command->cancellation, SIGKILL);
-        command->next = connection->running;
-        connection->running = command;
-        pthread_mutex_unlock(&connection->lock);
-}
-
-void mcp_connection_remove_running(mcp_connection *connection, mcp_running_command *command)
-{
-        pthread_mutex_lock(&connection->lock);
-        for (mcp_running_command **link = &connection->running; *link; link = &(*link)->next) {
-                if (*link == command) {
-                        *link = command->next;
-                        break;
-                }
-        }
-        if (!connection->running)
-                pthread_cond_broadcast(&connection->none_running);
-        pthread_mutex_unlock(&connection->lock);
-}
-
 /*
  * Every running command is killed, and none starts any more.  Its call is
  * cancelled too, so that one still waiting for the user's answer to an
@@ -215,13 +191,7 @@ void mcp_connection_remove_running(mcp_connection *connection, mcp_running_comma
  */
 static void end_running_commands(mcp_connection *connection)
 {
-        pthread_mutex_lock(&connection->lock);
-        connection->ending = true;
-        for (mcp_running_command *command = connection->running; command; command = command->next) {
-                dsh_bash_cancel(command->cancellation, SIGKILL);
-                rpc_server_cancel(connection->rpc, rpc_call_id(command->call));
-        }
-        pthread_mutex_unlock(&connection->lock);
+        running_commands_kill(&connection->running, connection->rpc);
 }
 
 /*
@@ -247,10 +217,7 @@ static void stop_running_commands(void *data)
         mcp_connection *connection = data;
 
         end_running_commands(connection);
-        pthread_mutex_lock(&connection->lock);
-        while (connection->running)
-                pthread_cond_wait(&connection->none_running, &connection->lock);
-        pthread_mutex_unlock(&connection->lock);
+        running_commands_wait(&connection->running, NULL);
 }
 
 /* ---------------------------------------------------------------- serve -- */
@@ -267,7 +234,7 @@ int mcp_serve(service_context *context, const service_policy_fields *policy, int
         if (!connection.tools)
                 return -ENOMEM;
         pthread_mutex_init(&connection.lock, NULL);
-        pthread_cond_init(&connection.none_running, NULL);
+        running_commands_init(&connection.running);
         connection.rpc = rpc_server_new(input_fd, output_fd, &handlers);
         result = connection.rpc ? service_stop_watch_start(&watch, stop_fd, stop_running_commands, &connection)
                                 : -ENOMEM;
@@ -277,7 +244,7 @@ int mcp_serve(service_context *context, const service_policy_fields *policy, int
         }
         if (connection.rpc)
                 rpc_server_free(connection.rpc);
-        pthread_cond_destroy(&connection.none_running);
+        running_commands_destroy(&connection.running);
         pthread_mutex_destroy(&connection.lock);
         json_decref(connection.tools);
         return result;

@@ -35,7 +35,7 @@ static void run_guarded(serve_state *state, rpc_call *call, const fs_call *opera
         dsh_file_result result = DSH_FILE_RESULT_INIT;
         dsh_error error = DSH_ERROR_INIT;
         dsh_file_guard *guard = NULL;
-        char *text = NULL;
+        json_t *answer = NULL;
         int done;
 
         if (serve_param_policy(call, &fields) < 0)
@@ -44,8 +44,11 @@ static void run_guarded(serve_state *state, rpc_call *call, const fs_call *opera
         if (done == 0)
                 done = run(guard, operation, &result, &error);
         if (done == 0)
-                done = dsh_json_encode_file_result(&result, &text, &error);
-        serve_reply_encoded(call, done, text, &error);
+                answer = service_file_result_json(&result, &error);
+        if (answer)
+                rpc_call_reply(call, answer);
+        else
+                serve_fail(call, &error);
         dsh_file_result_clear(&result);
         dsh_file_guard_free(guard);
         serve_policy_clear(&fields);

@@ -19,7 +19,9 @@
 #include "dsh-sandbox/bash-tool.h"
 
 #include "jsonrpc.h"
+#include "running-commands.h"
 #include "serve.h"
+#include "service-results.h"
 #include "service-context.h"
 
 /* serve's own errors, in the range JSON-RPC leaves to the server (docs/service.md). */
@@ -33,7 +35,6 @@ enum {
 
 typedef struct serve_jobs serve_jobs;
 typedef struct serve_registration serve_registration;
-typedef struct serve_running serve_running;
 
 typedef struct serve_state {
         service_context *context;
@@ -43,10 +44,7 @@ typedef struct serve_state {
         serve_registration *registrations;
         long long next_registration_id;
         /* The bash.run calls whose command may be running, for a stop (serve_run's stop_fd). */
-        pthread_mutex_t running_lock;
-        pthread_cond_t running_changed;
-        serve_running *running;
-        bool stopping;          /* a stop began: every command is killed as soon as it is known */
+        running_commands running;
 } serve_state;
 
 /* The policy fields of one call, as read from its params (the strings borrowed from them). */
@@ -74,9 +72,6 @@ int serve_param_backend(rpc_call *call, const char **backend_out);
 /* A whole number from 1 to `maximum`: 0, 1 (absent), or -1 after answering -32602 naming `name`. */
 int serve_param_positive(rpc_call *call, const char *name, long long maximum, long long *value_out);
 
-/* Sets `error` (cleared first) to DSH_ERROR_SYSTEM with `errno_value` and a message; returns -errno_value. */
-int serve_error_set(dsh_error *error, int errno_value, const char *format, ...) __attribute__((format(printf, 3, 4)));
-
 /* Answers a library error (RPC_SANDBOX_ERROR with data {code, message}) and clears it. */
 void serve_fail(rpc_call *call, dsh_error *error);
 
@@ -85,9 +80,6 @@ void serve_fail(rpc_call *call, dsh_error *error);
  * result when `encoded` is 0, else `error`.  Frees `text`, clears `error`.
  */
 void serve_reply_encoded(rpc_call *call, int encoded, char *text, dsh_error *error);
-
-/* The bash tool's result object (dsh_json_encode_bash_result), as a new JSON value; NULL with `error` set. */
-json_t *serve_bash_result_json(const dsh_bash_result *result, dsh_error *error);
 
 /*
  * A JSON string of the `length` bytes at `bytes`, each byte that is not

@@ -80,7 +80,7 @@ int serve_jobs_new(service_context *context, serve_jobs **jobs_out, dsh_error *e
         pthread_condattr_t attributes;
 
         if (!jobs)
-                return serve_error_set(error, ENOMEM, "%s", strerror(ENOMEM));
+                return service_error_set(error, ENOMEM, "%s", strerror(ENOMEM));
         jobs->context = context;
         pthread_mutex_init(&jobs->lock, NULL);
         /* job.wait's timeoutMs is a duration: a clock that steps must not stretch or cut it. */
@@ -306,7 +306,7 @@ void serve_job_start(serve_state *state, rpc_call *call)
                 return;
         }
         job = calloc(1, sizeof(*job));
-        result = job && (job->command = strdup(command)) ? 0 : serve_error_set(&error, ENOMEM, "%s", strerror(ENOMEM));
+        result = job && (job->command = strdup(command)) ? 0 : service_error_set(&error, ENOMEM, "%s", strerror(ENOMEM));
         if (result == 0) {
                 job->jobs = jobs;
                 job->references = 2;  /* the table's and the thread's */
@@ -333,7 +333,7 @@ void serve_job_start(serve_state *state, rpc_call *call)
                 else if (error.code != DSH_ERROR_NONE)
                         serve_fail(call, &error);
                 else {
-                        serve_error_set(&error, -result, "cannot start the job's thread: %s", strerror(-result));
+                        service_error_set(&error, -result, "cannot start the job's thread: %s", strerror(-result));
                         serve_fail(call, &error);
                 }
                 if (job) {
@@ -442,7 +442,7 @@ static void answer_exited(rpc_call *call, const serve_job *job)
                 rpc_call_fail_sandbox(call, &job->error);
                 return;
         }
-        answer = serve_bash_result_json(&job->result, &error);
+        answer = service_bash_result_json(&job->result, &error);
         if (answer)
                 rpc_call_reply(call, answer);
         else

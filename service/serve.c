@@ -30,8 +30,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,36 +124,14 @@ void serve_fail(rpc_call *call, dsh_error *error)
         dsh_error_clear(error);
 }
 
-/* Reads what one of the library's encoders wrote back into a JSON value, to be sent as it is. */
-static json_t *encoded_json(char *text, dsh_error *error)
-{
-        json_t *value = json_loads(text, JSON_ALLOW_NUL, NULL);
-
-        if (!value)
-                serve_error_set(error, ENOMEM, "%s", strerror(ENOMEM));
-        return value;
-}
-
 void serve_reply_encoded(rpc_call *call, int encoded, char *text, dsh_error *error)
 {
-        json_t *value = encoded < 0 ? NULL : encoded_json(text, error);
+        json_t *value = service_encoded_json(encoded, text, error);
 
-        free(text);
         if (value)
                 rpc_call_reply(call, value);
         else
                 serve_fail(call, error);
-}
-
-json_t *serve_bash_result_json(const dsh_bash_result *result, dsh_error *error)
-{
-        char *text = NULL;
-        json_t *value = NULL;
-
-        if (dsh_json_encode_bash_result(result, &text, error) == 0)
-                value = encoded_json(text, error);
-        free(text);
-        return value;
 }
 
 json_t *serve_output_json(const char *bytes, size_t length)
@@ -305,7 +281,7 @@ static int register_root(serve_state *state, dsh_session *session, void *data, d
 
         if (result == 0 && !(entry->session_id = strdup(dsh_session_id(session)))) {
                 dsh_session_dispose_writable_root(session, entry->registration);
-                return serve_error_set(error, ENOMEM, "%s", strerror(ENOMEM));
+                return service_error_set(error, ENOMEM, "%s", strerror(ENOMEM));
         }
         if (result == 0) {
                 entry->id = request->id = ++state->next_registration_id;
@@ -325,7 +301,7 @@ static void session_register_writable_root(serve_state *state, rpc_call *call)
                 return;
         request.entry = calloc(1, sizeof(*request.entry));
         if (!request.entry) {
-                serve_error_set(&error, ENOMEM, "%s", strerror(ENOMEM));
+                service_error_set(&error, ENOMEM, "%s", strerror(ENOMEM));
                 serve_fail(call, &error);
                 return;
         }
@@ -486,22 +462,6 @@ static void sandbox_probe(serve_state *state, rpc_call *call)
 
 /* -------------------------------------------------------------- bash -- */
 
-int serve_error_set(dsh_error *error, int errno_value, const char *format, ...)
-{
-        va_list arguments;
-        char *message = NULL;
-
-        dsh_error_clear(error);
-        va_start(arguments, format);
-        if (vasprintf(&message, format, arguments) < 0)
-                message = NULL;
-        va_end(arguments);
-        error->code = DSH_ERROR_SYSTEM;
-        error->errno_value = errno_value;
-        error->message = message;
-        return -errno_value;
-}
-
 /* approval/request's params: {command, mode, justification} and, for the prompt, where and from what. */
 static json_t *approval_params(const dsh_bash_escalation *escalation)
 {
@@ -539,57 +499,22 @@ static int approve_through_client(const dsh_bash_escalation *escalation, void *d
         int result;
 
         if (!params)
-                return serve_error_set(error, EINVAL, "approval/request could not carry the escalation as JSON");
+                return service_error_set(error, EINVAL, "approval/request could not carry the escalation as JSON");
         result = rpc_server_request(rpc_call_server(channel->call), channel->call, "approval/request", params,
                                     channel->timeout_ms, &answer, &refusal);
         if (result == 0)
                 result = json_is_true(json_object_get(answer, "approved")) ? 1 : 0;
         else if (result == -EPROTO)
-                serve_error_set(error, EPROTO, "the client answered approval/request with an error: %s",
+                service_error_set(error, EPROTO, "the client answered approval/request with an error: %s",
                                json_string_value(json_object_get(refusal, "message")) ?: "(no message)");
         else if (result == -ETIMEDOUT)
-                serve_error_set(error, ETIMEDOUT, "the client did not answer approval/request within %ld ms",
+                service_error_set(error, ETIMEDOUT, "the client did not answer approval/request within %ld ms",
                                 channel->timeout_ms);
         else
-                serve_error_set(error, -result, "approval/request could not be asked: %s", strerror(-result));
+                service_error_set(error, -result, "approval/request could not be asked: %s", strerror(-result));
         json_decref(answer);
         json_decref(refusal);
         return result;
-}
-
-/* Runs on the transport's reading thread: dsh_bash_cancel() only writes to a pipe. */
-static void cancel_bash(void *data)
-{
-        dsh_bash_cancel(data, SIGTERM);
-}
-
-/* A bash.run whose command may be running, known to a stop. */
-struct serve_running {
-        dsh_bash_cancellation *cancellation;
-        serve_running *next;
-};
-
-/* Enters the call in the running list; a stop that began already kills its command as it starts. */
-static void running_enter(serve_state *state, serve_running *entry)
-{
-        pthread_mutex_lock(&state->running_lock);
-        entry->next = state->running;
-        state->running = entry;
-        if (state->stopping)
-                dsh_bash_cancel(entry->cancellation, SIGKILL);
-        pthread_mutex_unlock(&state->running_lock);
-}
-
-static void running_leave(serve_state *state, serve_running *entry)
-{
-        pthread_mutex_lock(&state->running_lock);
-        for (serve_running **link = &state->running; *link; link = &(*link)->next)
-                if (*link == entry) {
-                        *link = entry->next;
-                        break;
-                }
-        pthread_cond_broadcast(&state->running_changed);
-        pthread_mutex_unlock(&state->running_lock);
 }
 
 /*
@@ -604,14 +529,8 @@ static void running_stop(serve_state *state)
 
         clock_gettime(CLOCK_MONOTONIC, &deadline);
         deadline.tv_sec += SERVE_STOP_WAIT_MS / 1000;
-        pthread_mutex_lock(&state->running_lock);
-        state->stopping = true;
-        for (serve_running *entry = state->running; entry; entry = entry->next)
-                dsh_bash_cancel(entry->cancellation, SIGKILL);
-        while (state->running &&
-               pthread_cond_timedwait(&state->running_changed, &state->running_lock, &deadline) != ETIMEDOUT)
-                ;
-        pthread_mutex_unlock(&state->running_lock);
+        running_commands_kill(&state->running, NULL);
+        running_commands_wait(&state->running, &deadline);
 }
 
 static void bash_run(serve_state *state, rpc_call *call)
@@ -640,17 +559,15 @@ static void bash_run(serve_state *state, rpc_call *call)
         request.approve_data = &channel;
         ran = dsh_bash_cancellation_new(&cancellation, &error);
         if (ran == 0) {
-                serve_running running = { .cancellation = cancellation };
+                running_command running = { .cancellation = cancellation, .call = call };
 
                 request.cancellation = cancellation;
-                running_enter(state, &running);
-                rpc_call_on_cancel(call, cancel_bash, cancellation);
+                running_commands_enter(&state->running, &running);
                 ran = service_bash_run(state->context, &fields.fields, &request, &result, &error);
-                rpc_call_on_cancel(call, NULL, NULL);
-                running_leave(state, &running);
+                running_commands_leave(&state->running, &running);
         }
         if (ran == 0)
-                answer = serve_bash_result_json(&result, &error);
+                answer = service_bash_result_json(&result, &error);
         if (answer)
                 rpc_call_reply(call, answer);
         else
@@ -812,31 +729,25 @@ int serve_run(service_context *context, const serve_options *options, dsh_error 
         rpc_handlers handlers = { .on_request = on_request, .on_notification = on_notification, .data = &state,
                                   .on_input_end = on_input_end };
         rpc_server *server = NULL;
-        pthread_condattr_t monotonic;
         service_stop_watch watch = { .stop_fd = -1, .quit = { -1, -1 } };
         int result;
 
-        pthread_mutex_init(&state.running_lock, NULL);
-        pthread_condattr_init(&monotonic);
-        pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
-        pthread_cond_init(&state.running_changed, &monotonic);
-        pthread_condattr_destroy(&monotonic);
+        running_commands_init(&state.running);
         result = serve_jobs_new(context, &state.jobs, error);
         if (state.approval_timeout_ms <= 0)
                 state.approval_timeout_ms = SERVE_APPROVAL_TIMEOUT_MS;
         if (result == 0 && (result = service_stop_watch_start(&watch, options->stop_fd, stop_everything, &state)) < 0)
-                serve_error_set(error, -result, "cannot watch for a stop: %s", strerror(-result));
+                service_error_set(error, -result, "cannot watch for a stop: %s", strerror(-result));
         if (result == 0 && !(server = rpc_server_new(options->input_fd, options->output_fd, &handlers)))
-                result = serve_error_set(error, ENOMEM, "%s", strerror(ENOMEM));
+                result = service_error_set(error, ENOMEM, "%s", strerror(ENOMEM));
         if (result == 0 && (result = rpc_server_run(server)) < 0)
-                serve_error_set(error, -result, "cannot read the requests: %s", strerror(-result));
+                service_error_set(error, -result, "cannot read the requests: %s", strerror(-result));
         /* Every request has answered; what still runs is a job no one waits for: it ends with the service. */
         service_stop_watch_end(&watch);
         if (state.jobs)
                 serve_jobs_end(state.jobs);
         rpc_server_free(server);
         forget_registrations(&state);
-        pthread_cond_destroy(&state.running_changed);
-        pthread_mutex_destroy(&state.running_lock);
+        running_commands_destroy(&state.running);
         return result;
 }

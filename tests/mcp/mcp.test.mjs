@@ -389,6 +389,22 @@ test('the approval shows the command as it runs: hidden characters by number, la
   }, { answer: 'decline' });
 });
 
+test('the approval shows every hidden character class by number, in the justification too', async () => {
+  await withServer(['--mode', 'read-only'], async (client, server) => {
+    // C1 CSI, RLM, the line separator, an isolate, a carriage return and DEL: each could make the
+    // user read something other than what runs.
+    const command = 'echo a\u009bb\u200fc\u2028d\u2066e\rf\x7fg';
+    const result = await call(client, 'bash', { command, sandbox_permissions: 'workspace-write',
+      justification: 'safe\u202e\u2029' });
+    assert.equal(result.structuredContent.kind, 'rejected');
+    const { message } = server.elicitations[0];
+    assert.ok(message.includes('echo a\\u009bb\\u200fc\\u2028d\\u2066e\\x0df\\x7fg'), message);
+    assert.ok(message.includes('Justification: safe\\u202e\\u2029'), message);
+    for (const hidden of ['\u009b', '\u200f', '\u2028', '\u2066', '\r', '\x7f', '\u202e', '\u2029'])
+      assert.ok(!message.includes(hidden), JSON.stringify(hidden));
+  }, { answer: 'decline' });
+});
+
 test('a client without elicitation gets the escalation refused with a clear message', async () => {
   const file = path.join(workspace, 'unasked.txt');
   await withServer(['--mode', 'read-only'], async (client) => {

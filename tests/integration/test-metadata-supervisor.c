@@ -32,6 +32,7 @@
 
 #include "core/landlock.h"
 #include "dsh-sandbox/provider.h"
+#include "test-landlock.h"
 #include "test-support.h"
 
 /* The group the probe's chown forms give a file: the test joins it, so that a chown to it needs no capability. */
@@ -62,14 +63,6 @@ static struct scratch scratch;
 
 /* A program the front end runs under (refuse-exec RULE: a host that refuses something), or none. */
 static const char *wrapper[2];
-
-static bool landlock_works(void)
-{
-        if (dsh_landlock_abi() >= DSH_LANDLOCK_MINIMUM_ABI)
-                return true;
-        printf("# SKIP: this kernel does not enforce Landlock ABI >= 3 (abi %d)\n", dsh_landlock_abi());
-        return false;
-}
 
 static const char *probe_path(void)
 {
@@ -370,21 +363,21 @@ static void check_variants(front_end front)
 static void test_every_form_through_run(void **state)
 {
         (void) state;
-        if (landlock_works())
+        if (test_landlock_works())
                 check_variants(FRONT_END_RUN);
 }
 
 static void test_every_form_through_the_launcher(void **state)
 {
         (void) state;
-        if (landlock_works())
+        if (test_landlock_works())
                 check_variants(FRONT_END_LAUNCHER);
 }
 
 static void test_every_form_through_the_library(void **state)
 {
         (void) state;
-        if (landlock_works())
+        if (test_landlock_works())
                 check_variants(FRONT_END_LIBRARY);
 }
 
@@ -438,7 +431,7 @@ static void check_flip_race(front_end front, long iterations)
 static void test_path_flip_race(void **state)
 {
         (void) state;
-        if (!landlock_works())
+        if (!test_landlock_works())
                 return;
         check_flip_race(FRONT_END_RUN, 200000);
         check_flip_race(FRONT_END_LAUNCHER, 50000);
@@ -461,7 +454,7 @@ static void test_directory_symlink_swap_race(void **state)
         long allowed = 0, refused = 0, other = 0;
 
         (void) state;
-        if (!landlock_works())
+        if (!test_landlock_works())
                 return;
         assert_int_equal(mkdir(directory, 0755), 0);
         make_file(inside);
@@ -535,7 +528,7 @@ static void test_thread_with_its_own_cwd(void **state)
         const char *out_of_it[] = { probe_path(), "thread-cwd", scratch.workspace, scratch.outside, "f", "600", NULL };
 
         (void) state;
-        if (landlock_works())
+        if (test_landlock_works())
                 check_resolved_both_ways("chmod", into_workspace, out_of_it, inside, outside);
         free(inside);
         free(outside);
@@ -550,7 +543,7 @@ static void test_thread_with_its_own_fd_table(void **state)
         const char *out_of_it[] = { probe_path(), "thread-fd", inside, outside, "600", NULL };
 
         (void) state;
-        if (landlock_works())
+        if (test_landlock_works())
                 check_resolved_both_ways("fchmod", into_workspace, out_of_it, inside, outside);
         free(inside);
         free(outside);
@@ -565,7 +558,7 @@ static void test_nested_listener_is_busy(void **state)
         test_process_result result;
 
         (void) state;
-        if (!landlock_works())
+        if (!test_landlock_works())
                 return;
         for (front_end front = 0; front < FRONT_END_COUNT; front++) {
                 run_confined(front, command, &result);
@@ -583,7 +576,7 @@ static void test_run_under_a_supervisor_is_refused(void **state)
         test_process_result result;
 
         (void) state;
-        if (!landlock_works())
+        if (!test_landlock_works())
                 return;
         run_confined(FRONT_END_RUN, command, &result);
         assert_int_equal(result.exit_code, 125);
@@ -607,7 +600,7 @@ static void test_supervisor_death_fails_closed(void **state)
         pid_t host;
 
         (void) state;
-        if (!landlock_works())
+        if (!test_landlock_works())
                 return;
         make_file(file);
         /* The command outlives its host: it is reparented here, to be reaped. */
@@ -668,7 +661,7 @@ static void test_non_dumpable_command_is_refused_with_a_reason(void **state)
         char *before, *after;
 
         (void) state;
-        if (!landlock_works())
+        if (!test_landlock_works())
                 return;
         make_file(file);
         before = describe(file);
@@ -710,7 +703,7 @@ static void test_host_without_process_vm_readv_is_refused(void **state)
         test_process_result result;
 
         (void) state;
-        if (!landlock_works())
+        if (!test_landlock_works())
                 return;
         test_run(workspace_write, NULL, &result);
         assert_int_equal(result.exit_code, 125);
@@ -741,7 +734,7 @@ static void test_descriptors_through_proc(void **state)
         char *outside = test_path_join(scratch.outside, "f");
 
         (void) state;
-        if (!landlock_works())
+        if (!test_landlock_works())
                 return;
         for (size_t r = 0; r < 2; r++) {
                 char *variants = test_path_join(scratch.workspace, "variants");
@@ -809,7 +802,7 @@ static void test_protected_subpaths_refuse_metadata_by_name(void **state)
         struct stat status;
 
         (void) state;
-        if (!landlock_works())
+        if (!test_landlock_works())
                 return;
         assert_int_equal(mkdir(git, 0755), 0);
         assert_int_equal(mkdir(hooks, 0755), 0);
@@ -897,7 +890,7 @@ static void test_workspace_tools_keep_working(void **state)
         test_process_result result;
 
         (void) state;
-        if (!landlock_works())
+        if (!test_landlock_works())
                 return;
         if (access("/usr/bin/git", X_OK) < 0 || access("/usr/bin/make", X_OK) < 0) {
                 printf("# SKIP: git and make are needed to try them\n");
@@ -979,7 +972,7 @@ static void test_stand_in_ends_like_the_command(void **state)
         static const front_end fronts[] = { FRONT_END_RUN, FRONT_END_LAUNCHER };
 
         (void) state;
-        if (!landlock_works())
+        if (!test_landlock_works())
                 return;
         for (size_t f = 0; f < 2; f++) {
                 const char *exit_seven[] = { "sh", "-c", "exit 7", NULL };
@@ -1004,7 +997,7 @@ static void test_sigkill_to_the_stand_in_ends_the_command(void **state)
         static const front_end fronts[] = { FRONT_END_RUN, FRONT_END_LAUNCHER };
 
         (void) state;
-        if (!landlock_works())
+        if (!test_landlock_works())
                 return;
         for (size_t f = 0; f < 2; f++) {
                 const char *sleeper[] = { "sleep", "1000", NULL };
@@ -1035,7 +1028,7 @@ static void test_launcher_contract_with_a_writable_directory(void **state)
         test_process_result result;
 
         (void) state;
-        if (!landlock_works())
+        if (!test_landlock_works())
                 return;
         test_run(argv, NULL, &result);
         assert_int_equal(result.exit_code, 125);
@@ -1051,7 +1044,7 @@ static void test_library_leaves_no_thread_behind(void **state)
         char *before, *after;
 
         (void) state;
-        if (!landlock_works())
+        if (!test_landlock_works())
                 return;
         before = test_read_file("/proc/self/stat");
         run_library(command, &result);

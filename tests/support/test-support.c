@@ -75,6 +75,33 @@ bool test_path_exists(const char *path)
         return lstat(path, &status) == 0;
 }
 
+char **test_home_environment(const char *home)
+{
+        static const char *const git_identity[] = { "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.invalid",
+                                                    "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.invalid" };
+        char **environment = calloc(9, sizeof(*environment));
+
+        assert_non_null(environment);
+        assert_true(asprintf(&environment[0], "HOME=%s", home) > 0);
+        assert_true(asprintf(&environment[1], "XDG_CONFIG_HOME=%s/.config", home) > 0);
+        assert_true(asprintf(&environment[2], "XDG_STATE_HOME=%s/.local/state", home) > 0);
+        assert_true(asprintf(&environment[3], "XDG_CACHE_HOME=%s/.cache", home) > 0);
+        for (size_t i = 0; i < 4; i++) {
+                environment[4 + i] = strdup(git_identity[i]);
+                assert_non_null(environment[4 + i]);
+        }
+        return environment;
+}
+
+void test_home_environment_free(char **environment)
+{
+        if (!environment)
+                return;
+        for (size_t i = 0; environment[i]; i++)
+                free(environment[i]);
+        free(environment);
+}
+
 void test_write_file(const char *path, const char *content)
 {
         FILE *file = fopen(path, "w");

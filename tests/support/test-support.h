@@ -22,6 +22,15 @@ char *test_path_join(const char *directory, const char *name);
 
 bool test_path_exists(const char *path);
 
+/*
+ * The environment the CLI runs with in a test: HOME=`home`, the XDG config, state and cache
+ * directories beneath it (as they default to), and a git identity, so that no run reads or
+ * writes the user's own files and git commits work.  NULL-terminated; free it with
+ * test_home_environment_free().
+ */
+char **test_home_environment(const char *home);
+void test_home_environment_free(char **environment);
+
 /* Writes `content` to `path` (create/truncate); aborts the test on failure. */
 void test_write_file(const char *path, const char *content);
 

@@ -52,21 +52,15 @@ static const char *const *env(void)
 /* A shell line on the host, in the scratch directory (setup only). */
 static void host(const char *format, ...)
 {
-        char *line = NULL, *script = NULL;
+        char *line = NULL, *prefixed = NULL;
         va_list arguments;
-        const char *argv[] = { "sh", "-c", NULL, NULL };
-        test_process_result result;
 
         va_start(arguments, format);
         assert_true(vasprintf(&line, format, arguments) > 0);
         va_end(arguments);
-        assert_true(asprintf(&script, "cd '%s' && mkdir -p home && %s", scratch, line) > 0);
-        argv[2] = script;
-        test_run(argv, env(), &result);
-        if (result.exit_code != 0)
-                fail_msg("setup `%s` failed: %s", line, result.stderr_text);
-        test_process_result_clear(&result);
-        free(script);
+        assert_true(asprintf(&prefixed, "mkdir -p home && %s", line) > 0);
+        test_setup_shell(scratch, prefixed, env());
+        free(prefixed);
         free(line);
 }
 

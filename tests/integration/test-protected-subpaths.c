@@ -47,17 +47,7 @@ static const char *const *env(void)
 /* Runs a shell line on the host (test setup), in `directory`; fails the test when it fails. */
 static void host_shell(const char *directory, const char *line)
 {
-        char *script = NULL;
-        const char *argv[] = { "sh", "-c", NULL, NULL };
-        test_process_result result;
-
-        assert_true(asprintf(&script, "cd '%s' && %s", directory, line) > 0);
-        argv[2] = script;
-        test_run(argv, env(), &result);
-        if (result.exit_code != 0)
-                fail_msg("setup `%s` failed: %s", line, result.stderr_text);
-        test_process_result_clear(&result);
-        free(script);
+        test_setup_shell(directory, line, env());
 }
 
 static char *make_repository(const char *name)

@@ -224,6 +224,21 @@ void test_process_result_clear(test_process_result *result)
         memset(result, 0, sizeof(*result));
 }
 
+void test_setup_shell(const char *directory, const char *line, const char *const *extra_env)
+{
+        char *script = NULL;
+        const char *argv[] = { "sh", "-c", NULL, NULL };
+        test_process_result result;
+
+        assert_true(asprintf(&script, "cd '%s' && %s", directory, line) > 0);
+        argv[2] = script;
+        test_run(argv, extra_env, &result);
+        if (result.exit_code != 0)
+                fail_msg("setup `%s` failed: %s", line, result.stderr_text);
+        test_process_result_clear(&result);
+        free(script);
+}
+
 bool test_contains(const char *haystack, const char *needle)
 {
         return haystack && strstr(haystack, needle) != NULL;

@@ -74,6 +74,10 @@ void test_run_bounded(const char *const *argv, const char *const *extra_env, uns
 
 void test_process_result_clear(test_process_result *result);
 
+/* Test setup: runs `line` with sh in `directory` (`extra_env` as for test_run); fails the test,
+ * naming the line and its stderr, when it fails. */
+void test_setup_shell(const char *directory, const char *line, const char *const *extra_env);
+
 /* True when `haystack` contains `needle`. */
 bool test_contains(const char *haystack, const char *needle);
 

@@ -342,18 +342,12 @@ static size_t find_sleeps(const char *argument, pid_t *pids, size_t capacity)
 
         assert_non_null(proc);
         while ((entry = readdir(proc)) && count < capacity) {
-                char path[300], cmdline[8192];
+                char cmdline[8192];
                 ssize_t length;
-                int fd;
 
                 if (entry->d_name[0] < '0' || entry->d_name[0] > '9')
                         continue;
-                snprintf(path, sizeof(path), "/proc/%s/cmdline", entry->d_name);
-                fd = open(path, O_RDONLY | O_CLOEXEC);
-                if (fd < 0)
-                        continue;
-                length = read(fd, cmdline, sizeof(cmdline) - 1);
-                close(fd);
+                length = test_read_proc_file(entry->d_name, "cmdline", cmdline, sizeof(cmdline));
                 if (length <= 0)
                         continue;   /* gone, or a zombie: nothing of it runs */
                 for (ssize_t i = 0; i < length; i++)

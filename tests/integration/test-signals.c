@@ -303,34 +303,20 @@ static char sleep_state(const char *duration)
 
         assert_non_null(proc);
         while (!state && (entry = readdir(proc))) {
-                char path[300], command_line[256], stat_line[512];
+                char command_line[256], stat_line[512];
                 ssize_t length;
                 const char *fields;
-                int fd;
 
                 if (entry->d_name[0] < '0' || entry->d_name[0] > '9')
                         continue;
-                snprintf(path, sizeof(path), "/proc/%s/cmdline", entry->d_name);
-                fd = open(path, O_RDONLY | O_CLOEXEC);
-                if (fd < 0)
-                        continue;
-                length = read(fd, command_line, sizeof(command_line) - 1);
-                close(fd);
+                length = test_read_proc_file(entry->d_name, "cmdline", command_line, sizeof(command_line));
                 if (length <= 0)
                         continue;
-                command_line[length] = '\0';
                 if (strcmp(command_line, "sleep") != 0 || strlen(command_line) + 1 >= (size_t) length ||
                     strcmp(command_line + strlen(command_line) + 1, duration) != 0)
                         continue;
-                snprintf(path, sizeof(path), "/proc/%s/stat", entry->d_name);
-                fd = open(path, O_RDONLY | O_CLOEXEC);
-                if (fd < 0)
+                if (test_read_proc_file(entry->d_name, "stat", stat_line, sizeof(stat_line)) <= 0)
                         continue;
-                length = read(fd, stat_line, sizeof(stat_line) - 1);
-                close(fd);
-                if (length <= 0)
-                        continue;
-                stat_line[length] = '\0';
                 fields = strrchr(stat_line, ')');
                 if (fields && fields[1] == ' ')
                         state = fields[2];

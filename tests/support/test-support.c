@@ -111,6 +111,22 @@ void test_write_file(const char *path, const char *content)
         assert_int_equal(fclose(file), 0);
 }
 
+ssize_t test_read_proc_file(const char *pid, const char *name, char *buffer, size_t size)
+{
+        char path[300];
+        ssize_t length;
+        int fd;
+
+        snprintf(path, sizeof(path), "/proc/%s/%s", pid, name);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -1;
+        length = read(fd, buffer, size - 1);
+        close(fd);
+        buffer[length > 0 ? length : 0] = '\0';
+        return length;
+}
+
 char *test_read_file(const char *path)
 {
         FILE *file = fopen(path, "r");

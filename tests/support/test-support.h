@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /* Paths of the built programs, set by meson through the environment. */
 const char *test_dsh_sandbox_path(void);
@@ -48,6 +49,10 @@ bool test_bwrap_works(void);
                         skip();                                                                  \
                 }                                                                                \
         } while (0)
+
+/* Reads /proc/PID/NAME into `buffer` (NUL-terminated after what was read); returns the length
+ * read, <= 0 when the process is gone or the file is empty (a zombie's cmdline). */
+ssize_t test_read_proc_file(const char *pid, const char *name, char *buffer, size_t size);
 
 /* Reads a whole file; NULL if it does not exist.  Caller frees. */
 char *test_read_file(const char *path);

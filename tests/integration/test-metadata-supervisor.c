@@ -112,14 +112,7 @@ static size_t front_end_argv(front_end front, const char **argv)
         for (size_t i = 0; i < 2 && wrapper[i]; i++)
                 argv[count++] = wrapper[i];
         if (front == FRONT_END_RUN) {
-                argv[count++] = test_dsh_sandbox_path();
-                argv[count++] = "run";
-                argv[count++] = "--backend";
-                argv[count++] = "landlock";
-                argv[count++] = "--mode";
-                argv[count++] = "workspace-write";
-                argv[count++] = "--root";
-                argv[count++] = scratch.workspace;
+                count = test_run_command_prefix(argv, count, "landlock", "workspace-write", scratch.workspace);
         } else {
                 argv[count++] = test_landlock_run_path();
                 argv[count++] = "--ro";

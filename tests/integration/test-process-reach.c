@@ -173,14 +173,7 @@ static void command_line(confined_path path, const char *mode, const char *scrip
         size_t count = 0;
 
         if (path == PATH_RUN) {
-                argv[count++] = test_dsh_sandbox_path();
-                argv[count++] = "run";
-                argv[count++] = "--backend";
-                argv[count++] = "landlock";
-                argv[count++] = "--mode";
-                argv[count++] = mode;
-                argv[count++] = "--root";
-                argv[count++] = workspace;
+                count = test_run_command_prefix(argv, count, "landlock", mode, workspace);
         } else {
                 argv[count++] = test_landlock_run_path();
                 argv[count++] = "--ro";

@@ -43,14 +43,7 @@ static void run_in_home(const char *backend, const char *extra_option, const cha
         const char *argv[16];
         size_t count = 0;
 
-        argv[count++] = test_dsh_sandbox_path();
-        argv[count++] = "run";
-        argv[count++] = "--backend";
-        argv[count++] = backend;
-        argv[count++] = "--mode";
-        argv[count++] = "workspace-write";
-        argv[count++] = "--root";
-        argv[count++] = home;
+        count = test_run_command_prefix(argv, count, backend, "workspace-write", home);
         if (extra_option) {
                 argv[count++] = extra_option;
                 argv[count++] = extra_value;

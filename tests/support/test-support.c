@@ -34,6 +34,16 @@ const char *test_landlock_run_path(void)
         return required_env("LANDLOCK_RUN_BIN");
 }
 
+size_t test_run_command_prefix(const char **argv, size_t count, const char *backend, const char *mode,
+                               const char *root)
+{
+        const char *prefix[] = { test_dsh_sandbox_path(), "run", "--backend", backend, "--mode", mode, "--root", root };
+
+        for (size_t i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++)
+                argv[count++] = prefix[i];
+        return count;
+}
+
 char *test_make_directory(const char *parent)
 {
         char *template = NULL;

@@ -11,6 +11,11 @@
 const char *test_dsh_sandbox_path(void);
 const char *test_landlock_run_path(void);
 
+/* Puts `dsh-sandbox run --backend BACKEND --mode MODE --root ROOT` at argv[count...]; returns the
+ * count after it (the caller's array must hold 8 more). */
+size_t test_run_command_prefix(const char **argv, size_t count, const char *backend, const char *mode,
+                               const char *root);
+
 /* Creates a fresh directory under `parent` (NULL: $DSH_TEST_SCRATCH, under /var/tmp,
  * so that the Landlock temp-area grant does not cover it).  Caller frees. */
 char *test_make_directory(const char *parent);

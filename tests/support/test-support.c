@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -263,6 +264,24 @@ void test_setup_shell(const char *directory, const char *line, const char *const
                 fail_msg("setup `%s` failed: %s", line, result.stderr_text);
         test_process_result_clear(&result);
         free(script);
+}
+
+void test_sleep_ms(long milliseconds)
+{
+        struct timespec pause = { milliseconds / 1000, (milliseconds % 1000) * 1000000 };
+
+        while (nanosleep(&pause, &pause) < 0 && errno == EINTR)
+                ;
+}
+
+bool test_wait_for_file(const char *path)
+{
+        for (long waited = 0; waited < TEST_WAIT_BOUND_MS; waited += TEST_POLL_STEP_MS) {
+                if (test_path_exists(path))
+                        return true;
+                test_sleep_ms(TEST_POLL_STEP_MS);
+        }
+        return test_path_exists(path);
 }
 
 bool test_contains(const char *haystack, const char *needle)

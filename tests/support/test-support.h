@@ -88,6 +88,16 @@ void test_process_result_clear(test_process_result *result);
  * naming the line and its stderr, when it fails. */
 void test_setup_shell(const char *directory, const char *line, const char *const *extra_env);
 
+/* Bounds for synchronisation only (never a timed assertion): a healthy run takes milliseconds. */
+#define TEST_WAIT_BOUND_MS 30000
+#define TEST_POLL_STEP_MS 10
+
+/* Sleeps `milliseconds`, resuming after a signal. */
+void test_sleep_ms(long milliseconds);
+
+/* Polls for `path` to exist within TEST_WAIT_BOUND_MS; whether it does. */
+bool test_wait_for_file(const char *path);
+
 /* True when `haystack` contains `needle`. */
 bool test_contains(const char *haystack, const char *needle);
 

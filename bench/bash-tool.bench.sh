@@ -19,23 +19,16 @@
 #
 # Usage: bench/bash-tool.bench.sh [BUILD_DIR]   (default: $BUILD_DIR, else build)
 set -u
+. "$(dirname "$0")/bench-prelude.sh"
 build=${1:-${BUILD_DIR:-build}}
 tool="$build/dsh-sandbox"
 interleave="$build/bench/interleave"
 runs=${RUNS:-300}
 throughput_runs=${THROUGHPUT_RUNS:-20}
-for program in "$tool" "$interleave"; do
-        if [ ! -x "$program" ]; then
-                echo "bash-tool: no $program; nothing measured"
-                exit 0
-        fi
-done
+bench_require bash-tool "$tool" "$interleave"
 tool=$(cd "$(dirname "$tool")" && pwd)/$(basename "$tool")
 build=$(cd "$build" && pwd)
-scratch=$(mktemp -d "${BENCH_SCRATCH:-/var/tmp}/dsh-bench.XXXXXX") || exit 0
-trap 'rm -rf "$scratch"' EXIT
-export XDG_CACHE_HOME="$scratch/cache" XDG_STATE_HOME="$scratch/state" XDG_CONFIG_HOME="$scratch/config"
-unset DSH_SANDBOX_CONFIG
+bench_scratch
 
 # The floor: a static program that spawns `bash -c true` and waits, against one that execs it.
 if [ -x "$build/bench/exec-floor" ] && [ -x "$build/bench/wait-floor" ]; then

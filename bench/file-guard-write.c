@@ -29,30 +29,11 @@
 #include "dsh-sandbox/file-guard.h"
 #include "dsh-sandbox/runtime.h"
 
+#include "bench-timing.h"
+
 #define CONTENT_SIZE 4096
 
 static char content[CONTENT_SIZE];
-
-static double now_microseconds(void)
-{
-        struct timespec now;
-
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        return (double) now.tv_sec * 1e6 + (double) now.tv_nsec / 1e3;
-}
-
-static int compare_doubles(const void *a, const void *b)
-{
-        double x = *(const double *) a, y = *(const double *) b;
-
-        return (x > y) - (x < y);
-}
-
-static double median(double *samples, int count)
-{
-        qsort(samples, (size_t) count, sizeof(double), compare_doubles);
-        return count % 2 ? samples[count / 2] : (samples[count / 2 - 1] + samples[count / 2]) / 2;
-}
 
 /* The baseline: the guard's own steps for one atomic replacement, by path, with no decision at all. */
 static int write_unguarded(const char *directory, const char *target, const char *temporary)

@@ -21,6 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench-timing.h"
+
 extern char **environ;
 
 static double now_seconds(void)
@@ -53,19 +55,6 @@ static double run_once(char **argv)
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
                 return -1;
         return now_seconds() - start;
-}
-
-static int compare_doubles(const void *left, const void *right)
-{
-        double a = *(const double *) left, b = *(const double *) right;
-
-        return (a > b) - (a < b);
-}
-
-static double median(double *values, int count)
-{
-        qsort(values, (size_t) count, sizeof(double), compare_doubles);
-        return count % 2 ? values[count / 2] : (values[count / 2 - 1] + values[count / 2]) / 2;
 }
 
 int main(int argc, char **argv)

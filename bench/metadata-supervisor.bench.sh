@@ -21,6 +21,7 @@
 #             waiting for it (exec-floor --wait: the floor of a parent that stays)
 # Only prints.  Usage: bench/metadata-supervisor.bench.sh [BUILD_DIR]   (default: $BUILD_DIR, else build)
 set -u
+. "$(dirname "$0")/bench-prelude.sh"
 build=${1:-${BUILD_DIR:-build}}
 tool="$build/dsh-sandbox"
 floor="$build/bench/exec-floor"
@@ -28,20 +29,12 @@ notify_floor="$build/bench/notify-floor"
 interleave="$build/bench/interleave"
 runs=${RUNS:-300}
 tar_runs=${TAR_RUNS:-21}
-for program in "$tool" "$floor" "$notify_floor" "$interleave"; do
-        if [ ! -x "$program" ]; then
-                echo "metadata-supervisor: no $program; nothing measured"
-                exit 0
-        fi
-done
+bench_require metadata-supervisor "$tool" "$floor" "$notify_floor" "$interleave"
 tool=$(cd "$(dirname "$tool")" && pwd)/$(basename "$tool")
 floor=$(cd "$(dirname "$floor")" && pwd)/$(basename "$floor")
 interleave=$(cd "$(dirname "$interleave")" && pwd)/$(basename "$interleave")
 notify_floor=$(cd "$(dirname "$notify_floor")" && pwd)/$(basename "$notify_floor")
-scratch=$(mktemp -d "${BENCH_SCRATCH:-/var/tmp}/dsh-bench.XXXXXX") || exit 0
-trap 'rm -rf "$scratch"' EXIT
-export XDG_CACHE_HOME="$scratch/cache" XDG_STATE_HOME="$scratch/state" XDG_CONFIG_HOME="$scratch/config"
-unset DSH_SANDBOX_CONFIG
+bench_scratch
 
 # 3,000 files in 30 directories, modes 0600/0644/0640/0755 in turn, one fixed time.
 mkdir -p "$scratch/source" "$scratch/workspace"

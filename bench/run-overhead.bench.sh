@@ -15,21 +15,14 @@
 #
 # Usage: bench/run-overhead.bench.sh [BUILD_DIR]   (default: $BUILD_DIR, else build)
 set -u
+. "$(dirname "$0")/bench-prelude.sh"
 build=${1:-${BUILD_DIR:-build}}
 tool="$build/dsh-sandbox"
 floor="$build/bench/exec-floor"
 interleave="$build/bench/interleave"
 runs=${RUNS:-300}
-for program in "$tool" "$floor" "$interleave"; do
-        if [ ! -x "$program" ]; then
-                echo "run-overhead: no $program; nothing measured"
-                exit 0
-        fi
-done
-scratch=$(mktemp -d "${BENCH_SCRATCH:-/var/tmp}/dsh-bench.XXXXXX") || exit 0
-trap 'rm -rf "$scratch"' EXIT
-export XDG_CACHE_HOME="$scratch/cache" XDG_STATE_HOME="$scratch/state" XDG_CONFIG_HOME="$scratch/config"
-unset DSH_SANDBOX_CONFIG
+bench_require run-overhead "$tool" "$floor" "$interleave"
+bench_scratch
 
 echo "-- landlock (target <= 1.10x)"
 "$interleave" --runs "$runs" --name-a "trampoline bash -c true" --name-b "run --backend landlock" -- \

@@ -24,28 +24,9 @@
 
 #include "dsh-sandbox/provider.h"
 
+#include "bench-timing.h"
+
 #define ROUNDS 7
-
-static double now_microseconds(void)
-{
-        struct timespec now;
-
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        return (double) now.tv_sec * 1e6 + (double) now.tv_nsec / 1e3;
-}
-
-static int compare_doubles(const void *a, const void *b)
-{
-        double x = *(const double *) a, y = *(const double *) b;
-
-        return (x > y) - (x < y);
-}
-
-static double median(double *samples, int count)
-{
-        qsort(samples, (size_t) count, sizeof(double), compare_doubles);
-        return count % 2 ? samples[count / 2] : (samples[count / 2 - 1] + samples[count / 2]) / 2;
-}
 
 static int spawn_bare(char *const *argv)
 {

@@ -69,10 +69,8 @@
         "dsh-sandbox: SANDBOX_UNAVAILABLE: sandbox mode \"" mode "\" is requested but no sandbox backend is "     \
         "usable on this host; refusing to run the command unconfined."
 
-/* Bounds for synchronisation only: a healthy call takes milliseconds. */
+/* A bound for synchronisation only: a healthy call takes milliseconds. */
 #define RUN_BOUND_SECONDS 120
-#define WAIT_BOUND_MS 30000
-#define POLL_STEP_MS 10
 
 /* ------------------------------------------------------------ scratch -- */
 
@@ -342,18 +340,12 @@ static size_t find_sleeps(const char *argument, pid_t *pids, size_t capacity)
 
         assert_non_null(proc);
         while ((entry = readdir(proc)) && count < capacity) {
-                char path[300], cmdline[8192];
+                char cmdline[8192];
                 ssize_t length;
-                int fd;
 
                 if (entry->d_name[0] < '0' || entry->d_name[0] > '9')
                         continue;
-                snprintf(path, sizeof(path), "/proc/%s/cmdline", entry->d_name);
-                fd = open(path, O_RDONLY | O_CLOEXEC);
-                if (fd < 0)
-                        continue;
-                length = read(fd, cmdline, sizeof(cmdline) - 1);
-                close(fd);
+                length = test_read_proc_file(entry->d_name, "cmdline", cmdline, sizeof(cmdline));
                 if (length <= 0)
                         continue;   /* gone, or a zombie: nothing of it runs */
                 for (ssize_t i = 0; i < length; i++)
@@ -367,14 +359,6 @@ static size_t find_sleeps(const char *argument, pid_t *pids, size_t capacity)
         return count;
 }
 
-static void sleep_ms(long milliseconds)
-{
-        struct timespec pause = { milliseconds / 1000, (milliseconds % 1000) * 1000000 };
-
-        while (nanosleep(&pause, &pause) < 0 && errno == EINTR)
-                ;
-}
-
 /*
  * Nothing runs `sleep ARGUMENT` any more.  A process killed with SIGKILL
  * is gone from /proc only once its parent reaped it (the sandbox's init,
@@ -386,26 +370,16 @@ static void assert_no_sleep_left(const char *argument, const char *what)
         pid_t pids[8];
         size_t count = 0;
 
-        for (long waited = 0; waited <= WAIT_BOUND_MS; waited += POLL_STEP_MS) {
+        for (long waited = 0; waited <= TEST_WAIT_BOUND_MS; waited += TEST_POLL_STEP_MS) {
                 count = find_sleeps(argument, pids, 8);
                 if (count == 0)
                         return;
-                sleep_ms(POLL_STEP_MS);
+                test_sleep_ms(TEST_POLL_STEP_MS);
         }
         for (size_t i = 0; i < count; i++)
                 kill(pids[i], SIGKILL);
         fail_msg("%s: %zu process(es) with `sleep %s` in their argv still running after the tool returned", what,
                  count, argument);
-}
-
-static bool wait_for_file(const char *path)
-{
-        for (long waited = 0; waited < WAIT_BOUND_MS; waited += POLL_STEP_MS) {
-                if (test_path_exists(path))
-                        return true;
-                sleep_ms(POLL_STEP_MS);
-        }
-        return test_path_exists(path);
 }
 
 /* ===================================================== denial markers == */
@@ -922,13 +896,13 @@ static char *read_terminal_until(int terminal, const char *expected)
         FILE *buffer = open_memstream(&text, &size);
 
         assert_non_null(buffer);
-        for (long waited = 0; waited < WAIT_BOUND_MS;) {
+        for (long waited = 0; waited < TEST_WAIT_BOUND_MS;) {
                 struct pollfd poll_fd = { terminal, POLLIN, 0 };
                 char chunk[512];
                 ssize_t length;
 
-                if (poll(&poll_fd, 1, POLL_STEP_MS) <= 0) {
-                        waited += POLL_STEP_MS;
+                if (poll(&poll_fd, 1, TEST_POLL_STEP_MS) <= 0) {
+                        waited += TEST_POLL_STEP_MS;
                         continue;
                 }
                 length = read(terminal, chunk, sizeof(chunk));
@@ -1404,7 +1378,7 @@ static json_t *signal_cli(const char *backend, const char *script, const char *r
         unlink(ready);
         pid = start_cli(arguments, output_fd, false);
         close(output_fd);
-        if (!wait_for_file(ready)) {
+        if (!test_wait_for_file(ready)) {
                 kill(pid, SIGKILL);
                 waitpid(pid, NULL, 0);
                 fail_msg("%s: the command never became ready", backend);
@@ -1478,7 +1452,7 @@ static void *cancel_when_ready(void *data)
 {
         struct cancel_later *later = data;
 
-        if (wait_for_file(later->ready))
+        if (test_wait_for_file(later->ready))
                 dsh_bash_cancel(later->cancellation, SIGTERM);
         else
                 dsh_bash_cancel(later->cancellation, SIGKILL);

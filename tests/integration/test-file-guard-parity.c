@@ -122,17 +122,7 @@ static char *expand(const char *text)
 /* Runs `line` with sh in the scratch directory; fails the test when it fails. */
 static void scratch_shell(const char *line)
 {
-        char *script = NULL;
-        const char *argv[] = { "sh", "-c", NULL, NULL };
-        test_process_result result;
-
-        assert_true(asprintf(&script, "cd '%s' && %s", fixture.scratch, line) > 0);
-        argv[2] = script;
-        test_run(argv, NULL, &result);
-        if (result.exit_code != 0)
-                fail_msg("setup `%s` failed: %s", line, result.stderr_text);
-        test_process_result_clear(&result);
-        free(script);
+        test_setup_shell(fixture.scratch, line, NULL);
 }
 
 static void fresh_tree(const char *extra_setup)

@@ -581,17 +581,7 @@ static void test_proc_self_paths(void **state)
 /* Runs a shell line in the workspace (test setup); fails the test when it fails. */
 static void workspace_shell(const char *line)
 {
-        char *script = NULL;
-        const char *argv[] = { "sh", "-c", NULL, NULL };
-        test_process_result result;
-
-        assert_true(asprintf(&script, "cd '%s' && %s", fixture.workspace, line) > 0);
-        argv[2] = script;
-        test_run(argv, NULL, &result);
-        if (result.exit_code != 0)
-                fail_msg("setup `%s` failed: %s", line, result.stderr_text);
-        test_process_result_clear(&result);
-        free(script);
+        test_setup_shell(fixture.workspace, line, NULL);
 }
 
 /*

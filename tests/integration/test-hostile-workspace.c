@@ -21,62 +21,46 @@
 #include "test-support.h"
 
 static char *scratch;
-static char *environment[8];
+static char **environment;
 
 static int setup(void **state)
 {
+        char *home_directory;
+
         (void) state;
         scratch = test_make_directory(NULL);
-        assert_true(asprintf(&environment[0], "HOME=%s/home", scratch) > 0);
-        assert_true(asprintf(&environment[1], "XDG_CONFIG_HOME=%s/home/.config", scratch) > 0);
-        assert_true(asprintf(&environment[2], "XDG_STATE_HOME=%s/home/.local/state", scratch) > 0);
-        assert_true(asprintf(&environment[3], "XDG_CACHE_HOME=%s/home/.cache", scratch) > 0);
-        environment[4] = strdup("GIT_AUTHOR_NAME=t");
-        environment[5] = strdup("GIT_AUTHOR_EMAIL=t@example.invalid");
-        environment[6] = strdup("GIT_COMMITTER_NAME=t");
-        environment[7] = strdup("GIT_COMMITTER_EMAIL=t@example.invalid");
+        home_directory = test_path_join(scratch, "home");
+        environment = test_home_environment(home_directory);
+        free(home_directory);
         return 0;
 }
 
 static int teardown(void **state)
 {
         (void) state;
-        for (size_t i = 0; i < 8; i++) {
-                free(environment[i]);
-                environment[i] = NULL;
-        }
+        test_home_environment_free(environment);
+        environment = NULL;
         test_remove_tree(scratch);
         return 0;
 }
 
 static const char *const *env(void)
 {
-        static const char *list[9];
-
-        for (size_t i = 0; i < 8; i++)
-                list[i] = environment[i];
-        list[8] = NULL;
-        return list;
+        return (const char *const *) environment;
 }
 
 /* A shell line on the host, in the scratch directory (setup only). */
 static void host(const char *format, ...)
 {
-        char *line = NULL, *script = NULL;
+        char *line = NULL, *prefixed = NULL;
         va_list arguments;
-        const char *argv[] = { "sh", "-c", NULL, NULL };
-        test_process_result result;
 
         va_start(arguments, format);
         assert_true(vasprintf(&line, format, arguments) > 0);
         va_end(arguments);
-        assert_true(asprintf(&script, "cd '%s' && mkdir -p home && %s", scratch, line) > 0);
-        argv[2] = script;
-        test_run(argv, env(), &result);
-        if (result.exit_code != 0)
-                fail_msg("setup `%s` failed: %s", line, result.stderr_text);
-        test_process_result_clear(&result);
-        free(script);
+        assert_true(asprintf(&prefixed, "mkdir -p home && %s", line) > 0);
+        test_setup_shell(scratch, prefixed, env());
+        free(prefixed);
         free(line);
 }
 

@@ -19,6 +19,7 @@
 
 #include "config.h"
 #include "core/landlock.h"
+#include "test-landlock.h"
 #include "test-support.h"
 
 static char *scratch;   /* a fresh directory per test, outside every grant */
@@ -36,16 +37,6 @@ static int teardown(void **state)
         test_remove_tree(scratch);
         scratch = NULL;
         return 0;
-}
-
-static void skip_without_landlock(void)
-{
-        int abi = dsh_landlock_abi();
-
-        if (abi < DSH_LANDLOCK_MINIMUM_ABI) {
-                printf("# SKIP: this kernel does not enforce Landlock ABI >= 3 (abi %d)\n", abi);
-                skip();
-        }
 }
 
 /* Runs `landlock-run ARGS...` (NULL-terminated varargs). */
@@ -153,7 +144,7 @@ static void test_unopenable_grant_refuses(void **state)
         test_process_result result;
 
         (void) state;
-        skip_without_landlock();
+        TEST_REQUIRE_LANDLOCK();
         launch(&result, "--ro", "/", "--rw", "/nonexistent-dsh-grant", "--", "touch", marker, NULL);
         assert_int_equal(result.exit_code, 125);
         assert_string_equal(result.stderr_text,
@@ -168,7 +159,7 @@ static void test_sink_and_shm(void **state)
         test_process_result result;
 
         (void) state;
-        skip_without_landlock();
+        TEST_REQUIRE_LANDLOCK();
         launch(&result, "--ro", "/", "--rw", "/dev/null", "--", "sh", "-c",
                "echo x > /dev/null && echo sink-ok; echo x > /dev/shm/dsh-sandbox-test-shm && echo shm-written",
                NULL);
@@ -187,7 +178,7 @@ static void test_existing_file_not_truncated(void **state)
         char *script = NULL;
 
         (void) state;
-        skip_without_landlock();
+        TEST_REQUIRE_LANDLOCK();
         test_write_file(victim, "precious\n");
         assert_true(asprintf(&script, "truncate -s 0 '%s'; : > '%s'; echo more >> '%s'", victim, victim, victim) > 0);
         launch(&result, "--ro", "/", "--rw", "/dev/null", "--", "sh", "-c", script, NULL);
@@ -208,7 +199,7 @@ static void test_proc_parent_cwd_trick(void **state)
         test_process_result result;
 
         (void) state;
-        skip_without_landlock();
+        TEST_REQUIRE_LANDLOCK();
         assert_true(asprintf(&script, "cd '%s' && '%s' --ro / --rw /dev/null -- sh -c 'echo x > /proc/$PPID/cwd/escaped'",
                              scratch, test_landlock_run_path()) > 0);
         argv[2] = script;
@@ -228,7 +219,7 @@ static void test_inherited_writable_fd_closed(void **state)
         int fd;
 
         (void) state;
-        skip_without_landlock();
+        TEST_REQUIRE_LANDLOCK();
         fd = open(target, O_WRONLY | O_CREAT | O_TRUNC, 0644);  /* no O_CLOEXEC: inherited on purpose */
         assert_true(fd >= 0);
         if (fd != 7) {
@@ -250,7 +241,7 @@ static void test_exit_status_passes_through(void **state)
         test_process_result result;
 
         (void) state;
-        skip_without_landlock();
+        TEST_REQUIRE_LANDLOCK();
         launch(&result, "--ro", "/", "--", "sh", "-c", "exit 7", NULL);
         assert_int_equal(result.exit_code, 7);
         test_process_result_clear(&result);
@@ -274,7 +265,7 @@ static void test_environment_unchanged_and_terminal_filtered(void **state)
         test_process_result result;
 
         (void) state;
-        skip_without_landlock();
+        TEST_REQUIRE_LANDLOCK();
         assert_true(asprintf(&probe_assignment, "TIOCSTI_PROBE=%s", getenv("TIOCSTI_PROBE_BIN")) > 0);
         env[1] = probe_assignment;
         test_run(argv, env, &result);

@@ -32,6 +32,7 @@
 
 #include "core/landlock.h"
 #include "dsh-sandbox/provider.h"
+#include "test-landlock.h"
 #include "test-support.h"
 
 /* The group the probe's chown forms give a file: the test joins it, so that a chown to it needs no capability. */
@@ -62,14 +63,6 @@ static struct scratch scratch;
 
 /* A program the front end runs under (refuse-exec RULE: a host that refuses something), or none. */
 static const char *wrapper[2];
-
-static bool landlock_works(void)
-{
-        if (dsh_landlock_abi() >= DSH_LANDLOCK_MINIMUM_ABI)
-                return true;
-        printf("# SKIP: this kernel does not enforce Landlock ABI >= 3 (abi %d)\n", dsh_landlock_abi());
-        return false;
-}
 
 static const char *probe_path(void)
 {
@@ -119,14 +112,7 @@ static size_t front_end_argv(front_end front, const char **argv)
         for (size_t i = 0; i < 2 && wrapper[i]; i++)
                 argv[count++] = wrapper[i];
         if (front == FRONT_END_RUN) {
-                argv[count++] = test_dsh_sandbox_path();
-                argv[count++] = "run";
-                argv[count++] = "--backend";
-                argv[count++] = "landlock";
-                argv[count++] = "--mode";
-                argv[count++] = "workspace-write";
-                argv[count++] = "--root";
-                argv[count++] = scratch.workspace;
+                count = test_run_command_prefix(argv, count, "landlock", "workspace-write", scratch.workspace);
         } else {
                 argv[count++] = test_landlock_run_path();
                 argv[count++] = "--ro";
@@ -370,22 +356,22 @@ static void check_variants(front_end front)
 static void test_every_form_through_run(void **state)
 {
         (void) state;
-        if (landlock_works())
-                check_variants(FRONT_END_RUN);
+        TEST_REQUIRE_LANDLOCK();
+        check_variants(FRONT_END_RUN);
 }
 
 static void test_every_form_through_the_launcher(void **state)
 {
         (void) state;
-        if (landlock_works())
-                check_variants(FRONT_END_LAUNCHER);
+        TEST_REQUIRE_LANDLOCK();
+        check_variants(FRONT_END_LAUNCHER);
 }
 
 static void test_every_form_through_the_library(void **state)
 {
         (void) state;
-        if (landlock_works())
-                check_variants(FRONT_END_LIBRARY);
+        TEST_REQUIRE_LANDLOCK();
+        check_variants(FRONT_END_LIBRARY);
 }
 
 /* ---------------------------------------------------------------- races -- */
@@ -438,8 +424,7 @@ static void check_flip_race(front_end front, long iterations)
 static void test_path_flip_race(void **state)
 {
         (void) state;
-        if (!landlock_works())
-                return;
+        TEST_REQUIRE_LANDLOCK();
         check_flip_race(FRONT_END_RUN, 200000);
         check_flip_race(FRONT_END_LAUNCHER, 50000);
 }
@@ -461,8 +446,7 @@ static void test_directory_symlink_swap_race(void **state)
         long allowed = 0, refused = 0, other = 0;
 
         (void) state;
-        if (!landlock_works())
-                return;
+        TEST_REQUIRE_LANDLOCK();
         assert_int_equal(mkdir(directory, 0755), 0);
         make_file(inside);
         make_file(outside);
@@ -535,7 +519,7 @@ static void test_thread_with_its_own_cwd(void **state)
         const char *out_of_it[] = { probe_path(), "thread-cwd", scratch.workspace, scratch.outside, "f", "600", NULL };
 
         (void) state;
-        if (landlock_works())
+        if (test_landlock_works())
                 check_resolved_both_ways("chmod", into_workspace, out_of_it, inside, outside);
         free(inside);
         free(outside);
@@ -550,7 +534,7 @@ static void test_thread_with_its_own_fd_table(void **state)
         const char *out_of_it[] = { probe_path(), "thread-fd", inside, outside, "600", NULL };
 
         (void) state;
-        if (landlock_works())
+        if (test_landlock_works())
                 check_resolved_both_ways("fchmod", into_workspace, out_of_it, inside, outside);
         free(inside);
         free(outside);
@@ -565,8 +549,7 @@ static void test_nested_listener_is_busy(void **state)
         test_process_result result;
 
         (void) state;
-        if (!landlock_works())
-                return;
+        TEST_REQUIRE_LANDLOCK();
         for (front_end front = 0; front < FRONT_END_COUNT; front++) {
                 run_confined(front, command, &result);
                 assert_reported(&result, "listener", "EBUSY");
@@ -583,8 +566,7 @@ static void test_run_under_a_supervisor_is_refused(void **state)
         test_process_result result;
 
         (void) state;
-        if (!landlock_works())
-                return;
+        TEST_REQUIRE_LANDLOCK();
         run_confined(FRONT_END_RUN, command, &result);
         assert_int_equal(result.exit_code, 125);
         assert_true(test_contains(result.stderr_text, "another seccomp supervisor already watches this process"));
@@ -607,8 +589,7 @@ static void test_supervisor_death_fails_closed(void **state)
         pid_t host;
 
         (void) state;
-        if (!landlock_works())
-                return;
+        TEST_REQUIRE_LANDLOCK();
         make_file(file);
         /* The command outlives its host: it is reparented here, to be reaped. */
         assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
@@ -668,8 +649,7 @@ static void test_non_dumpable_command_is_refused_with_a_reason(void **state)
         char *before, *after;
 
         (void) state;
-        if (!landlock_works())
-                return;
+        TEST_REQUIRE_LANDLOCK();
         make_file(file);
         before = describe(file);
         for (front_end front = 0; front < FRONT_END_COUNT; front++) {
@@ -710,8 +690,7 @@ static void test_host_without_process_vm_readv_is_refused(void **state)
         test_process_result result;
 
         (void) state;
-        if (!landlock_works())
-                return;
+        TEST_REQUIRE_LANDLOCK();
         test_run(workspace_write, NULL, &result);
         assert_int_equal(result.exit_code, 125);
         assert_true(test_contains(result.stderr_text, "process_vm_readv() is refused on this host"));
@@ -741,8 +720,7 @@ static void test_descriptors_through_proc(void **state)
         char *outside = test_path_join(scratch.outside, "f");
 
         (void) state;
-        if (!landlock_works())
-                return;
+        TEST_REQUIRE_LANDLOCK();
         for (size_t r = 0; r < 2; r++) {
                 char *variants = test_path_join(scratch.workspace, "variants");
                 char *outside_variants = test_path_join(scratch.outside, "variants");
@@ -809,8 +787,7 @@ static void test_protected_subpaths_refuse_metadata_by_name(void **state)
         struct stat status;
 
         (void) state;
-        if (!landlock_works())
-                return;
+        TEST_REQUIRE_LANDLOCK();
         assert_int_equal(mkdir(git, 0755), 0);
         assert_int_equal(mkdir(hooks, 0755), 0);
         make_file(hook);
@@ -897,8 +874,7 @@ static void test_workspace_tools_keep_working(void **state)
         test_process_result result;
 
         (void) state;
-        if (!landlock_works())
-                return;
+        TEST_REQUIRE_LANDLOCK();
         if (access("/usr/bin/git", X_OK) < 0 || access("/usr/bin/make", X_OK) < 0) {
                 printf("# SKIP: git and make are needed to try them\n");
                 skip();
@@ -979,8 +955,7 @@ static void test_stand_in_ends_like_the_command(void **state)
         static const front_end fronts[] = { FRONT_END_RUN, FRONT_END_LAUNCHER };
 
         (void) state;
-        if (!landlock_works())
-                return;
+        TEST_REQUIRE_LANDLOCK();
         for (size_t f = 0; f < 2; f++) {
                 const char *exit_seven[] = { "sh", "-c", "exit 7", NULL };
                 const char *exit_125[] = { "sh", "-c", "exit 125", NULL };
@@ -1004,8 +979,7 @@ static void test_sigkill_to_the_stand_in_ends_the_command(void **state)
         static const front_end fronts[] = { FRONT_END_RUN, FRONT_END_LAUNCHER };
 
         (void) state;
-        if (!landlock_works())
-                return;
+        TEST_REQUIRE_LANDLOCK();
         for (size_t f = 0; f < 2; f++) {
                 const char *sleeper[] = { "sleep", "1000", NULL };
                 struct pollfd ready;
@@ -1035,8 +1009,7 @@ static void test_launcher_contract_with_a_writable_directory(void **state)
         test_process_result result;
 
         (void) state;
-        if (!landlock_works())
-                return;
+        TEST_REQUIRE_LANDLOCK();
         test_run(argv, NULL, &result);
         assert_int_equal(result.exit_code, 125);
         assert_string_equal(result.stderr_text, "landlock-run: exec failed: No such file or directory\n");
@@ -1051,8 +1024,7 @@ static void test_library_leaves_no_thread_behind(void **state)
         char *before, *after;
 
         (void) state;
-        if (!landlock_works())
-                return;
+        TEST_REQUIRE_LANDLOCK();
         before = test_read_file("/proc/self/stat");
         run_library(command, &result);
         after = test_read_file("/proc/self/stat");

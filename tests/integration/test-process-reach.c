@@ -37,6 +37,7 @@
 
 #include "core/landlock.h"
 #include "dsh-sandbox/provider.h"
+#include "test-landlock.h"
 #include "test-support.h"
 
 typedef enum confined_path {
@@ -73,21 +74,11 @@ static int teardown(void **state)
         return 0;
 }
 
-static void skip_without_landlock(void)
-{
-        int abi = dsh_landlock_abi();
-
-        if (abi < DSH_LANDLOCK_MINIMUM_ABI) {
-                printf("# SKIP: this kernel does not enforce Landlock ABI >= 3 (abi %d)\n", abi);
-                skip();
-        }
-}
-
 static void skip_without_scopes(void)
 {
         int abi = dsh_landlock_abi();
 
-        skip_without_landlock();
+        TEST_REQUIRE_LANDLOCK();
         if (abi < DSH_LANDLOCK_SCOPE_ABI) {
                 printf("# SKIP: Landlock ABI %d has no scopes (ABI 6); the probe test covers the report\n", abi);
                 skip();
@@ -182,14 +173,7 @@ static void command_line(confined_path path, const char *mode, const char *scrip
         size_t count = 0;
 
         if (path == PATH_RUN) {
-                argv[count++] = test_dsh_sandbox_path();
-                argv[count++] = "run";
-                argv[count++] = "--backend";
-                argv[count++] = "landlock";
-                argv[count++] = "--mode";
-                argv[count++] = mode;
-                argv[count++] = "--root";
-                argv[count++] = workspace;
+                count = test_run_command_prefix(argv, count, "landlock", mode, workspace);
         } else {
                 argv[count++] = test_landlock_run_path();
                 argv[count++] = "--ro";
@@ -343,7 +327,7 @@ static void test_capabilities_dropped(void **state)
         char *script = NULL;
 
         (void) state;
-        skip_without_landlock();
+        TEST_REQUIRE_LANDLOCK();
         /* Lowering one's niceness needs CAP_SYS_NICE: harmless to try, and proof of the privilege if it works. */
         assert_true(asprintf(&script, "grep ^Cap /proc/self/status; echo securebits=$('%s' securebits); "
                                       "echo nice=$(nice -n -5 nice 2>/dev/null)", reach_probe()) > 0);
@@ -411,7 +395,7 @@ static void test_setpcap_raised_from_permitted(void **state)
         pid_t pid;
 
         (void) state;
-        skip_without_landlock();
+        TEST_REQUIRE_LANDLOCK();
         if (!holds_capability(CAP_SETPCAP)) {
                 printf("# SKIP: the test process holds no CAP_SETPCAP to set aside\n");
                 skip();
@@ -444,7 +428,7 @@ static void test_unprivileged_caller(void **state)
                                              NULL };
 
         (void) state;
-        skip_without_landlock();
+        TEST_REQUIRE_LANDLOCK();
         if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) != 0) {
                 printf("# SKIP: becoming nobody needs root and setpriv (util-linux)\n");
                 skip();
@@ -568,7 +552,7 @@ static void test_failed_step_fails_closed(void **state)
         char *script = NULL;
 
         (void) state;
-        skip_without_landlock();
+        TEST_REQUIRE_LANDLOCK();
         assert_true(asprintf(&script, "touch '%s'", marker) > 0);
         for (size_t i = 0; i < sizeof(refused_steps) / sizeof(refused_steps[0]); i++) {
                 const struct refused_step *step = &refused_steps[i];
@@ -652,7 +636,7 @@ static void test_signal_outside_refused(void **state)
 static void test_signal_own_children(void **state)
 {
         (void) state;
-        skip_without_landlock();
+        TEST_REQUIRE_LANDLOCK();
         for (int path = 0; path < PATH_COUNT; path++) {
                 char *output = run_confined((confined_path) path, "sleep 1000 & kill $!; wait $! 2>/dev/null; echo $?");
 
@@ -669,7 +653,7 @@ static void test_signal_own_children(void **state)
 static void test_signal_from_outside_arrives(void **state)
 {
         (void) state;
-        skip_without_landlock();
+        TEST_REQUIRE_LANDLOCK();
         for (int path = 0; path < PATH_COUNT; path++) {
                 confined_process process;
                 char *line, *rest = NULL;

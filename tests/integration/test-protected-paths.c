@@ -18,26 +18,21 @@
 #include "test-support.h"
 
 static char *home;       /* the workspace, holding the XDG directories like a home directory does */
-static char *environment[5];
+static char **environment;
 
 static int setup(void **state)
 {
         (void) state;
         home = test_make_directory(NULL);
-        assert_true(asprintf(&environment[0], "XDG_CONFIG_HOME=%s/.config", home) > 0);
-        assert_true(asprintf(&environment[1], "XDG_STATE_HOME=%s/.local/state", home) > 0);
-        assert_true(asprintf(&environment[2], "XDG_CACHE_HOME=%s/.cache", home) > 0);
-        assert_true(asprintf(&environment[3], "HOME=%s", home) > 0);
-        environment[4] = NULL;
+        environment = test_home_environment(home);
         return 0;
 }
 
 static int teardown(void **state)
 {
         (void) state;
-        for (int i = 0; environment[i]; i++)
-                free(environment[i]);
-        memset(environment, 0, sizeof(environment));
+        test_home_environment_free(environment);
+        environment = NULL;
         test_remove_tree(home);
         return 0;
 }
@@ -48,14 +43,7 @@ static void run_in_home(const char *backend, const char *extra_option, const cha
         const char *argv[16];
         size_t count = 0;
 
-        argv[count++] = test_dsh_sandbox_path();
-        argv[count++] = "run";
-        argv[count++] = "--backend";
-        argv[count++] = backend;
-        argv[count++] = "--mode";
-        argv[count++] = "workspace-write";
-        argv[count++] = "--root";
-        argv[count++] = home;
+        count = test_run_command_prefix(argv, count, backend, "workspace-write", home);
         if (extra_option) {
                 argv[count++] = extra_option;
                 argv[count++] = extra_value;

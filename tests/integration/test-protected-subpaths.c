@@ -20,58 +20,34 @@
 #include "test-support.h"
 
 static char *scratch;
-static char *environment[8];
+static char **environment;
 
 static int setup(void **state)
 {
         (void) state;
         scratch = test_make_directory(NULL);
-        assert_true(asprintf(&environment[0], "HOME=%s", scratch) > 0);
-        assert_true(asprintf(&environment[1], "XDG_CONFIG_HOME=%s/.config", scratch) > 0);
-        assert_true(asprintf(&environment[2], "XDG_STATE_HOME=%s/.local/state", scratch) > 0);
-        assert_true(asprintf(&environment[3], "XDG_CACHE_HOME=%s/.cache", scratch) > 0);
-        environment[4] = strdup("GIT_AUTHOR_NAME=t");
-        environment[5] = strdup("GIT_AUTHOR_EMAIL=t@example.invalid");
-        assert_true(asprintf(&environment[6], "GIT_COMMITTER_NAME=t") > 0);
-        assert_true(asprintf(&environment[7], "GIT_COMMITTER_EMAIL=t@example.invalid") > 0);
+        environment = test_home_environment(scratch);
         return 0;
 }
 
 static int teardown(void **state)
 {
         (void) state;
-        for (size_t i = 0; i < sizeof(environment) / sizeof(environment[0]); i++) {
-                free(environment[i]);
-                environment[i] = NULL;
-        }
+        test_home_environment_free(environment);
+        environment = NULL;
         test_remove_tree(scratch);
         return 0;
 }
 
 static const char *const *env(void)
 {
-        static const char *list[9];
-
-        for (size_t i = 0; i < 8; i++)
-                list[i] = environment[i];
-        list[8] = NULL;
-        return list;
+        return (const char *const *) environment;
 }
 
 /* Runs a shell line on the host (test setup), in `directory`; fails the test when it fails. */
 static void host_shell(const char *directory, const char *line)
 {
-        char *script = NULL;
-        const char *argv[] = { "sh", "-c", NULL, NULL };
-        test_process_result result;
-
-        assert_true(asprintf(&script, "cd '%s' && %s", directory, line) > 0);
-        argv[2] = script;
-        test_run(argv, env(), &result);
-        if (result.exit_code != 0)
-                fail_msg("setup `%s` failed: %s", line, result.stderr_text);
-        test_process_result_clear(&result);
-        free(script);
+        test_setup_shell(directory, line, env());
 }
 
 static char *make_repository(const char *name)

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "core/landlock.h"
+#include "test-landlock.h"
 #include "test-support.h"
 
 static char *workspace;   /* the policy's workspace root */
@@ -39,16 +40,6 @@ static int teardown(void **state)
         test_remove_tree(outside);
         workspace = outside = NULL;
         return 0;
-}
-
-static void skip_without_landlock(void)
-{
-        int abi = dsh_landlock_abi();
-
-        if (abi < DSH_LANDLOCK_MINIMUM_ABI) {
-                printf("# SKIP: this kernel does not enforce Landlock ABI >= 3 (abi %d)\n", abi);
-                skip();
-        }
 }
 
 /* Runs `dsh-sandbox run --backend landlock <options...> -- sh -c SCRIPT` with $WS and $OUT set. */
@@ -92,7 +83,7 @@ static void test_danger_full_access_writes_outside(void **state)
         test_process_result result;
 
         (void) state;
-        skip_without_landlock();
+        TEST_REQUIRE_LANDLOCK();
         assert_true(asprintf(&script, "echo data > '%s'", path) > 0);
         run_script(&result, options, script);
         assert_int_equal(result.exit_code, 0);
@@ -118,7 +109,7 @@ static void test_extra_root_and_grandchild(void **state)
         test_process_result result;
 
         (void) state;
-        skip_without_landlock();
+        TEST_REQUIRE_LANDLOCK();
         assert_true(asprintf(&script, "echo x > '%s'; sh -c \"sh -c 'echo x > %s'\"; true", in_extra,
                              grandchild_out) > 0);
         run_script(&result, options, script);
@@ -140,7 +131,7 @@ static void test_links_do_not_reach_outside(void **state)
         test_process_result result;
 
         (void) state;
-        skip_without_landlock();
+        TEST_REQUIRE_LANDLOCK();
         test_write_file(victim, "precious\n");
         run_script(&result, options,
                    "ln \"$OUT/victim\" \"$WS/hard\"; echo pwned >> \"$WS/hard\"; "
@@ -164,7 +155,7 @@ static void test_relative_root_is_taken_from_cwd(void **state)
         test_process_result result;
 
         (void) state;
-        skip_without_landlock();
+        TEST_REQUIRE_LANDLOCK();
         assert_int_equal(mkdir(sub, 0755), 0);
         assert_true(asprintf(&script,
                              "cd '%s' && '%s' run --backend landlock --mode workspace-write --root sub -- "
@@ -195,7 +186,7 @@ static void test_options_end_at_the_program(void **state)
         test_process_result result;
 
         (void) state;
-        skip_without_landlock();
+        TEST_REQUIRE_LANDLOCK();
         test_run(argv, NULL, &result);
         content = test_read_file(written);
         if (!content)
@@ -229,7 +220,7 @@ static void test_exit_status_table(void **state)
         };
 
         (void) state;
-        skip_without_landlock();
+        TEST_REQUIRE_LANDLOCK();
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
                 test_process_result result;
 
@@ -249,7 +240,7 @@ static void test_program_not_found_or_not_executable(void **state)
         test_process_result result;
 
         (void) state;
-        skip_without_landlock();
+        TEST_REQUIRE_LANDLOCK();
         test_write_file(not_executable, "data\n");
         test_run(missing, NULL, &result);
         assert_int_equal(result.exit_code, 127);
@@ -329,7 +320,7 @@ static void test_descriptors_terminal_and_proc_cwd(void **state)
         test_process_result result;
 
         (void) state;
-        skip_without_landlock();
+        TEST_REQUIRE_LANDLOCK();
         /* fd 7 is opened writable on an outside file by the caller; $PPID's cwd is outside. */
         assert_true(asprintf(&script,
                              "cd '%s' && exec 7>'%s' && '%s' run --backend landlock -- sh -c "

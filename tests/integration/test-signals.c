@@ -39,10 +39,6 @@
 #include "dsh-sandbox/provider.h"
 #include "test-support.h"
 
-/* Generous bounds for synchronisation only: a healthy run takes milliseconds. */
-#define WAIT_BOUND_MS 30000
-#define POLL_STEP_MS 10
-
 /*
  * The trap is installed before the ready file ($1) appears; the trap ends the helper it started, with
  * SIGKILL: the helper may not have exec'd sleep yet (on a loaded machine), and until then it still
@@ -68,25 +64,6 @@ static bool backend_works(const char *backend)
                 return false;
         }
         return true;
-}
-
-static void sleep_ms(long milliseconds)
-{
-        struct timespec pause = { milliseconds / 1000, (milliseconds % 1000) * 1000000 };
-
-        while (nanosleep(&pause, &pause) < 0 && errno == EINTR)
-                ;
-}
-
-/* Polls for `path` within the bound. */
-static bool wait_for_file(const char *path)
-{
-        for (long waited = 0; waited < WAIT_BOUND_MS; waited += POLL_STEP_MS) {
-                if (test_path_exists(path))
-                        return true;
-                sleep_ms(POLL_STEP_MS);
-        }
-        return test_path_exists(path);
 }
 
 struct scratch {
@@ -180,7 +157,7 @@ static int signal_run(const char *backend, const char *script, int signal_number
 
         scratch_create(&scratch);
         pid = start_run(&scratch, backend, script, -1, ignore_hangup);
-        if (!wait_for_file(scratch.ready)) {
+        if (!test_wait_for_file(scratch.ready)) {
                 kill(pid, SIGKILL);
                 wait_exit_code(pid);
                 fail_msg("%s: the command never became ready", backend);
@@ -264,7 +241,7 @@ static void test_terminal_interrupt_reaches_the_trap(void **state)
                         execv(argv[0], (char *const *) argv);
                         _exit(255);
                 }
-                if (!wait_for_file(scratch.ready)) {
+                if (!test_wait_for_file(scratch.ready)) {
                         kill(pid, SIGKILL);
                         wait_exit_code(pid);
                         fail_msg("%s: the command never became ready", backends[b]);
@@ -303,34 +280,20 @@ static char sleep_state(const char *duration)
 
         assert_non_null(proc);
         while (!state && (entry = readdir(proc))) {
-                char path[300], command_line[256], stat_line[512];
+                char command_line[256], stat_line[512];
                 ssize_t length;
                 const char *fields;
-                int fd;
 
                 if (entry->d_name[0] < '0' || entry->d_name[0] > '9')
                         continue;
-                snprintf(path, sizeof(path), "/proc/%s/cmdline", entry->d_name);
-                fd = open(path, O_RDONLY | O_CLOEXEC);
-                if (fd < 0)
-                        continue;
-                length = read(fd, command_line, sizeof(command_line) - 1);
-                close(fd);
+                length = test_read_proc_file(entry->d_name, "cmdline", command_line, sizeof(command_line));
                 if (length <= 0)
                         continue;
-                command_line[length] = '\0';
                 if (strcmp(command_line, "sleep") != 0 || strlen(command_line) + 1 >= (size_t) length ||
                     strcmp(command_line + strlen(command_line) + 1, duration) != 0)
                         continue;
-                snprintf(path, sizeof(path), "/proc/%s/stat", entry->d_name);
-                fd = open(path, O_RDONLY | O_CLOEXEC);
-                if (fd < 0)
+                if (test_read_proc_file(entry->d_name, "stat", stat_line, sizeof(stat_line)) <= 0)
                         continue;
-                length = read(fd, stat_line, sizeof(stat_line) - 1);
-                close(fd);
-                if (length <= 0)
-                        continue;
-                stat_line[length] = '\0';
                 fields = strrchr(stat_line, ')');
                 if (fields && fields[1] == ' ')
                         state = fields[2];
@@ -342,12 +305,12 @@ static char sleep_state(const char *duration)
 /* Polls until the sandboxed `sleep DURATION` is (or is no longer) stopped. */
 static bool wait_for_sleep_stopped(const char *duration, bool stopped)
 {
-        for (long waited = 0; waited < WAIT_BOUND_MS; waited += POLL_STEP_MS) {
+        for (long waited = 0; waited < TEST_WAIT_BOUND_MS; waited += TEST_POLL_STEP_MS) {
                 char state = sleep_state(duration);
 
                 if (state && (state == 'T') == stopped)
                         return true;
-                sleep_ms(POLL_STEP_MS);
+                test_sleep_ms(TEST_POLL_STEP_MS);
         }
         return false;
 }
@@ -375,7 +338,7 @@ static void test_job_control_stops_the_command(void **state)
                              duration) > 0);
         scratch_create(&scratch);
         pid = start_run(&scratch, "bwrap", script, -1, false);
-        assert_true(wait_for_file(scratch.ready));
+        assert_true(test_wait_for_file(scratch.ready));
         assert_int_equal(kill(pid, SIGTSTP), 0);
         while (waitpid(pid, &status, WUNTRACED) < 0)
                 assert_int_equal(errno, EINTR);
@@ -405,7 +368,7 @@ static void assert_sandbox_gone(int output, const char *what)
         for (;;) {
                 struct pollfd ready = { output, POLLIN, 0 };
 
-                if (poll(&ready, 1, WAIT_BOUND_MS) <= 0)
+                if (poll(&ready, 1, TEST_WAIT_BOUND_MS) <= 0)
                         fail_msg("a sandboxed process outlived %s", what);
                 length = read(output, buffer, sizeof(buffer));
                 if (length == 0)
@@ -431,7 +394,7 @@ static void test_sigkill_takes_the_sandbox_with_it(void **state)
         assert_int_equal(pipe2(output, O_CLOEXEC), 0);
         pid = start_run(&scratch, "bwrap", "sleep 1000 & : > \"$1\"; wait", output[1], false);
         close(output[1]);
-        assert_true(wait_for_file(scratch.ready));
+        assert_true(test_wait_for_file(scratch.ready));
         assert_int_equal(kill(pid, SIGKILL), 0);
         assert_int_equal(wait_exit_code(pid), 128 + SIGKILL);
         assert_sandbox_gone(output[0], "run's SIGKILL");
@@ -454,10 +417,10 @@ static void wait_for_runner(pid_t run)
                         return;
                 if (waitid(P_PID, (id_t) run, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == run)
                         return;
-                if (looks > 1000LL * WAIT_BOUND_MS)
+                if (looks > 1000LL * TEST_WAIT_BOUND_MS)
                         fail_msg("run started no runner");
                 if (looks % 1000 == 999)
-                        sleep_ms(1);   /* a slow host: look on, without spinning for ever */
+                        test_sleep_ms(1);   /* a slow host: look on, without spinning for ever */
         }
 }
 
@@ -476,13 +439,13 @@ static int signal_run_at_start(const struct scratch *scratch, int output, int si
         wait_for_runner(run);
         kill(run, signal_number);
         while (waitpid(run, &status, WNOHANG) == 0) {
-                if (waited >= WAIT_BOUND_MS) {
+                if (waited >= TEST_WAIT_BOUND_MS) {
                         kill(run, SIGKILL);
                         waitpid(run, &status, 0);
                         fail_msg("run, %s at its start: still running after the bound", strsignal(signal_number));
                 }
-                sleep_ms(POLL_STEP_MS);
-                waited += POLL_STEP_MS;
+                test_sleep_ms(TEST_POLL_STEP_MS);
+                waited += TEST_POLL_STEP_MS;
         }
         return status;
 }
@@ -581,7 +544,7 @@ static void test_bwrap_child_names_the_sandbox_group(void **state)
         assert_int_equal(getpgid(dsh_child_pid(child)), dsh_child_pid(child));
         assert_true(dsh_child_process_group(child) > 1);
         assert_int_not_equal(dsh_child_process_group(child), dsh_child_pid(child));
-        assert_true(wait_for_file(scratch.ready));
+        assert_true(test_wait_for_file(scratch.ready));
         /* Once the command runs, the init has made its session (the record comes before that). */
         assert_int_equal(getsid(dsh_child_process_group(child)), dsh_child_process_group(child));
         assert_int_equal(kill(-dsh_child_process_group(child), SIGTERM), 0);
@@ -611,7 +574,7 @@ static void test_landlock_child_leads_its_group_when_asked(void **state)
                 spawn_trapped(provider, &scratch, asked, &child);
                 assert_int_equal(dsh_child_process_group(child), asked ? dsh_child_pid(child) : 0);
                 assert_int_equal(getpgid(dsh_child_pid(child)), asked ? dsh_child_pid(child) : getpgid(0));
-                assert_true(wait_for_file(scratch.ready));
+                assert_true(test_wait_for_file(scratch.ready));
                 assert_int_equal(kill(dsh_child_pid(child), SIGTERM), 0);
                 assert_int_equal(wait_child(child), 3);
                 dsh_child_free(child);
@@ -658,7 +621,7 @@ static void test_runner_cannot_aim_signals_elsewhere(void **state)
                 provider = sole_backend_provider("bwrap", fake);
                 spawn_trapped(provider, &scratch, false, &child);
                 assert_int_equal(dsh_child_process_group(child), dsh_child_pid(child));
-                assert_true(wait_for_file(scratch.ready));
+                assert_true(test_wait_for_file(scratch.ready));
                 assert_int_equal(kill(dsh_child_pid(child), SIGTERM), 0);
                 assert_int_equal(wait_child(child), 3);
                 dsh_child_free(child);

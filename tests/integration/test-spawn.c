@@ -23,6 +23,7 @@
 
 #include "core/landlock.h"
 #include "dsh-sandbox/provider.h"
+#include "test-landlock.h"
 #include "test-support.h"
 
 static char *workspace;
@@ -49,14 +50,6 @@ static int teardown(void **state)
         test_remove_tree(workspace);
         test_remove_tree(outside);
         return 0;
-}
-
-static void skip_without_landlock(void)
-{
-        if (dsh_landlock_abi() < DSH_LANDLOCK_MINIMUM_ABI) {
-                printf("# SKIP: this kernel does not enforce Landlock ABI >= 3\n");
-                skip();
-        }
 }
 
 static void make_policy(dsh_policy *policy, dsh_mode mode)
@@ -94,7 +87,7 @@ static void test_workspace_write_confines_child(void **state)
         dsh_child *child = NULL;
 
         (void) state;
-        skip_without_landlock();
+        TEST_REQUIRE_LANDLOCK();
         make_policy(&policy, DSH_MODE_WORKSPACE_WRITE);
         assert_true(asprintf(&script, "echo x > '%s'; echo x > '%s'; exit 3", inside, escaped) > 0);
         assert_int_equal(spawn_and_wait(&policy, script, &child), 3);
@@ -119,7 +112,7 @@ static void test_parent_stays_unrestricted(void **state)
         dsh_policy policy;
 
         (void) state;
-        skip_without_landlock();
+        TEST_REQUIRE_LANDLOCK();
         make_policy(&policy, DSH_MODE_READ_ONLY);
         assert_int_equal(spawn_and_wait(&policy, "true", NULL), 0);
         test_write_file(after, "still free\n");
@@ -136,7 +129,7 @@ static void test_exec_failure_is_reported_not_run(void **state)
         dsh_policy policy;
 
         (void) state;
-        skip_without_landlock();
+        TEST_REQUIRE_LANDLOCK();
         make_policy(&policy, DSH_MODE_READ_ONLY);
         assert_int_equal(dsh_provider_spawn(provider, (char *const *) argv, &policy, NULL, &child, &error), -ENOENT);
         assert_int_equal(error.code, DSH_ERROR_EXEC_FAILED);
@@ -159,7 +152,7 @@ static void test_stdio_redirection(void **state)
         int status;
 
         (void) state;
-        skip_without_landlock();
+        TEST_REQUIRE_LANDLOCK();
         make_policy(&policy, DSH_MODE_READ_ONLY);
         /* Opened by the caller before the domain exists: the command writes through them. */
         options.stdout_fd = open(out_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
@@ -234,7 +227,7 @@ static void test_confine_names_the_launcher(void **state)
         char *expected_ws = NULL;
 
         (void) state;
-        skip_without_landlock();
+        TEST_REQUIRE_LANDLOCK();
         assert_int_equal(dsh_provider_set_landlock_run_path(provider, test_landlock_run_path(), NULL), 0);
         make_policy(&policy, DSH_MODE_WORKSPACE_WRITE);
         assert_int_equal(dsh_provider_confine(provider, (char *const *) argv, &policy, &confined, &error), 0);

@@ -767,14 +767,7 @@ static void exec_front_end(const escape_case *c)
 
                 setenv("DSH_SANDBOX_CONFIG", config, 1);
                 setenv("XDG_CACHE_HOME", cache, 1);
-                argv[count++] = test_dsh_sandbox_path();
-                argv[count++] = "run";
-                argv[count++] = "--backend";
-                argv[count++] = "landlock";
-                argv[count++] = "--mode";
-                argv[count++] = mode;
-                argv[count++] = "--root";
-                argv[count++] = c->workspace;
+                count = test_run_command_prefix(argv, count, "landlock", mode, c->workspace);
         } else {
                 argv[count++] = test_landlock_run_path();
                 argv[count++] = "--ro";

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -32,6 +33,16 @@ const char *test_dsh_sandbox_path(void)
 const char *test_landlock_run_path(void)
 {
         return required_env("LANDLOCK_RUN_BIN");
+}
+
+size_t test_run_command_prefix(const char **argv, size_t count, const char *backend, const char *mode,
+                               const char *root)
+{
+        const char *prefix[] = { test_dsh_sandbox_path(), "run", "--backend", backend, "--mode", mode, "--root", root };
+
+        for (size_t i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++)
+                argv[count++] = prefix[i];
+        return count;
 }
 
 char *test_make_directory(const char *parent)
@@ -75,6 +86,33 @@ bool test_path_exists(const char *path)
         return lstat(path, &status) == 0;
 }
 
+char **test_home_environment(const char *home)
+{
+        static const char *const git_identity[] = { "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.invalid",
+                                                    "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.invalid" };
+        char **environment = calloc(9, sizeof(*environment));
+
+        assert_non_null(environment);
+        assert_true(asprintf(&environment[0], "HOME=%s", home) > 0);
+        assert_true(asprintf(&environment[1], "XDG_CONFIG_HOME=%s/.config", home) > 0);
+        assert_true(asprintf(&environment[2], "XDG_STATE_HOME=%s/.local/state", home) > 0);
+        assert_true(asprintf(&environment[3], "XDG_CACHE_HOME=%s/.cache", home) > 0);
+        for (size_t i = 0; i < 4; i++) {
+                environment[4 + i] = strdup(git_identity[i]);
+                assert_non_null(environment[4 + i]);
+        }
+        return environment;
+}
+
+void test_home_environment_free(char **environment)
+{
+        if (!environment)
+                return;
+        for (size_t i = 0; environment[i]; i++)
+                free(environment[i]);
+        free(environment);
+}
+
 void test_write_file(const char *path, const char *content)
 {
         FILE *file = fopen(path, "w");
@@ -82,6 +120,22 @@ void test_write_file(const char *path, const char *content)
         assert_non_null(file);
         assert_int_equal(fputs(content, file) >= 0, 1);
         assert_int_equal(fclose(file), 0);
+}
+
+ssize_t test_read_proc_file(const char *pid, const char *name, char *buffer, size_t size)
+{
+        char path[300];
+        ssize_t length;
+        int fd;
+
+        snprintf(path, sizeof(path), "/proc/%s/%s", pid, name);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -1;
+        length = read(fd, buffer, size - 1);
+        close(fd);
+        buffer[length > 0 ? length : 0] = '\0';
+        return length;
 }
 
 char *test_read_file(const char *path)
@@ -195,6 +249,39 @@ void test_process_result_clear(test_process_result *result)
         free(result->stdout_text);
         free(result->stderr_text);
         memset(result, 0, sizeof(*result));
+}
+
+void test_setup_shell(const char *directory, const char *line, const char *const *extra_env)
+{
+        char *script = NULL;
+        const char *argv[] = { "sh", "-c", NULL, NULL };
+        test_process_result result;
+
+        assert_true(asprintf(&script, "cd '%s' && %s", directory, line) > 0);
+        argv[2] = script;
+        test_run(argv, extra_env, &result);
+        if (result.exit_code != 0)
+                fail_msg("setup `%s` failed: %s", line, result.stderr_text);
+        test_process_result_clear(&result);
+        free(script);
+}
+
+void test_sleep_ms(long milliseconds)
+{
+        struct timespec pause = { milliseconds / 1000, (milliseconds % 1000) * 1000000 };
+
+        while (nanosleep(&pause, &pause) < 0 && errno == EINTR)
+                ;
+}
+
+bool test_wait_for_file(const char *path)
+{
+        for (long waited = 0; waited < TEST_WAIT_BOUND_MS; waited += TEST_POLL_STEP_MS) {
+                if (test_path_exists(path))
+                        return true;
+                test_sleep_ms(TEST_POLL_STEP_MS);
+        }
+        return test_path_exists(path);
 }
 
 bool test_contains(const char *haystack, const char *needle)

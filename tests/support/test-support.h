@@ -5,10 +5,16 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /* Paths of the built programs, set by meson through the environment. */
 const char *test_dsh_sandbox_path(void);
 const char *test_landlock_run_path(void);
+
+/* Puts `dsh-sandbox run --backend BACKEND --mode MODE --root ROOT` at argv[count...]; returns the
+ * count after it (the caller's array must hold 8 more). */
+size_t test_run_command_prefix(const char **argv, size_t count, const char *backend, const char *mode,
+                               const char *root);
 
 /* Creates a fresh directory under `parent` (NULL: $DSH_TEST_SCRATCH, under /var/tmp,
  * so that the Landlock temp-area grant does not cover it).  Caller frees. */
@@ -21,6 +27,15 @@ void test_remove_tree(char *path);
 char *test_path_join(const char *directory, const char *name);
 
 bool test_path_exists(const char *path);
+
+/*
+ * The environment the CLI runs with in a test: HOME=`home`, the XDG config, state and cache
+ * directories beneath it (as they default to), and a git identity, so that no run reads or
+ * writes the user's own files and git commits work.  NULL-terminated; free it with
+ * test_home_environment_free().
+ */
+char **test_home_environment(const char *home);
+void test_home_environment_free(char **environment);
 
 /* Writes `content` to `path` (create/truncate); aborts the test on failure. */
 void test_write_file(const char *path, const char *content);
@@ -39,6 +54,10 @@ bool test_bwrap_works(void);
                         skip();                                                                  \
                 }                                                                                \
         } while (0)
+
+/* Reads /proc/PID/NAME into `buffer` (NUL-terminated after what was read); returns the length
+ * read, <= 0 when the process is gone or the file is empty (a zombie's cmdline). */
+ssize_t test_read_proc_file(const char *pid, const char *name, char *buffer, size_t size);
 
 /* Reads a whole file; NULL if it does not exist.  Caller frees. */
 char *test_read_file(const char *path);
@@ -64,6 +83,20 @@ void test_run_bounded(const char *const *argv, const char *const *extra_env, uns
                       test_process_result *result);
 
 void test_process_result_clear(test_process_result *result);
+
+/* Test setup: runs `line` with sh in `directory` (`extra_env` as for test_run); fails the test,
+ * naming the line and its stderr, when it fails. */
+void test_setup_shell(const char *directory, const char *line, const char *const *extra_env);
+
+/* Bounds for synchronisation only (never a timed assertion): a healthy run takes milliseconds. */
+#define TEST_WAIT_BOUND_MS 30000
+#define TEST_POLL_STEP_MS 10
+
+/* Sleeps `milliseconds`, resuming after a signal. */
+void test_sleep_ms(long milliseconds);
+
+/* Polls for `path` to exist within TEST_WAIT_BOUND_MS; whether it does. */
+bool test_wait_for_file(const char *path);
 
 /* True when `haystack` contains `needle`. */
 bool test_contains(const char *haystack, const char *needle);

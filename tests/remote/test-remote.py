@@ -659,6 +659,15 @@ class ConnectionReuse(RemoteCase):
         self.assert_home_file_out_of_reach(f"mkdir -p {control}; chmod 700 {control} && touch {control}/planted",
                                            ".cache/dsh-sandbox/ssh/planted")
 
+    def test_a_confined_command_cannot_rename_the_cache_away_to_plant_the_control_directory(self):
+        # Holding ssh/ read-only is not enough: with ~/.cache renamed away, a fresh
+        # ~/.cache/dsh-sandbox/ssh of the command's making would pass every check.  Each
+        # directory between the root and it is pinned, so the rename fails.
+        control = '"$1/.cache/dsh-sandbox/ssh"'
+        self.assert_home_file_out_of_reach(f'mv "$1/.cache" "$1/.cache-aside"; mkdir -p {control}; '
+                                           f'chmod 700 {control} && touch {control}/planted',
+                                           ".cache/dsh-sandbox/ssh/planted")
+
     def test_a_confined_command_cannot_write_the_ssh_config_the_next_call_reads(self):
         # A ProxyCommand in ~/.ssh/config would run unconfined on the next --remote call, and a
         # ControlPath there would hand that call to the command's own listener.

@@ -152,6 +152,7 @@ char *dsh_remote_control_directory_prepare(void)
         parent = base ? strdup(dirname(base)) : NULL;   /* .../dsh-sandbox, then its parent */
         if (!parent)
                 return NULL;
+        /* Followed if a symlink (a ~/.cache kept elsewhere): the directory it leads to is the one checked. */
         parent_fd = open(dirname(parent), O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (parent_fd < 0 || !is_safe_parent(parent_fd))
                 return NULL;

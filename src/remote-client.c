@@ -316,7 +316,7 @@ static void drain_diagnostics(remote_call *call)
 static int transport_failure(remote_call *call, int wait_status, dsh_error *error)
 {
         const char *destination = call->target->destination;
-        const char *program = call->target->remote_program ? call->target->remote_program : "dsh-sandbox";
+        const char *program = dsh_remote_program(call->target);
         dsh_autofree char *said = last_diagnostic_line(call);
         int status = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1;
 

@@ -152,6 +152,7 @@ char *dsh_remote_control_directory_prepare(void)
         parent = base ? strdup(dirname(base)) : NULL;   /* .../dsh-sandbox, then its parent */
         if (!parent)
                 return NULL;
+        /* Followed if a symlink (a ~/.cache kept elsewhere): the directory it leads to is the one checked. */
         parent_fd = open(dirname(parent), O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (parent_fd < 0 || !is_safe_parent(parent_fd))
                 return NULL;
@@ -260,9 +261,14 @@ static int multiplexing_options(char ***argv)
                                                     path_option, NULL });
 }
 
+const char *dsh_remote_program(const dsh_remote_target *target)
+{
+        return target->remote_program ? target->remote_program : "dsh-sandbox";
+}
+
 int dsh_remote_ssh_argv(const dsh_remote_target *target, char ***argv_out, dsh_error *error)
 {
-        const char *program = target->remote_program ? target->remote_program : "dsh-sandbox";
+        const char *program = dsh_remote_program(target);
         dsh_autofree char *quoted_program = NULL;
         char **argv = NULL;
         int result;

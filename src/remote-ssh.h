@@ -22,6 +22,9 @@ typedef struct dsh_remote_connection {
 
 #define DSH_REMOTE_CONNECTION_INIT { -1, -1, -1, -1 }
 
+/* The program ssh starts on the target: the config's remoteProgram, or "dsh-sandbox" found on the remote PATH. */
+DSH_INTERNAL const char *dsh_remote_program(const dsh_remote_target *target);
+
 /*
  * The argv that reaches `remote-helper` on the target: the ssh command,
  * `-T -o BatchMode=yes`, the multiplexing options unless the user's own

@@ -543,11 +543,15 @@ class StdinFlow(RemoteCase):
                               "argv": ["sh", "-c", 'echo $$ > "$1"; exec sleep 1000', "sh", pid_file]}).encode()
         chunk = b"y" * 65536
         stdin = b"I" + len(chunk).to_bytes(4, "big") + chunk
-        framed = b"Q" + len(request).to_bytes(4, "big") + request + stdin * (4 * STDIN_WINDOW // len(chunk))
+        flood = stdin * (4 * STDIN_WINDOW // len(chunk))
         # The channel stays open: the helper must end it itself, not wait for the caller to hang up.
         helper = subprocess.Popen([SERVER.remote_program, "remote-helper"], stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE)
-        writer = threading.Thread(target=self.write_ignoring_the_end, args=(helper.stdin, framed), daemon=True)
+        # The flood only once the command runs, so that "the command killed" is checked on a live one.
+        helper.stdin.write(b"Q" + len(request).to_bytes(4, "big") + request)
+        helper.stdin.flush()
+        remote_pid = self.wait_for_pid(pid_file, helper)
+        writer = threading.Thread(target=self.write_ignoring_the_end, args=(helper.stdin, flood), daemon=True)
         writer.start()
         try:
             helper.wait(timeout=60)
@@ -566,11 +570,21 @@ class StdinFlow(RemoteCase):
             frames = frames[5 + int.from_bytes(frames[1:5], "big"):]
         self.assertEqual(kinds[0], b"H")
         self.assertNotIn(b"F", kinds, "a final record after a protocol error")
-        if os.path.exists(pid_file):
-            with open(pid_file) as handle:
-                content = handle.read()
-            if content.strip():
-                self.assertFalse(os.path.exists("/proc/%d" % int(content)), "the command outlived the channel")
+        self.assertFalse(os.path.exists("/proc/%d" % remote_pid), "the command outlived the channel")
+
+    def wait_for_pid(self, pid_file, helper):
+        """The pid the command wrote to `pid_file`, once it has (the helper still serving it)."""
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and helper.poll() is None:
+            if os.path.exists(pid_file):
+                with open(pid_file) as handle:
+                    content = handle.read()
+                if content.endswith("\n"):
+                    return int(content)
+            time.sleep(0.05)
+        helper.kill()
+        helper.wait()
+        self.fail("the command never started under the helper")
 
 
 class ConnectionReuse(RemoteCase):
@@ -657,6 +671,15 @@ class ConnectionReuse(RemoteCase):
         # there for the next --remote call made without XDG_RUNTIME_DIR.
         control = '"$1/.cache/dsh-sandbox/ssh"'
         self.assert_home_file_out_of_reach(f"mkdir -p {control}; chmod 700 {control} && touch {control}/planted",
+                                           ".cache/dsh-sandbox/ssh/planted")
+
+    def test_a_confined_command_cannot_rename_the_cache_away_to_plant_the_control_directory(self):
+        # Holding ssh/ read-only is not enough: with ~/.cache renamed away, a fresh
+        # ~/.cache/dsh-sandbox/ssh of the command's making would pass every check.  Each
+        # directory between the root and it is pinned, so the rename fails.
+        control = '"$1/.cache/dsh-sandbox/ssh"'
+        self.assert_home_file_out_of_reach(f'mv "$1/.cache" "$1/.cache-aside"; mkdir -p {control}; '
+                                           f'chmod 700 {control} && touch {control}/planted',
                                            ".cache/dsh-sandbox/ssh/planted")
 
     def test_a_confined_command_cannot_write_the_ssh_config_the_next_call_reads(self):

@@ -262,7 +262,8 @@ static char *confined_read_line(confined_process *process)
 }
 
 /* Reads the rest of stdout into *rest (may be NULL), reaps the command, returns its exit code (128+N). */
-static int confined_finish(confined_process *process, char **rest)
+/* Waits for the command; returns its stdout (the caller frees it) and its exit code in `*exit_code`. */
+static char *confined_finish(confined_process *process, int *exit_code)
 {
         char *text = test_read_fd(process->stdout_fd);
         int status = 0;
@@ -275,22 +276,19 @@ static int confined_finish(confined_process *process, char **rest)
                 while (waitpid(process->pid, &status, 0) < 0)
                         assert_int_equal(errno, EINTR);
         }
-        if (rest)
-                *rest = text;
-        else
-                free(text);
-        return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+        *exit_code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+        return text;
 }
 
 /* Runs `script` read-only through `path`; returns its stdout (caller frees), asserting exit 0. */
 static char *run_confined(confined_path path, const char *script)
 {
         confined_process process;
-        char *output = NULL;
-        int exit_code;
+        char *output;
+        int exit_code = -1;
 
         confined_start(path, "read-only", script, &process);
-        exit_code = confined_finish(&process, &output);
+        output = confined_finish(&process, &exit_code);
         if (exit_code != 0)
                 fail_msg("%s: `%s` exited %d (stdout: %s)", path_names[path], script, exit_code, output);
         return output;
@@ -657,6 +655,7 @@ static void test_signal_from_outside_arrives(void **state)
         for (int path = 0; path < PATH_COUNT; path++) {
                 confined_process process;
                 char *line, *rest = NULL;
+                int exit_code = -1;
 
                 /* SIGKILL for the helper: one that has not exec'd sleep yet would lose a SIGTERM to the trap
                  * handler it inherited from the shell, and outlive the test. */
@@ -666,7 +665,8 @@ static void test_signal_from_outside_arrives(void **state)
                 assert_non_null(line);
                 assert_string_equal(line, "ready");
                 assert_int_equal(kill(process.pid, SIGINT), 0);
-                assert_int_equal(confined_finish(&process, &rest), 3);
+                rest = confined_finish(&process, &exit_code);
+                assert_int_equal(exit_code, 3);
                 assert_string_equal(rest, "trapped\n");
                 free(line);
                 free(rest);

@@ -4,8 +4,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/ensure-deps.sh
-[ -f build/build.ninja ] || meson setup build --buildtype=release >/dev/null
-ninja -C build >/dev/null
+
+# The build is quiet when it works; when it fails, its own errors are shown, not swallowed.
+build_log=$(mktemp /var/tmp/dsh-demo-build.XXXXXX)
+build_quietly() {
+  if ! "$@" >"$build_log" 2>&1; then
+    cat "$build_log" >&2
+    echo "demo: the build failed: $*" >&2
+    rm -f "$build_log"
+    exit 1
+  fi
+}
+[ -f build/build.ninja ] || build_quietly meson setup build --buildtype=release
+build_quietly ninja -C build
+rm -f "$build_log"
 
 workspace=$(mktemp -d /var/tmp/dsh-demo-workspace.XXXXXX)
 outside=/var/tmp/dsh-demo-outside-$$.txt

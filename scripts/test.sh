@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite, twice: the normal build and an ASan+UBSan build; then a short fuzz run.
+# The whole test suite, twice: the normal build and an ASan+UBSan build; then a short fuzz run; then
+# the README's own commands (demo, Install) in its release build.
 # Usage: scripts/test.sh        (installs missing build dependencies when root)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,9 +35,14 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print
 echo "== fuzz smoke (build-fuzz) =="
 ./scripts/fuzz.sh 3 || status=1
 
+# What a new user types first, as the README writes it: the demo, the Install (release, test
+# programs included, into a DESTDIR) and the installed copy's 'install' suite, in the README's build/.
+echo "== the README's commands (build) =="
+./scripts/readme-check.sh "$build_root/readme-results.jsonl" || status=1
+
 # One closing line over every test case of both builds (cmocka prints per-case results) and
 # every fuzz target (one case each).
 python3 scripts/count-tests.py "$build_root/build-test/meson-logs/testlog.json" \
   "$build_root/build-sanitize/meson-logs/testlog.json" \
-  build-fuzz/fuzz-results.jsonl
+  build-fuzz/fuzz-results.jsonl "$build_root/readme-results.jsonl"
 exit $status

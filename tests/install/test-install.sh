@@ -263,6 +263,21 @@ embed_checks() {
         [ "$resolved" = "$destdir$LIBDIR/libdsh-sandbox.so.0" ] && pass "embed loads $resolved" ||
                 fail "embed loads libdsh-sandbox.so.0 from \"$resolved\""
 
+        # A prefix the loader does not search (anything but /usr; /usr/local before `ldconfig`): the README's
+        # way is an rpath to the .pc's libdir.  Run at the prefix with no LD_LIBRARY_PATH, it must still load.
+        local libdir
+        libdir=$(PKG_CONFIG_PATH=$destdir$LIBDIR/pkgconfig pkg-config --variable=libdir dsh-sandbox)
+        # shellcheck disable=SC2086 # the flags are words
+        if ! cc -std=c11 $EMBED_CFLAGS -o "$scratch/bin/embed-rpath" "$SOURCE_ROOT/examples/embed.c" $flags \
+                -Wl,-rpath,"$libdir" 2>"$scratch/cc.err"; then
+                fail "embed with an rpath to $libdir does not build: $(cat "$scratch/cc.err")"
+        elif [ "$(status_of at_prefix env -u LD_LIBRARY_PATH "$scratch/bin/embed-rpath" 2>"$scratch/rpath.err")" -eq 2 ] &&
+                grep -q '^usage: ' "$scratch/rpath.err"; then
+                pass "embed built with -Wl,-rpath,$libdir loads the library at the prefix without LD_LIBRARY_PATH"
+        else
+                fail "embed with an rpath to $libdir: $(head -c 400 "$scratch/rpath.err")"
+        fi
+
         local status
         status=$(status_of embed "$scratch" 2>/dev/null)
         [ "$status" -eq 2 ] && pass "embed without arguments: usage error" || fail "embed without arguments: $status"

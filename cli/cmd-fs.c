@@ -49,7 +49,8 @@ static const char fs_help[] =
         "  rm [-r] PATH...                          remove files, symlinks, empty directories (-r: trees)\n"
         "  mv [--no-replace] SOURCE DESTINATION     rename SOURCE to DESTINATION (rename(2): DESTINATION\n"
         "                                           is the new name, an existing file there is replaced)\n"
-        "  read PATH                                print the file\n\n"
+        "  read [--offset N] [--length N] PATH      print the file (at most fileReadLimitBytes, 16 MiB by\n"
+        "                                           default), or the range asked\n\n"
         "Run 'dsh-sandbox fs COMMAND --help' for a command's options.\n";
 
 enum {
@@ -58,6 +59,8 @@ enum {
         OPTION_NEW,
         OPTION_ALL,
         OPTION_NO_REPLACE,
+        OPTION_OFFSET,
+        OPTION_LENGTH,
 };
 
 struct fs_command;
@@ -67,6 +70,9 @@ struct fs_options {
         bool json;
         bool create_only, all, parents, recursive, no_replace;
         const char *old_text, *new_text;
+        bool range;                     /* read: --offset or --length was given */
+        unsigned long long offset;
+        long length;                    /* 0: up to the read limit */
         char **operands;        /* owned */
 };
 
@@ -177,8 +183,9 @@ static int run_move(dsh_file_guard *guard, const struct fs_options *options, con
 static int run_read(dsh_file_guard *guard, const struct fs_options *options, const char *const *paths,
                     dsh_file_result *result, dsh_error *error)
 {
-        (void) options;
-        return dsh_file_guard_read(guard, paths[0], result, error);
+        if (!options->range)
+                return dsh_file_guard_read(guard, paths[0], result, error);
+        return dsh_file_guard_read_range(guard, paths[0], options->offset, (size_t) options->length, result, error);
 }
 
 /* ------------------------------------------------------------ commands -- */
@@ -211,6 +218,13 @@ static const struct option rm_options[] = {
 
 static const struct option mv_options[] = {
         { "no-replace", no_argument, NULL, OPTION_NO_REPLACE },
+        { "json", no_argument, NULL, CLI_OPTION_JSON },
+        { NULL, 0, NULL, 0 },
+};
+
+static const struct option read_options[] = {
+        { "offset", required_argument, NULL, OPTION_OFFSET },
+        { "length", required_argument, NULL, OPTION_LENGTH },
         { "json", no_argument, NULL, CLI_OPTION_JSON },
         { NULL, 0, NULL, 0 },
 };
@@ -249,13 +263,29 @@ static const struct fs_command commands[] = {
           "      --no-replace       fail with FS_ALREADY_EXISTS when DESTINATION exists\n",
           mv_options, 2, 2, "SOURCE DESTINATION", run_move, 2 },
         { "read",
-          "Usage: dsh-sandbox fs read [policy options] [--json] PATH\n"
+          "Usage: dsh-sandbox fs read [policy options] [--offset N] [--length N] [--json] PATH\n"
           "Prints the file, resolved as the other commands resolve paths (reads are not restricted).\n"
-          "With --json, a file that is not UTF-8 cannot be printed (exit 2).\n",
-          cli_json_option, 1, 1, "PATH", run_read, 1 },
+          "A file larger than the read limit (config fileReadLimitBytes, 16 MiB by default) is refused\n"
+          "with FS_TOO_LARGE: read it by ranges.  With --json, a file that is not UTF-8 cannot be\n"
+          "printed (exit 2).\n"
+          "      --offset N         start at byte N (default 0)\n"
+          "      --length N         print at most N bytes, from 1 to the read limit (default: the limit)\n",
+          read_options, 1, 1, "PATH", run_read, 1 },
 };
 
 #define COMMAND_COUNT (sizeof(commands) / sizeof(commands[0]))
+
+/* --offset: a whole number of bytes, 0 included, digits only. */
+static int parse_offset(const char *value, unsigned long long *offset_out)
+{
+        char *end = NULL;
+
+        errno = 0;
+        *offset_out = value[0] >= '0' && value[0] <= '9' ? strtoull(value, &end, 10) : 0;
+        if (!end || *end != '\0' || errno != 0 || *offset_out > (unsigned long long) INT64_MAX)
+                return cli_usage_error("fs read: --offset expects a whole number of bytes, not \"%s\"", value);
+        return 0;
+}
 
 static int store_fs_option(int key, const char *value, void *data)
 {
@@ -284,6 +314,12 @@ static int store_fs_option(int key, const char *value, void *data)
         case OPTION_NO_REPLACE:
                 options->no_replace = true;
                 return 0;
+        case OPTION_OFFSET:
+                options->range = true;
+                return parse_offset(value, &options->offset);
+        case OPTION_LENGTH:
+                options->range = true;
+                return cli_parse_positive("fs read", "--length", value, 1L << 30, &options->length);
         case 'p':
                 options->parents = true;
                 return 0;

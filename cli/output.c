@@ -94,6 +94,7 @@ int cli_exit_status_for_error(const dsh_error *error)
         case DSH_ERROR_FS_NOT_EMPTY:
         case DSH_ERROR_FS_TEXT_NOT_FOUND:
         case DSH_ERROR_FS_TEXT_NOT_UNIQUE:
+        case DSH_ERROR_FS_TOO_LARGE:
         case DSH_ERROR_INVARIANT:
                 return CLI_EXIT_FAILURE;
         }

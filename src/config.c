@@ -42,6 +42,7 @@ int dsh_config_init(dsh_config *config, dsh_error *error)
         memset(config, 0, sizeof(*config));
         config->mode = DSH_MODE_READ_ONLY;
         config->probe_timeout_ms = DSH_CONFIG_DEFAULT_PROBE_TIMEOUT_MS;
+        config->file_read_limit_bytes = DSH_CONFIG_DEFAULT_FILE_READ_LIMIT_BYTES;
         /*
          * A cwd that cannot be resolved (deleted, unreadable) leaves the
          * fallback root unset rather than failing here: a call that names its
@@ -341,6 +342,18 @@ static int load_remote_program(const struct load_context *context, const char *k
         return 0;
 }
 
+/* A whole number of bytes, at least one, at most 1 GiB: one read's content is held in memory whole. */
+static int load_file_read_limit(const struct load_context *context, const char *key, json_t *value,
+                                dsh_config *config)
+{
+        json_int_t bytes = json_is_integer(value) ? json_integer_value(value) : 0;
+
+        if (bytes < 1 || bytes > (json_int_t) 1 << 30)
+                return key_error(context, key, "expected a whole number of bytes from 1 to 1073741824");
+        config->file_read_limit_bytes = (size_t) bytes;
+        return 0;
+}
+
 static int load_key(const struct load_context *context, const char *key, json_t *value, dsh_config *config)
 {
         static const struct {
@@ -358,6 +371,7 @@ static int load_key(const struct load_context *context, const char *key, json_t 
                 { "requireProtectedSubpaths", load_require_protected_subpaths },
                 { "sshCommand", load_ssh_command },
                 { "remoteProgram", load_remote_program },
+                { "fileReadLimitBytes", load_file_read_limit },
         };
 
         for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
@@ -425,6 +439,7 @@ static int load_document(dsh_config *config, const char *path, json_t *root, dsh
         memset(&loaded, 0, sizeof(loaded));
         loaded.mode = config->mode;
         loaded.probe_timeout_ms = config->probe_timeout_ms;
+        loaded.file_read_limit_bytes = config->file_read_limit_bytes;
         loaded.require_protected_subpaths = config->require_protected_subpaths;
         loaded.workspace_root = config->workspace_root ? strdup(config->workspace_root) : NULL;
         if (config->workspace_root && !loaded.workspace_root)

@@ -34,6 +34,8 @@ const char *dsh_error_code_name(dsh_error_code code)
                 return "FS_TEXT_NOT_FOUND";
         case DSH_ERROR_FS_TEXT_NOT_UNIQUE:
                 return "FS_TEXT_NOT_UNIQUE";
+        case DSH_ERROR_FS_TOO_LARGE:
+                return "FS_TOO_LARGE";
         case DSH_ERROR_NONE:
         case DSH_ERROR_INVARIANT:
         case DSH_ERROR_INVALID_INPUT:
@@ -68,6 +70,7 @@ const char *dsh_error_code_wire_name(dsh_error_code code)
         case DSH_ERROR_FS_NOT_EMPTY:
         case DSH_ERROR_FS_TEXT_NOT_FOUND:
         case DSH_ERROR_FS_TEXT_NOT_UNIQUE:
+        case DSH_ERROR_FS_TOO_LARGE:
                 break;
         }
         return dsh_error_code_name(code);

@@ -9,7 +9,7 @@
 #include "util.h"
 
 /* The enum's last code: a loop over every code ends here. */
-#define DSH_ERROR_CODE_LAST DSH_ERROR_FS_TEXT_NOT_UNIQUE
+#define DSH_ERROR_CODE_LAST DSH_ERROR_FS_TOO_LARGE
 
 /*
  * Sets `error` (when not NULL) to `code` with a formatted message and returns

@@ -52,6 +52,7 @@ struct dsh_file_guard {
         char *temp_path;
         dsh_shield shield;
         char **protected_spellings;     /* ROOT/SUBPATH for each writable root and protected subpath */
+        size_t read_limit;              /* the most one read returns (the config's fileReadLimitBytes) */
 };
 
 /* One operation in progress: what the messages name. */
@@ -397,17 +398,18 @@ static int check_regular_file(struct operation *operation, const dsh_walk_target
         return 0;
 }
 
-/*
- * Reads the regular file the walk found (FS_NOT_FOUND when it found none),
- * checking that what is opened is what was found.
- */
-static int read_existing_file(struct operation *operation, const dsh_walk_target *target, char **content_out,
-                              size_t *length_out)
+/* What one read asks: the whole file (bounded by the guard's limit), or a range of it. */
+struct read_request {
+        bool whole;
+        off_t offset;
+        size_t length;          /* the most to read; for a whole file the limit itself */
+};
+
+/* Opens the regular file the walk found (FS_NOT_FOUND when it found none), checking that what is opened is
+ * what was found.  Returns the fd, or a negative errno with the operation's error set. */
+static int open_found_file(struct operation *operation, const dsh_walk_target *target, struct stat *status)
 {
         dsh_autoclose int fd = -1;
-        size_t capacity, length = 0;
-        struct stat status;
-        char *content;
         int outcome;
 
         if (!target->exists)
@@ -420,40 +422,82 @@ static int read_existing_file(struct operation *operation, const dsh_walk_target
         if (fd < 0)
                 return fail(operation, DSH_ERROR_SYSTEM, errno, "%s: %s", NAMED(operation, target->path),
                             strerror(errno));
-        if (fstat(fd, &status) < 0)
+        if (fstat(fd, status) < 0)
                 return system_failure(operation, errno);
-        if (status.st_dev != target->status.st_dev || status.st_ino != target->status.st_ino)
+        if (status->st_dev != target->status.st_dev || status->st_ino != target->status.st_ino)
                 return fail(operation, DSH_ERROR_SYSTEM, EAGAIN, "%s was replaced while it was opened; try again",
                             NAMED(operation, target->path));
-        capacity = status.st_size > 0 ? (size_t) status.st_size + 1 : 4096;
+        return dsh_take_fd(&fd);
+}
+
+static int too_large(struct operation *operation, const dsh_walk_target *target, unsigned long long size)
+{
+        return fail(operation, DSH_ERROR_FS_TOO_LARGE, EFBIG,
+                    "%s is %s%llu bytes, over the %zu bytes one read or edit may load (fileReadLimitBytes): "
+                    "read a range of it (an offset and a length)",
+                    NAMED(operation, target->path), size > operation->guard->read_limit ? "" : "over ", size,
+                    operation->guard->read_limit);
+}
+
+/*
+ * Reads what `request` asks of the file the walk found.  The buffer never
+ * grows past the request's length (plus one byte, for a whole file, to
+ * see that it is larger than it claimed): a file's claimed size is only a
+ * hint, and a sparse or growing file must not make a long-lived service
+ * allocate without bound.
+ */
+static int read_existing_file(struct operation *operation, const dsh_walk_target *target,
+                              const struct read_request *request, char **content_out, size_t *length_out)
+{
+        size_t capacity, wanted = request->length + (request->whole ? 1 : 0), length = 0;
+        struct stat status;
+        char *content;
+        dsh_autoclose int fd = open_found_file(operation, target, &status);
+
+        if (fd < 0)
+                return fd;
+        if (request->whole && status.st_size > 0 && (unsigned long long) status.st_size > request->length) {
+                return too_large(operation, target, (unsigned long long) status.st_size);
+        }
+        capacity = status.st_size > 0 && (size_t) status.st_size < wanted ? (size_t) status.st_size + 1 : 4096;
+        if (capacity > wanted + 1)
+                capacity = wanted + 1;
         content = malloc(capacity);
         for (;;) {
                 ssize_t got;
 
-                if (!content)
-                        return system_failure(operation, ENOMEM);
+                if (!content) {
+                                return system_failure(operation, ENOMEM);
+                }
+                if (length == wanted)
+                        break;
                 if (length + 1 >= capacity) {
-                        char *larger = realloc(content, capacity * 2);
+                        size_t larger_capacity = capacity * 2 > wanted + 1 ? wanted + 1 : capacity * 2;
+                        char *larger = realloc(content, larger_capacity);
 
                         if (!larger) {
                                 free(content);
-                                return system_failure(operation, ENOMEM);
+                                                return system_failure(operation, ENOMEM);
                         }
                         content = larger;
-                        capacity *= 2;
+                        capacity = larger_capacity;
                 }
-                got = read(fd, content + length, capacity - length - 1);
+                got = pread(fd, content + length, capacity - length - 1, request->offset + (off_t) length);
                 if (got < 0 && errno == EINTR)
                         continue;
                 if (got < 0) {
                         int saved = errno;
 
                         free(content);
-                        return system_failure(operation, saved);
+                                return system_failure(operation, saved);
                 }
                 if (got == 0)
                         break;
                 length += (size_t) got;
+        }
+        if (request->whole && length > request->length) {
+                free(content);
+                return too_large(operation, target, (unsigned long long) length);
         }
         content[length] = '\0';
         *content_out = content;
@@ -564,8 +608,11 @@ int dsh_file_guard_edit(dsh_file_guard *guard, const char *path, const char *old
                 outcome = resolve(&operation, path, DSH_WALK_FOLLOW_LAST, &target);
         if (outcome == 0)
                 outcome = decide(&operation, target.root, target.path, false);
-        if (outcome == 0)
-                outcome = read_existing_file(&operation, &target, &content, &length);
+        if (outcome == 0) {
+                struct read_request whole = { true, 0, guard->read_limit };
+
+                outcome = read_existing_file(&operation, &target, &whole, &content, &length);
+        }
         if (outcome == 0) {
                 count = count_occurrences(content, length, old_text, strlen(old_text));
                 if (count == 0)
@@ -762,7 +809,8 @@ int dsh_file_guard_move(dsh_file_guard *guard, const char *source, const char *d
 
 /* --------------------------------------------------------------- read -- */
 
-int dsh_file_guard_read(dsh_file_guard *guard, const char *path, dsh_file_result *result, dsh_error *error)
+static int guarded_read(dsh_file_guard *guard, const char *path, const struct read_request *request,
+                        dsh_file_result *result, dsh_error *error)
 {
         struct operation operation = { guard, "read", path, false, false, error };
         dsh_walk_target target;
@@ -771,7 +819,7 @@ int dsh_file_guard_read(dsh_file_guard *guard, const char *path, dsh_file_result
         int outcome = resolve(&operation, path, DSH_WALK_FOLLOW_LAST, &target);
 
         if (outcome == 0)
-                outcome = read_existing_file(&operation, &target, &content, &length);
+                outcome = read_existing_file(&operation, &target, request, &content, &length);
         if (outcome == 0 && result && fill_result(result, DSH_FILE_READ, target.path) < 0)
                 outcome = system_failure(&operation, ENOMEM);
         if (outcome == 0 && result) {
@@ -782,6 +830,28 @@ int dsh_file_guard_read(dsh_file_guard *guard, const char *path, dsh_file_result
         free(content);
         dsh_walk_target_clear(&target);
         return outcome;
+}
+
+int dsh_file_guard_read(dsh_file_guard *guard, const char *path, dsh_file_result *result, dsh_error *error)
+{
+        struct read_request request = { true, 0, guard->read_limit };
+
+        return guarded_read(guard, path, &request, result, error);
+}
+
+int dsh_file_guard_read_range(dsh_file_guard *guard, const char *path, unsigned long long offset, size_t length,
+                              dsh_file_result *result, dsh_error *error)
+{
+        struct operation operation = { guard, "read", path, false, false, error };
+        struct read_request request = { false, (off_t) offset, length ? length : guard->read_limit };
+
+        if (offset > (unsigned long long) INT64_MAX)
+                return fail(&operation, DSH_ERROR_INVALID_INPUT, EINVAL, "offset %llu is too large", offset);
+        if (length > guard->read_limit)
+                return fail(&operation, DSH_ERROR_INVALID_INPUT, EINVAL,
+                            "a range's length must be at most the read limit, %zu bytes (fileReadLimitBytes)",
+                            guard->read_limit);
+        return guarded_read(guard, path, &request, result, error);
 }
 
 /* -------------------------------------------------------------- guard -- */
@@ -876,6 +946,9 @@ int dsh_file_guard_new(dsh_runtime *runtime, const dsh_policy *policy, dsh_file_
         guard->prepared = (dsh_prepared_policy) DSH_PREPARED_POLICY_INIT;
         guard->temp_fd = -1;
         guard->shield = (dsh_shield) DSH_SHIELD_INIT;
+        guard->read_limit = dsh_runtime_config(runtime)->file_read_limit_bytes;
+        if (guard->read_limit == 0)
+                guard->read_limit = DSH_CONFIG_DEFAULT_FILE_READ_LIMIT_BYTES;
         /* Nothing is confined under danger-full-access: the root need not even exist (relative paths use it). */
         if (policy->mode == DSH_MODE_DANGER_FULL_ACCESS)
                 result = dsh_policy_copy(&guard->prepared.policy, policy) < 0

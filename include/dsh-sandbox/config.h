@@ -6,7 +6,8 @@
  *    "backends": ["bwrap", "landlock"], "probeTimeoutMs": 5000,
  *    "runnerCommand": ["/usr/bin/runner", "--flag"], "runnerFailureSignatures": ["runner: "],
  *    "protectedSubpaths": [".git/hooks", ".git/config"], "requireProtectedSubpaths": false,
- *    "sshCommand": ["ssh", "-F", "/abs/ssh_config"], "remoteProgram": "dsh-sandbox"}
+ *    "sshCommand": ["ssh", "-F", "/abs/ssh_config"], "remoteProgram": "dsh-sandbox",
+ *    "fileReadLimitBytes": 16777216}
  *
  * Every key is optional.  Unknown keys and bad values are rejected at load
  * with a message that names the file and the key ("config <path>: key
@@ -24,6 +25,8 @@ extern "C" {
 #endif
 
 #define DSH_CONFIG_DEFAULT_PROBE_TIMEOUT_MS 5000L
+/* The most a file guard's read of a whole file loads (fileReadLimitBytes): 16 MiB. */
+#define DSH_CONFIG_DEFAULT_FILE_READ_LIMIT_BYTES ((size_t) 16 << 20)
 
 typedef struct dsh_config {
         dsh_mode mode;                        /* default read-only (fail-safe) */
@@ -48,6 +51,10 @@ typedef struct dsh_config {
          * words), NULL: {"ssh"}; the remote dsh-sandbox (remoteProgram, one non-empty line), NULL: "dsh-sandbox". */
         char **ssh_command;
         char *remote_program;
+        /* The file guard's read bound (fileReadLimitBytes), > 0: a read of a whole file larger than this is
+         * refused with FS_TOO_LARGE, and a range read returns at most this much.  A long-lived service must
+         * not allocate whatever size a file claims (a sparse file can claim terabytes). */
+        size_t file_read_limit_bytes;
 } dsh_config;
 
 /*

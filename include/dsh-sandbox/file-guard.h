@@ -61,6 +61,7 @@
  *   FS_NOT_EMPTY           a directory removed, or replaced by a move, still holds entries;
  *   FS_TEXT_NOT_FOUND      edit: the text does not occur;
  *   FS_TEXT_NOT_UNIQUE     edit: the text occurs more than once and one replacement was asked;
+ *   FS_TOO_LARGE           read: the file is larger than the read limit (read a range);
  *   INVALID_INPUT          an empty path or edit text, a path ending in "." or "..", a
  *                          non-regular file to write, edit or read, a path through a link of
  *                          /proc where nothing is denied (a read; danger-full-access) — a change
@@ -233,10 +234,20 @@ DSH_PUBLIC int dsh_file_guard_move(dsh_file_guard *guard, const char *source, co
 /*
  * Reads the regular file `path` whole into result->content (which must be
  * cleared), resolved as the other operations resolve it.  Reads are not
- * restricted by the mode.
+ * restricted by the mode.  A file larger than the read limit (the config's
+ * fileReadLimitBytes, 16 MiB by default) is refused with FS_TOO_LARGE, and
+ * no more than the limit is ever allocated: read it by ranges instead.
  */
 DSH_PUBLIC int dsh_file_guard_read(dsh_file_guard *guard, const char *path, dsh_file_result *result,
                                    dsh_error *error);
+
+/*
+ * Reads at most `length` bytes of `path` from byte `offset` (fewer at the end
+ * of the file; none past it).  `length` is at most the read limit
+ * (INVALID_INPUT otherwise); 0 means the limit.
+ */
+DSH_PUBLIC int dsh_file_guard_read_range(dsh_file_guard *guard, const char *path, unsigned long long offset,
+                                         size_t length, dsh_file_result *result, dsh_error *error);
 
 #ifdef __cplusplus
 }

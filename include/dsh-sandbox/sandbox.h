@@ -85,6 +85,7 @@ typedef enum dsh_error_code {
         DSH_ERROR_FS_NOT_EMPTY,         /* a directory removed or replaced without recursion holds entries */
         DSH_ERROR_FS_TEXT_NOT_FOUND,    /* an edit's text does not occur in the file */
         DSH_ERROR_FS_TEXT_NOT_UNIQUE,   /* an edit's text occurs more than once, and one replacement was asked */
+        DSH_ERROR_FS_TOO_LARGE,         /* a read of a whole file over the read limit (read a range instead) */
 } dsh_error_code;
 
 /*

@@ -1035,6 +1035,74 @@ static void test_write_without_dac_read_search(void **state)
 
 /* ----------------------------------------------------------------- errors -- */
 
+/*
+ * A read is bounded: a sparse file that claims 20 GiB is refused at once with
+ * FS_TOO_LARGE naming the limit (a long-lived serve or mcp would otherwise
+ * allocate what the file claims), and a range of it still reads.  The limit
+ * comes from the config (fileReadLimitBytes): past it, whole reads and edits
+ * are refused, ranges up to it work, and the file on disk is unchanged.
+ */
+static void test_read_is_bounded(void **state)
+{
+        dsh_file_guard *guard = guard_fixture_guard(&fixture, DSH_MODE_WORKSPACE_WRITE);
+        dsh_file_result result = DSH_FILE_RESULT_INIT;
+        dsh_error error = DSH_ERROR_INIT;
+        char *sparse = in_workspace("sparse"), *config_path = NULL, *file = in_workspace("file");
+        dsh_runtime *runtime;
+        dsh_policy policy;
+        int fd;
+
+        (void) state;
+        fd = open(sparse, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        assert_true(fd >= 0);
+        assert_int_equal(ftruncate(fd, (off_t) 20 << 30), 0);
+        close(fd);
+        guard_fixture_expect_code(dsh_file_guard_read(guard, "sparse", NULL, &error), &error, DSH_ERROR_FS_TOO_LARGE);
+        assert_int_equal(dsh_file_guard_read(guard, "sparse", NULL, &error), -EFBIG);
+        assert_non_null(strstr(error.message, "21474836480 bytes, over the 16777216 bytes"));
+        assert_non_null(strstr(error.message, "read a range"));
+        dsh_error_clear(&error);
+        assert_int_equal(dsh_file_guard_read_range(guard, "sparse", (10ULL << 30), 3, &result, &error), 0);
+        assert_int_equal(result.bytes, 3);
+        assert_memory_equal(result.content, "\0\0\0", 3);
+        dsh_file_result_clear(&result);
+        guard_fixture_expect_code(dsh_file_guard_read_range(guard, "sparse", 0, (size_t) 16 << 20 | 1, NULL, &error),
+                                  &error, DSH_ERROR_INVALID_INPUT);
+        dsh_file_guard_free(guard);
+
+        /* A limit of 8 bytes from the config. */
+        assert_true(asprintf(&config_path, "%s/config/dsh-sandbox", fixture.scratch) > 0);
+        assert_int_equal(mkdir(config_path, 0700) == 0 || errno == EEXIST, 1);
+        free(config_path);
+        assert_true(asprintf(&config_path, "%s/config/dsh-sandbox/config.json", fixture.scratch) > 0);
+        test_write_file(config_path, "{\"fileReadLimitBytes\": 8}\n");
+        test_write_file(file, "0123456789\n");
+        runtime = guard_fixture_runtime(&fixture, NULL, NULL);
+        guard_fixture_policy(&fixture, runtime, DSH_MODE_WORKSPACE_WRITE, &policy);
+        assert_int_equal(dsh_file_guard_new(runtime, &policy, &guard, &error), 0);
+        guard_fixture_expect_code(dsh_file_guard_read(guard, "file", NULL, &error), &error, DSH_ERROR_FS_TOO_LARGE);
+        guard_fixture_expect_code(dsh_file_guard_edit(guard, "file", "0", "x", 0, NULL, &error), &error,
+                                  DSH_ERROR_FS_TOO_LARGE);
+        assert_int_equal(dsh_file_guard_read_range(guard, "file", 2, 0, &result, &error), 0);
+        assert_int_equal(result.bytes, 8);
+        assert_string_equal(result.content, "23456789");
+        dsh_file_result_clear(&result);
+        assert_int_equal(dsh_file_guard_read_range(guard, "file", 9, 8, &result, &error), 0);
+        assert_string_equal(result.content, "9\n");
+        dsh_file_result_clear(&result);
+        assert_int_equal(dsh_file_guard_read_range(guard, "file", 100, 8, &result, &error), 0);
+        assert_int_equal(result.bytes, 0);
+        dsh_file_result_clear(&result);
+        assert_true(file_is(fixture.workspace, "file", "0123456789\n"));
+        unlink(config_path);
+        dsh_file_guard_free(guard);
+        dsh_policy_clear(&policy);
+        dsh_runtime_free(runtime);
+        free(config_path);
+        free(sparse);
+        free(file);
+}
+
 static void test_errors(void **state)
 {
         dsh_file_guard *guard = guard_fixture_guard(&fixture, DSH_MODE_WORKSPACE_WRITE);
@@ -1143,6 +1211,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_write_without_tmpfile, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_write_without_dac_read_search, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_read_is_bounded, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_edit_all_and_unwritable, setup, teardown),
         };
 

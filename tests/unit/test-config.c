@@ -93,6 +93,7 @@ static void load_bad(fixture *f, const char *json, const char *key, const char *
         assert_false(f->config.protected_subpaths_set);
         assert_false(f->config.require_protected_subpaths);
         assert_int_equal(f->config.probe_timeout_ms, DSH_CONFIG_DEFAULT_PROBE_TIMEOUT_MS);
+        assert_int_equal(f->config.file_read_limit_bytes, DSH_CONFIG_DEFAULT_FILE_READ_LIMIT_BYTES);
         free(prefix);
         dsh_error_clear(&error);
 }
@@ -230,6 +231,25 @@ static void test_probe_timeout(void **state)
 
                 assert_true(asprintf(&json, "{\"probeTimeoutMs\":%s}", *bad) > 0);
                 load_bad(f, json, "probeTimeoutMs", "sandbox-local: probeTimeoutMs must be a positive finite number");
+                free(json);
+        }
+}
+
+static void test_file_read_limit(void **state)
+{
+        fixture *f = *state;
+
+        assert_int_equal(f->config.file_read_limit_bytes, DSH_CONFIG_DEFAULT_FILE_READ_LIMIT_BYTES);
+        load_good(f, "{\"fileReadLimitBytes\":1}");
+        assert_int_equal(f->config.file_read_limit_bytes, 1);
+        load_good(f, "{\"fileReadLimitBytes\":1073741824}");
+        assert_int_equal(f->config.file_read_limit_bytes, (size_t) 1 << 30);
+        for (const char *const *bad = (const char *const[]) { "0", "-1", "1073741825", "1.5", "\"5\"", "null", NULL };
+             *bad; bad++) {
+                char *json = NULL;
+
+                assert_true(asprintf(&json, "{\"fileReadLimitBytes\":%s}", *bad) > 0);
+                load_bad(f, json, "fileReadLimitBytes", "expected a whole number of bytes from 1 to 1073741824");
                 free(json);
         }
 }
@@ -415,6 +435,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_additional_writable_roots, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_backends, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_probe_timeout, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_file_read_limit, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_runner_command, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_protected_subpaths, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_require_protected_subpaths, setup, teardown),

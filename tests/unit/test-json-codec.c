@@ -612,8 +612,8 @@ static const decode_case error_cases[] = {
           "error: \"code\" must be \"SANDBOX_UNAVAILABLE\", \"SANDBOX_PREPARATION_FAILED\", "
           "\"SANDBOX_INVALID_TEMP_ROOT\", \"SANDBOX_INVALID_ROOT\", \"FS_SANDBOX_DENIED\", \"INVARIANT\", "
           "\"INVALID_INPUT\", \"SYSTEM\", \"EXEC_FAILED\", \"FS_NOT_FOUND\", \"FS_NOT_A_DIRECTORY\", "
-          "\"FS_IS_A_DIRECTORY\", \"FS_ALREADY_EXISTS\", \"FS_NOT_EMPTY\", \"FS_TEXT_NOT_FOUND\" or "
-          "\"FS_TEXT_NOT_UNIQUE\"" },
+          "\"FS_IS_A_DIRECTORY\", \"FS_ALREADY_EXISTS\", \"FS_NOT_EMPTY\", \"FS_TEXT_NOT_FOUND\", "
+          "\"FS_TEXT_NOT_UNIQUE\" or \"FS_TOO_LARGE\"" },
         { "{\"code\":\"sandbox_unavailable\",\"message\":\"m\"}", "error: \"code\" must be \"SANDBOX_UNAVAILABLE\", *" },
         { "{\"code\":-32000,\"message\":\"m\"}", "error: \"code\" must be \"SANDBOX_UNAVAILABLE\", *" },
         { "{\"code\":\"SANDBOX_UNAVAILABLE\"}", "error: \"message\" is missing" },

@@ -94,13 +94,14 @@ static void print_text(const dsh_probe_report *report)
         printf("%-15s %s\n", "auto selects", report->selected ? report->selected : "nothing (no backend is usable)");
 }
 
-/* `probe` takes every policy option (a shared command line), but only --config and --backend change the report. */
+/* `probe` takes the shared options that change its report (--config, --backend, --remote), and no others:
+ * a mode, a root or a session would change nothing, so they are usage errors rather than silence. */
 static int parse_probe_arguments(int argc, char **argv, cli_policy_options *options, bool *json_output)
 {
         const cli_command_line line = {
                 .name = "probe",
                 .help = probe_help,
-                .policy_options = CLI_POLICY_ALL | CLI_POLICY_REMOTE,
+                .policy_options = CLI_POLICY_CONFIG | CLI_POLICY_BACKEND | CLI_POLICY_REMOTE,
                 .own_options = cli_json_option,
                 .own_option = cli_store_json_option,
                 .data = json_output,
@@ -110,8 +111,6 @@ static int parse_probe_arguments(int argc, char **argv, cli_policy_options *opti
 
         if (result == 0)
                 result = cli_refuse_operands(line.name, argc, argv, operands);
-        if (result == 0)
-                cli_policy_options_warn_unused(options, "probe");
         return result;
 }
 

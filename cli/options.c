@@ -11,22 +11,6 @@
 #include "cli.h"
 #include "options.h"
 
-const char cli_policy_options_help[] =
-        "Policy options:\n"
-        "  -m, --mode MODE        read-only, workspace-write or danger-full-access (explicit, approved)\n"
-        "  -r, --root DIR         workspace root (default: the session's cwd, else the config's\n"
-        "                         workspaceRoot, else the current directory)\n"
-        "  -w, --allow-write DIR  an extra writable root (repeatable): an existing directory, not a symlink\n"
-        "  -s, --session ID       resolve mode and root through the session store\n"
-        "  -b, --backend NAME     auto (default), bwrap or landlock\n"
-        "  -c, --config FILE      config file (default $DSH_SANDBOX_CONFIG, else\n"
-        "                         $XDG_CONFIG_HOME/dsh-sandbox/config.json if present)\n"
-        "      --remote DEST      run, confine, bash, probe: on the host `ssh DEST` reaches, under\n"
-        "                         its policy (its paths, its config; docs/remote.md)\n"
-        "  -h, --help             print this help\n"
-        "      --version          print the version\n"
-        "Options end at the first operand (the program, for run and confine), or at `--`.\n";
-
 /* --version has no short form: -V and -v mean other things to other tools, and no script types it. */
 enum { OPTION_VERSION = 0x100, OPTION_REMOTE };
 
@@ -37,14 +21,25 @@ enum { OPTION_VERSION = 0x100, OPTION_REMOTE };
 static const struct shared_option {
         unsigned bit;
         struct option option;
+        const char *help;       /* its lines in a subcommand's --help */
 } shared_options[] = {
-        { CLI_POLICY_MODE, { "mode", required_argument, NULL, 'm' } },
-        { CLI_POLICY_ROOT, { "root", required_argument, NULL, 'r' } },
-        { CLI_POLICY_ALLOW_WRITE, { "allow-write", required_argument, NULL, 'w' } },
-        { CLI_POLICY_SESSION, { "session", required_argument, NULL, 's' } },
-        { CLI_POLICY_BACKEND, { "backend", required_argument, NULL, 'b' } },
-        { CLI_POLICY_CONFIG, { "config", required_argument, NULL, 'c' } },
-        { CLI_POLICY_REMOTE, { "remote", required_argument, NULL, OPTION_REMOTE } },
+        { CLI_POLICY_MODE, { "mode", required_argument, NULL, 'm' },
+          "  -m, --mode MODE        read-only, workspace-write or danger-full-access (explicit, approved)\n" },
+        { CLI_POLICY_ROOT, { "root", required_argument, NULL, 'r' },
+          "  -r, --root DIR         workspace root (default: the session's cwd, else the config's\n"
+          "                         workspaceRoot, else the current directory)\n" },
+        { CLI_POLICY_ALLOW_WRITE, { "allow-write", required_argument, NULL, 'w' },
+          "  -w, --allow-write DIR  an extra writable root (repeatable): an existing directory, not a symlink\n" },
+        { CLI_POLICY_SESSION, { "session", required_argument, NULL, 's' },
+          "  -s, --session ID       resolve mode and root through the session store\n" },
+        { CLI_POLICY_BACKEND, { "backend", required_argument, NULL, 'b' },
+          "  -b, --backend NAME     auto (default), bwrap or landlock\n" },
+        { CLI_POLICY_CONFIG, { "config", required_argument, NULL, 'c' },
+          "  -c, --config FILE      config file (default $DSH_SANDBOX_CONFIG, else\n"
+          "                         $XDG_CONFIG_HOME/dsh-sandbox/config.json if present)\n" },
+        { CLI_POLICY_REMOTE, { "remote", required_argument, NULL, OPTION_REMOTE },
+          "      --remote DEST      on the host `ssh DEST` reaches, under its policy (its paths, its\n"
+          "                         config; docs/remote.md)\n" },
 };
 
 static const struct option help_and_version[] = {
@@ -258,6 +253,18 @@ static bool gave_up_letter(const cli_command_line *line, int key)
         return false;
 }
 
+static void print_shared_options_help(unsigned taken)
+{
+        fputs("Policy options:\n", stdout);
+        for (size_t i = 0; i < COUNT(shared_options); i++)
+                if (taken & shared_options[i].bit)
+                        fputs(shared_options[i].help, stdout);
+        fputs("  -h, --help             print this help\n"
+              "      --version          print the version\n"
+              "Options end at the first operand (the program, for run and confine), or at `--`.\n",
+              stdout);
+}
+
 /* One option getopt_long accepted: help, version, a shared one or the subcommand's own. */
 static int handle_option(const cli_command_line *line, char *const *argv, int element, int key, const char *value,
                          cli_policy_options *policy)
@@ -271,8 +278,10 @@ static int handle_option(const cli_command_line *line, char *const *argv, int el
                 return line->own_option ? line->own_option(key, value, line->data) : 0;
         if (key == 'h') {
                 fputs(line->help, stdout);
-                if ((line->policy_options & CLI_POLICY_ALL) == CLI_POLICY_ALL)
-                        fputs(cli_policy_options_help, stdout);
+                /* The subcommands that confine or probe list the shared options they take, and only those;
+                 * the others (fs, serve, session, policy context) spell theirs in their own help. */
+                if (line->policy_options & CLI_POLICY_BACKEND)
+                        print_shared_options_help(line->policy_options);
                 return -1;
         }
         if (key == OPTION_VERSION) {
@@ -415,20 +424,3 @@ int cli_policy_options_warn_without_effect(const cli_policy_options *options, ds
         return count;
 }
 
-int cli_policy_options_warn_unused(const cli_policy_options *options, const char *command)
-{
-        const char *given[] = {
-                options->mode ? "--mode" : NULL,
-                options->root ? "--root" : NULL,
-                options->allow_write ? "--allow-write" : NULL,
-                options->session ? "--session" : NULL,
-        };
-        int count = 0;
-
-        for (size_t i = 0; i < COUNT(given); i++)
-                if (given[i]) {
-                        cli_print_message("warning: %s has no effect on %s", given[i], command);
-                        count++;
-                }
-        return count;
-}

@@ -124,9 +124,6 @@ int cli_parse_positive(const char *command, const char *option, const char *valu
 int cli_parse_policy_and_command(int argc, char **argv, const char *help, cli_policy_options *options,
                                  char ***command);
 
-/* The help text lines for the shared options. */
-extern const char cli_policy_options_help[];
-
 /* Prints "dsh-sandbox VERSION" on stdout, as --version does everywhere. */
 void cli_print_version(void);
 
@@ -139,12 +136,5 @@ void cli_print_version(void);
  * the mode is known whichever of --mode, the session and the config gave it.
  */
 int cli_policy_options_warn_without_effect(const cli_policy_options *options, dsh_mode mode);
-
-/*
- * The same for a subcommand that never confines (`probe`): each of --mode,
- * --root, --allow-write and --session given is named as having no effect on
- * `command`.  Returns how many warnings it printed.
- */
-int cli_policy_options_warn_unused(const cli_policy_options *options, const char *command);
 
 #endif

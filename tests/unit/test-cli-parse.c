@@ -384,13 +384,11 @@ static void test_help_and_version(void **state)
         argv_free(help);
 }
 
-/* Every subcommand's own path answers --version and --help with exit 0, and refuses an unknown option with 2. */
-static void test_every_subcommand(void **state)
-{
-        static const struct {
-                int (*command)(int argc, char **argv);
-                const char *arguments[3];
-        } paths[] = {
+/* The subcommands, each by the argv that reaches its own parser. */
+static const struct subcommand_path {
+        int (*command)(int argc, char **argv);
+        const char *arguments[3];
+} subcommand_paths[] = {
                 { cli_command_run, { "run", NULL } },
                 { cli_command_bash, { "bash", NULL } },
                 { cli_command_confine, { "confine", NULL } },
@@ -410,11 +408,17 @@ static void test_every_subcommand(void **state)
                 { cli_command_fs, { "fs", "rm", NULL } },
                 { cli_command_fs, { "fs", "mv", NULL } },
                 { cli_command_fs, { "fs", "read", NULL } },
-        };
+};
+#define SUBCOMMAND_PATH_COUNT (sizeof(subcommand_paths) / sizeof(subcommand_paths[0]))
+
+/* Every subcommand's own path answers --version and --help with exit 0, and refuses an unknown option with 2. */
+static void test_every_subcommand(void **state)
+{
+        static const struct subcommand_path *const paths = subcommand_paths;
         static const char *const options[] = { "--version", "--help", "-h", "--frobnicate" };
 
         (void) state;
-        for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+        for (size_t i = 0; i < SUBCOMMAND_PATH_COUNT; i++)
                 for (size_t o = 0; o < sizeof(options) / sizeof(options[0]); o++) {
                         const char *const *path = paths[i].arguments;
                         int argc;
@@ -439,6 +443,75 @@ static void test_every_subcommand(void **state)
                         capture_clear(&c);
                         argv_free(argv);
                 }
+}
+
+/*
+ * A subcommand's --help lists only options it takes: each long option named at
+ * the start of a help line is given to that subcommand alone, and must not be
+ * refused as unknown or as not applying there (it may still want a value or
+ * an operand: that is a different usage error).
+ */
+static void test_help_lists_only_taken_options(void **state)
+{
+        (void) state;
+        for (size_t i = 0; i < SUBCOMMAND_PATH_COUNT; i++) {
+                const char *const *path = subcommand_paths[i].arguments;
+                char **argv = NULL;
+                char *help, *line, *saved = NULL;
+                int argc;
+                capture c;
+
+                argv = path[1] ? ARGV(&argc, path[0], path[1], "--help") : ARGV(&argc, path[0], "--help");
+                capture_start(&c);
+                assert_int_equal(subcommand_paths[i].command(argc, argv), 0);
+                capture_stop(&c);
+                argv_free(argv);
+                help = strdup(c.stdout_text);
+                capture_clear(&c);
+                for (line = strtok_r(help, "\n", &saved); line; line = strtok_r(NULL, "\n", &saved)) {
+                        char option[64];
+
+                        /* "  -m, --mode MODE ..." or "      --json ...": the option a help line starts with. */
+                        if (sscanf(line, " -%*1[a-zA-Z], %63[-a-z]", option) != 1 && sscanf(line, " %63[-a-z]", option) != 1)
+                                continue;
+                        if (strncmp(option, "--", 2) != 0 || strlen(option) < 3)
+                                continue;
+                        argv = path[1] ? ARGV(&argc, path[0], path[1], option) : ARGV(&argc, path[0], option);
+                        capture_start(&c);
+                        subcommand_paths[i].command(argc, argv);
+                        capture_stop(&c);
+                        if (strstr(c.stderr_text, "unknown option") || strstr(c.stderr_text, "does not apply here"))
+                                fail_msg("%s %s lists %s but refuses it: %s", path[0], path[1] ? path[1] : "", option,
+                                         c.stderr_text);
+                        capture_clear(&c);
+                        argv_free(argv);
+                }
+                free(help);
+        }
+}
+
+/* probe takes no option that could not change its report: a mode, a root, extra roots, a session. */
+static void test_probe_refuses_policy_options(void **state)
+{
+        static const char *const refused[] = { "--mode", "--root", "--allow-write", "--session" };
+
+        (void) state;
+        for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+                char expected[128];
+                int argc;
+                char **argv = ARGV(&argc, "probe", refused[i], "x");
+                capture c;
+
+                capture_start(&c);
+                assert_int_equal(cli_command_probe(argc, argv), CLI_EXIT_USAGE);
+                capture_stop(&c);
+                snprintf(expected, sizeof(expected), "dsh-sandbox: usage error: probe: %s does not apply here (see --help)\n",
+                         refused[i]);
+                assert_string_equal(c.stderr_text, expected);
+                assert_string_equal(c.stdout_text, "");
+                capture_clear(&c);
+                argv_free(argv);
+        }
 }
 
 /* bash: one COMMAND, whole positive numbers, each refusal one line and exit 2, nothing run. */
@@ -657,23 +730,6 @@ static void test_warnings_for_options_without_effect(void **state)
         free(roots[0]);
 }
 
-static void test_probe_warns_about_policy_options(void **state)
-{
-        char *roots[] = { strdup("/x"), NULL };
-        cli_policy_options options = { "read-only", NULL, roots, "s1", "landlock", "c.json" };
-        capture c;
-
-        (void) state;
-        capture_start(&c);
-        assert_int_equal(cli_policy_options_warn_unused(&options, "probe"), 3);
-        capture_stop(&c);
-        assert_string_equal(c.stderr_text, "dsh-sandbox: warning: --mode has no effect on probe\n"
-                                           "dsh-sandbox: warning: --allow-write has no effect on probe\n"
-                                           "dsh-sandbox: warning: --session has no effect on probe\n");
-        capture_clear(&c);
-        free(roots[0]);
-}
-
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -696,7 +752,8 @@ int main(void)
                 cmocka_unit_test(test_operands_anywhere),
                 cmocka_unit_test(test_short_form_given_up_and_empty_texts),
                 cmocka_unit_test(test_warnings_for_options_without_effect),
-                cmocka_unit_test(test_probe_warns_about_policy_options),
+                cmocka_unit_test(test_probe_refuses_policy_options),
+                cmocka_unit_test(test_help_lists_only_taken_options),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

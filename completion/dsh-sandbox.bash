@@ -118,7 +118,7 @@ _dsh_sandbox()
                 fs/mkdir) options="$_dsh_sandbox_fs_options -r -p --parents" ;;
                 fs/rm) options="$_dsh_sandbox_fs_options -r --recursive" ;;
                 fs/mv) options="$_dsh_sandbox_fs_options -r --no-replace" ;;
-                fs/read) options="$_dsh_sandbox_fs_options -r" ;;
+                fs/read) options="$_dsh_sandbox_fs_options -r --offset --length" ;;
                 *) return ;;
                 esac ;;
         *)

@@ -74,6 +74,16 @@ static void announce_enforcement(const dsh_confined_argv *facts, void *data)
  * the kernel discards a default SIGTSTP there.  So the command cannot catch
  * the stop.
  *
+ * With a terminal in the foreground (in_terminal_foreground()), none of that
+ * is needed: the command shares this process's terminal and group
+ * (dsh_spawn_options.share_terminal; bwrap and the sandbox's init are deaf
+ * to the terminal's keys), so Ctrl-C, Ctrl-\ and Ctrl-Z reach the command
+ * itself, its handlers run, and an interactive shell inside keeps job
+ * control.  This process then only stops itself on the terminal's Ctrl-Z
+ * (the command got its own), continues with the group, and passes on what
+ * is sent to it alone — to bwrap, which dies of it and ends the sandbox;
+ * SIGINT and SIGQUIT, which bwrap ignores then, end it as SIGTERM.
+ *
  * SIGKILL to this process cannot be passed on: bwrap's --die-with-parent
  * kills the runner, and with it the whole sandbox — except in the
  * sandbox's first moments, before its init asked to die with bwrap: a
@@ -96,13 +106,19 @@ static volatile sig_atomic_t forward_group;   /* the command's process group, or
 static volatile sig_atomic_t forward_pid;     /* the runner, while it is not reaped */
 static volatile sig_atomic_t kept_signals[NSIG];
 static volatile sig_atomic_t passed_on;   /* the last signal passed on to the command, or 0 */
+static volatile sig_atomic_t sharing_terminal;   /* the command shares this process's terminal and group */
 
 /* To the command's group; a sandbox still starting is ended and the runner dies of it (dsh_signal_command). */
 static void send_on(int signal_number)
 {
+        int sent = signal_number;
+
         if (forward_pid <= 0)
                 return;
-        dsh_signal_command((pid_t) forward_pid, (pid_t) forward_group, signal_number);
+        /* A runner sharing the terminal ignores these (share_terminal): to end the sandbox they must be another. */
+        if (sharing_terminal && (signal_number == SIGINT || signal_number == SIGQUIT))
+                sent = SIGTERM;
+        dsh_signal_command((pid_t) forward_pid, (pid_t) forward_group, sent);
         passed_on = signal_number;
 }
 
@@ -234,6 +250,40 @@ static void forwarding_abandon(void)
                         die_of(forwarded_signals[i]);
 }
 
+/*
+ * True when run was started in the foreground of its controlling terminal,
+ * with that terminal on stdin: a person typing at a shell.  The command then
+ * shares the terminal (dsh_spawn_options.share_terminal) — it is in the
+ * terminal's foreground as a program the shell started would be, gets
+ * Ctrl-C and Ctrl-Z itself, and an interactive shell inside keeps job
+ * control — and run only stops with it (Ctrl-Z) and passes on what is sent
+ * to run alone.
+ */
+static bool in_terminal_foreground(void)
+{
+        pid_t foreground = tcgetpgrp(STDIN_FILENO);
+
+        return foreground > 0 && foreground == getpgrp();
+}
+
+/*
+ * An interactive command (a shell with job control) may have given the
+ * terminal to a group of its own, gone with it now: the terminal goes back
+ * to run's group, as a shell takes it back when a job ends.  SIGTTOU is
+ * blocked meanwhile: run may no longer be in the foreground.
+ */
+static void take_terminal_back(void)
+{
+        sigset_t blocked, previous;
+
+        sigemptyset(&blocked);
+        sigaddset(&blocked, SIGTTOU);
+        sigprocmask(SIG_BLOCK, &blocked, &previous);
+        if (tcgetpgrp(STDIN_FILENO) != getpgrp())
+                tcsetpgrp(STDIN_FILENO, getpgrp());
+        sigprocmask(SIG_SETMASK, &previous, NULL);
+}
+
 /* Waits until `pid` has exited, without reaping it. */
 static int wait_for_exit(pid_t pid)
 {
@@ -276,6 +326,8 @@ static int spawn_and_wait(dsh_provider *provider, const dsh_policy *policy, char
         int wait_status = 0, result;
 
         options.die_with_parent = true;
+        options.share_terminal = in_terminal_foreground();
+        sharing_terminal = options.share_terminal;
         forwarding_prepare();
         if (dsh_provider_spawn(provider, program, policy, &options, &child, &error) < 0) {
                 result = print_error_status(&error);
@@ -286,6 +338,8 @@ static int spawn_and_wait(dsh_provider *provider, const dsh_policy *policy, char
         announce_enforcement(dsh_child_facts(child), NULL);
         result = wait_for_exit(dsh_child_pid(child));
         forwarding_close();
+        if (options.share_terminal)
+                take_terminal_back();
         if (result == 0)
                 result = dsh_child_wait(child, &wait_status);
         if (result < 0) {

@@ -22,6 +22,10 @@
  *   --unshare-ipc   the host's System V IPC and message queues out of reach;
  *   --new-session   no controlling terminal (and dsh-sandbox-exec's seccomp
  *                   filter refuses TIOCSTI on any terminal it could take);
+ *                   left out for a caller that shares its terminal (an
+ *                   interactive `run`: share_callers_terminal()), where
+ *                   that filter alone keeps keystrokes out of the user's
+ *                   shell;
  *   --cap-drop ALL  started by root, bwrap keeps the caller's capabilities
  *                   for the command: with CAP_SYS_ADMIN it could simply
  *                   `mount -o remount,rw /`; --cap-add CAP_SETPCAP only so
@@ -50,6 +54,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,9 +200,12 @@ struct bwrap_call {
         size_t bind_count;
         int json_status_fd;     /* bwrap's --json-status-fd, or -1 */
         int exec_status_fd;     /* dsh-sandbox-exec's --status-fd, or -1 */
+        bool share_terminal;    /* dsh_spawn_options.share_terminal: no --new-session */
+        int restore_signals[3]; /* share_terminal: what dsh-sandbox-exec sets back to its default for the command */
+        size_t restore_count;
 };
 
-#define BWRAP_CALL_INIT { NULL, NULL, DSH_SHIELD_INIT, NULL, 0, -1, -1 }
+#define BWRAP_CALL_INIT { NULL, NULL, DSH_SHIELD_INIT, NULL, 0, -1, -1, false, { 0 }, 0 }
 
 static void bwrap_call_clear(struct bwrap_call *call)
 {
@@ -378,6 +386,10 @@ static int build_argv(char ***argv, const struct bwrap_call *call, const dsh_pol
         static const char *const process[] = {
                 "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--cap-add", "CAP_SETPCAP", NULL,
         };
+        /* Sharing the caller's terminal (dsh_spawn_options.share_terminal): the same, in the caller's session. */
+        static const char *const process_sharing_terminal[] = {
+                "--die-with-parent", "--cap-drop", "ALL", "--cap-add", "CAP_SETPCAP", NULL,
+        };
         int result = dsh_strv_append(argv, call->bwrap);
 
         if (result == 0)
@@ -385,7 +397,7 @@ static int build_argv(char ***argv, const struct bwrap_call *call, const dsh_pol
         for (const char *const *path = proc_read_only; result == 0 && *path; path++)
                 result = append_bind(argv, "--ro-bind-try", *path);
         if (result == 0)
-                result = append_words(argv, process);
+                result = append_words(argv, call->share_terminal ? process_sharing_terminal : process);
         if (result == 0 && policy->mode == DSH_MODE_WORKSPACE_WRITE)
                 result = append_writable_binds(argv, call);
         if (result == 0 && call->json_status_fd >= 0)
@@ -396,6 +408,8 @@ static int build_argv(char ***argv, const struct bwrap_call *call, const dsh_pol
                 result = dsh_strv_append(argv, call->exec_helper);
         if (result == 0 && call->exec_status_fd >= 0)
                 result = append_number_option(argv, "--status-fd", call->exec_status_fd);
+        for (size_t i = 0; result == 0 && i < call->restore_count; i++)
+                result = append_number_option(argv, "--restore-signal", call->restore_signals[i]);
         if (result == 0)
                 result = dsh_strv_append(argv, "--");
         for (; result == 0 && *command; command++)
@@ -808,6 +822,34 @@ static pid_t sandbox_process_group(pid_t runner, pid_t reported)
 }
 
 
+/*
+ * An interactive caller's terminal, shared (dsh_spawn_options.share_terminal):
+ * bwrap runs without --new-session in the caller's process group, so the
+ * command is in the terminal's foreground and an interactive shell inside
+ * can take the terminal for its jobs (job control).  The terminal's
+ * SIGINT, SIGQUIT and SIGTSTP then go to bwrap and to the sandbox's init as
+ * well: both are started with them ignored, so that Ctrl-C and Ctrl-Z reach
+ * the command without ending or stopping the runner under it, and
+ * dsh-sandbox-exec sets each back to its default for the command — each that
+ * the caller does not ignore itself, so `nohup`-style ignores still reach
+ * the command.  What a controlling terminal would add to a hostile command,
+ * keystrokes pushed into the user's shell (TIOCSTI, TIOCLINUX), stays
+ * refused by dsh-sandbox-exec's seccomp filter; that filter, not the lack of
+ * a controlling terminal, is the protection (tests/livability/test_terminal.py).
+ */
+static void share_callers_terminal(struct bwrap_call *call)
+{
+        static const int terminal_signals[] = { SIGINT, SIGQUIT, SIGTSTP };
+
+        call->share_terminal = true;
+        for (size_t i = 0; i < sizeof(terminal_signals) / sizeof(terminal_signals[0]); i++) {
+                struct sigaction current;
+
+                if (sigaction(terminal_signals[i], NULL, &current) == 0 && current.sa_handler != SIG_IGN)
+                        call->restore_signals[call->restore_count++] = terminal_signals[i];
+        }
+}
+
 /* Two status pipes above stdio: bwrap's --json-status-fd and dsh-sandbox-exec's --status-fd. */
 static int open_status_pipes(int json_pipe[2], int exec_pipe[2], dsh_error *error)
 {
@@ -958,12 +1000,13 @@ static char *bwrap_runner_path(const dsh_provider *provider)
  * After bwrap reported its sandbox: the child, with the process group
  * signals for the command go to (see sandbox_process_group()).
  */
-static void settle_child(dsh_child *child, pid_t pid, pid_t reported_pid, dsh_confined_argv *facts, dsh_mode mode,
-                         bool exec_seen, int json_status_fd, int exec_status_fd)
+static void settle_child(dsh_child *child, pid_t pid, pid_t reported_pid, bool share_terminal,
+                         dsh_confined_argv *facts, dsh_mode mode, bool exec_seen, int json_status_fd, int exec_status_fd)
 {
         child->pid = pid;
-        child->process_group = sandbox_process_group(pid, reported_pid);
-        if (child->process_group == 0)
+        /* Sharing the caller's group, the command gets the terminal's signals itself: none to pass on (0). */
+        child->process_group = share_terminal ? 0 : sandbox_process_group(pid, reported_pid);
+        if (child->process_group == 0 && !share_terminal)
                 child->process_group = pid;  /* unconfirmed: the runner's own group, which it leads */
         child->facts = *facts;
         *facts = (dsh_confined_argv) DSH_CONFINED_ARGV_INIT;
@@ -985,10 +1028,12 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prep
         int json_pipe[2] = { -1, -1 }, exec_pipe[2] = { -1, -1 }, result, record = 0;
         int *keep = NULL;
         char **audit_absent = NULL;
-        bool exec_seen = false;
+        bool exec_seen = false, call_shared_terminal = options->share_terminal;
         pid_t pid = -1, reported_pid = 0;
 
         result = prepare_call(provider, policy, &call, error);
+        if (result == 0 && call_shared_terminal)
+                share_callers_terminal(&call);
         if (result == 0)
                 result = open_bind_sources(&call, prepared, error);
         if (result == 0)
@@ -1024,8 +1069,13 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prep
                  * terminal's Ctrl-C and take the sandbox with it
                  * (--die-with-parent) before the command could handle the
                  * signal.  The caller passes signals on to child->process_group.
+                 * Sharing the caller's terminal, bwrap stays in the caller's
+                 * group instead, deaf to the terminal's keys
+                 * (share_callers_terminal()), and the command gets them itself.
                  */
-                runner_options.new_process_group = true;
+                runner_options.new_process_group = !call_shared_terminal;
+                runner_options.new_session = runner_options.new_session && !call_shared_terminal;
+                plan.ignore_terminal_signals = call_shared_terminal;
                 pid = dsh_spawn_exec_plan(&plan, &runner_options, &failure);
                 if (pid < 0)
                         result = pid == -ECHILD ? dsh_spawn_failure_to_error(&failure, policy->mode, facts.argv[0],
@@ -1063,7 +1113,8 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prep
                 dsh_strv_free(audit_absent);
                 return result;
         }
-        settle_child(child, pid, reported_pid, &facts, policy->mode, exec_seen, json_pipe[0], exec_pipe[0]);
+        settle_child(child, pid, reported_pid, call_shared_terminal, &facts, policy->mode, exec_seen, json_pipe[0],
+                     exec_pipe[0]);
         child->audit_absent = audit_absent;
         return 0;
 }

@@ -109,6 +109,11 @@ void dsh_exec_plan_apply(const dsh_exec_plan *plan, const dsh_spawn_options *opt
         }
         /* Signal dispositions set to "ignore" survive exec; the command starts with defaults. */
         signal(SIGPIPE, SIG_DFL);
+        if (plan->ignore_terminal_signals) {
+                signal(SIGINT, SIG_IGN);
+                signal(SIGQUIT, SIG_IGN);
+                signal(SIGTSTP, SIG_IGN);
+        }
         if (plan->environment)
                 execvpe(plan->argv[0], plan->argv, plan->environment);
         else

@@ -3,7 +3,7 @@
  * dsh-sandbox-exec: the last step inside the bwrap sandbox, between bwrap and
  * the command.
  *
- *   dsh-sandbox-exec [--status-fd N] -- PROGRAM [ARG...]
+ *   dsh-sandbox-exec [--status-fd N] [--restore-signal SIGNAL]... -- PROGRAM [ARG...]
  *
  * bwrap sets up the mounts; three things are left that bwrap cannot do and
  * that must happen inside the sandbox, right before the command runs:
@@ -26,6 +26,10 @@
  *     that this program can lock the securebits and empty every set; after
  *     that no exec can regain a capability; and the seccomp filter that
  *     refuses terminal injection (TIOCSTI, TIOCLINUX) goes on.
+ *     With --restore-signal (a caller sharing its terminal: bwrap and the
+ *     sandbox's init were started deaf to the terminal's SIGINT, SIGQUIT
+ *     and SIGTSTP), each signal named gets its default disposition back
+ *     for the command.
  *  3. exec, with its failure reported out of band: on --status-fd the parent
  *     learns "the command could not be executed, errno N" (126/127 as env
  *     reports them), which no output of the command could fake, and which
@@ -54,6 +58,8 @@
 
 struct exec_request {
         int status_fd;
+        int restore_signals[8];         /* --restore-signal: set back to SIG_DFL before the exec */
+        size_t restore_count;
         char **command;
 };
 
@@ -95,8 +101,18 @@ static int parse_arguments(int argc, char **argv, struct exec_request *request)
                 request->status_fd = (int) value;
                 i += 2;
         }
+        while (i + 1 < argc && strcmp(argv[i], "--restore-signal") == 0) {
+                char *end = NULL;
+                long value = strtol(argv[i + 1], &end, 10);
+
+                if (!end || *end || value < 1 || value >= NSIG ||
+                    request->restore_count == sizeof(request->restore_signals) / sizeof(request->restore_signals[0]))
+                        return fail(EINVAL, "usage error: --restore-signal takes a signal number (at most 8 times)");
+                request->restore_signals[request->restore_count++] = (int) value;
+                i += 2;
+        }
         if (i >= argc || strcmp(argv[i], "--") != 0 || i + 1 >= argc)
-                return fail(EINVAL, "usage error: expected [--status-fd N] -- PROGRAM [ARG...]");
+                return fail(EINVAL, "usage error: expected [--status-fd N] [--restore-signal SIGNAL]... -- PROGRAM [ARG...]");
         request->command = &argv[i + 1];
         return 0;
 }
@@ -116,8 +132,8 @@ static bool needs_rehoming(int fd, const struct stat *status)
                 return (flags & O_ACCMODE) == O_RDONLY;
         /*
          * A device read-only (/dev/kmsg, say) could be reopened for writing;
-         * a terminal gives nothing new that way (TIOCSTI is out of reach: no
-         * controlling terminal in a new session).  Pipes and sockets cannot
+         * a terminal gives nothing new that way (TIOCSTI is refused by the
+         * terminal filter below).  Pipes and sockets cannot
          * be reopened with more than they give.
          */
         if (S_ISCHR(status->st_mode))
@@ -233,7 +249,7 @@ static int rehome_stdio(void)
 
 int main(int argc, char **argv)
 {
-        struct exec_request request = { -1, NULL };
+        struct exec_request request = { .status_fd = -1 };
         int result = parse_arguments(argc, argv, &request);
 
         if (result != 0)
@@ -260,12 +276,16 @@ int main(int argc, char **argv)
          * --new-session leaves the command no controlling terminal, but as a
          * session leader it could take one that is nobody's (a pty a harness
          * opened without making it its own) and push keystrokes into it for
-         * whatever reads that terminal next: TIOCSTI and TIOCLINUX fail here
-         * as under Landlock.
+         * whatever reads that terminal next; and a caller that shares its
+         * terminal (an interactive `run`) leaves the command the user's own
+         * as its controlling terminal.  Either way TIOCSTI and TIOCLINUX fail
+         * here, as under Landlock: this filter is what stops the injection.
          */
         result = dsh_install_terminal_injection_filter();
         if (result < 0)
                 return fail(-result, "cannot install the terminal filter: %s", strerror(-result));
+        for (size_t i = 0; i < request.restore_count; i++)
+                signal(request.restore_signals[i], SIG_DFL);
         execvp(request.command[0], request.command);
         result = errno;
         if (status_fd >= 0) {

@@ -235,9 +235,26 @@ typedef struct dsh_spawn_options {
          * thread may end before the command does.
          */
         bool die_with_parent;
+        /*
+         * The command shares the caller's controlling terminal and process
+         * group, as a program started by an interactive shell does, so that
+         * an interactive shell inside keeps job control (`run -- bash -i`).
+         * For a caller that stands in for the command in the terminal's
+         * foreground (`dsh-sandbox run` with a terminal on stdin); other
+         * callers leave it false.  Under bwrap: no --new-session, bwrap in
+         * the caller's group with SIGINT, SIGQUIT and SIGTSTP ignored (the
+         * terminal's keys must reach the command, not end or stop the runner
+         * and with it the sandbox), and their dispositions restored for the
+         * command by dsh-sandbox-exec — each that the caller itself does not
+         * ignore.  The terminal filter still refuses TIOCSTI and TIOCLINUX:
+         * that, not the lack of a controlling terminal, is what keeps
+         * keystrokes from being pushed into the user's shell.  Other backends
+         * already run the command in the caller's session.
+         */
+        bool share_terminal;
 } dsh_spawn_options;
 
-#define DSH_SPAWN_OPTIONS_INIT { -1, -1, -1, false, false, false }
+#define DSH_SPAWN_OPTIONS_INIT { -1, -1, -1, false, false, false, false }
 
 /*
  * A spawned command, opaque: created by dsh_provider_spawn(), released by

@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""A person at a terminal: `dsh-sandbox run` in the foreground of a real pty, under bwrap.
+
+The command shares the terminal (no --new-session): an interactive shell inside keeps job control
+(background jobs, Ctrl-Z stopping a job, Ctrl-C reaching the foreground job, the shell itself
+surviving both), Ctrl-C reaches a plain command's own handler (bwrap, deaf to the terminal's keys,
+does not die of it first), and the terminal filter still refuses TIOCSTI on what is now the
+command's controlling terminal — the protection --new-session used to give.
+
+Each case forks a pty (Python's pty module), runs the built $DSH_SANDBOX_BIN in it, types into it
+and reads the screen.  Output is unittest's verbose form, one line per case, then
+"N passed, N failed, N skipped".
+"""
+import os
+import pty
+import select
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+BIN = os.environ.get("DSH_SANDBOX_BIN", "")
+TIOCSTI_PROBE = os.environ.get("TIOCSTI_PROBE_BIN", "")
+SCRATCH = os.environ.get("DSH_TEST_SCRATCH", "/var/tmp/dsh-sandbox-tests")
+PROMPT = b"PROMPT$ "
+
+
+def bwrap_works():
+    """Whether bwrap can make a sandbox on this host (a fresh pid namespace and /proc)."""
+    if not os.path.exists("/usr/bin/bwrap"):
+        return False
+    probe = subprocess.run(["/usr/bin/bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--proc",
+                            "/proc", "--", "true"], capture_output=True, check=False)
+    return probe.returncode == 0
+
+
+BWRAP = bwrap_works()
+
+
+class Terminal:
+    """`dsh-sandbox run --backend bwrap ARGV` as the foreground job of a fresh pty's session."""
+
+    def __init__(self, argv, home):
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:
+            os.environ.update(PS1=PROMPT.decode(), HOME=home, XDG_STATE_HOME=home + "/state",
+                              XDG_CACHE_HOME=home + "/cache", XDG_CONFIG_HOME=home + "/config", TERM="dumb")
+            os.execv(BIN, [BIN, "run", "--backend", "bwrap", "--mode", "read-only", "--"] + argv)
+        self.screen = b""
+
+    def read_until(self, token, seconds=20):
+        """Reads the screen until `token` appears after what was read before; returns what came."""
+        start = len(self.screen)
+        deadline = time.monotonic() + seconds
+        while token not in self.screen[start:] and time.monotonic() < deadline:
+            ready, _, _ = select.select([self.fd], [], [], 0.2)
+            if not ready:
+                continue
+            try:
+                data = os.read(self.fd, 4096)
+            except OSError:
+                break
+            if not data:
+                break
+            self.screen += data
+        return self.screen[start:]
+
+    def type(self, text):
+        os.write(self.fd, text)
+
+    def finish(self, seconds=20):
+        """The exit status of `dsh-sandbox run`, as a shell would report it; kills it if it hangs."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            self.read_until(b"\0", 0.2)
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid == self.pid:
+                os.close(self.fd)
+                return os.waitstatus_to_exitcode(status)
+        os.kill(self.pid, 9)
+        os.waitpid(self.pid, 0)
+        os.close(self.fd)
+        raise AssertionError("dsh-sandbox run did not end; screen: %r" % self.screen)
+
+
+@unittest.skipUnless(BWRAP, "bwrap cannot make a sandbox on this host")
+class SharedTerminal(unittest.TestCase):
+    def setUp(self):
+        os.makedirs(SCRATCH, exist_ok=True)
+        self.home = tempfile.mkdtemp(dir=SCRATCH, prefix="terminal-")
+
+    def tearDown(self):
+        subprocess.run(["rm", "-rf", self.home], check=False)
+
+    def test_interactive_shell_keeps_job_control(self):
+        terminal = Terminal(["bash", "--norc", "--noprofile", "-i"], self.home)
+        started = terminal.read_until(PROMPT)
+        self.assertIn(PROMPT, started)
+        self.assertNotIn(b"no job control", started)
+        self.assertNotIn(b"cannot set terminal process group", started)
+        terminal.type(b"sleep 100 &\n")
+        terminal.read_until(PROMPT)
+        terminal.type(b"jobs\n")
+        self.assertRegex(terminal.read_until(PROMPT), rb"\[1\]\+ +Running +sleep 100 &")
+        # Ctrl-Z stops the foreground job, and the shell takes the terminal back.
+        terminal.type(b"sleep 50\n")
+        time.sleep(0.5)
+        terminal.type(b"\x1a")
+        self.assertRegex(terminal.read_until(PROMPT), rb"\[2\]\+ +Stopped +sleep 50")
+        # Ctrl-C ends the foreground job, not the shell (nor bwrap under it).
+        terminal.type(b"sleep 60\n")
+        time.sleep(0.5)
+        terminal.type(b"\x03")
+        terminal.read_until(PROMPT)
+        terminal.type(b"echo alive-$((6*7))\n")
+        self.assertIn(b"alive-42", terminal.read_until(PROMPT))
+        terminal.type(b"kill -9 %1 %2; sleep 0.3; jobs\n")
+        terminal.read_until(PROMPT)
+        terminal.type(b"exit 7\n")
+        self.assertEqual(terminal.finish(), 7, terminal.screen)
+
+    def test_ctrl_c_reaches_the_commands_own_handler(self):
+        terminal = Terminal(["sh", "-c", "trap 'echo caught-int; exit 5' INT; echo ready; "
+                             "while :; do sleep 0.1; done"], self.home)
+        self.assertIn(b"ready", terminal.read_until(b"ready"))
+        time.sleep(0.3)
+        terminal.type(b"\x03")
+        self.assertIn(b"caught-int", terminal.read_until(b"caught-int"))
+        self.assertEqual(terminal.finish(), 5, terminal.screen)
+
+    @unittest.skipUnless(TIOCSTI_PROBE and os.access(TIOCSTI_PROBE, os.X_OK), "no TIOCSTI_PROBE_BIN")
+    def test_tiocsti_refused_on_the_shared_terminal(self):
+        # The probe's stdout is the pty, now the command's controlling terminal: without the filter the
+        # kernel would push a keystroke into it (uid 0 may; a dropped CAP_SYS_ADMIN still may for one's own).
+        terminal = Terminal([TIOCSTI_PROBE], self.home)
+        terminal.read_until(b"\n")
+        self.assertEqual(terminal.finish(), 0, terminal.screen)
+        self.assertIn(b"EPERM", terminal.screen)
+        self.assertNotIn(b"injected", terminal.screen)
+
+
+def main():
+    if not BIN or not os.access(BIN, os.X_OK):
+        print(f"DSH_SANDBOX_BIN is not an executable: {BIN!r}")
+        return 1
+    runner = unittest.TextTestRunner(stream=sys.stdout, verbosity=2, descriptions=False)
+    outcome = unittest.main(module=__name__, testRunner=runner, exit=False, argv=sys.argv[:1]).result
+    failed = len(outcome.failures) + len(outcome.errors)
+    skipped = len(outcome.skipped)
+    for case, reason in outcome.skipped:
+        print(f"# SKIP: {case.id()}: {reason}")
+    print(f"{outcome.testsRun - failed - skipped} passed, {failed} failed, {skipped} skipped")
+    return 0 if outcome.wasSuccessful() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -14,6 +14,13 @@
  *     says what a writable root does not make writable; the guard denies
  *     what bwrap holds back, and also the protected subpaths that do not
  *     exist yet, which bwrap can only report;
+ *   - which /tmp: the one the command sees (docs/file-guard.md).  Under a
+ *     backend whose /tmp is the session's scratch (bwrap), a path at or
+ *     beneath /tmp that no writable root holds is mapped, after lexical
+ *     normalization, to the same place beneath the scratch's temp area,
+ *     which is then the walk's temp root (recognised by identity like the
+ *     others) instead of the host's /tmp; the mapping only chooses where
+ *     the walk starts, the walk stays fd-relative from there;
  *   - how (file-ops.c): content is written to a new inode and renamed over
  *     the entry, so no existing file is ever opened for writing — a hard
  *     link to a file outside the roots is replaced, not written through —
@@ -41,7 +48,11 @@
 #include "prepared-policy.h"
 #include "shield.h"
 
-/* The temp area a workspace-write change may reach: the host's, as Landlock grants it (docs/backends.md). */
+/*
+ * The temp area a workspace-write change may reach, as the command names it:
+ * the host's under Landlock (which grants it), the session's scratch under
+ * bwrap (which binds it there: docs/backends.md).
+ */
 #define GUARD_TEMP_AREA "/tmp"
 
 struct dsh_file_guard {
@@ -49,7 +60,8 @@ struct dsh_file_guard {
         dsh_walk_root *roots;           /* workspace-write: the workspace, each extra root, then the temp area */
         size_t root_count;
         int temp_fd;                    /* the temp area's fd (the others are the prepared policy's) */
-        char *temp_path;
+        char *temp_path;                /* canonical: the host's /tmp, or the scratch's temp area */
+        bool temp_is_scratch;           /* /tmp/... is mapped to temp_path/... (the selected backend binds it) */
         dsh_shield shield;
         char **protected_spellings;     /* ROOT/SUBPATH for each writable root and protected subpath */
 };
@@ -321,6 +333,42 @@ static int walk_failure(struct operation *operation, const dsh_walk_target *targ
         }
 }
 
+/* True when a writable root of the policy holds `path` (lexically, canonical roots): bwrap binds it over /tmp. */
+static bool in_a_root(const dsh_policy *policy, const char *path)
+{
+        if (dsh_path_is_beneath(path, policy->workspace_root))
+                return true;
+        return beneath_any(policy->additional_writable_roots, path);
+}
+
+/*
+ * `*absolute` as the command would see it: under a backend whose /tmp is
+ * the session's scratch, /tmp and what lies beneath it — unless a writable
+ * root, bound over the scratch, holds it — is the scratch's temp area.
+ * Normalized lexically first: inside the sandbox /tmp is a mount point whose
+ * parent is "/", so "/tmp/../etc" is "/etc" there too.  Replaces `*absolute`.
+ */
+static int map_temp_area(const dsh_file_guard *guard, char **absolute)
+{
+        dsh_autofree char *normal = NULL;
+        const char *rest;
+        char *mapped = NULL;
+
+        if (!guard->temp_is_scratch)
+                return 0;
+        normal = dsh_path_normalize_lexically(*absolute);
+        if (!normal)
+                return -ENOMEM;
+        rest = dsh_path_relative_to(normal, GUARD_TEMP_AREA);
+        if (!rest || in_a_root(&guard->prepared.policy, normal))
+                return 0;
+        if (asprintf(&mapped, "%s%s%s", guard->temp_path, rest[0] ? "/" : "", rest) < 0)
+                return -ENOMEM;
+        free(*absolute);
+        *absolute = mapped;
+        return 0;
+}
+
 /* Walks `path` for `operation`: the mode first (read-only changes nothing), then the walk. */
 static int resolve(struct operation *operation, const char *path, unsigned flags, dsh_walk_target *target)
 {
@@ -331,6 +379,8 @@ static int resolve(struct operation *operation, const char *path, unsigned flags
         *target = (dsh_walk_target) DSH_WALK_TARGET_INIT;
         if (result < 0)
                 return result;
+        if (map_temp_area(guard, &absolute) < 0)
+                return system_failure(operation, ENOMEM);
         if (operation->changes && guard->prepared.policy.mode == DSH_MODE_READ_ONLY)
                 return deny(operation);
         operation->refused = false;
@@ -805,8 +855,8 @@ static int spell_protected_subpaths(dsh_file_guard *guard, const dsh_provider *p
         return 0;
 }
 
-/* The temp area, canonical and open, when this host has one. */
-static int open_temp_area(dsh_file_guard *guard)
+/* The host's temp area, canonical and open, when this host has one. */
+static int open_host_temp_area(dsh_file_guard *guard)
 {
         char canonical[PATH_MAX];
 
@@ -817,6 +867,33 @@ static int open_temp_area(dsh_file_guard *guard)
                 return 0;
         guard->temp_path = strdup(canonical);
         return guard->temp_path ? 0 : -ENOMEM;
+}
+
+/*
+ * The temp area the command of this policy sees, as the runtime would
+ * select its backend (the same selection a bash call makes): the session's
+ * scratch temp area where the backend binds it at /tmp, none where that
+ * backend would give a tmpfs per call (no scratch configured: a file
+ * written there would never be seen), else the host's /tmp.
+ */
+static int open_temp_area(dsh_file_guard *guard, dsh_provider *provider, dsh_error *error)
+{
+        const dsh_backend_ops *backend = dsh_provider_selected_backend(provider);
+        const dsh_scratch *scratch = &guard->prepared.scratch;
+        int result;
+
+        if (!backend || !backend->temp_area_is_scratch)
+                return open_host_temp_area(guard) < 0 ? dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory")
+                                                      : 0;
+        guard->temp_is_scratch = true;
+        result = dsh_prepared_policy_open_scratch(&guard->prepared, provider->scratch_dir, error);
+        if (result < 0 || !dsh_scratch_present(scratch))
+                return result;
+        guard->temp_fd = fcntl(scratch->temp_fd, F_DUPFD_CLOEXEC, 3);
+        if (guard->temp_fd < 0)
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, errno, "cannot open the scratch: %s", strerror(errno));
+        guard->temp_path = strdup(scratch->temp_path);
+        return guard->temp_path ? 0 : dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
 }
 
 static int add_root(dsh_file_guard *guard, int fd, const char *path)
@@ -831,14 +908,15 @@ static int add_root(dsh_file_guard *guard, int fd, const char *path)
         return 0;
 }
 
-static int prepare_workspace_write(dsh_file_guard *guard, const dsh_provider *provider, dsh_error *error)
+static int prepare_workspace_write(dsh_file_guard *guard, dsh_provider *provider, dsh_error *error)
 {
         const dsh_policy *policy = &guard->prepared.policy;
-        int result = open_temp_area(guard);
+        int result = open_temp_area(guard, provider, error);
 
-        if (result == 0)
-                guard->roots = calloc(guard->prepared.root_count + 1, sizeof(*guard->roots));
-        if (result < 0 || !guard->roots)
+        if (result < 0)
+                return result;
+        guard->roots = calloc(guard->prepared.root_count + 1, sizeof(*guard->roots));
+        if (!guard->roots)
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         for (size_t i = 0; result == 0 && i < guard->prepared.root_count; i++)
                 result = add_root(guard, guard->prepared.root_fds[i],
@@ -848,8 +926,13 @@ static int prepare_workspace_write(dsh_file_guard *guard, const dsh_provider *pr
         if (result < 0)
                 return dsh_error_set(error, DSH_ERROR_SANDBOX_INVALID_ROOT, -result,
                                      "cannot examine a writable root: %s", strerror(-result));
-        /* The shield bwrap plans (subpaths mapped to the real git directories), with Landlock's temp area. */
-        result = dsh_shield_plan(provider, policy, guard->temp_path, true, &guard->shield, error);
+        /*
+         * The shield bwrap plans (subpaths mapped to the real git
+         * directories), with Landlock's temp area — the host's /tmp; the
+         * scratch's is the sandbox's own, made for this call, not a root.
+         */
+        result = dsh_shield_plan(provider, policy, guard->temp_is_scratch ? NULL : guard->temp_path, true,
+                                 &guard->shield, error);
         if (result < 0)
                 return result;
         if (guard->shield.unprotected && provider->require_protected_subpaths)

@@ -159,6 +159,31 @@ class TempArea:
         self.assert_lands_in_the_command_tmp(there, "from the guard\n")
         self.assert_lands_in_the_command_tmp(back, "from bash\n")
 
+    def test_the_guard_maps_only_what_the_command_sees_beneath_tmp(self):
+        session = self.new_session()
+        # `..` out of /tmp is "/" inside the sandbox too: denied, and nothing written anywhere.
+        escaped = self.dsh("fs", "write", "--session", session, f"/tmp/..{self.top}/escaped", stdin=b"x")
+        self.assertEqual(escaped.returncode, 1, escaped.stderr)
+        self.assertIn(b"FS_SANDBOX_DENIED", escaped.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.top, "escaped")))
+        self.assertEqual(glob.glob(os.path.join(self.base, "*", "tmp", "..*")), [])
+
+    def test_a_workspace_beneath_tmp_stays_the_hosts(self):
+        workspace = tempfile.mkdtemp(prefix="livability-ws-", dir="/tmp")
+        self.host_tmp_names.append(os.path.basename(workspace))
+        made = self.dsh("session", "new", "--cwd", workspace)
+        self.assertEqual(made.returncode, 0, made.stderr)
+        session = made.stdout.decode().strip()
+        self.ok(self.dsh("session", "mode", session, "workspace-write"))
+        self.ok(self.dsh("fs", "write", "--session", session, f"{workspace}/f", stdin=b"in the workspace\n"))
+        self.assertEqual(self.ok(self.dsh("bash", "--session", session, "--", f"cat {workspace}/f")),
+                         "in the workspace\n")
+        with open(os.path.join(workspace, "f"), encoding="utf-8") as handle:
+            self.assertEqual(handle.read(), "in the workspace\n")
+        # Read-only bwrap puts a fresh tmpfs on /tmp: the workspace and the cwd beneath it are bound back.
+        self.assertEqual(self.ok(self.dsh("run", "--mode", "read-only", "--root", workspace, "--", "cat", "f",
+                                          cwd=workspace)), "in the workspace\n")
+
     def test_sessionless_calls_of_one_workspace_share_tmp(self):
         name = self.unique("workspace-keyed")
         self.ok(self.run_mode("workspace-write", "sh", "-c", f"echo kept > /tmp/{name}"))

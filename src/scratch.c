@@ -101,6 +101,7 @@ static int open_granted(int key_fd, const char *name, const char *key_path, char
                         dsh_error *error)
 {
         dsh_autofree char *path = NULL;
+        struct stat status;
         int result;
 
         if (asprintf(&path, "%s/%s", key_path, name) < 0)
@@ -114,7 +115,10 @@ static int open_granted(int key_fd, const char *name, const char *key_path, char
                 *fd_out = -1;
                 return invalid(error, result, path, strerror(result));
         }
-        if (fchmod(*fd_out, 0700) < 0)
+        if (fstat(*fd_out, &status) < 0)
+                return invalid(error, errno, path, strerror(errno));
+        /* Only when it changed: a nested sandbox reading its parent's scratch may not chmod it. */
+        if (S_ISDIR(status.st_mode) && (status.st_mode & 07777) != 0700 && fchmod(*fd_out, 0700) < 0)
                 return invalid(error, errno, path, strerror(errno));
         result = check_directory(*fd_out, path, error);
         if (result == 0)

@@ -511,13 +511,33 @@ static int read_existing_file(struct operation *operation, const dsh_walk_target
         return 0;
 }
 
-static int fill_result(dsh_file_result *result, dsh_file_operation kind, const char *path)
+/*
+ * `path` (canonical, as the walk spelled it) as the command names it, a new
+ * string: beneath the scratch's temp area it is /tmp/..., so the result
+ * names the file the caller asked for and a command can use — bwrap hides
+ * the scratch's host path from it.
+ */
+static char *command_spelling(const dsh_file_guard *guard, const char *path)
+{
+        const char *rest = guard->temp_is_scratch && guard->temp_path ? dsh_path_relative_to(path, guard->temp_path)
+                                                                       : NULL;
+        char *spelled = NULL;
+
+        if (!rest)
+                return strdup(path);
+        if (asprintf(&spelled, "%s%s%s", GUARD_TEMP_AREA, rest[0] ? "/" : "", rest) < 0)
+                return NULL;
+        return spelled;
+}
+
+static int fill_result(const dsh_file_guard *guard, dsh_file_result *result, dsh_file_operation kind,
+                       const char *path)
 {
         if (!result)
                 return 0;
         *result = (dsh_file_result) DSH_FILE_RESULT_INIT;
         result->operation = kind;
-        result->path = strdup(path);
+        result->path = command_spelling(guard, path);
         return result->path ? 0 : -ENOMEM;
 }
 
@@ -546,7 +566,7 @@ int dsh_file_guard_write(dsh_file_guard *guard, const char *path, const void *co
 
                 outcome = replace_atomically(&operation, &replacement, target.path, length ? content : "", length);
         }
-        if (outcome == 0 && fill_result(result, DSH_FILE_WRITE, target.path) < 0)
+        if (outcome == 0 && fill_result(guard, result, DSH_FILE_WRITE, target.path) < 0)
                 outcome = system_failure(&operation, ENOMEM);
         if (outcome == 0 && result) {
                 result->created = !target.exists;
@@ -637,7 +657,7 @@ int dsh_file_guard_edit(dsh_file_guard *guard, const char *path, const char *old
 
                 outcome = replace_atomically(&operation, &replacement, target.path, edited, edited_length);
         }
-        if (outcome == 0 && fill_result(result, DSH_FILE_EDIT, target.path) < 0)
+        if (outcome == 0 && fill_result(guard, result, DSH_FILE_EDIT, target.path) < 0)
                 outcome = system_failure(&operation, ENOMEM);
         if (outcome == 0 && result) {
                 result->bytes = edited_length;
@@ -673,7 +693,7 @@ int dsh_file_guard_mkdir(dsh_file_guard *guard, const char *path, unsigned flags
                         outcome = system_failure(&operation, errno);
                 }
         }
-        if (outcome == 0 && fill_result(result, DSH_FILE_MKDIR, target.path) < 0)
+        if (outcome == 0 && fill_result(guard, result, DSH_FILE_MKDIR, target.path) < 0)
                 outcome = system_failure(&operation, ENOMEM);
         if (outcome == 0 && result)
                 result->created = created;
@@ -733,7 +753,7 @@ int dsh_file_guard_remove(dsh_file_guard *guard, const char *path, unsigned flag
                 if (removed < 0)
                         outcome = removal_failure(&operation, target.path, removed);
         }
-        if (outcome == 0 && fill_result(result, DSH_FILE_REMOVE, target.path) < 0)
+        if (outcome == 0 && fill_result(guard, result, DSH_FILE_REMOVE, target.path) < 0)
                 outcome = system_failure(&operation, ENOMEM);
         if (outcome == 0 && result)
                 result->removed = removed_count;
@@ -799,9 +819,9 @@ int dsh_file_guard_move(dsh_file_guard *guard, const char *source, const char *d
                 if (moved < 0)
                         outcome = move_failure(&from, &source_target, &destination_target, errno);
         }
-        if (outcome == 0 && fill_result(result, DSH_FILE_MOVE, destination_target.path) < 0)
+        if (outcome == 0 && fill_result(guard, result, DSH_FILE_MOVE, destination_target.path) < 0)
                 outcome = system_failure(&from, ENOMEM);
-        if (outcome == 0 && result && !(result->source = strdup(source_target.path))) {
+        if (outcome == 0 && result && !(result->source = command_spelling(guard, source_target.path))) {
                 dsh_file_result_clear(result);
                 outcome = system_failure(&from, ENOMEM);
         }
@@ -822,7 +842,7 @@ int dsh_file_guard_read(dsh_file_guard *guard, const char *path, dsh_file_result
 
         if (outcome == 0)
                 outcome = read_existing_file(&operation, &target, &content, &length);
-        if (outcome == 0 && result && fill_result(result, DSH_FILE_READ, target.path) < 0)
+        if (outcome == 0 && result && fill_result(guard, result, DSH_FILE_READ, target.path) < 0)
                 outcome = system_failure(&operation, ENOMEM);
         if (outcome == 0 && result) {
                 result->content = content;

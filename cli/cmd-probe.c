@@ -87,6 +87,8 @@ static void print_text(const dsh_probe_report *report)
                         printf("%-15s not usable: %s\n", status->name, status->reason ? status->reason : "unknown");
                 for (char **reason = status->partial_reasons; status->usable && reason && *reason; reason++)
                         printf("%-15s   partial: %s\n", "", *reason);
+                for (char **note = status->notes; status->usable && note && *note; note++)
+                        printf("%-15s   note: %s\n", "", *note);
         }
         printf("%-15s %s\n", "bwrap version", version ? version : "unknown");
         printf("%-15s %s\n", "landlock ABI", abi_text(report->landlock_abi, abi));

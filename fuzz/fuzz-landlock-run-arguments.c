@@ -43,6 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t i = 0; i < request.grant_count; i++)
                 FUZZ_CHECK(fuzz_argv_contains(argv, request.grants[i].path));
         free(request.grants);
+        free(request.variables);
         fuzz_argv_free(argv);
         return 0;
 }

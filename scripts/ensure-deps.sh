@@ -6,9 +6,10 @@ set -euo pipefail
 
 # clang and libclang-rt-14-dev (libFuzzer and clang's sanitizer runtimes) build the fuzz targets;
 # scdoc builds the man pages; openssh-server and openssh-client run the remote provider's tests
-# (a throwaway sshd on 127.0.0.1) and its benchmark.
+# (a throwaway sshd on 127.0.0.1) and its benchmark; python3-venv the livability tests' confined
+# `python3 -m venv` (tests/livability).
 packages=(build-essential meson ninja-build pkg-config libjansson-dev libcmocka-dev
-          libseccomp-dev bubblewrap hyperfine python3 clang libclang-rt-14-dev scdoc
+          libseccomp-dev bubblewrap hyperfine python3 python3-venv clang libclang-rt-14-dev scdoc
           openssh-server openssh-client)
 # node and npm run the MCP tests' client (tests/mcp, installed by ensure-npm-deps.sh).  Asked for
 # only when missing: a host may have them from elsewhere (NodeSource's nodejs carries npm).

@@ -6,14 +6,25 @@
  *   bwrap --ro-bind / / --dev /dev --unshare-pid --unshare-ipc --proc /proc
  *         [--ro-bind-try /proc/KNOB /proc/KNOB]... --die-with-parent --new-session
  *         --cap-drop ALL --cap-add CAP_SETPCAP
- *         [--tmpfs /tmp --bind-fd FD WS [--bind-fd FD ROOT]... [pins, read-only binds]]
+ *         read-only:       --tmpfs /tmp [--ro-bind-try P P]...
+ *         workspace-write: --bind-fd FD /tmp (the session's scratch; else --tmpfs /tmp)
+ *                          --bind-fd FD WS [--bind-fd FD ROOT]... [pins, read-only binds]
+ *                          [--tmpfs SCRATCH-BASE --bind-fd FD CACHE]
+ *         --setenv TMPDIR /tmp [--setenv CACHE-VARIABLE DIR]...
  *         [--json-status-fd N] -- dsh-sandbox-exec [--status-fd M] -- ARGV...
  *
  * Every host path is visible read-only; workspace-write rebinds the workspace
- * and each extra root read-write (minus the shield: src/shield.c) and gives
- * the command a private tmpfs on /tmp (its temp area: writable, but nothing
- * written there reaches the host).  A denied write fails with EROFS, bwrap's
- * dialect "read-only file system".
+ * and each extra root read-write (minus the shield: src/shield.c).  The
+ * command's /tmp: under read-only a fresh tmpfs (scratch space that changes
+ * nothing on the host; the workspace, the extra roots and the cwd, when
+ * beneath /tmp, are bound back read-only over it so the command still sees
+ * them); under workspace-write the session's scratch temp area
+ * (src/scratch.h), private to the session and kept across its calls, or a
+ * tmpfs per call when the provider has no scratch.  The scratch base, every
+ * session's, is hidden behind a tmpfs, and only the call's own cache
+ * directory is bound back, writable, at its host path (where the cache
+ * variables point).  A denied write fails with EROFS, bwrap's dialect
+ * "read-only file system".
  *
  * Beyond the upstream profile, each for a stated reason (the details are
  * above the code that does it):
@@ -200,12 +211,15 @@ struct bwrap_call {
         size_t bind_count;
         int json_status_fd;     /* bwrap's --json-status-fd, or -1 */
         int exec_status_fd;     /* dsh-sandbox-exec's --status-fd, or -1 */
+        const dsh_scratch *scratch;     /* the prepared policy's (borrowed); none: a tmpfs on /tmp */
+        bool scratch_by_fd;     /* spawn: the scratch is bound from its fds; confine: by name */
+        char **variables;       /* NAME, VALUE pairs for --setenv (scratch.h) */
         bool share_terminal;    /* dsh_spawn_options.share_terminal: no --new-session */
         int restore_signals[3]; /* share_terminal: what dsh-sandbox-exec sets back to its default for the command */
         size_t restore_count;
 };
 
-#define BWRAP_CALL_INIT { NULL, NULL, DSH_SHIELD_INIT, NULL, 0, -1, -1, false, { 0 }, 0 }
+#define BWRAP_CALL_INIT { NULL, NULL, DSH_SHIELD_INIT, NULL, 0, -1, -1, NULL, false, NULL, false, { 0 }, 0 }
 
 static void bwrap_call_clear(struct bwrap_call *call)
 {
@@ -216,6 +230,7 @@ static void bwrap_call_clear(struct bwrap_call *call)
         free(call->bwrap);
         free(call->exec_helper);
         dsh_shield_clear(&call->shield);
+        dsh_strv_free(call->variables);
         *call = (struct bwrap_call) BWRAP_CALL_INIT;
 }
 
@@ -344,12 +359,58 @@ static int append_number_option(char ***argv, const char *option, int number)
         return append_words(argv, words);
 }
 
-/* The writable part of a workspace-write profile: the private /tmp first (a workspace beneath /tmp is then
- * bound on top of it, not hidden by it), then every bind in its order. */
-static int append_writable_binds(char ***argv, const struct bwrap_call *call)
+/* `--bind-fd FD DESTINATION` from the call's scratch fd, or `--bind SOURCE DESTINATION` by name (confine). */
+static int append_scratch_bind(char ***argv, const struct bwrap_call *call, int fd, const char *source,
+                               const char *destination)
+{
+        char number[16];
+        const char *by_fd[] = { "--bind-fd", number, destination, NULL };
+        const char *by_name[] = { "--bind", source, destination, NULL };
+
+        snprintf(number, sizeof(number), "%d", fd);
+        return append_words(argv, call->scratch_by_fd ? by_fd : by_name);
+}
+
+/*
+ * The command's /tmp under workspace-write, made first (a workspace beneath
+ * /tmp is then bound on top of it, not hidden by it): the session's scratch
+ * temp area, so that the calls of one session share their temp files and
+ * no other session sees them; a private tmpfs when there is no scratch.
+ */
+static int append_temp_area(char ***argv, const struct bwrap_call *call)
 {
         static const char *const private_temp[] = { "--tmpfs", BWRAP_TEMP_AREA, NULL };
-        int result = append_words(argv, private_temp);
+
+        if (!dsh_scratch_present(call->scratch))
+                return append_words(argv, private_temp);
+        return append_scratch_bind(argv, call, call->scratch->temp_fd, call->scratch->temp_path, BWRAP_TEMP_AREA);
+}
+
+/*
+ * Made last, over whatever the shield bound: every session's scratch is
+ * hidden behind a tmpfs (another session's temp files and caches are none
+ * of this command's business), and this call's cache directory alone is
+ * bound back, writable, at its host path — where the cache variables
+ * point, the same path Landlock grants.
+ */
+static int append_scratch_cache(char ***argv, const struct bwrap_call *call)
+{
+        const dsh_scratch *scratch = call->scratch;
+        const char *hide[] = { "--tmpfs", NULL, NULL };
+
+        if (!dsh_scratch_present(scratch))
+                return 0;
+        hide[1] = scratch->base_path;
+        if (append_words(argv, hide) < 0)
+                return -ENOMEM;
+        return append_scratch_bind(argv, call, scratch->cache_fd, scratch->cache_path, scratch->cache_path);
+}
+
+/* The writable part of a workspace-write profile: the temp area first, then every bind in its order, then the
+ * scratch's cache. */
+static int append_writable_binds(char ***argv, const struct bwrap_call *call)
+{
+        int result = append_temp_area(argv, call);
 
         for (size_t i = 0; result == 0 && i < call->bind_count; i++) {
                 const struct bwrap_bind *bind = &call->binds[i];
@@ -364,7 +425,45 @@ static int append_writable_binds(char ***argv, const struct bwrap_call *call)
                 snprintf(number, sizeof(number), "%d", bind->fd);
                 result = append_words(argv, words);
         }
+        if (result == 0)
+                result = append_scratch_cache(argv, call);
         return result;
+}
+
+/*
+ * Read-only: a fresh tmpfs on /tmp, so mktemp, a compiler's output and
+ * Python's tempfile work and nothing reaches the host.  What the command
+ * could see before beneath the host's /tmp and needs — the workspace, the
+ * extra roots, the cwd it starts in — is bound back over it, read-only, as
+ * it was.  By name: a name swapped meanwhile can only show the command
+ * something else it could read anyway, never make anything writable.
+ */
+static int append_read_only_temp_area(char ***argv, const dsh_policy *policy)
+{
+        static const char *const private_temp[] = { "--tmpfs", BWRAP_TEMP_AREA, NULL };
+        dsh_autofree char *cwd = getcwd(NULL, 0);
+        int result = append_words(argv, private_temp);
+
+        if (result == 0 && dsh_path_is_beneath(policy->workspace_root, BWRAP_TEMP_AREA))
+                result = append_bind(argv, "--ro-bind-try", policy->workspace_root);
+        for (char **root = policy->additional_writable_roots; result == 0 && root && *root; root++)
+                if (dsh_path_is_beneath(*root, BWRAP_TEMP_AREA))
+                        result = append_bind(argv, "--ro-bind-try", *root);
+        if (result == 0 && cwd && dsh_path_is_beneath(cwd, BWRAP_TEMP_AREA))
+                result = append_bind(argv, "--ro-bind-try", cwd);
+        return result;
+}
+
+/* --setenv for each of the call's variables (TMPDIR, the caches: scratch.h). */
+static int append_variables(char ***argv, const struct bwrap_call *call)
+{
+        for (char **pair = call->variables; pair && pair[0] && pair[1]; pair += 2) {
+                const char *words[] = { "--setenv", pair[0], pair[1], NULL };
+
+                if (append_words(argv, words) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
 }
 
 /*
@@ -400,6 +499,10 @@ static int build_argv(char ***argv, const struct bwrap_call *call, const dsh_pol
                 result = append_words(argv, call->share_terminal ? process_sharing_terminal : process);
         if (result == 0 && policy->mode == DSH_MODE_WORKSPACE_WRITE)
                 result = append_writable_binds(argv, call);
+        else if (result == 0)
+                result = append_read_only_temp_area(argv, policy);
+        if (result == 0)
+                result = append_variables(argv, call);
         if (result == 0 && call->json_status_fd >= 0)
                 result = append_number_option(argv, "--json-status-fd", call->json_status_fd);
         if (result == 0)
@@ -461,11 +564,18 @@ static int create_missing_protected(const dsh_shield *shield, dsh_error *error)
         return 0;
 }
 
-/* Resolves the runner and the last step of one call, and plans its shield. */
-static int prepare_call(dsh_provider *provider, const dsh_policy *policy, struct bwrap_call *call, dsh_error *error)
+/* Resolves the runner and the last step of one call, plans its shield, its scratch and its variables. */
+static int prepare_call(dsh_provider *provider, const dsh_prepared_policy *prepared, struct bwrap_call *call,
+                        dsh_error *error)
 {
+        const dsh_policy *policy = &prepared->policy;
         char *reason = NULL;
         int result;
+
+        call->scratch = &prepared->scratch;
+        call->variables = dsh_scratch_variables(&prepared->scratch, policy->mode);
+        if (!call->variables)
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
 
         call->bwrap = dsh_bwrap_find(provider, &reason);
         if (!call->bwrap) {
@@ -495,7 +605,7 @@ static int bwrap_confine(dsh_provider *provider, char *const *argv, const dsh_pr
 {
         const dsh_policy *policy = &prepared->policy;
         struct bwrap_call call = BWRAP_CALL_INIT;
-        int result = prepare_call(provider, policy, &call, error);
+        int result = prepare_call(provider, prepared, &call, error);
 
         /* Only a spawn of its own can check, once the command is gone, what must not have been created. */
         for (char **path = call.shield.must_stay_absent; result == 0 && path && *path; path++) {
@@ -674,6 +784,18 @@ static char *bwrap_version(const char *bwrap, long long deadline_ms)
  * The version query and the run share one deadline (the caller's, when it
  * already started one for the whole probe).
  */
+/* What the command's /tmp is, per mode (docs/backends.md, "Temp areas and caches"). */
+static void add_temp_area_notes(const dsh_provider *provider, dsh_backend_report *report)
+{
+        (void) dsh_strv_append(&report->notes, "read-only: /tmp is a private tmpfs, empty at each call; TMPDIR=/tmp");
+        (void) dsh_strv_append(&report->notes,
+                               provider->scratch_dir
+                                       ? "workspace-write: /tmp is the session's scratch, kept across its calls and "
+                                         "private to it; package-manager caches go to the session's scratch; "
+                                         "TMPDIR=/tmp"
+                                       : "workspace-write: /tmp is a private tmpfs, empty at each call; TMPDIR=/tmp");
+}
+
 static void bwrap_probe(dsh_provider *provider, dsh_backend_report *report)
 {
         char *const argv[] = { (char *) "true", NULL };
@@ -708,6 +830,7 @@ static void bwrap_probe(dsh_provider *provider, dsh_backend_report *report)
         if (exit_code == 0) {
                 report->usable = true;
                 report->enforcement = DSH_ENFORCEMENT_FULL;
+                add_temp_area_notes(provider, report);
                 goto out;
         }
         line = first_runner_line(stderr_text);
@@ -1031,7 +1154,8 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prep
         bool exec_seen = false, call_shared_terminal = options->share_terminal;
         pid_t pid = -1, reported_pid = 0;
 
-        result = prepare_call(provider, policy, &call, error);
+        result = prepare_call(provider, prepared, &call, error);
+        call.scratch_by_fd = true;
         if (result == 0 && call_shared_terminal)
                 share_callers_terminal(&call);
         if (result == 0)
@@ -1039,7 +1163,7 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prep
         if (result == 0)
                 result = open_status_pipes(json_pipe, exec_pipe, error);
         if (result == 0)
-                keep = calloc(call.bind_count + 2, sizeof(int));
+                keep = calloc(call.bind_count + 4, sizeof(int));
         if (result == 0 && !keep)
                 result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         if (result < 0) {
@@ -1060,6 +1184,10 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prep
                 keep[plan.keep_fd_count++] = exec_pipe[1];
                 for (size_t i = 0; i < call.bind_count; i++)
                         keep[plan.keep_fd_count++] = call.binds[i].fd;
+                if (policy->mode == DSH_MODE_WORKSPACE_WRITE && dsh_scratch_present(call.scratch)) {
+                        keep[plan.keep_fd_count++] = call.scratch->temp_fd;
+                        keep[plan.keep_fd_count++] = call.scratch->cache_fd;
+                }
                 plan.keep_fds = keep;
                 plan.argv = facts.argv;
                 /*
@@ -1126,6 +1254,7 @@ const dsh_backend_ops dsh_backend_bwrap = {
         .spawn = bwrap_spawn,
         .exec = NULL,
         .probe_is_functional = true,
+        .temp_area_is_scratch = true,
         .runner_path = bwrap_runner_path,
         .runner_candidates = bwrap_runner_candidates,
         .settle = bwrap_settle,

@@ -4,7 +4,10 @@
  *
  * Grants (docs/security.md): read+execute beneath "/", read-write on the
  * "/dev/null" sink; workspace-write adds the temp area "/tmp", the workspace
- * root and each extra root.  "/dev" itself is never granted: it would expose
+ * root, each extra root and the session's scratch cache directory
+ * (src/scratch.h: where the package managers' cache variables point).
+ * Landlock cannot mount, so /tmp stays the host's, and read-only has no
+ * scratch space at all; TMPDIR is /tmp in both modes.  "/dev" itself is never granted: it would expose
  * /dev/shm, a world-writable tmpfs outside the policy.
  *
  * Two ways to use it: confine() names the `landlock-run` launcher in an argv
@@ -84,6 +87,12 @@ static int for_each_grant(const dsh_prepared_policy *prepared,
                 if (result == 0)
                         result = visit(&workspace, context);
         }
+        if (result == 0 && dsh_scratch_present(&prepared->scratch)) {
+                /* The session's own cache directory, by the fd opened when it was checked (scratch.c). */
+                struct landlock_grant cache = { prepared->scratch.cache_path, true, prepared->scratch.cache_fd };
+
+                result = visit(&cache, context);
+        }
         for (char **root = policy->additional_writable_roots; result == 0 && root && *root; root++) {
                 struct landlock_grant extra = { *root, true, dsh_prepared_policy_root_fd(prepared, *root) };
 
@@ -157,6 +166,15 @@ static void landlock_probe(dsh_provider *provider, dsh_backend_report *report)
                 report->enforcement = DSH_ENFORCEMENT_PARTIAL;
                 (void) dsh_strv_append(&report->partial_reasons, SUBPATHS_PARTIAL_REASON);
         }
+        /* It cannot mount: /tmp is the host's in both modes, and read-only has nowhere to write. */
+        (void) dsh_strv_append(&report->notes, "read-only: no scratch space under landlock (/tmp is the host's, "
+                                               "not writable); TMPDIR=/tmp");
+        (void) dsh_strv_append(&report->notes,
+                               provider->scratch_dir
+                                       ? "workspace-write: /tmp is the host's /tmp, shared with every process; "
+                                         "package-manager caches go to the session's scratch; TMPDIR=/tmp"
+                                       : "workspace-write: /tmp is the host's /tmp, shared with every process; "
+                                         "TMPDIR=/tmp");
         if (access(provider->landlock_run_path, X_OK) < 0) {
                 if (asprintf(&report->reason, "the landlock-run launcher %s is not executable: %s",
                              provider->landlock_run_path, strerror(errno)) < 0)
@@ -173,6 +191,34 @@ static int append_grant_arguments(const struct landlock_grant *grant, void *cont
         if (dsh_strv_append(argv, grant->writable ? "--rw" : "--ro") < 0 || dsh_strv_append(argv, grant->path) < 0)
                 return -ENOMEM;
         return 0;
+}
+
+/*
+ * The call's variables (TMPDIR, the caches: scratch.h) as landlock-run's
+ * `--setenv NAME VALUE`: a harness that spawns the argv itself passes its
+ * own environment, which the launcher then sets them over.
+ */
+static int append_variable_arguments(const dsh_prepared_policy *prepared, char ***argv)
+{
+        char **pairs = dsh_scratch_variables(&prepared->scratch, prepared->policy.mode);
+        int result = pairs ? 0 : -ENOMEM;
+
+        for (char **pair = pairs; result == 0 && pair && pair[0] && pair[1]; pair += 2)
+                if (dsh_strv_append(argv, "--setenv") < 0 || dsh_strv_append(argv, pair[0]) < 0 ||
+                    dsh_strv_append(argv, pair[1]) < 0)
+                        result = -ENOMEM;
+        dsh_strv_free(pairs);
+        return result;
+}
+
+/* The caller's environment with the call's variables set over it (scratch.h); NULL when out of memory. */
+static char **command_environment(const dsh_prepared_policy *prepared)
+{
+        char **pairs = dsh_scratch_variables(&prepared->scratch, prepared->policy.mode);
+        char **environment = pairs ? dsh_scratch_environment(pairs) : NULL;
+
+        dsh_strv_free(pairs);
+        return environment;
 }
 
 static int set_dialect(dsh_confined_argv *out, dsh_enforcement enforcement, dsh_mode mode)
@@ -279,7 +325,7 @@ static int landlock_confine(dsh_provider *provider, char *const *argv, const dsh
                 return -EPERM;
         if (dsh_strv_append(&out->argv, provider->landlock_run_path) < 0 ||
             for_each_grant(prepared, append_grant_arguments, &out->argv) < 0 ||
-            dsh_strv_append(&out->argv, "--") < 0)
+            append_variable_arguments(prepared, &out->argv) < 0 || dsh_strv_append(&out->argv, "--") < 0)
                 goto out_of_memory;
         for (char *const *argument = argv; *argument; argument++)
                 if (dsh_strv_append(&out->argv, *argument) < 0)
@@ -376,6 +422,10 @@ static int supervise_roots(dsh_metadata_supervisor *supervisor, const dsh_prepar
         /* The host's /tmp is everyone's: what the command creates beneath it, not the directory itself. */
         if (result == 0)
                 result = temp_area ? dsh_metadata_supervisor_add_root_path(supervisor, temp_area, true) : -errno;
+        /* The scratch cache: what the tools make beneath it (npm sets modes in its cache), not the directory. */
+        if (result == 0 && dsh_scratch_present(&prepared->scratch))
+                result = dsh_metadata_supervisor_add_root(supervisor, prepared->scratch.cache_fd,
+                                                          prepared->scratch.cache_path, true);
         return result;
 }
 
@@ -432,7 +482,7 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
         dsh_confined_argv facts = DSH_CONFINED_ARGV_INIT;
         dsh_exec_plan plan = DSH_EXEC_PLAN_INIT(argv);
         dsh_metadata_supervisor *supervisor = NULL;
-        char **held_back = NULL;
+        char **held_back = NULL, **environment = NULL;
         dsh_spawn_failure failure;
         pid_t pid;
         int result;
@@ -444,18 +494,22 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
         if (result < 0)
                 return result;
         facts.argv = dsh_strv_copy(argv);
-        if (!facts.argv)
+        environment = command_environment(prepared);
+        plan.environment = environment;
+        if (!facts.argv || !environment)
                 result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         else if (plan.metadata == DSH_METADATA_SUPERVISE)
                 result = start_supervisor(prepared, held_back, &supervisor, &plan.metadata_socket, error);
         dsh_strv_free(held_back);
         if (result < 0) {
+                dsh_strv_free(environment);
                 dsh_landlock_ruleset_close(&ruleset);
                 dsh_confined_argv_clear(&facts);
                 return result;
         }
         plan.landlock_ruleset_fd = ruleset.fd;
         pid = dsh_spawn_exec_plan(&plan, options, &failure);
+        dsh_strv_free(environment);
         dsh_landlock_ruleset_close(&ruleset);
         /* The child's copy went with its exec (or its exit): the supervisor now gets the listener or end of file. */
         if (plan.metadata_socket >= 0)
@@ -486,6 +540,7 @@ static int landlock_exec(dsh_provider *provider, char *const *argv, const dsh_pr
         dsh_confined_argv facts = DSH_CONFINED_ARGV_INIT;
         dsh_exec_plan plan = DSH_EXEC_PLAN_INIT(argv);
         dsh_spawn_failure failure;
+        char **environment = NULL;
         int result;
 
         /* The metadata supervisor lives in a process that stays: an in-place exec leaves none. */
@@ -494,10 +549,16 @@ static int landlock_exec(dsh_provider *provider, char *const *argv, const dsh_pr
         plan.terminal_filter = true;
         plan.drop_capabilities = true;
         plan.metadata = DSH_METADATA_DENY;
+        environment = command_environment(prepared);
+        if (!environment)
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         result = build_ruleset(provider, prepared, &ruleset, &facts, NULL, error);
-        if (result < 0)
+        if (result < 0) {
+                dsh_strv_free(environment);
                 return result;
+        }
         plan.landlock_ruleset_fd = ruleset.fd;
+        plan.environment = environment;
         if (announce) {
                 facts.argv = (char **) argv;
                 announce(&facts, announce_data);
@@ -507,6 +568,7 @@ static int landlock_exec(dsh_provider *provider, char *const *argv, const dsh_pr
         dsh_exec_plan_apply(&plan, &inherit, &failure);
         /* Still here: nothing was exec'd.  The ruleset fd may already be closed by the fd sweep. */
         ruleset.fd = -1;
+        dsh_strv_free(environment);
         return dsh_spawn_failure_to_error(&failure, policy->mode, argv[0], error);
 }
 

@@ -25,6 +25,7 @@ typedef struct dsh_backend_report {
         char **landlock_scopes;          /* Landlock only: scope names in force (see dsh_probe_report) */
         char **landlock_scopes_missing;  /* Landlock only: scope names the ABI cannot request */
         char **partial_reasons;          /* why enforcement is partial, one sentence each */
+        char **notes;                    /* facts a caller should know (the temp area per mode), one sentence each */
         /*
          * Not usable for a reason that may not hold on the next call: a
          * timeout, a resource shortage (EMFILE, ENFILE, ENOMEM, EAGAIN) or a
@@ -38,7 +39,7 @@ typedef struct dsh_backend_report {
         bool transient;
 } dsh_backend_report;
 
-#define DSH_BACKEND_REPORT_INIT { false, DSH_ENFORCEMENT_FULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, false }
+#define DSH_BACKEND_REPORT_INIT { false, DSH_ENFORCEMENT_FULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, false }
 
 DSH_INTERNAL void dsh_backend_report_clear(dsh_backend_report *report);
 
@@ -68,6 +69,13 @@ typedef struct dsh_backend_ops {
          * command may be able to write one (the shield refuses such a root).
          */
         char **(*runner_candidates)(const dsh_provider *provider);
+        /*
+         * Under workspace-write, the command's /tmp is the call's scratch
+         * temp area (bwrap binds it there), not the host's /tmp: the file
+         * guard maps /tmp the same way, so that a file it writes at /tmp/x
+         * is the one the command reads at /tmp/x.
+         */
+        bool temp_area_is_scratch;
         /* After waitpid() of a child it spawned: what its runner's status channels say.  NULL: nothing to read. */
         void (*settle)(dsh_child *child, int wait_status);
 } dsh_backend_ops;
@@ -98,6 +106,8 @@ struct dsh_provider {
         bool require_protected_subpaths;
         /* Directory of the cross-process verdict cache; NULL: the verdict lives in this provider only. */
         char *verdict_cache_dir;
+        /* Where each session's scratch lives (scratch.h); NULL: none, bwrap's /tmp is a tmpfs per call. */
+        char *scratch_dir;
         /* The selection came from the persisted cache and was not probed by this provider. */
         bool verdict_from_cache;
         /*
@@ -110,6 +120,13 @@ struct dsh_provider {
 };
 
 DSH_INTERNAL const dsh_backend_ops *dsh_backend_by_name(const char *name);
+
+/*
+ * The backend this provider would confine a call with (probing the chain
+ * when nothing is selected yet, exactly as a spawn would), or NULL when
+ * none is usable.  provider.c.
+ */
+DSH_INTERNAL const dsh_backend_ops *dsh_provider_selected_backend(dsh_provider *provider);
 
 /* The Linux backends in their default chain order (bwrap, then Landlock), NULL-terminated.  provider-settings.c. */
 DSH_INTERNAL const dsh_backend_ops *const *dsh_backends_known(void);

@@ -14,6 +14,13 @@
  *     says what a writable root does not make writable; the guard denies
  *     what bwrap holds back, and also the protected subpaths that do not
  *     exist yet, which bwrap can only report;
+ *   - which /tmp: the one the command sees (docs/file-guard.md).  Under a
+ *     backend whose /tmp is the session's scratch (bwrap), a path at or
+ *     beneath /tmp that no writable root holds is mapped, after lexical
+ *     normalization, to the same place beneath the scratch's temp area,
+ *     which is then the walk's temp root (recognised by identity like the
+ *     others) instead of the host's /tmp; the mapping only chooses where
+ *     the walk starts, the walk stays fd-relative from there;
  *   - how (file-ops.c): content is written to a new inode and renamed over
  *     the entry, so no existing file is ever opened for writing — a hard
  *     link to a file outside the roots is replaced, not written through —
@@ -41,7 +48,11 @@
 #include "prepared-policy.h"
 #include "shield.h"
 
-/* The temp area a workspace-write change may reach: the host's, as Landlock grants it (docs/backends.md). */
+/*
+ * The temp area a workspace-write change may reach, as the command names it:
+ * the host's under Landlock (which grants it), the session's scratch under
+ * bwrap (which binds it there: docs/backends.md).
+ */
 #define GUARD_TEMP_AREA "/tmp"
 
 struct dsh_file_guard {
@@ -49,7 +60,8 @@ struct dsh_file_guard {
         dsh_walk_root *roots;           /* workspace-write: the workspace, each extra root, then the temp area */
         size_t root_count;
         int temp_fd;                    /* the temp area's fd (the others are the prepared policy's) */
-        char *temp_path;
+        char *temp_path;                /* canonical: the host's /tmp, or the scratch's temp area */
+        bool temp_is_scratch;           /* /tmp/... is mapped to temp_path/... (the selected backend binds it) */
         dsh_shield shield;
         char **protected_spellings;     /* ROOT/SUBPATH for each writable root and protected subpath */
         size_t read_limit;              /* the most one read returns (the config's fileReadLimitBytes) */
@@ -322,6 +334,42 @@ static int walk_failure(struct operation *operation, const dsh_walk_target *targ
         }
 }
 
+/* True when a writable root of the policy holds `path` (lexically, canonical roots): bwrap binds it over /tmp. */
+static bool in_a_root(const dsh_policy *policy, const char *path)
+{
+        if (dsh_path_is_beneath(path, policy->workspace_root))
+                return true;
+        return beneath_any(policy->additional_writable_roots, path);
+}
+
+/*
+ * `*absolute` as the command would see it: under a backend whose /tmp is
+ * the session's scratch, /tmp and what lies beneath it — unless a writable
+ * root, bound over the scratch, holds it — is the scratch's temp area.
+ * Normalized lexically first: inside the sandbox /tmp is a mount point whose
+ * parent is "/", so "/tmp/../etc" is "/etc" there too.  Replaces `*absolute`.
+ */
+static int map_temp_area(const dsh_file_guard *guard, char **absolute)
+{
+        dsh_autofree char *normal = NULL;
+        const char *rest;
+        char *mapped = NULL;
+
+        if (!guard->temp_is_scratch)
+                return 0;
+        normal = dsh_path_normalize_lexically(*absolute);
+        if (!normal)
+                return -ENOMEM;
+        rest = dsh_path_relative_to(normal, GUARD_TEMP_AREA);
+        if (!rest || in_a_root(&guard->prepared.policy, normal))
+                return 0;
+        if (asprintf(&mapped, "%s%s%s", guard->temp_path, rest[0] ? "/" : "", rest) < 0)
+                return -ENOMEM;
+        free(*absolute);
+        *absolute = mapped;
+        return 0;
+}
+
 /* Walks `path` for `operation`: the mode first (read-only changes nothing), then the walk. */
 static int resolve(struct operation *operation, const char *path, unsigned flags, dsh_walk_target *target)
 {
@@ -332,6 +380,8 @@ static int resolve(struct operation *operation, const char *path, unsigned flags
         *target = (dsh_walk_target) DSH_WALK_TARGET_INIT;
         if (result < 0)
                 return result;
+        if (map_temp_area(guard, &absolute) < 0)
+                return system_failure(operation, ENOMEM);
         if (operation->changes && guard->prepared.policy.mode == DSH_MODE_READ_ONLY)
                 return deny(operation);
         operation->refused = false;
@@ -505,13 +555,33 @@ static int read_existing_file(struct operation *operation, const dsh_walk_target
         return 0;
 }
 
-static int fill_result(dsh_file_result *result, dsh_file_operation kind, const char *path)
+/*
+ * `path` (canonical, as the walk spelled it) as the command names it, a new
+ * string: beneath the scratch's temp area it is /tmp/..., so the result
+ * names the file the caller asked for and a command can use — bwrap hides
+ * the scratch's host path from it.
+ */
+static char *command_spelling(const dsh_file_guard *guard, const char *path)
+{
+        const char *rest = guard->temp_is_scratch && guard->temp_path ? dsh_path_relative_to(path, guard->temp_path)
+                                                                       : NULL;
+        char *spelled = NULL;
+
+        if (!rest)
+                return strdup(path);
+        if (asprintf(&spelled, "%s%s%s", GUARD_TEMP_AREA, rest[0] ? "/" : "", rest) < 0)
+                return NULL;
+        return spelled;
+}
+
+static int fill_result(const dsh_file_guard *guard, dsh_file_result *result, dsh_file_operation kind,
+                       const char *path)
 {
         if (!result)
                 return 0;
         *result = (dsh_file_result) DSH_FILE_RESULT_INIT;
         result->operation = kind;
-        result->path = strdup(path);
+        result->path = command_spelling(guard, path);
         return result->path ? 0 : -ENOMEM;
 }
 
@@ -540,7 +610,7 @@ int dsh_file_guard_write(dsh_file_guard *guard, const char *path, const void *co
 
                 outcome = replace_atomically(&operation, &replacement, target.path, length ? content : "", length);
         }
-        if (outcome == 0 && fill_result(result, DSH_FILE_WRITE, target.path) < 0)
+        if (outcome == 0 && fill_result(guard, result, DSH_FILE_WRITE, target.path) < 0)
                 outcome = system_failure(&operation, ENOMEM);
         if (outcome == 0 && result) {
                 result->created = !target.exists;
@@ -634,7 +704,7 @@ int dsh_file_guard_edit(dsh_file_guard *guard, const char *path, const char *old
 
                 outcome = replace_atomically(&operation, &replacement, target.path, edited, edited_length);
         }
-        if (outcome == 0 && fill_result(result, DSH_FILE_EDIT, target.path) < 0)
+        if (outcome == 0 && fill_result(guard, result, DSH_FILE_EDIT, target.path) < 0)
                 outcome = system_failure(&operation, ENOMEM);
         if (outcome == 0 && result) {
                 result->bytes = edited_length;
@@ -670,7 +740,7 @@ int dsh_file_guard_mkdir(dsh_file_guard *guard, const char *path, unsigned flags
                         outcome = system_failure(&operation, errno);
                 }
         }
-        if (outcome == 0 && fill_result(result, DSH_FILE_MKDIR, target.path) < 0)
+        if (outcome == 0 && fill_result(guard, result, DSH_FILE_MKDIR, target.path) < 0)
                 outcome = system_failure(&operation, ENOMEM);
         if (outcome == 0 && result)
                 result->created = created;
@@ -730,7 +800,7 @@ int dsh_file_guard_remove(dsh_file_guard *guard, const char *path, unsigned flag
                 if (removed < 0)
                         outcome = removal_failure(&operation, target.path, removed);
         }
-        if (outcome == 0 && fill_result(result, DSH_FILE_REMOVE, target.path) < 0)
+        if (outcome == 0 && fill_result(guard, result, DSH_FILE_REMOVE, target.path) < 0)
                 outcome = system_failure(&operation, ENOMEM);
         if (outcome == 0 && result)
                 result->removed = removed_count;
@@ -796,9 +866,9 @@ int dsh_file_guard_move(dsh_file_guard *guard, const char *source, const char *d
                 if (moved < 0)
                         outcome = move_failure(&from, &source_target, &destination_target, errno);
         }
-        if (outcome == 0 && fill_result(result, DSH_FILE_MOVE, destination_target.path) < 0)
+        if (outcome == 0 && fill_result(guard, result, DSH_FILE_MOVE, destination_target.path) < 0)
                 outcome = system_failure(&from, ENOMEM);
-        if (outcome == 0 && result && !(result->source = strdup(source_target.path))) {
+        if (outcome == 0 && result && !(result->source = command_spelling(guard, source_target.path))) {
                 dsh_file_result_clear(result);
                 outcome = system_failure(&from, ENOMEM);
         }
@@ -820,7 +890,7 @@ static int guarded_read(dsh_file_guard *guard, const char *path, const struct re
 
         if (outcome == 0)
                 outcome = read_existing_file(&operation, &target, request, &content, &length);
-        if (outcome == 0 && result && fill_result(result, DSH_FILE_READ, target.path) < 0)
+        if (outcome == 0 && result && fill_result(guard, result, DSH_FILE_READ, target.path) < 0)
                 outcome = system_failure(&operation, ENOMEM);
         if (outcome == 0 && result) {
                 result->content = content;
@@ -875,8 +945,8 @@ static int spell_protected_subpaths(dsh_file_guard *guard, const dsh_provider *p
         return 0;
 }
 
-/* The temp area, canonical and open, when this host has one. */
-static int open_temp_area(dsh_file_guard *guard)
+/* The host's temp area, canonical and open, when this host has one. */
+static int open_host_temp_area(dsh_file_guard *guard)
 {
         char canonical[PATH_MAX];
 
@@ -887,6 +957,33 @@ static int open_temp_area(dsh_file_guard *guard)
                 return 0;
         guard->temp_path = strdup(canonical);
         return guard->temp_path ? 0 : -ENOMEM;
+}
+
+/*
+ * The temp area the command of this policy sees, as the runtime would
+ * select its backend (the same selection a bash call makes): the session's
+ * scratch temp area where the backend binds it at /tmp, none where that
+ * backend would give a tmpfs per call (no scratch configured: a file
+ * written there would never be seen), else the host's /tmp.
+ */
+static int open_temp_area(dsh_file_guard *guard, dsh_provider *provider, dsh_error *error)
+{
+        const dsh_backend_ops *backend = dsh_provider_selected_backend(provider);
+        const dsh_scratch *scratch = &guard->prepared.scratch;
+        int result;
+
+        if (!backend || !backend->temp_area_is_scratch)
+                return open_host_temp_area(guard) < 0 ? dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory")
+                                                      : 0;
+        guard->temp_is_scratch = true;
+        result = dsh_prepared_policy_open_scratch(&guard->prepared, provider->scratch_dir, error);
+        if (result < 0 || !dsh_scratch_present(scratch))
+                return result;
+        guard->temp_fd = fcntl(scratch->temp_fd, F_DUPFD_CLOEXEC, 3);
+        if (guard->temp_fd < 0)
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, errno, "cannot open the scratch: %s", strerror(errno));
+        guard->temp_path = strdup(scratch->temp_path);
+        return guard->temp_path ? 0 : dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
 }
 
 static int add_root(dsh_file_guard *guard, int fd, const char *path)
@@ -901,14 +998,15 @@ static int add_root(dsh_file_guard *guard, int fd, const char *path)
         return 0;
 }
 
-static int prepare_workspace_write(dsh_file_guard *guard, const dsh_provider *provider, dsh_error *error)
+static int prepare_workspace_write(dsh_file_guard *guard, dsh_provider *provider, dsh_error *error)
 {
         const dsh_policy *policy = &guard->prepared.policy;
-        int result = open_temp_area(guard);
+        int result = open_temp_area(guard, provider, error);
 
-        if (result == 0)
-                guard->roots = calloc(guard->prepared.root_count + 1, sizeof(*guard->roots));
-        if (result < 0 || !guard->roots)
+        if (result < 0)
+                return result;
+        guard->roots = calloc(guard->prepared.root_count + 1, sizeof(*guard->roots));
+        if (!guard->roots)
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         for (size_t i = 0; result == 0 && i < guard->prepared.root_count; i++)
                 result = add_root(guard, guard->prepared.root_fds[i],
@@ -918,8 +1016,13 @@ static int prepare_workspace_write(dsh_file_guard *guard, const dsh_provider *pr
         if (result < 0)
                 return dsh_error_set(error, DSH_ERROR_SANDBOX_INVALID_ROOT, -result,
                                      "cannot examine a writable root: %s", strerror(-result));
-        /* The shield bwrap plans (subpaths mapped to the real git directories), with Landlock's temp area. */
-        result = dsh_shield_plan(provider, policy, guard->temp_path, true, &guard->shield, error);
+        /*
+         * The shield bwrap plans (subpaths mapped to the real git
+         * directories), with Landlock's temp area — the host's /tmp; the
+         * scratch's is the sandbox's own, made for this call, not a root.
+         */
+        result = dsh_shield_plan(provider, policy, guard->temp_is_scratch ? NULL : guard->temp_path, true,
+                                 &guard->shield, error);
         if (result < 0)
                 return result;
         if (guard->shield.unprotected && provider->require_protected_subpaths)

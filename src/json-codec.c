@@ -782,6 +782,8 @@ static json_t *encode_backend_status(json_encoder *encoder, const dsh_backend_st
                 set_backend_member(encoder, entry, status, "runner", status->runner_path, NULL);
         if (status->usable && status->partial_reasons)
                 set_backend_member(encoder, entry, status, "partialReasons", NULL, status->partial_reasons);
+        if (status->usable && status->notes)
+                set_backend_member(encoder, entry, status, "notes", NULL, status->notes);
         return entry;
 }
 

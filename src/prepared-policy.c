@@ -16,6 +16,7 @@ void dsh_prepared_policy_clear(dsh_prepared_policy *prepared)
                 if (prepared->root_fds[i] >= 0)
                         close(prepared->root_fds[i]);
         free(prepared->root_fds);
+        dsh_scratch_clear(&prepared->scratch);
         dsh_policy_clear(&prepared->policy);
         *prepared = (dsh_prepared_policy) DSH_PREPARED_POLICY_INIT;
 }
@@ -64,4 +65,11 @@ int dsh_prepared_policy_root_fd(const dsh_prepared_policy *prepared, const char 
                 if (strcmp(root, prepared->policy.additional_writable_roots[i - 1]) == 0)
                         return prepared->root_fds[i];
         return -1;
+}
+
+int dsh_prepared_policy_open_scratch(dsh_prepared_policy *prepared, const char *scratch_base, dsh_error *error)
+{
+        if (!scratch_base || prepared->policy.mode != DSH_MODE_WORKSPACE_WRITE)
+                return 0;
+        return dsh_scratch_open(scratch_base, &prepared->policy, &prepared->scratch, error);
 }

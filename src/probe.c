@@ -247,8 +247,9 @@ static int status_from_report(dsh_backend_status *status, const char *name, dsh_
         status->version = report->version;
         status->runner_path = report->runner_path;
         status->partial_reasons = report->partial_reasons;
+        status->notes = report->notes;
         report->reason = report->version = report->runner_path = NULL;
-        report->partial_reasons = NULL;
+        report->partial_reasons = report->notes = NULL;
         return status->name ? 0 : -ENOMEM;
 }
 
@@ -262,6 +263,7 @@ void dsh_probe_report_clear(dsh_probe_report *report)
                 free(report->backends[i].version);
                 free(report->backends[i].runner_path);
                 dsh_strv_free(report->backends[i].partial_reasons);
+                dsh_strv_free(report->backends[i].notes);
         }
         free(report->backends);
         dsh_strv_free(report->landlock_scopes);
@@ -278,6 +280,7 @@ void dsh_backend_report_clear(dsh_backend_report *report)
         dsh_strv_free(report->landlock_scopes);
         dsh_strv_free(report->landlock_scopes_missing);
         dsh_strv_free(report->partial_reasons);
+        dsh_strv_free(report->notes);
         *report = (dsh_backend_report) DSH_BACKEND_REPORT_INIT;
 }
 

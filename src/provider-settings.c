@@ -90,6 +90,7 @@ void dsh_provider_free(dsh_provider *provider)
         dsh_strv_free(provider->runner_command);
         dsh_strv_free(provider->runner_failure_signatures);
         free(provider->verdict_cache_dir);
+        free(provider->scratch_dir);
         free(provider);
 }
 
@@ -319,6 +320,23 @@ int dsh_provider_set_verdict_cache_dir(dsh_provider *provider, const char *direc
         free(provider->verdict_cache_dir);
         provider->verdict_cache_dir = copy;
         dsh_provider_forget_verdict(provider);
+        return 0;
+}
+
+int dsh_provider_set_scratch_dir(dsh_provider *provider, const char *directory, dsh_error *error)
+{
+        char *copy = NULL;
+
+        if (directory && directory[0] != '/')
+                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
+                                     "the scratch directory must be absolute: \"%s\"", directory);
+        if (directory) {
+                copy = strdup(directory);
+                if (!copy)
+                        return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        }
+        free(provider->scratch_dir);
+        provider->scratch_dir = copy;
         return 0;
 }
 

@@ -146,8 +146,9 @@ static const dsh_backend_ops *reselect_after_runner_failure(dsh_provider *provid
         return probe_chain(provider);
 }
 
-/* Checks the call's inputs and prepares a private copy of the policy, its writable roots opened. */
-static int prepare_call(char *const *argv, const dsh_policy *policy, dsh_prepared_policy *prepared, dsh_error *error)
+/* Checks the call's inputs and prepares a private copy of the policy, its writable roots and its scratch opened. */
+static int prepare_call(const dsh_provider *provider, char *const *argv, const dsh_policy *policy,
+                        dsh_prepared_policy *prepared, dsh_error *error)
 {
         int result;
 
@@ -159,9 +160,16 @@ static int prepare_call(char *const *argv, const dsh_policy *policy, dsh_prepare
                                      "and workspace-write",
                                      dsh_mode_name(policy->mode));
         result = dsh_prepared_policy_init(prepared, policy, error);
+        if (result == 0)
+                result = dsh_prepared_policy_open_scratch(prepared, provider->scratch_dir, error);
         if (result < 0)
                 dsh_prepared_policy_clear(prepared);
         return result;
+}
+
+const dsh_backend_ops *dsh_provider_selected_backend(dsh_provider *provider)
+{
+        return select_backend(provider);
 }
 
 int dsh_provider_confine(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
@@ -169,7 +177,7 @@ int dsh_provider_confine(dsh_provider *provider, char *const *argv, const dsh_po
 {
         dsh_prepared_policy prepared = DSH_PREPARED_POLICY_INIT;
         const dsh_backend_ops *backend;
-        int result = prepare_call(argv, policy, &prepared, error);
+        int result = prepare_call(provider, argv, policy, &prepared, error);
 
         if (result < 0)
                 return result;
@@ -267,7 +275,7 @@ int dsh_provider_spawn(dsh_provider *provider, char *const *argv, const dsh_poli
         if (policy->mode == DSH_MODE_DANGER_FULL_ACCESS) {
                 result = dsh_spawn_unconfined(argv, options, child, error);
         } else {
-                result = prepare_call(argv, policy, &prepared, error);
+                result = prepare_call(provider, argv, policy, &prepared, error);
                 if (result == 0)
                         result = spawn_selected(provider, argv, &prepared, options, child,
                                                 error ? error : &local_error);
@@ -300,7 +308,7 @@ int dsh_provider_exec(dsh_provider *provider, char *const *argv, const dsh_polic
                 dsh_exec_plan_apply(&plan, &inherit, &failure);
                 return dsh_spawn_failure_to_error(&failure, policy->mode, argv[0], error);
         }
-        result = prepare_call(argv, policy, &prepared, error);
+        result = prepare_call(provider, argv, policy, &prepared, error);
         if (result < 0)
                 return result;
         backend = select_backend(provider);

@@ -332,7 +332,9 @@ static char *copy_or_null(const char *text)
  * config.json created there takes effect), the session store and the
  * verdict cache, the remote provider's control sockets (whoever can
  * replace one gets the next remote call: src/remote-ssh.c) and the ssh
- * config that call reads.  The default
+ * config that call reads.  The default verdict cache also holds every
+ * session's scratch (apply_scratch_directory()): only a call's own
+ * temp area and cache are ever granted, by the backends themselves.  The default
  * store and cache are protected too when this
  * runtime uses others: the next call of another front end (the CLI) reads
  * those.
@@ -395,6 +397,27 @@ static int protect_executables(dsh_provider *provider, const dsh_runtime_options
         return dsh_provider_set_protected_executables(provider, own, error);
 }
 
+/*
+ * Each session's scratch (its /tmp under bwrap, its package-manager caches):
+ * in the default verdict cache directory, which protect_own_files() puts out
+ * of every confined command's reach, whichever cache this runtime uses.  No
+ * absolute XDG_CACHE_HOME or HOME: no scratch, bwrap's /tmp is then a tmpfs
+ * per call and the caches stay where the tools put them.
+ */
+static int apply_scratch_directory(dsh_provider *provider, dsh_error *error)
+{
+        dsh_autofree char *cache = dsh_provider_default_verdict_cache_dir();
+        dsh_autofree char *scratch = NULL;
+
+        if (!cache)
+                return 0;
+        if (asprintf(&scratch, "%s/scratch", cache) < 0) {
+                scratch = NULL;
+                return out_of_memory(error);
+        }
+        return dsh_provider_set_scratch_dir(provider, scratch, error);
+}
+
 static int setup_provider(dsh_runtime *runtime, const dsh_runtime_options *options, dsh_error *error)
 {
         dsh_autofree char *cache_directory = NULL;
@@ -412,6 +435,8 @@ static int setup_provider(dsh_runtime *runtime, const dsh_runtime_options *optio
                 result = dsh_provider_set_verdict_cache_dir(runtime->provider, cache_directory, error);
         if (result == 0)
                 result = apply_launcher_directory(runtime->provider, options, error);
+        if (result == 0)
+                result = apply_scratch_directory(runtime->provider, error);
         if (result == 0)
                 result = protect_own_files(runtime, cache_directory, error);
         if (result == 0)

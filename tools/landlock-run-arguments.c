@@ -23,7 +23,8 @@ int fail(const char *format, ...)
 int landlock_run_parse_arguments(int argc, char **argv, struct launch_request *request)
 {
         request->grants = calloc((size_t) argc, sizeof(struct launch_grant));
-        if (!request->grants)
+        request->variables = calloc((size_t) argc, sizeof(struct launch_variable));
+        if (!request->grants || !request->variables)
                 return fail("landlock ruleset error: %s", strerror(ENOMEM));
         /*
          * Beyond the upstream contract, where both were usage errors (125):
@@ -54,6 +55,19 @@ int landlock_run_parse_arguments(int argc, char **argv, struct launch_request *r
                                 return fail("usage error: %s requires a path", argument);
                         request->grants[request->grant_count].path = argv[++i];
                         request->grants[request->grant_count++].writable = argument[3] == 'w';
+                } else if (strcmp(argument, "--setenv") == 0) {
+                        /*
+                         * Beyond the upstream contract (where it was an unknown
+                         * argument): a harness that spawns a confined argv
+                         * itself passes its own environment, and the call's
+                         * TMPDIR and cache variables ride in the argv instead.
+                         */
+                        if (i + 2 >= argc)
+                                return fail("usage error: --setenv requires a name and a value");
+                        if (argv[i + 1][0] == '\0' || strchr(argv[i + 1], '='))
+                                return fail("usage error: --setenv: invalid variable name: %s", argv[i + 1]);
+                        request->variables[request->variable_count].name = argv[++i];
+                        request->variables[request->variable_count++].value = argv[++i];
                 } else if (strcmp(argument, "--probe") == 0) {
                         if (argc != 2)
                                 return fail("usage error: --probe takes no other arguments");

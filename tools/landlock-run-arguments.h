@@ -17,9 +17,17 @@ struct launch_grant {
         bool writable;
 };
 
+/* `--setenv NAME VALUE`: set in the command's environment before exec. */
+struct launch_variable {
+        const char *name;        /* points into argv */
+        const char *value;
+};
+
 struct launch_request {
         struct launch_grant *grants;   /* owned: free() it, also after a failed parse */
         size_t grant_count;
+        struct launch_variable *variables;   /* owned: free() it, also after a failed parse */
+        size_t variable_count;
         char **command;                /* points into argv; NULL for --probe */
         bool probe;
         bool new_session;
@@ -31,7 +39,7 @@ struct launch_request {
 int fail(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
 /*
- * Parses `[--ro PATH]... [--rw PATH]... [--new-session] -- ARGV...`,
+ * Parses `[--ro PATH]... [--rw PATH]... [--setenv NAME VALUE]... [--new-session] -- ARGV...`,
  * `--probe`, `--help` or `--version` into `request` (zeroed by the caller).
  * The last two, like --probe, come alone.  Returns 0, or LAUNCHER_FAILURE
  * after printing the usage line.

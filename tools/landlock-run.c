@@ -2,7 +2,7 @@
 /*
  * landlock-run: the minimal Landlock launcher.
  *
- *   landlock-run [--ro PATH]... [--rw PATH]... [--new-session] -- ARGV...
+ *   landlock-run [--ro PATH]... [--rw PATH]... [--setenv NAME VALUE]... [--new-session] -- ARGV...
  *   landlock-run --probe
  *
  * A drop-in for the upstream launcher contract (docs/cli.md): the same flags,
@@ -59,9 +59,9 @@
 #endif
 
 static const char help_text[] =
-        "Usage: landlock-run [--ro PATH]... [--rw PATH]... [--new-session] -- ARGV...\n"
+        "Usage: landlock-run [--ro PATH]... [--rw PATH]... [--setenv NAME VALUE]... [--new-session] -- ARGV...\n"
         "       landlock-run --probe | --help | --version\n"
-        "Runs ARGV (found on PATH, environment unchanged) confined by Landlock: read and execute\n"
+        "Runs ARGV (found on PATH, environment unchanged but for each --setenv) confined by Landlock: read and execute\n"
         "beneath each --ro PATH; beneath each --rw PATH, every access the kernel's Landlock ABI\n"
         "governs but creating devices; nothing else.  Inherited descriptors above 2 are closed,\n"
         "every capability is dropped and terminal injection is refused.  chmod, chown, utimes and\n"
@@ -322,6 +322,15 @@ static int launch(const struct launch_request *request)
         return confine_and_exec(request, ruleset_fd, DSH_METADATA_DENY, -1);
 }
 
+/* Each --setenv, in order (a later one of the same name wins), before anything is exec'd. */
+static int set_variables(const struct launch_request *request)
+{
+        for (size_t i = 0; i < request->variable_count; i++)
+                if (setenv(request->variables[i].name, request->variables[i].value, 1) < 0)
+                        return fail("exec failed: %s", strerror(errno));
+        return 0;
+}
+
 int main(int argc, char **argv)
 {
         struct launch_request request = { 0 };
@@ -331,8 +340,11 @@ int main(int argc, char **argv)
                 result = print_and_exit_status(help_text);
         else if (result == 0 && request.version)
                 result = print_and_exit_status("landlock-run (dsh-sandbox) " DSH_SANDBOX_VERSION "\n");
-        else if (result == 0)
-                result = request.probe ? probe() : launch(&request);
+        else if (result == 0 && request.probe)
+                result = probe();
+        else if (result == 0 && (result = set_variables(&request)) == 0)
+                result = launch(&request);
         free(request.grants);
+        free(request.variables);
         return result;
 }

@@ -104,6 +104,18 @@ DSH_PUBLIC int dsh_provider_set_verdict_cache_dir(dsh_provider *provider, const 
  * variables only), else NULL.  Caller frees. */
 DSH_PUBLIC char *dsh_provider_default_verdict_cache_dir(void);
 
+/*
+ * Gives every workspace-write call a scratch beneath `directory` (absolute;
+ * created on first use), or none (NULL, the default): one directory per
+ * session id (per workspace root for a call without one) holding the
+ * command's /tmp under bwrap and its package-manager caches on both
+ * backends (docs/backends.md, "Temp areas and caches").  The directory must
+ * be out of every confined command's reach: beneath one of the protected
+ * paths (dsh_provider_set_protected_paths()); dsh_runtime_new() puts it in
+ * the verdict cache directory.  Returns 0 or -EINVAL / -ENOMEM.
+ */
+DSH_PUBLIC int dsh_provider_set_scratch_dir(dsh_provider *provider, const char *directory, dsh_error *error);
+
 /* One backend as a probe saw it. */
 typedef struct dsh_backend_status {
         char *name;                     /* "bwrap", "landlock", "runner-command" */
@@ -113,6 +125,7 @@ typedef struct dsh_backend_status {
         char *version;                  /* runner version when known ("0.8.0"); NULL otherwise */
         char *runner_path;              /* the runner binary, when the backend has one */
         char **partial_reasons;         /* why enforcement is partial, one sentence each; NULL when full */
+        char **notes;                   /* facts a caller should know (its temp area per mode), one sentence each */
 } dsh_backend_status;
 
 typedef struct dsh_probe_report {

@@ -94,7 +94,7 @@ static void test_help_and_version(void **state)
 }
 
 struct usage_case {
-        const char *arguments[6];
+        const char *arguments[7];
         const char *line;
 };
 
@@ -118,11 +118,15 @@ static void test_usage_errors(void **state)
                 { { "--version", "--", "touch", marker, NULL },
                   "landlock-run: usage error: unknown argument: --version\n" },
                 { { "-h", NULL }, "landlock-run: usage error: unknown argument: -h\n" },
+                { { "--setenv", "NAME", NULL }, "landlock-run: usage error: --setenv requires a name and a value\n" },
+                { { "--setenv", "", "v", "--", "touch", marker }, "landlock-run: usage error: --setenv: invalid variable name: \n" },
+                { { "--setenv", "A=B", "v", "--", "touch", marker },
+                  "landlock-run: usage error: --setenv: invalid variable name: A=B\n" },
         };
 
         (void) state;
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-                const char *argv[8] = { test_landlock_run_path() };
+                const char *argv[9] = { test_landlock_run_path() };
                 test_process_result result;
                 size_t count = 1;
 
@@ -274,6 +278,23 @@ static void test_environment_unchanged_and_terminal_filtered(void **state)
         free(probe_assignment);
 }
 
+/* --setenv NAME VALUE sets (or replaces) a variable of the command's environment; the rest stays. */
+static void test_setenv_sets_the_commands_variables(void **state)
+{
+        const char *argv[] = { test_landlock_run_path(), "--ro", "/", "--setenv", "TMPDIR", "/tmp", "--setenv",
+                               "DSH_TEST_NEW", "a value with spaces", "--", "sh", "-c",
+                               "echo \"$TMPDIR|$DSH_TEST_NEW|$DSH_TEST_MARKER\"", NULL };
+        const char *env[] = { "TMPDIR=/nonexistent-or-ungranted", "DSH_TEST_MARKER=kept", NULL };
+        test_process_result result;
+
+        (void) state;
+        TEST_REQUIRE_LANDLOCK();
+        test_run(argv, env, &result);
+        assert_int_equal(result.exit_code, 0);
+        assert_string_equal(result.stdout_text, "/tmp|a value with spaces|kept\n");
+        test_process_result_clear(&result);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -287,6 +308,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_inherited_writable_fd_closed, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_exit_status_passes_through, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_environment_unchanged_and_terminal_filtered, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_setenv_sets_the_commands_variables, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -232,9 +232,10 @@ static void test_confine_names_the_launcher(void **state)
         make_policy(&policy, DSH_MODE_WORKSPACE_WRITE);
         assert_int_equal(dsh_provider_confine(provider, (char *const *) argv, &policy, &confined, &error), 0);
         {
+                /* The command's TMPDIR rides in the argv: the harness spawns it with its own environment. */
                 const char *expected[] = { test_landlock_run_path(), "--ro", "/", "--rw", "/dev/null", "--rw", "/tmp",
-                                           "--rw", workspace, "--", "make", "-j2", NULL };
-                assert_int_equal(dsh_strv_length(confined.argv), 12);
+                                           "--rw", workspace, "--setenv", "TMPDIR", "/tmp", "--", "make", "-j2", NULL };
+                assert_int_equal(dsh_strv_length(confined.argv), 15);
                 for (size_t i = 0; expected[i]; i++)
                         assert_string_equal(confined.argv[i], expected[i]);
         }

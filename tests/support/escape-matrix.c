@@ -104,8 +104,9 @@ typedef struct escape_row {
  * rename between two mounts (the workspace bind and the rest) with EXDEV
  * before it looks at writability, a link with EROFS when its new name is
  * read-only and EXDEV when only the source lies on another mount.  Its
- * /dev is a private tmpfs: /dev/shm, like /tmp under workspace-write, takes
- * writes that never reach the host.  Landlock answers EACCES, and EXDEV where
+ * /dev is a private tmpfs: /dev/shm, like /tmp in both modes (a tmpfs under
+ * read-only; the session's scratch, or a tmpfs, under workspace-write), takes
+ * writes that never reach the host's.  Landlock answers EACCES, and EXDEV where
  * a link would give a file rights it does not have where it lies.  Device
  * nodes are never granted: bwrap has no CAP_MKNOD (EPERM), Landlock never
  * grants MAKE_CHAR (EACCES).
@@ -116,7 +117,7 @@ static const escape_row rows[] = {
           .landlock = { DENY("EACCES"), ALLOW } },
         { "create", "outside", { "create", "{out}/new" }, { "{out}/new" }, .bwrap = { DENY("EROFS"), DENY("EROFS") },
           .landlock = { DENY("EACCES"), DENY("EACCES") } },
-        { "create", "/tmp", { "create", "{tmp}" }, { "{tmp}" }, .bwrap = { DENY("EROFS"), PRIVATE },
+        { "create", "/tmp", { "create", "{tmp}" }, { "{tmp}" }, .bwrap = { PRIVATE, PRIVATE },
           .landlock = { DENY("EACCES"), ALLOW } },
         { "create", "/dev/shm", { "create", "{shm}" }, { "{shm}" }, .bwrap = { PRIVATE, PRIVATE },
           .landlock = { DENY("EACCES"), DENY("EACCES") } },
@@ -176,7 +177,7 @@ static const escape_row rows[] = {
           .landlock = { DENY("EACCES"), ALLOW } },
         { "mkdir", "outside", { "mkdir", "{out}/new" }, { "{out}/new" }, .bwrap = { DENY("EROFS"), DENY("EROFS") },
           .landlock = { DENY("EACCES"), DENY("EACCES") } },
-        { "mkdir", "/tmp", { "mkdir", "{tmp}" }, { "{tmp}" }, .bwrap = { DENY("EROFS"), PRIVATE },
+        { "mkdir", "/tmp", { "mkdir", "{tmp}" }, { "{tmp}" }, .bwrap = { PRIVATE, PRIVATE },
           .landlock = { DENY("EACCES"), ALLOW } },
         { "mkfifo", "workspace", { "mkfifo", "{ws}/new" }, { "{ws}/new" }, .bwrap = { DENY("EROFS"), ALLOW },
           .landlock = { DENY("EACCES"), ALLOW } },
@@ -215,7 +216,7 @@ static const escape_row rows[] = {
                         { "via-proc-fd", "chmod", "{ws}/file", "600" }),
         /* The temp area itself (not what lies in it) is the host's: written back with its own mode. */
         { "chmod", "the temp area /tmp itself", { "chmod", "/tmp", "1777" }, { NULL }, .observe = ESCAPE_OBSERVE_ERRNO,
-          .requires = ESCAPE_REQUIRES_ROOT, .bwrap = { DENY("EROFS"), PRIVATE },
+          .requires = ESCAPE_REQUIRES_ROOT, .bwrap = { PRIVATE, PRIVATE },
           .landlock = { DENY("EPERM"), DENY("EACCES") } },
         METADATA_INSIDE("fchmod", "workspace, opened read-only", ESCAPE_REQUIRES_NOTHING, "{ws}/file",
                         { "fchmod", "{ws}/file", "600" }),

@@ -20,11 +20,14 @@
  * makes the faker's own call read as denied.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "classify.h"
@@ -52,12 +55,69 @@ struct dsh_held_back_watch {
 /* strerror(EBUSY) and strerror(EROFS), as tools print them: what a refused replacement of a mount point says. */
 static char *const refusal_words[] = { (char *) "device or resource busy", (char *) "read-only file system", NULL };
 
+/* Every fd above 2 except `keep_a` and `keep_b` (keep_a < keep_b), and 0-2 too: the releaser holds nothing else. */
+static void close_all_but(int keep_a, int keep_b)
+{
+        if (keep_a > 0)
+                syscall(SYS_close_range, 0U, (unsigned int) keep_a - 1, 0U);
+        if (keep_b > keep_a + 1)
+                syscall(SYS_close_range, (unsigned int) keep_a + 1, (unsigned int) keep_b - 1, 0U);
+        syscall(SYS_close_range, (unsigned int) keep_b + 1, ~0U, 0U);
+}
+
+/*
+ * Closes an inotify fd without waiting for it.  The last close of an
+ * inotify instance that had watches waits for the kernel's fsnotify SRCU
+ * grace period (5 to 20 ms on the 2-core development VM, more than the
+ * whole of a `bash -c true` call): the call would pay that on every run.
+ * Instead a detached grandchild (double fork: nobody has to reap it; the
+ * middle child is reaped at once) takes the last reference, after this
+ * process has dropped its own (the pipe's EOF says so), and pays the wait
+ * where nobody waits for it.  It holds nothing else (every other fd closed:
+ * no pipe of the caller's stays open behind it; its cwd is "/"; its command
+ * line is the caller's for those few milliseconds) and runs only
+ * async-signal-safe calls, as a child of a threaded process must.  Where a
+ * fork fails, the fd is simply closed here.
+ */
+static void close_in_background(int fd)
+{
+        int gate[2];
+        pid_t middle;
+
+        if (pipe2(gate, O_CLOEXEC) < 0) {
+                close(fd);
+                return;
+        }
+        middle = fork();
+        if (middle == 0) {
+                char byte;
+
+                if (fork() != 0)
+                        _exit(0);
+                close(gate[1]);
+                /* No directory of the caller's held either (an unmount of it would see EBUSY). */
+                if (chdir("/") < 0)
+                        _exit(0);   /* then the caller's own close pays the wait */
+                close_all_but(fd < gate[0] ? fd : gate[0], fd < gate[0] ? gate[0] : fd);
+                while (read(gate[0], &byte, 1) < 0 && errno == EINTR)
+                        ;
+                close(fd);
+                _exit(0);
+        }
+        if (middle > 0)
+                while (waitpid(middle, NULL, 0) < 0 && errno == EINTR)
+                        ;
+        close(fd);
+        close(gate[0]);
+        close(gate[1]);
+}
+
 void dsh_held_back_watch_free(dsh_held_back_watch *watch)
 {
         if (!watch)
                 return;
         if (watch->fd >= 0)
-                close(watch->fd);
+                close_in_background(watch->fd);
         for (size_t i = 0; i < watch->count; i++) {
                 free(watch->entries[i].path);
                 free(watch->entries[i].short_form);

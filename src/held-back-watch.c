@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +42,9 @@ struct held_back_entry {
         const char *name;       /* its last component, inside `path` */
         char *short_form;       /* its last two components (".git/config"), as tools name it relative to a root */
         int descriptor;         /* the inotify watch on its directory */
-        bool attempted;         /* NAME.lock appeared next to it */
+        unsigned long locks;    /* how often NAME.lock appeared next to it */
+        unsigned long replaced; /* how often NAME.lock was then renamed over NAME: a writer outside the sandbox */
+        uint32_t lock_cookie;   /* the rename of NAME.lock away last seen, to pair with its arrival; 0: none */
         bool named;             /* a failure line named it */
 };
 
@@ -156,7 +159,7 @@ static int entry_start(int fd, const char *path, struct held_back_entry *entry)
                 return -ENOMEM;
         entry->name = entry->path + (slash - path) + 1;
         entry->descriptor = inotify_add_watch(fd, directory,
-                                              IN_CREATE | IN_MOVED_TO | IN_ONLYDIR | IN_DONT_FOLLOW);
+                                              IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_ONLYDIR | IN_DONT_FOLLOW);
         return entry->descriptor < 0 ? -errno : 0;
 }
 
@@ -200,6 +203,28 @@ static bool is_lock_of(const char *created, const char *name)
         return strncmp(created, name, name_length) == 0 && strcmp(created + name_length, LOCK_SUFFIX) == 0;
 }
 
+/*
+ * One event in the directory of `entry`.  NAME.lock appearing is an
+ * attempt to replace NAME; NAME.lock renamed over NAME (the two halves of
+ * one rename, paired by cookie) is a replacement that succeeded, which no
+ * process inside the sandbox can make (NAME is a mount point there): the
+ * user's own git, or an IDE's, at the same moment.  Only the attempts it
+ * does not account for are refusals.  A confined command cannot forge the
+ * pair to hide one: the rename onto NAME fails for it.
+ */
+static void note_entry_event(struct held_back_entry *entry, const struct inotify_event *event)
+{
+        if ((event->mask & (IN_CREATE | IN_MOVED_TO)) && is_lock_of(event->name, entry->name))
+                entry->locks++;
+        if ((event->mask & IN_MOVED_FROM) && is_lock_of(event->name, entry->name))
+                entry->lock_cookie = event->cookie;
+        if ((event->mask & IN_MOVED_TO) && event->cookie && event->cookie == entry->lock_cookie &&
+            strcmp(event->name, entry->name) == 0) {
+                entry->replaced++;
+                entry->lock_cookie = 0;
+        }
+}
+
 static void note_event(dsh_held_back_watch *watch, const struct inotify_event *event)
 {
         if (event->mask & IN_Q_OVERFLOW) {
@@ -209,8 +234,14 @@ static void note_event(dsh_held_back_watch *watch, const struct inotify_event *e
         if (event->len == 0)
                 return;
         for (size_t i = 0; i < watch->count; i++)
-                if (watch->entries[i].descriptor == event->wd && is_lock_of(event->name, watch->entries[i].name))
-                        watch->entries[i].attempted = true;
+                if (watch->entries[i].descriptor == event->wd)
+                        note_entry_event(&watch->entries[i], event);
+}
+
+/* NAME.lock appeared more often than it replaced NAME from outside: some attempt was refused. */
+static bool entry_refused(const struct held_back_entry *entry)
+{
+        return entry->locks > entry->replaced;
 }
 
 void dsh_held_back_watch_read(dsh_held_back_watch *watch)
@@ -258,7 +289,7 @@ void dsh_held_back_watch_match_text(dsh_held_back_watch *watch, const char *text
 bool dsh_held_back_watch_saw_attempt(const dsh_held_back_watch *watch)
 {
         for (size_t i = 0; watch && i < watch->count; i++)
-                if (watch->entries[i].attempted)
+                if (entry_refused(&watch->entries[i]))
                         return true;
         return false;
 }
@@ -284,7 +315,7 @@ char *dsh_held_back_watch_refused_paths(const dsh_held_back_watch *watch)
         if (!out)
                 return NULL;
         for (size_t i = 0; i < watch->count; i++)
-                if (watch->entries[i].attempted || watch->entries[i].named) {
+                if (entry_refused(&watch->entries[i]) || watch->entries[i].named) {
                         fprintf(out, "%s\"%s\"", first ? "" : ", ", watch->entries[i].path);
                         first = false;
                 }

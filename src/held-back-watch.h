@@ -14,8 +14,11 @@
  *    NAME is an attempted replacement.  The command cannot hide it: the
  *    event is queued when the file is created, however soon it is deleted,
  *    and the directory is pinned (a mount point), so it cannot be swapped
- *    for another.  A command that creates such a file itself only makes its
- *    own call look denied.
+ *    for another.  A lock then renamed over NAME is a replacement that
+ *    succeeded — a writer outside the sandbox (the user's own git) — and is
+ *    not counted.  A command that creates such a file itself only makes its
+ *    own call look denied; a lock made by another confined call at the same
+ *    time (serve's jobs in one repository) cannot be told from its own.
  *  - text, for a command that failed: a stderr line with EBUSY's or EROFS's
  *    words that names a held-back path of this call.  A command can print
  *    that, again only against itself.

@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 BIN = os.environ.get("DSH_SANDBOX_BIN", "")
@@ -166,6 +167,25 @@ class HeldBackUnderBwrap(GitWorkspace):
         result = self.assert_held_back_denial(": > .git/config.lock; rm .git/config.lock", exit_zero=True)
         self.assertEqual(result["stderr"]["text"], "")
         self.assertFalse(os.path.exists(self.config_path + ".lock"))
+
+    def test_the_users_own_git_config_during_the_call_is_not_its_denial(self):
+        # The user's unconfined git replaces .git/config (config.lock renamed over it) while the call
+        # runs: that lock is not the call's attempt.  The command waits for the test's gate file.
+        started, gate = os.path.join(self.repo, "started"), os.path.join(self.repo, "gate")
+        argv = [BIN, "bash", "--backend", self.backend, "--mode", "workspace-write", "--root", self.repo, "--json",
+                "--", "touch started; until [ -e gate ]; do sleep 0.01; done"]
+        call = subprocess.Popen(argv, cwd=self.repo, env=self.env, stdout=subprocess.PIPE, text=True)
+        try:
+            while not os.path.exists(started) and call.poll() is None:
+                time.sleep(0.005)   # polling for an event, not a timed assertion
+            self.host_git("-C", self.repo, "config", "user.x", "y")
+        finally:
+            open(gate, "w", encoding="utf-8").close()
+            output, _ = call.communicate()
+        result = json.loads(output)
+        self.assertEqual(result["kind"], "completed", result)
+        self.assertEqual(result["markers"], [])
+        self.assertIn("x = y", self.config_bytes().decode())
 
     def test_a_hook_write_names_the_hooks(self):
         result = self.bash("echo 'touch /tmp/owned' > .git/hooks/pre-commit")

@@ -224,6 +224,40 @@ class HeldBackUnderBwrap(GitWorkspace):
         self.assertIn('[remote "o"]', self.config_bytes().decode())
 
 
+@unittest.skipUnless(BWRAP, "bwrap cannot make a sandbox on this host (no user namespace or /proc)")
+class HeldBackThroughMcp(GitWorkspace):
+    def test_mcp_bash_git_config_is_denied_naming_the_config(self):
+        requests = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                     "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                "clientInfo": {"name": "test", "version": "0"}}},
+                    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                    {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                     "params": {"name": "bash", "arguments": {"command": "git config x.y z"}}}]
+        # The end of input cancels what still runs: stdin stays open until the call's answer came.
+        server = subprocess.Popen([BIN, "mcp", "--backend", "bwrap", "--mode", "workspace-write", "--root",
+                                   self.repo], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, text=True, env=self.env)
+        try:
+            server.stdin.write("".join(json.dumps(request) + "\n" for request in requests))
+            server.stdin.flush()
+            answer = None
+            for line in server.stdout:
+                message = json.loads(line)
+                if message.get("id") == 2:
+                    answer = message["result"]
+                    break
+        finally:
+            server.stdin.close()
+            server.wait()
+        self.assertIsNotNone(answer, "the server ended without answering the call")
+        self.assertTrue(answer["isError"], answer)
+        self.assertEqual(answer["structuredContent"]["kind"], "denied")
+        text = "".join(item["text"] for item in answer["content"] if item["type"] == "text")
+        self.assertIn(DENIED, text)
+        self.assertIn(self.config_path, text)
+        self.assertEqual(self.config_bytes(), self.config_before)
+
+
 @unittest.skipUnless(LANDLOCK, "the kernel has no Landlock")
 class ProtectedSubpathsUnderLandlock(GitWorkspace):
     """Landlock only grants: .git/config cannot be held back, the call says "partial", and git writes it."""

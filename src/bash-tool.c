@@ -306,8 +306,9 @@ static bool exit_reads_as_signal(int exit_code)
  * Out-of-band evidence (the lock created next to the file, seen by inotify
  * outside the sandbox) makes the call a denial whatever its exit status;
  * a stderr line naming a held-back path with EBUSY's or EROFS's words only
- * for a command that failed.  Either evidence can be faked by the command,
- * against its own call only; neither can be hidden by it (held-back-watch.c).
+ * for a command that failed.  Either can be faked by the command, against
+ * its own call only; the out-of-band one cannot be hidden by it, not even
+ * by deleting the lock at once (held-back-watch.c).
  * A signal death stays no denial.  Sets *refused; names the paths in the
  * message.  Returns 0 or -ENOMEM.
  */

@@ -348,8 +348,12 @@ static int finish_human(const dsh_bash_result *result, const struct live_output 
         case DSH_BASH_REJECTED:
                 cli_print_message("%s", result->message);
                 break;
-        case DSH_BASH_COMPLETED:
         case DSH_BASH_DENIED:
+                /* A held-back file the command tried to change: the message names it. */
+                if (result->message)
+                        cli_print_message("%s", result->message);
+                break;
+        case DSH_BASH_COMPLETED:
                 break;
         }
         for (char **marker = result->markers; marker && *marker; marker++)

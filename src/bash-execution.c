@@ -17,6 +17,7 @@
 
 #include "bash-execution.h"
 #include "error.h"
+#include "held-back-watch.h"
 #include "process.h"
 #include "spawn.h"
 
@@ -171,12 +172,14 @@ static int run_loop(dsh_bash_execution *run)
 {
         dsh_autofree char *buffer = malloc(READ_CHUNK);
         int cancel_fd = dsh_bash_cancellation_fd(run->request->cancellation);
+        dsh_held_back_watch *watch = dsh_child_held_back_watch(run->child);
 
         if (!buffer)
                 return -ENOMEM;
         while (!run->exited || run->streams[DSH_BASH_STREAM_OUT] >= 0 || run->streams[DSH_BASH_STREAM_ERR] >= 0) {
-                struct pollfd fds[DSH_BASH_STREAM_COUNT + 2];
-                int slots[DSH_BASH_STREAM_COUNT] = { -1, -1 }, exit_slot = -1, cancel_slot = -1, count = 0, ready;
+                struct pollfd fds[DSH_BASH_STREAM_COUNT + 3];
+                int slots[DSH_BASH_STREAM_COUNT] = { -1, -1 }, exit_slot = -1, cancel_slot = -1, watch_slot = -1;
+                int count = 0, ready;
                 bool has_exited = false;
 
                 for (int stream = 0; stream < DSH_BASH_STREAM_COUNT; stream++)
@@ -192,6 +195,11 @@ static int run_loop(dsh_bash_execution *run)
                         cancel_slot = count;
                         fds[count++] = (struct pollfd) { cancel_fd, POLLIN, 0 };
                 }
+                /* Read as events come: the kernel's queue is bounded, and a full one loses the evidence. */
+                if (watch) {
+                        watch_slot = count;
+                        fds[count++] = (struct pollfd) { dsh_held_back_watch_fd(watch), POLLIN, 0 };
+                }
                 ready = poll(fds, (nfds_t) count, dsh_poll_timeout_ms(next_deadline(run)));
                 if (ready < 0 && errno != EINTR)
                         return -errno;
@@ -199,6 +207,8 @@ static int run_loop(dsh_bash_execution *run)
                         continue;
                 if (cancel_slot >= 0 && fds[cancel_slot].revents)
                         take_cancellation(run);
+                if (watch_slot >= 0 && fds[watch_slot].revents)
+                        dsh_held_back_watch_read(watch);
                 for (int stream = 0; stream < DSH_BASH_STREAM_COUNT; stream++)
                         if (slots[stream] >= 0 && run->streams[stream] >= 0 && fds[slots[stream]].revents &&
                             read_stream(run, stream, buffer) < 0)
@@ -213,6 +223,8 @@ static int run_loop(dsh_bash_execution *run)
                 }
                 check_deadlines(run);
         }
+        /* Every event of the command's was queued before it exited: this read sees the last of them. */
+        dsh_held_back_watch_read(watch);
         return 0;
 }
 
@@ -295,7 +307,7 @@ int dsh_bash_execute(dsh_runtime *runtime, const dsh_bash_request *request, cons
          * session is one process group, ended as a whole.
          */
         options.new_session = true;
-        result = dsh_provider_spawn(dsh_runtime_provider(runtime), argv, policy, &options, &run->child, error);
+        result = dsh_provider_spawn_watched(dsh_runtime_provider(runtime), argv, policy, &options, &run->child, error);
         close(null_fd);
         close(out_pipe[1]);
         close(err_pipe[1]);

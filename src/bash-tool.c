@@ -15,6 +15,7 @@
 #include "bash-execution.h"
 #include "dsh-sandbox/bash-tool.h"
 #include "error.h"
+#include "held-back-watch.h"
 
 /* The exact texts (docs/bash-tool.md); "%s" is a mode. */
 #define MARKER_DENIED "[sandbox: file access denied under %s mode]"
@@ -288,6 +289,50 @@ static bool exit_reads_as_signal(int exit_code)
         return exit_code > 128 && exit_code <= 128 + SIGRTMAX_LINUX;
 }
 
+#define HELD_BACK_TEXT                                                                                        \
+        "the sandbox holds back %s: the change was refused, whatever the exit status says (git's hooks and "    \
+        "config run code at the user's next git command outside the sandbox); to change it, retry this exact " \
+        "command once with sandbox_permissions \"danger-full-access\" + justification, which asks the user, or " \
+        "ask the user"
+#define HELD_BACK_OVERFLOW_TEXT                                                                               \
+        "the watch of the files the sandbox holds back overflowed (the command created files next to them "    \
+        "faster than they were read): a refused change to them may not be reported as a denial"
+
+/*
+ * A change to a file the backend holds back (.git/config, .git/hooks, the
+ * sandbox's own files: held-back-watch.h) is refused without the backend's
+ * dialect: EBUSY for a rename over the read-only bind, or nothing at all
+ * when the tool ignores the failure (git branch --set-upstream-to exits 0).
+ * Out-of-band evidence (the lock created next to the file, seen by inotify
+ * outside the sandbox) makes the call a denial whatever its exit status;
+ * a stderr line naming a held-back path with EBUSY's or EROFS's words only
+ * for a command that failed.  Either can be faked by the command, against
+ * its own call only; the out-of-band one cannot be hidden by it, not even
+ * by deleting the lock at once (held-back-watch.c).
+ * A signal death stays no denial.  Sets *refused; names the paths in the
+ * message.  Returns 0 or -ENOMEM.
+ */
+static int attribute_held_back(const dsh_bash_execution *run, dsh_bash_result *result, int exit_code, bool *refused)
+{
+        dsh_held_back_watch *watch = dsh_child_held_back_watch(run->child);
+        dsh_autofree char *paths = NULL;
+
+        *refused = false;
+        if (!watch)
+                return 0;
+        if (dsh_held_back_watch_overflowed(watch) && result_add_warning(result, HELD_BACK_OVERFLOW_TEXT) < 0)
+                return -ENOMEM;
+        if (exit_code < 0 || exit_reads_as_signal(exit_code))
+                return 0;
+        if (exit_code > 0)
+                dsh_held_back_watch_match_text(watch, result->standard_error.text, result->standard_error.length);
+        *refused = dsh_held_back_watch_saw_attempt(watch) || dsh_held_back_watch_named(watch);
+        paths = *refused ? dsh_held_back_watch_refused_paths(watch) : NULL;
+        if (*refused && !paths)
+                return -ENOMEM;
+        return paths ? result_set_message(result, HELD_BACK_TEXT, paths) : 0;
+}
+
 /*
  * What happened, in the order of docs/bash-tool.md: cancellation, the
  * timeout, the runner's failure (out of band; by its rules over stderr only
@@ -300,6 +345,7 @@ static int attribute(dsh_bash_execution *run, dsh_bash_result *result, dsh_error
         const dsh_confined_argv *facts = dsh_child_facts(run->child);
         dsh_error runner_error = DSH_ERROR_INIT;
         int exit_code = WIFEXITED(run->wait_status) ? WEXITSTATUS(run->wait_status) : -1;
+        bool held_back_refused = false;
         int result_code;
 
         result_set_status(result, run->wait_status);
@@ -345,7 +391,11 @@ static int attribute(dsh_bash_execution *run, dsh_bash_result *result, dsh_error
                         return result_code;
                 }
         }
-        if (exit_code > 0 && !exit_reads_as_signal(exit_code) && run->captures[DSH_BASH_STREAM_ERR].signature_seen) {
+        result_code = attribute_held_back(run, result, exit_code, &held_back_refused);
+        if (result_code < 0)
+                return result_code;
+        if (held_back_refused ||
+            (exit_code > 0 && !exit_reads_as_signal(exit_code) && run->captures[DSH_BASH_STREAM_ERR].signature_seen)) {
                 result->kind = DSH_BASH_DENIED;
                 result->sandbox.denied = true;
                 return result_add_denial_markers(result);

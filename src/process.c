@@ -17,6 +17,7 @@
 #include "core/metadata-supervisor.h"
 #include "core/stand-in.h"
 #include "error.h"
+#include "held-back-watch.h"
 #include "process.h"
 #include "spawn.h"
 #include "verdict-cache.h"
@@ -75,7 +76,13 @@ void dsh_child_free(dsh_child *child)
         free(child->stale_verdict_path);
         dsh_strv_free(child->audit_absent);
         dsh_strv_free(child->warnings);
+        dsh_held_back_watch_free(child->held_back_watch);
         free(child);
+}
+
+dsh_held_back_watch *dsh_child_held_back_watch(const dsh_child *child)
+{
+        return child->held_back_watch;
 }
 
 pid_t dsh_child_pid(const dsh_child *child)

@@ -34,6 +34,8 @@ struct dsh_child {
         char **audit_absent;            /* paths the command must not have created (see dsh_shield_audit()) */
         char **warnings;                /* what the sandbox undid or noticed after the command, sentences */
         struct dsh_metadata_supervisor *metadata_supervisor;  /* Landlock workspace-write: stopped at settle */
+        bool watch_held_back;           /* the spawner asked for a held-back watch (dsh_provider_spawn_watched) */
+        struct dsh_held_back_watch *held_back_watch;  /* armed by a backend that holds files back; NULL: none */
 };
 
 /* A new, empty child (pid -1, fds -1); NULL when out of memory. */

@@ -21,8 +21,9 @@
  * be spawned, the runner failed (learned out of band where the backend has a
  * channel: bwrap's --json-status-fd, the in-process spawn's pre-exec report;
  * the backend's runner-failure rules over stderr only where it has none),
- * denial (a nonzero exit and the selected backend's dialect in stderr), the
- * ordinary result.  A signal death is never a denial, and a runner's fatal
+ * denial (a nonzero exit and the selected backend's dialect in stderr, or a
+ * change refused to a held-back file such as .git/config, whatever the exit
+ * status: docs/bash-tool.md, "Held-back files"), the ordinary result.  A signal death is never a denial, and a runner's fatal
  * line printed by the command is never a runner failure where the channel
  * says the command ran.
  *
@@ -52,7 +53,8 @@ extern "C" {
 /* What happened to the call (the attribution order above). */
 typedef enum dsh_bash_kind {
         DSH_BASH_COMPLETED = 0,   /* it ran and ended on its own: its status is its own */
-        DSH_BASH_DENIED,          /* it ran, exited nonzero, and its stderr carries the backend's denial dialect */
+        DSH_BASH_DENIED,          /* it ran, exited nonzero, and its stderr carries the backend's denial dialect;
+                                     or it tried to change a file the backend holds back (any exit status) */
         DSH_BASH_RUNNER_FAILED,   /* the sandbox runner failed or could not be spawned: the command did not run */
         DSH_BASH_TIMED_OUT,       /* still running at the timeout: its process group was killed */
         DSH_BASH_CANCELLED,       /* the caller cancelled it (before or while it ran) */
@@ -205,7 +207,8 @@ typedef struct dsh_bash_result {
         dsh_bash_output standard_error;
         dsh_bash_sandbox sandbox;
         char **markers;                 /* the marker lines, in order (NULL-terminated, never NULL) */
-        char *message;                  /* rejected, timed out, cancelled: one sentence for the model; else NULL */
+        char *message;                  /* rejected, timed out, cancelled, a held-back file denied: one sentence
+                                           for the model; else NULL */
         dsh_error error;                /* runner-failed: SANDBOX_UNAVAILABLE with " Runner failure: <detail>" */
         char **warnings;                /* for the user: what the sandbox undid or noticed (never NULL) */
 } dsh_bash_result;

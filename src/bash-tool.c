@@ -253,15 +253,15 @@ static int open_working_directory(const dsh_bash_request *request, const dsh_pol
         if (fd >= 0)
                 return fd;
         if (fd == -ENOENT)
-                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, ENOENT, "cwd \"%s\" does not exist", path);
+                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "cwd \"%s\" does not exist", path);
         if (fd == -ENOTDIR)
-                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, ENOTDIR, "cwd \"%s\" is not a directory", path);
+                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "cwd \"%s\" is not a directory", path);
         if (fd == -ELOOP)
-                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, ELOOP,
+                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
                                      "cwd \"%s\" passes through a /proc magic link or too many symlinks", path);
         if (fd == -ENOMEM)
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
-        return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, -fd, "cwd \"%s\" cannot be opened: %s", path,
+        return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "cwd \"%s\" cannot be opened: %s", path,
                              strerror(-fd));
 }
 

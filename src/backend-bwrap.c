@@ -7,7 +7,7 @@
  *         [--ro-bind-try /proc/KNOB /proc/KNOB]... --die-with-parent --new-session
  *         --cap-drop ALL --cap-add CAP_SETPCAP
  *         [--tmpfs /tmp --bind-fd FD WS [--bind-fd FD ROOT]... [pins, read-only binds]]
- *         [--json-status-fd N] -- dsh-sandbox-exec [--status-fd M] -- ARGV...
+ *         [--chdir DIR] [--json-status-fd N] -- dsh-sandbox-exec [--status-fd M] -- ARGV...
  *
  * Every host path is visible read-only; workspace-write rebinds the workspace
  * and each extra root read-write (minus the shield: src/shield.c) and gives
@@ -29,6 +29,11 @@
  *                   --cap-drop leaves full) and lock the securebits;
  *   --bind-fd       (spawn only) what is bound is what was checked: roots,
  *                   pins and protected paths opened by fd, no symlink followed;
+ *   --chdir         (spawn only, when the caller names the command's cwd)
+ *                   the cwd entered by path inside the sandbox, so the
+ *                   command sits on the sandbox's mount of it; without it
+ *                   bwrap falls back to $HOME when the cwd is not there
+ *                   (set_chdir_path());
  *   --json-status-fd (spawn only) bwrap reports out of band whether it
  *                   exec'd at all: a failure before exec is a runner failure,
  *                   never the command's own exit status, and a confined

@@ -31,7 +31,7 @@ static const char mcp_help[] =
         "elicitation, and a client without elicitation gets a refusal.\n"
         "At the end of input, and on SIGTERM, SIGINT or SIGHUP (it then ends by that signal), every\n"
         "command still running is killed.  An MCP client runs it as its server's command, e.g.\n"
-        "  claude mcp add dsh-sandbox -- dsh-sandbox mcp --mode workspace-write\n"
+        "  claude mcp add dsh-sandbox -- dsh-sandbox mcp --mode workspace-write --root \"$PWD\"\n"
         "Commands start in the workspace root (the bash tool's cwd argument may name another directory);\n"
         "the file tools take relative paths from it.  The instructions and the bash tool's description\n"
         "tell the model the mode, the root, the extra writable roots and what /tmp is.\n"

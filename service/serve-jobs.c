@@ -339,7 +339,7 @@ void serve_job_start(serve_state *state, rpc_call *call)
                 if (job && job->runtime)
                         service_runtime_release(state->context, job->runtime);
                 if (bad_cwd)
-                        rpc_call_fail_params(call, "cwd", error.message + (strncmp(error.message, "cwd ", 4) ? 0 : 4));
+                        serve_fail_cwd(call, &error);
                 else if (full)
                         rpc_call_fail(call, SERVE_ERROR_JOB_LIMIT,
                                       "too many jobs: wait for (or kill and wait for) one that is held", NULL);

@@ -124,6 +124,14 @@ void serve_fail(rpc_call *call, dsh_error *error)
         dsh_error_clear(error);
 }
 
+void serve_fail_cwd(rpc_call *call, const dsh_error *error)
+{
+        const char *message = error->message ? error->message : "not a directory";
+
+        /* The library's text begins "cwd ", which the params message names already. */
+        rpc_call_fail_params(call, "cwd", strncmp(message, "cwd ", 4) == 0 ? message + 4 : message);
+}
+
 void serve_reply_encoded(rpc_call *call, int encoded, char *text, dsh_error *error)
 {
         json_t *value = service_encoded_json(encoded, text, error);
@@ -548,7 +556,7 @@ static bool bad_cwd(serve_state *state, rpc_call *call, const serve_policy *fiel
                 return false;
         if (service_resolve(state->context, &fields->fields, &policy, &error) == 0 &&
             dsh_bash_check_cwd(&policy, cwd, &error) < 0 && error.code == DSH_ERROR_INVALID_INPUT) {
-                rpc_call_fail_params(call, "cwd", error.message + (strncmp(error.message, "cwd ", 4) ? 0 : 4));
+                serve_fail_cwd(call, &error);
                 refused = true;
         }
         dsh_error_clear(&error);

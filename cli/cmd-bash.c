@@ -33,12 +33,16 @@ static const char bash_help[] =
         "Usage: dsh-sandbox bash [policy options] [--timeout MS] [--json]\n"
         "                        [--sandbox-permissions MODE --justification TEXT]\n"
         "                        [--approval-command CMD] [--approval-timeout MS] [--output-limit BYTES]\n"
-        "                        [--] COMMAND\n"
+        "                        [--cwd DIR] [--] COMMAND\n"
         "Runs `bash -c COMMAND` confined, as an agent's bash tool, and says what happened: the command\n"
         "failed on its own, the sandbox denied it a file write (\"[sandbox: file access denied ...]\"),\n"
         "or the sandbox runner failed and the command never ran.  The output is shown as it comes;\n"
         "the markers follow on stderr, each on its own line.  stdin is /dev/null, and the command\n"
-        "has no terminal.  When it ends, whatever is left of its process group is killed.\n\n"
+        "has no terminal.  When it ends, whatever is left of its process group is killed.\n"
+        "It starts in the workspace root (the session's cwd with --session), unlike `run`, which\n"
+        "keeps the caller's cwd.\n\n"
+        "      --cwd DIR          start in DIR instead (a relative DIR is taken against the root);\n"
+        "                         it must be a directory; it grants nothing\n"
         "      --timeout MS       kill the command's process group after MS milliseconds\n"
         "      --sandbox-permissions MODE  retry this call once under a wider MODE, if approved\n"
         "      --justification TEXT        why (one sentence, shown to the user who approves)\n"
@@ -62,6 +66,7 @@ enum {
         OPTION_APPROVAL_COMMAND,
         OPTION_APPROVAL_TIMEOUT,
         OPTION_OUTPUT_LIMIT,
+        OPTION_CWD,
         /* Free text: the library judges an empty justification, with its own message. */
         OPTION_JUSTIFICATION = CLI_OPTION_OWN_TEXT,
 };
@@ -77,6 +82,7 @@ struct bash_options {
         long approval_timeout_ms;
         long output_limit;
         bool json;
+        const char *cwd;
 };
 
 static int store_bash_option(int key, const char *value, void *data)
@@ -99,6 +105,9 @@ static int store_bash_option(int key, const char *value, void *data)
                 return 0;
         case OPTION_APPROVAL_COMMAND:
                 options->approval_command = value;
+                return 0;
+        case OPTION_CWD:
+                options->cwd = value;
                 return 0;
         case CLI_OPTION_JSON:
                 options->json = true;
@@ -436,6 +445,9 @@ static int run_remote_bash(const cli_policy_options *policy_options, const struc
         struct live_output live = { false };
         int passed_signal = 0, status;
 
+        if (options->cwd)
+                return cli_usage_error("bash: --cwd cannot be used with --remote: the command starts in the "
+                                       "remote's workspace root");
         if (options->sandbox_permissions || options->approval_command)
                 return cli_usage_error("bash: %s cannot be used with --remote: approve the escalation here and "
                                        "pass the approved mode with --mode",
@@ -476,6 +488,7 @@ static int run_bash(dsh_runtime *runtime, const dsh_policy *policy, const struct
         request.output_limit = (size_t) options->output_limit;
         request.sandbox_permissions = options->sandbox_permissions;
         request.justification = options->justification;
+        request.cwd = options->cwd;
         request.cancellation = cancellation;
         if (!options->json) {
                 request.on_output = show_output;
@@ -507,10 +520,11 @@ int cli_command_bash(int argc, char **argv)
                 { "approval-command", required_argument, NULL, OPTION_APPROVAL_COMMAND },
                 { "approval-timeout", required_argument, NULL, OPTION_APPROVAL_TIMEOUT },
                 { "output-limit", required_argument, NULL, OPTION_OUTPUT_LIMIT },
+                { "cwd", required_argument, NULL, OPTION_CWD },
                 { "json", no_argument, NULL, CLI_OPTION_JSON },
                 { NULL, 0, NULL, 0 },
         };
-        struct bash_options options = { 0, NULL, NULL, NULL, 0, 0, false };
+        struct bash_options options = { 0, NULL, NULL, NULL, 0, 0, false, NULL };
         const cli_command_line line = {
                 .name = "bash",
                 .help = bash_help,

@@ -2,8 +2,10 @@
 /*
  * `dsh-sandbox fs write|edit|mkdir|rm|mv|read`: the file guard
  * (dsh-sandbox/file-guard.h) on the command line, under the policy `run`
- * would confine a command with.  Relative paths are taken from the current
- * directory, as a shell takes them.  Exit status: 0; 1 when the operation
+ * would confine a command with.  Relative paths are taken from the
+ * workspace root (the session's cwd with --session), where `dsh-sandbox
+ * bash` starts its commands: `fs write notes.txt` and `bash 'cat
+ * notes.txt'` name one file wherever they are typed.  Exit status: 0; 1 when the operation
  * fails (one error line, and with --json the error object on stdout); 2 for
  * a usage error.
  */
@@ -39,7 +41,7 @@ static const char fs_help[] =
         "Usage: dsh-sandbox fs COMMAND [policy options] [options] PATH...\n"
         "File operations under the same policy as confined commands: what a command run with\n"
         "`dsh-sandbox run` could not change, these refuse with FS_SANDBOX_DENIED.  Relative paths\n"
-        "are taken from the current directory.\n\n"
+        "are taken from the workspace root, where `dsh-sandbox bash` starts its commands.\n\n"
         "Commands:\n"
         "  write [--create-only] PATH               write stdin to PATH, atomically; missing parent\n"
         "                                           directories are made\n"
@@ -393,21 +395,16 @@ static int run_command(dsh_runtime *runtime, const dsh_policy *policy, const str
         if (dsh_file_guard_new(runtime, policy, &guard, &error) < 0)
                 return print_failure(options, &error);
         for (size_t i = 0; status == CLI_EXIT_SUCCESS && i < count; i += command->paths_per_run) {
-                const char *paths[2] = { NULL, NULL };
-                char *absolute[2] = { NULL, NULL };
+                /* Relative paths as the guard takes them: from the workspace root, where bash starts too. */
+                const char *paths[2] = { options->operands[i], command->paths_per_run > 1 ? options->operands[i + 1]
+                                                                                          : NULL };
                 dsh_file_result result = DSH_FILE_RESULT_INIT;
 
-                for (size_t j = 0; j < command->paths_per_run; j++) {
-                        absolute[j] = cli_path_from_cwd(options->operands[i + j]);
-                        paths[j] = absolute[j] ? absolute[j] : options->operands[i + j];
-                }
                 if (command->run(guard, options, paths, &result, &error) < 0)
                         status = print_failure(options, &error);
                 else
                         status = print_result(options, &result);
                 dsh_file_result_clear(&result);
-                free(absolute[0]);
-                free(absolute[1]);
         }
         dsh_file_guard_free(guard);
         return status;

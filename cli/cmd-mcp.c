@@ -3,9 +3,11 @@
  * `dsh-sandbox mcp [policy options]`: the MCP server (service/mcp.h) on
  * stdin and stdout.  The policy options are the server's for its whole
  * life; the model's tool calls can never name one.  They are resolved once
- * here, so that a bad root, an unknown session or a config that does not
- * load is refused at start (and the client shows the server as failed)
- * rather than on every call.
+ * here, so that a bad root, an unknown session, a config that does not
+ * load or no usable backend is refused at start rather than on every call:
+ * said on stderr, and to the client as the answer to every request
+ * (initialize first), so that it shows the cause and not only "connection
+ * closed"; the exit status (125) follows at the end of input.
  */
 #include <errno.h>
 #include <signal.h>
@@ -29,9 +31,13 @@ static const char mcp_help[] =
         "elicitation, and a client without elicitation gets a refusal.\n"
         "At the end of input, and on SIGTERM, SIGINT or SIGHUP (it then ends by that signal), every\n"
         "command still running is killed.  An MCP client runs it as its server's command, e.g.\n"
-        "  claude mcp add dsh-sandbox -- dsh-sandbox mcp --mode workspace-write\n"
+        "  claude mcp add dsh-sandbox -- dsh-sandbox mcp --mode workspace-write --root \"$PWD\"\n"
+        "Commands start in the workspace root (the bash tool's cwd argument may name another directory);\n"
+        "the file tools take relative paths from it.  The instructions and the bash tool's description\n"
+        "tell the model the mode, the root, the extra writable roots and what /tmp is.\n"
         "Exit status: 0 at the end of input; 1 when its input cannot be read; 2 for a usage error;\n"
-        "125 when the policy cannot be resolved (nothing is served).\n\n";
+        "125 when the policy cannot be served: every request is then answered with an error naming the\n"
+        "cause, until the end of input, and nothing else is done.\n\n";
 
 /*
  * The policy of every call, from the command line: the session and the
@@ -79,39 +85,56 @@ static int policy_fields(const cli_policy_options *options, struct command_line_
 }
 
 /*
- * Resolves the policy once and makes a file guard for it (which checks a
+ * Said on stderr, then to the client: every request answered with the
+ * cause until the end of input (mcp_serve_refusal).  Returns the exit status.
+ */
+static int refuse_to_serve(dsh_error *error)
+{
+        int served;
+
+        cli_print_error(error);
+        signal(SIGPIPE, SIG_IGN);
+        served = mcp_serve_refusal(error, STDIN_FILENO, STDOUT_FILENO, cli_catch_stopping_signals());
+        dsh_error_clear(error);
+        if (served < 0)
+                cli_print_message("mcp: cannot serve: %s", strerror(-served));
+        return CLI_EXIT_SANDBOX;
+}
+
+/*
+ * Resolves the policy once, makes a file guard for it (which checks a
  * workspace-write policy as a runner does: the root exists, no writable
- * root holds the sandbox's own files), to refuse at start what every call
- * would refuse; warns about options without effect.  Then moves to the
- * workspace root: commands run in the server's working directory and the
- * file tools take relative paths from the workspace root, and the two must
- * be one directory, or `cat notes.txt` and read_file("notes.txt") would
- * read different files.
+ * root holds the sandbox's own files) and describes it, which finds the
+ * backend that confines it: what every call would refuse is refused at
+ * start (*error set, nothing served).  Warns about options without effect.
+ * Then moves to the workspace root, so that the server's own relative
+ * paths mean what the model's do (the bash tool starts its commands there
+ * itself, and the file tools take relative paths from it).
  */
 static int check_policy_and_enter_root(service_context *context, const cli_policy_options *options,
-                                       const service_policy_fields *fields)
+                                       const service_policy_fields *fields, char **policy_text, dsh_error *error)
 {
         dsh_policy policy = DSH_POLICY_INIT;
-        dsh_error error = DSH_ERROR_INIT;
         dsh_file_guard *guard = NULL;
         int result = 0;
 
-        if (service_resolve(context, fields, &policy, &error) < 0 ||
-            service_file_guard(context, fields, &guard, &error) < 0) {
-                cli_print_error(&error);
-                result = cli_exit_status_for_error(&error);
-                if (result == CLI_EXIT_FAILURE)
-                        result = CLI_EXIT_SANDBOX;
+        if (service_resolve(context, fields, &policy, error) < 0 ||
+            service_file_guard(context, fields, &guard, error) < 0 ||
+            mcp_describe_policy(context, fields, policy_text, error) < 0) {
+                result = -EINVAL;
         } else if (chdir(policy.workspace_root) < 0) {
-                cli_print_message("mcp: cannot enter the workspace root \"%s\": %s", policy.workspace_root,
-                                  strerror(errno));
-                result = CLI_EXIT_SANDBOX;
+                result = -errno;
+                dsh_error_clear(error);
+                error->code = DSH_ERROR_SANDBOX_INVALID_ROOT;
+                error->errno_value = -result;
+                if (asprintf(&error->message, "cannot enter the workspace root \"%s\": %s", policy.workspace_root,
+                             strerror(-result)) < 0)
+                        error->message = NULL;
         } else {
                 cli_policy_options_warn_without_effect(options, policy.mode);
         }
         dsh_file_guard_free(guard);
         dsh_policy_clear(&policy);
-        dsh_error_clear(&error);
         return result;
 }
 
@@ -121,15 +144,15 @@ static int serve(const cli_policy_options *options)
         dsh_runtime_options runtime_options;
         service_context *context = NULL;
         dsh_error error = DSH_ERROR_INIT;
+        char *policy_text = NULL;
         int result = policy_fields(options, &policy);
 
         cli_policy_runtime_options(options, &runtime_options);
         if (policy.config_path)
                 runtime_options.config_path = policy.config_path;
-        if (result == 0 && service_context_new(&runtime_options, &context, &error) < 0)
-                result = cli_library_error(&error, CLI_EXIT_SANDBOX);
-        if (result == 0)
-                result = check_policy_and_enter_root(context, options, &policy.fields);
+        if (result == 0 && (service_context_new(&runtime_options, &context, &error) < 0 ||
+                            check_policy_and_enter_root(context, options, &policy.fields, &policy_text, &error) < 0))
+                result = refuse_to_serve(&error);
         if (result == 0) {
                 /*
                  * A client that goes away is the end of the input, never a
@@ -137,7 +160,8 @@ static int serve(const cli_policy_options *options)
                  * kill every running command, then end the server by the signal.
                  */
                 signal(SIGPIPE, SIG_IGN);
-                int served = mcp_serve(context, &policy.fields, STDIN_FILENO, STDOUT_FILENO, cli_catch_stopping_signals());
+                int served = mcp_serve(context, &policy.fields, policy_text, STDIN_FILENO, STDOUT_FILENO,
+                                       cli_catch_stopping_signals());
 
                 if (served < 0) {
                         cli_print_message("mcp: cannot serve: %s", strerror(-served));
@@ -146,6 +170,7 @@ static int serve(const cli_policy_options *options)
         }
         if (context)
                 service_context_free(context);
+        free(policy_text);
         free(policy.root);
         free(policy.config_path);
         dsh_strv_free(policy.allow_write);

@@ -84,7 +84,7 @@ _dsh_sandbox()
                 options="$_dsh_sandbox_policy_options --remote -h --help --" ;;
         bash)
                 options="$_dsh_sandbox_policy_options --remote --timeout --sandbox-permissions --justification"
-                options+=" --approval-command --approval-timeout --output-limit --json -h --help --" ;;
+                options+=" --approval-command --approval-timeout --output-limit --cwd --json -h --help --" ;;
         probe)
                 options="--json -c --config -b --backend --remote -h --help" ;;
         mcp)

@@ -4,8 +4,8 @@
  *
  *     embed ROOT -- COMMAND [ARG...]
  *
- * Runs COMMAND so that it can write only beneath ROOT (and the backend's
- * temp area): the workspace-write policy rooted at ROOT, resolved and
+ * Runs COMMAND in ROOT so that it can write only beneath ROOT (and the
+ * backend's temp area): the workspace-write policy rooted at ROOT, resolved and
  * enforced through a runtime with the default configuration
  * ($DSH_SANDBOX_CONFIG, else $XDG_CONFIG_HOME/dsh-sandbox/config.json when it
  * exists).  The runtime sets up every protection the dsh-sandbox tool has: a
@@ -25,10 +25,16 @@
  * command runs in a process group of its own, and Ctrl-C reaches only this
  * program, whose death ends the sandbox.
  */
+/* O_PATH, for the fd the command enters. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <dsh-sandbox/runtime.h>
 
@@ -72,17 +78,28 @@ static void announce_partial(const dsh_confined_argv *facts)
 }
 
 /*
- * Spawns and waits.  A runner (bwrap) that failed before the command was
- * executed is told apart from the command by the library, out of band:
- * its exit status is never passed off as the command's.
+ * Spawns in the workspace root and waits.  The root is opened once and the
+ * command enters that fd (cwd_fd), never the name again.  A runner (bwrap)
+ * that failed before the command was executed is told apart from the
+ * command by the library, out of band: its exit status is never passed off
+ * as the command's.
  */
 static int spawn_and_wait(dsh_runtime *runtime, const dsh_policy *policy, char *const *command)
 {
+        dsh_spawn_options options = DSH_SPAWN_OPTIONS_INIT;
         dsh_child *child = NULL;
         dsh_error error = DSH_ERROR_INIT;
         int wait_status = 0, result;
 
-        if (dsh_provider_spawn(dsh_runtime_provider(runtime), command, policy, NULL, &child, &error) < 0)
+        options.cwd_fd = open(policy->workspace_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (options.cwd_fd < 0) {
+                fprintf(stderr, "embed: cannot enter the workspace root \"%s\": %s\n", policy->workspace_root,
+                        strerror(errno));
+                return EXIT_NOT_CONFINED;
+        }
+        result = dsh_provider_spawn(dsh_runtime_provider(runtime), command, policy, &options, &child, &error);
+        close(options.cwd_fd);
+        if (result < 0)
                 return report(&error);
         announce_partial(dsh_child_facts(child));
         result = dsh_child_wait(child, &wait_status);

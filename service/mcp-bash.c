@@ -383,6 +383,7 @@ void mcp_tool_bash(mcp_tool_call *tool_call)
         request.output_limit = MCP_BASH_OUTPUT_LIMIT;
         request.sandbox_permissions = mcp_argument_string(tool_call, "sandbox_permissions");
         request.justification = mcp_argument_string(tool_call, "justification");
+        request.cwd = mcp_argument_string(tool_call, "cwd");
         request.cancellation = cancellation;
         if (mcp_connection_client_elicits(tool_call->connection)) {
                 request.approve = approve_by_elicitation;

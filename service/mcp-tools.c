@@ -25,9 +25,10 @@
  */
 #define WHERE_WRITES_GO                                                                                        \
         "The sandbox's mode decides where changes may go: under \\\"workspace-write\\\", beneath the workspace " \
-        "root, its extra writable roots and /tmp (never .git/hooks, .git/config or the sandbox's own files); "  \
-        "under \\\"read-only\\\", nowhere; under \\\"danger-full-access\\\", everywhere. Relative paths are "     \
-        "taken from the workspace root. "
+        "root and its extra writable roots (never .git/hooks, .git/config or the sandbox's own files); under "  \
+        "\\\"read-only\\\", nowhere but a private /tmp where the backend gives one; under "                      \
+        "\\\"danger-full-access\\\", everywhere. The server's instructions name the policy in force and what "   \
+        "/tmp is. Relative paths are taken from the workspace root. "
 #define FILE_DENIAL                                                                                            \
         "A change the sandbox does not allow changes nothing and ends with isError and the text "              \
         "'FS_SANDBOX_DENIED: cannot write \\\"<path>\\\": file access denied under <mode> mode': "  \
@@ -80,7 +81,8 @@ static const char *const tool_definitions[] = {
         "A line \\\"[sandbox: the sandbox runner itself failed ...]\\\" means the command never ran: report it. "
         "A command that fails on its own has isError and its exit code: fix the command.\","
         " \"inputSchema\": {\"type\": \"object\", \"properties\": {"
-        "  \"command\": {\"type\": \"string\", \"minLength\": 1, \"description\": \"The shell command line, run as bash -c COMMAND in the server's working directory.\"},"
+        "  \"command\": {\"type\": \"string\", \"minLength\": 1, \"description\": \"The shell command line, run as bash -c COMMAND, starting in the workspace root (or cwd).\"},"
+        "  \"cwd\": {\"type\": \"string\", \"minLength\": 1, \"description\": \"The directory the command starts in: absolute, or relative to the workspace root (default: the root). It must exist. It grants nothing: the sandbox allows the same writes from any directory.\"},"
         "  \"timeout_ms\": {\"type\": \"integer\", \"minimum\": 1, \"maximum\": 2147483647, \"description\": \"Kill the command after this many milliseconds (default: no limit).\"},"
         "  \"sandbox_permissions\": {\"type\": \"string\", \"enum\": [\"read-only\", \"workspace-write\", \"danger-full-access\"], \"description\": \"Only after a denial: run this one call under this wider mode, if the user approves. Requires justification.\"},"
         "  \"justification\": {\"type\": \"string\", \"minLength\": 1, \"description\": \"Only with sandbox_permissions: one sentence, shown to the user, saying why this command needs the wider mode.\"}"
@@ -149,7 +151,23 @@ static const char *const tool_definitions[] = {
 
 #define TOOL_COUNT (sizeof(tool_definitions) / sizeof(tool_definitions[0]))
 
-json_t *mcp_tool_definitions(void)
+/* The bash tool's description (the first definition), with the policy in force after it. */
+static int describe_policy_to_bash(json_t *tools, const char *policy_text)
+{
+        json_t *bash = json_array_get(tools, 0);
+        char *description = NULL;
+        int result;
+
+        if (!policy_text)
+                return 0;
+        if (asprintf(&description, "%s %s", json_string_value(json_object_get(bash, "description")), policy_text) < 0)
+                return -ENOMEM;
+        result = json_object_set_new(bash, "description", json_string(description)) < 0 ? -ENOMEM : 0;
+        free(description);
+        return result;
+}
+
+json_t *mcp_tool_definitions(const char *policy_text)
 {
         json_t *tools = json_array();
 
@@ -162,6 +180,10 @@ json_t *mcp_tool_definitions(void)
                         json_decref(tools);
                         return NULL;
                 }
+        }
+        if (tools && describe_policy_to_bash(tools, policy_text) < 0) {
+                json_decref(tools);
+                return NULL;
         }
         return tools;
 }

@@ -32,6 +32,7 @@ typedef struct mcp_connection {
         const service_policy_fields *policy;   /* the server's, for every call */
         rpc_server *rpc;
         json_t *tools;                  /* the tool definitions tools/list answers with */
+        char *instructions;             /* initialize's: the rules, then the policy in force */
         pthread_mutex_t lock;           /* over what initialize sets: requests run on threads of their own */
         const char *protocol_version;   /* negotiated (a static string); NULL before initialize */
         bool client_elicits;            /* the client declared form elicitation */
@@ -48,10 +49,11 @@ typedef struct mcp_tool_call {
 
 /*
  * The tool definitions (name, title, description, inputSchema, annotations,
- * outputSchema), as tools/list lists them.  Returns a new array, or NULL
- * when out of memory.
+ * outputSchema), as tools/list lists them, the bash tool's description
+ * ending in `policy_text` (the policy in force; may be NULL).  Returns a new
+ * array, or NULL when out of memory.
  */
-json_t *mcp_tool_definitions(void);
+json_t *mcp_tool_definitions(const char *policy_text);
 
 /*
  * Runs tools/call `name` with `arguments` (may be NULL: none) and ends the

@@ -30,7 +30,7 @@ static const char *const supported_revisions[] = { "2025-11-25", "2025-06-18", "
 #define REVISION_COUNT (sizeof(supported_revisions) / sizeof(supported_revisions[0]))
 #define FIRST_REVISION_WITH_TOOL_ARGUMENT_ERRORS "2025-11-25"
 
-static const char server_instructions[] =
+static const char server_rules[] =
         "Every command (bash) and every file change (write_file, edit_file, create_directory, remove, move) runs "
         "inside the dsh-sandbox sandbox, under a policy the user chose: a change it does not allow is refused "
         "with an error saying so. Do not work around a denial; retry the one command that needs more with the "
@@ -101,7 +101,7 @@ static void answer_initialize(mcp_connection *connection, rpc_call *call)
         rpc_call_reply(call, json_pack("{s:s, s:{s:{s:b}}, s:{s:s, s:s, s:s}, s:s}", "protocolVersion", revision,
                                        "capabilities", "tools", "listChanged", false, "serverInfo", "name",
                                        "dsh-sandbox", "title", "dsh-sandbox", "version", DSH_SANDBOX_VERSION,
-                                       "instructions", server_instructions));
+                                       "instructions", connection->instructions));
 }
 
 static void answer_ping(mcp_connection *connection, rpc_call *call)
@@ -222,17 +222,23 @@ static void stop_running_commands(void *data)
 
 /* ---------------------------------------------------------------- serve -- */
 
-int mcp_serve(service_context *context, const service_policy_fields *policy, int input_fd, int output_fd,
-              int stop_fd)
+int mcp_serve(service_context *context, const service_policy_fields *policy, const char *policy_text, int input_fd,
+              int output_fd, int stop_fd)
 {
         mcp_connection connection = { .context = context, .policy = policy };
         const rpc_handlers handlers = { on_request, on_notification, &connection, on_input_end };
         service_stop_watch watch;
         int result;
 
-        connection.tools = mcp_tool_definitions();
-        if (!connection.tools)
+        connection.tools = mcp_tool_definitions(policy_text);
+        if (asprintf(&connection.instructions, "%s%s%s", server_rules, policy_text ? " " : "",
+                     policy_text ? policy_text : "") < 0)
+                connection.instructions = NULL;
+        if (!connection.tools || !connection.instructions) {
+                json_decref(connection.tools);
+                free(connection.instructions);
                 return -ENOMEM;
+        }
         pthread_mutex_init(&connection.lock, NULL);
         running_commands_init(&connection.running);
         connection.rpc = rpc_server_new(input_fd, output_fd, &handlers);
@@ -247,5 +253,50 @@ int mcp_serve(service_context *context, const service_policy_fields *policy, int
         running_commands_destroy(&connection.running);
         pthread_mutex_destroy(&connection.lock);
         json_decref(connection.tools);
+        free(connection.instructions);
+        return result;
+}
+
+/* ------------------------------------------------------------ refusal -- */
+
+/*
+ * A server that cannot serve: an MCP client starts its server and speaks
+ * first (initialize), so a server that exits at once is seen only as
+ * "connection closed", the cause left in a log the user may never open.
+ * Answering every request with the cause puts it where the client shows
+ * errors.  Nothing else is offered: no tool, no command, no file.
+ */
+static void refuse_request(rpc_call *call, void *data)
+{
+        rpc_call_fail(call, RPC_SANDBOX_ERROR, data, NULL);
+}
+
+static void stop_refusing(void *data)
+{
+        (void) data;
+}
+
+int mcp_serve_refusal(const dsh_error *cause, int input_fd, int output_fd, int stop_fd)
+{
+        const char *code = dsh_error_code_name(cause->code);
+        rpc_handlers handlers = { refuse_request, NULL, NULL, NULL };
+        char *message = NULL;
+        service_stop_watch watch;
+        rpc_server *server;
+        int result;
+
+        if (asprintf(&message, "dsh-sandbox mcp cannot serve: %s%s%s", code ? code : "", code ? ": " : "",
+                     cause->message ? cause->message : "its policy cannot be resolved") < 0)
+                return -ENOMEM;
+        handlers.data = message;
+        server = rpc_server_new(input_fd, output_fd, &handlers);
+        result = server ? service_stop_watch_start(&watch, stop_fd, stop_refusing, NULL) : -ENOMEM;
+        if (result == 0) {
+                result = rpc_server_run(server);
+                service_stop_watch_end(&watch);
+        }
+        if (server)
+                rpc_server_free(server);
+        free(message);
         return result;
 }

@@ -75,6 +75,9 @@ int serve_param_positive(rpc_call *call, const char *name, long long maximum, lo
 /* Answers a library error (RPC_SANDBOX_ERROR with data {code, message}) and clears it. */
 void serve_fail(rpc_call *call, dsh_error *error);
 
+/* Answers a cwd the bash tool refused (dsh_bash_check_cwd) as -32602 on "cwd": `invalid params: cwd: "<path>" ...`. */
+void serve_fail_cwd(rpc_call *call, const dsh_error *error);
+
 /*
  * Answers with what a dsh_json_encode_*() call returned: `text` as the
  * result when `encoded` is 0, else `error`.  Frees `text`, clears `error`.

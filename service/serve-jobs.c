@@ -48,6 +48,7 @@ struct serve_job {
         unsigned references;
         long long id;
         char *command;
+        char *cwd;                              /* NULL: the workspace root */
         long timeout_ms;
         dsh_policy policy;
         dsh_runtime *runtime;                   /* the pool's, until the job's thread gives it back */
@@ -103,6 +104,7 @@ static void job_unref(serve_job *job)
         dsh_bash_cancellation_free(job->cancellation);
         free(job->output);
         free(job->command);
+        free(job->cwd);
         free(job);
 }
 
@@ -232,6 +234,7 @@ static void *job_thread(void *data)
         request.command = job->command;
         request.policy = &job->policy;
         request.timeout_ms = job->timeout_ms;
+        request.cwd = job->cwd;
         request.cancellation = job->cancellation;
         request.on_output = job_on_output;
         request.output_data = job;
@@ -294,25 +297,33 @@ void serve_job_start(serve_state *state, rpc_call *call)
         serve_policy fields = SERVE_POLICY_INIT;
         serve_jobs *jobs = state->jobs;
         dsh_error error = DSH_ERROR_INIT;
-        const char *command = NULL;
+        const char *command = NULL, *cwd = NULL;
         long long timeout_ms = 0, id = 0;
-        bool full = false;
+        bool full = false, bad_cwd = false;
         serve_job *job;
         int result;
 
         if (serve_param_policy(call, &fields) < 0 || rpc_param_string(call, "command", true, &command) < 0 ||
-            serve_param_positive(call, "timeoutMs", INT_MAX, &timeout_ms) < 0) {
+            serve_param_positive(call, "timeoutMs", INT_MAX, &timeout_ms) < 0 ||
+            rpc_param_string(call, "cwd", false, &cwd) < 0) {
                 serve_policy_clear(&fields);
                 return;
         }
         job = calloc(1, sizeof(*job));
-        result = job && (job->command = strdup(command)) ? 0 : service_error_set(&error, ENOMEM, "%s", strerror(ENOMEM));
+        result = job && (job->command = strdup(command)) && (!cwd || (job->cwd = strdup(cwd)))
+                         ? 0
+                         : service_error_set(&error, ENOMEM, "%s", strerror(ENOMEM));
         if (result == 0) {
                 job->jobs = jobs;
                 job->references = 2;  /* the table's and the thread's */
                 job->timeout_ms = (long) timeout_ms;
                 job->result = (dsh_bash_result) DSH_BASH_RESULT_INIT;
                 result = job_prepare(state, &fields, job, &error);
+        }
+        /* A cwd that is not a directory is job.start's error: the job never starts. */
+        if (result == 0 && dsh_bash_check_cwd(&job->policy, job->cwd, &error) < 0) {
+                bad_cwd = error.code == DSH_ERROR_INVALID_INPUT;
+                result = -EINVAL;
         }
         pthread_mutex_lock(&jobs->lock);
         full = result == 0 && jobs->count >= SERVE_JOB_LIMIT;
@@ -327,7 +338,9 @@ void serve_job_start(serve_state *state, rpc_call *call)
         } else {
                 if (job && job->runtime)
                         service_runtime_release(state->context, job->runtime);
-                if (full)
+                if (bad_cwd)
+                        serve_fail_cwd(call, &error);
+                else if (full)
                         rpc_call_fail(call, SERVE_ERROR_JOB_LIMIT,
                                       "too many jobs: wait for (or kill and wait for) one that is held", NULL);
                 else if (error.code != DSH_ERROR_NONE)

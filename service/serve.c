@@ -124,6 +124,14 @@ void serve_fail(rpc_call *call, dsh_error *error)
         dsh_error_clear(error);
 }
 
+void serve_fail_cwd(rpc_call *call, const dsh_error *error)
+{
+        const char *message = error->message ? error->message : "not a directory";
+
+        /* The library's text begins "cwd ", which the params message names already. */
+        rpc_call_fail_params(call, "cwd", strncmp(message, "cwd ", 4) == 0 ? message + 4 : message);
+}
+
 void serve_reply_encoded(rpc_call *call, int encoded, char *text, dsh_error *error)
 {
         json_t *value = service_encoded_json(encoded, text, error);
@@ -533,6 +541,29 @@ static void running_stop(serve_state *state)
         running_commands_wait(&state->running, &deadline);
 }
 
+/*
+ * A `cwd` that is not a directory is a bad parameter: answered -32602 on
+ * "cwd" before anything is asked or run.  True once answered.  (Every
+ * other refusal of the policy is the run's own, answered as it always is.)
+ */
+static bool bad_cwd(serve_state *state, rpc_call *call, const serve_policy *fields, const char *cwd)
+{
+        dsh_policy policy = DSH_POLICY_INIT;
+        dsh_error error = DSH_ERROR_INIT;
+        bool refused = false;
+
+        if (!cwd)
+                return false;
+        if (service_resolve(state->context, &fields->fields, &policy, &error) == 0 &&
+            dsh_bash_check_cwd(&policy, cwd, &error) < 0 && error.code == DSH_ERROR_INVALID_INPUT) {
+                serve_fail_cwd(call, &error);
+                refused = true;
+        }
+        dsh_error_clear(&error);
+        dsh_policy_clear(&policy);
+        return refused;
+}
+
 static void bash_run(serve_state *state, rpc_call *call)
 {
         serve_policy fields = SERVE_POLICY_INIT;
@@ -550,7 +581,8 @@ static void bash_run(serve_state *state, rpc_call *call)
             serve_param_positive(call, "timeoutMs", INT_MAX, &timeout_ms) < 0 ||
             serve_param_mode(call, "sandboxPermissions", false, &requested) < 0 ||
             rpc_param_string(call, "sandboxPermissions", false, &request.sandbox_permissions) < 0 ||
-            rpc_param_string(call, "justification", false, &request.justification) < 0) {
+            rpc_param_string(call, "justification", false, &request.justification) < 0 ||
+            rpc_param_string(call, "cwd", false, &request.cwd) < 0 || bad_cwd(state, call, &fields, request.cwd)) {
                 serve_policy_clear(&fields);
                 return;
         }
@@ -603,14 +635,14 @@ static const serve_method serve_methods[] = {
         { "policy.context", policy_context, false, PARAMS("sessionId") },
         { "sandbox.confine", sandbox_confine, true, PARAMS("argv") },
         { "sandbox.probe", sandbox_probe, false, PARAMS("backend") },
-        { "bash.run", bash_run, true, PARAMS("command", "timeoutMs", "sandboxPermissions", "justification") },
+        { "bash.run", bash_run, true, PARAMS("command", "timeoutMs", "sandboxPermissions", "justification", "cwd") },
         { "fs.read", serve_fs_read, true, PARAMS("path") },
         { "fs.write", serve_fs_write, true, PARAMS("path", "content", "createOnly") },
         { "fs.edit", serve_fs_edit, true, PARAMS("path", "oldString", "newString", "replaceAll") },
         { "fs.mkdir", serve_fs_mkdir, true, PARAMS("path", "recursive") },
         { "fs.remove", serve_fs_remove, true, PARAMS("path", "recursive") },
         { "fs.move", serve_fs_move, true, PARAMS("source", "destination", "noReplace") },
-        { "job.start", serve_job_start, true, PARAMS("command", "timeoutMs") },
+        { "job.start", serve_job_start, true, PARAMS("command", "timeoutMs", "cwd") },
         { "job.read", serve_job_read, false, PARAMS("jobId", "offset") },
         { "job.wait", serve_job_wait, false, PARAMS("jobId", "timeoutMs") },
         { "job.kill", serve_job_kill, false, PARAMS("jobId", "signal") },

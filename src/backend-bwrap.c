@@ -11,7 +11,7 @@
  *                          --bind-fd FD WS [--bind-fd FD ROOT]... [pins, read-only binds]
  *                          [--tmpfs SCRATCH-BASE --bind-fd FD CACHE]
  *         --setenv TMPDIR /tmp [--setenv CACHE-VARIABLE DIR]...
- *         [--json-status-fd N] -- dsh-sandbox-exec [--status-fd M] -- ARGV...
+ *         [--chdir DIR] [--json-status-fd N] -- dsh-sandbox-exec [--status-fd M] -- ARGV...
  *
  * Every host path is visible read-only; workspace-write rebinds the workspace
  * and each extra root read-write (minus the shield: src/shield.c).  The
@@ -44,6 +44,11 @@
  *                   --cap-drop leaves full) and lock the securebits;
  *   --bind-fd       (spawn only) what is bound is what was checked: roots,
  *                   pins and protected paths opened by fd, no symlink followed;
+ *   --chdir         (spawn only, when the caller names the command's cwd)
+ *                   the cwd entered by path inside the sandbox, so the
+ *                   command sits on the sandbox's mount of it; without it
+ *                   bwrap falls back to $HOME when the cwd is not there
+ *                   (set_chdir_path());
  *   --json-status-fd (spawn only) bwrap reports out of band whether it
  *                   exec'd at all: a failure before exec is a runner failure,
  *                   never the command's own exit status, and a confined
@@ -223,9 +228,10 @@ struct bwrap_call {
         bool share_terminal;    /* dsh_spawn_options.share_terminal: no --new-session */
         int restore_signals[3]; /* share_terminal: what dsh-sandbox-exec sets back to its default for the command */
         size_t restore_count;
+        char *chdir_path;       /* spawn only: --chdir, the path of the caller's cwd fd; NULL: none */
 };
 
-#define BWRAP_CALL_INIT { NULL, NULL, DSH_SHIELD_INIT, NULL, 0, -1, -1, NULL, false, NULL, false, { 0 }, 0 }
+#define BWRAP_CALL_INIT { NULL, NULL, DSH_SHIELD_INIT, NULL, 0, -1, -1, NULL, false, NULL, false, { 0 }, 0, NULL }
 
 static void bwrap_call_clear(struct bwrap_call *call)
 {
@@ -235,6 +241,7 @@ static void bwrap_call_clear(struct bwrap_call *call)
         free(call->binds);
         free(call->bwrap);
         free(call->exec_helper);
+        free(call->chdir_path);
         dsh_shield_clear(&call->shield);
         dsh_strv_free(call->variables);
         *call = (struct bwrap_call) BWRAP_CALL_INIT;
@@ -509,6 +516,11 @@ static int build_argv(char ***argv, const struct bwrap_call *call, const dsh_pol
                 result = append_read_only_temp_area(argv, policy);
         if (result == 0)
                 result = append_variables(argv, call);
+        if (result == 0 && call->chdir_path) {
+                const char *chdir_words[] = { "--chdir", call->chdir_path, NULL };
+
+                result = append_words(argv, chdir_words);
+        }
         if (result == 0 && call->json_status_fd >= 0)
                 result = append_number_option(argv, "--json-status-fd", call->json_status_fd);
         if (result == 0)
@@ -1178,6 +1190,39 @@ static void settle_child(dsh_child *child, pid_t pid, pid_t reported_pid, bool s
         child->exec_status_fd = exec_status_fd;
 }
 
+/*
+ * The caller's cwd fd as the path bwrap enters inside the sandbox (--chdir).
+ * The command must start on the sandbox's mount of that directory: bwrap
+ * re-resolves the path after its mounts, while a host cwd inherited by fd
+ * would sit on the host's mount, where a relative write is not read-only.
+ * --chdir, not bwrap's own "keep the cwd", because bwrap silently falls
+ * back to $HOME when the old cwd is not in the sandbox (a cwd under the
+ * private /tmp): with --chdir that is "bwrap: Can't chdir", a runner
+ * failure, and the command does not run elsewhere.  The path is the
+ * kernel's for the fd (no symlink); a rename racing the start can only
+ * make bwrap enter another directory of the sandbox's own view, one the
+ * command could `cd` to itself, never a host mount.
+ */
+static int set_chdir_path(struct bwrap_call *call, int cwd_fd, dsh_error *error)
+{
+        char link[64], target[PATH_MAX];
+        ssize_t length;
+
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", cwd_fd);
+        length = readlink(link, target, sizeof(target) - 1);
+        if (length < 0)
+                return dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, errno,
+                                     "cannot name the command's working directory: %s", strerror(errno));
+        target[length] = '\0';
+        if (target[0] != '/' || (size_t) length >= sizeof(target) - 1)
+                return dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, ENOENT,
+                                     "the command's working directory has no path (%s)", target);
+        call->chdir_path = strdup(target);
+        if (!call->chdir_path)
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        return 0;
+}
+
 static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prepared_policy *prepared,
                        const dsh_spawn_options *options, dsh_child *child, dsh_error *error)
 {
@@ -1201,6 +1246,10 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prep
                 share_callers_terminal(&call);
         if (result == 0)
                 result = open_bind_sources(&call, prepared, error);
+        if (result == 0 && options->cwd_fd >= 0)
+                result = set_chdir_path(&call, options->cwd_fd, error);
+        /* The runner itself (root, unconfined) stays in the caller's cwd: only the command enters this one. */
+        runner_options.cwd_fd = -1;
         if (result == 0)
                 result = open_status_pipes(json_pipe, exec_pipe, error);
         if (result == 0)

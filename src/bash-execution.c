@@ -282,7 +282,7 @@ static void abandon(dsh_bash_execution *run)
 }
 
 
-int dsh_bash_execute(dsh_runtime *runtime, const dsh_bash_request *request, const dsh_policy *policy,
+int dsh_bash_execute(dsh_runtime *runtime, const dsh_bash_request *request, const dsh_policy *policy, int cwd_fd,
                      dsh_bash_execution *run, dsh_error *error)
 {
         char *argv[] = { (char *) "bash", (char *) "-c", (char *) request->command, NULL };
@@ -307,6 +307,7 @@ int dsh_bash_execute(dsh_runtime *runtime, const dsh_bash_request *request, cons
          * session is one process group, ended as a whole.
          */
         options.new_session = true;
+        options.cwd_fd = cwd_fd;
         result = dsh_provider_spawn_watched(dsh_runtime_provider(runtime), argv, policy, &options, &run->child, error);
         close(null_fd);
         close(out_pipe[1]);

@@ -40,7 +40,8 @@ typedef struct dsh_bash_execution {
 
 /*
  * Runs `request->command` under `policy` (in a new session, stdin
- * /dev/null) until the spawned process has exited and both streams are at
+ * /dev/null, starting in the directory `cwd_fd` names; -1: the caller's
+ * cwd) until the spawned process has exited and both streams are at
  * their end (or the drain's bound), and fills `run`, which the caller clears
  * with dsh_bash_execution_clear() in every case.  Returns 0 once it ran:
  * `run->child` was waited for and its status channels read.  Returns a
@@ -49,7 +50,7 @@ typedef struct dsh_bash_execution {
  * way (pipes, memory; the command's group was killed and reaped).
  */
 DSH_INTERNAL int dsh_bash_execute(dsh_runtime *runtime, const dsh_bash_request *request, const dsh_policy *policy,
-                                  dsh_bash_execution *run, dsh_error *error);
+                                  int cwd_fd, dsh_bash_execution *run, dsh_error *error);
 
 DSH_INTERNAL void dsh_bash_execution_clear(dsh_bash_execution *run);
 

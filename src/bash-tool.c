@@ -5,17 +5,21 @@
  * (bash-execution.c runs the command, bash-capture.c keeps its output).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "bash-execution.h"
 #include "dsh-sandbox/bash-tool.h"
 #include "error.h"
 #include "held-back-watch.h"
+#include "path-fd.h"
 
 /* The exact texts (docs/bash-tool.md); "%s" is a mode. */
 #define MARKER_DENIED "[sandbox: file access denied under %s mode]"
@@ -210,6 +214,69 @@ static int validate_request(const dsh_bash_request *request, bool *escalate, dsh
                 return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
                                      "invalid justification: expected a non-empty sentence");
         *escalate = true;
+        return 0;
+}
+
+/*
+ * The directory the command starts in, opened once: `request->cwd`
+ * (absolute, or relative to the workspace root), else the workspace root.
+ * Returns the O_PATH fd, or a negative errno with `error` set (a request
+ * error: nothing runs).
+ *
+ * The spawn enters this fd (dsh_spawn_options.cwd_fd), never the name
+ * again, so a symlink swapped in after this check changes nothing about
+ * where the command starts.  A symlink on the way now is followed as a
+ * shell's `cd` follows it: the cwd is where the command starts, not a
+ * grant — outside the root it is only read (read-only, or a write the
+ * sandbox denies as it would from any cwd), and under workspace-write it
+ * adds nothing to what is writable: the backends judge every path by the
+ * writable roots, whatever the cwd.  A /proc magic link is refused: it
+ * could name a directory of another process's mount namespace.
+ */
+static int open_working_directory(const dsh_bash_request *request, const dsh_policy *policy, dsh_error *error)
+{
+        dsh_autofree char *joined = NULL;
+        const char *path = request->cwd;
+        const char *root = policy->workspace_root;
+        int fd;
+
+        if (path && !*path)
+                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "cwd is empty");
+        if (!path || path[0] != '/') {
+                if (!root || root[0] != '/')
+                        return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
+                                             "the command's cwd needs the policy's workspace root, and it has none");
+                if (path && asprintf(&joined, "%s/%s", strcmp(root, "/") == 0 ? "" : root, path) < 0)
+                        return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+                path = joined ? joined : root;
+        }
+        fd = dsh_openat2(AT_FDCWD, path, O_PATH | O_DIRECTORY | O_CLOEXEC, RESOLVE_NO_MAGICLINKS);
+        if (fd >= 0)
+                return fd;
+        if (fd == -ENOENT)
+                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "cwd \"%s\" does not exist", path);
+        if (fd == -ENOTDIR)
+                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "cwd \"%s\" is not a directory", path);
+        if (fd == -ELOOP)
+                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
+                                     "cwd \"%s\" passes through a /proc magic link or too many symlinks", path);
+        if (fd == -ENOMEM)
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "cwd \"%s\" cannot be opened: %s", path,
+                             strerror(-fd));
+}
+
+int dsh_bash_check_cwd(const dsh_policy *policy, const char *cwd, dsh_error *error)
+{
+        const dsh_bash_request request = { .policy = policy, .cwd = cwd };
+        int fd;
+
+        if (!policy)
+                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "the bash tool needs a resolved policy");
+        fd = open_working_directory(&request, policy, error);
+        if (fd < 0)
+                return fd;
+        close(fd);
         return 0;
 }
 
@@ -440,11 +507,11 @@ static int collect_facts(dsh_bash_execution *run, const dsh_policy *policy, dsh_
  * failure, the command never ran; any other refusal is the caller's error.
  */
 static int run_and_attribute(dsh_runtime *runtime, const dsh_bash_request *request, const dsh_policy *policy,
-                             dsh_bash_result *outcome, dsh_error *error)
+                             int cwd_fd, dsh_bash_result *outcome, dsh_error *error)
 {
         dsh_bash_execution run;
         dsh_error run_error = DSH_ERROR_INIT;
-        int result = dsh_bash_execute(runtime, request, policy, &run, &run_error);
+        int result = dsh_bash_execute(runtime, request, policy, cwd_fd, &run, &run_error);
 
         if (result < 0 && !run.child && dsh_bash_cancellation_requested(request->cancellation)) {
                 dsh_error_clear(&run_error);
@@ -473,6 +540,7 @@ int dsh_bash_run(dsh_runtime *runtime, const dsh_bash_request *request, dsh_bash
         dsh_policy policy = DSH_POLICY_INIT;
         dsh_mode requested = DSH_MODE_READ_ONLY;
         bool escalate = false, approved = false;
+        dsh_autoclose int cwd_fd = -1;
         int result;
 
         if (!error)
@@ -486,6 +554,11 @@ int dsh_bash_run(dsh_runtime *runtime, const dsh_bash_request *request, dsh_bash
                                        "sandbox escalation to \"%s\" is not strictly wider than this call's current "
                                        "\"%s\" mode",
                                        dsh_mode_name(requested), dsh_mode_name(policy.mode));
+        /* A cwd that is not a directory is the request's error: nothing is asked, nothing runs. */
+        if (result == 0) {
+                cwd_fd = open_working_directory(request, &policy, error);
+                result = cwd_fd < 0 ? cwd_fd : 0;
+        }
         if (result == 0 && result_start(result_out, policy.mode) < 0)
                 result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         if (result < 0)
@@ -514,7 +587,7 @@ int dsh_bash_run(dsh_runtime *runtime, const dsh_bash_request *request, dsh_bash
                 result_out->sandbox.mode = requested;
         }
         if (result == 0)
-                result = run_and_attribute(runtime, request, &policy, result_out, error);
+                result = run_and_attribute(runtime, request, &policy, cwd_fd, result_out, error);
 out:
         if (result == -ENOMEM && error->code == DSH_ERROR_NONE)
                 result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");

@@ -73,6 +73,11 @@ void dsh_exec_plan_apply(const dsh_exec_plan *plan, const dsh_spawn_options *opt
                 failure->errno_value = errno;
                 return;
         }
+        /* Before confinement, by fd: the directory the caller checked, whatever its path names now. */
+        if (options->cwd_fd >= 0 && fchdir(options->cwd_fd) < 0) {
+                failure->errno_value = errno;
+                return;
+        }
         failure->stage = DSH_SPAWN_STAGE_CONFINE;
         if (confining)
                 result = dsh_set_no_new_privs();

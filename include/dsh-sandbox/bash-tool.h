@@ -171,9 +171,17 @@ typedef struct dsh_bash_request {
         dsh_bash_cancellation *cancellation;   /* NULL: none */
         dsh_bash_output_fn on_output;   /* NULL: only captured */
         void *output_data;
+        /*
+         * Where the command starts: absolute, or relative to the policy's
+         * workspace root; NULL: the workspace root itself (a session's
+         * recorded cwd when the policy was resolved through the session).
+         * It must exist and be a directory.  Not a grant: the writable
+         * roots are what they are from any cwd (docs/bash-tool.md).
+         */
+        const char *cwd;
 } dsh_bash_request;
 
-#define DSH_BASH_REQUEST_INIT { NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL }
+#define DSH_BASH_REQUEST_INIT { NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL }
 
 /*
  * One stream as kept.  Within the limit it is the whole output; beyond it,
@@ -224,7 +232,10 @@ typedef struct dsh_bash_result {
  * dsh_bash_result_clear()).  stdin is /dev/null; the command runs in a new
  * session (no controlling terminal: it cannot read or write the user's
  * terminal, and the terminal's signals reach only the caller) in the
- * caller's working directory and environment.  When the spawned process
+ * caller's environment, starting in `request->cwd` (default: the workspace
+ * root), which was opened once and is entered by fd (under bwrap, by that
+ * fd's path inside the sandbox: a directory the sandbox does not show is a
+ * runner failure).  When the spawned process
  * exits, whatever is left of its process group is killed (under bwrap the
  * sandbox's pid namespace ends anyway), so nothing outlives the call but a
  * process that left the group (setsid) outside bwrap: docs/bash-tool.md.
@@ -240,7 +251,9 @@ typedef struct dsh_bash_result {
  *     must be \"read-only\", \"workspace-write\" or \"danger-full-access\"",
  *     and for a narrower mode "sandbox escalation to \"<mode>\" is not
  *     strictly wider than this call's current \"<mode>\" mode" (the same
- *     mode needs no approval and simply runs);
+ *     mode needs no approval and simply runs); for the cwd "cwd \"<path>\"
+ *     does not exist", "cwd \"<path>\" is not a directory", "cwd is empty"
+ *     (the path made absolute), checked before any approval is asked;
  *   - the provider's refusals that are not runner failures
  *     (SANDBOX_PREPARATION_FAILED, SANDBOX_INVALID_ROOT, ...);
  *   - DSH_ERROR_EXEC_FAILED when bash itself cannot be executed (ENOENT,
@@ -253,6 +266,15 @@ DSH_PUBLIC int dsh_bash_run(dsh_runtime *runtime, const dsh_bash_request *reques
                             dsh_error *error);
 
 DSH_PUBLIC void dsh_bash_result_clear(dsh_bash_result *result);
+
+/*
+ * The cwd check of dsh_bash_run(), on its own: for a front end that answers
+ * a bad cwd before it starts anything (a background job).  Returns 0 when
+ * `cwd` (NULL: the workspace root) names a directory now, or a negative
+ * errno with `error` set to the texts dsh_bash_run() gives.  The run checks
+ * again: a directory removed in between fails the run the same way.
+ */
+DSH_PUBLIC int dsh_bash_check_cwd(const dsh_policy *policy, const char *cwd, dsh_error *error);
 
 #ifdef __cplusplus
 }

@@ -265,9 +265,21 @@ typedef struct dsh_spawn_options {
          * already run the command in the caller's session.
          */
         bool share_terminal;
+        /*
+         * The directory the command starts in: an open directory fd (O_PATH
+         * is enough; the caller keeps it), or -1 for the caller's cwd.  The
+         * command enters what the fd names, never a path looked up again by
+         * the host: fchdir() in the child before it is confined, except
+         * under bwrap, whose runner stays in the caller's cwd and is told
+         * the fd's path (--chdir), so the command lands on the sandbox's own
+         * mount of it (a host cwd inherited into the sandbox would let
+         * relative writes bypass its read-only binds).  A directory the
+         * sandbox does not show is a runner failure, never another cwd.
+         */
+        int cwd_fd;
 } dsh_spawn_options;
 
-#define DSH_SPAWN_OPTIONS_INIT { -1, -1, -1, false, false, false, false }
+#define DSH_SPAWN_OPTIONS_INIT { -1, -1, -1, false, false, false, false, -1 }
 
 /*
  * A spawned command, opaque: created by dsh_provider_spawn(), released by

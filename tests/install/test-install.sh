@@ -206,6 +206,11 @@ check_embed_backend() {
         [ "$status" -eq 0 ] && [ "$(cat "$root/file" 2>/dev/null)" = inside ] &&
                 pass "embed under $label: a write inside ROOT lands" ||
                 fail "embed under $label: a write inside ROOT: status $status, file: $(cat "$root/file" 2>&1)"
+        # Started elsewhere, the command starts in ROOT: a relative write lands there, not in the caller's cwd.
+        status=$(cd "$outside" && status_of embed "$config_home" "$root" -- sh -c 'echo here >relative')
+        [ "$status" -eq 0 ] && [ "$(cat "$root/relative" 2>/dev/null)" = here ] && [ ! -e "$outside/relative" ] &&
+                pass "embed under $label: the command starts in ROOT" ||
+                fail "embed under $label: a relative write from another cwd: status $status, in ROOT: $(ls "$root")"
         [ -z "$backend" ] && return 0
 
         status=$(status_of embed "$config_home" "$root" -- sh -c 'echo outside >"$0/file"' "$outside")

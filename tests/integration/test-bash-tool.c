@@ -1527,6 +1527,98 @@ static void test_library_cancellation(void **state)
         free(script);
 }
 
+/*
+ * The library's cwd (dsh_bash_request.cwd), per backend and confined mode:
+ * none starts in the workspace root, a relative one is taken against it,
+ * an absolute one is used as is, and one that is missing or not a
+ * directory is the request's error with nothing run.  The cwd grants
+ * nothing: a relative write from a cwd inside the root under read-only,
+ * or outside it under workspace-write, is denied and absent on disk (under
+ * bwrap it would land if the command sat on the host's mount of its cwd).
+ */
+static void test_library_cwd(void **state)
+{
+        static const dsh_mode modes[] = { DSH_MODE_READ_ONLY, DSH_MODE_WORKSPACE_WRITE };
+        const char *landlock_run = test_landlock_run_path();
+        char *launchers = strndup(landlock_run, (size_t) (strrchr(landlock_run, '/') - landlock_run));
+        char *sub = path_in(scratch.workspace, "sub");
+        char *file = path_in(scratch.workspace, "plain-file");
+        char *never = path_in(scratch.workspace, "never-ran");
+        char *never_command = format_text("touch '%s'", never);
+
+        (void) state;
+        assert_int_equal(mkdir(sub, 0755), 0);
+        test_write_file(file, "x");
+        for (size_t b = 0; b < BACKEND_COUNT; b++) {
+                if (!backend_works(backends[b]))
+                        continue;
+                for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+                        const struct { const char *cwd; const char *shown; } starts[] = {
+                                { NULL, scratch.workspace }, { "sub", sub }, { sub, sub },
+                                { scratch.outside, scratch.outside }, { "sub/..", scratch.workspace },
+                        };
+                        const char *const refused[] = { "missing", file, "" };
+                        dsh_runtime *runtime = library_runtime(launchers, backends[b], NULL);
+                        dsh_policy policy = DSH_POLICY_INIT;
+                        char *written = path_in(modes[m] == DSH_MODE_READ_ONLY ? sub : scratch.outside, "relative");
+
+                        library_policy(runtime, modes[m], &policy);
+                        for (size_t i = 0; i < sizeof(starts) / sizeof(starts[0]); i++) {
+                                dsh_bash_request request = DSH_BASH_REQUEST_INIT;
+                                dsh_bash_result result = DSH_BASH_RESULT_INIT;
+                                dsh_error error = DSH_ERROR_INIT;
+                                char *expected = format_text("%s\n", starts[i].shown);
+
+                                request.command = "pwd -P";
+                                request.policy = &policy;
+                                request.cwd = starts[i].cwd;
+                                assert_int_equal(dsh_bash_run(runtime, &request, &result, &error), 0);
+                                assert_int_equal(result.exit_code, 0);
+                                assert_string_equal(result.standard_output.text, expected);
+                                dsh_bash_result_clear(&result);
+                                free(expected);
+                        }
+                        for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+                                dsh_bash_request request = DSH_BASH_REQUEST_INIT;
+                                dsh_bash_result result = DSH_BASH_RESULT_INIT;
+                                dsh_error error = DSH_ERROR_INIT;
+
+                                request.command = never_command;
+                                request.policy = &policy;
+                                request.cwd = refused[i];
+                                assert_int_equal(dsh_bash_run(runtime, &request, &result, &error), -EINVAL);
+                                assert_int_equal(error.code, DSH_ERROR_INVALID_INPUT);
+                                assert_non_null(strstr(error.message, "cwd"));
+                                assert_int_equal(dsh_bash_check_cwd(&policy, refused[i], NULL), -EINVAL);
+                                assert_false(test_path_exists(never));
+                                dsh_error_clear(&error);
+                        }
+                        {
+                                /* Not a grant: the write goes nowhere from a cwd the mode does not let it write. */
+                                dsh_bash_request request = DSH_BASH_REQUEST_INIT;
+                                dsh_bash_result result = DSH_BASH_RESULT_INIT;
+                                dsh_error error = DSH_ERROR_INIT;
+
+                                request.command = "echo x > relative";
+                                request.policy = &policy;
+                                request.cwd = modes[m] == DSH_MODE_READ_ONLY ? "sub" : scratch.outside;
+                                assert_int_equal(dsh_bash_run(runtime, &request, &result, &error), 0);
+                                assert_int_equal(result.kind, DSH_BASH_DENIED);
+                                assert_false(test_path_exists(written));
+                                dsh_bash_result_clear(&result);
+                        }
+                        free(written);
+                        dsh_policy_clear(&policy);
+                        dsh_runtime_free(runtime);
+                }
+        }
+        free(launchers);
+        free(sub);
+        free(file);
+        free(never);
+        free(never_command);
+}
+
 /* How often a call is ended at its start: enough that the end lands before, in and after the sandbox's start. */
 #define EARLY_END_REPEATS 20
 
@@ -1747,6 +1839,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_timeout_leaves_nothing_behind, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_signals_cancel_the_call, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_library_cancellation, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_library_cwd, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_end_at_start_leaves_nothing_behind, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_setsid_escapee_does_not_hold_the_tool, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_output_is_truncated_within_bounded_memory, setup, teardown),

@@ -2,7 +2,8 @@
 // listed with their schemas, each tool inside and outside the workspace (every denied change
 // checked on disk), the bash tool's markers, escalation through elicitation (accept, decline,
 // a client without elicitation), cancellation of a running command (its process gone),
-// progress, sessions resolved per call, and the protocol's own errors.
+// progress, sessions resolved per call, the policy told in the instructions, where commands
+// start (cwd), and the protocol's own errors, a server that cannot serve included.
 //
 // Run by meson (tests/meson.build) as `node --test-reporter=tap mcp.test.mjs`, with
 // DSH_SANDBOX_BIN naming the built program and DSH_TEST_SCRATCH a scratch directory.
@@ -44,7 +45,8 @@ after(() => {
 
 // A connected SDK client of `dsh-sandbox mcp ARGS`; `answer` set: it declares elicitation and
 // answers every elicitation with that action, recording the requests in `elicitations`.
-async function connect(args, { answer, cwd = workspace } = {}) {
+// `env`, `cwd` and `stderr` are the server process's.
+async function connect(args, { answer, cwd = workspace, env = environment, stderr = 'inherit' } = {}) {
   const elicitations = [];
   const errors = [];
   const client = new Client({ name: 'dsh-sandbox-tests', version: '1.0.0' },
@@ -57,7 +59,7 @@ async function connect(args, { answer, cwd = workspace } = {}) {
   }
   client.onerror = (error) => errors.push(error);
   const transport = new StdioClientTransport({
-    command: program, args: ['mcp', ...args], env: environment, cwd, stderr: 'inherit',
+    command: program, args: ['mcp', ...args], env, cwd, stderr,
   });
   await client.connect(transport);
   return { client, elicitations, errors, close: () => client.close() };
@@ -162,7 +164,7 @@ test('tools/list offers the seven tools, each with an input schema and a usable 
     assert.deepEqual(Object.keys(byName).sort(),
       ['bash', 'create_directory', 'edit_file', 'move', 'read_file', 'remove', 'write_file']);
     const expected = {
-      bash: [['command'], ['command', 'justification', 'sandbox_permissions', 'timeout_ms']],
+      bash: [['command'], ['command', 'cwd', 'justification', 'sandbox_permissions', 'timeout_ms']],
       read_file: [['path'], ['path']],
       write_file: [['path', 'content'], ['content', 'path']],
       edit_file: [['path', 'old_string', 'new_string'], ['new_string', 'old_string', 'path', 'replace_all']],
@@ -189,6 +191,73 @@ test('tools/list offers the seven tools, each with an input schema and a usable 
     assert.match(byName.write_file.description, /FS_SANDBOX_DENIED/);
     assert.equal(byName.read_file.annotations.readOnlyHint, true);
   });
+});
+
+// The backends this host can confine with (the probe's verdict), as `dsh-sandbox probe --json` reports them.
+function usableBackends() {
+  const report = JSON.parse(execFileSync(program, ['probe', '--json'], { env: environment, cwd: workspace, encoding: 'utf8' }));
+  return report.backends.filter((backend) => backend.usable).map((backend) => backend.name);
+}
+
+// What the server says /tmp is, per backend and mode (docs/mcp.md): the tests name each case.
+const temporaryArea = {
+  'bwrap read-only': '/tmp is an empty private scratch area for each call',
+  'bwrap workspace-write': '/tmp is private to this session and kept across its calls',
+  'landlock read-only': "/tmp is the host's /tmp, not writable",
+  'landlock workspace-write': "/tmp is the host's /tmp, writable",
+};
+
+test('the instructions and the bash tool name the mode, the root, the writable roots, the backend and /tmp', async () => {
+  const root = fs.realpathSync(workspace);
+  const extra = fs.realpathSync(outside);
+  const backends = usableBackends();
+  assert.ok(backends.length > 0, 'no usable backend: the MCP server could not serve at all');
+  for (const backend of backends) {
+    for (const mode of ['read-only', 'workspace-write']) {
+      await withServer(['--mode', mode, '--backend', backend, '--allow-write', extra], async (client) => {
+        const told = client.getInstructions();
+        const { tools } = await client.listTools();
+        const bash = tools.find((tool) => tool.name === 'bash').description;
+        for (const shown of [told, bash]) {
+          assert.ok(shown.includes(`mode "${mode}"`), shown);
+          assert.ok(shown.includes(`workspace root "${root}"`), shown);
+          assert.ok(shown.includes(`extra writable roots: "${extra}"`), shown);
+          assert.ok(shown.includes(`sandbox backend "${backend}"`), shown);
+          assert.ok(shown.includes(temporaryArea[`${backend} ${mode}`]), shown);
+          assert.ok(shown.includes('TMPDIR points there'), shown);
+        }
+        assert.ok(!bash.includes("server's working directory"), bash);
+      });
+    }
+  }
+  await withServer(['--mode', 'danger-full-access'], async (client) => {
+    const told = client.getInstructions();
+    assert.ok(told.includes('mode "danger-full-access"') && told.includes('extra writable roots: none'), told);
+    assert.ok(told.includes('sandbox backend "none"'), told);
+  });
+});
+
+test('the bash tool starts in the root, takes cwd relative to it, and refuses a bad one without running', async () => {
+  const root = fs.realpathSync(workspace);
+  fs.mkdirSync(path.join(workspace, 'sub'), { recursive: true });
+  const marker = path.join(workspace, 'cwd-ran');
+  // Started elsewhere: the command starts in the root, not the server's own cwd.
+  await withServer(['--mode', 'workspace-write', '--root', root], async (client) => {
+    const pwd = async (args) => text(await call(client, 'bash', { command: 'pwd -P', ...args })).split('\n')[0];
+    assert.equal(await pwd({}), root);
+    assert.equal(await pwd({ cwd: 'sub' }), path.join(root, 'sub'));
+    assert.equal(await pwd({ cwd: fs.realpathSync(outside) }), fs.realpathSync(outside));
+    const refused = await call(client, 'bash', { command: `touch '${marker}'`, cwd: 'missing' });
+    assert.equal(refused.isError, true);
+    assert.ok(text(refused).includes(`cwd "${root}/missing" does not exist`), text(refused));
+    assert.equal(fs.existsSync(marker), false);
+    // Not a grant: a relative write from a cwd outside the root is denied, and absent on disk.
+    const escaped = await call(client, 'bash', { command: 'echo x > relative.txt', cwd: fs.realpathSync(outside) });
+    assert.equal(escaped.isError, true);
+    assert.ok(text(escaped).includes(bashDenial('workspace-write')), text(escaped));
+    assert.equal(fs.existsSync(path.join(outside, 'relative.txt')), false);
+  }, { cwd: scratch });
+  fs.rmSync(path.join(workspace, 'sub'), { recursive: true });
 });
 
 // ------------------------------------------------------------------------------- file tools --
@@ -593,6 +662,7 @@ test('a policy that cannot be resolved is refused at start, before anything is s
     child.stdout.on('data', (chunk) => { stdout += chunk; });
     child.stderr.on('data', (chunk) => { stderr += chunk; });
     child.on('close', (status) => resolve({ status, stdout, stderr }));
+    child.stdin.end();   // no request: the refusal answers nothing, and ends with the input
   });
   const missingRoot = await start(['--mode', 'workspace-write', '--root', path.join(scratch, 'missing')]);
   assert.equal(missingRoot.status, 125, missingRoot.stderr);
@@ -604,4 +674,33 @@ test('a policy that cannot be resolved is refused at start, before anything is s
   assert.match(badMode.stderr, /unknown mode "wide-open"/);
   for (const result of [missingRoot, unknownSession, badMode])
     assert.equal(result.stdout, '');
+});
+
+test('a server that cannot serve its policy: the SDK client\'s connect rejects with the cause', async () => {
+  const badConfig = path.join(scratch, 'bad-config.json');
+  fs.writeFileSync(badConfig, '{"mode": "sideways"}');
+  const noBwrap = { ...environment, DSH_SANDBOX_BWRAP: path.join(scratch, 'no-such-bwrap') };
+  const cases = [
+    [['--mode', 'workspace-write', '--root', path.join(scratch, 'missing')], environment,
+      /SANDBOX_INVALID_ROOT: .*missing/],
+    [['--session', 'no-such-session'], environment, /no-such-session/],
+    [['--config', badConfig], environment, /mode/],
+    // No backend: bwrap alone, and the bwrap named is not there.
+    [['--mode', 'workspace-write', '--backend', 'bwrap'], noBwrap, /SANDBOX_UNAVAILABLE: .*no-such-bwrap/],
+  ];
+  for (const [args, env, cause] of cases) {
+    let rejected = null;
+    try {
+      const server = await connect(args, { env, stderr: 'ignore' });
+      await server.close();
+    } catch (error) {
+      rejected = error;
+    }
+    assert.ok(rejected, `connect succeeded for ${args.join(' ')}`);
+    assert.ok(rejected instanceof McpError, String(rejected));
+    assert.match(rejected.message, /dsh-sandbox mcp cannot serve: /);
+    assert.match(rejected.message, cause);
+    assert.doesNotMatch(rejected.message, /Connection closed/);
+  }
+  fs.rmSync(badConfig);
 });

@@ -93,9 +93,13 @@ static const char *const tool_definitions[] = {
         "{\"name\": \"read_file\", \"title\": \"Read a file\","
         " \"description\": \"Reads a UTF-8 text file whole and returns its content. Reading is allowed in "
         "every mode, wherever the server may read. Relative paths are taken from the workspace root. A file "
-        "that is not UTF-8 text is refused: look at it with the bash tool (e.g. xxd).\","
+        "that is not UTF-8 text is refused: look at it with the bash tool (e.g. xxd). A file larger than the "
+        "read limit (16 MiB unless configured) is refused with FS_TOO_LARGE: read it in parts with offset and "
+        "length (bytes; a part's edges move inward to whole UTF-8 characters).\","
         " \"inputSchema\": {\"type\": \"object\", \"properties\": {"
-        "  \"path\": {\"type\": \"string\", \"minLength\": 1, \"description\": \"The file, absolute or relative to the workspace root.\"}"
+        "  \"path\": {\"type\": \"string\", \"minLength\": 1, \"description\": \"The file, absolute or relative to the workspace root.\"},"
+        "  \"offset\": {\"type\": \"integer\", \"minimum\": 0, \"description\": \"Read from this byte (default 0).\"},"
+        "  \"length\": {\"type\": \"integer\", \"minimum\": 1, \"maximum\": 1073741824, \"description\": \"Read at most this many bytes (default: up to the read limit).\"}"
         " }, \"required\": [\"path\"], \"additionalProperties\": false},"
         " \"annotations\": {\"title\": \"Read a file\", \"readOnlyHint\": true, \"openWorldHint\": false}}",
 
@@ -382,10 +386,44 @@ static int move_entry(const mcp_tool_call *tool_call, dsh_file_guard *guard, dsh
                                    mcp_argument_string(tool_call, "destination"), 0, result, error);
 }
 
+/* The whole file, or with offset or length the part asked (the guard bounds both). */
 static int read_file(const mcp_tool_call *tool_call, dsh_file_guard *guard, dsh_file_result *result,
                      dsh_error *error)
 {
-        return dsh_file_guard_read(guard, mcp_argument_string(tool_call, "path"), result, error);
+        long long offset = mcp_argument_integer(tool_call, "offset", -1);
+        long long length = mcp_argument_integer(tool_call, "length", -1);
+
+        if (offset < 0 && length < 0)
+                return dsh_file_guard_read(guard, mcp_argument_string(tool_call, "path"), result, error);
+        return dsh_file_guard_read_range(guard, mcp_argument_string(tool_call, "path"),
+                                         offset < 0 ? 0 : (unsigned long long) offset, length < 0 ? 0 : (size_t) length,
+                                         result, error);
+}
+
+/*
+ * A part of a file may start inside a UTF-8 character or end inside one: up
+ * to three continuation bytes at the start, and an unfinished sequence at the
+ * end, are left out so that the part reads as text.  Whole-file reads are
+ * never trimmed (a file that is not UTF-8 is refused as such).
+ */
+static void trim_to_whole_characters(const char **text, size_t *length)
+{
+        size_t lead = 0, tail;
+
+        while (lead < 3 && lead < *length && ((unsigned char) (*text)[lead] & 0xC0) == 0x80)
+                lead++;
+        *text += lead;
+        *length -= lead;
+        for (tail = 1; tail <= 3 && tail <= *length; tail++) {
+                unsigned char byte = (unsigned char) (*text)[*length - tail];
+                size_t needed = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : byte >= 0xC0 ? 2 : 0;
+
+                if ((byte & 0xC0) == 0x80)
+                        continue;
+                if (needed > tail)
+                        *length -= tail;
+                break;
+        }
 }
 
 /* The canonical path when JSON can carry it, else the path as the model gave it (which came as JSON). */
@@ -442,11 +480,14 @@ static json_t *structured_file_result(const dsh_file_result *result)
 /* A read's content, as text when it is UTF-8; JSON cannot carry anything else. */
 static void reply_read(mcp_tool_call *tool_call, const dsh_file_result *result)
 {
-        size_t invalid_offset = 0;
+        const char *content = result->content;
+        size_t invalid_offset = 0, length = result->bytes;
         char *text = NULL;
 
-        if (dsh_text_is_utf8(result->content, result->bytes, &invalid_offset)) {
-                reply_text(tool_call, result->content, result->bytes, false, NULL);
+        if (json_object_get(tool_call->arguments, "offset") || json_object_get(tool_call->arguments, "length"))
+                trim_to_whole_characters(&content, &length);
+        if (dsh_text_is_utf8(content, length, &invalid_offset)) {
+                reply_text(tool_call, content, length, false, NULL);
                 return;
         }
         if (asprintf(&text,

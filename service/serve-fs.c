@@ -23,6 +23,7 @@ typedef struct fs_call {
         const char *text;               /* write: the content; edit: the new text */
         size_t text_length;
         bool flag;                      /* createOnly, replaceAll, recursive, noReplace */
+        long long offset, length;       /* read: the range asked, -1 where not given */
 } fs_call;
 
 typedef int (*fs_operation_fn)(dsh_file_guard *guard, const fs_call *operation, dsh_file_result *result,
@@ -63,7 +64,34 @@ static int read_flag(rpc_call *call, const char *name, bool *flag)
 
 static int guard_read(dsh_file_guard *guard, const fs_call *operation, dsh_file_result *result, dsh_error *error)
 {
-        return dsh_file_guard_read(guard, operation->path, result, error);
+        if (operation->offset < 0 && operation->length < 0)
+                return dsh_file_guard_read(guard, operation->path, result, error);
+        return dsh_file_guard_read_range(guard, operation->path,
+                                         operation->offset < 0 ? 0 : (unsigned long long) operation->offset,
+                                         operation->length < 0 ? 0 : (size_t) operation->length, result, error);
+}
+
+/* A read's optional range: offset >= 0 and length >= 1 (the guard bounds it by the read limit). */
+static int read_range(rpc_call *call, fs_call *operation)
+{
+        int offset_given, length_given;
+
+        operation->offset = operation->length = -1;
+        offset_given = rpc_param_integer(call, "offset", false, &operation->offset);
+        if (offset_given < 0)
+                return -1;
+        if (offset_given == 0 && operation->offset < 0) {
+                rpc_call_fail_params(call, "offset", "expected a whole number of bytes, 0 or more");
+                return -1;
+        }
+        length_given = rpc_param_integer(call, "length", false, &operation->length);
+        if (length_given < 0)
+                return -1;
+        if (length_given == 0 && (operation->length < 1 || operation->length > 1LL << 30)) {
+                rpc_call_fail_params(call, "length", "expected a whole number of bytes from 1 to 1073741824");
+                return -1;
+        }
+        return 0;
 }
 
 static int guard_write(dsh_file_guard *guard, const fs_call *operation, dsh_file_result *result, dsh_error *error)
@@ -100,7 +128,7 @@ void serve_fs_read(serve_state *state, rpc_call *call)
 {
         fs_call operation = { 0 };
 
-        if (rpc_param_string(call, "path", true, &operation.path) == 0)
+        if (rpc_param_string(call, "path", true, &operation.path) == 0 && read_range(call, &operation) == 0)
                 run_guarded(state, call, &operation, guard_read);
 }
 

@@ -636,7 +636,7 @@ static const serve_method serve_methods[] = {
         { "sandbox.confine", sandbox_confine, true, PARAMS("argv") },
         { "sandbox.probe", sandbox_probe, false, PARAMS("backend") },
         { "bash.run", bash_run, true, PARAMS("command", "timeoutMs", "sandboxPermissions", "justification", "cwd") },
-        { "fs.read", serve_fs_read, true, PARAMS("path") },
+        { "fs.read", serve_fs_read, true, PARAMS("path", "offset", "length") },
         { "fs.write", serve_fs_write, true, PARAMS("path", "content", "createOnly") },
         { "fs.edit", serve_fs_edit, true, PARAMS("path", "oldString", "newString", "replaceAll") },
         { "fs.mkdir", serve_fs_mkdir, true, PARAMS("path", "recursive") },

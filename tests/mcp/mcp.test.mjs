@@ -165,7 +165,7 @@ test('tools/list offers the seven tools, each with an input schema and a usable 
       ['bash', 'create_directory', 'edit_file', 'move', 'read_file', 'remove', 'write_file']);
     const expected = {
       bash: [['command'], ['command', 'cwd', 'justification', 'sandbox_permissions', 'timeout_ms']],
-      read_file: [['path'], ['path']],
+      read_file: [['path'], ['length', 'offset', 'path']],
       write_file: [['path', 'content'], ['content', 'path']],
       edit_file: [['path', 'old_string', 'new_string'], ['new_string', 'old_string', 'path', 'replace_all']],
       create_directory: [['path'], ['path', 'recursive']],
@@ -262,6 +262,24 @@ test('the bash tool starts in the root, takes cwd relative to it, and refuses a 
 
 // ------------------------------------------------------------------------------- file tools --
 
+test('read_file is bounded: a sparse 20 GiB file is refused with FS_TOO_LARGE, and read in parts', async () => {
+  await withServer(['--mode', 'workspace-write'], async (client) => {
+    const sparse = path.join(workspace, 'sparse.bin');
+    fs.writeFileSync(sparse, '');
+    fs.truncateSync(sparse, 20 * 1024 ** 3);
+    let result = await call(client, 'read_file', { path: 'sparse.bin' });
+    assert.equal(result.isError, true);
+    assert.match(text(result), /FS_TOO_LARGE/);
+    assert.match(text(result), /read a range/);
+    // A part that starts and ends inside two-byte characters reads as the whole characters within.
+    fs.writeFileSync(path.join(workspace, 'accents.txt'), 'caf\u00e9 cr\u00e8me');
+    result = await call(client, 'read_file', { path: 'accents.txt', offset: 4, length: 5 });
+    assert.equal(result.isError, false, text(result));
+    assert.equal(text(result), ' cr');
+    fs.unlinkSync(sparse);
+  });
+});
+
 test('file tools work inside the workspace', async () => {
   await withServer(['--mode', 'workspace-write'], async (client) => {
     let result = await call(client, 'write_file', { path: 'notes/a.txt', content: 'one two one\n' });
@@ -273,6 +291,9 @@ test('file tools work inside the workspace', async () => {
     result = await call(client, 'read_file', { path: path.join(workspace, 'notes/a.txt') });
     assert.equal(result.isError, false);
     assert.equal(text(result), 'one two one\n');
+    result = await call(client, 'read_file', { path: 'notes/a.txt', offset: 4, length: 3 });
+    assert.equal(result.isError, false, text(result));
+    assert.equal(text(result), 'two');
 
     result = await call(client, 'edit_file', { path: 'notes/a.txt', old_string: 'one', new_string: '1' });
     assert.equal(result.isError, true);

@@ -589,6 +589,27 @@ class FsTest(ServeCase):
         with open(self.path("nul.bin"), "rb") as handle:
             self.assertEqual(handle.read(), b"a\0b")
 
+    def test_read_is_bounded_and_takes_a_range(self):
+        server = self.serve()
+        policy = self.workspace_policy()
+        with open(self.path("sparse"), "wb") as handle:
+            handle.truncate(20 << 30)
+        error = server.error("fs.read", dict(policy, path="sparse"))
+        self.assertEqual(error["code"], -32000)
+        self.assertEqual(error["data"]["code"], "FS_TOO_LARGE")
+        self.assertIn("read a range", error["data"]["message"])
+        with open(self.path("small.txt"), "w", encoding="utf-8") as handle:
+            handle.write("0123456789")
+        self.assertEqual(server.call("fs.read", dict(policy, path="small.txt", offset=3, length=4))["content"], "3456")
+        self.assertEqual(server.call("fs.read", dict(policy, path="small.txt", offset=8))["content"], "89")
+        self.assertEqual(server.call("fs.read", dict(policy, path="sparse", offset=1 << 30, length=2))["content"],
+                         "\u0000\u0000")
+        for params, parameter in ((dict(offset=-1), "offset"), (dict(length=0), "length"),
+                                  (dict(length="4"), "length")):
+            error = server.error("fs.read", dict(policy, path="small.txt", **params))
+            self.assertEqual(error["code"], -32602)
+            self.assertEqual(error["data"], {"parameter": parameter})
+
     def test_every_change_outside_the_policy_is_denied_on_disk(self):
         server = self.serve()
         inside = self.path("keep.txt")

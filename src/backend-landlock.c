@@ -55,7 +55,17 @@ struct landlock_grant {
         const char *path;
         bool writable;
         int fd;           /* a writable root, opened right after its check (prepared policy); -1: by name */
+        bool optional;    /* a device the host may lack: no grant then, rather than no run */
 };
+
+/*
+ * Under workspace-write the command may make ptys (script, pty.openpty,
+ * expect): /dev/ptmx read-write with ioctl, which makes a new pty on every
+ * open and reaches no existing one.  /dev/pts is not granted (every terminal
+ * of the host is there); the slave of a new pty comes from the supervisor
+ * (core/metadata-supervisor.c, "pty peers").
+ */
+#define LANDLOCK_PTY_MULTIPLEXER "/dev/ptmx"
 
 /* Calls `visit` for every grant of the policy, in launcher order (--ro first). */
 static int for_each_grant(const dsh_prepared_policy *prepared,
@@ -63,8 +73,8 @@ static int for_each_grant(const dsh_prepared_policy *prepared,
 {
         const dsh_policy *policy = &prepared->policy;
         struct landlock_grant fixed[] = {
-                { "/", false, -1 },
-                { LANDLOCK_SINK, true, -1 },
+                { "/", false, -1, false },
+                { LANDLOCK_SINK, true, -1, false },
         };
         int result;
 
@@ -76,16 +86,20 @@ static int for_each_grant(const dsh_prepared_policy *prepared,
         if (policy->mode != DSH_MODE_WORKSPACE_WRITE)
                 return 0;
         {
-                struct landlock_grant temp_area = { LANDLOCK_TEMP_AREA, true, -1 };
+                struct landlock_grant temp_area = { LANDLOCK_TEMP_AREA, true, -1, false };
+                struct landlock_grant ptys = { LANDLOCK_PTY_MULTIPLEXER, true, -1, true };
                 struct landlock_grant workspace = { policy->workspace_root, true,
-                                                    dsh_prepared_policy_root_fd(prepared, policy->workspace_root) };
+                                                    dsh_prepared_policy_root_fd(prepared, policy->workspace_root),
+                                                    false };
 
                 result = visit(&temp_area, context);
+                if (result == 0)
+                        result = visit(&ptys, context);
                 if (result == 0)
                         result = visit(&workspace, context);
         }
         for (char **root = policy->additional_writable_roots; result == 0 && root && *root; root++) {
-                struct landlock_grant extra = { *root, true, dsh_prepared_policy_root_fd(prepared, *root) };
+                struct landlock_grant extra = { *root, true, dsh_prepared_policy_root_fd(prepared, *root), false };
 
                 result = visit(&extra, context);
         }
@@ -170,6 +184,8 @@ static int append_grant_arguments(const struct landlock_grant *grant, void *cont
 {
         char ***argv = context;
 
+        if (grant->optional && access(grant->path, F_OK) < 0)
+                return 0;  /* the launcher would refuse a rule path it cannot open */
         if (dsh_strv_append(argv, grant->writable ? "--rw" : "--ro") < 0 || dsh_strv_append(argv, grant->path) < 0)
                 return -ENOMEM;
         return 0;
@@ -310,6 +326,8 @@ static int add_grant_rule(const struct landlock_grant *grant, void *context)
         } else {
                 result = dsh_landlock_ruleset_grant(builder->ruleset, grant->path, grant->writable, false,
                                                     &builder->failed_step);
+                if (result == -ENOENT && grant->optional)
+                        return 0;
         }
         if (result < 0)
                 builder->failed_path = grant->path;

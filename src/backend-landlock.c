@@ -3,9 +3,11 @@
  * The Landlock backend.
  *
  * Grants (docs/security.md): read+execute beneath "/", read-write on the
- * "/dev/null" sink; workspace-write adds the temp area "/tmp", the workspace
- * root and each extra root.  "/dev" itself is never granted: it would expose
- * /dev/shm, a world-writable tmpfs outside the policy.
+ * "/dev/null" sink; workspace-write adds the temp area "/tmp", /dev/ptmx
+ * (new ptys), the workspace root and each extra root, and where the caller
+ * may mount, a /dev/shm of the command's own (core/private-shm.h).  "/dev"
+ * itself is never granted, nor /dev/pts or the host's /dev/shm: every other
+ * terminal, and every other process's shared memory, lies there.
  *
  * Two ways to use it: confine() names the `landlock-run` launcher in an argv
  * for callers that spawn themselves; spawn() builds the same ruleset in this
@@ -35,6 +37,7 @@
 #include "backend.h"
 #include "core/landlock.h"
 #include "core/metadata-supervisor.h"
+#include "core/private-shm.h"
 #include "error.h"
 #include "path.h"
 #include "shield.h"
@@ -341,7 +344,7 @@ static int add_grant_rule(const struct landlock_grant *grant, void *context)
  */
 static int build_ruleset(const dsh_provider *provider, const dsh_prepared_policy *prepared,
                          dsh_landlock_ruleset *ruleset, dsh_confined_argv *facts, char ***held_back,
-                         dsh_error *error)
+                         int private_shm_fd, dsh_error *error)
 {
         const dsh_policy *policy = &prepared->policy;
         struct ruleset_builder builder = { ruleset, NULL, NULL };
@@ -363,6 +366,11 @@ static int build_ruleset(const dsh_provider *provider, const dsh_prepared_policy
                 return dsh_error_set_unavailable(error, policy->mode, problem);
         }
         result = for_each_grant(prepared, add_grant_rule, &builder);
+        /* The command's own /dev/shm, by the fd of its tmpfs: no other inode can come to carry this grant. */
+        if (result == 0 && private_shm_fd >= 0) {
+                builder.failed_step = "add_rule";
+                result = dsh_landlock_ruleset_grant_fd(ruleset, private_shm_fd, true);
+        }
         if (result < 0) {
                 if (builder.failed_step && strcmp(builder.failed_step, "open") == 0)
                         snprintf(detail, sizeof(detail), "cannot open rule path: %s: %s", builder.failed_path,
@@ -458,9 +466,15 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
         plan.terminal_filter = true;
         plan.drop_capabilities = true;
         plan.metadata = policy->mode == DSH_MODE_WORKSPACE_WRITE ? DSH_METADATA_SUPERVISE : DSH_METADATA_DENY;
-        result = build_ruleset(provider, prepared, &ruleset, &facts, &held_back, error);
-        if (result < 0)
+        /* Where the caller may mount (core/private-shm.h); elsewhere the host's /dev/shm stays read-only. */
+        if (policy->mode == DSH_MODE_WORKSPACE_WRITE)
+                plan.private_shm_fd = dsh_private_shm_create();
+        result = build_ruleset(provider, prepared, &ruleset, &facts, &held_back, plan.private_shm_fd, error);
+        if (result < 0) {
+                if (plan.private_shm_fd >= 0)
+                        close(plan.private_shm_fd);
                 return result;
+        }
         facts.argv = dsh_strv_copy(argv);
         if (!facts.argv)
                 result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
@@ -468,6 +482,8 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
                 result = start_supervisor(prepared, held_back, &supervisor, &plan.metadata_socket, error);
         dsh_strv_free(held_back);
         if (result < 0) {
+                if (plan.private_shm_fd >= 0)
+                        close(plan.private_shm_fd);
                 dsh_landlock_ruleset_close(&ruleset);
                 dsh_confined_argv_clear(&facts);
                 return result;
@@ -475,6 +491,9 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
         plan.landlock_ruleset_fd = ruleset.fd;
         pid = dsh_spawn_exec_plan(&plan, options, &failure);
         dsh_landlock_ruleset_close(&ruleset);
+        /* Mounted in the child's namespace by now, or gone with the child: ours is no longer needed. */
+        if (plan.private_shm_fd >= 0)
+                close(plan.private_shm_fd);
         /* The child's copy went with its exec (or its exit): the supervisor now gets the listener or end of file. */
         if (plan.metadata_socket >= 0)
                 close(plan.metadata_socket);
@@ -512,7 +531,7 @@ static int landlock_exec(dsh_provider *provider, char *const *argv, const dsh_pr
         plan.terminal_filter = true;
         plan.drop_capabilities = true;
         plan.metadata = DSH_METADATA_DENY;
-        result = build_ruleset(provider, prepared, &ruleset, &facts, NULL, error);
+        result = build_ruleset(provider, prepared, &ruleset, &facts, NULL, -1, error);
         if (result < 0)
                 return result;
         plan.landlock_ruleset_fd = ruleset.fd;

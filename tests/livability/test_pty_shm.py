@@ -8,14 +8,18 @@ test process sees on its side (the bytes on its own terminal, the objects in /de
 
 Under Landlock workspace-write a command makes ptys of its own (/dev/ptmx is granted; the slave
 comes from the metadata supervisor, which answers TIOCGPTPEER) but opens no existing terminal
-for writing and injects into none; POSIX shared memory and semaphores (/dev/shm, which holds
-every other process's) stay out of reach, so multiprocessing's locks are refused.  Under bwrap
-the command has a /dev of its own: both work there.
+for writing and injects into none.  POSIX shared memory and semaphores (multiprocessing) get a
+/dev/shm of the command's own where the caller may mount (a tmpfs in a mount namespace of the
+command's), which never shows on the host's; where it may not, the host's /dev/shm, which holds
+every other process's objects, stays read-only and multiprocessing's locks are refused.  Both
+ways are run here (the second with CAP_SYS_ADMIN taken away by setpriv).  Under bwrap the
+command has a /dev of its own: everything works there.
 
 Output is unittest's verbose form on stdout, one line per case, then "N passed, N failed,
 N skipped".
 """
 import errno
+import json
 import os
 import shutil
 import subprocess
@@ -223,22 +227,23 @@ class LandlockOtherTerminals(Confined):
 
 SHM_REACH = r"""
 import errno, os, sys
-target = sys.argv[1]
-def attempt(action):
-    try:
-        action()
-        return "done"
-    except OSError as error:
-        return errno.errorcode[error.errno]
-print("open for writing", attempt(lambda: os.open(target, os.O_WRONLY)))
-print("truncate", attempt(lambda: os.truncate(target, 0)))
-print("unlink", attempt(lambda: os.unlink(target)))
-print("rename", attempt(lambda: os.rename(target, target + "-moved")))
-print("create beside it", attempt(lambda: os.open(target + "-planted", os.O_CREAT | os.O_WRONLY, 0o600)))
+for target in sys.argv[1:]:
+    def attempt(action):
+        try:
+            action()
+            return "done"
+        except OSError as error:
+            return errno.errorcode[error.errno]
+    where = "by /proc" if target.startswith("/proc/") else "by name"
+    print(where, "open for writing", attempt(lambda: os.open(target, os.O_WRONLY)))
+    print(where, "truncate", attempt(lambda: os.truncate(target, 0)))
+    print(where, "unlink", attempt(lambda: os.unlink(target)))
+    print(where, "rename", attempt(lambda: os.rename(target, target + "-moved")))
+    print(where, "create beside it", attempt(lambda: os.close(os.open(target + "-planted", os.O_CREAT | os.O_WRONLY))))
 """
 
 MULTIPROCESSING = r"""
-import multiprocessing
+import multiprocessing, os
 try:
     lock = multiprocessing.Lock()
     with lock:
@@ -248,31 +253,172 @@ try:
     print("lock ok")
 except PermissionError as error:
     print("refused", error.errno)
+print("shm entries", len(os.listdir("/dev/shm")))
+"""
+
+# Holds the command until the test has looked at the mounts from outside: an event, not a time.
+HOLD_IN_PRIVATE_SHM = r"""
+import os, sys, time
+ready, go = sys.argv[1:3]
+open("/dev/shm/held", "w").close()
+open(ready, "w").close()
+deadline = time.monotonic() + 60
+while not os.path.exists(go) and time.monotonic() < deadline:
+    time.sleep(0.01)
+print("held", os.path.exists("/dev/shm/held"))
+"""
+
+# Runs in a mount namespace whose every mount is shared (unshare --propagation shared): the
+# command's tmpfs would show here if the sandbox mounted it on a peer of this /dev/shm.
+PROPAGATION_WATCHER = r"""
+import os, subprocess, sys, time
+binary, workspace, python, hold = sys.argv[1:5]
+ready, go = os.path.join(workspace, "ready"), os.path.join(workspace, "go")
+def shm_mounts():
+    with open("/proc/self/mountinfo") as handle:
+        return [line for line in handle if line.split()[4] == "/dev/shm"]
+print("shared here", all("shared:" in line for line in shm_mounts()) and bool(shm_mounts()))
+before = shm_mounts()
+command = subprocess.Popen([binary, "run", "--backend", "landlock", "--mode", "workspace-write", "--root",
+                            workspace, "--", python, "-c", hold, ready, go], stdout=subprocess.PIPE, text=True)
+deadline = time.monotonic() + 60
+while not os.path.exists(ready) and command.poll() is None and time.monotonic() < deadline:
+    time.sleep(0.01)
+print("command ready", os.path.exists(ready))
+print("new /dev/shm mounts here", len(shm_mounts()) - len(before))
+print("its file here", os.path.exists("/dev/shm/held"))
+open(go, "w").close()
+print("command said", command.communicate()[0].strip(), command.returncode)
 """
 
 
-class LandlockSharedMemory(Confined):
-    """Another process's POSIX shared memory stays untouched; multiprocessing's semaphores are refused."""
+def may_mount():
+    """Whether this process may make a tmpfs (fsopen), as the sandbox does for a private /dev/shm."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = libc.syscall(430, b"tmpfs", 1)  # fsopen("tmpfs", FSOPEN_CLOEXEC)
+    if fd < 0:
+        return False
+    os.close(fd)
+    return True
 
-    def test_another_processs_object_cannot_be_written_or_removed(self):
+
+def without_mount_privilege():
+    """An argv prefix that runs the sandbox unable to mount: for root, CAP_SYS_ADMIN out of every set."""
+    if not may_mount():
+        return []
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        return None
+    return ["setpriv", "--bounding-set=-sys_admin", "--inh-caps=-sys_admin", "--"]
+
+
+class LandlockSharedMemory(Confined):
+    """/dev/shm under Landlock workspace-write: the command's own where the caller may mount, else read-only.
+
+    Either way another process's object there is neither written nor removed, and nothing the command
+    makes reaches the host's /dev/shm."""
+
+    prefix = []
+
+    def run_confined(self, argv, **options):
+        command = [*self.prefix, BIN, "run", "--backend", self.backend, "--mode", "workspace-write", "--root",
+                   self.workspace, "--", *argv]
+        options.setdefault("stdin", subprocess.DEVNULL)
+        return subprocess.run(command, capture_output=True, text=True, timeout=PATIENCE, check=False,
+                              cwd=self.workspace, **options)
+
+    def host_object(self):
         name = f"/dev/shm/dsh-test-{uuid.uuid4().hex[:8]}"
         with open(name, "wb") as handle:
             handle.write(b"someone else's")
         self.addCleanup(lambda: [os.path.exists(path) and os.unlink(path)
                                  for path in (name, name + "-moved", name + "-planted")])
-        result = self.run_python(SHM_REACH, name)
-        self.assert_ran(result, "open for writing EACCES", "truncate EACCES", "unlink EACCES", "rename EACCES",
-                        "create beside it EACCES")
+        return name
+
+    def assert_host_object_untouched(self, name):
         with open(name, "rb") as handle:
             self.assertEqual(handle.read(), b"someone else's")
         self.assertFalse(os.path.exists(name + "-moved"))
         self.assertFalse(os.path.exists(name + "-planted"))
 
+
+class LandlockPrivateSharedMemory(LandlockSharedMemory):
+    def setUp(self):
+        super().setUp()
+        if not may_mount():
+            self.skipTest("this process may not mount (no CAP_SYS_ADMIN over its mount namespace): no private /dev/shm")
+
+    def test_multiprocessing_pool_and_lock_work(self):
+        before = set(os.listdir("/dev/shm"))
+        self.assert_ran(self.run_python(MULTIPROCESSING), "pool [1, 2, 3]", "lock ok", "shm entries 0")
+        self.assertEqual(set(os.listdir("/dev/shm")) - before, set())
+
+    def test_the_hosts_objects_are_not_there(self):
+        name = self.host_object()
+        through_proc = f"/proc/{os.getpid()}/root{name}"
+        result = self.run_python(SHM_REACH, name, through_proc)
+        self.assert_ran(result, "by name open for writing ENOENT", "by name truncate ENOENT", "by name unlink ENOENT",
+                        "by name rename ENOENT", "by name create beside it done",
+                        "by /proc open for writing EACCES", "by /proc truncate EACCES", "by /proc unlink EACCES",
+                        "by /proc rename EACCES", "by /proc create beside it EACCES")
+        self.assert_host_object_untouched(name)
+
+    def test_a_mount_that_fails_in_the_child_refuses_the_command(self):
+        # Fault injection: unshare(2) fails in the child (strace), after the parent made the tmpfs.
+        if not shutil.which("strace"):
+            self.skipTest("strace is not installed (it injects the failure)")
+        marker = os.path.join(self.workspace, "ran")
+        launcher = os.environ.get("LANDLOCK_RUN_BIN", "")
+        for runner in ([BIN, "run", "--backend", "landlock", "--mode", "workspace-write", "--root", self.workspace,
+                        "--"], [launcher, "--ro", "/", "--rw", self.workspace, "--"]):
+            result = subprocess.run(["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=unshare", "-e",
+                                     "inject=unshare:error=EPERM", "--", *runner, "sh", "-c", f"echo > {marker}"],
+                                    capture_output=True, text=True, timeout=PATIENCE, check=False,
+                                    stdin=subprocess.DEVNULL)
+            self.assertEqual(result.returncode, 125, result.stderr)
+            self.assertIn("private /dev/shm", result.stderr)
+            self.assertFalse(os.path.exists(marker), runner[0])
+
+    def test_the_launcher_argv_of_confine_gets_one_too(self):
+        confine = subprocess.run([BIN, "confine", "--backend", "landlock", "--mode", "workspace-write", "--root",
+                                  self.workspace, "--", PYTHON, "-c", MULTIPROCESSING],
+                                 capture_output=True, text=True, check=False)
+        self.assertEqual(confine.returncode, 0, confine.stderr)
+        argv = json.loads(confine.stdout)["argv"]
+        self.assertIn("/dev/ptmx", argv)
+        result = subprocess.run(argv, capture_output=True, text=True, timeout=PATIENCE, check=False,
+                                stdin=subprocess.DEVNULL, cwd=self.workspace)
+        self.assert_ran(result, "pool [1, 2, 3]", "lock ok", "shm entries 0")
+
+    def test_the_private_mount_never_reaches_a_shared_host_dev_shm(self):
+        if not shutil.which("unshare"):
+            self.skipTest("util-linux unshare is not installed")
+        watcher = subprocess.run(["unshare", "--mount", "--propagation", "shared", "--", PYTHON, "-c",
+                                  PROPAGATION_WATCHER, BIN, self.workspace, PYTHON, HOLD_IN_PRIVATE_SHM],
+                                 capture_output=True, text=True, timeout=PATIENCE, check=False)
+        self.assert_ran(watcher, "shared here True", "command ready True", "new /dev/shm mounts here 0",
+                        "its file here False", "command said held True 0")
+
+
+class LandlockReadOnlySharedMemory(LandlockSharedMemory):
+    def setUp(self):
+        super().setUp()
+        prefix = without_mount_privilege()
+        if prefix is None:
+            self.skipTest("cannot take the mount privilege away here (not root, or no setpriv)")
+        self.prefix = prefix
+
     def test_multiprocessing_locks_are_refused_not_run_unconfined(self):
         before = set(os.listdir("/dev/shm"))
-        result = self.run_python(MULTIPROCESSING)
-        self.assert_ran(result, f"refused {errno.EACCES}")
+        self.assert_ran(self.run_python(MULTIPROCESSING), f"refused {errno.EACCES}")
         self.assertEqual(set(os.listdir("/dev/shm")) - before, set())
+
+    def test_another_processs_object_cannot_be_written_or_removed(self):
+        name = self.host_object()
+        result = self.run_python(SHM_REACH, name)
+        self.assert_ran(result, "by name open for writing EACCES", "by name truncate EACCES", "by name unlink EACCES",
+                        "by name rename EACCES", "by name create beside it EACCES")
+        self.assert_host_object_untouched(name)
 
 
 BWRAP_LIVABILITY = r"""

@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "core/landlock.h"
+#include "core/private-shm.h"
 #include "dsh-sandbox/provider.h"
 #include "escape-matrix.h"
 #include "test-support.h"
@@ -66,6 +67,8 @@ typedef enum escape_requirement {
         ESCAPE_REQUIRES_USER_XATTRS,   /* user.* xattrs on the scratch filesystem */
         ESCAPE_REQUIRES_ACLS,          /* POSIX ACLs on the scratch filesystem */
         ESCAPE_REQUIRES_EXT4_VERSION,  /* ext4's EXT4_IOC_SETVERSION on the scratch filesystem */
+        ESCAPE_REQUIRES_MOUNT,         /* the caller may mount: Landlock's command gets a /dev/shm of its own */
+        ESCAPE_REQUIRES_NO_MOUNT,      /* the caller may not: the host's /dev/shm stays read-only */
 } escape_requirement;
 
 /*
@@ -105,7 +108,9 @@ typedef struct escape_row {
  * before it looks at writability, a link with EROFS when its new name is
  * read-only and EXDEV when only the source lies on another mount.  Its
  * /dev is a private tmpfs: /dev/shm, like /tmp under workspace-write, takes
- * writes that never reach the host.  Landlock answers EACCES, and EXDEV where
+ * writes that never reach the host; so does Landlock's under workspace-write
+ * when the caller may mount (a tmpfs of the command's own), and refuses them
+ * otherwise.  Landlock answers EACCES, and EXDEV where
  * a link would give a file rights it does not have where it lies.  Device
  * nodes are never granted: bwrap has no CAP_MKNOD (EPERM), Landlock never
  * grants MAKE_CHAR (EACCES).
@@ -118,7 +123,10 @@ static const escape_row rows[] = {
           .landlock = { DENY("EACCES"), DENY("EACCES") } },
         { "create", "/tmp", { "create", "{tmp}" }, { "{tmp}" }, .bwrap = { DENY("EROFS"), PRIVATE },
           .landlock = { DENY("EACCES"), ALLOW } },
-        { "create", "/dev/shm", { "create", "{shm}" }, { "{shm}" }, .bwrap = { PRIVATE, PRIVATE },
+        { "create", "/dev/shm", { "create", "{shm}" }, { "{shm}" }, .requires = ESCAPE_REQUIRES_MOUNT,
+          .bwrap = { PRIVATE, PRIVATE }, .landlock = { DENY("EACCES"), PRIVATE } },
+        { "create", "/dev/shm (no private one)", { "create", "{shm}" }, { "{shm}" },
+          .requires = ESCAPE_REQUIRES_NO_MOUNT, .bwrap = { PRIVATE, PRIVATE },
           .landlock = { DENY("EACCES"), DENY("EACCES") } },
         { "create-in-grandchild", "workspace", { "in-grandchild", "create", "{ws}/new" }, { "{ws}/new" },
           .bwrap = { DENY("EROFS"), ALLOW }, .landlock = { DENY("EACCES"), ALLOW } },
@@ -450,6 +458,23 @@ static bool running_as_root(void)
         return known;
 }
 
+/* Whether this process may make the tmpfs of a private /dev/shm (core/private-shm.h), as the spawn path would. */
+static bool may_mount(void)
+{
+        static int known = -1;
+
+        if (known < 0) {
+                int fd = dsh_private_shm_create();
+
+                known = fd >= 0;
+                if (fd >= 0)
+                        close(fd);
+                printf("# SKIP the /dev/shm row %s: this process %s\n", known ? "without a private /dev/shm" : "with one",
+                       known ? "may mount" : "may not mount");
+        }
+        return known;
+}
+
 /* POSIX ACLs on the scratch filesystem: the ACL rows set one. */
 static bool acls_supported(void)
 {
@@ -511,6 +536,10 @@ static bool row_runs_here(const escape_row *row)
                 return ext4_version_supported();
         case ESCAPE_REQUIRES_ACLS:
                 return acls_supported();
+        case ESCAPE_REQUIRES_MOUNT:
+                return may_mount();
+        case ESCAPE_REQUIRES_NO_MOUNT:
+                return !may_mount();
         }
         return false;
 }

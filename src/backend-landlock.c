@@ -5,7 +5,8 @@
  * Grants (docs/security.md): read+execute beneath "/", read-write on the
  * "/dev/null" sink; workspace-write adds the temp area "/tmp", /dev/ptmx
  * (new ptys), the workspace root and each extra root, and where the caller
- * may mount, a /dev/shm of the command's own (core/private-shm.h).  "/dev"
+ * may mount, a /dev/shm and a /dev/pts of the command's own
+ * (core/private-dev.h).  "/dev"
  * itself is never granted, nor /dev/pts or the host's /dev/shm: every other
  * terminal, and every other process's shared memory, lies there.
  *
@@ -37,7 +38,7 @@
 #include "backend.h"
 #include "core/landlock.h"
 #include "core/metadata-supervisor.h"
-#include "core/private-shm.h"
+#include "core/private-dev.h"
 #include "error.h"
 #include "path.h"
 #include "shield.h"
@@ -344,7 +345,7 @@ static int add_grant_rule(const struct landlock_grant *grant, void *context)
  */
 static int build_ruleset(const dsh_provider *provider, const dsh_prepared_policy *prepared,
                          dsh_landlock_ruleset *ruleset, dsh_confined_argv *facts, char ***held_back,
-                         int private_shm_fd, dsh_error *error)
+                         const dsh_private_devices *devices, dsh_error *error)
 {
         const dsh_policy *policy = &prepared->policy;
         struct ruleset_builder builder = { ruleset, NULL, NULL };
@@ -366,10 +367,12 @@ static int build_ruleset(const dsh_provider *provider, const dsh_prepared_policy
                 return dsh_error_set_unavailable(error, policy->mode, problem);
         }
         result = for_each_grant(prepared, add_grant_rule, &builder);
-        /* The command's own /dev/shm, by the fd of its tmpfs: no other inode can come to carry this grant. */
-        if (result == 0 && private_shm_fd >= 0) {
+        /* The command's own /dev/shm and /dev/pts, by their mounts' fds: no other inode can come to carry these. */
+        if (result == 0 && devices) {
                 builder.failed_step = "add_rule";
-                result = dsh_landlock_ruleset_grant_fd(ruleset, private_shm_fd, true);
+                result = dsh_landlock_ruleset_grant_fd(ruleset, devices->shm, true);
+                if (result == 0)
+                        result = dsh_landlock_ruleset_grant_fd(ruleset, devices->pts, true);
         }
         if (result < 0) {
                 if (builder.failed_step && strcmp(builder.failed_step, "open") == 0)
@@ -458,6 +461,7 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
         dsh_confined_argv facts = DSH_CONFINED_ARGV_INIT;
         dsh_exec_plan plan = DSH_EXEC_PLAN_INIT(argv);
         dsh_metadata_supervisor *supervisor = NULL;
+        dsh_private_devices devices = DSH_PRIVATE_DEVICES_INIT;
         char **held_back = NULL;
         dsh_spawn_failure failure;
         pid_t pid;
@@ -466,13 +470,12 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
         plan.terminal_filter = true;
         plan.drop_capabilities = true;
         plan.metadata = policy->mode == DSH_MODE_WORKSPACE_WRITE ? DSH_METADATA_SUPERVISE : DSH_METADATA_DENY;
-        /* Where the caller may mount (core/private-shm.h); elsewhere the host's /dev/shm stays read-only. */
-        if (policy->mode == DSH_MODE_WORKSPACE_WRITE)
-                plan.private_shm_fd = dsh_private_shm_create();
-        result = build_ruleset(provider, prepared, &ruleset, &facts, &held_back, plan.private_shm_fd, error);
+        /* Where the caller may mount (core/private-dev.h); elsewhere the host's stay read-only. */
+        if (policy->mode == DSH_MODE_WORKSPACE_WRITE && dsh_private_devices_create(&devices) == 0)
+                plan.private_devices = &devices;
+        result = build_ruleset(provider, prepared, &ruleset, &facts, &held_back, plan.private_devices, error);
         if (result < 0) {
-                if (plan.private_shm_fd >= 0)
-                        close(plan.private_shm_fd);
+                dsh_private_devices_close(&devices);
                 return result;
         }
         facts.argv = dsh_strv_copy(argv);
@@ -482,8 +485,7 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
                 result = start_supervisor(prepared, held_back, &supervisor, &plan.metadata_socket, error);
         dsh_strv_free(held_back);
         if (result < 0) {
-                if (plan.private_shm_fd >= 0)
-                        close(plan.private_shm_fd);
+                dsh_private_devices_close(&devices);
                 dsh_landlock_ruleset_close(&ruleset);
                 dsh_confined_argv_clear(&facts);
                 return result;
@@ -491,9 +493,8 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
         plan.landlock_ruleset_fd = ruleset.fd;
         pid = dsh_spawn_exec_plan(&plan, options, &failure);
         dsh_landlock_ruleset_close(&ruleset);
-        /* Mounted in the child's namespace by now, or gone with the child: ours is no longer needed. */
-        if (plan.private_shm_fd >= 0)
-                close(plan.private_shm_fd);
+        /* Mounted in the child's namespace by now, or gone with the child: ours are no longer needed. */
+        dsh_private_devices_close(&devices);
         /* The child's copy went with its exec (or its exit): the supervisor now gets the listener or end of file. */
         if (plan.metadata_socket >= 0)
                 close(plan.metadata_socket);
@@ -531,7 +532,7 @@ static int landlock_exec(dsh_provider *provider, char *const *argv, const dsh_pr
         plan.terminal_filter = true;
         plan.drop_capabilities = true;
         plan.metadata = DSH_METADATA_DENY;
-        result = build_ruleset(provider, prepared, &ruleset, &facts, NULL, -1, error);
+        result = build_ruleset(provider, prepared, &ruleset, &facts, NULL, NULL, error);
         if (result < 0)
                 return result;
         plan.landlock_ruleset_fd = ruleset.fd;

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "core/landlock.h"
-#include "core/private-shm.h"
+#include "core/private-dev.h"
 #include "core/process-hardening.h"
 #include "error.h"
 #include "spawn.h"
@@ -29,7 +29,8 @@ static int child_redirect(int fd, int target)
  *  0. a new process group first, when asked: from here on the terminal's
  *     signals for the caller's group no longer reach this process;
  *  1. stdio and session are arranged while nothing is restricted yet; so is
- *     the private /dev/shm, when the plan has one (core/private-shm.h): a
+ *     the private /dev/shm and /dev/pts, when the plan has them
+ *     (core/private-dev.h): a
  *     mount namespace of the child's own needs CAP_SYS_ADMIN, dropped in 4,
  *     and the command can change no mount after 5 (Landlock refuses mount,
  *     umount and pivot_root to a process in a domain);
@@ -79,8 +80,8 @@ void dsh_exec_plan_apply(const dsh_exec_plan *plan, const dsh_spawn_options *opt
                 return;
         }
         failure->stage = DSH_SPAWN_STAGE_CONFINE;
-        if (plan->private_shm_fd >= 0 && (result = dsh_private_shm_enter(plan->private_shm_fd)) < 0) {
-                failure->stage = DSH_SPAWN_STAGE_PRIVATE_SHM;
+        if (plan->private_devices && (result = dsh_private_devices_enter(plan->private_devices)) < 0) {
+                failure->stage = DSH_SPAWN_STAGE_PRIVATE_DEVICES;
                 failure->errno_value = -result;
                 return;
         }
@@ -282,8 +283,9 @@ int dsh_spawn_failure_to_error(const dsh_spawn_failure *failure, dsh_mode mode, 
                         snprintf(detail, sizeof(detail), "cannot install the metadata filter in the child: %s",
                                  strerror(failure->errno_value));
                 break;
-        case DSH_SPAWN_STAGE_PRIVATE_SHM:
-                snprintf(detail, sizeof(detail), "cannot mount the command's private /dev/shm in the child: %s",
+        case DSH_SPAWN_STAGE_PRIVATE_DEVICES:
+                snprintf(detail, sizeof(detail), "cannot mount the command's private /dev/shm and /dev/pts in the "
+                                                 "child: %s",
                          strerror(failure->errno_value));
                 break;
         case DSH_SPAWN_STAGE_SETUP:

@@ -24,7 +24,7 @@
 #include <cmocka.h>
 
 #include "core/landlock.h"
-#include "core/private-shm.h"
+#include "core/private-dev.h"
 #include "dsh-sandbox/provider.h"
 #include "escape-matrix.h"
 #include "test-support.h"
@@ -458,17 +458,16 @@ static bool running_as_root(void)
         return known;
 }
 
-/* Whether this process may make the tmpfs of a private /dev/shm (core/private-shm.h), as the spawn path would. */
+/* Whether this process may make a private /dev/shm and /dev/pts (core/private-dev.h), as the spawn path would. */
 static bool may_mount(void)
 {
         static int known = -1;
 
         if (known < 0) {
-                int fd = dsh_private_shm_create();
+                dsh_private_devices devices;
 
-                known = fd >= 0;
-                if (fd >= 0)
-                        close(fd);
+                known = dsh_private_devices_create(&devices) == 0;
+                dsh_private_devices_close(&devices);
                 printf("# SKIP the /dev/shm row %s: this process %s\n", known ? "without a private /dev/shm" : "with one",
                        known ? "may mount" : "may not mount");
         }

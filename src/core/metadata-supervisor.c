@@ -1092,12 +1092,16 @@ static void handle_pty_peer(call *c, const dsh_metadata_request *op)
 
         if (result == 0 && monotonic_ms() > c->deadline_ms)
                 result = -EACCES;
-        if (result == 0)
+        if (result == 0) {
                 result = send_pty_peer(c, op, peer);
+                /* ENOENT from ADDFD: the call is gone (its thread died or was interrupted): nobody to answer. */
+                if (result == -ENOENT)
+                        result = 0;
+        }
         if (peer >= 0)
                 close(peer);
-        /* ENOENT: the call is gone (its thread died or was interrupted): nobody to answer. */
-        if (result < 0 && result != -ENOENT)
+        /* Any other failure is answered: a call left unanswered would hold the command's thread for good. */
+        if (result < 0)
                 respond(c, result);
 }
 

@@ -6,9 +6,9 @@
  * "/dev/null" sink; workspace-write adds the temp area "/tmp", /dev/ptmx
  * (new ptys), the workspace root and each extra root, and where the caller
  * may mount, a /dev/shm and a /dev/pts of the command's own
- * (core/private-dev.h).  "/dev"
- * itself is never granted, nor /dev/pts or the host's /dev/shm: every other
- * terminal, and every other process's shared memory, lies there.
+ * (core/private-dev.h).  "/dev" itself is never granted, nor the host's
+ * /dev/pts or /dev/shm: every other terminal, and every other process's
+ * shared memory, lies there.
  *
  * Two ways to use it: confine() names the `landlock-run` launcher in an argv
  * for callers that spawn themselves; spawn() builds the same ruleset in this
@@ -59,15 +59,16 @@ struct landlock_grant {
         const char *path;
         bool writable;
         int fd;           /* a writable root, opened right after its check (prepared policy); -1: by name */
-        bool optional;    /* a device the host may lack: no grant then, rather than no run */
+        bool optional;    /* a device the host may lack: no grant then, rather than no run (unset: false) */
 };
 
 /*
  * Under workspace-write the command may make ptys (script, pty.openpty,
  * expect): /dev/ptmx read-write with ioctl, which makes a new pty on every
- * open and reaches no existing one.  /dev/pts is not granted (every terminal
- * of the host is there); the slave of a new pty comes from the supervisor
- * (core/metadata-supervisor.c, "pty peers").
+ * open and reaches no existing one.  The host's /dev/pts is not granted
+ * (every terminal of the host is there): a new pty's slave lies in the
+ * command's own /dev/pts where it has one, and comes from the supervisor
+ * otherwise (core/metadata-supervisor.c, "pty peers").
  */
 #define LANDLOCK_PTY_MULTIPLEXER "/dev/ptmx"
 
@@ -77,8 +78,8 @@ static int for_each_grant(const dsh_prepared_policy *prepared,
 {
         const dsh_policy *policy = &prepared->policy;
         struct landlock_grant fixed[] = {
-                { "/", false, -1, false },
-                { LANDLOCK_SINK, true, -1, false },
+                { "/", false, -1 },
+                { LANDLOCK_SINK, true, -1 },
         };
         int result;
 
@@ -90,11 +91,10 @@ static int for_each_grant(const dsh_prepared_policy *prepared,
         if (policy->mode != DSH_MODE_WORKSPACE_WRITE)
                 return 0;
         {
-                struct landlock_grant temp_area = { LANDLOCK_TEMP_AREA, true, -1, false };
+                struct landlock_grant temp_area = { LANDLOCK_TEMP_AREA, true, -1 };
                 struct landlock_grant ptys = { LANDLOCK_PTY_MULTIPLEXER, true, -1, true };
                 struct landlock_grant workspace = { policy->workspace_root, true,
-                                                    dsh_prepared_policy_root_fd(prepared, policy->workspace_root),
-                                                    false };
+                                                    dsh_prepared_policy_root_fd(prepared, policy->workspace_root) };
 
                 result = visit(&temp_area, context);
                 if (result == 0)
@@ -103,7 +103,7 @@ static int for_each_grant(const dsh_prepared_policy *prepared,
                         result = visit(&workspace, context);
         }
         for (char **root = policy->additional_writable_roots; result == 0 && root && *root; root++) {
-                struct landlock_grant extra = { *root, true, dsh_prepared_policy_root_fd(prepared, *root), false };
+                struct landlock_grant extra = { *root, true, dsh_prepared_policy_root_fd(prepared, *root) };
 
                 result = visit(&extra, context);
         }

@@ -30,10 +30,11 @@ static int child_redirect(int fd, int target)
  *     signals for the caller's group no longer reach this process;
  *  1. stdio and session are arranged while nothing is restricted yet; so is
  *     the private /dev/shm and /dev/pts, when the plan has them
- *     (core/private-dev.h): a
- *     mount namespace of the child's own needs CAP_SYS_ADMIN, dropped in 4,
- *     and the command can change no mount after 5 (Landlock refuses mount,
- *     umount and pivot_root to a process in a domain);
+ *     (core/private-dev.h): a mount namespace of the child's own needs
+ *     CAP_SYS_ADMIN, dropped in 4, and the command can change no mount
+ *     after 5 (Landlock refuses mount, umount, move_mount and pivot_root to
+ *     a process in a domain).  Where no namespace can be made the host's
+ *     /dev stays read-only; a half-made one is a refusal;
  *  2. no_new_privs: from here no exec grants privileges (setuid bits and file
  *     capabilities are ignored), and both the seccomp filter and
  *     landlock_restrict_self() become legal without CAP_SYS_ADMIN (each
@@ -85,6 +86,7 @@ void dsh_exec_plan_apply(const dsh_exec_plan *plan, const dsh_spawn_options *opt
                 failure->errno_value = -result;
                 return;
         }
+        result = 0;  /* 1: no namespace to be had, the host's /dev stays read-only */
         if (confining)
                 result = dsh_set_no_new_privs();
         /* One filter for both where both apply (metadata-filter.h says why). */

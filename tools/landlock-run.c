@@ -297,7 +297,7 @@ static int launch_supervised(const struct launch_request *request, int ruleset_f
                 if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
                         _exit(fail("landlock ruleset error: the launcher is gone"));
                 /* Before confine_and_exec() drops the capabilities a mount namespace needs (core/private-dev.h). */
-                result = devices ? dsh_private_devices_enter(devices) : 0;
+                result = devices ? dsh_private_devices_enter(devices) : 0;  /* 1: the host's, read-only */
                 if (result < 0)
                         _exit(fail("landlock ruleset error: cannot mount a private /dev/shm and /dev/pts: %s",
                                    strerror(-result)));

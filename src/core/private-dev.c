@@ -100,7 +100,7 @@ int dsh_private_devices_enter(const dsh_private_devices *devices)
         if (devices->shm < 0 || devices->pts < 0)
                 return -EBADF;
         if (unshare(CLONE_NEWNS) < 0)
-                return -errno;
+                return 1;  /* nothing changed: the host's, read-only (private-dev.h) */
         if (syscall(__NR_mount, NULL, "/", NULL, (unsigned long) (MS_REC | MS_SLAVE), NULL) < 0)
                 return -errno;
         if (syscall(__NR_move_mount, devices->shm, "", AT_FDCWD, DSH_PRIVATE_SHM_PATH, MOVE_MOUNT_F_EMPTY_PATH) < 0)

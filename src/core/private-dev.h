@@ -46,7 +46,13 @@ void dsh_private_devices_close(dsh_private_devices *devices);
  * In the calling process (a child between fork and exec, still holding
  * CAP_SYS_ADMIN): a mount namespace of its own whose every mount is a slave
  * of the host's, so nothing mounted in it reaches the host; then both mounts
- * moved onto /dev/shm and /dev/pts.  Returns 0 or a negative errno.
+ * moved onto /dev/shm and /dev/pts.  Returns 0; 1 when no namespace could
+ * be made (unshare(2) refused: a service's RestrictNamespaces, the
+ * user.max_mnt_namespaces limit, which a process left behind by an earlier
+ * call could exhaust), where nothing changed and the command runs with the
+ * host's /dev/shm and /dev/pts, read-only — the detached mounts its ruleset
+ * grants are reachable by no path, and their fds are closed before exec; or
+ * a negative errno once the namespace exists (a half-made /dev: refuse).
  */
 int dsh_private_devices_enter(const dsh_private_devices *devices);
 

@@ -424,18 +424,34 @@ class LandlockPrivateMounts(PrivateDevices, Confined):
         self.assert_ran(watcher, "shared here True", "command ready True", "new /dev/shm or /dev/pts mounts here 0",
                         "its file here False", "command said held True 0")
 
-    def test_a_mount_that_fails_in_the_child_refuses_the_command(self):
-        # Fault injection: unshare(2) fails in the child (strace), after the parent made the mounts.
+    def runners(self):
+        """The in-process spawn (dsh-sandbox run) and the launcher, each as an argv prefix."""
+        return ([BIN, "run", "--backend", "landlock", "--mode", "workspace-write", "--root", self.workspace, "--"],
+                [os.environ.get("LANDLOCK_RUN_BIN", ""), "--ro", "/", "--rw", "/dev/null", "--rw", self.workspace,
+                 "--"])
+
+    def run_injecting(self, failure, argv):
+        """`argv` under strace, `failure` (strace's inject= syntax) injected in every process."""
         if not shutil.which("strace"):
             self.skipTest("strace is not installed (it injects the failure)")
+        return subprocess.run(["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=" + failure.split(":")[0],
+                               "-e", "inject=" + failure, "--", *argv], capture_output=True, text=True,
+                              timeout=PATIENCE, check=False, stdin=subprocess.DEVNULL, cwd=self.workspace)
+
+    def test_no_namespace_to_be_had_leaves_the_hosts_dev_read_only(self):
+        # unshare(2) refused in the child (a service's RestrictNamespaces, the namespace limit): the command
+        # runs as where the caller may not mount, never with a /dev/shm shared with the host.
+        before = set(os.listdir("/dev/shm"))
+        for runner in self.runners():
+            result = self.run_injecting("unshare:error=EPERM", [*runner, PYTHON, "-c", MULTIPROCESSING])
+            self.assert_ran(result, f"refused {errno.EACCES}")
+        self.assertEqual(set(os.listdir("/dev/shm")) - before, set())
+
+    def test_a_half_made_dev_refuses_the_command(self):
+        # The namespace exists but its mounts cannot be made slaves: nothing is mounted, nothing runs.
         marker = os.path.join(self.workspace, "ran")
-        launcher = os.environ.get("LANDLOCK_RUN_BIN", "")
-        for runner in ([BIN, "run", "--backend", "landlock", "--mode", "workspace-write", "--root", self.workspace,
-                        "--"], [launcher, "--ro", "/", "--rw", self.workspace, "--"]):
-            result = subprocess.run(["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=unshare", "-e",
-                                     "inject=unshare:error=EPERM", "--", *runner, "sh", "-c", f"echo > {marker}"],
-                                    capture_output=True, text=True, timeout=PATIENCE, check=False,
-                                    stdin=subprocess.DEVNULL)
+        for runner in self.runners():
+            result = self.run_injecting("mount:error=EPERM", [*runner, "sh", "-c", f"echo > {marker}"])
             self.assertEqual(result.returncode, 125, result.stderr)
             self.assertIn("private /dev/shm and /dev/pts", result.stderr)
             self.assertFalse(os.path.exists(marker), runner[0])

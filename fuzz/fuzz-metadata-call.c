@@ -32,13 +32,15 @@ static void check_request(int result, const dsh_metadata_request *request)
                 return;
         }
         FUZZ_CHECK(result == 0);
-        FUZZ_CHECK(request->kind >= DSH_METADATA_CHMOD && request->kind <= DSH_METADATA_IOCTL);
+        FUZZ_CHECK(request->kind >= DSH_METADATA_CHMOD && request->kind <= DSH_METADATA_PTY_PEER);
         FUZZ_CHECK(request->form == DSH_METADATA_TARGET_PATH || request->form == DSH_METADATA_TARGET_DESCRIPTOR);
         /* A descriptor form names a descriptor, or nothing that can be one (-1: EBADF when it is used). */
         if (request->form == DSH_METADATA_TARGET_DESCRIPTOR)
                 FUZZ_CHECK(request->dirfd >= -1);
-        if (request->kind == DSH_METADATA_IOCTL)
+        if (request->kind == DSH_METADATA_IOCTL || request->kind == DSH_METADATA_PTY_PEER)
                 FUZZ_CHECK(request->form == DSH_METADATA_TARGET_DESCRIPTOR);
+        if (request->kind == DSH_METADATA_PTY_PEER)
+                FUZZ_CHECK((request->pty_peer_flags & ~(O_ACCMODE | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)) == 0);
         if (request->kind == DSH_METADATA_FILE_SETATTR)
                 FUZZ_CHECK(request->struct_size >= 24 && request->struct_size <= 4096);
 }

@@ -3,12 +3,15 @@
  * The Landlock backend.
  *
  * Grants (docs/security.md): read+execute beneath "/", read-write on the
- * "/dev/null" sink; workspace-write adds the temp area "/tmp", the workspace
- * root, each extra root and the session's scratch cache directory
- * (src/scratch.h: where the package managers' cache variables point).
- * Landlock cannot mount, so /tmp stays the host's, and read-only has no
- * scratch space at all; TMPDIR is /tmp in both modes.  "/dev" itself is never granted: it would expose
- * /dev/shm, a world-writable tmpfs outside the policy.
+ * "/dev/null" sink; workspace-write adds the temp area "/tmp", /dev/ptmx
+ * (new ptys), the workspace root, each extra root, the session's scratch
+ * cache directory (src/scratch.h: where the package managers' cache
+ * variables point), and where the caller may mount, a /dev/shm and a
+ * /dev/pts of the command's own (core/private-dev.h).  Landlock cannot
+ * mount /tmp, so /tmp stays the host's, and read-only has no scratch space
+ * at all; TMPDIR is /tmp in both modes.  "/dev" itself is never granted,
+ * nor the host's /dev/pts or /dev/shm: every other terminal, and every
+ * other process's shared memory, lies there.
  *
  * Two ways to use it: confine() names the `landlock-run` launcher in an argv
  * for callers that spawn themselves; spawn() builds the same ruleset in this
@@ -38,6 +41,7 @@
 #include "backend.h"
 #include "core/landlock.h"
 #include "core/metadata-supervisor.h"
+#include "core/private-dev.h"
 #include "error.h"
 #include "path.h"
 #include "shield.h"
@@ -58,7 +62,18 @@ struct landlock_grant {
         const char *path;
         bool writable;
         int fd;           /* a writable root, opened right after its check (prepared policy); -1: by name */
+        bool optional;    /* a device the host may lack: no grant then, rather than no run (unset: false) */
 };
+
+/*
+ * Under workspace-write the command may make ptys (script, pty.openpty,
+ * expect): /dev/ptmx read-write with ioctl, which makes a new pty on every
+ * open and reaches no existing one.  The host's /dev/pts is not granted
+ * (every terminal of the host is there): a new pty's slave lies in the
+ * command's own /dev/pts where it has one, and comes from the supervisor
+ * otherwise (core/metadata-supervisor.c, "pty peers").
+ */
+#define LANDLOCK_PTY_MULTIPLEXER "/dev/ptmx"
 
 /* Calls `visit` for every grant of the policy, in launcher order (--ro first). */
 static int for_each_grant(const dsh_prepared_policy *prepared,
@@ -80,10 +95,13 @@ static int for_each_grant(const dsh_prepared_policy *prepared,
                 return 0;
         {
                 struct landlock_grant temp_area = { LANDLOCK_TEMP_AREA, true, -1 };
+                struct landlock_grant ptys = { LANDLOCK_PTY_MULTIPLEXER, true, -1, true };
                 struct landlock_grant workspace = { policy->workspace_root, true,
                                                     dsh_prepared_policy_root_fd(prepared, policy->workspace_root) };
 
                 result = visit(&temp_area, context);
+                if (result == 0)
+                        result = visit(&ptys, context);
                 if (result == 0)
                         result = visit(&workspace, context);
         }
@@ -188,6 +206,8 @@ static int append_grant_arguments(const struct landlock_grant *grant, void *cont
 {
         char ***argv = context;
 
+        if (grant->optional && access(grant->path, F_OK) < 0)
+                return 0;  /* the launcher would refuse a rule path it cannot open */
         if (dsh_strv_append(argv, grant->writable ? "--rw" : "--ro") < 0 || dsh_strv_append(argv, grant->path) < 0)
                 return -ENOMEM;
         return 0;
@@ -356,6 +376,8 @@ static int add_grant_rule(const struct landlock_grant *grant, void *context)
         } else {
                 result = dsh_landlock_ruleset_grant(builder->ruleset, grant->path, grant->writable, false,
                                                     &builder->failed_step);
+                if (result == -ENOENT && grant->optional)
+                        return 0;
         }
         if (result < 0)
                 builder->failed_path = grant->path;
@@ -369,7 +391,7 @@ static int add_grant_rule(const struct landlock_grant *grant, void *context)
  */
 static int build_ruleset(const dsh_provider *provider, const dsh_prepared_policy *prepared,
                          dsh_landlock_ruleset *ruleset, dsh_confined_argv *facts, char ***held_back,
-                         dsh_error *error)
+                         const dsh_private_devices *devices, dsh_error *error)
 {
         const dsh_policy *policy = &prepared->policy;
         struct ruleset_builder builder = { ruleset, NULL, NULL };
@@ -391,6 +413,13 @@ static int build_ruleset(const dsh_provider *provider, const dsh_prepared_policy
                 return dsh_error_set_unavailable(error, policy->mode, problem);
         }
         result = for_each_grant(prepared, add_grant_rule, &builder);
+        /* The command's own /dev/shm and /dev/pts, by their mounts' fds: no other inode can come to carry these. */
+        if (result == 0 && devices) {
+                builder.failed_step = "add_rule";
+                result = dsh_landlock_ruleset_grant_fd(ruleset, devices->shm, true);
+                if (result == 0)
+                        result = dsh_landlock_ruleset_grant_fd(ruleset, devices->pts, true);
+        }
         if (result < 0) {
                 if (builder.failed_step && strcmp(builder.failed_step, "open") == 0)
                         snprintf(detail, sizeof(detail), "cannot open rule path: %s: %s", builder.failed_path,
@@ -482,6 +511,7 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
         dsh_confined_argv facts = DSH_CONFINED_ARGV_INIT;
         dsh_exec_plan plan = DSH_EXEC_PLAN_INIT(argv);
         dsh_metadata_supervisor *supervisor = NULL;
+        dsh_private_devices devices = DSH_PRIVATE_DEVICES_INIT;
         char **held_back = NULL, **environment = NULL;
         dsh_spawn_failure failure;
         pid_t pid;
@@ -490,9 +520,14 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
         plan.terminal_filter = true;
         plan.drop_capabilities = true;
         plan.metadata = policy->mode == DSH_MODE_WORKSPACE_WRITE ? DSH_METADATA_SUPERVISE : DSH_METADATA_DENY;
-        result = build_ruleset(provider, prepared, &ruleset, &facts, &held_back, error);
-        if (result < 0)
+        /* Where the caller may mount (core/private-dev.h); elsewhere the host's stay read-only. */
+        if (policy->mode == DSH_MODE_WORKSPACE_WRITE && dsh_private_devices_create(&devices) == 0)
+                plan.private_devices = &devices;
+        result = build_ruleset(provider, prepared, &ruleset, &facts, &held_back, plan.private_devices, error);
+        if (result < 0) {
+                dsh_private_devices_close(&devices);
                 return result;
+        }
         facts.argv = dsh_strv_copy(argv);
         environment = command_environment(prepared);
         plan.environment = environment;
@@ -503,6 +538,7 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
         dsh_strv_free(held_back);
         if (result < 0) {
                 dsh_strv_free(environment);
+                dsh_private_devices_close(&devices);
                 dsh_landlock_ruleset_close(&ruleset);
                 dsh_confined_argv_clear(&facts);
                 return result;
@@ -511,6 +547,8 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
         pid = dsh_spawn_exec_plan(&plan, options, &failure);
         dsh_strv_free(environment);
         dsh_landlock_ruleset_close(&ruleset);
+        /* Mounted in the child's namespace by now, or gone with the child: ours are no longer needed. */
+        dsh_private_devices_close(&devices);
         /* The child's copy went with its exec (or its exit): the supervisor now gets the listener or end of file. */
         if (plan.metadata_socket >= 0)
                 close(plan.metadata_socket);
@@ -552,7 +590,7 @@ static int landlock_exec(dsh_provider *provider, char *const *argv, const dsh_pr
         environment = command_environment(prepared);
         if (!environment)
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
-        result = build_ruleset(provider, prepared, &ruleset, &facts, NULL, error);
+        result = build_ruleset(provider, prepared, &ruleset, &facts, NULL, NULL, error);
         if (result < 0) {
                 dsh_strv_free(environment);
                 return result;

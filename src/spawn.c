@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/landlock.h"
+#include "core/private-dev.h"
 #include "core/process-hardening.h"
 #include "error.h"
 #include "spawn.h"
@@ -27,7 +28,13 @@ static int child_redirect(int fd, int target)
  * The order is the security argument:
  *  0. a new process group first, when asked: from here on the terminal's
  *     signals for the caller's group no longer reach this process;
- *  1. stdio and session are arranged while nothing is restricted yet;
+ *  1. stdio and session are arranged while nothing is restricted yet; so is
+ *     the private /dev/shm and /dev/pts, when the plan has them
+ *     (core/private-dev.h): a mount namespace of the child's own needs
+ *     CAP_SYS_ADMIN, dropped in 4, and the command can change no mount
+ *     after 5 (Landlock refuses mount, umount, move_mount and pivot_root to
+ *     a process in a domain).  Where no namespace can be made the host's
+ *     /dev stays read-only; a half-made one is a refusal;
  *  2. no_new_privs: from here no exec grants privileges (setuid bits and file
  *     capabilities are ignored), and both the seccomp filter and
  *     landlock_restrict_self() become legal without CAP_SYS_ADMIN (each
@@ -79,6 +86,12 @@ void dsh_exec_plan_apply(const dsh_exec_plan *plan, const dsh_spawn_options *opt
                 return;
         }
         failure->stage = DSH_SPAWN_STAGE_CONFINE;
+        if (plan->private_devices && (result = dsh_private_devices_enter(plan->private_devices)) < 0) {
+                failure->stage = DSH_SPAWN_STAGE_PRIVATE_DEVICES;
+                failure->errno_value = -result;
+                return;
+        }
+        result = 0;  /* 1: no namespace to be had, the host's /dev stays read-only */
         if (confining)
                 result = dsh_set_no_new_privs();
         /* One filter for both where both apply (metadata-filter.h says why). */
@@ -281,6 +294,11 @@ int dsh_spawn_failure_to_error(const dsh_spawn_failure *failure, dsh_mode mode, 
                 else
                         snprintf(detail, sizeof(detail), "cannot install the metadata filter in the child: %s",
                                  strerror(failure->errno_value));
+                break;
+        case DSH_SPAWN_STAGE_PRIVATE_DEVICES:
+                snprintf(detail, sizeof(detail), "cannot mount the command's private /dev/shm and /dev/pts in the "
+                                                 "child: %s",
+                         strerror(failure->errno_value));
                 break;
         case DSH_SPAWN_STAGE_SETUP:
         case DSH_SPAWN_STAGE_NONE:

@@ -21,6 +21,7 @@ typedef enum dsh_spawn_stage {
         DSH_SPAWN_STAGE_SETUP,     /* stdio, session, fds: the runner failed */
         DSH_SPAWN_STAGE_CONFINE,   /* filter or Landlock restriction failed: nothing may run */
         DSH_SPAWN_STAGE_METADATA,  /* the metadata filter or its listener failed: nothing may run */
+        DSH_SPAWN_STAGE_PRIVATE_DEVICES,  /* the private /dev/shm and /dev/pts could not be mounted: nothing may run */
         DSH_SPAWN_STAGE_EXEC,      /* the program could not be executed */
 } dsh_spawn_stage;
 
@@ -35,10 +36,11 @@ typedef struct dsh_exec_plan {
         dsh_metadata_policy metadata;  /* the metadata filter (core/metadata-filter.h), or none */
         int metadata_socket;       /* DSH_METADATA_SUPERVISE: where the listener goes (SCM_RIGHTS), else -1 */
         bool ignore_terminal_signals;  /* exec with SIGINT, SIGQUIT and SIGTSTP ignored (a runner sharing the terminal) */
+        const struct dsh_private_devices *private_devices;  /* to move onto /dev (core/private-dev.h), or NULL */
 } dsh_exec_plan;
 
 /* A plan that runs `command` with nothing applied and nothing kept. */
-#define DSH_EXEC_PLAN_INIT(command) { (command), -1, false, NULL, 0, false, NULL, DSH_METADATA_UNGOVERNED, -1, false }
+#define DSH_EXEC_PLAN_INIT(command) { (command), -1, false, NULL, 0, false, NULL, DSH_METADATA_UNGOVERNED, -1, false, NULL }
 
 typedef struct dsh_spawn_failure {
         dsh_spawn_stage stage;

@@ -25,7 +25,12 @@
  * in place as ever.  With one, the command runs as the launcher's child
  * under the metadata supervisor (src/core/metadata-supervisor.h): each call
  * is performed when its target lies beneath a writable directory, refused
- * (EACCES) otherwise.  The launcher then stands in for the command — it
+ * (EACCES) otherwise, and a pty's slave is opened for a command that made
+ * the pty (TIOCGPTPEER; the host's /dev/pts is never granted).  Where the
+ * launcher may mount, the command also gets a /dev/shm and a /dev/pts of its
+ * own, granted, in a mount namespace of its own (src/core/private-dev.h):
+ * POSIX semaphores work, its ptys open by name, and the host's shared
+ * memory and terminals are out of sight.  The launcher then stands in for the command — it
  * dies with it and exits with its status or dies of its signal, signals
  * sent to the launcher reach the command, and the command is killed if the
  * launcher is — so the contract holds either way.
@@ -50,6 +55,7 @@
 #include "core/landlock.h"
 #include "core/metadata-filter.h"
 #include "core/metadata-supervisor.h"
+#include "core/private-dev.h"
 #include "core/process-hardening.h"
 #include "core/stand-in.h"
 #include "landlock-run-arguments.h"
@@ -66,8 +72,9 @@ static const char help_text[] =
         "governs but creating devices; nothing else.  Inherited descriptors above 2 are closed,\n"
         "every capability is dropped and terminal injection is refused.  chmod, chown, utimes and\n"
         "extended attributes are refused, but beneath a --rw directory, where a supervisor performs\n"
-        "them (ARGV then runs as the launcher's child, which ends as ARGV ends).  --new-session also\n"
-        "calls setsid().  --probe prints whether this kernel enforces Landlock fully or partially.\n"
+        "them (ARGV then runs as the launcher's child, which ends as ARGV ends, with a /dev/shm and\n"
+        "a /dev/pts of its own where the launcher may mount).  --new-session also calls setsid().\n"
+        "--probe prints whether this kernel enforces Landlock fully or partially.\n"
         "Exit status: ARGV's own once it runs (even 125); 125 for every launcher failure (usage,\n"
         "no Landlock, a grant that cannot be opened, exec failure), and ARGV did not run.\n";
 
@@ -91,8 +98,12 @@ static int probe(void)
         return fflush(stdout) == 0 ? 0 : LAUNCHER_FAILURE;
 }
 
-/* Builds the ruleset; returns its fd, or -1 after printing the contract's line. */
-static int build_ruleset(const struct launch_request *request)
+/*
+ * Builds the ruleset, the private /dev/shm and /dev/pts granted when there
+ * are (`devices` non-NULL); returns its fd, or -1 after printing the
+ * contract's line.
+ */
+static int build_ruleset(const struct launch_request *request, const dsh_private_devices *devices)
 {
         dsh_landlock_ruleset ruleset = DSH_LANDLOCK_RULESET_INIT;
         int result = dsh_landlock_ruleset_open(&ruleset);
@@ -118,6 +129,14 @@ static int build_ruleset(const struct launch_request *request)
                         dsh_landlock_ruleset_close(&ruleset);
                         return -1;
                 }
+        }
+        result = devices ? dsh_landlock_ruleset_grant_fd(&ruleset, devices->shm, true) : 0;
+        if (result == 0 && devices)
+                result = dsh_landlock_ruleset_grant_fd(&ruleset, devices->pts, true);
+        if (result < 0) {
+                fail("landlock ruleset error: %s", strerror(-result));
+                dsh_landlock_ruleset_close(&ruleset);
+                return -1;
         }
         if (dsh_landlock_enforcement(ruleset.abi) == DSH_ENFORCEMENT_PARTIAL)
                 fputs("landlock-run: partial enforcement (older Landlock ABI)\n", stderr);
@@ -186,7 +205,7 @@ static int supervise_writable_directories(const struct launch_request *request, 
                         continue;
                 fd = open(request->grants[i].path, O_PATH | O_DIRECTORY | O_CLOEXEC);
                 if (fd < 0 && (errno == ENOTDIR || errno == ENOENT))
-                        continue;  /* a file; a missing path already failed the ruleset */
+                        continue;  /* a file; a missing path fails the ruleset, built next */
                 if (fd < 0)
                         return -errno;
                 snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
@@ -257,7 +276,8 @@ static void stand_in_for(pid_t pid, bool apart)
  * failure), the launcher serves its metadata calls until it exits and then
  * ends as it ended.
  */
-static int launch_supervised(const struct launch_request *request, int ruleset_fd, dsh_metadata_supervisor *supervisor)
+static int launch_supervised(const struct launch_request *request, int ruleset_fd, dsh_metadata_supervisor *supervisor,
+                             dsh_private_devices *devices)
 {
         const char *problem = NULL;
         int sockets[2], listener, pidfd, wait_status = 0, result;
@@ -276,10 +296,17 @@ static int launch_supervised(const struct launch_request *request, int ruleset_f
                 /* The command dies with the launcher: a SIGKILL to it still ends the command. */
                 if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
                         _exit(fail("landlock ruleset error: the launcher is gone"));
+                /* Before confine_and_exec() drops the capabilities a mount namespace needs (core/private-dev.h). */
+                result = devices ? dsh_private_devices_enter(devices) : 0;  /* 1: the host's, read-only */
+                if (result < 0)
+                        _exit(fail("landlock ruleset error: cannot mount a private /dev/shm and /dev/pts: %s",
+                                   strerror(-result)));
                 _exit(confine_and_exec(request, ruleset_fd, DSH_METADATA_SUPERVISE, sockets[1]));
         }
         close(sockets[1]);
         close(ruleset_fd);
+        if (devices)
+                dsh_private_devices_close(devices);  /* the child's copies are mounted by the time it execs */
         stand_in_for(pid, request->new_session);
         /* Nothing here needs a capability any more; without one the supervisor can do nothing the command could not. */
         result = dsh_drop_capabilities();
@@ -303,21 +330,28 @@ static int launch_supervised(const struct launch_request *request, int ruleset_f
 static int launch(const struct launch_request *request)
 {
         dsh_metadata_supervisor *supervisor;
+        dsh_private_devices devices = DSH_PRIVATE_DEVICES_INIT;
+        bool private_devices;
         int ruleset_fd, roots;
 
         if (dsh_close_inherited_fds(-1, -1) < 0)
                 return fail("landlock ruleset error: cannot close inherited descriptors: %s", strerror(errno));
-        ruleset_fd = build_ruleset(request);
-        if (ruleset_fd < 0)
-                return LAUNCHER_FAILURE;
         supervisor = dsh_metadata_supervisor_new();
         roots = supervisor ? supervise_writable_directories(request, supervisor) : -ENOMEM;
         if (roots < 0) {
                 dsh_metadata_supervisor_free(supervisor);
                 return fail("landlock ruleset error: cannot supervise metadata: %s", strerror(-roots));
         }
+        /* A writable directory: the command writes, and gets a /dev of its own where the launcher may mount. */
+        private_devices = roots > 0 && dsh_private_devices_create(&devices) == 0;
+        ruleset_fd = build_ruleset(request, private_devices ? &devices : NULL);
+        if (ruleset_fd < 0) {
+                dsh_private_devices_close(&devices);
+                dsh_metadata_supervisor_free(supervisor);
+                return LAUNCHER_FAILURE;
+        }
         if (roots > 0)
-                return launch_supervised(request, ruleset_fd, supervisor);
+                return launch_supervised(request, ruleset_fd, supervisor, private_devices ? &devices : NULL);
         dsh_metadata_supervisor_free(supervisor);
         return confine_and_exec(request, ruleset_fd, DSH_METADATA_DENY, -1);
 }

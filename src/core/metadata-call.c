@@ -38,6 +38,25 @@ static void target_descriptor(dsh_metadata_request *op, uint64_t fd)
         op->follow = true;
 }
 
+/* The open flags a slave may be asked with (the kernel takes the argument as an int). */
+#define PTY_PEER_FLAGS (O_ACCMODE | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)
+
+/*
+ * TIOCGPTPEER's argument is the slave's open flags.  The kernel passes any
+ * through to the open; here only an access mode and the flags a terminal
+ * open means something with are accepted: what cannot be decided is refused.
+ */
+static int decode_pty_peer(dsh_metadata_request *op)
+{
+        int flags = (int) op->ioctl_argument;
+
+        op->kind = DSH_METADATA_PTY_PEER;
+        if ((flags & ~PTY_PEER_FLAGS) || (flags & O_ACCMODE) == O_ACCMODE)
+                return -EINVAL;
+        op->pty_peer_flags = flags;
+        return 0;
+}
+
 /*
  * Decodes one call into `op`, checking its flags as the kernel does before
  * it looks at any path.  Returns 0, or the negative errno to answer at once.
@@ -192,6 +211,8 @@ int dsh_metadata_request_decode(int nr, const uint64_t *args, dsh_metadata_reque
                 target_descriptor(op, (uint32_t) args[0]);
                 op->ioctl_command = (unsigned int) args[1];
                 op->ioctl_argument = args[2];
+                if (op->ioctl_command == DSH_TIOCGPTPEER)
+                        return decode_pty_peer(op);
                 if (op->ioctl_command != DSH_FS_IOC_SETFLAGS && op->ioctl_command != DSH_FS_IOC32_SETFLAGS &&
                     op->ioctl_command != DSH_FS_IOC_FSSETXATTR)
                         return -EACCES;  /* the filter sends no other: refuse what cannot be decided */

@@ -23,6 +23,7 @@ typedef enum dsh_metadata_change {
         DSH_METADATA_REMOVEXATTR,
         DSH_METADATA_FILE_SETATTR,
         DSH_METADATA_IOCTL,
+        DSH_METADATA_PTY_PEER,             /* TIOCGPTPEER: not a change, a pty's slave opened for the command */
 } dsh_metadata_change;
 
 /* How the call names its target. */
@@ -60,6 +61,7 @@ typedef struct dsh_metadata_request {
         uint64_t struct_size;
         unsigned int ioctl_command;
         uint64_t ioctl_argument;
+        int pty_peer_flags;             /* DSH_METADATA_PTY_PEER: the open flags asked for the slave */
 } dsh_metadata_request;
 
 /*

@@ -201,17 +201,19 @@ static void emit_ioctl_test(program_builder *builder, uint32_t command, size_t t
  *     supervised attribute ioctls   -> ACTION
  *     refused attribute ioctls      -> REFUSE
  *     with the terminal rule: TIOCSTI, TIOCLINUX -> REFUSE
+ *     supervising: TIOCGPTPEER      -> ACTION (the supervisor opens the slave)
  *     ALLOW
  *   ACTION                          EPERM (deny) or USER_NOTIF (supervise)
  *   REFUSE                          EPERM
  *
  * Returns the program's length, or 0 if it would not fit.
  */
-static size_t build_program(struct sock_filter *program, uint32_t action, bool terminal_rule)
+static size_t build_program(struct sock_filter *program, uint32_t action, bool terminal_rule, bool pty_peer_rule)
 {
         static const uint32_t terminal_ioctls[] = { TIOCSTI, TIOCLINUX };
         branch branches[BRANCH_COUNT];
-        size_t ioctl_tests = COUNT(supervised_ioctls) + COUNT(refused_ioctls) + (terminal_rule ? 2 : 0);
+        size_t ioctl_tests = COUNT(supervised_ioctls) + COUNT(refused_ioctls) + (terminal_rule ? 2 : 0) +
+                             (pty_peer_rule ? 1 : 0);
         program_builder builder = { program, 0, 0, 0, 0, 0 };
         size_t count = 0;
 
@@ -249,6 +251,8 @@ static size_t build_program(struct sock_filter *program, uint32_t action, bool t
                 emit_ioctl_test(&builder, refused_ioctls[i], builder.refuse_at);
         for (size_t i = 0; terminal_rule && i < COUNT(terminal_ioctls); i++)
                 emit_ioctl_test(&builder, terminal_ioctls[i], builder.refuse_at);
+        if (pty_peer_rule)
+                emit_ioctl_test(&builder, DSH_TIOCGPTPEER, builder.action_at);
         emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
         emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, action));
         emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)));
@@ -289,7 +293,8 @@ size_t dsh_metadata_filter_program(dsh_metadata_policy policy, bool terminal_rul
 
         if (policy != DSH_METADATA_DENY && policy != DSH_METADATA_SUPERVISE)
                 return 0;
-        length = build_program(built, action, terminal_rule);
+        /* Only a supervisor can answer it: under DENY the kernel (and Landlock) decides, as without the filter. */
+        length = build_program(built, action, terminal_rule, policy == DSH_METADATA_SUPERVISE);
         if (length == 0 || length > capacity)
                 return 0;
         memcpy(program, built, length * sizeof(*built));

@@ -79,6 +79,15 @@ typedef enum dsh_metadata_policy {
 #define DSH_EXT4_IOC_MIGRATE               0x00006609U  /* _IO('f', 9) */
 
 /*
+ * TIOCGPTPEER (_IO('T', 0x41)): opens the slave of a pty from its master.
+ * Under DSH_METADATA_SUPERVISE the supervisor answers it (a new pty's slave
+ * lies in /dev/pts, which Landlock does not grant: metadata-supervisor.c,
+ * "pty peers"); under DSH_METADATA_DENY the filter lets it through to the
+ * kernel, where Landlock decides as before.
+ */
+#define DSH_TIOCGPTPEER 0x00005441U
+
+/*
  * The metadata system calls of this architecture, in filter order, ended by
  * -1; ioctl is not among them (it is filtered on its command).
  */

@@ -17,6 +17,7 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/xattr.h>
@@ -81,6 +82,15 @@ struct command_file_attr {
 #define STOP_WAIT_MS 5000
 /* openat2() with RESOLVE_BENEATH or RESOLVE_IN_ROOT answers EAGAIN when a rename raced its ".." handling. */
 #define RESOLVE_ATTEMPTS 16
+/* /dev/ptmx (and devpts' own ptmx): TTYAUX_MAJOR, minor 2.  Every open of it is a new pty's master. */
+#define PTMX_MAJOR 5
+#define PTMX_MINOR 2
+/* A Unix98 pty's slave (UNIX98_PTY_SLAVE_MAJOR, 8 majors): TIOCGPTPEER on one is the kernel's EIO. */
+#define PTY_SLAVE_FIRST_MAJOR 136
+#define PTY_SLAVE_LAST_MAJOR 143
+#ifndef SECCOMP_ADDFD_FLAG_SEND
+#define SECCOMP_ADDFD_FLAG_SEND (1UL << 1)
+#endif
 
 struct supervised_root {
         int fd;
@@ -516,6 +526,8 @@ static int copy_payload(call *c, dsh_metadata_request *op, payload *p)
                 return p->value_size ? copy_exact(c, op->value, c->supervisor->value_buffer, p->value_size) : 0;
         case DSH_METADATA_FILE_SETATTR:
                 return copy_struct(c, op->struct_argument, op->struct_size, &p->file_attr, sizeof(p->file_attr));
+        case DSH_METADATA_PTY_PEER:
+                return 0;  /* the flags came in the arguments */
         case DSH_METADATA_IOCTL:
                 /* FS_IOC_SETFLAGS takes an int whatever its number says (get_user(int) in the kernel). */
                 p->ioctl_size = op->ioctl_command == DSH_FS_IOC_FSSETXATTR ? sizeof(p->ioctl_buffer.fsxattr)
@@ -987,6 +999,8 @@ static int act(dsh_metadata_supervisor *supervisor, int fd, dsh_metadata_target 
                 return act_file_setattr(fd, form, op, p, target);
         case DSH_METADATA_IOCTL:
                 return result_of(ioctl(fd, (unsigned long) op->ioctl_command, &p->ioctl_buffer));
+        case DSH_METADATA_PTY_PEER:
+                break;  /* answered by handle_pty_peer(), never here */
         }
         return -EACCES;
 }
@@ -1000,6 +1014,95 @@ static void respond(const call *c, int error)
         /* ENOENT: the caller is gone or was interrupted (by a fatal signal): nobody to answer. */
         while (ioctl(c->listener, SECCOMP_IOCTL_NOTIF_SEND, &response) < 0 && errno == EINTR)
                 ;
+}
+
+/* --------------------------------------------------------------- pty peers -- */
+
+/*
+ * A pty's slave, for the command that holds its master.  Landlock grants
+ * /dev/ptmx under workspace-write, so the command can make a pty, but not
+ * /dev/pts: granting it would hand the command every terminal of the host,
+ * the user's own included.  The slave of a new pty lies there too, and
+ * TIOCGPTPEER opens it like a path open (Landlock refuses it: EACCES), so
+ * the filter sends TIOCGPTPEER here and the supervisor opens the slave and
+ * hands it to the command (SECCOMP_IOCTL_NOTIF_ADDFD).  Why that gives the
+ * command nothing it did not have:
+ *  - the master is the command's own open file (pidfd_getfd), never a
+ *    reopening through /proc/<tid>/fd: reopening /dev/ptmx makes a new pty,
+ *    and a reopened name could be anything;
+ *  - it must be a pty master (the ptmx device, 5:2; anything else gets
+ *    the kernel's answer, EIO or ENOTTY, and is never asked), and whoever
+ *    holds a master already controls that terminal: it types its input and
+ *    reads its output.  The command's masters are the ptys it made: the
+ *    fds it inherits are 0, 1 and 2 only, and a caller that hands it a
+ *    master there hands it that terminal;
+ *  - the slave is opened O_NOCTTY and O_CLOEXEC here, so it becomes no
+ *    controlling terminal of this process nor leaks into its other children,
+ *    and it is closed once sent;
+ *  - no other terminal is reached: the command still opens no /dev/pts/N by
+ *    name for writing, and the terminal rule refuses TIOCSTI and TIOCLINUX
+ *    on every descriptor, this slave included.
+ * The command's slave is not its controlling terminal (O_NOCTTY whatever it
+ * asked): glibc's openpty() asks so anyway, and login_tty() sets it with
+ * TIOCSCTTY.  Returns the slave (ours) or a negative errno to answer.
+ */
+static int open_pty_peer(call *c, const dsh_metadata_request *op)
+{
+        const int peer_flags = (op->pty_peer_flags & (O_ACCMODE | O_NONBLOCK)) | O_NOCTTY | O_CLOEXEC;
+        struct stat status;
+        int master = acquire_descriptor(c, op->dirfd, false), peer;
+
+        if (master < 0)
+                return master;
+        if (c->reopened) {
+                close(master);
+                return -EACCES;
+        }
+        if (fstat(master, &status) < 0 || !S_ISCHR(status.st_mode) || major(status.st_rdev) != PTMX_MAJOR ||
+            minor(status.st_rdev) != PTMX_MINOR) {
+                bool slave = S_ISCHR(status.st_mode) && major(status.st_rdev) >= PTY_SLAVE_FIRST_MAJOR &&
+                             major(status.st_rdev) <= PTY_SLAVE_LAST_MAJOR;
+
+                close(master);
+                return slave ? -EIO : -ENOTTY;  /* the kernel's answers; nothing is asked of the device */
+        }
+        peer = ioctl(master, DSH_TIOCGPTPEER, peer_flags);
+        peer = peer < 0 ? -errno : peer;
+        close(master);
+        return peer;
+}
+
+/* Answers the call with `peer` installed in the command (its close-on-exec flag as asked). */
+static int send_pty_peer(const call *c, const dsh_metadata_request *op, int peer)
+{
+        struct seccomp_notif_addfd addfd = { .id = c->id, .flags = SECCOMP_ADDFD_FLAG_SEND, .srcfd = (uint32_t) peer,
+                                             .newfd = 0,
+                                             .newfd_flags = (uint32_t) (op->pty_peer_flags & O_CLOEXEC) };
+        int result;
+
+        do
+                result = ioctl(c->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
+        while (result < 0 && errno == EINTR);
+        return result < 0 ? -errno : 0;
+}
+
+static void handle_pty_peer(call *c, const dsh_metadata_request *op)
+{
+        int peer = open_pty_peer(c, op), result = peer < 0 ? peer : 0;
+
+        if (result == 0 && monotonic_ms() > c->deadline_ms)
+                result = -EACCES;
+        if (result == 0) {
+                result = send_pty_peer(c, op, peer);
+                /* ENOENT from ADDFD: the call is gone (its thread died or was interrupted): nobody to answer. */
+                if (result == -ENOENT)
+                        result = 0;
+        }
+        if (peer >= 0)
+                close(peer);
+        /* Any other failure is answered: a call left unanswered would hold the command's thread for good. */
+        if (result < 0)
+                respond(c, result);
 }
 
 /*
@@ -1023,6 +1126,10 @@ static int handle_call(call *c, const struct seccomp_notif *request)
         if (result == 0) {
                 if (!find_thread_pidfd(c))
                         return 0;  /* the thread is gone: the tid may already name another */
+                if (op.kind == DSH_METADATA_PTY_PEER) {
+                        handle_pty_peer(c, &op);
+                        return 0;
+                }
                 result = copy_payload(c, &op, &p);
         }
         if (result == 0)

@@ -232,10 +232,17 @@ static void test_confine_names_the_launcher(void **state)
         make_policy(&policy, DSH_MODE_WORKSPACE_WRITE);
         assert_int_equal(dsh_provider_confine(provider, (char *const *) argv, &policy, &confined, &error), 0);
         {
-                /* The command's TMPDIR rides in the argv: the harness spawns it with its own environment. */
-                const char *expected[] = { test_landlock_run_path(), "--ro", "/", "--rw", "/dev/null", "--rw", "/tmp",
-                                           "--rw", workspace, "--setenv", "TMPDIR", "/tmp", "--", "make", "-j2", NULL };
-                assert_int_equal(dsh_strv_length(confined.argv), 15);
+                /* /dev/ptmx where the host has one (a new pty on each open: backend-landlock.c); the command's
+                 * TMPDIR rides in the argv: the harness spawns it with its own environment. */
+                const char *with_ptys[] = { test_landlock_run_path(), "--ro", "/", "--rw", "/dev/null", "--rw", "/tmp",
+                                            "--rw", "/dev/ptmx", "--rw", workspace, "--setenv", "TMPDIR", "/tmp", "--",
+                                            "make", "-j2", NULL };
+                const char *without_ptys[] = { test_landlock_run_path(), "--ro", "/", "--rw", "/dev/null", "--rw",
+                                               "/tmp", "--rw", workspace, "--setenv", "TMPDIR", "/tmp", "--", "make",
+                                               "-j2", NULL };
+                const char **expected = access("/dev/ptmx", F_OK) == 0 ? with_ptys : without_ptys;
+
+                assert_int_equal(dsh_strv_length(confined.argv), dsh_strv_length((char **) expected));
                 for (size_t i = 0; expected[i]; i++)
                         assert_string_equal(confined.argv[i], expected[i]);
         }

@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "core/landlock.h"
+#include "core/private-dev.h"
 #include "dsh-sandbox/provider.h"
 #include "escape-matrix.h"
 #include "test-support.h"
@@ -66,6 +67,8 @@ typedef enum escape_requirement {
         ESCAPE_REQUIRES_USER_XATTRS,   /* user.* xattrs on the scratch filesystem */
         ESCAPE_REQUIRES_ACLS,          /* POSIX ACLs on the scratch filesystem */
         ESCAPE_REQUIRES_EXT4_VERSION,  /* ext4's EXT4_IOC_SETVERSION on the scratch filesystem */
+        ESCAPE_REQUIRES_MOUNT,         /* the caller may mount: Landlock's command gets a /dev/shm of its own */
+        ESCAPE_REQUIRES_NO_MOUNT,      /* the caller may not: the host's /dev/shm stays read-only */
 } escape_requirement;
 
 /*
@@ -106,7 +109,9 @@ typedef struct escape_row {
  * read-only and EXDEV when only the source lies on another mount.  Its
  * /dev is a private tmpfs: /dev/shm, like /tmp in both modes (a tmpfs under
  * read-only; the session's scratch, or a tmpfs, under workspace-write), takes
- * writes that never reach the host's.  Landlock answers EACCES, and EXDEV where
+ * writes that never reach the host's; so does Landlock's under
+ * workspace-write when the caller may mount (a tmpfs of the command's own),
+ * and refuses them otherwise.  Landlock answers EACCES, and EXDEV where
  * a link would give a file rights it does not have where it lies.  Device
  * nodes are never granted: bwrap has no CAP_MKNOD (EPERM), Landlock never
  * grants MAKE_CHAR (EACCES).
@@ -119,7 +124,10 @@ static const escape_row rows[] = {
           .landlock = { DENY("EACCES"), DENY("EACCES") } },
         { "create", "/tmp", { "create", "{tmp}" }, { "{tmp}" }, .bwrap = { PRIVATE, PRIVATE },
           .landlock = { DENY("EACCES"), ALLOW } },
-        { "create", "/dev/shm", { "create", "{shm}" }, { "{shm}" }, .bwrap = { PRIVATE, PRIVATE },
+        { "create", "/dev/shm", { "create", "{shm}" }, { "{shm}" }, .requires = ESCAPE_REQUIRES_MOUNT,
+          .bwrap = { PRIVATE, PRIVATE }, .landlock = { DENY("EACCES"), PRIVATE } },
+        { "create", "/dev/shm (no private one)", { "create", "{shm}" }, { "{shm}" },
+          .requires = ESCAPE_REQUIRES_NO_MOUNT, .bwrap = { PRIVATE, PRIVATE },
           .landlock = { DENY("EACCES"), DENY("EACCES") } },
         { "create-in-grandchild", "workspace", { "in-grandchild", "create", "{ws}/new" }, { "{ws}/new" },
           .bwrap = { DENY("EROFS"), ALLOW }, .landlock = { DENY("EACCES"), ALLOW } },
@@ -451,6 +459,22 @@ static bool running_as_root(void)
         return known;
 }
 
+/* Whether this process may make a private /dev/shm and /dev/pts (core/private-dev.h), as the spawn path would. */
+static bool may_mount(void)
+{
+        static int known = -1;
+
+        if (known < 0) {
+                dsh_private_devices devices;
+
+                known = dsh_private_devices_create(&devices) == 0;
+                dsh_private_devices_close(&devices);
+                printf("# SKIP the /dev/shm row %s: this process %s\n", known ? "without a private /dev/shm" : "with one",
+                       known ? "may mount" : "may not mount");
+        }
+        return known;
+}
+
 /* POSIX ACLs on the scratch filesystem: the ACL rows set one. */
 static bool acls_supported(void)
 {
@@ -512,6 +536,10 @@ static bool row_runs_here(const escape_row *row)
                 return ext4_version_supported();
         case ESCAPE_REQUIRES_ACLS:
                 return acls_supported();
+        case ESCAPE_REQUIRES_MOUNT:
+                return may_mount();
+        case ESCAPE_REQUIRES_NO_MOUNT:
+                return !may_mount();
         }
         return false;
 }

@@ -116,6 +116,13 @@ static void check_program(dsh_metadata_policy policy, bool terminal_rule, uint32
         }
         data.args[1] = FIONREAD;
         assert_int_equal(run(program, length, &data), SECCOMP_RET_ALLOW);
+        /* A pty's slave: the supervisor's to open; without one, the kernel's (and Landlock's) to decide. */
+        data.args[1] = DSH_TIOCGPTPEER;
+        assert_int_equal(run(program, length, &data),
+                         policy == DSH_METADATA_SUPERVISE ? SECCOMP_RET_USER_NOTIF : SECCOMP_RET_ALLOW);
+        data.args[1] = 0xffffffff00000000ULL | DSH_TIOCGPTPEER;
+        assert_int_equal(run(program, length, &data),
+                         policy == DSH_METADATA_SUPERVISE ? SECCOMP_RET_USER_NOTIF : SECCOMP_RET_ALLOW);
         data.args[1] = TIOCLINUX;
         assert_int_equal(run(program, length, &data), terminal_rule ? eperm : SECCOMP_RET_ALLOW);
         /* x32 numbers and a foreign architecture never reach the kernel. */
@@ -131,6 +138,9 @@ static void check_program(dsh_metadata_policy policy, bool terminal_rule, uint32
 static void test_program_over_every_number(void **state)
 {
         (void) state;
+#ifdef TIOCGPTPEER
+        assert_int_equal(DSH_TIOCGPTPEER, TIOCGPTPEER);
+#endif
 #if defined(__x86_64__)
         check_program(DSH_METADATA_DENY, false, SECCOMP_RET_ERRNO | EPERM);
         check_program(DSH_METADATA_DENY, true, SECCOMP_RET_ERRNO | EPERM);
@@ -191,6 +201,7 @@ static void test_deny_filter_on_the_kernel(void **state)
                 failures += ioctl(-1, TIOCSTI, "x") == 0 || errno != EPERM;
                 /* Not metadata: the kernel's own answer. */
                 failures += ioctl(-1, FIONREAD, NULL) == 0 || errno != EBADF;
+                failures += ioctl(-1, DSH_TIOCGPTPEER, O_RDWR) == 0 || errno != EBADF;
                 failures += fstat(-1, &(struct stat) { 0 }) == 0 || errno != EBADF;
                 failures += getppid() <= 0;
                 _exit(failures);

@@ -13,6 +13,7 @@
 static void test_every_failure_is_negative(void **state)
 {
         static const dsh_spawn_stage stages[] = { DSH_SPAWN_STAGE_SETUP, DSH_SPAWN_STAGE_CONFINE,
+                                                  DSH_SPAWN_STAGE_METADATA, DSH_SPAWN_STAGE_PRIVATE_DEVICES,
                                                   DSH_SPAWN_STAGE_EXEC };
         static const int errnos[] = { 0, EPERM, ENOENT, EACCES };
 

@@ -5,12 +5,13 @@
 set -euo pipefail
 
 # clang and libclang-rt-14-dev (libFuzzer and clang's sanitizer runtimes) build the fuzz targets;
+# git, expect, strace, util-linux (script, unshare, setpriv) and python3-venv are real tools the
+# livability tests drive inside the sandbox (tests/livability);
 # scdoc builds the man pages; openssh-server and openssh-client run the remote provider's tests
-# (a throwaway sshd on 127.0.0.1) and its benchmark; python3-venv the livability tests' confined
-# `python3 -m venv` (tests/livability).
+# (a throwaway sshd on 127.0.0.1) and its benchmark.
 packages=(build-essential meson ninja-build pkg-config libjansson-dev libcmocka-dev
           libseccomp-dev bubblewrap hyperfine python3 python3-venv clang libclang-rt-14-dev scdoc
-          openssh-server openssh-client)
+          openssh-server openssh-client git expect strace util-linux)
 # node and npm run the MCP tests' client (tests/mcp, installed by ensure-npm-deps.sh).  Asked for
 # only when missing: a host may have them from elsewhere (NodeSource's nodejs carries npm).
 command -v node >/dev/null 2>&1 || packages+=(nodejs)

@@ -155,6 +155,25 @@ static int report_scopes(int abi, dsh_backend_report *report)
         return 0;
 }
 
+/*
+ * Whether a workspace-write call gets a /dev/shm and /dev/pts of its own is
+ * the caller's privilege to mount (core/private-dev.h): known by trying, and
+ * said either way, since without them POSIX semaphores fail.
+ */
+static void add_private_devices_note(dsh_backend_report *report)
+{
+        dsh_private_devices devices = DSH_PRIVATE_DEVICES_INIT;
+        bool private = dsh_private_devices_create(&devices) == 0;
+
+        dsh_private_devices_close(&devices);
+        (void) dsh_strv_append(&report->notes,
+                               private ? "workspace-write: /dev/shm and /dev/pts of the command's own (a tmpfs and a "
+                                         "devpts instance): Python multiprocessing, ptys and expect work"
+                                       : "workspace-write: this caller cannot mount, so /dev/shm and /dev/pts stay "
+                                         "the host's, read-only: ptys work (/dev/ptmx), POSIX semaphores (Python "
+                                         "multiprocessing) and expect are refused");
+}
+
 static void landlock_probe(dsh_provider *provider, dsh_backend_report *report)
 {
         int abi = dsh_landlock_abi();
@@ -193,6 +212,7 @@ static void landlock_probe(dsh_provider *provider, dsh_backend_report *report)
                                          "package-manager caches go to the session's scratch; TMPDIR=/tmp"
                                        : "workspace-write: /tmp is the host's /tmp, shared with every process; "
                                          "TMPDIR=/tmp");
+        add_private_devices_note(report);
         if (access(provider->landlock_run_path, X_OK) < 0) {
                 if (asprintf(&report->reason, "the landlock-run launcher %s is not executable: %s",
                              provider->landlock_run_path, strerror(errno)) < 0)

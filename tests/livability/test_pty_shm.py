@@ -404,6 +404,25 @@ class LandlockHostOtherTerminals(HostDevices, OtherTerminals, Confined):
     pass
 
 
+class ProbeNote:
+    """probe says which /dev a workspace-write call gets, as the caller it runs as."""
+
+    def test_probe_says_what_a_call_gets(self):
+        probe = subprocess.run([*self.prefix, BIN, "probe", "--backend", "landlock"], capture_output=True, text=True,
+                               timeout=PATIENCE, check=False)
+        expected = ("/dev/shm and /dev/pts of the command's own" if self.private
+                    else "cannot mount, so /dev/shm and /dev/pts stay the host's")
+        self.assertIn(expected, probe.stdout, probe.stdout + probe.stderr)
+
+
+class LandlockPrivateProbe(PrivateDevices, ProbeNote, Confined):
+    pass
+
+
+class LandlockHostProbe(HostDevices, ProbeNote, Confined):
+    pass
+
+
 class LandlockPrivateSharedMemory(PrivateDevices, SharedMemory, Confined):
     pass
 

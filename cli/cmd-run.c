@@ -6,6 +6,7 @@
  * could not be executed / was not found, 2 for usage errors.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -326,16 +327,27 @@ static int spawn_and_wait(dsh_provider *provider, const dsh_policy *policy, char
         int wait_status = 0, result;
 
         options.die_with_parent = true;
+        /*
+         * The caller's cwd, by fd: under bwrap the command starts on the
+         * sandbox's own mount of it, and a cwd the sandbox does not show (a
+         * host /tmp directory behind the session's /tmp) is a runner failure
+         * (125, saying so) rather than bwrap's silent fallback to $HOME.
+         */
+        options.cwd_fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
         options.share_terminal = in_terminal_foreground();
         sharing_terminal = options.share_terminal;
         forwarding_prepare();
         if (dsh_provider_spawn(provider, program, policy, &options, &child, &error) < 0) {
+                if (options.cwd_fd >= 0)
+                        close(options.cwd_fd);
                 result = print_error_status(&error);
                 forwarding_abandon();
                 return result;
         }
         forwarding_start(child);
         announce_enforcement(dsh_child_facts(child), NULL);
+        if (options.cwd_fd >= 0)
+                close(options.cwd_fd);
         result = wait_for_exit(dsh_child_pid(child));
         forwarding_close();
         if (options.share_terminal)

@@ -122,6 +122,19 @@ class CliBash(Scratch):
         ran = self.dsh("run", "--root", self.workspace, "--", "pwd", "-P")
         self.assertEqual((ran.returncode, ran.stdout.strip()), (0, self.elsewhere), ran.stderr)
 
+    def test_run_in_a_cwd_bwrap_does_not_show_is_refused(self):
+        """A caller's cwd under the host's /tmp is behind the session's /tmp: 125 naming it, never $HOME."""
+        if not BACKENDS["bwrap"]:
+            self.skipTest("bwrap cannot make a sandbox on this host")
+        hidden = tempfile.mkdtemp(dir="/tmp", prefix="dsh-cwd-")
+        self.addCleanup(os.rmdir, hidden)
+        ran = self.dsh("run", "--backend", "bwrap", "--mode", "workspace-write", "--root", self.workspace, "--",
+                       "sh", "-c", "pwd; echo ran > relative.txt", cwd=hidden)
+        self.assertEqual(ran.returncode, 125, ran.stdout + ran.stderr)
+        self.assertEqual(ran.stdout, "")
+        self.assertIn(hidden, ran.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.env["HOME"], "relative.txt")))
+
     def test_cwd_is_no_grant(self):
         """Per backend: a relative write from a cwd the mode does not let it write is denied, absent on disk."""
         os.symlink(self.outside, os.path.join(self.workspace, "to-outside"))

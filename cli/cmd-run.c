@@ -18,6 +18,7 @@
 #include "options.h"
 #include "policy-options.h"
 #include "remote-cli.h"
+#include "terminal-proxy.h"
 
 static const char run_help[] =
         "Usage: dsh-sandbox run [policy options] [--] PROGRAM [ARG...]\n"
@@ -75,15 +76,12 @@ static void announce_enforcement(const dsh_confined_argv *facts, void *data)
  * the kernel discards a default SIGTSTP there.  So the command cannot catch
  * the stop.
  *
- * With a terminal in the foreground (in_terminal_foreground()), none of that
- * is needed: the command shares this process's terminal and group
- * (dsh_spawn_options.share_terminal; bwrap and the sandbox's init are deaf
- * to the terminal's keys), so Ctrl-C, Ctrl-\ and Ctrl-Z reach the command
- * itself, its handlers run, and an interactive shell inside keeps job
- * control.  This process then only stops itself on the terminal's Ctrl-Z
- * (the command got its own), continues with the group, and passes on what
- * is sent to it alone — to bwrap, which dies of it and ends the sandbox;
- * SIGINT and SIGQUIT, which bwrap ignores then, end it as SIGTERM.
+ * At a terminal (cli/terminal-proxy.h) the command has a pty of its own as
+ * its controlling terminal, in a session of its own: the terminal's keys
+ * reach it as bytes (Ctrl-C and Ctrl-Z are its own, as over `ssh -t`), so
+ * none of the above comes from the terminal; and a signal sent to this
+ * process alone ends the sandbox (SIGKILL to it: the command is in no group
+ * this process can name), and this process then dies of that signal.
  *
  * SIGKILL to this process cannot be passed on: bwrap's --die-with-parent
  * kills the runner, and with it the whole sandbox — except in the
@@ -107,7 +105,7 @@ static volatile sig_atomic_t forward_group;   /* the command's process group, or
 static volatile sig_atomic_t forward_pid;     /* the runner, while it is not reaped */
 static volatile sig_atomic_t kept_signals[NSIG];
 static volatile sig_atomic_t passed_on;   /* the last signal passed on to the command, or 0 */
-static volatile sig_atomic_t sharing_terminal;   /* the command shares this process's terminal and group */
+static volatile sig_atomic_t serving_terminal;   /* the command has a pty of its own (cli/terminal-proxy.h) */
 
 /* To the command's group; a sandbox still starting is ended and the runner dies of it (dsh_signal_command). */
 static void send_on(int signal_number)
@@ -116,9 +114,9 @@ static void send_on(int signal_number)
 
         if (forward_pid <= 0)
                 return;
-        /* A runner sharing the terminal ignores these (share_terminal): to end the sandbox they must be another. */
-        if (sharing_terminal && (signal_number == SIGINT || signal_number == SIGQUIT))
-                sent = SIGTERM;
+        /* In a session of its own, the command is in no group of the sandbox's init: the sandbox is ended. */
+        if (serving_terminal)
+                sent = SIGKILL;
         dsh_signal_command((pid_t) forward_pid, (pid_t) forward_group, sent);
         passed_on = signal_number;
 }
@@ -251,40 +249,6 @@ static void forwarding_abandon(void)
                         die_of(forwarded_signals[i]);
 }
 
-/*
- * True when run was started in the foreground of its controlling terminal,
- * with that terminal on stdin: a person typing at a shell.  The command then
- * shares the terminal (dsh_spawn_options.share_terminal) — it is in the
- * terminal's foreground as a program the shell started would be, gets
- * Ctrl-C and Ctrl-Z itself, and an interactive shell inside keeps job
- * control — and run only stops with it (Ctrl-Z) and passes on what is sent
- * to run alone.
- */
-static bool in_terminal_foreground(void)
-{
-        pid_t foreground = tcgetpgrp(STDIN_FILENO);
-
-        return foreground > 0 && foreground == getpgrp();
-}
-
-/*
- * An interactive command (a shell with job control) may have given the
- * terminal to a group of its own, gone with it now: the terminal goes back
- * to run's group, as a shell takes it back when a job ends.  SIGTTOU is
- * blocked meanwhile: run may no longer be in the foreground.
- */
-static void take_terminal_back(void)
-{
-        sigset_t blocked, previous;
-
-        sigemptyset(&blocked);
-        sigaddset(&blocked, SIGTTOU);
-        sigprocmask(SIG_BLOCK, &blocked, &previous);
-        if (tcgetpgrp(STDIN_FILENO) != getpgrp())
-                tcsetpgrp(STDIN_FILENO, getpgrp());
-        sigprocmask(SIG_SETMASK, &previous, NULL);
-}
-
 /* Waits until `pid` has exited, without reaping it. */
 static int wait_for_exit(pid_t pid)
 {
@@ -322,6 +286,7 @@ static int print_error_status(dsh_error *error)
 static int spawn_and_wait(dsh_provider *provider, const dsh_policy *policy, char **program)
 {
         dsh_spawn_options options = DSH_SPAWN_OPTIONS_INIT;
+        cli_terminal_proxy terminal = CLI_TERMINAL_PROXY_INIT;
         dsh_error error = DSH_ERROR_INIT;
         dsh_child *child = NULL;
         int wait_status = 0, result;
@@ -334,10 +299,13 @@ static int spawn_and_wait(dsh_provider *provider, const dsh_policy *policy, char
          * (125, saying so) rather than bwrap's silent fallback to $HOME.
          */
         options.cwd_fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-        options.share_terminal = in_terminal_foreground();
-        sharing_terminal = options.share_terminal;
+        if (cli_terminal_proxy_open(&terminal) > 0) {
+                cli_terminal_proxy_attach(&terminal, &options);
+                serving_terminal = true;
+        }
         forwarding_prepare();
         if (dsh_provider_spawn(provider, program, policy, &options, &child, &error) < 0) {
+                cli_terminal_proxy_close(&terminal);
                 if (options.cwd_fd >= 0)
                         close(options.cwd_fd);
                 result = print_error_status(&error);
@@ -348,10 +316,10 @@ static int spawn_and_wait(dsh_provider *provider, const dsh_policy *policy, char
         announce_enforcement(dsh_child_facts(child), NULL);
         if (options.cwd_fd >= 0)
                 close(options.cwd_fd);
+        if (serving_terminal && cli_terminal_proxy_serve(&terminal, dsh_child_pid(child)) < 0)
+                cli_terminal_proxy_close(&terminal);
         result = wait_for_exit(dsh_child_pid(child));
         forwarding_close();
-        if (options.share_terminal)
-                take_terminal_back();
         if (result == 0)
                 result = dsh_child_wait(child, &wait_status);
         if (result < 0) {
@@ -362,11 +330,12 @@ static int spawn_and_wait(dsh_provider *provider, const dsh_policy *policy, char
         /*
          * A signal passed on, and the runner ended without running the
          * command: the signal ended the sandbox (or the launcher in it)
-         * before the exec.  Not a runner failure to report (125): this
+         * before the exec.  At a terminal, a signal passed on always ended
+         * the sandbox (SIGKILL): this process ends as the signal said.  Not a runner failure to report (125): this
          * process ends by the signal, as when it came before the spawn.
          * Nothing ran unconfined either way.
          */
-        if (passed_on && dsh_child_runner_failed(child)) {
+        if (passed_on && (dsh_child_runner_failed(child) || serving_terminal)) {
                 dsh_child_free(child);
                 die_of(passed_on);
                 return 128 + passed_on;

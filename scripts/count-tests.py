@@ -2,8 +2,9 @@
 """Prints 'N passed, N failed, N skipped' over the cmocka cases (and TAP cases) in meson test logs.
 
 Python unittest cases (tests/service/*.py run verbose on stdout) count one per case: a line
-"test_name (module.Class.test_name) ... ok|skipped ...|FAIL|ERROR" (a case whose subtests
-failed ends its line with "... " and counts as failed).
+"test_name (module.Class.test_name) ... ok|skipped ...|FAIL|ERROR" (a case with subtests ends its
+line with "... " and lists them on indented lines: skipped when every one was, else failed, since
+unittest prints a case whose subtests all passed as "ok").
 A record without cmocka or unittest output counts as one case: a test program that does not use
 cmocka, or one fuzz target of scripts/fuzz.sh (its fuzz-results.jsonl has the same shape).
 """
@@ -24,7 +25,13 @@ for log in sys.argv[1:]:
             cases_skipped += len(re.findall(r"^ok \d+ .*# SKIP", output, re.M))
             cases_ok += len(re.findall(r"^ok \d+ (?!.*# SKIP)", output, re.M))
             cases_failed += len(re.findall(r"^not ok \d+ ", output, re.M))
-            for status in re.findall(r"^test\w+ \([\w.]+\) \.\.\. ?(.*)$", output, re.M):
+            for status, subtests in re.findall(r"^test\w+ \([\w.]+\) \.\.\. ?(.*)$((?:\n  test\w+ .*)*)", output,
+                                                re.M):
+                # A case with subtests ends its own line with "... " and reports each on an indented line:
+                # skipped when every one was, failed when any failed.
+                if not status and subtests:
+                    outcomes = re.findall(r"\.\.\. ?(\S*)", subtests)
+                    status = "skipped" if outcomes and all(o.startswith("skipped") for o in outcomes) else ""
                 if status.startswith("ok"):
                     cases_ok += 1
                 elif status.startswith("skipped"):

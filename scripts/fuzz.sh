@@ -33,16 +33,21 @@ trap finish EXIT
 
 mkdir -p "$build"
 rm -f "$results"
-if [ ! -f "$build/build.ninja" ]; then
-  if ! CC=clang meson setup "$build" -Dfuzz=true -Dtests=false --buildtype=debugoptimized >/dev/null; then
+# Quiet when the build works; a failing one shows its own errors.
+build_log=$(mktemp /var/tmp/dsh-fuzz-build.XXXXXX)
+build_quietly() {
+  if ! "$@" >"$build_log" 2>&1; then
+    cat "$build_log" >&2
+    rm -f "$build_log"
     record build FAIL
     exit 1
   fi
+}
+if [ ! -f "$build/build.ninja" ]; then
+  build_quietly env CC=clang meson setup "$build" -Dfuzz=true -Dtests=false --buildtype=debugoptimized
 fi
-if ! ninja -C "$build" >/dev/null; then
-  record build FAIL
-  exit 1
-fi
+build_quietly ninja -C "$build"
+rm -f "$build_log"
 
 # The session-log target writes every input to a file: on tmpfs, and removed afterwards.
 scratch=$(mktemp -d /dev/shm/dsh-fuzz.XXXXXX)

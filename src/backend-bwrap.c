@@ -33,10 +33,9 @@
  *   --unshare-ipc   the host's System V IPC and message queues out of reach;
  *   --new-session   no controlling terminal (and dsh-sandbox-exec's seccomp
  *                   filter refuses TIOCSTI on any terminal it could take);
- *                   left out for a caller that shares its terminal (an
- *                   interactive `run`: share_callers_terminal()), where
- *                   that filter alone keeps keystrokes out of the user's
- *                   shell;
+ *                   a pty the caller made for the command
+ *                   (dsh_spawn_options.controlling_terminal) becomes the
+ *                   command's own, in a session of its own inside;
  *   --cap-drop ALL  started by root, bwrap keeps the caller's capabilities
  *                   for the command: with CAP_SYS_ADMIN it could simply
  *                   `mount -o remount,rw /`; --cap-add CAP_SETPCAP only so
@@ -76,7 +75,6 @@
 #include <limits.h>
 #include <linux/openat2.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,13 +224,11 @@ struct bwrap_call {
         const dsh_scratch *scratch;     /* the prepared policy's (borrowed); none: a tmpfs on /tmp */
         bool scratch_by_fd;     /* spawn: the scratch is bound from its fds; confine: by name */
         char **variables;       /* NAME, VALUE pairs for --setenv (scratch.h) */
-        bool share_terminal;    /* dsh_spawn_options.share_terminal: no --new-session */
-        int restore_signals[3]; /* share_terminal: what dsh-sandbox-exec sets back to its default for the command */
-        size_t restore_count;
+        bool controlling_terminal;      /* dsh_spawn_options.controlling_terminal: dsh-sandbox-exec takes stdin's */
         char *chdir_path;       /* spawn only: --chdir, the path of the caller's cwd fd; NULL: none */
 };
 
-#define BWRAP_CALL_INIT { NULL, NULL, DSH_SHIELD_INIT, NULL, 0, -1, -1, NULL, false, NULL, false, { 0 }, 0, NULL }
+#define BWRAP_CALL_INIT { NULL, NULL, DSH_SHIELD_INIT, NULL, 0, -1, -1, NULL, false, NULL, false, NULL }
 
 static void bwrap_call_clear(struct bwrap_call *call)
 {
@@ -569,10 +565,6 @@ static int build_argv(char ***argv, const struct bwrap_call *call, const dsh_pol
         static const char *const process[] = {
                 "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--cap-add", "CAP_SETPCAP", NULL,
         };
-        /* Sharing the caller's terminal (dsh_spawn_options.share_terminal): the same, in the caller's session. */
-        static const char *const process_sharing_terminal[] = {
-                "--die-with-parent", "--cap-drop", "ALL", "--cap-add", "CAP_SETPCAP", NULL,
-        };
         int result = dsh_strv_append(argv, call->bwrap);
 
         if (result == 0)
@@ -580,7 +572,7 @@ static int build_argv(char ***argv, const struct bwrap_call *call, const dsh_pol
         for (const char *const *path = proc_read_only; result == 0 && *path; path++)
                 result = append_bind(argv, "--ro-bind-try", *path);
         if (result == 0)
-                result = append_words(argv, call->share_terminal ? process_sharing_terminal : process);
+                result = append_words(argv, process);
         if (result == 0 && policy->mode == DSH_MODE_WORKSPACE_WRITE)
                 result = append_writable_binds(argv, call, policy);
         else if (result == 0)
@@ -600,8 +592,8 @@ static int build_argv(char ***argv, const struct bwrap_call *call, const dsh_pol
                 result = dsh_strv_append(argv, call->exec_helper);
         if (result == 0 && call->exec_status_fd >= 0)
                 result = append_number_option(argv, "--status-fd", call->exec_status_fd);
-        for (size_t i = 0; result == 0 && i < call->restore_count; i++)
-                result = append_number_option(argv, "--restore-signal", call->restore_signals[i]);
+        if (result == 0 && call->controlling_terminal)
+                result = dsh_strv_append(argv, "--controlling-terminal");
         if (result == 0)
                 result = dsh_strv_append(argv, "--");
         for (; result == 0 && *command; command++)
@@ -1034,34 +1026,6 @@ static pid_t sandbox_process_group(pid_t runner, pid_t reported)
 }
 
 
-/*
- * An interactive caller's terminal, shared (dsh_spawn_options.share_terminal):
- * bwrap runs without --new-session in the caller's process group, so the
- * command is in the terminal's foreground and an interactive shell inside
- * can take the terminal for its jobs (job control).  The terminal's
- * SIGINT, SIGQUIT and SIGTSTP then go to bwrap and to the sandbox's init as
- * well: both are started with them ignored, so that Ctrl-C and Ctrl-Z reach
- * the command without ending or stopping the runner under it, and
- * dsh-sandbox-exec sets each back to its default for the command — each that
- * the caller does not ignore itself, so `nohup`-style ignores still reach
- * the command.  What a controlling terminal would add to a hostile command,
- * keystrokes pushed into the user's shell (TIOCSTI, TIOCLINUX), stays
- * refused by dsh-sandbox-exec's seccomp filter; that filter, not the lack of
- * a controlling terminal, is the protection (tests/livability/test_terminal.py).
- */
-static void share_callers_terminal(struct bwrap_call *call)
-{
-        static const int terminal_signals[] = { SIGINT, SIGQUIT, SIGTSTP };
-
-        call->share_terminal = true;
-        for (size_t i = 0; i < sizeof(terminal_signals) / sizeof(terminal_signals[0]); i++) {
-                struct sigaction current;
-
-                if (sigaction(terminal_signals[i], NULL, &current) == 0 && current.sa_handler != SIG_IGN)
-                        call->restore_signals[call->restore_count++] = terminal_signals[i];
-        }
-}
-
 /* Two status pipes above stdio: bwrap's --json-status-fd and dsh-sandbox-exec's --status-fd. */
 static int open_status_pipes(int json_pipe[2], int exec_pipe[2], dsh_error *error)
 {
@@ -1245,13 +1209,12 @@ static void warn_watch_unarmed(dsh_child *child, int arm_errno)
  * After bwrap reported its sandbox: the child, with the process group
  * signals for the command go to (see sandbox_process_group()).
  */
-static void settle_child(dsh_child *child, pid_t pid, pid_t reported_pid, bool share_terminal,
-                         dsh_confined_argv *facts, dsh_mode mode, bool exec_seen, int json_status_fd, int exec_status_fd)
+static void settle_child(dsh_child *child, pid_t pid, pid_t reported_pid, dsh_confined_argv *facts, dsh_mode mode,
+                         bool exec_seen, int json_status_fd, int exec_status_fd)
 {
         child->pid = pid;
-        /* Sharing the caller's group, the command gets the terminal's signals itself: none to pass on (0). */
-        child->process_group = share_terminal ? 0 : sandbox_process_group(pid, reported_pid);
-        if (child->process_group == 0 && !share_terminal)
+        child->process_group = sandbox_process_group(pid, reported_pid);
+        if (child->process_group == 0)
                 child->process_group = pid;  /* unconfirmed: the runner's own group, which it leads */
         child->facts = *facts;
         *facts = (dsh_confined_argv) DSH_CONFINED_ARGV_INIT;
@@ -1308,13 +1271,12 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prep
         char **audit_absent = NULL;
         dsh_held_back_watch *watch = NULL;
         int watch_errno = 0;
-        bool exec_seen = false, call_shared_terminal = options->share_terminal;
+        bool exec_seen = false;
         pid_t pid = -1, reported_pid = 0;
 
         result = prepare_call(provider, prepared, &call, error);
         call.scratch_by_fd = true;
-        if (result == 0 && call_shared_terminal)
-                share_callers_terminal(&call);
+        call.controlling_terminal = options->controlling_terminal;
         if (result == 0)
                 result = open_bind_sources(&call, prepared, error);
         if (result == 0 && options->cwd_fd >= 0)
@@ -1360,13 +1322,11 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prep
                  * terminal's Ctrl-C and take the sandbox with it
                  * (--die-with-parent) before the command could handle the
                  * signal.  The caller passes signals on to child->process_group.
-                 * Sharing the caller's terminal, bwrap stays in the caller's
-                 * group instead, deaf to the terminal's keys
-                 * (share_callers_terminal()), and the command gets them itself.
+                 * A terminal made for the command is taken inside, by
+                 * dsh-sandbox-exec (--controlling-terminal), never by bwrap.
                  */
-                runner_options.new_process_group = !call_shared_terminal;
-                runner_options.new_session = runner_options.new_session && !call_shared_terminal;
-                plan.ignore_terminal_signals = call_shared_terminal;
+                runner_options.new_process_group = true;
+                runner_options.controlling_terminal = false;
                 watch = arm_held_back_watch(child, policy, &call.shield, &watch_errno);
                 pid = dsh_spawn_exec_plan(&plan, &runner_options, &failure);
                 if (pid < 0)
@@ -1406,8 +1366,7 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prep
                 dsh_held_back_watch_free(watch);
                 return result;
         }
-        settle_child(child, pid, reported_pid, call_shared_terminal, &facts, policy->mode, exec_seen, json_pipe[0],
-                     exec_pipe[0]);
+        settle_child(child, pid, reported_pid, &facts, policy->mode, exec_seen, json_pipe[0], exec_pipe[0]);
         child->audit_absent = audit_absent;
         child->held_back_watch = watch;
         warn_watch_unarmed(child, watch_errno);

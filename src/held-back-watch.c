@@ -254,7 +254,8 @@ void dsh_held_back_watch_read(dsh_held_back_watch *watch)
                 return;
         while ((length = read(watch->fd, buffer, sizeof(buffer))) > 0 || (length < 0 && errno == EINTR))
                 for (ssize_t offset = 0; length > 0 && offset < length;) {
-                        const struct inotify_event *event = (const struct inotify_event *) (buffer + offset);
+                        /* The kernel pads each record to the struct's alignment, and the buffer is aligned. */
+                        const struct inotify_event *event = (const void *) (buffer + offset);
 
                         note_event(watch, event);
                         offset += (ssize_t) (sizeof(struct inotify_event) + event->len);

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -76,7 +77,9 @@ void dsh_exec_plan_apply(const dsh_exec_plan *plan, const dsh_spawn_options *opt
                 return;
         }
         if (child_redirect(options->stdin_fd, 0) < 0 || child_redirect(options->stdout_fd, 1) < 0 ||
-            child_redirect(options->stderr_fd, 2) < 0 || (options->new_session && setsid() < 0)) {
+            child_redirect(options->stderr_fd, 2) < 0 ||
+            ((options->new_session || options->controlling_terminal) && setsid() < 0) ||
+            (options->controlling_terminal && ioctl(0, TIOCSCTTY, 0) < 0)) {
                 failure->errno_value = errno;
                 return;
         }
@@ -127,11 +130,6 @@ void dsh_exec_plan_apply(const dsh_exec_plan *plan, const dsh_spawn_options *opt
         }
         /* Signal dispositions set to "ignore" survive exec; the command starts with defaults. */
         signal(SIGPIPE, SIG_DFL);
-        if (plan->ignore_terminal_signals) {
-                signal(SIGINT, SIG_IGN);
-                signal(SIGQUIT, SIG_IGN);
-                signal(SIGTSTP, SIG_IGN);
-        }
         if (plan->environment)
                 execvpe(plan->argv[0], plan->argv, plan->environment);
         else

@@ -35,12 +35,11 @@ typedef struct dsh_exec_plan {
         char *const *environment;  /* the program's environment (NAME=VALUE, NULL-terminated); NULL: the caller's */
         dsh_metadata_policy metadata;  /* the metadata filter (core/metadata-filter.h), or none */
         int metadata_socket;       /* DSH_METADATA_SUPERVISE: where the listener goes (SCM_RIGHTS), else -1 */
-        bool ignore_terminal_signals;  /* exec with SIGINT, SIGQUIT and SIGTSTP ignored (a runner sharing the terminal) */
         const struct dsh_private_devices *private_devices;  /* to move onto /dev (core/private-dev.h), or NULL */
 } dsh_exec_plan;
 
 /* A plan that runs `command` with nothing applied and nothing kept. */
-#define DSH_EXEC_PLAN_INIT(command) { (command), -1, false, NULL, 0, false, NULL, DSH_METADATA_UNGOVERNED, -1, false, NULL }
+#define DSH_EXEC_PLAN_INIT(command) { (command), -1, false, NULL, 0, false, NULL, DSH_METADATA_UNGOVERNED, -1, NULL }
 
 typedef struct dsh_spawn_failure {
         dsh_spawn_stage stage;

@@ -3,7 +3,7 @@
  * dsh-sandbox-exec: the last step inside the bwrap sandbox, between bwrap and
  * the command.
  *
- *   dsh-sandbox-exec [--status-fd N] [--restore-signal SIGNAL]... -- PROGRAM [ARG...]
+ *   dsh-sandbox-exec [--status-fd N] [--controlling-terminal] -- PROGRAM [ARG...]
  *
  * bwrap sets up the mounts; three things are left that bwrap cannot do and
  * that must happen inside the sandbox, right before the command runs:
@@ -26,10 +26,11 @@
  *     that this program can lock the securebits and empty every set; after
  *     that no exec can regain a capability; and the seccomp filter that
  *     refuses terminal injection (TIOCSTI, TIOCLINUX) goes on.
- *     With --restore-signal (a caller sharing its terminal: bwrap and the
- *     sandbox's init were started deaf to the terminal's SIGINT, SIGQUIT
- *     and SIGTSTP), each signal named gets its default disposition back
- *     for the command.
+ *     With --controlling-terminal (stdin is a pty the caller made for the
+ *     command and serves: an interactive `dsh-sandbox run`), this process
+ *     leaves the sandbox's session for one of its own and takes that pty
+ *     as its controlling terminal, so the command has job control on it —
+ *     and nothing of the user's own terminal, session or process groups.
  *  3. exec, with its failure reported out of band: on --status-fd the parent
  *     learns "the command could not be executed, errno N" (126/127 as env
  *     reports them), which no output of the command could fake, and which
@@ -46,6 +47,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -58,8 +60,7 @@
 
 struct exec_request {
         int status_fd;
-        int restore_signals[8];         /* --restore-signal: set back to SIG_DFL before the exec */
-        size_t restore_count;
+        bool controlling_terminal;      /* --controlling-terminal: stdin becomes the command's own */
         char **command;
 };
 
@@ -101,18 +102,12 @@ static int parse_arguments(int argc, char **argv, struct exec_request *request)
                 request->status_fd = (int) value;
                 i += 2;
         }
-        while (i + 1 < argc && strcmp(argv[i], "--restore-signal") == 0) {
-                char *end = NULL;
-                long value = strtol(argv[i + 1], &end, 10);
-
-                if (!end || *end || value < 1 || value >= NSIG ||
-                    request->restore_count == sizeof(request->restore_signals) / sizeof(request->restore_signals[0]))
-                        return fail(EINVAL, "usage error: --restore-signal takes a signal number (at most 8 times)");
-                request->restore_signals[request->restore_count++] = (int) value;
-                i += 2;
+        if (i < argc && strcmp(argv[i], "--controlling-terminal") == 0) {
+                request->controlling_terminal = true;
+                i++;
         }
         if (i >= argc || strcmp(argv[i], "--") != 0 || i + 1 >= argc)
-                return fail(EINVAL, "usage error: expected [--status-fd N] [--restore-signal SIGNAL]... -- PROGRAM [ARG...]");
+                return fail(EINVAL, "usage error: expected [--status-fd N] [--controlling-terminal] -- PROGRAM [ARG...]");
         request->command = &argv[i + 1];
         return 0;
 }
@@ -272,20 +267,20 @@ int main(int argc, char **argv)
         result = dsh_drop_capabilities();
         if (result < 0)
                 return fail(-result, "cannot drop the capabilities: %s", strerror(-result));
+        /* A session of its own, whose controlling terminal is the pty on stdin (not a session bwrap's init leads). */
+        if (request.controlling_terminal && (setsid() < 0 || ioctl(STDIN_FILENO, TIOCSCTTY, 0) < 0))
+                return fail(errno, "cannot take the terminal on stdin as the command's own: %s", strerror(errno));
         /*
          * --new-session leaves the command no controlling terminal, but as a
          * session leader it could take one that is nobody's (a pty a harness
          * opened without making it its own) and push keystrokes into it for
-         * whatever reads that terminal next; and a caller that shares its
-         * terminal (an interactive `run`) leaves the command the user's own
-         * as its controlling terminal.  Either way TIOCSTI and TIOCLINUX fail
-         * here, as under Landlock: this filter is what stops the injection.
+         * whatever reads that terminal next: TIOCSTI, TIOCLINUX and TIOCSETD
+         * fail here as under Landlock, on the pty an interactive `run` made
+         * for the command too.
          */
         result = dsh_install_terminal_injection_filter();
         if (result < 0)
                 return fail(-result, "cannot install the terminal filter: %s", strerror(-result));
-        for (size_t i = 0; i < request.restore_count; i++)
-                signal(request.restore_signals[i], SIG_DFL);
         execvp(request.command[0], request.command);
         result = errno;
         if (status_fd >= 0) {

@@ -249,22 +249,17 @@ typedef struct dsh_spawn_options {
          */
         bool die_with_parent;
         /*
-         * The command shares the caller's controlling terminal and process
-         * group, as a program started by an interactive shell does, so that
-         * an interactive shell inside keeps job control (`run -- bash -i`).
-         * For a caller that stands in for the command in the terminal's
-         * foreground (`dsh-sandbox run` with a terminal on stdin); other
-         * callers leave it false.  Under bwrap: no --new-session, bwrap in
-         * the caller's group with SIGINT, SIGQUIT and SIGTSTP ignored (the
-         * terminal's keys must reach the command, not end or stop the runner
-         * and with it the sandbox), and their dispositions restored for the
-         * command by dsh-sandbox-exec — each that the caller itself does not
-         * ignore.  The terminal filter still refuses TIOCSTI and TIOCLINUX:
-         * that, not the lack of a controlling terminal, is what keeps
-         * keystrokes from being pushed into the user's shell.  Other backends
-         * already run the command in the caller's session.
+         * stdin is a terminal the caller made for this command (a pty whose
+         * other side it serves, as `dsh-sandbox run` does at a terminal): the
+         * command takes it as its controlling terminal, in a session of its
+         * own, so an interactive shell inside keeps job control.  Nothing of
+         * the caller's own terminal, session or process groups is then in the
+         * command's reach: a signal to its group, a stolen foreground, a line
+         * discipline set, all land on that pty.  Under bwrap the last step
+         * inside (dsh-sandbox-exec) calls setsid() and TIOCSCTTY; elsewhere
+         * the child does, before it is confined.
          */
-        bool share_terminal;
+        bool controlling_terminal;
         /*
          * The directory the command starts in: an open directory fd (O_PATH
          * is enough; the caller keeps it), or -1 for the caller's cwd.  The

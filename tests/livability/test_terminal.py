@@ -2,11 +2,11 @@
 # SPDX-License-Identifier: MIT
 """A person at a terminal: `dsh-sandbox run` in the foreground of a real pty, under bwrap.
 
-The command shares the terminal (no --new-session): an interactive shell inside keeps job control
-(background jobs, Ctrl-Z stopping a job, Ctrl-C reaching the foreground job, the shell itself
-surviving both), Ctrl-C reaches a plain command's own handler (bwrap, deaf to the terminal's keys,
-does not die of it first), and the terminal filter still refuses TIOCSTI on what is now the
-command's controlling terminal — the protection --new-session used to give.
+The command gets a pty of its own as its controlling terminal, which `run` serves: an interactive
+shell inside keeps job control (background jobs, Ctrl-Z stopping a job, Ctrl-C reaching the
+foreground job, the shell itself surviving both), Ctrl-C reaches a plain command's own handler,
+and nothing of the user's terminal, session or process groups is in the command's reach: a signal
+to its group, the terminal's foreground, a line discipline, keystrokes pushed in (TIOCSTI).
 
 Each case forks a pty (Python's pty module), runs the built $DSH_SANDBOX_BIN in it, types into it
 and reads the screen.  Output is unittest's verbose form, one line per case, then
@@ -34,12 +34,17 @@ BWRAP = bwrap_works()
 class Terminal:
     """`dsh-sandbox run --backend bwrap ARGV` as the foreground job of a fresh pty's session."""
 
-    def __init__(self, argv, home, backend="bwrap"):
+    def __init__(self, argv, home, backend="bwrap", shell_line=None):
+        """Runs `dsh-sandbox run ARGV`, or with `shell_line` a /bin/sh line that runs it (as $RUN)."""
         self.pid, self.fd = pty.fork()
         if self.pid == 0:
             os.environ.update(PS1=PROMPT.decode(), HOME=home, XDG_STATE_HOME=home + "/state",
                               XDG_CACHE_HOME=home + "/cache", XDG_CONFIG_HOME=home + "/config", TERM="dumb")
-            os.execv(BIN, [BIN, "run", "--backend", backend, "--mode", "read-only", "--"] + argv)
+            run = [BIN, "run", "--backend", backend, "--mode", "read-only", "--"]
+            if shell_line is not None:
+                os.environ["RUN"] = " ".join(run)
+                os.execv("/bin/sh", ["sh", "-c", shell_line])
+            os.execv(BIN, run + argv)
         self.screen = b""
 
     def read_until(self, token, seconds=20):
@@ -121,6 +126,35 @@ class SharedTerminal(unittest.TestCase):
         terminal.type(b"\x03")
         self.assertIn(b"caught-int", terminal.read_until(b"caught-int"))
         self.assertEqual(terminal.finish(), 5, terminal.screen)
+
+    def test_the_command_signals_nothing_outside_its_sandbox(self):
+        # The shell that ran `run` shares run's process group: kill(0) inside must not reach it (it would,
+        # were the command in that group: a pid namespace does not stop a signal to one's own group).
+        terminal = Terminal([], self.home, shell_line='$RUN sh -c "kill -KILL 0"; echo "survived $?"')
+        self.assertEqual(terminal.finish(), 0, terminal.screen)
+        self.assertIn(b"survived 137", terminal.screen)
+
+    def test_the_command_cannot_take_the_users_terminal(self):
+        # A confined process that moves to a group of its own and makes it the foreground of its terminal
+        # does so on its own pty: the user's terminal keeps the group that ran `run`.
+        thief = ("import os, signal\n"
+                 "signal.signal(signal.SIGTTOU, signal.SIG_IGN)\n"
+                 "pid = os.fork()\n"
+                 "if pid == 0:\n"
+                 "    os.setpgid(0, 0)\n"
+                 "    os.tcsetpgrp(0, os.getpgrp())\n"
+                 "    print('took its own', flush=True)\n"
+                 "    os._exit(0)\n"
+                 "os.waitpid(pid, 0)\n")
+        script = os.path.join(self.home, "thief.py")
+        with open(script, "w", encoding="utf-8") as handle:
+            handle.write(thief)
+        terminal = Terminal([], self.home, shell_line=(
+            f'$RUN python3 {script}; '
+            'python3 -c "import os; print(\'foreground is ours\', os.tcgetpgrp(0) == os.getpgrp())"'))
+        self.assertEqual(terminal.finish(), 0, terminal.screen)
+        self.assertIn(b"took its own", terminal.screen)
+        self.assertIn(b"foreground is ours True", terminal.screen)
 
     @unittest.skipUnless(TIOCSTI_PROBE and os.access(TIOCSTI_PROBE, os.X_OK), "no TIOCSTI_PROBE_BIN")
     def test_no_line_discipline_is_set_on_the_terminal(self):

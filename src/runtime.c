@@ -16,8 +16,8 @@
 #include "dsh-sandbox/remote.h"
 #include "dsh-sandbox/runtime.h"
 
-#include "error.h"
-#include "remote-ssh.h"
+#include "base/error.h"
+#include "remote/remote-ssh.h"
 
 #define LANDLOCK_RUN_NAME "landlock-run"
 #define EXEC_HELPER_NAME "dsh-sandbox-exec"

@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "bash-capture.h"
+#include "bash/bash-capture.h"
 
 static char *const dialect[] = { (char *) "permission denied", (char *) "read-only file system", NULL };
 

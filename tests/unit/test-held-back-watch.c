@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "held-back-watch.h"
+#include "provider/held-back-watch.h"
 #include "test-support.h"
 
 struct fixture {

@@ -20,8 +20,8 @@
 #include <cmocka.h>
 
 #include "dsh-sandbox/json.h"
-#include "remote-frame.h"
-#include "remote-protocol.h"
+#include "remote/remote-frame.h"
+#include "remote/remote-protocol.h"
 
 /* Two frames written to a pipe one byte at a time: each read ends mid-header or mid-payload. */
 static void test_frames_cut_anywhere_come_out_whole(void **state)

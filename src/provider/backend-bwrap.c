@@ -14,12 +14,12 @@
  *         [--chdir DIR] [--json-status-fd N] -- dsh-sandbox-exec [--status-fd M] -- ARGV...
  *
  * Every host path is visible read-only; workspace-write rebinds the workspace
- * and each extra root read-write (minus the shield: src/shield.c).  The
+ * and each extra root read-write (minus the shield: src/shield/shield.c).  The
  * command's /tmp: under read-only a fresh tmpfs (scratch space that changes
  * nothing on the host; the workspace, the extra roots and the cwd, when
  * beneath /tmp, are bound back read-only over it so the command still sees
  * them); under workspace-write the session's scratch temp area
- * (src/scratch.h), private to the session and kept across its calls, or a
+ * (src/provider/scratch.h), private to the session and kept across its calls, or a
  * tmpfs per call when the provider has no scratch.  The scratch base, every
  * session's, is hidden behind a tmpfs, and only the call's own cache
  * directory is bound back, writable, at its host path (where the cache
@@ -60,7 +60,7 @@
  *                   what is bound read-only, armed before bwrap starts: a
  *                   refused replacement of .git/config (EBUSY, or a git that
  *                   exits 0 regardless) is reported as a denial
- *                   (src/held-back-watch.c);
+ *                   (src/provider/held-back-watch.c);
  *   fds             dsh_provider_spawn() closes every fd above 2 but the ones
  *                   bwrap needs before exec'ing it (bwrap passes inherited fds
  *                   through; dsh-sandbox-exec closes whatever is left).

@@ -5,7 +5,7 @@
  * Grants (docs/security.md): read+execute beneath "/", read-write on the
  * "/dev/null" sink; workspace-write adds the temp area "/tmp", /dev/ptmx
  * (new ptys), the workspace root, each extra root, the session's scratch
- * cache directory (src/scratch.h: where the package managers' cache
+ * cache directory (src/provider/scratch.h: where the package managers' cache
  * variables point), and where the caller may mount, a /dev/shm and a
  * /dev/pts of the command's own (core/private-dev.h).  Landlock cannot
  * mount /tmp, so /tmp stays the host's, and read-only has no scratch space
@@ -19,7 +19,7 @@
  * cost over a bare spawn is a handful of system calls.  Both paths (and the
  * launcher) also drop every capability before the restriction and, from
  * Landlock ABI 6, scope the domain: no signal to, and no connection to an
- * abstract unix socket of, a process outside it (src/spawn.c says why in
+ * abstract unix socket of, a process outside it (src/provider/spawn.c says why in
  * that order).
  *
  * Landlock does not govern metadata (chmod, chown, utimes, extended

@@ -3,7 +3,7 @@
  * The held-back watch: evidence, gathered outside the sandbox, that a
  * confined call tried to change a file the backend holds back inside a
  * writable root (bwrap's read-only binds over .git/config, .git/hooks and
- * the sandbox's own files: src/shield.h).  Such a write is refused, but not
+ * the sandbox's own files: src/shield/shield.h).  Such a write is refused, but not
  * in the backend's denial dialect: git writes .git/config.lock and renames
  * it over .git/config, a mount point, and the kernel answers EBUSY ("Device
  * or resource busy") — or git carries on, exits 0 and the change is lost.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The remote provider's frames and messages (src/remote-frame.c,
- * src/remote-protocol.c): frames survive being cut anywhere, an oversized
+ * The remote provider's frames and messages (src/remote/remote-frame.c,
+ * src/remote/remote-protocol.c): frames survive being cut anywhere, an oversized
  * header is a protocol error, a queue in front of a full pipe keeps its
  * bytes, and both ends read messages strictly — another protocol version,
  * an unknown member, a status outside 0..255 are refused.

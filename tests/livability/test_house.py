@@ -116,6 +116,13 @@ class HouseCopy(unittest.TestCase):
                         '#include "core/stand-in.h"\n#include "base/error.h"')
         self.assert_fails_with("check-house: layer: FAIL", "src/core/ may not include src/base/")
 
+    def test_public_header_including_the_tree_fails(self):
+        # An installed header that names a header of src/ would not compile in an embedder's build.
+        self.replace_in("include/dsh-sandbox/seatbelt.h", '#include "dsh-sandbox/sandbox.h"',
+                        '#include "dsh-sandbox/sandbox.h"\n#include "base/util.h"')
+        self.assert_fails_with("check-house: layer: FAIL", 'include/dsh-sandbox/seatbelt.h:', '#include "base/util.h" '
+                               'names no file', 'a public header includes only "dsh-sandbox/NAME.h"')
+
     def test_include_by_bare_name_inside_src_fails(self):
         self.replace_in("src/provider/spawn.c", '#include "provider/spawn.h"', '#include "spawn.h"')
         self.assert_fails_with("check-house: layer: FAIL", 'src/provider/spawn.c:', '#include "spawn.h" names no file')

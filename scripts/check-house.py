@@ -12,11 +12,13 @@ bench/ are not part of the house, though fuzz/ and bench/ count for the size lim
           src/provider/backend.h, is a module too).  The graph is built from every `#include "..."`
           line; a strongly connected set of modules is printed with one cycle through it and the
           include lines that close it.
-  size    no source file over 1,000 lines (.c and .h, tests/ excluded; fuzz/ and bench/ included).
+  size    no source file over 1,000 lines (.c and .h, tests/ excluded; fuzz/, bench/ and examples/
+          included).
   layer   each folder includes only the folders beneath it (LAYERS below, docs/architecture.md), and
           every include resolves under the one include rule: a header of src/ by its path from src/
           ("provider/backend.h"), a header of cli/, service/ or tools/ by its name from its own
-          folder (cli/ also reaches service/'s, tools/ src/core/'s by "core/NAME.h"), a public header as "dsh-sandbox/NAME.h", and "config.h", the build's own.
+          folder (cli/ also reaches service/'s, tools/ src/core/'s by "core/NAME.h"), a public
+          header as "dsh-sandbox/NAME.h", and "config.h", the build's own.
 
 What is known and not yet fixed is listed in scripts/house-exceptions.txt, one line each with its
 issue number:

@@ -74,6 +74,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -419,11 +420,81 @@ static int append_scratch_cache(char ***argv, const struct bwrap_call *call)
         return append_scratch_bind(argv, call, scratch->cache_fd, scratch->cache_path, scratch->cache_path);
 }
 
-/* The writable part of a workspace-write profile: the temp area first, then every bind in its order, then the
- * scratch's cache. */
-static int append_writable_binds(char ***argv, const struct bwrap_call *call)
+/*
+ * The directory the command starts in (the caller's cwd, or the --chdir it
+ * asked for), when it lies beneath the host's /tmp, which the session's
+ * /tmp covers: bound back read-only, as the host shows it, before the roots
+ * (a root beneath it is then bound on top), so a user who works in
+ * /tmp/checkout can still run there; it was readable before and stays only
+ * that.  Beneath a writable root it needs nothing.  The mount point is made
+ * in the session's scratch, which earlier calls of this session could
+ * write: where a component of it there is anything but a directory (a
+ * symlink planted to aim the bind, or the start, elsewhere), the call is
+ * refused (check_start_directory()) rather than run anywhere else.
+ * Returns 1 with *path_out (caller frees) to bind, 0 when nothing is to be
+ * bound, -ELOOP for a planted entry (*path_out names the directory), -ENOMEM.
+ */
+static int start_directory_to_bind(const struct bwrap_call *call, const dsh_policy *policy, char **path_out)
+{
+        dsh_autofree char *cwd = call->chdir_path ? strdup(call->chdir_path) : getcwd(NULL, 0);
+        dsh_autoclose int planted = -1;
+        struct stat status;
+
+        *path_out = NULL;
+        if (!cwd)
+                return call->chdir_path ? -ENOMEM : 0;
+        if (!dsh_path_is_beneath(cwd, BWRAP_TEMP_AREA) || strcmp(cwd, BWRAP_TEMP_AREA) == 0 ||
+            !dsh_scratch_present(call->scratch) || dsh_path_is_beneath(cwd, policy->workspace_root))
+                return 0;
+        for (char **root = policy->additional_writable_roots; root && *root; root++)
+                if (dsh_path_is_beneath(cwd, *root))
+                        return 0;
+        planted = dsh_openat2(call->scratch->temp_fd, cwd + strlen(BWRAP_TEMP_AREA "/"),
+                              O_PATH | O_CLOEXEC | O_NOFOLLOW, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
+        *path_out = dsh_steal_pointer(&cwd);
+        if (planted >= 0 && (fstat(planted, &status) < 0 || !S_ISDIR(status.st_mode)))
+                return -ELOOP;
+        if (planted < 0 && planted != -ENOENT)
+                return -ELOOP;
+        return 1;
+}
+
+static int append_start_directory(char ***argv, const struct bwrap_call *call, const dsh_policy *policy)
+{
+        dsh_autofree char *path = NULL;
+        int found = start_directory_to_bind(call, policy, &path);
+
+        if (found == -ENOMEM)
+                return -ENOMEM;
+        return found == 1 ? append_bind(argv, "--ro-bind-try", path) : 0;
+}
+
+/* Spawn: a start directory the session's scratch has something planted at is a refusal, named. */
+static int check_start_directory(const struct bwrap_call *call, const dsh_policy *policy, dsh_error *error)
+{
+        dsh_autofree char *path = NULL;
+        int found = start_directory_to_bind(call, policy, &path);
+
+        if (found == -ELOOP) {
+                dsh_autofree char *detail = NULL;
+
+                if (asprintf(&detail, "the working directory %s is beneath /tmp, and in the session's /tmp an "
+                                      "earlier call left something other than a directory on its path: refusing "
+                                      "to start the command anywhere else", path) < 0)
+                        return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+                return dsh_error_set_unavailable(error, policy->mode, detail);
+        }
+        return found == -ENOMEM ? dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory") : 0;
+}
+
+/* The writable part of a workspace-write profile: the temp area first (and the start directory beneath it),
+ * then every bind in its order, then the scratch's cache. */
+static int append_writable_binds(char ***argv, const struct bwrap_call *call, const dsh_policy *policy)
 {
         int result = append_temp_area(argv, call);
+
+        if (result == 0)
+                result = append_start_directory(argv, call, policy);
 
         for (size_t i = 0; result == 0 && i < call->bind_count; i++) {
                 const struct bwrap_bind *bind = &call->binds[i];
@@ -511,7 +582,7 @@ static int build_argv(char ***argv, const struct bwrap_call *call, const dsh_pol
         if (result == 0)
                 result = append_words(argv, call->share_terminal ? process_sharing_terminal : process);
         if (result == 0 && policy->mode == DSH_MODE_WORKSPACE_WRITE)
-                result = append_writable_binds(argv, call);
+                result = append_writable_binds(argv, call, policy);
         else if (result == 0)
                 result = append_read_only_temp_area(argv, policy);
         if (result == 0)
@@ -1248,6 +1319,8 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prep
                 result = open_bind_sources(&call, prepared, error);
         if (result == 0 && options->cwd_fd >= 0)
                 result = set_chdir_path(&call, options->cwd_fd, error);
+        if (result == 0 && policy->mode == DSH_MODE_WORKSPACE_WRITE)
+                result = check_start_directory(&call, policy, error);
         /* The runner itself (root, unconfined) stays in the caller's cwd: only the command enters this one. */
         runner_options.cwd_fd = -1;
         if (result == 0)

@@ -23,30 +23,13 @@ import tempfile
 import time
 import unittest
 
-BIN = os.environ.get("DSH_SANDBOX_BIN", "")
-SCRATCH = os.environ.get("DSH_TEST_SCRATCH", "/var/tmp/dsh-sandbox-tests")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from livability import BIN, SCRATCH, bwrap_works, landlock_abi, run_suite  # noqa: E402
+
 DENIED = "[sandbox: file access denied under workspace-write mode]"
 ESCALATION = ("[sandbox: escalation available \u2014 retry this exact command once with sandbox_permissions "
               "(the narrowest wider mode that suffices) + justification; the approval prompt asks the user]")
 GIT = shutil.which("git")
-
-
-def bwrap_works():
-    """Whether bwrap can make a sandbox on this host (a fresh pid namespace and /proc)."""
-    if not os.path.exists("/usr/bin/bwrap"):
-        return False
-    probe = subprocess.run(["/usr/bin/bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--proc",
-                            "/proc", "--", "true"], capture_output=True, check=False)
-    return probe.returncode == 0
-
-
-def landlock_abi():
-    """The kernel's Landlock ABI (landlock_create_ruleset with LANDLOCK_CREATE_RULESET_VERSION), or 0."""
-    import ctypes
-    libc = ctypes.CDLL(None, use_errno=True)
-    syscall_landlock_create_ruleset = 444
-    version = libc.syscall(syscall_landlock_create_ruleset, None, ctypes.c_size_t(0), ctypes.c_uint32(1))
-    return max(version, 0)
 
 
 BWRAP = bwrap_works()
@@ -290,19 +273,5 @@ class ToolDescription(unittest.TestCase):
             self.assertIn(words, description)
 
 
-def main():
-    if not BIN or not os.access(BIN, os.X_OK):
-        print(f"DSH_SANDBOX_BIN is not an executable: {BIN!r}")
-        return 1
-    runner = unittest.TextTestRunner(stream=sys.stdout, verbosity=2, descriptions=False)
-    outcome = unittest.main(module=__name__, testRunner=runner, exit=False, argv=sys.argv[:1]).result
-    failed = len(outcome.failures) + len(outcome.errors)
-    skipped = len(outcome.skipped)
-    for case, reason in outcome.skipped:
-        print(f"# SKIP: {case.id()}: {reason}")
-    print(f"{outcome.testsRun - failed - skipped} passed, {failed} failed, {skipped} skipped")
-    return 0 if outcome.wasSuccessful() else 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_suite(__name__))

@@ -22,27 +22,11 @@ import sys
 import tempfile
 import unittest
 
-BIN = os.environ.get("DSH_SANDBOX_BIN", "")
-SCRATCH = os.environ.get("DSH_TEST_SCRATCH", "/var/tmp/dsh-sandbox-tests")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from livability import BIN, SCRATCH, bwrap_works, landlock_abi, run_suite  # noqa: E402
+
 # An upper bound on any one wait, so a broken program fails the case instead of hanging it.
 PATIENCE = 60
-
-
-def bwrap_works():
-    """Whether bwrap can make a sandbox on this host (a fresh pid namespace and /proc)."""
-    if not os.path.exists("/usr/bin/bwrap"):
-        return False
-    probe = subprocess.run(["/usr/bin/bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--proc",
-                            "/proc", "--", "true"], capture_output=True, check=False)
-    return probe.returncode == 0
-
-
-def landlock_abi():
-    """The kernel's Landlock ABI (landlock_create_ruleset with LANDLOCK_CREATE_RULESET_VERSION), or 0."""
-    import ctypes
-    libc = ctypes.CDLL(None, use_errno=True)
-    version = libc.syscall(444, None, ctypes.c_size_t(0), ctypes.c_uint32(1))
-    return max(version, 0)
 
 
 BACKENDS = {"bwrap": bwrap_works(), "landlock": landlock_abi() > 0}
@@ -122,18 +106,32 @@ class CliBash(Scratch):
         ran = self.dsh("run", "--root", self.workspace, "--", "pwd", "-P")
         self.assertEqual((ran.returncode, ran.stdout.strip()), (0, self.elsewhere), ran.stderr)
 
-    def test_run_in_a_cwd_bwrap_does_not_show_is_refused(self):
-        """A caller's cwd under the host's /tmp is behind the session's /tmp: 125 naming it, never $HOME."""
+    def test_run_in_a_host_tmp_cwd_starts_there_read_only(self):
+        """A caller's cwd under the host's /tmp, which the session's /tmp covers, is shown back read-only."""
         if not BACKENDS["bwrap"]:
             self.skipTest("bwrap cannot make a sandbox on this host")
-        hidden = tempfile.mkdtemp(dir="/tmp", prefix="dsh-cwd-")
-        self.addCleanup(os.rmdir, hidden)
+        here = tempfile.mkdtemp(dir="/tmp", prefix="dsh-cwd-")
+        self.addCleanup(shutil.rmtree, here, ignore_errors=True)
         ran = self.dsh("run", "--backend", "bwrap", "--mode", "workspace-write", "--root", self.workspace, "--",
-                       "sh", "-c", "pwd; echo ran > relative.txt", cwd=hidden)
+                       "sh", "-c", "pwd; echo ran > relative.txt || echo refused", cwd=here)
+        self.assertEqual((ran.returncode, ran.stdout.splitlines()), (0, [here, "refused"]), ran.stderr)
+        self.assertEqual(os.listdir(here), [])
+
+    def test_run_in_a_cwd_planted_as_a_symlink_is_refused(self):
+        """An earlier call's symlink at the cwd's name in the session's /tmp aims no bind: 125, nothing run."""
+        if not BACKENDS["bwrap"]:
+            self.skipTest("bwrap cannot make a sandbox on this host")
+        here = tempfile.mkdtemp(dir="/tmp", prefix="dsh-cwd-")
+        self.addCleanup(shutil.rmtree, here, ignore_errors=True)
+        planted = self.dsh("run", "--backend", "bwrap", "--mode", "workspace-write", "--root", self.workspace, "--",
+                           "ln", "-s", self.workspace, here)
+        self.assertEqual(planted.returncode, 0, planted.stderr)
+        ran = self.dsh("run", "--backend", "bwrap", "--mode", "workspace-write", "--root", self.workspace, "--",
+                       "sh", "-c", "pwd; echo ran > planted.txt", cwd=here)
         self.assertEqual(ran.returncode, 125, ran.stdout + ran.stderr)
         self.assertEqual(ran.stdout, "")
-        self.assertIn(hidden, ran.stderr)
-        self.assertFalse(os.path.exists(os.path.join(self.env["HOME"], "relative.txt")))
+        self.assertIn(here, ran.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.workspace, "planted.txt")))
 
     def test_cwd_is_no_grant(self):
         """Per backend: a relative write from a cwd the mode does not let it write is denied, absent on disk."""
@@ -158,20 +156,19 @@ class CliBash(Scratch):
                     self.assertEqual(handle.read(), "inside\n")
                 os.unlink(os.path.join(self.sub, "relative.txt"))
 
-    def test_bwrap_cwd_the_sandbox_does_not_show_is_a_runner_failure(self):
+    def test_bwrap_cwd_under_the_hosts_tmp_starts_there_read_only(self):
         """Never another directory: bwrap alone would fall back to $HOME for a cwd its /tmp hides."""
         if not BACKENDS["bwrap"]:
             self.skipTest("bwrap cannot make a sandbox on this host")
         hidden = tempfile.mkdtemp(prefix="dsh-cwd-", dir="/tmp")
-        try:
-            marker = os.path.join(self.home, "ran")
-            ran = self.dsh("bash", "--backend", "bwrap", "--mode", "workspace-write", "--root", self.workspace,
-                           "--cwd", hidden, "--", f"touch '{marker}'")
-            self.assertEqual(ran.returncode, 125, ran.stderr)
-            self.assertIn("the sandbox runner itself failed", ran.stderr)
-            self.assertFalse(os.path.exists(marker))
-        finally:
-            shutil.rmtree(hidden, ignore_errors=True)
+        self.addCleanup(shutil.rmtree, hidden, ignore_errors=True)
+        ran = self.dsh("bash", "--backend", "bwrap", "--mode", "workspace-write", "--root", self.workspace,
+                       "--cwd", hidden, "--json", "--", "pwd; touch ran")
+        result = json.loads(ran.stdout)
+        self.assertEqual(result["stdout"]["text"], hidden + "\n", ran.stdout)
+        self.assertEqual(result["kind"], "denied", ran.stdout)
+        self.assertEqual(os.listdir(hidden), [])
+        self.assertFalse(os.path.exists(os.path.join(self.home, "ran")))
 
     def test_fs_write_then_bash_cat_agree_in_one_session(self):
         session = self.session(self.workspace)
@@ -275,19 +272,5 @@ class ServeBash(Scratch):
         self.assertFalse(os.path.exists(os.path.join(self.elsewhere, "rel.txt")))
 
 
-def main():
-    if not BIN or not os.access(BIN, os.X_OK):
-        print(f"DSH_SANDBOX_BIN is not an executable: {BIN!r}")
-        return 1
-    runner = unittest.TextTestRunner(stream=sys.stdout, verbosity=2, descriptions=False)
-    outcome = unittest.main(module=__name__, testRunner=runner, exit=False, argv=sys.argv[:1]).result
-    failed = len(outcome.failures) + len(outcome.errors)
-    skipped = len(outcome.skipped)
-    for case, reason in outcome.skipped:
-        print(f"# SKIP: {case.id()}: {reason}")
-    print(f"{outcome.testsRun - failed - skipped} passed, {failed} failed, {skipped} skipped")
-    return 0 if outcome.wasSuccessful() else 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_suite(__name__))

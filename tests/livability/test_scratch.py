@@ -20,11 +20,12 @@ import subprocess
 import sys
 import tempfile
 import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from livability import BIN, SCRATCH, run_suite  # noqa: E402
 import uuid
 import zipfile
 
-BIN = os.environ.get("DSH_SANDBOX_BIN", "")
-SCRATCH = os.environ.get("DSH_TEST_SCRATCH", "/var/tmp/dsh-sandbox-tests")
 PATIENCE = 300   # an upper bound for one command (npm, cargo), never a measurement
 PYTHON = os.path.realpath(sys.executable)
 
@@ -465,18 +466,5 @@ globals()[_made.__name__] = _made
 del _made, _backend, _mixin
 
 
-def main():
-    if not BIN or not os.access(BIN, os.X_OK):
-        print(f"DSH_SANDBOX_BIN is not an executable: {BIN!r}")
-        return 1
-    runner = unittest.TextTestRunner(stream=sys.stdout, verbosity=2, descriptions=False)
-    program = unittest.main(module=__name__, testRunner=runner, exit=False, argv=sys.argv[:1] + sys.argv[1:])
-    result = program.result
-    failed = len(result.failures) + len(result.errors)
-    skipped = len(result.skipped)
-    print(f"{result.testsRun - failed - skipped} passed, {failed} failed, {skipped} skipped")
-    return 0 if result.wasSuccessful() else 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_suite(__name__))

@@ -21,19 +21,11 @@ import tempfile
 import time
 import unittest
 
-BIN = os.environ.get("DSH_SANDBOX_BIN", "")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from livability import BIN, SCRATCH, bwrap_works, run_suite  # noqa: E402
+
 TIOCSTI_PROBE = os.environ.get("TIOCSTI_PROBE_BIN", "")
-SCRATCH = os.environ.get("DSH_TEST_SCRATCH", "/var/tmp/dsh-sandbox-tests")
 PROMPT = b"PROMPT$ "
-
-
-def bwrap_works():
-    """Whether bwrap can make a sandbox on this host (a fresh pid namespace and /proc)."""
-    if not os.path.exists("/usr/bin/bwrap"):
-        return False
-    probe = subprocess.run(["/usr/bin/bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--proc",
-                            "/proc", "--", "true"], capture_output=True, check=False)
-    return probe.returncode == 0
 
 
 BWRAP = bwrap_works()
@@ -141,19 +133,5 @@ class SharedTerminal(unittest.TestCase):
         self.assertNotIn(b"injected", terminal.screen)
 
 
-def main():
-    if not BIN or not os.access(BIN, os.X_OK):
-        print(f"DSH_SANDBOX_BIN is not an executable: {BIN!r}")
-        return 1
-    runner = unittest.TextTestRunner(stream=sys.stdout, verbosity=2, descriptions=False)
-    outcome = unittest.main(module=__name__, testRunner=runner, exit=False, argv=sys.argv[:1]).result
-    failed = len(outcome.failures) + len(outcome.errors)
-    skipped = len(outcome.skipped)
-    for case, reason in outcome.skipped:
-        print(f"# SKIP: {case.id()}: {reason}")
-    print(f"{outcome.testsRun - failed - skipped} passed, {failed} failed, {skipped} skipped")
-    return 0 if outcome.wasSuccessful() else 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_suite(__name__))

@@ -1,0 +1,46 @@
+# SPDX-License-Identifier: MIT
+"""What every livability suite shares: which backends this host has, and the one way a suite runs.
+
+Each suite is a real client of the built tool ($DSH_SANDBOX_BIN) under the real kernel and tools,
+printing unittest's verbose form (one line per case), a "# SKIP: case: reason" line for each skip,
+then "N passed, N failed, N skipped".
+"""
+import ctypes
+import os
+import subprocess
+import sys
+import unittest
+
+BIN = os.environ.get("DSH_SANDBOX_BIN", "")
+SCRATCH = os.environ.get("DSH_TEST_SCRATCH", "/var/tmp/dsh-sandbox-tests")
+
+
+def bwrap_works():
+    """Whether bwrap can make a sandbox on this host (a fresh pid namespace and /proc)."""
+    if not os.path.exists("/usr/bin/bwrap"):
+        return False
+    probe = subprocess.run(["/usr/bin/bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--proc",
+                            "/proc", "--", "true"], capture_output=True, check=False)
+    return probe.returncode == 0
+
+
+def landlock_abi():
+    """The kernel's Landlock ABI (0 when there is none), asked the way the sandbox asks."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    abi = libc.syscall(444, None, ctypes.c_size_t(0), ctypes.c_uint32(1))  # LANDLOCK_CREATE_RULESET_VERSION
+    return abi if abi > 0 else 0
+
+
+def run_suite(module_name):
+    """Runs the unittest cases of `module_name` verbosely; returns the exit status for sys.exit."""
+    if not BIN or not os.access(BIN, os.X_OK):
+        print(f"DSH_SANDBOX_BIN is not an executable: {BIN!r}")
+        return 1
+    runner = unittest.TextTestRunner(stream=sys.stdout, verbosity=2, descriptions=False)
+    outcome = unittest.main(module=module_name, testRunner=runner, exit=False, argv=sys.argv[:1]).result
+    failed = len(outcome.failures) + len(outcome.errors)
+    skipped = len(outcome.skipped)
+    for case, reason in outcome.skipped:
+        print(f"# SKIP: {case.id()}: {reason}")
+    print(f"{outcome.testsRun - failed - skipped} passed, {failed} failed, {skipped} skipped")
+    return 0 if outcome.wasSuccessful() else 1

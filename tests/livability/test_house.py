@@ -17,9 +17,10 @@ import sys
 import tempfile
 import unittest
 
+from livability import SCRATCH, run_suite
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(ROOT, "scripts", "check-house.py")
-SCRATCH = os.environ.get("DSH_TEST_SCRATCH", "/var/tmp/dsh-sandbox-tests")
 COPIED = ("src", "cli", "service", "tools", "include", "fuzz", "bench", "examples")
 
 
@@ -139,14 +140,5 @@ class HouseCopy(unittest.TestCase):
         self.assertIn("an exception names its issue", result.stderr)
 
 
-def main():
-    runner = unittest.TextTestRunner(stream=sys.stdout, verbosity=2, descriptions=False)
-    outcome = unittest.main(module=__name__, testRunner=runner, exit=False, argv=sys.argv[:1]).result
-    failed = len(outcome.failures) + len(outcome.errors)
-    skipped = len(outcome.skipped)
-    print(f"{outcome.testsRun - failed - skipped} passed, {failed} failed, {skipped} skipped")
-    return 0 if outcome.wasSuccessful() else 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_suite(__name__))

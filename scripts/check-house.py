@@ -49,18 +49,19 @@ INCLUDE_RULE = {
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 # What each folder may include, besides itself and the public headers (include/dsh-sandbox/).
-# base/ is the ground floor and core/ (libc only, what the launchers link) stands beside it; policy/
-# is above base/; the shield above policy/ (the backends apply its rules); provider/ above policy/,
-# core/ and the shield; the file guard, the bash tool and remote sit on the provider; runtime.c
-# composes them all.  cli/ and service/ use only the public API
-# of the library; cli/'s serve and mcp commands start service/'s front ends (service/ uses none of
-# cli/'s headers); tools/ links core/ only.
+# base/ is the ground floor and core/ (libc only, what the launchers link) stands beside it.  policy/
+# and the shield stand on base/; the provider on base/, core/ and the shield (its backends apply the
+# shield's rules); policy/ and the provider do not include each other: they share the public types
+# of sandbox.h and meet in runtime.c, the composition root.  The file guard, the bash tool and remote
+# sit on the provider.  cli/ and service/ use only the public API of the library; cli/'s serve and
+# mcp commands start service/'s front ends (service/ uses none of cli/'s headers); tools/ links
+# core/ only.
 LAYERS = {
     "src/base": set(),
     "src/core": set(),
     "src/policy": {"src/base"},
-    "src/provider": {"src/base", "src/core", "src/policy", "src/shield"},
-    "src/shield": {"src/base", "src/policy"},
+    "src/provider": {"src/base", "src/core", "src/shield"},
+    "src/shield": {"src/base"},
     "src/fs": {"src/base", "src/provider", "src/shield"},
     "src/bash": {"src/base", "src/provider"},
     "src/remote": {"src/base", "src/provider"},

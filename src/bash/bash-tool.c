@@ -389,9 +389,13 @@ static int attribute_held_back(const dsh_bash_execution *run, dsh_bash_result *r
                 return 0;
         if (dsh_held_back_watch_overflowed(watch) && result_add_warning(result, HELD_BACK_OVERFLOW_TEXT) < 0)
                 return -ENOMEM;
-        if (exit_code < 0 || exit_reads_as_signal(exit_code))
-                return 0;
-        if (exit_code > 0)
+        /*
+         * The lock the watch saw is evidence whatever the exit status says: a
+         * command that then dies of a signal (or exits 129..192) must not hide
+         * it.  Only the stderr text is read for a failure that is the command's
+         * own (an exit status, not a signal).
+         */
+        if (exit_code > 0 && !exit_reads_as_signal(exit_code))
                 dsh_held_back_watch_match_text(watch, result->standard_error.text, result->standard_error.length);
         *refused = dsh_held_back_watch_saw_attempt(watch) || dsh_held_back_watch_named(watch);
         paths = *refused ? dsh_held_back_watch_refused_paths(watch) : NULL;

@@ -200,7 +200,7 @@ static void emit_ioctl_test(program_builder *builder, uint32_t command, size_t t
  *   IOCTL: load the command (low 32 bits: what the kernel dispatches on)
  *     supervised attribute ioctls   -> ACTION
  *     refused attribute ioctls      -> REFUSE
- *     with the terminal rule: TIOCSTI, TIOCLINUX -> REFUSE
+ *     with the terminal rule: TIOCSTI, TIOCLINUX, TIOCSETD -> REFUSE
  *     supervising: TIOCGPTPEER      -> ACTION (the supervisor opens the slave)
  *     ALLOW
  *   ACTION                          EPERM (deny) or USER_NOTIF (supervise)
@@ -210,10 +210,10 @@ static void emit_ioctl_test(program_builder *builder, uint32_t command, size_t t
  */
 static size_t build_program(struct sock_filter *program, uint32_t action, bool terminal_rule, bool pty_peer_rule)
 {
-        static const uint32_t terminal_ioctls[] = { TIOCSTI, TIOCLINUX };
+        static const uint32_t terminal_ioctls[] = { TIOCSTI, TIOCLINUX, TIOCSETD };
         branch branches[BRANCH_COUNT];
-        size_t ioctl_tests = COUNT(supervised_ioctls) + COUNT(refused_ioctls) + (terminal_rule ? 2 : 0) +
-                             (pty_peer_rule ? 1 : 0);
+        size_t ioctl_tests = COUNT(supervised_ioctls) + COUNT(refused_ioctls) +
+                             (terminal_rule ? COUNT(terminal_ioctls) : 0) + (pty_peer_rule ? 1 : 0);
         program_builder builder = { program, 0, 0, 0, 0, 0 };
         size_t count = 0;
 

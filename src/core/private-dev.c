@@ -47,12 +47,13 @@ static int detached_mount(const char *type, const struct mount_option *options, 
 }
 
 /* The mount points are the host's own directories: a symlink there would be followed nowhere. */
-static int check_mount_point(const char *path)
+static int check_mount_point(const char *path, dev_t *device_out)
 {
         struct stat status;
 
         if (lstat(path, &status) < 0)
                 return -errno;
+        *device_out = status.st_dev;
         return S_ISDIR(status.st_mode) ? 0 : -ENOTDIR;
 }
 
@@ -61,11 +62,14 @@ int dsh_private_devices_create(dsh_private_devices *devices)
         static const struct mount_option shm_options[] = { { "mode", "1777" } };
         /* Every devpts mount is an instance of its own (Linux 4.7); 0666 so the command opens its ptmx. */
         static const struct mount_option pts_options[] = { { "ptmxmode", "0666" }, { "mode", "0620" } };
-        int result = check_mount_point(DSH_PRIVATE_SHM_PATH);
+        dev_t shm_device = 0, pts_device = 0;
+        int result = check_mount_point(DSH_PRIVATE_SHM_PATH, &shm_device);
 
         *devices = (dsh_private_devices) DSH_PRIVATE_DEVICES_INIT;
+        devices->host_shm_device = shm_device;
         if (result == 0)
-                result = check_mount_point(DSH_PRIVATE_PTS_PATH);
+                result = check_mount_point(DSH_PRIVATE_PTS_PATH, &pts_device);
+        devices->host_pts_device = pts_device;
         if (result == 0)
                 result = devices->shm = detached_mount("tmpfs", shm_options, 1, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
         if (result >= 0)
@@ -95,6 +99,24 @@ void dsh_private_devices_close(dsh_private_devices *devices)
  * with no symlink followed (no MOVE_MOUNT_T_SYMLINKS): only the directories
  * dsh_private_devices_create() found.
  */
+/*
+ * A working directory entered before the moves (the caller's, or the bash
+ * tool's cwd, which a model chooses) stays on the host's /dev/shm or
+ * /dev/pts underneath the command's own: "./0" would then open the user's
+ * terminal, "." list every process's shared memory.  The call is refused
+ * (EACCES) rather than started there.
+ */
+static int refuse_covered_cwd(const dsh_private_devices *devices)
+{
+        struct stat cwd;
+
+        if (stat(".", &cwd) < 0)
+                return -errno;
+        if (cwd.st_dev == devices->host_shm_device || cwd.st_dev == devices->host_pts_device)
+                return -EACCES;
+        return 0;
+}
+
 int dsh_private_devices_enter(const dsh_private_devices *devices)
 {
         if (devices->shm < 0 || devices->pts < 0)
@@ -107,5 +129,5 @@ int dsh_private_devices_enter(const dsh_private_devices *devices)
                 return -errno;
         if (syscall(__NR_move_mount, devices->pts, "", AT_FDCWD, DSH_PRIVATE_PTS_PATH, MOVE_MOUNT_F_EMPTY_PATH) < 0)
                 return -errno;
-        return 0;
+        return refuse_covered_cwd(devices);
 }

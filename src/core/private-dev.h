@@ -26,9 +26,11 @@
 typedef struct dsh_private_devices {
         int shm;        /* a detached tmpfs mount (O_CLOEXEC), or -1 */
         int pts;        /* a detached devpts instance, or -1 */
+        dev_t host_shm_device;  /* what the two cover: the host's /dev/shm and /dev/pts file systems */
+        dev_t host_pts_device;
 } dsh_private_devices;
 
-#define DSH_PRIVATE_DEVICES_INIT { -1, -1 }
+#define DSH_PRIVATE_DEVICES_INIT { -1, -1, 0, 0 }
 
 /*
  * Both mounts, or neither: a tmpfs (mode 1777, nosuid, nodev) and a devpts

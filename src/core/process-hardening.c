@@ -194,7 +194,10 @@ int dsh_install_terminal_injection_filter(void)
          * architecture rather than let an ioctl through unchecked, and fails
          * x32-numbered calls (same audit arch, high bit set) for the same reason.  The ioctl
          * request is compared on its low 32 bits, which is what the kernel's
-         * tty layer dispatches on.
+         * tty layer dispatches on.  TIOCSETD is refused with the injection
+         * ioctls: a line discipline set on an inherited terminal outlives the
+         * call (N_NULL leaves the user's terminal discarding all input and
+         * output), and nothing a command is run for needs to set one.
          */
         struct sock_filter filter[] = {
                 BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
@@ -203,10 +206,11 @@ int dsh_install_terminal_injection_filter(void)
                 BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
                 BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, X32_SYSCALL_BIT, 0, 1),
                 BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA)),
-                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_ioctl, 0, 4),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_ioctl, 0, 5),
                 BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
-                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TIOCSTI, 1, 0),
-                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TIOCLINUX, 0, 1),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TIOCSTI, 2, 0),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TIOCLINUX, 1, 0),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TIOCSETD, 0, 1),
                 BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
                 BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
         };

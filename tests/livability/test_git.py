@@ -151,6 +151,16 @@ class HeldBackUnderBwrap(GitWorkspace):
         self.assertEqual(result["stderr"]["text"], "")
         self.assertFalse(os.path.exists(self.config_path + ".lock"))
 
+    def test_a_signal_death_does_not_hide_the_attempt(self):
+        # The watch's evidence is out of band: dying of a signal, or exiting 130, after the attempt changes nothing.
+        for ending in ("exit 130", "kill -KILL $$"):
+            with self.subTest(ending=ending):
+                result = self.bash(f"git config core.fsmonitor evil 2>/dev/null; {ending}")
+                self.assertEqual(result["kind"], "denied", result)
+                self.assertTrue(result["sandbox"]["denied"], result)
+                self.assertIn(f'"{self.config_path}"', result["message"])
+                self.assertEqual(self.config_bytes(), self.config_before)
+
     def test_the_users_own_git_config_during_the_call_is_not_its_denial(self):
         # The user's unconfined git replaces .git/config (config.lock renamed over it) while the call
         # runs: that lock is not the call's attempt.  The command waits for the test's gate file.

@@ -427,6 +427,22 @@ class LandlockPrivateMounts(PrivateDevices, Confined):
         self.assert_ran(watcher, "shared here True", "command ready True", "new /dev/shm or /dev/pts mounts here 0",
                         "its file here False", "command said held True 0")
 
+    def test_a_cwd_on_the_covered_host_devices_is_refused(self):
+        # Entered before the moves, such a cwd would stay on the host's /dev/pts or /dev/shm, under the command's own.
+        marker = self.host_shm_object()
+        for cwd in ("/dev/pts", "/dev/shm"):
+            with self.subTest(cwd=cwd):
+                listed = subprocess.run([BIN, "bash", "--backend", "landlock", "--mode", "workspace-write", "--root",
+                                         self.workspace, "--cwd", cwd, "--", "ls -a ."], capture_output=True,
+                                        text=True, timeout=PATIENCE, check=False, stdin=subprocess.DEVNULL)
+                self.assertEqual(listed.returncode, 125, listed.stdout + listed.stderr)
+                self.assertNotIn(os.path.basename(marker), listed.stdout)
+                ran = subprocess.run([BIN, "run", "--backend", "landlock", "--mode", "workspace-write", "--root",
+                                      self.workspace, "--", "ls", "-a"], capture_output=True, text=True, cwd=cwd,
+                                     timeout=PATIENCE, check=False, stdin=subprocess.DEVNULL)
+                self.assertEqual(ran.returncode, 125, ran.stdout + ran.stderr)
+                self.assertEqual(ran.stdout, "")
+
     def runners(self):
         """The in-process spawn (dsh-sandbox run) and the launcher, each as an argv prefix."""
         return ([BIN, "run", "--backend", "landlock", "--mode", "workspace-write", "--root", self.workspace, "--"],

@@ -34,12 +34,12 @@ BWRAP = bwrap_works()
 class Terminal:
     """`dsh-sandbox run --backend bwrap ARGV` as the foreground job of a fresh pty's session."""
 
-    def __init__(self, argv, home):
+    def __init__(self, argv, home, backend="bwrap"):
         self.pid, self.fd = pty.fork()
         if self.pid == 0:
             os.environ.update(PS1=PROMPT.decode(), HOME=home, XDG_STATE_HOME=home + "/state",
                               XDG_CACHE_HOME=home + "/cache", XDG_CONFIG_HOME=home + "/config", TERM="dumb")
-            os.execv(BIN, [BIN, "run", "--backend", "bwrap", "--mode", "read-only", "--"] + argv)
+            os.execv(BIN, [BIN, "run", "--backend", backend, "--mode", "read-only", "--"] + argv)
         self.screen = b""
 
     def read_until(self, token, seconds=20):
@@ -121,6 +121,17 @@ class SharedTerminal(unittest.TestCase):
         terminal.type(b"\x03")
         self.assertIn(b"caught-int", terminal.read_until(b"caught-int"))
         self.assertEqual(terminal.finish(), 5, terminal.screen)
+
+    @unittest.skipUnless(TIOCSTI_PROBE and os.access(TIOCSTI_PROBE, os.X_OK), "no TIOCSTI_PROBE_BIN")
+    def test_no_line_discipline_is_set_on_the_terminal(self):
+        # TIOCSETD on an inherited terminal outlives the call (N_NULL would leave it dead): refused, both backends.
+        for backend in ("bwrap", "landlock"):
+            with self.subTest(backend=backend):
+                terminal = Terminal([TIOCSTI_PROBE, "setd"], self.home, backend=backend)
+                terminal.read_until(b"\n")
+                self.assertEqual(terminal.finish(), 0, terminal.screen)
+                self.assertIn(b"EPERM", terminal.screen)
+                self.assertNotIn(b"set", terminal.screen.replace(b"setd", b""))
 
     @unittest.skipUnless(TIOCSTI_PROBE and os.access(TIOCSTI_PROBE, os.X_OK), "no TIOCSTI_PROBE_BIN")
     def test_tiocsti_refused_on_the_shared_terminal(self):

@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "config-internal.h"
+#include "policy/config-internal.h"
 #include "fuzz-support.h"
 
 static void check_loaded(const dsh_config *config)

@@ -17,8 +17,8 @@
 
 #include "dsh-sandbox/json.h"
 #include "fuzz-support.h"
-#include "remote-frame.h"
-#include "remote-protocol.h"
+#include "remote/remote-frame.h"
+#include "remote/remote-protocol.h"
 
 static void check_refusal(int result, dsh_error *error)
 {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, twice: the normal build and an ASan+UBSan build; then a short fuzz run; then
-# the README's own commands (demo, Install) in its release build.
+# the README's own commands (demo, Install) in its release build; then the house check.
 # Usage: scripts/test.sh        (installs missing build dependencies when root)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,9 +40,15 @@ echo "== fuzz smoke (build-fuzz) =="
 echo "== the README's commands (build) =="
 ./scripts/readme-check.sh "$build_root/readme-results.jsonl" || status=1
 
+# The house (docs/architecture.md): no include cycle, no file over 1,000 lines, no include going
+# upwards, but those scripts/house-exceptions.txt lists; one record per check for the closing count.
+echo "== the house (scripts/check-house.py) =="
+: >"$build_root/house-results.jsonl"
+python3 scripts/check-house.py --results "$build_root/house-results.jsonl" || status=1
+
 # One closing line over every test case of both builds (cmocka prints per-case results) and
 # every fuzz target (one case each).
 python3 scripts/count-tests.py "$build_root/build-test/meson-logs/testlog.json" \
   "$build_root/build-sanitize/meson-logs/testlog.json" \
-  build-fuzz/fuzz-results.jsonl "$build_root/readme-results.jsonl"
+  build-fuzz/fuzz-results.jsonl "$build_root/readme-results.jsonl" "$build_root/house-results.jsonl"
 exit $status

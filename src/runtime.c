@@ -16,8 +16,8 @@
 #include "dsh-sandbox/remote.h"
 #include "dsh-sandbox/runtime.h"
 
-#include "error.h"
-#include "remote-ssh.h"
+#include "base/error.h"
+#include "remote/remote-ssh.h"
 
 #define LANDLOCK_RUN_NAME "landlock-run"
 #define EXEC_HELPER_NAME "dsh-sandbox-exec"
@@ -331,7 +331,7 @@ static char *copy_or_null(const char *text)
  * call reads it: the config file in use, the default config directory (a
  * config.json created there takes effect), the session store and the
  * verdict cache, the remote provider's control sockets (whoever can
- * replace one gets the next remote call: src/remote-ssh.c) and the ssh
+ * replace one gets the next remote call: src/remote/remote-ssh.c) and the ssh
  * config that call reads.  The default verdict cache also holds every
  * session's scratch (apply_scratch_directory()): only a call's own
  * temp area and cache are ever granted, by the backends themselves.  The default

@@ -145,7 +145,7 @@ static int build_ruleset(const struct launch_request *request, const dsh_private
 
 /*
  * Returns only on failure (the contract's line printed).  The order is the
- * library's (src/spawn.c, dsh_exec_plan_apply), with the fds closed before
+ * library's (src/provider/spawn.c, dsh_exec_plan_apply), with the fds closed before
  * (launch()) so nothing inherited survives into the domain:
  *  - no_new_privs: no exec grants privileges from here, and the filter and
  *    the Landlock restriction become legal without CAP_SYS_ADMIN;

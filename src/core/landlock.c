@@ -8,7 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "landlock.h"
+#include "core/landlock.h"
 
 #ifndef __NR_openat2
 #define __NR_openat2 437

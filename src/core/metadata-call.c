@@ -6,8 +6,8 @@
 #include <string.h>
 #include <sys/syscall.h>
 
-#include "metadata-call.h"
-#include "metadata-filter.h"
+#include "core/metadata-call.h"
+#include "core/metadata-filter.h"
 
 /* The struct arguments' bounds, as the kernel's copy_struct_from_user() callers check them. */
 #define FILE_ATTR_SIZE_VER0 24

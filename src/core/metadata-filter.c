@@ -12,7 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "metadata-filter.h"
+#include "core/metadata-filter.h"
 
 #if defined(__x86_64__)
 #define FILTER_AUDIT_ARCH AUDIT_ARCH_X86_64

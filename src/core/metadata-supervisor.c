@@ -24,9 +24,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "metadata-call.h"
-#include "metadata-filter.h"
-#include "metadata-supervisor.h"
+#include "core/metadata-call.h"
+#include "core/metadata-filter.h"
+#include "core/metadata-supervisor.h"
 
 #ifndef __NR_openat2
 #define __NR_openat2 437

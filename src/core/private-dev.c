@@ -8,7 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "private-dev.h"
+#include "core/private-dev.h"
 
 #ifndef __NR_move_mount
 #define __NR_move_mount 429

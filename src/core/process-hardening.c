@@ -12,7 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "process-hardening.h"
+#include "core/process-hardening.h"
 
 #ifndef __NR_close_range
 #define __NR_close_range 436

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sandbox-exec-status.h"
+#include "core/sandbox-exec-status.h"
 
 void dsh_sandbox_exec_status_write(int fd, dsh_sandbox_exec_status_kind kind, int errno_value, const char *text)
 {

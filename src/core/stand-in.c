@@ -4,7 +4,7 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
-#include "stand-in.h"
+#include "core/stand-in.h"
 
 int dsh_stand_in_end_like(int wait_status)
 {

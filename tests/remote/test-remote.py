@@ -28,7 +28,7 @@ import sshd_fixture  # noqa: E402
 DSH_SANDBOX = os.environ["DSH_SANDBOX_BIN"]
 HOST = "remote-test"
 SERVER = None
-STDIN_WINDOW = 1024 * 1024   # DSH_REMOTE_STDIN_WINDOW (src/remote-frame.h)
+STDIN_WINDOW = 1024 * 1024   # DSH_REMOTE_STDIN_WINDOW (src/remote/remote-frame.h)
 
 
 def setUpModule():

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The bash tool's bounded capture (src/bash-capture.c): the whole stream
+ * The bash tool's bounded capture (src/bash/bash-capture.c): the whole stream
  * within the limit; beyond it the first and the last half with the omission
  * line, cut on UTF-8 boundaries, the same however the stream was split into
  * reads; memory that never exceeds the limit; and a denial signature found
@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "bash-capture.h"
+#include "bash/bash-capture.h"
 
 static char *const dialect[] = { (char *) "permission denied", (char *) "read-only file system", NULL };
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The held-back watch (src/held-back-watch.h) on a real directory: what counts as an attempted
+ * The held-back watch (src/provider/held-back-watch.h) on a real directory: what counts as an attempted
  * replacement of a held-back file, what does not, and which failure lines name one.
  */
 #include <stdarg.h>
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "held-back-watch.h"
+#include "provider/held-back-watch.h"
 #include "test-support.h"
 
 struct fixture {

@@ -16,8 +16,8 @@
 #include <cmocka.h>
 
 #include "dsh-sandbox/json.h"
-#include "error.h"
-#include "json-codec.h"
+#include "base/error.h"
+#include "base/json-codec.h"
 #include "test-support.h"
 
 /*

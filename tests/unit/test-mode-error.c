@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "error.h"
+#include "base/error.h"
 
 static void test_modes_round_trip(void **state)
 {

@@ -18,8 +18,8 @@
 
 #include <cmocka.h>
 
-#include "path-fd.h"
-#include "prepared-policy.h"
+#include "base/path-fd.h"
+#include "provider/prepared-policy.h"
 #include "test-support.h"
 
 static char *scratch;

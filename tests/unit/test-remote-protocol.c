@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The remote provider's frames and messages (src/remote-frame.c,
- * src/remote-protocol.c): frames survive being cut anywhere, an oversized
+ * The remote provider's frames and messages (src/remote/remote-frame.c,
+ * src/remote/remote-protocol.c): frames survive being cut anywhere, an oversized
  * header is a protocol error, a queue in front of a full pipe keeps its
  * bytes, and both ends read messages strictly — another protocol version,
  * an unknown member, a status outside 0..255 are refused.
@@ -20,8 +20,8 @@
 #include <cmocka.h>
 
 #include "dsh-sandbox/json.h"
-#include "remote-frame.h"
-#include "remote-protocol.h"
+#include "remote/remote-frame.h"
+#include "remote/remote-protocol.h"
 
 /* Two frames written to a pipe one byte at a time: each read ends mid-header or mid-payload. */
 static void test_frames_cut_anywhere_come_out_whole(void **state)

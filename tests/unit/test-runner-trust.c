@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "backend.h"
+#include "provider/backend.h"
 #include "core/landlock.h"
 #include "test-support.h"
 

@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "spawn.h"
+#include "provider/spawn.h"
 
 static void test_every_failure_is_negative(void **state)
 {

@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "verdict-cache.h"
+#include "provider/verdict-cache.h"
 #include "test-support.h"
 
 #define KEY "{\"format\":1,\"kernel\":\"test\"}"

@@ -1,0 +1,603 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The bash tool (dsh-sandbox/bash-tool.h, docs/bash-tool.md): validation and
+ * escalation, and the attribution of what happened to a run
+ * (bash-execution.c runs the command, bash-capture.c keeps its output).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bash/bash-execution.h"
+#include "dsh-sandbox/bash-tool.h"
+#include "base/error.h"
+#include "provider/held-back-watch.h"
+#include "base/path-fd.h"
+
+/* The exact texts (docs/bash-tool.md); "%s" is a mode. */
+#define MARKER_DENIED "[sandbox: file access denied under %s mode]"
+#define MARKER_ESCALATION                                                                                     \
+        "[sandbox: escalation available \xe2\x80\x94 retry this exact command once with sandbox_permissions " \
+        "(the narrowest wider mode that suffices) + justification; the approval prompt asks the user]"
+#define MARKER_RUNNER_FAILED                                                                                  \
+        "[sandbox: the sandbox runner itself failed under %s mode \xe2\x80\x94 the command did not run; this " \
+        "is a sandbox problem, not a command failure]"
+#define STAYS_DENIED "it stays denied, so stop and explain instead of working around it"
+#define REJECTED_TEXT "the user rejected escalating this command to \"%s\"; " STAYS_DENIED
+#define NO_CHANNEL_TEXT                                                                                       \
+        "escalating this command to \"%s\" needs the user's approval, and there is no approval channel to ask " \
+        "the user; " STAYS_DENIED
+
+/* The highest signal number on Linux (SIGRTMAX is a function call in glibc). */
+#define SIGRTMAX_LINUX 64
+
+const char *dsh_bash_kind_name(dsh_bash_kind kind)
+{
+        switch (kind) {
+        case DSH_BASH_COMPLETED:
+                return "completed";
+        case DSH_BASH_DENIED:
+                return "denied";
+        case DSH_BASH_RUNNER_FAILED:
+                return "runner-failed";
+        case DSH_BASH_TIMED_OUT:
+                return "timed-out";
+        case DSH_BASH_CANCELLED:
+                return "cancelled";
+        case DSH_BASH_REJECTED:
+                return "rejected";
+        }
+        return "invalid";
+}
+
+/* --------------------------------------------------------- the result -- */
+
+static int result_set_message(dsh_bash_result *result, const char *format, ...) __attribute__((format(printf, 2, 3)));
+
+static int result_set_message(dsh_bash_result *result, const char *format, ...)
+{
+        va_list arguments;
+        char *message = NULL;
+        int length;
+
+        va_start(arguments, format);
+        length = vasprintf(&message, format, arguments);
+        va_end(arguments);
+        if (length < 0)
+                return -ENOMEM;
+        free(result->message);
+        result->message = message;
+        return 0;
+}
+
+/* Appends the runner-failure or the denial marker for the call's mode. */
+static int result_add_marker(dsh_bash_result *result, bool runner_failed)
+{
+        dsh_autofree char *marker = NULL;
+        int length = runner_failed ? asprintf(&marker, MARKER_RUNNER_FAILED, dsh_mode_name(result->sandbox.mode))
+                                   : asprintf(&marker, MARKER_DENIED, dsh_mode_name(result->sandbox.mode));
+
+        if (length < 0) {
+                marker = NULL;
+                return -ENOMEM;
+        }
+        return dsh_strv_append(&result->markers, marker);
+}
+
+static int result_add_runner_marker(dsh_bash_result *result)
+{
+        return result_add_marker(result, true);
+}
+
+/* The denial, and the way out where a wider mode exists (which the hint names without choosing). */
+static int result_add_denial_markers(dsh_bash_result *result)
+{
+        int appended = result_add_marker(result, false);
+
+        if (appended == 0 && result->sandbox.mode != DSH_MODE_DANGER_FULL_ACCESS)
+                appended = dsh_strv_append(&result->markers, MARKER_ESCALATION);
+        return appended;
+}
+
+static int result_add_warning(dsh_bash_result *result, const char *warning)
+{
+        return dsh_strv_append(&result->warnings, warning);
+}
+
+void dsh_bash_result_clear(dsh_bash_result *result)
+{
+        if (!result)
+                return;
+        free(result->standard_output.text);
+        free(result->standard_error.text);
+        free(result->sandbox.backend);
+        dsh_strv_free(result->markers);
+        free(result->message);
+        dsh_error_clear(&result->error);
+        dsh_strv_free(result->warnings);
+        *result = (dsh_bash_result) DSH_BASH_RESULT_INIT;
+}
+
+/* A result before anything ran: empty output, the lists allocated (the header promises never NULL). */
+static int result_start(dsh_bash_result *result, dsh_mode mode)
+{
+        *result = (dsh_bash_result) DSH_BASH_RESULT_INIT;
+        result->sandbox.mode = mode;
+        result->markers = calloc(1, sizeof(char *));
+        result->warnings = calloc(1, sizeof(char *));
+        result->standard_output.text = strdup("");
+        result->standard_error.text = strdup("");
+        if (!result->markers || !result->warnings || !result->standard_output.text || !result->standard_error.text)
+                return -ENOMEM;
+        return 0;
+}
+
+/*
+ * The sandbox runner failed (or could not be spawned): the command never ran,
+ * and no status is the command's.  `runner_error` (moved into the result)
+ * says why; the marker tells the model this is not the command's failure,
+ * so that it never "fixes" it by dropping the sandbox.
+ */
+static int result_runner_failed(dsh_bash_result *result, dsh_error *runner_error)
+{
+        result->kind = DSH_BASH_RUNNER_FAILED;
+        result->sandbox.runner_failed = true;
+        result->exit_code = -1;
+        result->signal = 0;
+        result->error = *runner_error;
+        *runner_error = (dsh_error) DSH_ERROR_INIT;
+        return result_add_runner_marker(result);
+}
+
+static int result_cancelled_before_start(dsh_bash_result *result)
+{
+        result->kind = DSH_BASH_CANCELLED;
+        result->cancelled = true;
+        return result_set_message(result, "cancelled before the command started: it did not run");
+}
+
+/* ----------------------------------------------------------- validation -- */
+
+/* True when `text` has something besides blanks. */
+static bool has_content(const char *text)
+{
+        for (; *text; text++)
+                if (*text != ' ' && *text != '\t' && *text != '\n' && *text != '\r' && *text != '\v' && *text != '\f')
+                        return true;
+        return false;
+}
+
+/*
+ * A justification is shown to the user in the approval prompt: one line of
+ * text, so that it can neither hide the request behind line breaks nor
+ * carry a terminal escape sequence that redraws what the user reads.
+ */
+static bool justification_is_sentence(const char *text)
+{
+        if (!has_content(text) || !dsh_text_is_utf8(text, strlen(text), NULL))
+                return false;
+        for (const unsigned char *byte = (const unsigned char *) text; *byte; byte++)
+                if (*byte < 0x20 || *byte == 0x7f)
+                        return false;
+        return true;
+}
+
+/* The request's own checks, in the order of docs/bash-tool.md.  Sets *escalate and *requested. */
+static int validate_request(const dsh_bash_request *request, bool *escalate, dsh_mode *requested, dsh_error *error)
+{
+        *escalate = false;
+        if (!request || !request->policy)
+                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "the bash tool needs a resolved policy");
+        if (!request->command || !has_content(request->command))
+                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "the command is empty");
+        if (request->sandbox_permissions && !request->justification)
+                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
+                                     "invalid escalation: sandbox_permissions requires a justification");
+        if (request->justification && !request->sandbox_permissions)
+                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
+                                     "invalid escalation: justification is only valid together with "
+                                     "sandbox_permissions");
+        if (!request->sandbox_permissions)
+                return 0;
+        if (dsh_mode_parse(request->sandbox_permissions, requested) < 0)
+                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
+                                     "invalid escalation: sandbox_permissions must be \"read-only\", "
+                                     "\"workspace-write\" or \"danger-full-access\"");
+        if (!justification_is_sentence(request->justification))
+                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
+                                     "invalid justification: expected a non-empty sentence");
+        *escalate = true;
+        return 0;
+}
+
+/*
+ * The directory the command starts in, opened once: `request->cwd`
+ * (absolute, or relative to the workspace root), else the workspace root.
+ * Returns the O_PATH fd, or a negative errno with `error` set (a request
+ * error: nothing runs).
+ *
+ * The spawn enters this fd (dsh_spawn_options.cwd_fd), never the name
+ * again, so a symlink swapped in after this check changes nothing about
+ * where the command starts.  A symlink on the way now is followed as a
+ * shell's `cd` follows it: the cwd is where the command starts, not a
+ * grant — outside the root it is only read (read-only, or a write the
+ * sandbox denies as it would from any cwd), and under workspace-write it
+ * adds nothing to what is writable: the backends judge every path by the
+ * writable roots, whatever the cwd.  A /proc magic link is refused: it
+ * could name a directory of another process's mount namespace.
+ */
+static int open_working_directory(const dsh_bash_request *request, const dsh_policy *policy, dsh_error *error)
+{
+        dsh_autofree char *joined = NULL;
+        const char *path = request->cwd;
+        const char *root = policy->workspace_root;
+        int fd;
+
+        if (path && !*path)
+                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "cwd is empty");
+        if (!path || path[0] != '/') {
+                if (!root || root[0] != '/')
+                        return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
+                                             "the command's cwd needs the policy's workspace root, and it has none");
+                if (path && asprintf(&joined, "%s/%s", strcmp(root, "/") == 0 ? "" : root, path) < 0)
+                        return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+                path = joined ? joined : root;
+        }
+        fd = dsh_openat2(AT_FDCWD, path, O_PATH | O_DIRECTORY | O_CLOEXEC, RESOLVE_NO_MAGICLINKS);
+        if (fd >= 0)
+                return fd;
+        if (fd == -ENOENT)
+                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "cwd \"%s\" does not exist", path);
+        if (fd == -ENOTDIR)
+                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "cwd \"%s\" is not a directory", path);
+        if (fd == -ELOOP)
+                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
+                                     "cwd \"%s\" passes through a /proc magic link or too many symlinks", path);
+        if (fd == -ENOMEM)
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "cwd \"%s\" cannot be opened: %s", path,
+                             strerror(-fd));
+}
+
+int dsh_bash_check_cwd(const dsh_policy *policy, const char *cwd, dsh_error *error)
+{
+        const dsh_bash_request request = { .policy = policy, .cwd = cwd };
+        int fd;
+
+        if (!policy)
+                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "the bash tool needs a resolved policy");
+        fd = open_working_directory(&request, policy, error);
+        if (fd < 0)
+                return fd;
+        close(fd);
+        return 0;
+}
+
+/*
+ * Asks the approval channel about one call under `requested`.  Returns 0
+ * with *approved set (a channel that could not ask leaves a warning and
+ * counts as a no), or -ENOMEM.
+ */
+static int ask_approval(const dsh_bash_request *request, const dsh_policy *policy, dsh_mode requested,
+                        dsh_bash_result *result, bool *approved)
+{
+        const dsh_bash_escalation escalation = {
+                request->command, policy->mode, requested, request->justification, policy->workspace_root,
+                policy->session_id,
+        };
+        dsh_error channel_error = DSH_ERROR_INIT;
+        int answer;
+
+        *approved = false;
+        if (!request->approve)
+                return 0;
+        answer = request->approve(&escalation, request->approve_data, &channel_error);
+        if (answer < 0) {
+                dsh_autofree char *warning = NULL;
+                int appended = -ENOMEM;
+
+                if (asprintf(&warning, "the approval channel could not ask the user: %s",
+                             channel_error.message ? channel_error.message : strerror(-answer)) < 0)
+                        warning = NULL;
+                else
+                        appended = result_add_warning(result, warning);
+                if (appended < 0) {
+                        dsh_error_clear(&channel_error);
+                        return -ENOMEM;
+                }
+        }
+        dsh_error_clear(&channel_error);
+        *approved = answer == 1;
+        return 0;
+}
+
+/* `wait_status` as the result's exit code and signal. */
+static void result_set_status(dsh_bash_result *result, int wait_status)
+{
+        result->exit_code = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1;
+        result->signal = WIFSIGNALED(wait_status) ? WTERMSIG(wait_status) : 0;
+}
+
+/*
+ * The runner failed, as its status channel proved: the command never ran,
+ * so every line on stderr is the runner's, and the first fatal one (by the
+ * backend's rules) names the failure better than the channel's bare "exited
+ * with status N".  The channel decides whether; the text only says which.
+ */
+static void name_runner_failure(const dsh_bash_execution *run, dsh_error *runner_error)
+{
+        const dsh_confined_argv *facts = dsh_child_facts(run->child);
+        dsh_autofree char *head = dsh_capture_head_text(&run->captures[DSH_BASH_STREAM_ERR]);
+        dsh_autofree char *line = NULL;
+        int exit_code = WIFEXITED(run->wait_status) ? WEXITSTATUS(run->wait_status) : 128;
+
+        if (head && dsh_runner_failed(facts->runner_failure_rules, facts->runner_failure_rule_count, exit_code, head,
+                                      &line) &&
+            line)
+                dsh_error_set_unavailable(runner_error, dsh_child_mode(run->child), line);
+}
+
+/*
+ * A signal death is never a denial, and it does not always arrive as one: a
+ * shell reports its child's as the exit status 128+N, and so does bwrap for
+ * the command it ran.  An exit status in 129..128+64 is read as a signal
+ * death: a command that exits with one of those on its own, after a denied
+ * write, loses the denial marker — the lesser error of the two.
+ */
+static bool exit_reads_as_signal(int exit_code)
+{
+        return exit_code > 128 && exit_code <= 128 + SIGRTMAX_LINUX;
+}
+
+#define HELD_BACK_TEXT                                                                                        \
+        "the sandbox holds back %s: the change was refused, whatever the exit status says (git's hooks and "    \
+        "config run code at the user's next git command outside the sandbox); to change it, retry this exact " \
+        "command once with sandbox_permissions \"danger-full-access\" + justification, which asks the user, or " \
+        "ask the user"
+#define HELD_BACK_OVERFLOW_TEXT                                                                               \
+        "the watch of the files the sandbox holds back overflowed (the command created files next to them "    \
+        "faster than they were read): a refused change to them may not be reported as a denial"
+
+/*
+ * A change to a file the backend holds back (.git/config, .git/hooks, the
+ * sandbox's own files: held-back-watch.h) is refused without the backend's
+ * dialect: EBUSY for a rename over the read-only bind, or nothing at all
+ * when the tool ignores the failure (git branch --set-upstream-to exits 0).
+ * Out-of-band evidence (the lock created next to the file, seen by inotify
+ * outside the sandbox) makes the call a denial whatever its exit status;
+ * a stderr line naming a held-back path with EBUSY's or EROFS's words only
+ * for a command that failed.  Either can be faked by the command, against
+ * its own call only; the out-of-band one cannot be hidden by it, not even
+ * by deleting the lock at once (held-back-watch.c).
+ * A signal death stays no denial.  Sets *refused; names the paths in the
+ * message.  Returns 0 or -ENOMEM.
+ */
+static int attribute_held_back(const dsh_bash_execution *run, dsh_bash_result *result, int exit_code, bool *refused)
+{
+        dsh_held_back_watch *watch = dsh_child_held_back_watch(run->child);
+        dsh_autofree char *paths = NULL;
+
+        *refused = false;
+        if (!watch)
+                return 0;
+        if (dsh_held_back_watch_overflowed(watch) && result_add_warning(result, HELD_BACK_OVERFLOW_TEXT) < 0)
+                return -ENOMEM;
+        /*
+         * The lock the watch saw is evidence whatever the exit status says: a
+         * command that then dies of a signal (or exits 129..192) must not hide
+         * it.  Only the stderr text is read for a failure that is the command's
+         * own (an exit status, not a signal).
+         */
+        if (exit_code > 0 && !exit_reads_as_signal(exit_code))
+                dsh_held_back_watch_match_text(watch, result->standard_error.text, result->standard_error.length);
+        *refused = dsh_held_back_watch_saw_attempt(watch) || dsh_held_back_watch_named(watch);
+        paths = *refused ? dsh_held_back_watch_refused_paths(watch) : NULL;
+        if (*refused && !paths)
+                return -ENOMEM;
+        return paths ? result_set_message(result, HELD_BACK_TEXT, paths) : 0;
+}
+
+/*
+ * What happened, in the order of docs/bash-tool.md: cancellation, the
+ * timeout, the runner's failure (out of band; by its rules over stderr only
+ * where the backend has no channel), denial, the ordinary result.  Returns
+ * 0, or a negative errno with `error` set when bash itself could not be
+ * executed (the command never ran, and it is not the sandbox's doing).
+ */
+static int attribute(dsh_bash_execution *run, dsh_bash_result *result, dsh_error *error)
+{
+        const dsh_confined_argv *facts = dsh_child_facts(run->child);
+        dsh_error runner_error = DSH_ERROR_INIT;
+        int exit_code = WIFEXITED(run->wait_status) ? WEXITSTATUS(run->wait_status) : -1;
+        bool held_back_refused = false;
+        int result_code;
+
+        result_set_status(result, run->wait_status);
+        result->timed_out = run->timed_out;
+        result->cancelled = run->cancelled;
+        if (run->cancelled) {
+                result->kind = DSH_BASH_CANCELLED;
+                return result_set_message(result, "cancelled: SIG%s went to the command's process group%s",
+                                          sigabbrev_np(run->cancel_signal) ? sigabbrev_np(run->cancel_signal) : "?",
+                                          run->killed ? ", and SIGKILL to what was left of it" : "");
+        }
+        if (run->timed_out) {
+                result->kind = DSH_BASH_TIMED_OUT;
+                return result_set_message(result, "the command did not finish within %ld ms: its process group was "
+                                                  "killed",
+                                          run->request->timeout_ms);
+        }
+        result_code = dsh_child_runner_error(run->child, &runner_error);
+        if (result_code < 0 && dsh_child_runner_failed(run->child)) {
+                name_runner_failure(run, &runner_error);
+                result_code = result_runner_failed(result, &runner_error);
+                dsh_error_clear(&runner_error);
+                return result_code;
+        }
+        if (result_code < 0) {
+                /* bash could not be executed inside the sandbox: out of band, so not a guess. */
+                *error = runner_error;
+                return result_code;
+        }
+        /* No channel says the command ran (an operator's runner command): its rules over stderr, as upstream. */
+        if (!dsh_child_command_started(run->child)) {
+                dsh_autofree char *head = dsh_capture_head_text(&run->captures[DSH_BASH_STREAM_ERR]);
+                dsh_autofree char *line = NULL;
+
+                if (!head)
+                        return -ENOMEM;
+                if (exit_code > 0 && dsh_runner_failed(facts->runner_failure_rules, facts->runner_failure_rule_count,
+                                                       exit_code, head, &line)) {
+                        dsh_error_set_unavailable(&runner_error, result->sandbox.mode,
+                                                  line ? line : "the runner failed before exec");
+                        result_code = result_runner_failed(result, &runner_error);
+                        dsh_error_clear(&runner_error);
+                        return result_code;
+                }
+        }
+        result_code = attribute_held_back(run, result, exit_code, &held_back_refused);
+        if (result_code < 0)
+                return result_code;
+        if (held_back_refused ||
+            (exit_code > 0 && !exit_reads_as_signal(exit_code) && run->captures[DSH_BASH_STREAM_ERR].signature_seen)) {
+                result->kind = DSH_BASH_DENIED;
+                result->sandbox.denied = true;
+                return result_add_denial_markers(result);
+        }
+        result->kind = DSH_BASH_COMPLETED;
+        return 0;
+}
+
+/* The child's facts and warnings, the streams as kept, and what the drain left behind. */
+static int collect_facts(dsh_bash_execution *run, const dsh_policy *policy, dsh_bash_result *result)
+{
+        const dsh_confined_argv *facts = dsh_child_facts(run->child);
+
+        free(result->standard_output.text);
+        free(result->standard_error.text);
+        result->standard_output.text = NULL;
+        result->standard_error.text = NULL;
+        if (dsh_capture_finish(&run->captures[DSH_BASH_STREAM_OUT], &result->standard_output) < 0 ||
+            dsh_capture_finish(&run->captures[DSH_BASH_STREAM_ERR], &result->standard_error) < 0)
+                return -ENOMEM;
+        if (facts->backend) {
+                result->sandbox.backend = strdup(facts->backend);
+                if (!result->sandbox.backend)
+                        return -ENOMEM;
+        }
+        result->sandbox.confined = policy->mode != DSH_MODE_DANGER_FULL_ACCESS;
+        result->sandbox.enforcement = facts->enforcement;
+        for (const char *const *warning = dsh_child_warnings(run->child); *warning; warning++)
+                if (result_add_warning(result, *warning) < 0)
+                        return -ENOMEM;
+        if (run->drain_cut &&
+            result_add_warning(result, "a process that left the command's process group (setsid) still held its "
+                                       "output when the command ended: the output was not read further, and that "
+                                       "process was not ended") < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/*
+ * Runs the command and says what happened.  The runner that could not be
+ * spawned (SANDBOX_UNAVAILABLE from the provider) is a result, a runner
+ * failure, the command never ran; any other refusal is the caller's error.
+ */
+static int run_and_attribute(dsh_runtime *runtime, const dsh_bash_request *request, const dsh_policy *policy,
+                             int cwd_fd, dsh_bash_result *outcome, dsh_error *error)
+{
+        dsh_bash_execution run;
+        dsh_error run_error = DSH_ERROR_INIT;
+        int result = dsh_bash_execute(runtime, request, policy, cwd_fd, &run, &run_error);
+
+        if (result < 0 && !run.child && dsh_bash_cancellation_requested(request->cancellation)) {
+                dsh_error_clear(&run_error);
+                result = result_cancelled_before_start(outcome);
+        } else if (result < 0 && !run.child && run_error.code == DSH_ERROR_SANDBOX_UNAVAILABLE) {
+                result = result_runner_failed(outcome, &run_error);
+        } else if (result < 0) {
+                *error = run_error;
+                run_error = (dsh_error) DSH_ERROR_INIT;
+        } else {
+                result = collect_facts(&run, policy, outcome);
+                if (result == 0)
+                        result = attribute(&run, outcome, error);
+        }
+        dsh_error_clear(&run_error);
+        dsh_bash_execution_clear(&run);
+        return result;
+}
+
+/* ------------------------------------------------------------ the call -- */
+
+int dsh_bash_run(dsh_runtime *runtime, const dsh_bash_request *request, dsh_bash_result *result_out,
+                 dsh_error *error)
+{
+        dsh_error local_error = DSH_ERROR_INIT;
+        dsh_policy policy = DSH_POLICY_INIT;
+        dsh_mode requested = DSH_MODE_READ_ONLY;
+        bool escalate = false, approved = false;
+        dsh_autoclose int cwd_fd = -1;
+        int result;
+
+        if (!error)
+                error = &local_error;
+        *result_out = (dsh_bash_result) DSH_BASH_RESULT_INIT;
+        result = validate_request(request, &escalate, &requested, error);
+        if (result == 0 && dsh_policy_copy(&policy, request->policy) < 0)
+                result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        if (result == 0 && escalate && requested != policy.mode && !dsh_mode_is_wider(requested, policy.mode))
+                result = dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
+                                       "sandbox escalation to \"%s\" is not strictly wider than this call's current "
+                                       "\"%s\" mode",
+                                       dsh_mode_name(requested), dsh_mode_name(policy.mode));
+        /* A cwd that is not a directory is the request's error: nothing is asked, nothing runs. */
+        if (result == 0) {
+                cwd_fd = open_working_directory(request, &policy, error);
+                result = cwd_fd < 0 ? cwd_fd : 0;
+        }
+        if (result == 0 && result_start(result_out, policy.mode) < 0)
+                result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        if (result < 0)
+                goto out;
+        if (dsh_bash_cancellation_requested(request->cancellation)) {
+                result = result_cancelled_before_start(result_out);
+                goto out;
+        }
+        /* The same mode needs no approval: the call simply runs. */
+        if (escalate && requested != policy.mode) {
+                result = ask_approval(request, &policy, requested, result_out, &approved);
+                if (result == 0 && dsh_bash_cancellation_requested(request->cancellation)) {
+                        result = result_cancelled_before_start(result_out);
+                        goto out;
+                }
+                if (result == 0 && !approved) {
+                        result_out->kind = DSH_BASH_REJECTED;
+                        if (request->approve)
+                                result = result_set_message(result_out, REJECTED_TEXT, dsh_mode_name(requested));
+                        else
+                                result = result_set_message(result_out, NO_CHANNEL_TEXT, dsh_mode_name(requested));
+                        goto out;
+                }
+                /* Granted for this call only: the policy copy changes, nothing that outlives the call does. */
+                policy.mode = requested;
+                result_out->sandbox.mode = requested;
+        }
+        if (result == 0)
+                result = run_and_attribute(runtime, request, &policy, cwd_fd, result_out, error);
+out:
+        if (result == -ENOMEM && error->code == DSH_ERROR_NONE)
+                result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        if (result < 0)
+                dsh_bash_result_clear(result_out);
+        dsh_policy_clear(&policy);
+        dsh_error_clear(&local_error);
+        return result < 0 ? result : 0;
+}

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT */
+/* The per-call execution policy: ownership and the checks every backend relies on. */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/error.h"
+#include "base/path.h"
+
+void dsh_policy_clear(dsh_policy *policy)
+{
+        if (!policy)
+                return;
+        free(policy->workspace_root);
+        dsh_strv_free(policy->additional_writable_roots);
+        free(policy->session_id);
+        *policy = (dsh_policy) DSH_POLICY_INIT;
+}
+
+static int copy_optional_string(char **out, const char *in)
+{
+        *out = NULL;
+        if (!in)
+                return 0;
+        *out = strdup(in);
+        return *out ? 0 : -ENOMEM;
+}
+
+int dsh_policy_copy(dsh_policy *out, const dsh_policy *in)
+{
+        *out = (dsh_policy) DSH_POLICY_INIT;
+        out->mode = in->mode;
+        if (copy_optional_string(&out->workspace_root, in->workspace_root) < 0 ||
+            copy_optional_string(&out->session_id, in->session_id) < 0)
+                goto out_of_memory;
+        if (in->additional_writable_roots) {
+                out->additional_writable_roots = dsh_strv_copy(in->additional_writable_roots);
+                if (!out->additional_writable_roots)
+                        goto out_of_memory;
+        }
+        return 0;
+out_of_memory:
+        dsh_policy_clear(out);
+        return -ENOMEM;
+}
+
+/*
+ * The workspace root becomes a Landlock rule or a bind mount.  It is
+ * canonicalized with filesystem semantics so that `dir/link/..` names the
+ * directory a process that chdir()s there really lands in, not a lexical
+ * parent that could be somewhere else entirely.
+ */
+static int prepare_workspace_root(dsh_policy *policy, dsh_error *error)
+{
+        const char *root = policy->workspace_root;
+        char canonical[PATH_MAX];
+        struct stat status;
+
+        if (!root || root[0] != '/')
+                return dsh_error_set(error, DSH_ERROR_SANDBOX_INVALID_ROOT, EINVAL,
+                                     "workspace root must be an absolute path: \"%s\"", root ? root : "");
+        if (!realpath(root, canonical))
+                return dsh_error_set(error, DSH_ERROR_SANDBOX_INVALID_ROOT, errno,
+                                     "workspace root \"%s\" cannot be resolved: %s", root, strerror(errno));
+        if (stat(canonical, &status) < 0 || !S_ISDIR(status.st_mode))
+                return dsh_error_set(error, DSH_ERROR_SANDBOX_INVALID_ROOT, ENOTDIR,
+                                     "workspace root \"%s\" is not a directory", root);
+        if (strcmp(canonical, root) != 0) {
+                char *copy = strdup(canonical);
+                if (!copy)
+                        return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+                free(policy->workspace_root);
+                policy->workspace_root = copy;
+        }
+        return 0;
+}
+
+/*
+ * An extra writable root is a grant the caller asked for by name.  A symlink
+ * is refused rather than followed — the last component or any directory on
+ * the way: a link's target may change between this check and the grant (a
+ * command of an earlier call may own the link), and a grant must say exactly
+ * what it opens.
+ */
+static int check_additional_root(const char *root, char canonical[PATH_MAX], dsh_error *error)
+{
+        dsh_autofree char *spelled = NULL;
+        struct stat status;
+
+        if (root[0] != '/')
+                return dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EINVAL,
+                                     "additional writable root must be an absolute path: \"%s\"", root);
+        if (lstat(root, &status) < 0)
+                return dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, errno,
+                                     "additional writable root \"%s\" does not exist: %s", root, strerror(errno));
+        if (S_ISLNK(status.st_mode))
+                return dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, ELOOP,
+                                     "additional writable root \"%s\" is a symlink", root);
+        if (!S_ISDIR(status.st_mode))
+                return dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, ENOTDIR,
+                                     "additional writable root \"%s\" is not a directory", root);
+        if (!realpath(root, canonical))
+                return dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, errno,
+                                     "additional writable root \"%s\" cannot be resolved: %s", root, strerror(errno));
+        spelled = dsh_path_normalize_lexically(root);
+        if (!spelled)
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        if (strcmp(spelled, canonical) != 0)
+                return dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, ELOOP,
+                                     "additional writable root \"%s\" goes through a symlink (its real path is "
+                                     "\"%s\"): name the real directory",
+                                     root, canonical);
+        return 0;
+}
+
+static bool strv_contains(char *const *strv, const char *value)
+{
+        for (; strv && *strv; strv++)
+                if (strcmp(*strv, value) == 0)
+                        return true;
+        return false;
+}
+
+static int prepare_additional_roots(dsh_policy *policy, dsh_error *error)
+{
+        char **prepared = NULL;
+        char canonical[PATH_MAX];
+        int result;
+
+        for (char **root = policy->additional_writable_roots; root && *root; root++) {
+                result = check_additional_root(*root, canonical, error);
+                if (result < 0)
+                        goto fail;
+                if (strv_contains(prepared, canonical))
+                        continue;
+                result = dsh_strv_append(&prepared, canonical);
+                if (result < 0) {
+                        dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+                        goto fail;
+                }
+        }
+        dsh_strv_free(policy->additional_writable_roots);
+        policy->additional_writable_roots = prepared;
+        return 0;
+fail:
+        dsh_strv_free(prepared);
+        return result;
+}
+
+int dsh_policy_prepare(dsh_policy *policy, dsh_error *error)
+{
+        int result;
+
+        if ((unsigned) policy->mode >= DSH_MODE_COUNT)
+                return dsh_error_set(error, DSH_ERROR_INVARIANT, EINVAL, "sandbox/mode carries unknown mode %d",
+                                     (int) policy->mode);
+        result = prepare_workspace_root(policy, error);
+        if (result < 0)
+                return result;
+        return prepare_additional_roots(policy, error);
+}

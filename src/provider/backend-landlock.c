@@ -1,0 +1,657 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Landlock backend.
+ *
+ * Grants (docs/security.md): read+execute beneath "/", read-write on the
+ * "/dev/null" sink; workspace-write adds the temp area "/tmp", /dev/ptmx
+ * (new ptys), the workspace root, each extra root, the session's scratch
+ * cache directory (src/provider/scratch.h: where the package managers' cache
+ * variables point), and where the caller may mount, a /dev/shm and a
+ * /dev/pts of the command's own (core/private-dev.h).  Landlock cannot
+ * mount /tmp, so /tmp stays the host's, and read-only has no scratch space
+ * at all; TMPDIR is /tmp in both modes.  "/dev" itself is never granted,
+ * nor the host's /dev/pts or /dev/shm: every other terminal, and every
+ * other process's shared memory, lies there.
+ *
+ * Two ways to use it: confine() names the `landlock-run` launcher in an argv
+ * for callers that spawn themselves; spawn() builds the same ruleset in this
+ * process and applies it in the forked child right before exec, so the only
+ * cost over a bare spawn is a handful of system calls.  Both paths (and the
+ * launcher) also drop every capability before the restriction and, from
+ * Landlock ABI 6, scope the domain: no signal to, and no connection to an
+ * abstract unix socket of, a process outside it (src/provider/spawn.c says why in
+ * that order).
+ *
+ * Landlock does not govern metadata (chmod, chown, utimes, extended
+ * attributes, inode flags).  Every path adds the metadata filter
+ * (core/metadata-filter.h): under read-only it refuses every metadata call;
+ * under workspace-write it sends each one to the metadata supervisor
+ * (core/metadata-supervisor.h, docs/supervisor.md), which performs it when its
+ * target lies in a writable root.  The supervisor runs on a thread of the
+ * process that spawned the command, so an in-place exec cannot have one:
+ * exec() answers -EOPNOTSUPP under workspace-write and the caller spawns.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "provider/backend.h"
+#include "core/landlock.h"
+#include "core/metadata-supervisor.h"
+#include "core/private-dev.h"
+#include "base/error.h"
+#include "base/path.h"
+#include "shield/shield.h"
+#include "provider/spawn.h"
+
+#define LANDLOCK_TEMP_AREA "/tmp"
+#define LANDLOCK_SINK "/dev/null"
+#define LANDLOCK_PARTIAL_NOTICE "landlock-run: partial enforcement (older Landlock ABI)"
+#define ABI_PARTIAL_REASON "the kernel's Landlock ABI is older than 5 and does not govern ioctl(2) on device files"
+#define SUBPATHS_PARTIAL_REASON \
+        "Landlock can only grant: the protected subpaths (such as .git/hooks and .git/config) inside a writable " \
+        "root cannot be held back: a confined command could change what runs at the next git command"
+#define SUPERVISOR_UNAVAILABLE_CONSEQUENCE \
+        "Landlock alone does not govern chmod, chown, utimes or extended attributes, so workspace-write under " \
+        "Landlock is refused here rather than run with them ungoverned"
+
+struct landlock_grant {
+        const char *path;
+        bool writable;
+        int fd;           /* a writable root, opened right after its check (prepared policy); -1: by name */
+        bool optional;    /* a device the host may lack: no grant then, rather than no run (unset: false) */
+};
+
+/*
+ * Under workspace-write the command may make ptys (script, pty.openpty,
+ * expect): /dev/ptmx read-write with ioctl, which makes a new pty on every
+ * open and reaches no existing one.  The host's /dev/pts is not granted
+ * (every terminal of the host is there): a new pty's slave lies in the
+ * command's own /dev/pts where it has one, and comes from the supervisor
+ * otherwise (core/metadata-supervisor.c, "pty peers").
+ */
+#define LANDLOCK_PTY_MULTIPLEXER "/dev/ptmx"
+
+/* Calls `visit` for every grant of the policy, in launcher order (--ro first). */
+static int for_each_grant(const dsh_prepared_policy *prepared,
+                          int (*visit)(const struct landlock_grant *grant, void *context), void *context)
+{
+        const dsh_policy *policy = &prepared->policy;
+        struct landlock_grant fixed[] = {
+                { "/", false, -1 },
+                { LANDLOCK_SINK, true, -1 },
+        };
+        int result;
+
+        for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+                result = visit(&fixed[i], context);
+                if (result < 0)
+                        return result;
+        }
+        if (policy->mode != DSH_MODE_WORKSPACE_WRITE)
+                return 0;
+        {
+                struct landlock_grant temp_area = { LANDLOCK_TEMP_AREA, true, -1 };
+                struct landlock_grant ptys = { LANDLOCK_PTY_MULTIPLEXER, true, -1, true };
+                struct landlock_grant workspace = { policy->workspace_root, true,
+                                                    dsh_prepared_policy_root_fd(prepared, policy->workspace_root) };
+
+                result = visit(&temp_area, context);
+                if (result == 0)
+                        result = visit(&ptys, context);
+                if (result == 0)
+                        result = visit(&workspace, context);
+        }
+        if (result == 0 && dsh_scratch_present(&prepared->scratch)) {
+                /* The session's own cache directory, by the fd opened when it was checked (scratch.c). */
+                struct landlock_grant cache = { prepared->scratch.cache_path, true, prepared->scratch.cache_fd };
+
+                result = visit(&cache, context);
+        }
+        for (char **root = policy->additional_writable_roots; result == 0 && root && *root; root++) {
+                struct landlock_grant extra = { *root, true, dsh_prepared_policy_root_fd(prepared, *root) };
+
+                result = visit(&extra, context);
+        }
+        return result;
+}
+
+static const char *abi_problem(int abi)
+{
+        if (abi == -ENOSYS)
+                return "landlock is not built into this kernel";
+        if (abi == -EOPNOTSUPP)
+                return "landlock is disabled on this kernel (enable it with the lsm= boot parameter)";
+        if (abi < 0)
+                return "landlock cannot be queried on this kernel";
+        if (!dsh_landlock_abi_usable(abi))
+                return "the kernel's landlock ABI is older than 3 and cannot stop truncation of files outside the policy";
+        return NULL;
+}
+
+static const struct {
+        uint64_t scope;
+        const char *name;
+} scope_names[] = {
+        { DSH_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET, "abstract-unix-socket" },
+        { DSH_LANDLOCK_SCOPE_SIGNAL, "signal" },
+};
+
+/* Names each known scope as in force (the ruleset requests it on this ABI) or missing. */
+static int report_scopes(int abi, dsh_backend_report *report)
+{
+        uint64_t scoped = dsh_landlock_scopes(abi);
+
+        for (size_t i = 0; i < sizeof(scope_names) / sizeof(scope_names[0]); i++) {
+                char ***list = scoped & scope_names[i].scope ? &report->landlock_scopes
+                                                             : &report->landlock_scopes_missing;
+
+                if (dsh_strv_append(list, scope_names[i].name) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+/*
+ * Whether a workspace-write call gets a /dev/shm and /dev/pts of its own is
+ * the caller's privilege to mount (core/private-dev.h): known by trying, and
+ * said either way, since without them POSIX semaphores fail.
+ */
+static void add_private_devices_note(dsh_backend_report *report)
+{
+        dsh_private_devices devices = DSH_PRIVATE_DEVICES_INIT;
+        bool private = dsh_private_devices_create(&devices) == 0;
+
+        dsh_private_devices_close(&devices);
+        (void) dsh_strv_append(&report->notes,
+                               private ? "workspace-write: /dev/shm and /dev/pts of the command's own (a tmpfs and a "
+                                         "devpts instance): Python multiprocessing, ptys and expect work"
+                                       : "workspace-write: this caller cannot mount, so /dev/shm and /dev/pts stay "
+                                         "the host's, read-only: ptys work (/dev/ptmx), POSIX semaphores (Python "
+                                         "multiprocessing) and expect are refused");
+}
+
+static void landlock_probe(dsh_provider *provider, dsh_backend_report *report)
+{
+        int abi = dsh_landlock_abi();
+        const char *problem = abi_problem(abi);
+
+        report->landlock_abi = abi;
+        if (report_scopes(abi, report) < 0)
+                return;  /* out of memory: not usable, no reason to give */
+        if (problem) {
+                report->reason = strdup(problem);
+                return;
+        }
+        report->enforcement = dsh_landlock_enforcement(abi);
+        if (report->enforcement == DSH_ENFORCEMENT_PARTIAL)
+                (void) dsh_strv_append(&report->partial_reasons, ABI_PARTIAL_REASON);
+        /* Known before any call: workspace-write needs the metadata supervisor, which this host may not allow. */
+        if (dsh_metadata_supervisor_check_host(&problem) < 0) {
+                char *sentence = NULL;
+
+                report->enforcement = DSH_ENFORCEMENT_PARTIAL;
+                if (asprintf(&sentence, "%s; %s", problem, SUPERVISOR_UNAVAILABLE_CONSEQUENCE) >= 0)
+                        (void) dsh_strv_append(&report->partial_reasons, sentence);
+                free(sentence);
+        }
+        /* Known before any call: a workspace-write call whose roots hold a repository will run partial. */
+        if (provider->protected_subpaths) {
+                report->enforcement = DSH_ENFORCEMENT_PARTIAL;
+                (void) dsh_strv_append(&report->partial_reasons, SUBPATHS_PARTIAL_REASON);
+        }
+        /* It cannot mount: /tmp is the host's in both modes, and read-only has nowhere to write. */
+        (void) dsh_strv_append(&report->notes, "read-only: no scratch space under landlock (/tmp is the host's, "
+                                               "not writable); TMPDIR=/tmp");
+        (void) dsh_strv_append(&report->notes,
+                               provider->scratch_dir
+                                       ? "workspace-write: /tmp is the host's /tmp, shared with every process; "
+                                         "package-manager caches go to the session's scratch; TMPDIR=/tmp"
+                                       : "workspace-write: /tmp is the host's /tmp, shared with every process; "
+                                         "TMPDIR=/tmp");
+        add_private_devices_note(report);
+        if (access(provider->landlock_run_path, X_OK) < 0) {
+                if (asprintf(&report->reason, "the landlock-run launcher %s is not executable: %s",
+                             provider->landlock_run_path, strerror(errno)) < 0)
+                        report->reason = NULL;
+                return;
+        }
+        report->usable = true;
+}
+
+static int append_grant_arguments(const struct landlock_grant *grant, void *context)
+{
+        char ***argv = context;
+
+        if (grant->optional && access(grant->path, F_OK) < 0)
+                return 0;  /* the launcher would refuse a rule path it cannot open */
+        if (dsh_strv_append(argv, grant->writable ? "--rw" : "--ro") < 0 || dsh_strv_append(argv, grant->path) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/*
+ * The call's variables (TMPDIR, the caches: scratch.h) as landlock-run's
+ * `--setenv NAME VALUE`: a harness that spawns the argv itself passes its
+ * own environment, which the launcher then sets them over.
+ */
+static int append_variable_arguments(const dsh_prepared_policy *prepared, char ***argv)
+{
+        char **pairs = dsh_scratch_variables(&prepared->scratch, prepared->policy.mode);
+        int result = pairs ? 0 : -ENOMEM;
+
+        for (char **pair = pairs; result == 0 && pair && pair[0] && pair[1]; pair += 2)
+                if (dsh_strv_append(argv, "--setenv") < 0 || dsh_strv_append(argv, pair[0]) < 0 ||
+                    dsh_strv_append(argv, pair[1]) < 0)
+                        result = -ENOMEM;
+        dsh_strv_free(pairs);
+        return result;
+}
+
+/* The caller's environment with the call's variables set over it (scratch.h); NULL when out of memory. */
+static char **command_environment(const dsh_prepared_policy *prepared)
+{
+        char **pairs = dsh_scratch_variables(&prepared->scratch, prepared->policy.mode);
+        char **environment = pairs ? dsh_scratch_environment(pairs) : NULL;
+
+        dsh_strv_free(pairs);
+        return environment;
+}
+
+static int set_dialect(dsh_confined_argv *out, dsh_enforcement enforcement, dsh_mode mode)
+{
+        static const int launcher_failure[] = { 125 };
+        static const char *const fatal[] = { "landlock-run: ", NULL };
+        static const char *const informational[] = { LANDLOCK_PARTIAL_NOTICE, NULL };
+
+        out->enforcement = enforcement;
+        if (dsh_strv_append(&out->denial_signatures, "permission denied") < 0)
+                return -ENOMEM;
+        /* The read-only metadata filter's answer (a chmod, a chown, a touch refused outright). */
+        if (mode == DSH_MODE_READ_ONLY && dsh_strv_append(&out->denial_signatures, "operation not permitted") < 0)
+                return -ENOMEM;
+        out->backend = strdup("landlock");
+        if (!out->backend)
+                return -ENOMEM;
+        return dsh_confined_argv_add_rule(out, launcher_failure, 1, fatal, informational);
+}
+
+
+/*
+ * Landlock can only grant: nothing beneath a granted root can be held back.
+ * So a call whose writable roots (the host's /tmp included) contain one of
+ * the sandbox's own protected paths is refused rather than run with those
+ * files writable, and one whose roots hold protected subpaths (a git
+ * repository's hooks and config) runs "partial", saying why — or is refused
+ * when the deployment requires them held back.  Runners in a writable root
+ * are refused by the shield itself.  `*subpaths_open` tells the caller to
+ * report partial enforcement.
+ */
+/* The first of `held_back` that is one of the sandbox's own files (the provider's protected paths), or NULL. */
+static const char *own_file_among(const dsh_provider *provider, char *const *held_back)
+{
+        if (!held_back)
+                return NULL;
+        for (char *const *given = provider->protected_paths; given && *given; given++) {
+                dsh_autofree char *canonical = dsh_path_canonical(*given);
+
+                for (char *const *path = held_back; canonical && path && *path; path++)
+                        if (strcmp(*path, canonical) == 0)
+                                return *path;
+        }
+        return NULL;
+}
+
+/*
+ * The shield for a Landlock call.  `*held_back` (may be NULL: not wanted)
+ * receives what the shield would hold back — the protected subpaths that
+ * exist in the writable roots: Landlock cannot keep their content from
+ * being written, but the metadata supervisor keeps their metadata (a hook's
+ * executable bit) unchanged.
+ */
+static int check_shield(const dsh_provider *provider, const dsh_policy *policy, bool *subpaths_open,
+                        char ***held_back, dsh_error *error)
+{
+        dsh_shield shield = DSH_SHIELD_INIT;
+        int result = dsh_shield_plan(provider, policy, LANDLOCK_TEMP_AREA, held_back != NULL, &shield, error);
+        const char *own_file = result == 0 ? own_file_among(provider, shield.read_only) : NULL;
+
+        *subpaths_open = false;
+        if (own_file)
+                result = dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EPERM,
+                                       "a writable root of this call contains \"%s\", the sandbox's own files, and "
+                                       "Landlock cannot hold it back: a confined command could change the policy "
+                                       "of later calls. Use a narrower root, or the bwrap backend",
+                                       own_file);
+        else if (result == 0 && shield.has_subpaths && provider->require_protected_subpaths)
+                result = dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EPERM,
+                                       "%s, and requireProtectedSubpaths is set. Use the bwrap backend",
+                                       SUBPATHS_PARTIAL_REASON);
+        else if (result == 0)
+                *subpaths_open = shield.has_subpaths;
+        if (result == 0 && held_back)
+                *held_back = dsh_steal_pointer(&shield.read_only);
+        dsh_shield_clear(&shield);
+        return result;
+}
+
+/* The facts of a Landlock run: the dialect, and every reason it is partial. */
+static int set_facts(dsh_confined_argv *out, int abi, bool subpaths_open, dsh_mode mode)
+{
+        if (set_dialect(out, dsh_landlock_enforcement(abi), mode) < 0)
+                return -ENOMEM;
+        if (dsh_landlock_enforcement(abi) == DSH_ENFORCEMENT_PARTIAL &&
+            dsh_confined_argv_add_partial_reason(out, ABI_PARTIAL_REASON) < 0)
+                return -ENOMEM;
+        if (subpaths_open && dsh_confined_argv_add_partial_reason(out, SUBPATHS_PARTIAL_REASON) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+static int landlock_confine(dsh_provider *provider, char *const *argv, const dsh_prepared_policy *prepared,
+                            dsh_confined_argv *out, dsh_error *error)
+{
+        const dsh_policy *policy = &prepared->policy;
+        int abi = dsh_landlock_abi();
+        const char *problem = abi_problem(abi);
+        bool subpaths_open;
+
+        if (problem)
+                return dsh_error_set_unavailable(error, policy->mode, problem);
+        if (check_shield(provider, policy, &subpaths_open, NULL, error) < 0)
+                return -EPERM;
+        if (dsh_strv_append(&out->argv, provider->landlock_run_path) < 0 ||
+            for_each_grant(prepared, append_grant_arguments, &out->argv) < 0 ||
+            append_variable_arguments(prepared, &out->argv) < 0 || dsh_strv_append(&out->argv, "--") < 0)
+                goto out_of_memory;
+        for (char *const *argument = argv; *argument; argument++)
+                if (dsh_strv_append(&out->argv, *argument) < 0)
+                        goto out_of_memory;
+        if (set_facts(out, abi, subpaths_open, policy->mode) < 0)
+                goto out_of_memory;
+        return 0;
+out_of_memory:
+        dsh_confined_argv_clear(out);
+        return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+}
+
+struct ruleset_builder {
+        dsh_landlock_ruleset *ruleset;
+        const char *failed_path;
+        const char *failed_step;
+};
+
+static int add_grant_rule(const struct landlock_grant *grant, void *context)
+{
+        struct ruleset_builder *builder = context;
+        int result;
+
+        if (grant->fd >= 0) {
+                /* The very directory that was checked: nothing renamed or repointed since can change the grant. */
+                result = dsh_landlock_ruleset_grant_fd(builder->ruleset, grant->fd, grant->writable);
+                builder->failed_step = "add_rule";
+        } else {
+                result = dsh_landlock_ruleset_grant(builder->ruleset, grant->path, grant->writable, false,
+                                                    &builder->failed_step);
+                if (result == -ENOENT && grant->optional)
+                        return 0;
+        }
+        if (result < 0)
+                builder->failed_path = grant->path;
+        return result;
+}
+
+/*
+ * Builds the ruleset of `policy` in this process, and the facts of the run
+ * (`facts->argv` is left to the caller).  Returns 0 or a negative errno with
+ * `error` set.
+ */
+static int build_ruleset(const dsh_provider *provider, const dsh_prepared_policy *prepared,
+                         dsh_landlock_ruleset *ruleset, dsh_confined_argv *facts, char ***held_back,
+                         const dsh_private_devices *devices, dsh_error *error)
+{
+        const dsh_policy *policy = &prepared->policy;
+        struct ruleset_builder builder = { ruleset, NULL, NULL };
+        const char *problem;
+        char detail[PATH_MAX + 128];
+        bool subpaths_open;
+        int result = check_shield(provider, policy, &subpaths_open, held_back, error);
+
+        if (result < 0)
+                return result;
+        result = dsh_landlock_ruleset_open(ruleset);
+
+        if (result < 0) {
+                problem = abi_problem(result == -EOPNOTSUPP ? 1 : result);
+                if (!problem) {
+                        snprintf(detail, sizeof(detail), "landlock ruleset error: %s", strerror(-result));
+                        problem = detail;
+                }
+                return dsh_error_set_unavailable(error, policy->mode, problem);
+        }
+        result = for_each_grant(prepared, add_grant_rule, &builder);
+        /* The command's own /dev/shm and /dev/pts, by their mounts' fds: no other inode can come to carry these. */
+        if (result == 0 && devices) {
+                builder.failed_step = "add_rule";
+                result = dsh_landlock_ruleset_grant_fd(ruleset, devices->shm, true);
+                if (result == 0)
+                        result = dsh_landlock_ruleset_grant_fd(ruleset, devices->pts, true);
+        }
+        if (result < 0) {
+                if (builder.failed_step && strcmp(builder.failed_step, "open") == 0)
+                        snprintf(detail, sizeof(detail), "cannot open rule path: %s: %s", builder.failed_path,
+                                 strerror(-result));
+                else
+                        snprintf(detail, sizeof(detail), "landlock ruleset error: %s", strerror(-result));
+                dsh_landlock_ruleset_close(ruleset);
+                return dsh_error_set_unavailable(error, policy->mode, detail);
+        }
+        /* The facts are complete before anything runs: no allocation can fail once the command does. */
+        if (set_facts(facts, ruleset->abi, subpaths_open, policy->mode) < 0) {
+                dsh_landlock_ruleset_close(ruleset);
+                dsh_confined_argv_clear(facts);
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        }
+        return 0;
+}
+
+/* Gives every writable root of a workspace-write call to the supervisor: by its fd, as Landlock grants it. */
+static int supervise_roots(dsh_metadata_supervisor *supervisor, const dsh_prepared_policy *prepared)
+{
+        const dsh_policy *policy = &prepared->policy;
+        dsh_autofree char *temp_area = dsh_path_canonical(LANDLOCK_TEMP_AREA);
+        int result = dsh_metadata_supervisor_add_root(supervisor, prepared->root_fds[0], policy->workspace_root, false);
+
+        for (size_t i = 1; result == 0 && i < prepared->root_count; i++)
+                result = dsh_metadata_supervisor_add_root(supervisor, prepared->root_fds[i],
+                                                          policy->additional_writable_roots[i - 1], false);
+        /* The host's /tmp is everyone's: what the command creates beneath it, not the directory itself. */
+        if (result == 0)
+                result = temp_area ? dsh_metadata_supervisor_add_root_path(supervisor, temp_area, true) : -errno;
+        /* The scratch cache: what the tools make beneath it (npm sets modes in its cache), not the directory. */
+        if (result == 0 && dsh_scratch_present(&prepared->scratch))
+                result = dsh_metadata_supervisor_add_root(supervisor, prepared->scratch.cache_fd,
+                                                          prepared->scratch.cache_path, true);
+        return result;
+}
+
+/*
+ * The metadata supervisor of one workspace-write call, started and waiting
+ * for its listener on `*socket_out` (the child's end, which the caller puts
+ * in the plan and closes once the spawn returned).  Refuses (SANDBOX_UNAVAILABLE)
+ * where the host would not let it read the command's arguments: the command
+ * never runs with metadata ungoverned.
+ */
+static int start_supervisor(const dsh_prepared_policy *prepared, char *const *held_back,
+                            dsh_metadata_supervisor **supervisor_out, int *socket_out, dsh_error *error)
+{
+        const dsh_policy *policy = &prepared->policy;
+        dsh_metadata_supervisor *supervisor = NULL;
+        const char *problem = NULL;
+        char detail[512];
+        int sockets[2] = { -1, -1 }, result;
+
+        *supervisor_out = NULL;
+        *socket_out = -1;
+        if (dsh_metadata_supervisor_check_host(&problem) < 0) {
+                snprintf(detail, sizeof(detail), "%s; %s", problem, SUPERVISOR_UNAVAILABLE_CONSEQUENCE);
+                return dsh_error_set_unavailable(error, policy->mode, detail);
+        }
+        supervisor = dsh_metadata_supervisor_new();
+        result = supervisor ? supervise_roots(supervisor, prepared) : -ENOMEM;
+        for (char *const *path = held_back; result == 0 && path && *path; path++)
+                result = dsh_metadata_supervisor_add_protected(supervisor, *path);
+        /* SEQPACKET: one message, one fd; the child's end is close-on-exec and swept before exec anyway. */
+        if (result == 0 && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets) < 0)
+                result = -errno;
+        if (result == 0)
+                result = dsh_metadata_supervisor_start(supervisor, sockets[0]);
+        if (result < 0) {
+                if (sockets[0] >= 0) {
+                        close(sockets[0]);
+                        close(sockets[1]);
+                }
+                dsh_metadata_supervisor_free(supervisor);
+                snprintf(detail, sizeof(detail), "cannot start the metadata supervisor: %s", strerror(-result));
+                return dsh_error_set_unavailable(error, policy->mode, detail);
+        }
+        *supervisor_out = supervisor;
+        *socket_out = sockets[1];
+        return 0;
+}
+
+static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_prepared_policy *prepared,
+                          const dsh_spawn_options *options, dsh_child *child, dsh_error *error)
+{
+        const dsh_policy *policy = &prepared->policy;
+        dsh_landlock_ruleset ruleset = DSH_LANDLOCK_RULESET_INIT;
+        dsh_confined_argv facts = DSH_CONFINED_ARGV_INIT;
+        dsh_exec_plan plan = DSH_EXEC_PLAN_INIT(argv);
+        dsh_metadata_supervisor *supervisor = NULL;
+        dsh_private_devices devices = DSH_PRIVATE_DEVICES_INIT;
+        char **held_back = NULL, **environment = NULL;
+        dsh_spawn_failure failure;
+        pid_t pid;
+        int result;
+
+        plan.terminal_filter = true;
+        plan.drop_capabilities = true;
+        plan.metadata = policy->mode == DSH_MODE_WORKSPACE_WRITE ? DSH_METADATA_SUPERVISE : DSH_METADATA_DENY;
+        /* Where the caller may mount (core/private-dev.h); elsewhere the host's stay read-only. */
+        if (policy->mode == DSH_MODE_WORKSPACE_WRITE && dsh_private_devices_create(&devices) == 0)
+                plan.private_devices = &devices;
+        result = build_ruleset(provider, prepared, &ruleset, &facts, &held_back, plan.private_devices, error);
+        if (result < 0) {
+                dsh_private_devices_close(&devices);
+                return result;
+        }
+        facts.argv = dsh_strv_copy(argv);
+        environment = command_environment(prepared);
+        plan.environment = environment;
+        if (!facts.argv || !environment)
+                result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        else if (plan.metadata == DSH_METADATA_SUPERVISE)
+                result = start_supervisor(prepared, held_back, &supervisor, &plan.metadata_socket, error);
+        dsh_strv_free(held_back);
+        if (result < 0) {
+                dsh_strv_free(environment);
+                dsh_private_devices_close(&devices);
+                dsh_landlock_ruleset_close(&ruleset);
+                dsh_confined_argv_clear(&facts);
+                return result;
+        }
+        plan.landlock_ruleset_fd = ruleset.fd;
+        pid = dsh_spawn_exec_plan(&plan, options, &failure);
+        dsh_strv_free(environment);
+        dsh_landlock_ruleset_close(&ruleset);
+        /* Mounted in the child's namespace by now, or gone with the child: ours are no longer needed. */
+        dsh_private_devices_close(&devices);
+        /* The child's copy went with its exec (or its exit): the supervisor now gets the listener or end of file. */
+        if (plan.metadata_socket >= 0)
+                close(plan.metadata_socket);
+        if (pid < 0) {
+                dsh_metadata_supervisor_stop(supervisor, NULL);
+                dsh_confined_argv_clear(&facts);
+                if (pid == -ECHILD)
+                        return dsh_spawn_failure_to_error(&failure, policy->mode, argv[0], error);
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, (int) -pid, "cannot start the command: %s",
+                                     strerror((int) -pid));
+        }
+        child->pid = pid;
+        child->mode = policy->mode;
+        child->facts = facts;
+        /* The spawn returned only once the child exec'd the command: its pre-exec report is the status channel. */
+        child->command_started = true;
+        child->metadata_supervisor = supervisor;
+        return 0;
+}
+
+static int landlock_exec(dsh_provider *provider, char *const *argv, const dsh_prepared_policy *prepared,
+                         dsh_exec_announce_fn announce, void *announce_data, dsh_error *error)
+{
+        const dsh_policy *policy = &prepared->policy;
+        static const dsh_spawn_options inherit = DSH_SPAWN_OPTIONS_INIT;
+        dsh_landlock_ruleset ruleset = DSH_LANDLOCK_RULESET_INIT;
+        dsh_confined_argv facts = DSH_CONFINED_ARGV_INIT;
+        dsh_exec_plan plan = DSH_EXEC_PLAN_INIT(argv);
+        dsh_spawn_failure failure;
+        char **environment = NULL;
+        int result;
+
+        /* The metadata supervisor lives in a process that stays: an in-place exec leaves none. */
+        if (policy->mode == DSH_MODE_WORKSPACE_WRITE)
+                return -EOPNOTSUPP;
+        plan.terminal_filter = true;
+        plan.drop_capabilities = true;
+        plan.metadata = DSH_METADATA_DENY;
+        environment = command_environment(prepared);
+        if (!environment)
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        result = build_ruleset(provider, prepared, &ruleset, &facts, NULL, NULL, error);
+        if (result < 0) {
+                dsh_strv_free(environment);
+                return result;
+        }
+        plan.landlock_ruleset_fd = ruleset.fd;
+        plan.environment = environment;
+        if (announce) {
+                facts.argv = (char **) argv;
+                announce(&facts, announce_data);
+                facts.argv = NULL;  /* borrowed */
+        }
+        dsh_confined_argv_clear(&facts);
+        dsh_exec_plan_apply(&plan, &inherit, &failure);
+        /* Still here: nothing was exec'd.  The ruleset fd may already be closed by the fd sweep. */
+        ruleset.fd = -1;
+        dsh_strv_free(environment);
+        return dsh_spawn_failure_to_error(&failure, policy->mode, argv[0], error);
+}
+
+static char *landlock_runner_path(const dsh_provider *provider)
+{
+        return provider->landlock_run_path ? strdup(provider->landlock_run_path) : NULL;
+}
+
+static char **landlock_runner_candidates(const dsh_provider *provider)
+{
+        char **candidates = calloc(1, sizeof(char *));
+
+        if (candidates && provider->landlock_run_path && dsh_strv_append(&candidates, provider->landlock_run_path) < 0) {
+                dsh_strv_free(candidates);
+                return NULL;
+        }
+        return candidates;
+}
+
+const dsh_backend_ops dsh_backend_landlock = {
+        .name = "landlock",
+        .probe = landlock_probe,
+        .confine = landlock_confine,
+        .spawn = landlock_spawn,
+        .exec = landlock_exec,
+        .runner_path = landlock_runner_path,
+        .runner_candidates = landlock_runner_candidates,
+};

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The process module: a spawned child (dsh_child, opaque to callers), how
+ * it is waited for and what its runner said out of band, and bounded runs
+ * (collection within a deadline, kill and reap of a whole group).  Backends
+ * fill a child at spawn time; the provider hands it out; nothing here knows
+ * a backend by name — a runner's status channels are settled through the
+ * backend's own `settle` operation.
+ */
+#ifndef DSH_SANDBOX_PROCESS_H
+#define DSH_SANDBOX_PROCESS_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "dsh-sandbox/provider.h"
+#include "base/util.h"
+
+struct dsh_backend_ops;
+
+struct dsh_child {
+        pid_t pid;
+        pid_t process_group;            /* where signals for the command go; 0: the caller's group */
+        dsh_confined_argv facts;
+        dsh_mode mode;                  /* the mode the command runs under */
+        const struct dsh_backend_ops *backend;  /* settles the runner's status channels; NULL: none */
+        int runner_status_fd;           /* the runner's out-of-band status (bwrap --json-status-fd), or -1 */
+        int exec_status_fd;             /* the runner's last step inside (dsh-sandbox-exec), or -1 */
+        bool command_started;           /* an out-of-band channel proved the command was exec'd (see provider.h) */
+        bool runner_failed;             /* the runner exited without running the command */
+        char *runner_failure_detail;    /* what is known about that failure */
+        int exec_errno;                 /* the program could not be executed (errno), else 0 */
+        char *stale_verdict_path;       /* the persisted verdict to drop when the runner fails */
+        char **audit_absent;            /* paths the command must not have created (see dsh_shield_audit()) */
+        char **warnings;                /* what the sandbox undid or noticed after the command, sentences */
+        struct dsh_metadata_supervisor *metadata_supervisor;  /* Landlock workspace-write: stopped at settle */
+        bool watch_held_back;           /* the spawner asked for a held-back watch (dsh_provider_spawn_watched) */
+        struct dsh_held_back_watch *held_back_watch;  /* armed by a backend that holds files back; NULL: none */
+};
+
+/* A new, empty child (pid -1, fds -1); NULL when out of memory. */
+DSH_INTERNAL dsh_child *dsh_child_new(void);
+
+/*
+ * After waitpid(): the metadata supervisor stopped (the command is gone:
+ * whatever it left behind now gets ENOSYS for a metadata call), and what
+ * the runner's status channels still hold (through the backend's settle).
+ */
+DSH_INTERNAL void dsh_child_settle(dsh_child *child, int wait_status);
+
+/* danger-full-access: `argv` as it is, unconfined on purpose, into `child`. */
+DSH_INTERNAL int dsh_spawn_unconfined(char *const *argv, const dsh_spawn_options *options, dsh_child *child,
+                                      dsh_error *error);
+
+/* CLOCK_MONOTONIC in milliseconds: the clock of every deadline here. */
+DSH_INTERNAL long long dsh_monotonic_ms(void);
+
+/* poll()'s timeout for `deadline_ms`: -1 (none) for 0, else what is left, 0 once it has passed. */
+DSH_INTERNAL int dsh_poll_timeout_ms(long long deadline_ms);
+
+/*
+ * A pidfd for `pid` (pidfd_open(2), close-on-exec): poll() finds it readable
+ * once the process has exited.  Returns the fd, or -1 with errno set (ENOSYS
+ * before Linux 5.3: the caller then looks with dsh_process_has_exited()).
+ */
+DSH_INTERNAL int dsh_pidfd_open(pid_t pid);
+
+/* True once `pid`, a child of this process, has exited; it is left unreaped (its pid stays reserved). */
+DSH_INTERNAL bool dsh_process_has_exited(pid_t pid);
+
+/*
+ * SIGKILL to `pid`, a child of this process, and to the command's `group`
+ * (as dsh_child_process_group(): 0 none, `pid` its own, else a sandbox's,
+ * whose init is ended too: dsh_signal_command()), then reaps it.
+ */
+DSH_INTERNAL void dsh_kill_and_reap(pid_t pid, pid_t group, int *wait_status);
+
+/*
+ * Reads `fd` (closing it) until EOF and reaps `pid`, both before
+ * `deadline_ms` (dsh_monotonic_ms() time); a child still running at the
+ * deadline is killed with SIGKILL along with `group` (dsh_kill_and_reap())
+ * and reaped.  `*text` receives what was read (at most 64 KiB kept; caller
+ * frees), `*wait_status` waitpid()'s status.  Returns 0, -ETIMEDOUT, or
+ * another negative errno.
+ */
+DSH_INTERNAL int dsh_collect_bounded(pid_t pid, pid_t group, int fd, long long deadline_ms, char **text,
+                                     int *wait_status);
+
+#endif

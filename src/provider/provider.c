@@ -1,0 +1,388 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The local provider: backend selection and the verdict (cached for the
+ * provider's lifetime, persisted across processes when clean), and the
+ * entry points every confined execution goes through (confine, spawn, exec,
+ * probe), which select, prepare the policy and hand over to the backend.
+ * Configuration: provider-settings.c; probing: probe.c; the spawned child
+ * and bounded runs: process.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "provider/backend.h"
+#include "config.h"
+#include "dsh-sandbox/config.h"
+#include "base/error.h"
+#include "provider/held-back-watch.h"
+#include "base/path.h"
+#include "provider/spawn.h"
+#include "core/sandbox-exec-status.h"
+#include "provider/verdict-cache.h"
+#include "base/xdg.h"
+
+
+
+
+
+
+static bool backend_in_chain(const dsh_provider *provider, const dsh_backend_ops *backend)
+{
+        for (size_t i = 0; i < provider->backend_count; i++)
+                if (provider->backends[i] == backend)
+                        return true;
+        return false;
+}
+
+/* The persisted verdict for this exact key, when it names a backend of the chain. */
+static const dsh_backend_ops *cached_verdict(dsh_provider *provider)
+{
+        dsh_autofree char *path = dsh_verdict_cache_path(provider);
+        dsh_autofree char *key = path ? dsh_verdict_cache_key(provider) : NULL;
+        dsh_autofree char *name = NULL;
+        const dsh_backend_ops *backend;
+
+        if (!key || dsh_verdict_cache_read(path, key, &name) < 0)
+                return NULL;
+        backend = dsh_backend_by_name(name);
+        return backend && backend_in_chain(provider, backend) ? backend : NULL;
+}
+
+/*
+ * Only a usable verdict is persisted.  A refusal costs a probe only on hosts
+ * that cannot run anything confined anyway, and a persisted refusal could
+ * outlive a fix that no key observes (an AppArmor profile for bwrap, a
+ * container's seccomp profile).  And only a clean one (see probe_chain).
+ */
+static void persist_verdict(dsh_provider *provider, const dsh_backend_ops *backend)
+{
+        dsh_autofree char *path = dsh_verdict_cache_path(provider);
+        dsh_autofree char *key = path ? dsh_verdict_cache_key(provider) : NULL;
+
+        if (key && backend)
+                (void) dsh_verdict_cache_write(path, key, backend->name);
+}
+
+/*
+ * Probes the chain in order; the first usable backend wins.  Records the
+ * verdict for this provider, and persists it only when the probe was clean:
+ * every backend before the winner failed for a deterministic reason.  One
+ * that failed transiently (a timeout under load, a process out of fds) may
+ * work on the next call, and a persisted verdict would pass it over for good.
+ */
+static const dsh_backend_ops *probe_chain(dsh_provider *provider)
+{
+        bool clean = true;
+
+        for (size_t i = 0; i < provider->backend_count; i++) {
+                dsh_backend_report report = DSH_BACKEND_REPORT_INIT;
+
+                dsh_probe_backend(provider, provider->backends[i], &report);
+                if (report.usable) {
+                        provider->selected = provider->backends[i];
+                        dsh_backend_report_clear(&report);
+                        if (clean)
+                                persist_verdict(provider, provider->selected);
+                        return provider->selected;
+                }
+                clean = clean && !report.transient;
+                free(provider->unavailable_detail);
+                provider->unavailable_detail = report.reason ? strdup(report.reason) : NULL;
+                dsh_backend_report_clear(&report);
+        }
+        return NULL;
+}
+
+/*
+ * Selects the backend once per provider.  The operator's runner command
+ * needs no probe (the operator vouches for it).  A sole candidate is taken
+ * without a probe: its own refusal at confine or spawn time is the
+ * fail-closed end.  Several candidates are probed in order and the first
+ * usable one wins; the verdict, "unavailable" included, is cached for the
+ * provider's lifetime, and a usable one also across processes when the
+ * verdict cache is enabled.
+ */
+static const dsh_backend_ops *select_backend(dsh_provider *provider)
+{
+        if (provider->verdict_cached)
+                return provider->selected;
+        provider->verdict_cached = true;
+        if (provider->runner_command) {
+                provider->selected = &dsh_backend_runner_command;
+                return provider->selected;
+        }
+        if (provider->backend_count == 1) {
+                provider->selected = provider->backends[0];
+                return provider->selected;
+        }
+        provider->selected = cached_verdict(provider);
+        if (provider->selected) {
+                provider->verdict_from_cache = true;
+                return provider->selected;
+        }
+        return probe_chain(provider);
+}
+
+/*
+ * A runner selected from the persisted cache failed before exec: the entry is
+ * stale.  Drop it, probe the chain afresh, and return what it selects.
+ */
+static const dsh_backend_ops *reselect_after_runner_failure(dsh_provider *provider)
+{
+        dsh_autofree char *path = dsh_verdict_cache_path(provider);
+
+        dsh_verdict_cache_drop(path);
+        dsh_provider_forget_verdict(provider);
+        provider->verdict_cached = true;
+        return probe_chain(provider);
+}
+
+/* Checks the call's inputs and prepares a private copy of the policy, its writable roots and its scratch opened. */
+static int prepare_call(const dsh_provider *provider, char *const *argv, const dsh_policy *policy,
+                        dsh_prepared_policy *prepared, dsh_error *error)
+{
+        int result;
+
+        if (!argv || !argv[0])
+                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "the command argv is empty");
+        if (!dsh_mode_is_confined(policy->mode))
+                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
+                                     "mode \"%s\" is not a confined mode; a provider only confines read-only "
+                                     "and workspace-write",
+                                     dsh_mode_name(policy->mode));
+        result = dsh_prepared_policy_init(prepared, policy, error);
+        if (result == 0)
+                result = dsh_prepared_policy_open_scratch(prepared, provider->scratch_dir, error);
+        if (result < 0)
+                dsh_prepared_policy_clear(prepared);
+        return result;
+}
+
+const dsh_backend_ops *dsh_provider_selected_backend(dsh_provider *provider)
+{
+        return select_backend(provider);
+}
+
+int dsh_provider_confine(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
+                         dsh_confined_argv *out, dsh_error *error)
+{
+        dsh_prepared_policy prepared = DSH_PREPARED_POLICY_INIT;
+        const dsh_backend_ops *backend;
+        int result = prepare_call(provider, argv, policy, &prepared, error);
+
+        if (result < 0)
+                return result;
+        backend = select_backend(provider);
+        if (!backend)
+                result = dsh_error_set_unavailable(error, prepared.policy.mode, provider->unavailable_detail);
+        else
+                result = backend->confine(provider, argv, &prepared, out, error);
+        dsh_prepared_policy_clear(&prepared);
+        return result;
+}
+
+/*
+ * A runner that exited before it created its sandbox (-ECHILD from a
+ * backend's spawn) said why on the caller's stderr, which is not ours to
+ * read: the backend's own probe runs the same profile with stderr captured,
+ * and its reason (bwrap's own line, namespaces blocked, ...) replaces the
+ * bare exit status.  Outside any probe: a probe's own spawn is never
+ * diagnosed (it captures stderr itself).
+ */
+static void diagnose_early_failure(dsh_provider *provider, const dsh_backend_ops *backend, dsh_mode mode,
+                                   dsh_error *error)
+{
+        dsh_backend_report report = DSH_BACKEND_REPORT_INIT;
+
+        dsh_probe_backend(provider, backend, &report);
+        if (report.reason)
+                dsh_error_set_unavailable(error, mode, report.reason);
+        dsh_backend_report_clear(&report);
+}
+
+/*
+ * Spawns through the selected backend.  When the selection came from the
+ * persisted cache and the runner fails before exec, the command never ran:
+ * the stale entry is dropped, the chain probed afresh, and the command
+ * spawned once through what the probe selects — never unconfined.
+ */
+static int spawn_selected(dsh_provider *provider, char *const *argv, const dsh_prepared_policy *prepared,
+                          const dsh_spawn_options *options, dsh_child *child, dsh_error *error)
+{
+        const dsh_backend_ops *backend = select_backend(provider);
+        int result;
+
+        if (!backend)
+                return dsh_error_set_unavailable(error, prepared->policy.mode, provider->unavailable_detail);
+        result = backend->spawn(provider, argv, prepared, options, child, error);
+        if (result == -ECHILD)
+                diagnose_early_failure(provider, backend, prepared->policy.mode, error);
+        if (result < 0 && provider->verdict_from_cache && error->code == DSH_ERROR_SANDBOX_UNAVAILABLE) {
+                backend = reselect_after_runner_failure(provider);
+                if (!backend)
+                        return dsh_error_set_unavailable(error, prepared->policy.mode, provider->unavailable_detail);
+                result = backend->spawn(provider, argv, prepared, options, child, error);
+                if (result == -ECHILD)
+                        diagnose_early_failure(provider, backend, prepared->policy.mode, error);
+                if (result == 0)
+                        dsh_error_clear(error);  /* the stale runner's failure is not the caller's */
+        }
+        if (result == 0) {
+                child->backend = backend;
+                if (!provider->runner_command && provider->backend_count > 1)
+                        child->stale_verdict_path = dsh_verdict_cache_path(provider);
+        }
+        return result;
+}
+
+/*
+ * A child spawned into a group (or session) of its own leads it, and signals
+ * for the command go to that group — unless the backend named another (bwrap:
+ * the sandbox's group, where the command runs).
+ */
+static void default_process_group(dsh_child *child, const dsh_spawn_options *options)
+{
+        if (child->process_group == 0 && (options->new_process_group || options->new_session))
+                child->process_group = child->pid;
+}
+
+/* dsh_provider_spawn(), and with `watch_held_back` the held-back watch (held-back-watch.h) armed by the backend. */
+static int provider_spawn(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
+                          const dsh_spawn_options *options, bool watch_held_back, dsh_child **child_out,
+                          dsh_error *error)
+{
+        static const dsh_spawn_options default_options = DSH_SPAWN_OPTIONS_INIT;
+        dsh_error local_error = DSH_ERROR_INIT;
+        dsh_prepared_policy prepared = DSH_PREPARED_POLICY_INIT;
+        dsh_child *child;
+        int result;
+
+        *child_out = NULL;
+        if (!options)
+                options = &default_options;
+        if (!argv || !argv[0])
+                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "the command argv is empty");
+        child = dsh_child_new();
+        if (!child)
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        child->watch_held_back = watch_held_back;
+        if (policy->mode == DSH_MODE_DANGER_FULL_ACCESS) {
+                result = dsh_spawn_unconfined(argv, options, child, error);
+        } else {
+                result = prepare_call(provider, argv, policy, &prepared, error);
+                if (result == 0)
+                        result = spawn_selected(provider, argv, &prepared, options, child,
+                                                error ? error : &local_error);
+        }
+        dsh_prepared_policy_clear(&prepared);
+        dsh_error_clear(&local_error);
+        if (result < 0) {
+                dsh_child_free(child);
+                return result;
+        }
+        default_process_group(child, options);
+        *child_out = child;
+        return 0;
+}
+
+int dsh_provider_spawn(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
+                       const dsh_spawn_options *options, dsh_child **child_out, dsh_error *error)
+{
+        return provider_spawn(provider, argv, policy, options, false, child_out, error);
+}
+
+int dsh_provider_spawn_watched(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
+                               const dsh_spawn_options *options, dsh_child **child_out, dsh_error *error)
+{
+        return provider_spawn(provider, argv, policy, options, true, child_out, error);
+}
+
+int dsh_provider_exec(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
+                      dsh_exec_announce_fn announce, void *announce_data, dsh_error *error)
+{
+        static const dsh_spawn_options inherit = DSH_SPAWN_OPTIONS_INIT;
+        dsh_prepared_policy prepared = DSH_PREPARED_POLICY_INIT;
+        const dsh_backend_ops *backend;
+        int result;
+
+        if (policy->mode == DSH_MODE_DANGER_FULL_ACCESS) {
+                dsh_exec_plan plan = DSH_EXEC_PLAN_INIT(argv);
+                dsh_spawn_failure failure;
+
+                if (!argv || !argv[0])
+                        return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "the command argv is empty");
+                dsh_exec_plan_apply(&plan, &inherit, &failure);
+                return dsh_spawn_failure_to_error(&failure, policy->mode, argv[0], error);
+        }
+        result = prepare_call(provider, argv, policy, &prepared, error);
+        if (result < 0)
+                return result;
+        backend = select_backend(provider);
+        if (!backend)
+                result = dsh_error_set_unavailable(error, prepared.policy.mode, provider->unavailable_detail);
+        else if (backend->exec)
+                result = backend->exec(provider, argv, &prepared, announce, announce_data, error);
+        else
+                result = -EOPNOTSUPP;  /* a runner process: only a waiting parent can attribute its failures */
+        dsh_prepared_policy_clear(&prepared);
+        return result;
+}
+
+/* --------------------------------------------------------------- probe -- */
+
+int dsh_provider_probe(dsh_provider *provider, dsh_probe_report *report, dsh_error *error)
+{
+        const dsh_backend_ops *candidates[DSH_PROVIDER_MAX_BACKENDS + 1];
+        const dsh_backend_ops *selected = NULL;
+        bool usable[DSH_PROVIDER_MAX_BACKENDS + 1] = { false }, transient[DSH_PROVIDER_MAX_BACKENDS + 1] = { false };
+        bool clean = true;
+        size_t count = 0;
+
+        for (const dsh_backend_ops *const *known = dsh_backends_known(); *known; known++)
+                candidates[count++] = *known;
+        if (provider->runner_command)
+                candidates[count++] = &dsh_backend_runner_command;
+        dsh_provider_forget_verdict(provider);
+        if (dsh_probe_report_fill(provider, candidates, count, report, usable, transient,
+                                  &provider->unavailable_detail) < 0)
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        /*
+         * What `auto` selects: the operator's runner, else the first usable
+         * backend in chain order — persisted only when every backend before
+         * it failed for a deterministic reason (see probe_chain).
+         */
+        if (provider->runner_command)
+                selected = &dsh_backend_runner_command;
+        for (size_t i = 0; !selected && i < provider->backend_count; i++)
+                for (size_t j = 0; j < count; j++) {
+                        if (candidates[j] != provider->backends[i])
+                                continue;
+                        if (usable[j])
+                                selected = candidates[j];
+                        else
+                                clean = clean && !transient[j];
+                }
+        provider->verdict_cached = true;
+        provider->selected = selected;
+        if (selected && clean && !provider->runner_command && provider->backend_count > 1)
+                persist_verdict(provider, selected);
+        if (selected) {
+                report->selected = strdup(selected->name);
+                if (!report->selected) {
+                        dsh_probe_report_clear(report);
+                        return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+                }
+        }
+        return 0;
+}
+

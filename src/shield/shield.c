@@ -1,0 +1,914 @@
+/* SPDX-License-Identifier: MIT */
+/* The shield: see shield.h for what it protects and why. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "provider/backend.h"
+#include "config.h"
+#include "base/error.h"
+#include "base/path.h"
+#include "shield/shield.h"
+
+/*
+ * What the dynamic loader reads to start a dynamically linked runner (bwrap
+ * is one): a writable root containing any of these lets the command replace
+ * code that the next call's runner loads before it confines anything.
+ */
+static const char *const loader_paths[] = {
+        "/etc/ld.so.preload", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
+        "/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib", NULL,
+};
+
+/* Bounds the walk of a repository's submodule git directories (each level of nesting counts). */
+#define MAX_GIT_DIRECTORIES 256
+/* Symlinks followed on one route before it is called a loop, as the kernel does. */
+#define MAX_ROUTE_SYMLINKS 40
+
+static bool strv_contains(char *const *strv, const char *value)
+{
+        for (; strv && *strv; strv++)
+                if (strcmp(*strv, value) == 0)
+                        return true;
+        return false;
+}
+
+void dsh_shield_clear(dsh_shield *shield)
+{
+        if (!shield)
+                return;
+        dsh_strv_free(shield->pins);
+        dsh_strv_free(shield->read_only);
+        dsh_strv_free(shield->extra_writable);
+        dsh_strv_free(shield->unprotected);
+        dsh_strv_free(shield->must_stay_absent);
+        *shield = (dsh_shield) DSH_SHIELD_INIT;
+}
+
+/*
+ * The launcher `name` beside landlock-run when it is there (a build tree, a
+ * relocated install, a launcher directory the caller named), else the
+ * installed copy in the libexec directory: an installed landlock-run is a
+ * user command in the bin directory, and the helpers beside it would not be.
+ * Both places are as trusted as landlock-run's own directory and the install
+ * location, and neither is ever searched for on PATH; a command could switch
+ * one for the other only by changing landlock-run's directory, which the
+ * shield refuses as it refuses landlock-run itself.
+ */
+char *dsh_provider_launcher_path(const dsh_provider *provider, const char *name)
+{
+        const char *slash = provider->landlock_run_path ? strrchr(provider->landlock_run_path, '/') : NULL;
+        char *path = NULL;
+
+        if (slash && asprintf(&path, "%.*s/%s", (int) (slash - provider->landlock_run_path),
+                              provider->landlock_run_path, name) < 0)
+                return NULL;
+        if (path && access(path, F_OK) == 0)
+                return path;
+        free(path);
+        if (asprintf(&path, "%s/%s", DSH_SANDBOX_LIBEXECDIR, name) < 0)
+                return NULL;
+        return path;
+}
+
+/* ---------------------------------------------------------- writable roots -- */
+
+/* A writable root of the call and its identity, for root_aliasing(). */
+struct root_identity {
+        const char *root;
+        struct stat status;
+};
+
+/* The roots' identities, taken once per plan (again when `extra` grows). */
+struct root_identities {
+        struct root_identity *list;
+        size_t count;
+        size_t extra_count;     /* how many of `extra` the list holds */
+        bool taken;
+};
+
+struct writable_roots {
+        const dsh_policy *policy;
+        const char *host_temp_area;
+        char *const *extra;     /* git directories this call makes writable (bwrap), planned before the checks */
+        struct root_identities *identities;
+};
+
+/* The writable root `path` lies beneath (itself included), or NULL. */
+static const char *root_holding(const struct writable_roots *roots, const char *path)
+{
+        const dsh_policy *policy = roots->policy;
+
+        if (policy->mode != DSH_MODE_WORKSPACE_WRITE)
+                return NULL;
+        if (dsh_path_is_beneath(path, policy->workspace_root))
+                return policy->workspace_root;
+        for (char **root = policy->additional_writable_roots; root && *root; root++)
+                if (dsh_path_is_beneath(path, *root))
+                        return *root;
+        if (roots->host_temp_area && dsh_path_is_beneath(path, roots->host_temp_area))
+                return roots->host_temp_area;
+        for (char *const *directory = roots->extra; directory && *directory; directory++)
+                if (dsh_path_is_beneath(path, *directory))
+                        return *directory;
+        return NULL;
+}
+
+/* Appends `root` with its identity, when it can be stat()ed. */
+static void identify_root(struct root_identities *identities, const char *root)
+{
+        if (stat(root, &identities->list[identities->count].status) == 0)
+                identities->list[identities->count++].root = root;
+}
+
+/* Takes the identities of the roots, once per plan (again when a git directory was added to them). */
+static bool identify_roots(const struct writable_roots *roots)
+{
+        struct root_identities *identities = roots->identities;
+        const dsh_policy *policy = roots->policy;
+        size_t extra = dsh_strv_length(roots->extra);
+
+        if (identities->taken && identities->extra_count == extra)
+                return true;
+        free(identities->list);
+        *identities = (struct root_identities) { NULL, 0, extra, false };
+        identities->list = calloc(2 + dsh_strv_length(policy->additional_writable_roots) + extra,
+                                  sizeof(*identities->list));
+        if (!identities->list)
+                return false;
+        identify_root(identities, policy->workspace_root);
+        for (char **root = policy->additional_writable_roots; root && *root; root++)
+                identify_root(identities, *root);
+        for (char *const *directory = roots->extra; directory && *directory; directory++)
+                identify_root(identities, *directory);
+        if (roots->host_temp_area)
+                identify_root(identities, roots->host_temp_area);
+        identities->taken = true;
+        return true;
+}
+
+/*
+ * A writable root that is another name for a directory on the way to
+ * `path` (canonical): a bind mount of ~ or /usr elsewhere holds the same
+ * inodes under other spellings, so a comparison of strings alone would let
+ * it through.  Compared by identity, ancestor by ancestor.  NULL when none.
+ */
+static const char *root_aliasing(const struct writable_roots *roots, const char *path)
+{
+        char ancestor[PATH_MAX];
+        char *slash;
+
+        if (roots->policy->mode != DSH_MODE_WORKSPACE_WRITE || strlen(path) >= sizeof(ancestor))
+                return NULL;
+        if (!identify_roots(roots))
+                return roots->policy->workspace_root;  /* out of memory: refused, never let through unchecked */
+        strcpy(ancestor, path);
+        while ((slash = strrchr(ancestor, '/')) && slash != ancestor) {
+                const struct root_identities *identities = roots->identities;
+                struct stat status;
+
+                *slash = '\0';
+                if (stat(ancestor, &status) < 0)
+                        continue;
+                for (size_t i = 0; i < identities->count; i++)
+                        if (identities->list[i].status.st_dev == status.st_dev &&
+                            identities->list[i].status.st_ino == status.st_ino)
+                                return identities->list[i].root;
+        }
+        return NULL;
+}
+
+/* A writable root of this call that lies inside `path` (canonical), or NULL. */
+static const char *root_inside(const struct writable_roots *roots, const char *path)
+{
+        const dsh_policy *policy = roots->policy;
+
+        if (policy->mode != DSH_MODE_WORKSPACE_WRITE)
+                return NULL;
+        if (dsh_path_is_beneath(policy->workspace_root, path))
+                return policy->workspace_root;
+        for (char **root = policy->additional_writable_roots; root && *root; root++)
+                if (dsh_path_is_beneath(*root, path))
+                        return *root;
+        if (roots->host_temp_area && dsh_path_is_beneath(roots->host_temp_area, path))
+                return roots->host_temp_area;
+        for (char *const *directory = roots->extra; directory && *directory; directory++)
+                if (dsh_path_is_beneath(*directory, path))
+                        return *directory;
+        return NULL;
+}
+
+/* ------------------------------------------------------------------ routes -- */
+
+/*
+ * Walks absolute `path` component by component as the kernel would, and
+ * returns (new string) the first symlink on the way whose directory lies
+ * beneath a writable root — one the command could replace to repoint the
+ * route — or NULL when there is none (errno 0), or NULL with errno set when
+ * the walk itself fails (ELOOP, ENOMEM).  A missing component ends the walk:
+ * what does not exist yet is not reached through anything.
+ */
+static char *repointable_symlink_on_route(const struct writable_roots *roots, const char *path)
+{
+        char walked[PATH_MAX] = "", pending[PATH_MAX * 2];
+        int followed = 0;
+
+        if (snprintf(pending, sizeof(pending), "%s", path) >= (int) sizeof(pending)) {
+                errno = ENAMETOOLONG;
+                return NULL;
+        }
+        for (;;) {
+                char *component = pending, next[PATH_MAX], target[PATH_MAX];
+                size_t length;
+                struct stat status;
+                ssize_t target_length;
+
+                while (*component == '/')
+                        component++;
+                if (!*component)
+                        break;
+                length = strcspn(component, "/");
+                if (length == 1 && component[0] == '.') {
+                        memmove(pending, component + length, strlen(component + length) + 1);
+                        continue;
+                }
+                if (length == 2 && component[0] == '.' && component[1] == '.') {
+                        char *slash = strrchr(walked, '/');
+
+                        if (slash)
+                                *slash = '\0';
+                        memmove(pending, component + length, strlen(component + length) + 1);
+                        continue;
+                }
+                if (snprintf(next, sizeof(next), "%s/%.*s", walked, (int) length, component) >= (int) sizeof(next)) {
+                        errno = ENAMETOOLONG;
+                        return NULL;
+                }
+                memmove(pending, component + length, strlen(component + length) + 1);
+                if (lstat(next, &status) < 0)
+                        break;
+                if (!S_ISLNK(status.st_mode)) {
+                        memcpy(walked, next, strlen(next) + 1);
+                        continue;
+                }
+                if (root_holding(roots, walked[0] ? walked : "/")) {
+                        errno = 0;
+                        return strdup(next);
+                }
+                if (++followed > MAX_ROUTE_SYMLINKS) {
+                        errno = ELOOP;
+                        return NULL;
+                }
+                target_length = readlink(next, target, sizeof(target) - 1);
+                if (target_length < 0)
+                        return NULL;
+                target[target_length] = '\0';
+                /* The rest of the route now continues from the link's target. */
+                if (strlen(target) + strlen(pending) + 2 > sizeof(pending)) {
+                        errno = ENAMETOOLONG;
+                        return NULL;
+                }
+                memmove(pending + strlen(target) + 1, pending, strlen(pending) + 1);
+                memcpy(pending, target, strlen(target));
+                pending[strlen(target)] = '/';
+                if (target[0] == '/')
+                        walked[0] = '\0';
+        }
+        errno = 0;
+        return NULL;
+}
+
+/* ---------------------------------------------------------------- runners -- */
+
+static int refuse_runner_root(const struct writable_roots *roots, const char *runner, dsh_error *error)
+{
+        dsh_autofree char *canonical = runner ? dsh_path_canonical(runner) : NULL;
+        const char *root = canonical ? root_holding(roots, canonical) : NULL;
+
+        if (!root && canonical && (root = root_aliasing(roots, canonical)))
+                return dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EPERM,
+                                     "writable root \"%s\" is another name (a bind mount) for a directory that "
+                                     "holds \"%s\", which the sandbox runs or loads to confine later commands. "
+                                     "Use a narrower root",
+                                     root, canonical);
+        if (!root)
+                return 0;
+        return dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EPERM,
+                             "writable root \"%s\" contains \"%s\", which the sandbox runs or loads to confine later "
+                             "commands: a confined command could replace it and every later call would run it "
+                             "unconfined. Use a narrower root",
+                             root, canonical);
+}
+
+/*
+ * Every runner any later call of this provider could start, whether or not
+ * it exists now: a bwrap planted where the trusted lookup would find it is as
+ * dangerous as one replaced.
+ */
+static int check_runners(const dsh_provider *provider, const struct writable_roots *roots, dsh_error *error)
+{
+        int result = 0;
+
+        for (const dsh_backend_ops *const *backend = dsh_backends_known(); result == 0 && *backend; backend++) {
+                char **candidates = (*backend)->runner_candidates ? (*backend)->runner_candidates(provider) : NULL;
+
+                if ((*backend)->runner_candidates && !candidates)
+                        return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+                for (char **path = candidates; result == 0 && path && *path; path++)
+                        result = refuse_runner_root(roots, *path, error);
+                dsh_strv_free(candidates);
+        }
+        for (const char *const *path = loader_paths; result == 0 && *path; path++)
+                result = refuse_runner_root(roots, *path, error);
+        for (char **path = provider->protected_executables; result == 0 && path && *path; path++)
+                result = refuse_runner_root(roots, *path, error);
+        return result;
+}
+
+/* ------------------------------------------------------------- own files -- */
+
+/* Adds every directory strictly between `root` and `path` (both canonical) to the pins. */
+static int pin_ancestors(dsh_shield *shield, const char *root, const char *path)
+{
+        size_t root_length = strcmp(root, "/") == 0 ? 0 : strlen(root);
+        const char *cursor = path + root_length;
+
+        while ((cursor = strchr(cursor + 1, '/'))) {
+                dsh_autofree char *directory = strndup(path, (size_t) (cursor - path));
+
+                if (!directory)
+                        return -ENOMEM;
+                if (!strv_contains(shield->pins, directory) && dsh_strv_append(&shield->pins, directory) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+static int hold_back(dsh_shield *shield, const char *root, const char *path)
+{
+        if (!dsh_path_is_beneath(path, root))
+                return -EXDEV;  /* never pin or bind anything outside the writable root that holds it */
+        if (pin_ancestors(shield, root, path) < 0)
+                return -ENOMEM;
+        if (strv_contains(shield->read_only, path))
+                return 0;
+        return dsh_strv_append(&shield->read_only, path);
+}
+
+static int shield_own_file(const struct writable_roots *roots, const char *given, dsh_shield *shield,
+                           dsh_error *error)
+{
+        dsh_autofree char *symlink = repointable_symlink_on_route(roots, given);
+        dsh_autofree char *path = NULL;
+        const char *root;
+
+        if (symlink)
+                return dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EPERM,
+                                     "the sandbox's own file \"%s\" is reached through the symlink \"%s\", which a "
+                                     "confined command of this call could repoint: later calls would read another "
+                                     "file. Use a narrower root",
+                                     given, symlink);
+        if (errno != 0)
+                return dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, errno,
+                                     "cannot resolve the protected path \"%s\": %s", given, strerror(errno));
+        path = dsh_path_canonical(given);
+        if (!path)
+                return dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, errno,
+                                     "cannot resolve the protected path \"%s\": %s", given, strerror(errno));
+        root = root_inside(roots, path);
+        if (root)
+                return dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EPERM,
+                                     "writable root \"%s\" lies inside \"%s\", the sandbox's own files: a confined "
+                                     "command could change the policy of later calls",
+                                     root, path);
+        root = root_holding(roots, path);
+        if (!root && (root = root_aliasing(roots, path)))
+                return dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EPERM,
+                                     "writable root \"%s\" is another name (a bind mount) for a directory that "
+                                     "holds \"%s\", the sandbox's own files: a confined command could change the "
+                                     "policy of later calls. Use a narrower root",
+                                     root, path);
+        if (root && hold_back(shield, root, path) < 0)
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        return 0;
+}
+
+/* -------------------------------------------------------- protected subpaths -- */
+
+struct subpath_plan {
+        const dsh_provider *provider;
+        struct writable_roots *roots;
+        dsh_shield *shield;
+        bool with_subpaths;
+        size_t git_directories;
+};
+
+
+/* Records that `path` cannot be held back, and why (`why` continues the sentence after the path). */
+static int note_unprotected(struct subpath_plan *plan, const char *path, const char *why, const char *detail)
+{
+        char *sentence = NULL;
+        int result;
+
+        plan->shield->has_subpaths = true;
+        if (!plan->with_subpaths)
+                return 0;
+        if (asprintf(&sentence, "%s %s%s", path, why, detail) < 0)
+                return -ENOMEM;
+        result = strv_contains(plan->shield->unprotected, sentence) ? 0 : dsh_strv_append(&plan->shield->unprotected,
+                                                                                          sentence);
+        free(sentence);
+        return result;
+}
+
+/*
+ * One protected candidate `path` (lexical, absolute) that the writable root
+ * or git directory `holder` contains.  `required_to_exist`: a missing entry
+ * is a gap to report (its directory exists, so the command could create it);
+ * otherwise it is simply not there to protect.
+ */
+static int protect_candidate(struct subpath_plan *plan, const char *holder, const char *path, bool required_to_exist)
+{
+        dsh_autofree char *symlink = repointable_symlink_on_route(plan->roots, path);
+        dsh_autofree char *canonical = NULL;
+        dsh_autofree char *parent = strdup(path);
+        struct stat status;
+        char *slash;
+
+        if (symlink)
+                return note_unprotected(plan, path, "is reached through a symlink the command could repoint: ",
+                                        symlink);
+        if (!parent)
+                return -ENOMEM;
+        slash = strrchr(parent, '/');
+        if (slash && slash != parent)
+                *slash = '\0';
+        if (stat(parent, &status) < 0 || !S_ISDIR(status.st_mode))
+                return 0;  /* nothing there: nothing that git (or anyone) reads later */
+        if (lstat(path, &status) < 0) {
+                if (!required_to_exist)
+                        return 0;
+                return note_unprotected(plan, path,
+                                        "does not exist, and it cannot be held back without creating it on the host",
+                                        "");
+        }
+        plan->shield->has_subpaths = true;
+        if (!plan->with_subpaths)
+                return 0;
+        canonical = dsh_path_canonical(path);
+        if (!canonical)
+                return -errno;
+        /*
+         * Resolved after the route was checked: a component swapped for a
+         * symlink in between (a process of an earlier call racing this one)
+         * shows here as a path outside its holder.  Nothing is pinned or
+         * bound for it then — a pin outside the roots would be a writable
+         * bind of whatever the swap pointed at.
+         */
+        if (!holder || !dsh_path_is_beneath(canonical, holder))
+                return note_unprotected(plan, path, "moved while the sandbox examined it", "");
+        return hold_back(plan->shield, holder, canonical);
+}
+
+/*
+ * Up to `size` - 1 bytes of small file `path`, NUL-terminated, never
+ * following a symlink at the last component nor blocking on a FIFO: these
+ * are files a command of an earlier call may have written.  Returns the
+ * length read, or -1.
+ */
+static ssize_t read_small_file(const char *path, char *buffer, size_t size)
+{
+        ssize_t length;
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+
+        if (fd < 0)
+                return -1;
+        length = read(fd, buffer, size - 1);
+        close(fd);
+        if (length < 0)
+                return -1;
+        buffer[length] = '\0';
+        return length;
+}
+
+/* The first line of small file `path` (see read_small_file()), new string; NULL when absent or empty. */
+static char *read_first_line(const char *path)
+{
+        char buffer[PATH_MAX + 16];
+
+        if (read_small_file(path, buffer, sizeof(buffer)) <= 0)
+                return NULL;
+        buffer[strcspn(buffer, "\r\n")] = '\0';
+        return strdup(buffer);
+}
+
+/* `text` taken relative to `directory` unless absolute, canonical; new string or NULL. */
+static char *canonical_relative_to(const char *directory, const char *text)
+{
+        dsh_autofree char *path = NULL;
+
+        if (text[0] == '/')
+                return dsh_path_canonical(text);
+        if (asprintf(&path, "%s/%s", directory, text) < 0)
+                return NULL;
+        return dsh_path_canonical(path);
+}
+
+/* The directory a ".git" file names ("gitdir: X", X relative to the file's directory); new string or NULL. */
+static char *read_gitdir_file(const char *directory, const char *dotgit)
+{
+        dsh_autofree char *line = read_first_line(dotgit);
+
+        if (!line || strncmp(line, "gitdir: ", 8) != 0)
+                return NULL;
+        return canonical_relative_to(directory, line + 8);
+}
+
+/* The common directory of git directory `gitdir` (its "commondir" file), or NULL when it is its own. */
+static char *read_commondir(const char *gitdir)
+{
+        dsh_autofree char *file = NULL;
+        dsh_autofree char *line = NULL;
+
+        if (asprintf(&file, "%s/commondir", gitdir) < 0)
+                return NULL;
+        line = read_first_line(file);
+        return line ? canonical_relative_to(gitdir, line) : NULL;
+}
+
+/* The writable root or extra git directory that holds `path`, for pinning. */
+static const char *holder_of(struct subpath_plan *plan, const char *path)
+{
+        const char *root = root_holding(plan->roots, path);
+
+        if (root)
+                return root;
+        for (char **directory = plan->shield->extra_writable; directory && *directory; directory++)
+                if (dsh_path_is_beneath(path, *directory))
+                        return *directory;
+        return NULL;
+}
+
+static int protect_git_directory(struct subpath_plan *plan, const char *gitdir, bool primary);
+
+/* A submodule name as git stores its git directory beneath modules/: relative, real components only. */
+static bool submodule_name_is_plain(const char *name, size_t length)
+{
+        const char *component = name, *end = name + length;
+
+        if (length == 0 || name[0] == '/')
+                return false;
+        while (component < end) {
+                const char *slash = memchr(component, '/', (size_t) (end - component));
+                size_t part = (size_t) ((slash ? slash : end) - component);
+
+                if (part == 0 || (part == 1 && component[0] == '.') ||
+                    (part == 2 && component[0] == '.' && component[1] == '.'))
+                        return false;
+                component += part + 1;
+        }
+        return true;
+}
+
+/*
+ * The git directories of the submodules of `gitdir`: modules/NAME for each
+ * [submodule "NAME"] its config declares.  Found from the config, which is
+ * held back, not by listing modules/, which the command can fill with
+ * thousands of decoys to push the real ones past any bound.
+ */
+static int protect_submodules(struct subpath_plan *plan, const char *gitdir)
+{
+        dsh_autofree char *config = NULL;
+        char buffer[65536];
+        const char *cursor;
+        int result = 0;
+
+        if (asprintf(&config, "%s/config", gitdir) < 0)
+                return -ENOMEM;
+        if (read_small_file(config, buffer, sizeof(buffer)) <= 0)
+                return 0;
+        for (cursor = buffer; result == 0 && (cursor = strstr(cursor, "[submodule \"")); ) {
+                const char *name = cursor + strlen("[submodule \"");
+                const char *quote = strchr(name, '"');
+                dsh_autofree char *module = NULL;
+                struct stat status;
+
+                cursor = name;
+                if (!quote || !submodule_name_is_plain(name, (size_t) (quote - name)))
+                        continue;
+                if (asprintf(&module, "%s/modules/%.*s", gitdir, (int) (quote - name), name) < 0)
+                        return -ENOMEM;
+                if (lstat(module, &status) == 0 && S_ISDIR(status.st_mode))
+                        result = protect_git_directory(plan, module, true);
+        }
+        return result;
+}
+
+/*
+ * git reads `commondir` in any git directory and takes hooks and config
+ * from where it points, so one created in a repository's own git directory
+ * redirects them past every bind.  Git itself writes it only in a linked
+ * worktree's private directory.  One already there is held back and
+ * reported; a missing one cannot be held back without creating it, so it
+ * must still be missing when the command is gone (checked then, when the
+ * backend spawns the command itself; a confined argv run by someone else
+ * says so as a gap).
+ */
+static int watch_commondir(struct subpath_plan *plan, const char *holder, const char *gitdir)
+{
+        dsh_autofree char *commondir = NULL;
+        struct stat status;
+
+        if (asprintf(&commondir, "%s/commondir", gitdir) < 0)
+                return -ENOMEM;
+        if (lstat(commondir, &status) == 0) {
+                int result = note_unprotected(plan, commondir,
+                                              "sends git to another directory's hooks and config; git never writes "
+                                              "it in a repository's own git directory, so remove it if you did not",
+                                              "");
+
+                return result < 0 ? result : protect_candidate(plan, holder, commondir, false);
+        }
+        plan->shield->has_subpaths = true;
+        if (!plan->with_subpaths || strv_contains(plan->shield->must_stay_absent, commondir))
+                return 0;
+        return dsh_strv_append(&plan->shield->must_stay_absent, commondir);
+}
+
+/*
+ * True when the repository of git directory `gitdir` (or of its common
+ * directory) sets extensions.worktreeConfig: then git reads
+ * config.worktree.  A plain text search of the config file, erring towards
+ * "set" (a false "set" only reports a missing file as a gap).
+ */
+static bool worktree_config_enabled(const char *gitdir)
+{
+        dsh_autofree char *common = NULL;
+        dsh_autofree char *config = NULL;
+        char buffer[65536];
+
+        common = read_commondir(gitdir);
+        if (asprintf(&config, "%s/config", common ? common : gitdir) < 0)
+                return true;
+        return read_small_file(config, buffer, sizeof(buffer)) > 0 && strcasestr(buffer, "worktreeconfig") != NULL;
+}
+
+/*
+ * Protects the ".git/"-subpaths in git directory `gitdir`, then in the git
+ * directories of its submodules (gitdir/modules/..., nested).  `primary`:
+ * git reads hooks and config here (a worktree's private directory is not
+ * primary: git reads those from the common directory).
+ */
+static int protect_git_directory(struct subpath_plan *plan, const char *gitdir, bool primary)
+{
+        const char *holder = holder_of(plan, gitdir);
+        int result = 0;
+
+        if (!holder)
+                return 0;
+        if (++plan->git_directories > MAX_GIT_DIRECTORIES)
+                return note_unprotected(plan, gitdir,
+                                        "is beyond the number of git directories the sandbox examines: its hooks "
+                                        "and config are not held back",
+                                        "");
+        if (primary && dsh_strv_length(plan->provider->protected_subpaths) > 0)
+                result = watch_commondir(plan, holder, gitdir);
+        for (char **subpath = plan->provider->protected_subpaths; result == 0 && subpath && *subpath; subpath++) {
+                dsh_autofree char *candidate = NULL;
+
+                if (strncmp(*subpath, ".git/", 5) != 0)
+                        continue;
+                if (asprintf(&candidate, "%s/%s", gitdir, *subpath + 5) < 0)
+                        return -ENOMEM;
+                result = protect_candidate(plan, holder, candidate, primary);
+                /*
+                 * config.worktree is a config too, once the repository turns on
+                 * extensions.worktreeConfig (sparse checkout does): held back
+                 * beside config, and reported when missing while git would
+                 * read it.
+                 */
+                if (result == 0 && strcmp(*subpath, ".git/config") == 0) {
+                        dsh_autofree char *worktree_config = NULL;
+
+                        if (asprintf(&worktree_config, "%s/config.worktree", gitdir) < 0)
+                                return -ENOMEM;
+                        result = protect_candidate(plan, holder, worktree_config, worktree_config_enabled(gitdir));
+                }
+        }
+        return result < 0 ? result : protect_submodules(plan, gitdir);
+}
+
+
+
+static bool is_git_common_directory(const char *directory)
+{
+        static const char *const entries[] = { "HEAD", "objects", "refs", NULL };
+
+        for (const char *const *entry = entries; *entry; entry++) {
+                dsh_autofree char *path = NULL;
+                struct stat status;
+
+                if (asprintf(&path, "%s/%s", directory, *entry) < 0 || lstat(path, &status) < 0)
+                        return false;
+        }
+        return true;
+}
+
+/*
+ * The common directory a linked worktree at `root` really belongs to, when
+ * everything agrees the way `git worktree add` leaves it: `gitdir` is
+ * COMMON/worktrees/NAME, its `commondir` leads to COMMON, its own `gitdir`
+ * file points back at ROOT/.git, and COMMON is a git directory.  Anything
+ * else is not made writable: `.git`, `commondir` and `gitdir` are files a
+ * command of an earlier call may have written, and a bind that trusted them
+ * would make any directory on the host writable ("gitdir: /").  Returns the
+ * canonical common directory (caller frees), or NULL.
+ */
+static char *validated_worktree_common(const char *dotgit, const char *gitdir)
+{
+        dsh_autofree char *common = read_commondir(gitdir);
+        dsh_autofree char *back_file = NULL;
+        dsh_autofree char *back = NULL;
+        dsh_autofree char *back_canonical = NULL;
+        dsh_autofree char *dotgit_canonical = dsh_path_canonical(dotgit);
+        dsh_autofree char *expected_parent = NULL;
+        const char *slash = strrchr(gitdir, '/');
+
+        if (!common || !slash || !dotgit_canonical || asprintf(&expected_parent, "%s/worktrees", common) < 0)
+                return NULL;
+        if ((size_t) (slash - gitdir) != strlen(expected_parent) ||
+            strncmp(gitdir, expected_parent, (size_t) (slash - gitdir)) != 0 || !slash[1])
+                return NULL;
+        if (asprintf(&back_file, "%s/gitdir", gitdir) < 0)
+                return NULL;
+        back = read_first_line(back_file);
+        back_canonical = back && back[0] == '/' ? dsh_path_canonical(back) : NULL;
+        if (!back_canonical || strcmp(back_canonical, dotgit_canonical) != 0 || !is_git_common_directory(common))
+                return NULL;
+        return dsh_steal_pointer(&common);
+}
+
+/*
+ * A ".git" file (linked worktree, submodule checkout) names the real git
+ * directory; a linked worktree's also names the common directory, where git
+ * keeps hooks, config, objects and refs.  The ".git" file itself, and in the
+ * git directory the `commondir` and `gitdir` files, are held back too: a
+ * command that rewrote them would send the user's next git command to hooks
+ * of its choosing.  Git must write the common directory (index, refs,
+ * objects), so for a linked worktree that checks out (see
+ * validated_worktree_common()) a backend that can hold hooks and config back
+ * makes it writable for this call — minus what is protected; the shield then
+ * treats it like a writable root (no runner, none of the sandbox's own files
+ * inside).  A git directory outside every root that does not check out is
+ * not made writable: nothing in it can be planted by this call.
+ */
+static int protect_linked_git_directory(struct subpath_plan *plan, const char *root, const char *dotgit)
+{
+        dsh_autofree char *gitdir = read_gitdir_file(root, dotgit);
+        dsh_autofree char *common = NULL;
+        int result = protect_candidate(plan, root, dotgit, true);
+
+        if (result < 0 || !gitdir)
+                return result;
+        if (!root_holding(plan->roots, gitdir)) {
+                if (!plan->with_subpaths)
+                        return 0;  /* Landlock makes nothing outside the roots writable */
+                common = validated_worktree_common(dotgit, gitdir);
+                if (!common)
+                        return 0;
+                if (!strv_contains(plan->shield->extra_writable, common) &&
+                    dsh_strv_append(&plan->shield->extra_writable, common) < 0)
+                        return -ENOMEM;
+                plan->roots->extra = plan->shield->extra_writable;
+        } else {
+                common = read_commondir(gitdir);
+        }
+        if (common && root_holding(plan->roots, common))
+                result = protect_git_directory(plan, common, true);
+        for (const char *const *name = (const char *const[]) { "commondir", "gitdir", NULL }; result == 0 && *name;
+             name++) {
+                dsh_autofree char *path = NULL;
+
+                if (asprintf(&path, "%s/%s", gitdir, *name) < 0)
+                        return -ENOMEM;
+                result = protect_candidate(plan, root_holding(plan->roots, gitdir), path, false);
+        }
+        if (result == 0)
+                result = protect_git_directory(plan, gitdir, !common);
+        return result;
+}
+
+static int protect_root(struct subpath_plan *plan, const char *root)
+{
+        dsh_autofree char *dotgit = NULL;
+        struct stat status;
+        int result = 0;
+
+        for (char **subpath = plan->provider->protected_subpaths; result == 0 && subpath && *subpath; subpath++) {
+                dsh_autofree char *candidate = NULL;
+
+                if (strncmp(*subpath, ".git/", 5) == 0)
+                        continue;  /* mapped to the real git directories below */
+                if (asprintf(&candidate, "%s/%s", strcmp(root, "/") == 0 ? "" : root, *subpath) < 0)
+                        return -ENOMEM;
+                result = protect_candidate(plan, root, candidate, true);
+        }
+        if (result < 0 || asprintf(&dotgit, "%s/.git", strcmp(root, "/") == 0 ? "" : root) < 0)
+                return result < 0 ? result : -ENOMEM;
+        if (lstat(dotgit, &status) < 0)
+                return 0;
+        if (S_ISLNK(status.st_mode))
+                return note_unprotected(plan, dotgit, "is a symlink the command could repoint", "");
+        if (S_ISREG(status.st_mode))
+                return protect_linked_git_directory(plan, root, dotgit);
+        if (S_ISDIR(status.st_mode))
+                return protect_git_directory(plan, dotgit, true);
+        return 0;
+}
+
+static int plan_subpaths(struct subpath_plan *plan, const dsh_policy *policy)
+{
+        int result;
+
+        if (policy->mode != DSH_MODE_WORKSPACE_WRITE || dsh_strv_length(plan->provider->protected_subpaths) == 0)
+                return 0;
+        result = protect_root(plan, policy->workspace_root);
+        for (char **root = policy->additional_writable_roots; result == 0 && root && *root; root++)
+                result = protect_root(plan, *root);
+        return result;
+}
+
+static int compare_paths(const void *left, const void *right)
+{
+        return strcmp(*(char *const *) left, *(char *const *) right);
+}
+
+int dsh_shield_plan(const dsh_provider *provider, const dsh_policy *policy, const char *host_temp_area,
+                    bool with_subpaths, dsh_shield *shield, dsh_error *error)
+{
+        struct root_identities identities = { NULL, 0, 0, false };
+        struct writable_roots roots = { policy, host_temp_area, NULL, &identities };
+        struct subpath_plan plan = { provider, &roots, shield, with_subpaths, 0 };
+        int result;
+
+        *shield = (dsh_shield) DSH_SHIELD_INIT;
+        if (policy->mode != DSH_MODE_WORKSPACE_WRITE)
+                return 0;  /* read-only grants no root at all: nothing can be planted or replaced */
+        /*
+         * The subpaths first: a linked worktree's common directory they make
+         * writable is a writable root for every check after them.
+         */
+        result = plan_subpaths(&plan, policy);
+        if (result < 0)
+                result = dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, -result,
+                                       "cannot plan the protected subpaths: %s", strerror(-result));
+        if (result == 0)
+                result = check_runners(provider, &roots, error);
+        for (char **given = provider->protected_paths; result == 0 && given && *given; given++)
+                result = shield_own_file(&roots, *given, shield, error);
+        free(identities.list);
+        if (result < 0) {
+                dsh_shield_clear(shield);
+                return result;
+        }
+        /* Parents sort before their children: each pin is made before anything beneath it. */
+        if (shield->pins)
+                qsort(shield->pins, dsh_strv_length(shield->pins), sizeof(char *), compare_paths);
+        if (shield->read_only)
+                qsort(shield->read_only, dsh_strv_length(shield->read_only), sizeof(char *), compare_paths);
+        return 0;
+}
+
+int dsh_shield_audit(char *const *must_stay_absent, char ***warnings)
+{
+        int moved = 0;
+
+        for (char *const *path = must_stay_absent; path && *path; path++) {
+                dsh_autofree char *aside = NULL;
+                dsh_autofree char *sentence = NULL;
+                struct stat status;
+
+                if (lstat(*path, &status) < 0)
+                        continue;
+                if (asprintf(&aside, "%s.dsh-sandbox-quarantine-%ld", *path, (long) getpid()) < 0)
+                        continue;
+                if (rename(*path, aside) < 0) {
+                        if (asprintf(&sentence, "the command created %s, which redirects git's hooks and config, "
+                                                "and it could not be moved aside (%s): remove it before running git",
+                                     *path, strerror(errno)) >= 0)
+                                (void) dsh_strv_append(warnings, sentence);
+                        continue;
+                }
+                moved++;
+                if (asprintf(&sentence, "the command created %s, which would redirect git's hooks and config; moved "
+                                        "aside to %s",
+                             *path, aside) >= 0)
+                        (void) dsh_strv_append(warnings, sentence);
+        }
+        return moved;
+}

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The shield: what a confined call must not be able to change even inside
+ * the roots it may write, because something outside the sandbox trusts it
+ * later.  Three kinds, each with its own rule:
+ *
+ *  - the sandbox's runners and launchers (bwrap, landlock-run,
+ *    dsh-sandbox-exec, dsh-sandbox itself) and what the dynamic loader reads
+ *    to start them: a writable root that contains one is refused by every
+ *    backend, because the next call — any mode — would execute it;
+ *  - the sandbox's own files (config, session store, verdict cache): held
+ *    back by the backends that can (bwrap binds them read-only and pins every
+ *    directory between the writable root and the file, so neither the file
+ *    nor an ancestor can be renamed away and replaced), refused by those that
+ *    cannot (Landlock only grants); a route to them through a symlink this
+ *    call could repoint is refused by every backend;
+ *  - protected subpaths inside every writable root (".git/hooks",
+ *    ".git/config" by default, mapped to the real git directory and common
+ *    directory of a linked worktree or submodule): what runs later,
+ *    unconfined, when the user types `git commit`.  Held back like the
+ *    sandbox's own files where the backend can; where it cannot (Landlock),
+ *    or where one cannot be held back without creating it on the host, the
+ *    call runs with enforcement "partial" and says why — or is refused when
+ *    the deployment requires them.
+ *
+ * Every path here is canonical; containment is decided on canonical paths.
+ */
+#ifndef DSH_SANDBOX_SHIELD_H
+#define DSH_SANDBOX_SHIELD_H
+
+#include <stdbool.h>
+
+#include "dsh-sandbox/provider.h"
+#include "base/util.h"
+
+typedef struct dsh_shield {
+        char **pins;             /* directories to bind onto themselves, parents first */
+        char **read_only;        /* files and directories to bind read-only over themselves */
+        char **extra_writable;   /* git directories outside every root that git needs writable */
+        char **unprotected;      /* why a protected subpath could not be held back (sentences) */
+        /*
+         * Files that must still be absent once the command is gone: a
+         * `commondir` created in a repository's git directory would send
+         * git to another directory's hooks and config, and nothing can be
+         * bound over a name that does not exist.  Checked after the command
+         * exits, when no process of the sandbox is left (bwrap), and moved
+         * aside if it appeared.
+         */
+        char **must_stay_absent;
+        bool has_subpaths;       /* some protected subpath exists (or should) beneath a writable root */
+} dsh_shield;
+
+#define DSH_SHIELD_INIT { NULL, NULL, NULL, NULL, NULL, false }
+
+/*
+ * After the command is gone: every path of `must_stay_absent` that exists
+ * now is renamed aside (NAME.dsh-sandbox-quarantine-PID) and described in a
+ * new sentence appended to `*warnings`.  Returns the number moved.
+ */
+DSH_INTERNAL int dsh_shield_audit(char *const *must_stay_absent, char ***warnings);
+
+DSH_INTERNAL void dsh_shield_clear(dsh_shield *shield);
+
+/*
+ * Plans the shield for one call of `policy` (prepared, workspace-write or
+ * read-only) under a backend whose writable temp area on the host is
+ * `host_temp_area` (NULL when the backend gives a private one).  Fails with
+ * SANDBOX_PREPARATION_FAILED when a writable root contains a runner, lies
+ * inside one of the sandbox's own files, or reaches one of them through a
+ * symlink it could repoint.  With `with_subpaths`, the protected subpaths
+ * beneath every writable root are planned too (git directories found and
+ * mapped); otherwise only `has_subpaths` is decided.
+ */
+DSH_INTERNAL int dsh_shield_plan(const dsh_provider *provider, const dsh_policy *policy, const char *host_temp_area,
+                                 bool with_subpaths, dsh_shield *shield, dsh_error *error);
+
+/* The launcher `name` ("landlock-run", "dsh-sandbox-exec") in the provider's launcher directory; caller frees. */
+DSH_INTERNAL char *dsh_provider_launcher_path(const dsh_provider *provider, const char *name);
+
+#endif

@@ -29,7 +29,9 @@
  * (core/metadata-supervisor.h, docs/supervisor.md), which performs it when its
  * target lies in a writable root.  The supervisor runs on a thread of the
  * process that spawned the command, so an in-place exec cannot have one:
- * exec() answers -EOPNOTSUPP under workspace-write and the caller spawns.
+ * under workspace-write the backend does not exec in place
+ * (landlock_execs_in_place()), dsh_provider_exec() answers -EOPNOTSUPP and
+ * the caller spawns.
  */
 #include <errno.h>
 #include <limits.h>
@@ -589,6 +591,12 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
         return 0;
 }
 
+/* The metadata supervisor lives in a process that stays: an in-place exec leaves none, so workspace-write spawns. */
+static bool landlock_execs_in_place(dsh_mode mode)
+{
+        return mode != DSH_MODE_WORKSPACE_WRITE;
+}
+
 static int landlock_exec(dsh_provider *provider, char *const *argv, const dsh_prepared_policy *prepared,
                          dsh_exec_announce_fn announce, void *announce_data, dsh_error *error)
 {
@@ -601,8 +609,9 @@ static int landlock_exec(dsh_provider *provider, char *const *argv, const dsh_pr
         char **environment = NULL;
         int result;
 
-        /* The metadata supervisor lives in a process that stays: an in-place exec leaves none. */
-        if (policy->mode == DSH_MODE_WORKSPACE_WRITE)
+        /* The provider asks landlock_execs_in_place() before it prepares; asked again here so that no
+         * path execs a workspace-write command without its supervisor. */
+        if (!landlock_execs_in_place(policy->mode))
                 return -EOPNOTSUPP;
         plan.terminal_filter = true;
         plan.drop_capabilities = true;
@@ -652,6 +661,7 @@ const dsh_backend_ops dsh_backend_landlock = {
         .confine = landlock_confine,
         .spawn = landlock_spawn,
         .exec = landlock_exec,
+        .execs_in_place = landlock_execs_in_place,
         .runner_path = landlock_runner_path,
         .runner_candidates = landlock_runner_candidates,
 };

@@ -90,12 +90,22 @@ typedef struct cli_command_line {
         unsigned policy_long_only;
 } cli_command_line;
 
+/* What the parsers return after printing --help or --version on stdout: the command is done, and exits 0. */
+#define CLI_PARSE_DONE (-1)
+
+/*
+ * A command's exit status from what its steps returned: a parser's
+ * CLI_PARSE_DONE (the only negative a step returns) is success, anything
+ * else is the status itself.  The one place where "done" becomes exit 0.
+ */
+int cli_command_status(int result);
+
 /*
  * Parses argv[1..] (argv[0] is the subcommand's name) as `line` describes,
  * the shared policy options into `policy` (values point into argv;
  * --allow-write's list is owned: cli_policy_options_clear()).  Returns 0
  * with *operands the index of the first operand (argc when there is none),
- * -1 after printing --help or --version on stdout (exit 0), or
+ * CLI_PARSE_DONE after printing --help or --version on stdout, or
  * CLI_EXIT_USAGE after printing what was wrong.  `policy` may be NULL when
  * line->policy_options is 0.  Not reentrant: getopt's state is global.
  */
@@ -117,8 +127,8 @@ int cli_parse_positive(const char *command, const char *option, const char *valu
 /*
  * `NAME [policy options] [--] PROGRAM [ARG...]`, as run and confine take
  * it: every policy option, then the command, which starts at the first
- * operand.  Returns 0 with *command pointing into argv, -1 after printing
- * `help` (followed by the policy options' lines) or the version, or
+ * operand.  Returns 0 with *command pointing into argv, CLI_PARSE_DONE after
+ * printing `help` (followed by the policy options' lines) or the version, or
  * CLI_EXIT_USAGE after printing what was wrong.
  */
 int cli_parse_policy_and_command(int argc, char **argv, const char *help, cli_policy_options *options,

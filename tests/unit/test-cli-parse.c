@@ -116,6 +116,31 @@ static int parse_run(int argc, char **argv, cli_policy_options *options, char **
         return result;
 }
 
+/* --help and --version leave the parse done (CLI_PARSE_DONE), which cli_command_status() makes exit 0. */
+static void test_parse_done_is_exit_zero(void **state)
+{
+        static const char *const flags[] = { "--help", "--version" };
+
+        (void) state;
+        for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+                cli_policy_options options = CLI_POLICY_OPTIONS_INIT;
+                char *argv[] = { (char *) "run", (char *) flags[i], NULL };
+                char **command;
+                capture c;
+                int result = parse_run(2, argv, &options, &command, &c);
+
+                assert_int_equal(result, CLI_PARSE_DONE);
+                assert_int_equal(cli_command_status(result), CLI_EXIT_SUCCESS);
+                assert_non_null(c.stdout_text);
+                assert_true(c.stdout_text[0] != '\0');
+                assert_null(command);
+                capture_clear(&c);
+                cli_policy_options_clear(&options);
+        }
+        assert_int_equal(cli_command_status(CLI_EXIT_USAGE), CLI_EXIT_USAGE);
+        assert_int_equal(cli_command_status(CLI_EXIT_SUCCESS), CLI_EXIT_SUCCESS);
+}
+
 /* A run-style parse that must fail with exactly `expected` on stderr and nothing on stdout. */
 static void expect_run_usage_error(const char *expected, ...)
 {
@@ -734,6 +759,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_long_options),
+                cmocka_unit_test(test_parse_done_is_exit_zero),
                 cmocka_unit_test(test_short_options),
                 cmocka_unit_test(test_values_joined),
                 cmocka_unit_test(test_first_operand_ends_options),

@@ -53,7 +53,9 @@ int cli_terminal_proxy_open(cli_terminal_proxy *proxy)
                 cli_terminal_proxy_close(proxy);
                 return -saved_errno;
         }
-        proxy->terminal_out = isatty(STDOUT_FILENO) ? STDOUT_FILENO : STDERR_FILENO;
+        /* The terminal itself (stdin's fd is read-write as a shell opens it) when the output is redirected. */
+        proxy->terminal_out = isatty(STDOUT_FILENO) ? STDOUT_FILENO : isatty(STDERR_FILENO) ? STDERR_FILENO
+                                                                                          : STDIN_FILENO;
         return 1;
 }
 

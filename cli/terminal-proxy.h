@@ -31,7 +31,7 @@
 typedef struct cli_terminal_proxy {
         int master;                     /* the pty's master, served by this process; -1: none */
         int slave;                      /* the command's side, until the spawn has it */
-        int terminal_out;               /* where the command's terminal output goes: 1 or 2 (a terminal) */
+        int terminal_out;               /* the user's terminal to write the pty's output to: 1, 2, or 0 */
         struct termios saved;           /* the user's terminal as it was, put back at the end */
         bool raw;                       /* the user's terminal is in raw mode now */
 } cli_terminal_proxy;

@@ -57,6 +57,14 @@ void cli_terminal_proxy_attach(const cli_terminal_proxy *proxy, dsh_spawn_option
  */
 int cli_terminal_proxy_serve(cli_terminal_proxy *proxy, pid_t runner);
 
+/*
+ * For a stop of this process while it serves (a SIGTSTP sent to it): the
+ * user's terminal as it was, then raw again.  Async-signal-safe (tcsetattr
+ * only); nothing while no terminal is served.
+ */
+void cli_terminal_proxy_suspend(void);
+void cli_terminal_proxy_resume(void);
+
 /* Closes what is left and puts the user's terminal back as it was. */
 void cli_terminal_proxy_close(cli_terminal_proxy *proxy);
 

@@ -16,18 +16,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/error.h"
 #include "base/json-core.h"
 
 /* The one output format: compact, keys in the order they were set (what jansson ≥ 2.8 always does). */
 #define DUMP_FLAGS (JSON_COMPACT | JSON_PRESERVE_ORDER)
-/*
- * Duplicate keys are refused (which of two would a reader believe?); NUL
- * bytes are let through the parser so that the decoders can name the member
- * that holds one, instead of a parse error at a column.
- */
-#define LOAD_FLAGS (JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY)
+/* Any value parses, so that a non-object is named as such ("not a JSON object"), not as a syntax error. */
+#define LOAD_FLAGS (DSH_JSON_STRICT_PARSE | JSON_DECODE_ANY)
 
 /* ------------------------------------------------------ member paths -- */
 
@@ -228,6 +225,33 @@ int dsh_json_load_object(const char *text, size_t length, const char *what, json
         }
         *value_out = value;
         return 0;
+}
+
+int dsh_json_load_object_fd(int fd, size_t limit, const char *what, json_t **value_out, dsh_error *error)
+{
+        dsh_autofree char *text = NULL;
+        size_t length = 0;
+
+        *value_out = NULL;
+        /* One byte beyond the limit tells a file of exactly `limit` bytes from a longer one. */
+        if (limit >= SIZE_MAX - 1 || !(text = malloc(limit + 1)))
+                return dsh_json_out_of_memory(error, what);
+        for (;;) {
+                ssize_t got = read(fd, text + length, limit + 1 - length);
+
+                if (got < 0 && errno == EINTR)
+                        continue;
+                if (got < 0)
+                        return dsh_error_set(error, DSH_ERROR_SYSTEM, errno, "%s: cannot read: %s", what,
+                                             strerror(errno));
+                if (got == 0)
+                        break;
+                length += (size_t) got;
+                if (length > limit)
+                        return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EFBIG, "%s: longer than %zu bytes",
+                                             what, limit);
+        }
+        return dsh_json_load_object(text, length, what, value_out, error);
 }
 
 /* `value` must be an object with no key outside `known`. */

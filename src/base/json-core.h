@@ -137,6 +137,16 @@ enum {
 };
 
 /*
+ * The strict parse every reader of JSON uses: a duplicate key is refused
+ * (which of two would a reader believe?), and a NUL byte in a string is let
+ * through the parser so that the reader can name the member that holds one
+ * instead of a parse error at a column.  dsh_json_load_object() parses with
+ * these; a reader that keeps its own messages (the configuration's line
+ * numbers, the session log's) passes them to jansson itself.
+ */
+#define DSH_JSON_STRICT_PARSE (JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL)
+
+/*
  * Parses `length` bytes as one JSON object, strictly (duplicate keys
  * refused, NUL bytes in strings kept for the decoders to name): 0 with a new
  * reference in `*value_out`, or -EINVAL with "<what>: not valid JSON: <the
@@ -144,6 +154,16 @@ enum {
  */
 DSH_INTERNAL int dsh_json_load_object(const char *text, size_t length, const char *what, json_t **value_out,
                                       dsh_error *error);
+
+/*
+ * Reads `fd` to its end and parses it as dsh_json_load_object() does.  At
+ * most `limit` bytes are read: a longer file is -EFBIG, "<what>: longer
+ * than <limit> bytes", without the rest being read (a file another process
+ * can write must not make this one allocate without bound).  A read error
+ * is its -errno, "<what>: cannot read: <strerror>".  `fd` stays open.
+ */
+DSH_INTERNAL int dsh_json_load_object_fd(int fd, size_t limit, const char *what, json_t **value_out,
+                                         dsh_error *error);
 
 /*
  * `value` must be an object ("must be an object"; at the root "not a JSON

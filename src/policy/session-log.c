@@ -4,9 +4,12 @@
  * complete line (the header, then events whose seqs rise) and folds it into
  * the session's fold, leaving a torn tail alone.  Two fast paths recognise
  * this library's own `sandbox/mode` lines and ignored events without
- * building a JSON tree; every other line takes the full jansson parse and
- * its checks.  The store (session-store.c) opens, creates and appends; the
- * format and the crash rules are in policy-service.h and docs/sessions.md.
+ * building a JSON tree; every other line takes jansson's parse with the
+ * core's strict flags (DSH_JSON_STRICT_PARSE) and its checks.  It is the one
+ * JSON reader of the library not on the core's strict decoder, on purpose:
+ * session.h says why.  The store (session-store.c) opens, creates and
+ * appends; the format and the crash rules are in policy-service.h and
+ * docs/sessions.md.
  */
 #include <errno.h>
 #include <limits.h>
@@ -66,7 +69,7 @@ static bool json_string_is(json_t *value, const char *expected)
 static int replay_header(session_log_replay *replay, const char *line, size_t length, dsh_error *error)
 {
         json_error_t json_error;
-        json_t *root = json_loadb(line, length, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &json_error);
+        json_t *root = json_loadb(line, length, DSH_JSON_STRICT_PARSE, &json_error);
         json_t *version, *cwd, *created_at, *depth;
         int result = 0;
 
@@ -364,7 +367,7 @@ static int replay_event(session_log_replay *replay, uint64_t line_number, const 
                 return replay_visit(replay, line_number, seq_value, ignored_type, line, length);
         }
 
-        root = json_loadb(line, length, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &json_error);
+        root = json_loadb(line, length, DSH_JSON_STRICT_PARSE, &json_error);
         if (!root) {
                 dsh_autofree char *reason = dsh_error_printable_text(json_error.text);
 

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The session store: one append-only JSONL log per session, replayed into a
- * small fold and appended to under an exclusive flock.  The format and the
- * crash rules are described in policy-service.h and docs/sessions.md; the
- * reading and validating of the log is session-log.c's.
+ * The session store: one append-only JSONL log per session, replayed into a small fold and appended
+ * to under an exclusive flock (the format and crash rules: policy-service.h, docs/sessions.md).
+ * Reading and validating the log is session-log.c's: the one JSON reader not on base/json-core.h's
+ * decoder, on purpose (session.h says why).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -582,7 +582,7 @@ int dsh_session_append(dsh_session *session, const char *type, const char *data_
         if (!type || type[0] == '\0' || strcmp(type, SESSION_TYPE_HEADER) == 0)
                 return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
                                      "an event needs a type other than \"session\"");
-        prepared.data = data_json ? json_loads(data_json, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &json_error)
+        prepared.data = data_json ? json_loads(data_json, DSH_JSON_STRICT_PARSE, &json_error)
                                   : json_object();
         if (!json_is_object(prepared.data)) {
                 json_decref(prepared.data);

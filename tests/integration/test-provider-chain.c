@@ -596,6 +596,20 @@ static void test_spawn_runner_failure_before_exec(void **state)
         test_remove_tree(bin);
 }
 
+/* A provider with `backend` alone in its chain (selected without a probe), bwrap at `bwrap_path`. */
+static dsh_provider *sole_backend_provider(const char *backend, const char *bwrap_path)
+{
+        const char *const sole[] = { backend, NULL };
+        dsh_provider *provider = dsh_provider_new();
+        dsh_error error = DSH_ERROR_INIT;
+
+        assert_non_null(provider);
+        assert_int_equal(dsh_provider_set_backends(provider, sole, &error), 0);
+        assert_int_equal(dsh_provider_set_landlock_run_path(provider, test_landlock_run_path(), &error), 0);
+        assert_int_equal(dsh_provider_set_bwrap_path(provider, bwrap_path, &error), 0);
+        return provider;
+}
+
 /*
  * Exec-or-spawn is decided before anything is prepared: a backend that
  * cannot exec in place for the mode (bwrap always; Landlock under
@@ -616,15 +630,11 @@ static void test_exec_answers_before_preparing(void **state)
 
         (void) state;
         for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
-                const char *const sole[] = { backends[i], NULL };
                 dsh_policy policy = workspace_policy(i == 0 ? missing : directory);
-                dsh_provider *provider = dsh_provider_new();
+                dsh_provider *provider = sole_backend_provider(backends[i], fake);
                 dsh_error error = DSH_ERROR_INIT;
                 dsh_child *child = NULL;
 
-                assert_int_equal(dsh_provider_set_backends(provider, sole, &error), 0);
-                assert_int_equal(dsh_provider_set_landlock_run_path(provider, test_landlock_run_path(), &error), 0);
-                assert_int_equal(dsh_provider_set_bwrap_path(provider, fake, &error), 0);
                 assert_int_equal(dsh_provider_set_scratch_dir(provider, scratch, &error), 0);
                 assert_int_equal(dsh_provider_exec(provider, argv, &policy, NULL, NULL, &error), -EOPNOTSUPP);
                 assert_int_equal(error.code, DSH_ERROR_NONE);
@@ -661,17 +671,13 @@ static void test_failures_return_documented_errnos(void **state)
         char *fake = write_failing_bwrap(bin);
         char *const argv[] = { (char *) "true", NULL };
         char *const empty[] = { NULL };
-        const char *const sole[] = { "bwrap", NULL };
         dsh_policy policy = workspace_policy(workspace);
-        dsh_provider *provider = dsh_provider_new();
+        dsh_provider *provider = sole_backend_provider("bwrap", fake);
         dsh_confined_argv confined = DSH_CONFINED_ARGV_INIT;
         dsh_child *child = NULL;
         dsh_error error = DSH_ERROR_INIT;
 
         (void) state;
-        assert_int_equal(dsh_provider_set_backends(provider, sole, &error), 0);
-        assert_int_equal(dsh_provider_set_landlock_run_path(provider, test_landlock_run_path(), &error), 0);
-        assert_int_equal(dsh_provider_set_bwrap_path(provider, fake, &error), 0);
         assert_int_equal(dsh_provider_spawn(provider, argv, &policy, NULL, &child, &error), -ENOSYS);
         assert_int_equal(error.code, DSH_ERROR_SANDBOX_UNAVAILABLE);
         assert_int_equal(error.errno_value, ENOSYS);

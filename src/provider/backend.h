@@ -195,12 +195,4 @@ DSH_INTERNAL int dsh_provider_run_bounded(dsh_provider *provider, const dsh_back
                                           const dsh_policy *policy, int *exit_code, char **stderr_text,
                                           dsh_error *error);
 
-/* Absolute path of the bwrap binary the bwrap backend would run, or NULL with
- * `*reason` (caller frees) saying why none qualifies.  backend-bwrap.c. */
-DSH_INTERNAL char *dsh_bwrap_find(const dsh_provider *provider, char **reason);
-
-/* The canonical path of `path` when it is a runner no confined command could
- * have written (root-owned, root-writable only, up to "/"), else NULL. */
-DSH_INTERNAL char *dsh_bwrap_trusted_binary(const char *path);
-
 #endif

@@ -39,13 +39,13 @@
 
 #include "dsh-sandbox/file-guard.h"
 
-#include "provider/backend.h"
 #include "base/error.h"
 #include "fs/file-ops.h"
 #include "base/path-fd.h"
 #include "fs/path-walk.h"
 #include "base/path.h"
 #include "provider/prepared-policy.h"
+#include "provider/provider-protections.h"
 #include "shield/shield.h"
 
 /*
@@ -927,14 +927,14 @@ int dsh_file_guard_read_range(dsh_file_guard *guard, const char *path, unsigned 
 /* -------------------------------------------------------------- guard -- */
 
 /* ROOT/SUBPATH for every writable root and protected subpath: denied whether it exists or not. */
-static int spell_protected_subpaths(dsh_file_guard *guard, const dsh_provider *provider)
+static int spell_protected_subpaths(dsh_file_guard *guard, const dsh_protections *protections)
 {
         const dsh_policy *policy = &guard->prepared.policy;
 
         for (size_t i = 0; i < guard->prepared.root_count; i++) {
                 const char *root = i == 0 ? policy->workspace_root : policy->additional_writable_roots[i - 1];
 
-                for (char **subpath = provider->protected_subpaths; subpath && *subpath; subpath++) {
+                for (char **subpath = protections->subpaths; subpath && *subpath; subpath++) {
                         dsh_autofree char *spelled = NULL;
 
                         if (asprintf(&spelled, "%s/%s", strcmp(root, "/") == 0 ? "" : root, *subpath) < 0 ||
@@ -968,15 +968,14 @@ static int open_host_temp_area(dsh_file_guard *guard)
  */
 static int open_temp_area(dsh_file_guard *guard, dsh_provider *provider, dsh_error *error)
 {
-        const dsh_backend_ops *backend = dsh_provider_selected_backend(provider);
         const dsh_scratch *scratch = &guard->prepared.scratch;
         int result;
 
-        if (!backend || !backend->temp_area_is_scratch)
+        if (!dsh_provider_temp_area_is_scratch(provider))
                 return open_host_temp_area(guard) < 0 ? dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory")
                                                       : 0;
         guard->temp_is_scratch = true;
-        result = dsh_prepared_policy_open_scratch(&guard->prepared, provider->scratch_dir, error);
+        result = dsh_prepared_policy_open_scratch(&guard->prepared, dsh_provider_scratch_dir(provider), error);
         if (result < 0 || !dsh_scratch_present(scratch))
                 return result;
         guard->temp_fd = fcntl(scratch->temp_fd, F_DUPFD_CLOEXEC, 3);
@@ -1001,6 +1000,7 @@ static int add_root(dsh_file_guard *guard, int fd, const char *path)
 static int prepare_workspace_write(dsh_file_guard *guard, dsh_provider *provider, dsh_error *error)
 {
         const dsh_policy *policy = &guard->prepared.policy;
+        const dsh_protections *protections = dsh_provider_protections(provider);
         int result = open_temp_area(guard, provider, error);
 
         if (result < 0)
@@ -1021,15 +1021,15 @@ static int prepare_workspace_write(dsh_file_guard *guard, dsh_provider *provider
          * directories), with Landlock's temp area — the host's /tmp; the
          * scratch's is the sandbox's own, made for this call, not a root.
          */
-        result = dsh_shield_plan(provider, policy, guard->temp_is_scratch ? NULL : guard->temp_path, true,
-                                 &guard->shield, error);
+        result = dsh_provider_plan_shield(provider, policy, guard->temp_is_scratch ? NULL : guard->temp_path, true,
+                                          &guard->shield, error);
         if (result < 0)
                 return result;
-        if (guard->shield.unprotected && provider->require_protected_subpaths)
+        if (guard->shield.unprotected && protections->require_subpaths)
                 return dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EPERM,
                                      "a protected subpath cannot be held back and requireProtectedSubpaths is set: %s",
                                      guard->shield.unprotected[0]);
-        if (spell_protected_subpaths(guard, provider) < 0)
+        if (spell_protected_subpaths(guard, protections) < 0)
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         return 0;
 }

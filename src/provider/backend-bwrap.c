@@ -83,6 +83,7 @@
 #include <unistd.h>
 
 #include "provider/backend.h"
+#include "provider/provider-protections.h"
 #include "provider/bwrap-probe.h"
 #include "provider/bwrap-status.h"
 #include "provider/bwrap-trust.h"
@@ -579,14 +580,14 @@ static int prepare_call(dsh_provider *provider, const dsh_prepared_policy *prepa
                 free(reason);
                 return result;
         }
-        call->exec_helper = dsh_provider_launcher_path(provider, DSH_BWRAP_EXEC_HELPER_NAME);
+        call->exec_helper = dsh_protections_launcher_path(&provider->protections, DSH_BWRAP_EXEC_HELPER_NAME);
         if (!call->exec_helper || access(call->exec_helper, X_OK) < 0)
                 return dsh_error_set_unavailable(error, policy->mode,
                                                  "the dsh-sandbox-exec helper is not installed");
-        result = dsh_shield_plan(provider, policy, NULL, true, &call->shield, error);
+        result = dsh_provider_plan_shield(provider, policy, NULL, true, &call->shield, error);
         if (result < 0)
                 return result;
-        if (call->shield.unprotected && provider->require_protected_subpaths)
+        if (call->shield.unprotected && provider->protections.require_subpaths)
                 return dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EPERM,
                                      "a protected subpath cannot be held back and requireProtectedSubpaths is set: %s",
                                      call->shield.unprotected[0]);
@@ -612,7 +613,7 @@ static int bwrap_confine(dsh_provider *provider, char *const *argv, const dsh_pr
                              *path) < 0 || dsh_strv_append(&call.shield.unprotected, reason) < 0)
                         result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         }
-        if (result == 0 && call.shield.must_stay_absent && provider->require_protected_subpaths)
+        if (result == 0 && call.shield.must_stay_absent && provider->protections.require_subpaths)
                 result = dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EPERM,
                                        "a protected subpath cannot be held back and requireProtectedSubpaths is set: %s",
                                        call.shield.unprotected[dsh_strv_length(call.shield.unprotected) - 1]);

@@ -13,6 +13,7 @@
 #include "provider/prepared-policy.h"
 #include "provider/process.h"
 #include "base/util.h"
+#include "shield/protections.h"
 
 /* What a probe learned about one backend on this host. */
 typedef struct dsh_backend_report {
@@ -100,10 +101,8 @@ struct dsh_provider {
         /* Operator override (dsh_provider_set_runner_command); NULL: none. */
         char **runner_command;
         char **runner_failure_signatures;
-        char **protected_paths;         /* absolute, canonicalized per call; see dsh_provider_set_protected_paths() */
-        char **protected_executables;   /* programs later calls trust to run; see dsh_provider_set_protected_executables() */
-        char **protected_subpaths;      /* relative to each writable root; see dsh_provider_set_protected_subpaths() */
-        bool require_protected_subpaths;
+        /* What no confined command may change, and where the launchers are: the shield's input (protections.h). */
+        dsh_protections protections;
         /* Directory of the cross-process verdict cache; NULL: the verdict lives in this provider only. */
         char *verdict_cache_dir;
         /* Where each session's scratch lives (scratch.h); NULL: none, bwrap's /tmp is a tmpfs per call. */

@@ -196,7 +196,8 @@ void dsh_bwrap_probe(dsh_provider *provider, dsh_backend_report *report)
         bool started = dsh_provider_begin_probe(provider);
         int exit_code = 0;
 
-        dsh_autofree char *exec_helper = dsh_provider_launcher_path(provider, DSH_BWRAP_EXEC_HELPER_NAME);
+        dsh_autofree char *exec_helper =
+                dsh_protections_launcher_path(&provider->protections, DSH_BWRAP_EXEC_HELPER_NAME);
 
         report->runner_path = dsh_bwrap_find(provider, &report->reason);
         if (!report->runner_path)

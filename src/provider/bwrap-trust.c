@@ -105,7 +105,8 @@ char *dsh_bwrap_find(const dsh_provider *provider, char **reason)
 /* bwrap wherever the lookup could find it (or the configured one), and the last step it runs inside. */
 char **dsh_bwrap_runner_candidates(const dsh_provider *provider)
 {
-        dsh_autofree char *exec_helper = dsh_provider_launcher_path(provider, DSH_BWRAP_EXEC_HELPER_NAME);
+        dsh_autofree char *exec_helper =
+                dsh_protections_launcher_path(&provider->protections, DSH_BWRAP_EXEC_HELPER_NAME);
         char **candidates = dsh_strv_copy((char *const *) trusted_bwrap_paths);
 
         if (candidates && provider->bwrap_path && dsh_strv_append(&candidates, provider->bwrap_path) < 0)

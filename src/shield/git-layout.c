@@ -198,7 +198,8 @@ char *dsh_git_layout_worktree_common(const char *dotgit, const char *gitdir)
                 return NULL;
         back = read_first_line(back_file);
         back_canonical = back && back[0] == '/' ? dsh_path_canonical(back) : NULL;
-        if (!back_canonical || strcmp(back_canonical, dotgit_canonical) != 0 || !dsh_git_layout_is_common_directory(common))
+        if (!back_canonical || strcmp(back_canonical, dotgit_canonical) != 0 ||
+            !dsh_git_layout_is_common_directory(common))
                 return NULL;
         return dsh_steal_pointer(&common);
 }

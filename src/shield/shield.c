@@ -9,8 +9,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "provider/backend.h"
-#include "config.h"
 #include "base/error.h"
 #include "base/path.h"
 #include "shield/git-layout.h"
@@ -49,32 +47,6 @@ void dsh_shield_clear(dsh_shield *shield)
         dsh_strv_free(shield->unprotected);
         dsh_strv_free(shield->must_stay_absent);
         *shield = (dsh_shield) DSH_SHIELD_INIT;
-}
-
-/*
- * The launcher `name` beside landlock-run when it is there (a build tree, a
- * relocated install, a launcher directory the caller named), else the
- * installed copy in the libexec directory: an installed landlock-run is a
- * user command in the bin directory, and the helpers beside it would not be.
- * Both places are as trusted as landlock-run's own directory and the install
- * location, and neither is ever searched for on PATH; a command could switch
- * one for the other only by changing landlock-run's directory, which the
- * shield refuses as it refuses landlock-run itself.
- */
-char *dsh_provider_launcher_path(const dsh_provider *provider, const char *name)
-{
-        const char *slash = provider->landlock_run_path ? strrchr(provider->landlock_run_path, '/') : NULL;
-        char *path = NULL;
-
-        if (slash && asprintf(&path, "%.*s/%s", (int) (slash - provider->landlock_run_path),
-                              provider->landlock_run_path, name) < 0)
-                return NULL;
-        if (path && access(path, F_OK) == 0)
-                return path;
-        free(path);
-        if (asprintf(&path, "%s/%s", DSH_SANDBOX_LIBEXECDIR, name) < 0)
-                return NULL;
-        return path;
 }
 
 /* ---------------------------------------------------------- writable roots -- */
@@ -307,26 +279,21 @@ static int refuse_runner_root(const struct writable_roots *roots, const char *ru
 }
 
 /*
- * Every runner any later call of this provider could start, whether or not
- * it exists now: a bwrap planted where the trusted lookup would find it is as
- * dangerous as one replaced.
+ * Every runner any later call could start (`runners`, whether or not it
+ * exists now: a bwrap planted where the trusted lookup would find it is as
+ * dangerous as one replaced), what the loader reads to start them, and the
+ * programs the deployment names as trusted.
  */
-static int check_runners(const dsh_provider *provider, const struct writable_roots *roots, dsh_error *error)
+static int check_runners(const dsh_protections *protections, char *const *runners, const struct writable_roots *roots,
+                         dsh_error *error)
 {
         int result = 0;
 
-        for (const dsh_backend_ops *const *backend = dsh_backends_known(); result == 0 && *backend; backend++) {
-                char **candidates = (*backend)->runner_candidates ? (*backend)->runner_candidates(provider) : NULL;
-
-                if ((*backend)->runner_candidates && !candidates)
-                        return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
-                for (char **path = candidates; result == 0 && path && *path; path++)
-                        result = refuse_runner_root(roots, *path, error);
-                dsh_strv_free(candidates);
-        }
+        for (char *const *path = runners; result == 0 && path && *path; path++)
+                result = refuse_runner_root(roots, *path, error);
         for (const char *const *path = loader_paths; result == 0 && *path; path++)
                 result = refuse_runner_root(roots, *path, error);
-        for (char **path = provider->protected_executables; result == 0 && path && *path; path++)
+        for (char **path = protections->executables; result == 0 && path && *path; path++)
                 result = refuse_runner_root(roots, *path, error);
         return result;
 }
@@ -402,7 +369,7 @@ static int shield_own_file(const struct writable_roots *roots, const char *given
 /* -------------------------------------------------------- protected subpaths -- */
 
 struct subpath_plan {
-        const dsh_provider *provider;
+        const dsh_protections *protections;
         struct writable_roots *roots;
         dsh_shield *shield;
         bool with_subpaths;
@@ -555,9 +522,9 @@ static int protect_git_directory(struct subpath_plan *plan, const char *gitdir, 
                                         "is beyond the number of git directories the sandbox examines: its hooks "
                                         "and config are not held back",
                                         "");
-        if (primary && dsh_strv_length(plan->provider->protected_subpaths) > 0)
+        if (primary && dsh_strv_length(plan->protections->subpaths) > 0)
                 result = watch_commondir(plan, holder, gitdir);
-        for (char **subpath = plan->provider->protected_subpaths; result == 0 && subpath && *subpath; subpath++) {
+        for (char **subpath = plan->protections->subpaths; result == 0 && subpath && *subpath; subpath++) {
                 dsh_autofree char *candidate = NULL;
 
                 if (strncmp(*subpath, ".git/", 5) != 0)
@@ -576,7 +543,8 @@ static int protect_git_directory(struct subpath_plan *plan, const char *gitdir, 
 
                         if (asprintf(&worktree_config, "%s/config.worktree", gitdir) < 0)
                                 return -ENOMEM;
-                        result = protect_candidate(plan, holder, worktree_config, dsh_git_layout_worktree_config_enabled(gitdir));
+                        result = protect_candidate(plan, holder, worktree_config,
+                                                   dsh_git_layout_worktree_config_enabled(gitdir));
                 }
         }
         return result < 0 ? result : protect_submodules(plan, gitdir);
@@ -637,7 +605,7 @@ static int protect_root(struct subpath_plan *plan, const char *root)
         struct stat status;
         int result = 0;
 
-        for (char **subpath = plan->provider->protected_subpaths; result == 0 && subpath && *subpath; subpath++) {
+        for (char **subpath = plan->protections->subpaths; result == 0 && subpath && *subpath; subpath++) {
                 dsh_autofree char *candidate = NULL;
 
                 if (strncmp(*subpath, ".git/", 5) == 0)
@@ -663,7 +631,7 @@ static int plan_subpaths(struct subpath_plan *plan, const dsh_policy *policy)
 {
         int result;
 
-        if (policy->mode != DSH_MODE_WORKSPACE_WRITE || dsh_strv_length(plan->provider->protected_subpaths) == 0)
+        if (policy->mode != DSH_MODE_WORKSPACE_WRITE || dsh_strv_length(plan->protections->subpaths) == 0)
                 return 0;
         result = protect_root(plan, policy->workspace_root);
         for (char **root = policy->additional_writable_roots; result == 0 && root && *root; root++)
@@ -676,12 +644,12 @@ static int compare_paths(const void *left, const void *right)
         return strcmp(*(char *const *) left, *(char *const *) right);
 }
 
-int dsh_shield_plan(const dsh_provider *provider, const dsh_policy *policy, const char *host_temp_area,
-                    bool with_subpaths, dsh_shield *shield, dsh_error *error)
+int dsh_shield_plan(const dsh_policy *policy, const dsh_protections *protections, char *const *runners,
+                    const char *host_temp_area, bool with_subpaths, dsh_shield *shield, dsh_error *error)
 {
         struct root_identities identities = { NULL, 0, 0, false };
         struct writable_roots roots = { policy, host_temp_area, NULL, &identities };
-        struct subpath_plan plan = { provider, &roots, shield, with_subpaths, 0 };
+        struct subpath_plan plan = { protections, &roots, shield, with_subpaths, 0 };
         int result;
 
         *shield = (dsh_shield) DSH_SHIELD_INIT;
@@ -696,8 +664,8 @@ int dsh_shield_plan(const dsh_provider *provider, const dsh_policy *policy, cons
                 result = dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, -result,
                                        "cannot plan the protected subpaths: %s", strerror(-result));
         if (result == 0)
-                result = check_runners(provider, &roots, error);
-        for (char **given = provider->protected_paths; result == 0 && given && *given; given++)
+                result = check_runners(protections, runners, &roots, error);
+        for (char **given = protections->paths; result == 0 && given && *given; given++)
                 result = shield_own_file(&roots, *given, shield, error);
         free(identities.list);
         if (result < 0) {

@@ -123,7 +123,7 @@ static void test_worktree_that_does_not_agree_is_not_believed(void **state)
                 free(line);
         }
         assert_null(dsh_git_layout_worktree_common(dotgit, gitdir));
-        /* The ".git" of the other checkout points at the same git directory, but its gitdir is not beneath worktrees/. */
+        /* The other checkout's ".git" names the same git directory, but the main one is not beneath worktrees/. */
         free(gitdir);
         gitdir = at(f, "main/.git");
         assert_null(dsh_git_layout_worktree_common(other, gitdir));

@@ -151,27 +151,6 @@ DSH_INTERNAL int dsh_probe_report_fill(dsh_provider *provider, const dsh_backend
                                        dsh_probe_report *report, bool *usable, bool *transient, char **last_reason);
 
 /*
- * The operator override's rules with the upstream texts, the one copy the
- * provider (dsh_provider_set_runner_command) and the config loader share:
- * signatures need a command, a command needs a signature, signatures are
- * non-empty single lines, a command names a program and has no empty word.
- * Both NULL is no override and passes.  Returns 0, or -EINVAL with `error`
- * set and `*key_out` (may be NULL) the config key at fault, "runnerCommand"
- * or "runnerFailureSignatures".  backend-runner-command.c.
- */
-DSH_INTERNAL int dsh_runner_command_check(char *const *command, char *const *signatures, const char **key_out,
-                                          dsh_error *error);
-
-/*
- * The probe bound's rule with its upstream text, shared by the provider and
- * the config loader: positive, finite and at most INT_MAX milliseconds.
- * Returns 0 with `*checked_out` the bound rounded up to a whole millisecond,
- * or -EINVAL with "sandbox-local: probeTimeoutMs must be a positive finite
- * number".  provider-settings.c.
- */
-DSH_INTERNAL int dsh_probe_timeout_check(double timeout_ms, long *checked_out, dsh_error *error);
-
-/*
  * Starts the deadline of one functional probe, probeTimeoutMs from now,
  * unless one is running already (a probe nested in a probe shares the
  * outer one's).  Returns true when it started one: that caller then ends it

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "provider/backend.h"
+#include "base/provider-rules.h"
 #include "config.h"
 #include "dsh-sandbox/config.h"
 #include "base/error.h"
@@ -188,15 +189,6 @@ int dsh_provider_set_bwrap_path(dsh_provider *provider, const char *path, dsh_er
         free(provider->bwrap_path);
         provider->bwrap_path = copy;
         dsh_provider_forget_verdict(provider);
-        return 0;
-}
-
-int dsh_probe_timeout_check(double timeout_ms, long *checked_out, dsh_error *error)
-{
-        if (!isfinite(timeout_ms) || timeout_ms <= 0 || timeout_ms > (double) INT_MAX)
-                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
-                                     "sandbox-local: probeTimeoutMs must be a positive finite number");
-        *checked_out = (long) ceil(timeout_ms);
         return 0;
 }
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* What the file guard needs from the provider: see provider-protections.h. */
+/* The provider's protections as the runtime and the file guard reach them: see provider-protections.h. */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -10,6 +10,18 @@
 const dsh_protections *dsh_provider_protections(const dsh_provider *provider)
 {
         return &provider->protections;
+}
+
+int dsh_provider_set_protections(dsh_provider *provider, const dsh_protections *protections, dsh_error *error)
+{
+        int result = dsh_provider_set_protected_subpaths(provider, (const char *const *) protections->subpaths,
+                                                         protections->require_subpaths, error);
+
+        if (result == 0)
+                result = dsh_provider_set_protected_paths(provider, protections->paths, error);
+        if (result == 0)
+                result = dsh_provider_set_protected_executables(provider, protections->executables, error);
+        return result;
 }
 
 /*

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What a module beside the provider that applies the same policy (the file
- * guard) needs from it, without reading `struct dsh_provider`: the
- * protections, the shield the provider's backends would plan, and where the
- * command's /tmp is.  provider-protections.c.
+ * The provider's protections as the modules beside it reach them without
+ * reading `struct dsh_provider`: the runtime hands them over, the file
+ * guard reads them, plans the shield the provider's backends would plan
+ * and learns where the command's /tmp is.  provider-protections.c.
  */
 #ifndef DSH_SANDBOX_PROVIDER_PROTECTIONS_H
 #define DSH_SANDBOX_PROVIDER_PROTECTIONS_H
@@ -17,6 +17,18 @@
 
 /* The provider's protections (protections.h); borrowed, valid until the next setter call. */
 DSH_INTERNAL const dsh_protections *dsh_provider_protections(const dsh_provider *provider);
+
+/*
+ * Hands `protections` to the provider: its protected paths, executables,
+ * subpaths and require flag, checked and copied as
+ * dsh_provider_set_protected_paths(), _executables() and _subpaths() do
+ * (their errors); the launcher directory stays the landlock-run path's.
+ * The runtime builds the protections once and calls this once.  Returns 0
+ * or a negative errno with `error` set (the provider's protections then
+ * partly set: the caller discards it).
+ */
+DSH_INTERNAL int dsh_provider_set_protections(dsh_provider *provider, const dsh_protections *protections,
+                                              dsh_error *error);
 
 /*
  * Every program any backend of this provider could run to confine a later

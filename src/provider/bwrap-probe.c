@@ -17,7 +17,7 @@
 #include "provider/bwrap-probe.h"
 #include "provider/bwrap-trust.h"
 #include "base/error.h"
-#include "shield/shield.h"
+#include "shield/protections.h"
 #include "provider/spawn.h"
 
 static bool sysctl_equals(const char *path, const char *value)
@@ -168,12 +168,6 @@ static char *bwrap_version(const char *bwrap, long long deadline_ms)
         return strndup(version + 1, strcspn(version + 1, "\n"));
 }
 
-/*
- * Functional: a read-only confined `true` through the same argv spawn()
- * uses (so a bwrap too old for --json-status-fd is found here, not later).
- * The version query and the run share one deadline (the caller's, when it
- * already started one for the whole probe).
- */
 /* What the command's /tmp is, per mode (docs/backends.md, "Temp areas and caches"). */
 static void add_temp_area_notes(const dsh_provider *provider, dsh_backend_report *report)
 {
@@ -186,6 +180,12 @@ static void add_temp_area_notes(const dsh_provider *provider, dsh_backend_report
                                        : "workspace-write: /tmp is a private tmpfs, empty at each call; TMPDIR=/tmp");
 }
 
+/*
+ * Functional: a read-only confined `true` through the same argv spawn()
+ * uses (so a bwrap too old for --json-status-fd is found here, not later).
+ * The version query and the run share one deadline (the caller's, when it
+ * already started one for the whole probe).
+ */
 void dsh_bwrap_probe(dsh_provider *provider, dsh_backend_report *report)
 {
         char *const argv[] = { (char *) "true", NULL };

@@ -44,15 +44,7 @@ static pid_t parse_child_pid(const char *record)
         return (pid_t) value;
 }
 
-/*
- * Reads the first record bwrap writes on --json-status-fd: { "child-pid": N,
- * ... } once the sandbox's first process exists.  With a deadline
- * (dsh_monotonic_ms() time; 0: none) it waits no longer than that.  Returns
- * 1 when it came, with *child_pid = N (0 when not a plausible pid), 0 on EOF
- * without it (bwrap failed before creating the sandbox), -ETIMEDOUT when the
- * deadline passed first; sets *exec_seen when an "exit-code" record (written
- * only after an exec) was read along with it.
- */
+/* The first record of --json-status-fd: see bwrap-status.h. */
 int dsh_bwrap_read_first_record(int fd, long long deadline_ms, pid_t *child_pid, bool *exec_seen)
 {
         char buffer[1024];

@@ -14,7 +14,7 @@
 
 #include "provider/backend.h"
 #include "provider/bwrap-trust.h"
-#include "shield/shield.h"
+#include "shield/protections.h"
 
 /* Where a distribution installs bwrap, in order of preference.  Root-owned
  * system directories: an unprivileged command cannot plant a binary there. */

@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "provider/backend.h"
+#include "provider/provider-protections.h"
 #include "core/landlock.h"
 #include "core/metadata-supervisor.h"
 #include "core/private-dev.h"
@@ -201,7 +202,7 @@ static void landlock_probe(dsh_provider *provider, dsh_backend_report *report)
                 free(sentence);
         }
         /* Known before any call: a workspace-write call whose roots hold a repository will run partial. */
-        if (provider->protected_subpaths) {
+        if (provider->protections.subpaths) {
                 report->enforcement = DSH_ENFORCEMENT_PARTIAL;
                 (void) dsh_strv_append(&report->partial_reasons, SUBPATHS_PARTIAL_REASON);
         }
@@ -297,7 +298,7 @@ static const char *own_file_among(const dsh_provider *provider, char *const *hel
 {
         if (!held_back)
                 return NULL;
-        for (char *const *given = provider->protected_paths; given && *given; given++) {
+        for (char *const *given = provider->protections.paths; given && *given; given++) {
                 dsh_autofree char *canonical = dsh_path_canonical(*given);
 
                 for (char *const *path = held_back; canonical && path && *path; path++)
@@ -318,7 +319,8 @@ static int check_shield(const dsh_provider *provider, const dsh_policy *policy, 
                         char ***held_back, dsh_error *error)
 {
         dsh_shield shield = DSH_SHIELD_INIT;
-        int result = dsh_shield_plan(provider, policy, LANDLOCK_TEMP_AREA, held_back != NULL, &shield, error);
+        int result = dsh_provider_plan_shield(provider, policy, LANDLOCK_TEMP_AREA, held_back != NULL, &shield,
+                                              error);
         const char *own_file = result == 0 ? own_file_among(provider, shield.read_only) : NULL;
 
         *subpaths_open = false;
@@ -328,7 +330,7 @@ static int check_shield(const dsh_provider *provider, const dsh_policy *policy, 
                                        "Landlock cannot hold it back: a confined command could change the policy "
                                        "of later calls. Use a narrower root, or the bwrap backend",
                                        own_file);
-        else if (result == 0 && shield.has_subpaths && provider->require_protected_subpaths)
+        else if (result == 0 && shield.has_subpaths && provider->protections.require_subpaths)
                 result = dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EPERM,
                                        "%s, and requireProtectedSubpaths is set. Use the bwrap backend",
                                        SUBPATHS_PARTIAL_REASON);

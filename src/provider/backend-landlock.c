@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "provider/backend.h"
+#include "provider/process.h"
 #include "provider/provider-protections.h"
 #include "core/landlock.h"
 #include "core/metadata-supervisor.h"

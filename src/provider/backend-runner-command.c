@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "provider/backend.h"
+#include "provider/process.h"
 #include "base/provider-rules.h"
 #include "base/error.h"
 #include "provider/spawn.h"

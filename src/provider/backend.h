@@ -11,7 +11,6 @@
 
 #include "dsh-sandbox/provider.h"
 #include "provider/prepared-policy.h"
-#include "provider/process.h"
 #include "base/util.h"
 #include "shield/protections.h"
 

@@ -16,6 +16,7 @@
 #include "provider/backend.h"
 #include "provider/bwrap-probe.h"
 #include "provider/bwrap-trust.h"
+#include "provider/process.h"
 #include "base/error.h"
 #include "shield/protections.h"
 #include "provider/spawn.h"

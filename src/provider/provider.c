@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "provider/backend.h"
+#include "provider/process.h"
 #include "config.h"
 #include "dsh-sandbox/config.h"
 #include "base/error.h"

@@ -35,10 +35,25 @@ static bool typed_at_a_terminal(void)
         return foreground > 0 && foreground == getpgrp();
 }
 
+static int enter_raw_mode(cli_terminal_proxy *proxy)
+{
+        struct termios raw = proxy->saved;
+
+        cfmakeraw(&raw);
+        user_modes = proxy->saved;
+        raw_modes = raw;
+        if (tcsetattr(STDIN_FILENO, TCSADRAIN, &raw) < 0)
+                return -errno;
+        proxy->raw = true;
+        modes_set = 1;
+        return 0;
+}
+
 int cli_terminal_proxy_open(cli_terminal_proxy *proxy)
 {
         struct winsize size;
         bool sized;
+        int result;
 
         *proxy = (cli_terminal_proxy) CLI_TERMINAL_PROXY_INIT;
         if (!typed_at_a_terminal() || tcgetattr(STDIN_FILENO, &proxy->saved) < 0)
@@ -60,6 +75,15 @@ int cli_terminal_proxy_open(cli_terminal_proxy *proxy)
         /* The terminal itself (stdin's fd is read-write as a shell opens it) when the output is redirected. */
         proxy->terminal_out = isatty(STDOUT_FILENO) ? STDOUT_FILENO : isatty(STDERR_FILENO) ? STDERR_FILENO
                                                                                           : STDIN_FILENO;
+        /*
+         * Raw before the command exists: from here the terminal's keys are bytes for the pty, never a
+         * SIGINT for this process that a command in a session of its own could not be handed.
+         */
+        result = enter_raw_mode(proxy);
+        if (result < 0) {
+                cli_terminal_proxy_close(proxy);
+                return result;
+        }
         return 1;
 }
 
@@ -117,20 +141,6 @@ static void pass_window_size(const cli_terminal_proxy *proxy)
                 ioctl(proxy->master, TIOCSWINSZ, &size);
 }
 
-static int enter_raw_mode(cli_terminal_proxy *proxy)
-{
-        struct termios raw = proxy->saved;
-
-        cfmakeraw(&raw);
-        user_modes = proxy->saved;
-        raw_modes = raw;
-        if (tcsetattr(STDIN_FILENO, TCSADRAIN, &raw) < 0)
-                return -errno;
-        proxy->raw = true;
-        modes_set = 1;
-        return 0;
-}
-
 void cli_terminal_proxy_suspend(void)
 {
         if (modes_set)
@@ -162,7 +172,7 @@ int cli_terminal_proxy_serve(cli_terminal_proxy *proxy, pid_t runner)
         action.sa_handler = note_window_change;
         sigemptyset(&action.sa_mask);
         sigaction(SIGWINCH, &action, &previous);
-        result = enter_raw_mode(proxy);
+        result = 0;
         while (result == 0 && output_open) {
                 struct pollfd fds[3] = {
                         { input_open && pending_length < sizeof(pending) ? STDIN_FILENO : -1, POLLIN, 0 },

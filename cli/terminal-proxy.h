@@ -41,8 +41,9 @@ typedef struct cli_terminal_proxy {
 /*
  * When stdin is this process's controlling terminal and it is in that
  * terminal's foreground (a person at a shell), opens a pty like it (modes and
- * window size copied) and returns 1; returns 0 when there is no such
- * terminal (nothing to serve), or a negative errno.
+ * window size copied), puts the user's terminal in raw mode and returns 1;
+ * returns 0 when there is no such terminal (nothing to serve), or a negative
+ * errno (the terminal as it was).
  */
 int cli_terminal_proxy_open(cli_terminal_proxy *proxy);
 

@@ -560,5 +560,5 @@ int cli_command_bash(int argc, char **argv)
         dsh_policy_clear(&policy);
         dsh_runtime_free(runtime);
         cli_policy_options_clear(&policy_options);
-        return result < 0 ? CLI_EXIT_SUCCESS : result;
+        return cli_exit_status(result);
 }

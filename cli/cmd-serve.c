@@ -93,5 +93,5 @@ int cli_command_serve(int argc, char **argv)
         }
         service_context_free(context);
         cli_policy_options_clear(&options);
-        return result < 0 ? CLI_EXIT_SUCCESS : result;
+        return cli_exit_status(result);
 }

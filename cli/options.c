@@ -282,11 +282,11 @@ static int handle_option(const cli_command_line *line, char *const *argv, int el
                  * the others (fs, serve, session, policy context) spell theirs in their own help. */
                 if (line->policy_options & CLI_POLICY_BACKEND)
                         print_shared_options_help(line->policy_options);
-                return -1;
+                return CLI_PARSE_ANSWERED;
         }
         if (key == OPTION_VERSION) {
                 cli_print_version();
-                return -1;
+                return CLI_PARSE_ANSWERED;
         }
         /*
          * Every value names something (a mode, a directory, an id): an empty

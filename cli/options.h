@@ -16,6 +16,7 @@
 #include <getopt.h>
 #include <stdbool.h>
 
+#include "cli.h"
 #include "policy-options.h"
 
 /* Which shared policy options a subcommand takes (cli_command_line.policy_options). */
@@ -95,8 +96,8 @@ typedef struct cli_command_line {
  * the shared policy options into `policy` (values point into argv;
  * --allow-write's list is owned: cli_policy_options_clear()).  Returns 0
  * with *operands the index of the first operand (argc when there is none),
- * -1 after printing --help or --version on stdout (exit 0), or
- * CLI_EXIT_USAGE after printing what was wrong.  `policy` may be NULL when
+ * CLI_PARSE_ANSWERED after printing --help or --version on stdout (exit 0:
+ * cli_exit_status()), or CLI_EXIT_USAGE after printing what was wrong.  `policy` may be NULL when
  * line->policy_options is 0.  Not reentrant: getopt's state is global.
  */
 int cli_options_parse(const cli_command_line *line, int argc, char **argv, cli_policy_options *policy, int *operands);
@@ -117,9 +118,9 @@ int cli_parse_positive(const char *command, const char *option, const char *valu
 /*
  * `NAME [policy options] [--] PROGRAM [ARG...]`, as run and confine take
  * it: every policy option, then the command, which starts at the first
- * operand.  Returns 0 with *command pointing into argv, -1 after printing
- * `help` (followed by the policy options' lines) or the version, or
- * CLI_EXIT_USAGE after printing what was wrong.
+ * operand.  Returns 0 with *command pointing into argv, CLI_PARSE_ANSWERED
+ * after printing `help` (followed by the policy options' lines) or the
+ * version, or CLI_EXIT_USAGE after printing what was wrong.
  */
 int cli_parse_policy_and_command(int argc, char **argv, const char *help, cli_policy_options *options,
                                  char ***command);

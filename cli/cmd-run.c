@@ -131,7 +131,10 @@ static void act_on(int signal_number, bool from_terminal)
                         kill(-(pid_t) forward_group, SIGSTOP);
                 else if (!from_terminal && forward_pid > 0)
                         kill((pid_t) forward_pid, SIGTSTP);
+                /* Stopped, the user's terminal goes back to its shell as it was, raw again on the way on. */
+                cli_terminal_proxy_suspend();
                 kill(getpid(), SIGSTOP);
+                cli_terminal_proxy_resume();
                 break;
         case SIGCONT:
                 if (forward_group > 0)

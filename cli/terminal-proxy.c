@@ -17,6 +17,10 @@
 
 static volatile sig_atomic_t window_changed;
 
+/* The modes a stop puts back and a continue sets again (cli_terminal_proxy_suspend/resume), while raw. */
+static struct termios user_modes, raw_modes;
+static volatile sig_atomic_t modes_set;
+
 static void note_window_change(int signal_number)
 {
         (void) signal_number;
@@ -53,7 +57,9 @@ int cli_terminal_proxy_open(cli_terminal_proxy *proxy)
                 cli_terminal_proxy_close(proxy);
                 return -saved_errno;
         }
-        proxy->terminal_out = isatty(STDOUT_FILENO) ? STDOUT_FILENO : STDERR_FILENO;
+        /* The terminal itself (stdin's fd is read-write as a shell opens it) when the output is redirected. */
+        proxy->terminal_out = isatty(STDOUT_FILENO) ? STDOUT_FILENO : isatty(STDERR_FILENO) ? STDERR_FILENO
+                                                                                          : STDIN_FILENO;
         return 1;
 }
 
@@ -116,10 +122,25 @@ static int enter_raw_mode(cli_terminal_proxy *proxy)
         struct termios raw = proxy->saved;
 
         cfmakeraw(&raw);
+        user_modes = proxy->saved;
+        raw_modes = raw;
         if (tcsetattr(STDIN_FILENO, TCSADRAIN, &raw) < 0)
                 return -errno;
         proxy->raw = true;
+        modes_set = 1;
         return 0;
+}
+
+void cli_terminal_proxy_suspend(void)
+{
+        if (modes_set)
+                tcsetattr(STDIN_FILENO, TCSADRAIN, &user_modes);
+}
+
+void cli_terminal_proxy_resume(void)
+{
+        if (modes_set)
+                tcsetattr(STDIN_FILENO, TCSADRAIN, &raw_modes);
 }
 
 int cli_terminal_proxy_serve(cli_terminal_proxy *proxy, pid_t runner)
@@ -188,6 +209,7 @@ int cli_terminal_proxy_serve(cli_terminal_proxy *proxy, pid_t runner)
 
 void cli_terminal_proxy_close(cli_terminal_proxy *proxy)
 {
+        modes_set = 0;
         if (proxy->raw)
                 tcsetattr(STDIN_FILENO, TCSADRAIN, &proxy->saved);
         if (proxy->master >= 0)

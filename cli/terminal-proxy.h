@@ -31,7 +31,7 @@
 typedef struct cli_terminal_proxy {
         int master;                     /* the pty's master, served by this process; -1: none */
         int slave;                      /* the command's side, until the spawn has it */
-        int terminal_out;               /* where the command's terminal output goes: 1 or 2 (a terminal) */
+        int terminal_out;               /* the user's terminal to write the pty's output to: 1, 2, or 0 */
         struct termios saved;           /* the user's terminal as it was, put back at the end */
         bool raw;                       /* the user's terminal is in raw mode now */
 } cli_terminal_proxy;
@@ -56,6 +56,14 @@ void cli_terminal_proxy_attach(const cli_terminal_proxy *proxy, dsh_spawn_option
  * negative errno.
  */
 int cli_terminal_proxy_serve(cli_terminal_proxy *proxy, pid_t runner);
+
+/*
+ * For a stop of this process while it serves (a SIGTSTP sent to it): the
+ * user's terminal as it was, then raw again.  Async-signal-safe (tcsetattr
+ * only); nothing while no terminal is served.
+ */
+void cli_terminal_proxy_suspend(void);
+void cli_terminal_proxy_resume(void);
 
 /* Closes what is left and puts the user's terminal back as it was. */
 void cli_terminal_proxy_close(cli_terminal_proxy *proxy);

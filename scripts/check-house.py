@@ -53,9 +53,9 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 # and the shield stand on base/; the provider on base/, core/ and the shield (its backends apply the
 # shield's rules); policy/ and the provider do not include each other: they share the public types
 # of sandbox.h and meet in runtime.c, the composition root.  The file guard, the bash tool and remote
-# sit on the provider.  cli/ and service/ use only the public API of the library; cli/'s serve and
-# mcp commands start service/'s front ends (service/ uses none of cli/'s headers); tools/ links
-# core/ only.
+# sit on the provider; remote also on the bash tool (its helper runs it, its client reads the
+# result).  cli/ and service/ use only the public API of the library; cli/'s serve and mcp commands
+# start service/'s front ends (service/ uses none of cli/'s headers); tools/ links core/ only.
 LAYERS = {
     "src/base": set(),
     "src/core": set(),
@@ -64,7 +64,7 @@ LAYERS = {
     "src/shield": {"src/base"},
     "src/fs": {"src/base", "src/provider", "src/shield"},
     "src/bash": {"src/base", "src/provider"},
-    "src/remote": {"src/base", "src/provider"},
+    "src/remote": {"src/base", "src/provider", "src/bash"},
     "src": {"src/base", "src/core", "src/policy", "src/provider", "src/shield", "src/fs", "src/bash",
             "src/remote"},
     "cli": {"service"},

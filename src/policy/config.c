@@ -17,6 +17,7 @@
 #include "dsh-sandbox/provider.h"
 #include "provider/backend.h"
 #include "base/error.h"
+#include "base/json-core.h"
 #include "base/xdg.h"
 
 void dsh_config_clear(dsh_config *config)
@@ -414,8 +415,8 @@ static int load_json(const char *path, json_t **root_out, dsh_error *error)
                                      strerror(errno));
         if (!S_ISREG(status.st_mode))
                 return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "config %s: not a regular file", path);
-        /* JSON_ALLOW_NUL: a "\u0000" reaches the key's own check, which names the key. */
-        *root_out = json_loadfd(fd, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &json_error);
+        /* The core's strict parse: a duplicate key refused, a "\u0000" let through to the key's own check. */
+        *root_out = json_loadfd(fd, DSH_JSON_STRICT_PARSE, &json_error);
         return *root_out ? 0 : json_load_error(path, &json_error, error);
 }
 
@@ -473,7 +474,7 @@ int dsh_config_load_buffer(dsh_config *config, const char *name, const char *tex
                            dsh_error *error)
 {
         json_error_t json_error;
-        json_t *root = json_loadb(text, length, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &json_error);
+        json_t *root = json_loadb(text, length, DSH_JSON_STRICT_PARSE, &json_error);
 
         return root ? load_document(config, name, root, error) : json_load_error(name, &json_error, error);
 }

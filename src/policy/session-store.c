@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The session store: one append-only JSONL log per session, replayed into a
- * small fold and appended to under an exclusive flock.  The format and the
- * crash rules are described in policy-service.h and docs/sessions.md.
+ * The session store: one append-only JSONL log per session, replayed into a small fold and appended
+ * to under an exclusive flock (the format and crash rules: policy-service.h, docs/sessions.md).  Its
+ * replay is the one JSON reader not on base/json-core.h's decoder, on purpose: session.h says why.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -277,7 +277,7 @@ static bool json_string_is(json_t *value, const char *expected)
 static int replay_header(replay_state *replay, const char *line, size_t length, dsh_error *error)
 {
         json_error_t json_error;
-        json_t *root = json_loadb(line, length, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &json_error);
+        json_t *root = json_loadb(line, length, DSH_JSON_STRICT_PARSE, &json_error);
         json_t *version, *cwd, *created_at, *depth;
         int result = 0;
 
@@ -574,7 +574,7 @@ static int replay_event(replay_state *replay, uint64_t line_number, const char *
                 return replay_visit(replay, line_number, seq_value, ignored_type, line, length);
         }
 
-        root = json_loadb(line, length, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &json_error);
+        root = json_loadb(line, length, DSH_JSON_STRICT_PARSE, &json_error);
         if (!root) {
                 dsh_autofree char *reason = dsh_error_printable_text(json_error.text);
 
@@ -1075,7 +1075,7 @@ int dsh_session_append(dsh_session *session, const char *type, const char *data_
         if (!type || type[0] == '\0' || strcmp(type, SESSION_TYPE_HEADER) == 0)
                 return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
                                      "an event needs a type other than \"session\"");
-        prepared.data = data_json ? json_loads(data_json, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &json_error)
+        prepared.data = data_json ? json_loads(data_json, DSH_JSON_STRICT_PARSE, &json_error)
                                   : json_object();
         if (!json_is_object(prepared.data)) {
                 json_decref(prepared.data);

@@ -1,5 +1,17 @@
 /* SPDX-License-Identifier: MIT */
-/* Internal view of a session handle, shared by the store, the replay and the policy service. */
+/*
+ * Internal view of a session handle, shared by the store, the replay and the policy service.
+ *
+ * JSON: the session log's replay (session-store.c) is the one reader in the library that does not
+ * decode with the JSON core's strict decoder (base/json-core.h), and it is on purpose.  Replay runs
+ * on every call in a session (`policy resolve --session`, each `run`), and a log only grows: a
+ * `sandbox/mode` line exactly as this library writes it, and an ignored event in the envelope every
+ * writer uses, are recognized by a hand-written scanner that builds no tree, which is what keeps a
+ * 1M-event log resolving in well under a second (bench/resolve-scaling.bench.sh measures it: a tree
+ * per line, of jansson or of the core, is what it avoids).  The scanner only ever accepts JSON; every
+ * other line goes to jansson with the core's strict parse (DSH_JSON_STRICT_PARSE: a duplicate key
+ * refused) and replay's own checks, whose messages name the log and the line.
+ */
 #ifndef DSH_SANDBOX_SESSION_H
 #define DSH_SANDBOX_SESSION_H
 
@@ -9,6 +21,7 @@
 #include <jansson.h>
 
 #include "dsh-sandbox/policy-service.h"
+#include "base/json-core.h"
 #include "base/util.h"
 
 #define SESSION_TYPE_HEADER "session"

@@ -16,6 +16,8 @@
 #include "config.h"
 #include "core/landlock.h"
 #include "provider/verdict-cache.h"
+#include "base/error.h"
+#include "base/json-core.h"
 #include "base/path.h"
 
 #define VERDICT_FORMAT 1
@@ -135,29 +137,62 @@ static json_t *load_cache_file(const char *path)
 {
         dsh_autoclose int fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW) : -1;
         struct stat status;
+        dsh_error ignored = DSH_ERROR_INIT;
+        json_t *root = NULL;
 
         if (fd < 0 || fstat(fd, &status) < 0 || !S_ISREG(status.st_mode) || status.st_size > VERDICT_FILE_MAX)
                 return NULL;
-        return json_loadfd(fd, JSON_REJECT_DUPLICATES, NULL);
+        /* Why a file is unusable does not matter here: it is a miss either way, and the probe runs again. */
+        dsh_json_load_object_fd(fd, VERDICT_FILE_MAX, "verdict cache", &root, &ignored);
+        dsh_error_clear(&ignored);
+        return root;
+}
+
+/*
+ * The stored verdict into `*name_out`, decoded strictly (json-core.h): {"key":{...},"selected":"name"}
+ * and nothing else.  Any other shape is a miss (-ENOENT), never a guess at what a stranger's file
+ * meant; -ENOMEM when out of memory.
+ */
+static int stored_verdict(const json_t *root, const json_t *expected_key, char **name_out)
+{
+        static const char *const keys[] = { "key", "selected", NULL };
+        dsh_error ignored = DSH_ERROR_INIT;
+        dsh_json_decoder decoder = { "verdict cache", &ignored };
+        const json_t *stored_key = NULL;
+        char *name = NULL;
+        int result = dsh_json_check_object(&decoder, root, &dsh_json_root, keys);
+
+        if (result == 0)
+                result = dsh_json_find_member(&decoder, root, &dsh_json_root, "key", DSH_JSON_REQUIRED, &stored_key);
+        if (result == 0)
+                result = dsh_json_decode_string_member(&decoder, root, &dsh_json_root, "selected",
+                                                       DSH_JSON_REQUIRED | DSH_JSON_TEXT_NON_EMPTY |
+                                                       DSH_JSON_TEXT_SINGLE_LINE, &name);
+        if (result < 0 && ignored.errno_value == ENOMEM)
+                result = -ENOMEM;
+        else if (result < 0 || !json_equal(stored_key, expected_key))
+                result = -ENOENT;
+        dsh_error_clear(&ignored);
+        if (result < 0) {
+                free(name);
+                return result;
+        }
+        *name_out = name;
+        return 0;
 }
 
 int dsh_verdict_cache_read(const char *path, const char *key, char **selected)
 {
-        json_t *root = load_cache_file(path);
-        json_t *stored_key, *expected = key ? json_loads(key, 0, NULL) : NULL;
-        const char *name;
+        dsh_error ignored = DSH_ERROR_INIT;
+        json_t *root = load_cache_file(path), *expected = NULL;
         int result = -ENOENT;
 
         *selected = NULL;
-        if (!root || !expected)
-                goto done;
-        stored_key = json_object_get(root, "key");
-        name = json_string_value(json_object_get(root, "selected"));
-        if (!stored_key || !name || !json_equal(stored_key, expected))
-                goto done;
-        *selected = strdup(name);
-        result = *selected ? 0 : -ENOMEM;
-done:
+        if (key)
+                dsh_json_load_object(key, strlen(key), "verdict key", &expected, &ignored);
+        dsh_error_clear(&ignored);
+        if (root && expected)
+                result = stored_verdict(root, expected, selected);
         json_decref(expected);
         json_decref(root);
         return result;

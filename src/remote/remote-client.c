@@ -22,7 +22,9 @@
 
 #include "dsh-sandbox/json.h"
 #include "base/error.h"
-#include "base/json-codec.h"
+#include "base/json-core.h"
+#include "bash/bash-json.h"
+#include "provider/provider-json.h"
 #include "remote/remote-frame.h"
 #include "remote/remote-protocol.h"
 #include "remote/remote-ssh.h"

@@ -29,7 +29,9 @@
 
 #include "dsh-sandbox/remote.h"
 #include "base/error.h"
-#include "base/json-codec.h"
+#include "base/json-core.h"
+#include "bash/bash-json.h"
+#include "provider/provider-json.h"
 #include "provider/process.h"
 #include "remote/remote-frame.h"
 #include "remote/remote-protocol.h"

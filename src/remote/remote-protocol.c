@@ -8,7 +8,8 @@
 
 #include "config.h"
 #include "base/error.h"
-#include "base/json-codec.h"
+#include "base/error-json.h"
+#include "base/json-core.h"
 #include "remote/remote-protocol.h"
 
 static const char *const operation_names[] = {

@@ -93,13 +93,22 @@ class HouseCopy(unittest.TestCase):
         result = run_check(self.root)
         self.assertEqual(result.returncode, 0, result.stdout)
 
+    def list_oversized_file(self):
+        # A file of its own, listed in the copy's exceptions: the tree's own list shrinks as issue 18 lands.
+        self.write("src/base/long.c", "/* a line */\n" * 1001)
+        self.append("scripts/house-exceptions.txt", "size src/base/long.c 1001 # issue 0: this test's own\n")
+        result = run_check(self.root)
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+
     def test_listed_file_grown_by_a_line_fails(self):
-        self.append("src/base/json-codec.c", "/* one more */\n")
-        self.assert_fails_with("check-house: size: FAIL", "src/base/json-codec.c: ", "grown past the")
+        self.list_oversized_file()
+        self.append("src/base/long.c", "/* one more */\n")
+        self.assert_fails_with("check-house: size: FAIL", "src/base/long.c: ", "grown past the")
 
     def test_listed_oversized_file_split_below_the_limit_fails_until_its_line_goes(self):
-        self.write("src/base/json-codec.c", "/* split */\n")
-        self.assert_fails_with("check-house: size: FAIL", "src/base/json-codec.c is no longer over 1000 lines",
+        self.list_oversized_file()
+        self.write("src/base/long.c", "/* split */\n")
+        self.assert_fails_with("check-house: size: FAIL", "src/base/long.c is no longer over 1000 lines",
                                "delete its line")
 
     def test_listed_cycle_broken_fails_until_its_line_goes(self):

@@ -22,7 +22,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from livability import BIN, SCRATCH, bwrap_works, run_suite  # noqa: E402
+from livability import BIN, SCRATCH, bwrap_works, landlock_abi, run_suite  # noqa: E402
 
 TIOCSTI_PROBE = os.environ.get("TIOCSTI_PROBE_BIN", "")
 PROMPT = b"PROMPT$ "
@@ -34,13 +34,13 @@ BWRAP = bwrap_works()
 class Terminal:
     """`dsh-sandbox run --backend bwrap ARGV` as the foreground job of a fresh pty's session."""
 
-    def __init__(self, argv, home, backend="bwrap", shell_line=None):
+    def __init__(self, argv, home, backend="bwrap", shell_line=None, mode=("--mode", "read-only")):
         """Runs `dsh-sandbox run ARGV`, or with `shell_line` a /bin/sh line that runs it (as $RUN)."""
         self.pid, self.fd = pty.fork()
         if self.pid == 0:
             os.environ.update(PS1=PROMPT.decode(), HOME=home, XDG_STATE_HOME=home + "/state",
                               XDG_CACHE_HOME=home + "/cache", XDG_CONFIG_HOME=home + "/config", TERM="dumb")
-            run = [BIN, "run", "--backend", backend, "--mode", "read-only", "--"]
+            run = [BIN, "run", "--backend", backend, *mode, "--"]
             if shell_line is not None:
                 os.environ["RUN"] = " ".join(run)
                 os.execv("/bin/sh", ["sh", "-c", shell_line])
@@ -117,6 +117,25 @@ class SharedTerminal(unittest.TestCase):
         terminal.read_until(PROMPT)
         terminal.type(b"exit 7\n")
         self.assertEqual(terminal.finish(), 7, terminal.screen)
+
+    def test_landlock_workspace_write_shell_keeps_job_control_on_its_own_pty(self):
+        # Landlock workspace-write spawns the command too (its supervisor stays): the same pty of its own.
+        if landlock_abi() == 0:
+            self.skipTest("the kernel does not enforce Landlock")
+        os.makedirs(os.path.join(self.home, "ws"))
+        terminal = Terminal(["bash", "--norc", "--noprofile", "-i"], self.home, backend="landlock",
+                            mode=("--mode", "workspace-write", "--root", os.path.join(self.home, "ws")))
+        started = terminal.read_until(PROMPT)
+        self.assertIn(PROMPT, started)
+        self.assertNotIn(b"no job control", started)
+        terminal.type(b"sleep 100 &\n")
+        terminal.read_until(PROMPT)
+        terminal.type(b"jobs\n")
+        self.assertRegex(terminal.read_until(PROMPT), rb"\[1\]\+ +Running +sleep 100 &")
+        terminal.type(b"kill -9 %1; sleep 0.3; jobs\n")
+        terminal.read_until(PROMPT)
+        terminal.type(b"exit 3\n")
+        self.assertEqual(terminal.finish(), 3, terminal.screen)
 
     def test_ctrl_c_reaches_the_commands_own_handler(self):
         terminal = Terminal(["sh", "-c", "trap 'echo caught-int; exit 5' INT; echo ready; "

@@ -17,7 +17,8 @@
 
 #include "dsh-sandbox/json.h"
 #include "base/error.h"
-#include "base/json-codec.h"
+#include "base/json-core.h"
+#include "policy/policy-json.h"
 #include "test-support.h"
 
 /*

@@ -85,11 +85,47 @@ static void test_unusable_files_are_absent(void **state)
         test_remove_tree(directory);
 }
 
+/*
+ * The stored entry is decoded strictly (base/json-core.h): a file of another shape is a miss, so the
+ * probe runs again rather than trusting a member this reader does not know or one of two "selected".
+ */
+static void test_other_shapes_are_absent(void **state)
+{
+        static const char *const shapes[] = {
+                "{\"key\":" KEY ",\"selected\":\"bwrap\",\"selected\":\"landlock\"}",   /* duplicate key */
+                "{\"key\":" KEY ",\"selected\":\"bwrap\",\"trusted\":true}",             /* unknown key */
+                "{\"key\":" KEY ",\"selected\":\"bw\\u0000rap\"}",                         /* a NUL byte */
+                "{\"key\":" KEY ",\"selected\":\"\"}",                                     /* empty */
+                "{\"key\":" KEY ",\"selected\":\"bwrap\\nlandlock\"}",                     /* two lines */
+                "{\"key\":" KEY "}",                                                        /* no verdict */
+                "{\"selected\":\"bwrap\"}",                                                 /* no key */
+                "[" KEY ",\"bwrap\"]",                                                      /* not an object */
+        };
+        char *directory = test_make_directory(NULL), *path = test_path_join(directory, "verdict.json");
+        char *selected = NULL;
+
+        (void) state;
+        /* The shape every case departs from reads back, so a miss below is the departure's doing. */
+        test_write_file(path, "{\"key\":" KEY ",\"selected\":\"bwrap\"}");
+        assert_int_equal(read_bounded(path, &selected), 0);
+        assert_string_equal(selected, "bwrap");
+        free(selected);
+        for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+                selected = NULL;
+                test_write_file(path, shapes[i]);
+                if (read_bounded(path, &selected) != -ENOENT || selected)
+                        fail_msg("shape %zu read as a verdict: %s", i, shapes[i]);
+        }
+        free(path);
+        test_remove_tree(directory);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_round_trip_and_key_mismatch),
                 cmocka_unit_test(test_unusable_files_are_absent),
+                cmocka_unit_test(test_other_shapes_are_absent),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,27 +17,6 @@ enum {
         CLI_EXIT_NOT_FOUND = 127,
 };
 
-/*
- * Not an exit status: what a parser (options.h) returns once it has printed
- * --help or --version on stdout, which end the subcommand there, nothing
- * else done, with exit status 0.  It is not 0, so that every step after the
- * parse (`if (result == 0) ...`) is skipped, and it is over 255, so that no
- * one can read it as an exit status: a subcommand ends with
- * cli_exit_status(result), which turns it into CLI_EXIT_SUCCESS (returned
- * as it is by mistake, it would end as 232, not as success).
- */
-enum {
-        CLI_PARSE_ANSWERED = 1000,
-};
-
-/*
- * The exit status a subcommand ends with for `result`, its outcome so far:
- * CLI_EXIT_SUCCESS for CLI_PARSE_ANSWERED, an exit status (0 to 255) as it
- * is, and anything else (a negative errno that came this far by mistake)
- * CLI_EXIT_FAILURE: a negative number never ends as success.
- */
-int cli_exit_status(int result);
-
 /* Prints "dsh-sandbox: <CODE>: <message>" (or without a code) on one stderr line. */
 void cli_print_error(const dsh_error *error);
 

@@ -560,5 +560,5 @@ int cli_command_bash(int argc, char **argv)
         dsh_policy_clear(&policy);
         dsh_runtime_free(runtime);
         cli_policy_options_clear(&policy_options);
-        return cli_exit_status(result);
+        return cli_command_status(result);
 }

@@ -453,7 +453,7 @@ static int run_subcommand(const struct fs_command *command, int argc, char **arg
         dsh_runtime_free(runtime);
         dsh_strv_free(options.operands);
         cli_policy_options_clear(&policy_options);
-        return cli_exit_status(result);
+        return cli_command_status(result);
 }
 
 int cli_command_fs(int argc, char **argv)
@@ -463,7 +463,7 @@ int cli_command_fs(int argc, char **argv)
         int result = cli_options_parse(&line, argc, argv, NULL, &first);
 
         if (result != 0)
-                return cli_exit_status(result);
+                return cli_command_status(result);
         if (first >= argc)
                 return cli_usage_error("fs requires a command: write, edit, mkdir, rm, mv or read");
         for (size_t i = 0; i < COMMAND_COUNT; i++)

@@ -193,5 +193,5 @@ int cli_command_mcp(int argc, char **argv)
         if (result == 0)
                 result = serve(&options);
         cli_policy_options_clear(&options);
-        return cli_exit_status(result);
+        return cli_command_status(result);
 }

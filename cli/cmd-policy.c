@@ -97,7 +97,7 @@ static int command_resolve(int argc, char **argv)
         dsh_policy_clear(&policy);
         dsh_runtime_free(runtime);
         cli_policy_options_clear(&options);
-        return cli_exit_status(result);
+        return cli_command_status(result);
 }
 
 static int command_context(int argc, char **argv)
@@ -117,7 +117,7 @@ static int command_context(int argc, char **argv)
         int operands = argc;
         int result = cli_options_parse(&line, argc, argv, &options, &operands);
 
-        if (result == CLI_PARSE_ANSWERED) {
+        if (result == CLI_PARSE_DONE) {
                 cli_policy_options_clear(&options);
                 return CLI_EXIT_SUCCESS;
         }
@@ -148,7 +148,7 @@ int cli_command_policy(int argc, char **argv)
         int result = cli_options_parse(&line, argc, argv, NULL, &first);
 
         if (result != 0)
-                return cli_exit_status(result);
+                return cli_command_status(result);
         if (first >= argc)
                 return cli_usage_error("policy requires a command: resolve or context");
         if (strcmp(argv[first], "resolve") == 0)

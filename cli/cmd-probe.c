@@ -163,5 +163,5 @@ int cli_command_probe(int argc, char **argv)
         dsh_policy_clear(&policy);
         dsh_runtime_free(runtime);
         cli_policy_options_clear(&options);
-        return cli_exit_status(result);
+        return cli_command_status(result);
 }

@@ -234,7 +234,7 @@ int cli_command_remote_helper(int argc, char **argv)
         int result = cli_options_parse_without_operands(&line, argc, argv);
 
         if (result != 0)
-                return cli_exit_status(result);
+                return cli_command_status(result);
         signal(SIGPIPE, SIG_IGN);   /* the caller or its command may go away; the spawn restores the default */
         return dsh_remote_serve(NULL, STDIN_FILENO, STDOUT_FILENO) < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_SUCCESS;
 }

@@ -93,5 +93,5 @@ int cli_command_serve(int argc, char **argv)
         }
         service_context_free(context);
         cli_policy_options_clear(&options);
-        return cli_exit_status(result);
+        return cli_command_status(result);
 }

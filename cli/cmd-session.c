@@ -128,7 +128,7 @@ static int command_new(int argc, char **argv)
         if (result == 0)
                 result = cli_refuse_operands(line.name, argc, argv, operands);
         if (result != 0)
-                return cli_exit_status(result);
+                return cli_command_status(result);
         cwd = options.cwd ? absolute_directory(options.cwd) : getcwd(NULL, 0);
         if (!cwd) {
                 cli_print_message("session new: cannot determine the cwd: %s", strerror(errno));
@@ -170,7 +170,7 @@ static int command_mode(int argc, char **argv)
 
         result = cli_options_parse(&line, argc, argv, NULL, &first);
         if (result != 0)
-                return cli_exit_status(result);
+                return cli_command_status(result);
         if (argc - first != 2)
                 return cli_usage_error("session mode takes exactly ID and MODE");
         result = session_runtime(NULL, &runtime);
@@ -280,7 +280,7 @@ static int command_show(int argc, char **argv)
 
         if (result != 0) {
                 cli_policy_options_clear(&options);
-                return cli_exit_status(result);
+                return cli_command_status(result);
         }
         if (!arguments.id) {
                 cli_policy_options_clear(&options);
@@ -365,7 +365,7 @@ static int command_list(int argc, char **argv)
                 result = cli_refuse_operands(line.name, argc, argv, operands);
         if (result != 0) {
                 cli_policy_options_clear(&options);
-                return cli_exit_status(result);
+                return cli_command_status(result);
         }
         result = session_runtime(options.config_path, &runtime);
         if (result == 0 && dsh_runtime_session_store(runtime, &store, &error) < 0)
@@ -385,7 +385,7 @@ int cli_command_session(int argc, char **argv)
         int result = cli_options_parse(&line, argc, argv, NULL, &first);
 
         if (result != 0)
-                return cli_exit_status(result);
+                return cli_command_status(result);
         if (first >= argc)
                 return cli_usage_error("session requires a command: new, mode, show or list");
         if (strcmp(argv[first], "new") == 0)

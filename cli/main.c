@@ -59,7 +59,7 @@ int main(int argc, char **argv)
         /* The global options are --help and --version alone; a COMMAND's own come after its name. */
         result = cli_options_parse(&line, argc, argv, NULL, &first);
         if (result != 0)
-                return cli_exit_status(result);
+                return cli_command_status(result);
         if (first >= argc)
                 return cli_usage_error("missing COMMAND");
         for (size_t i = 0; i < SUBCOMMAND_COUNT; i++)

@@ -282,11 +282,11 @@ static int handle_option(const cli_command_line *line, char *const *argv, int el
                  * the others (fs, serve, session, policy context) spell theirs in their own help. */
                 if (line->policy_options & CLI_POLICY_BACKEND)
                         print_shared_options_help(line->policy_options);
-                return CLI_PARSE_ANSWERED;
+                return CLI_PARSE_DONE;
         }
         if (key == OPTION_VERSION) {
                 cli_print_version();
-                return CLI_PARSE_ANSWERED;
+                return CLI_PARSE_DONE;
         }
         /*
          * Every value names something (a mode, a directory, an id): an empty
@@ -362,6 +362,13 @@ int cli_parse_positive(const char *command, const char *option, const char *valu
                                        maximum, value);
         *out = number;
         return 0;
+}
+
+int cli_command_status(int result)
+{
+        if (result == CLI_PARSE_DONE)
+                return CLI_EXIT_SUCCESS;
+        return result >= 0 && result <= 255 ? result : CLI_EXIT_FAILURE;
 }
 
 int cli_refuse_operands(const char *command, int argc, char **argv, int operands)

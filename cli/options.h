@@ -16,7 +16,6 @@
 #include <getopt.h>
 #include <stdbool.h>
 
-#include "cli.h"
 #include "policy-options.h"
 
 /* Which shared policy options a subcommand takes (cli_command_line.policy_options). */
@@ -92,12 +91,33 @@ typedef struct cli_command_line {
 } cli_command_line;
 
 /*
+ * Not an exit status: what the parsers return after printing --help or
+ * --version on stdout, which end the command there, nothing else done,
+ * with exit status 0.  It is not 0, so that every step after the parse
+ * (`if (result == 0) ...`) is skipped, and it is over 255, so that no one
+ * can read it as an exit status (returned as one by mistake it would end as
+ * 232, not as success): a command ends with cli_command_status(result).
+ */
+enum {
+        CLI_PARSE_DONE = 1000,
+};
+
+/*
+ * A command's exit status from what its steps returned: CLI_EXIT_SUCCESS
+ * for a parser's CLI_PARSE_DONE, an exit status (0 to 255) as it is, and
+ * anything else (a negative errno that came this far by mistake)
+ * CLI_EXIT_FAILURE: a negative number never ends as success.  The one place
+ * where "done" becomes exit 0.
+ */
+int cli_command_status(int result);
+
+/*
  * Parses argv[1..] (argv[0] is the subcommand's name) as `line` describes,
  * the shared policy options into `policy` (values point into argv;
  * --allow-write's list is owned: cli_policy_options_clear()).  Returns 0
  * with *operands the index of the first operand (argc when there is none),
- * CLI_PARSE_ANSWERED after printing --help or --version on stdout (exit 0:
- * cli_exit_status()), or CLI_EXIT_USAGE after printing what was wrong.  `policy` may be NULL when
+ * CLI_PARSE_DONE after printing --help or --version on stdout, or
+ * CLI_EXIT_USAGE after printing what was wrong.  `policy` may be NULL when
  * line->policy_options is 0.  Not reentrant: getopt's state is global.
  */
 int cli_options_parse(const cli_command_line *line, int argc, char **argv, cli_policy_options *policy, int *operands);
@@ -118,9 +138,9 @@ int cli_parse_positive(const char *command, const char *option, const char *valu
 /*
  * `NAME [policy options] [--] PROGRAM [ARG...]`, as run and confine take
  * it: every policy option, then the command, which starts at the first
- * operand.  Returns 0 with *command pointing into argv, CLI_PARSE_ANSWERED
- * after printing `help` (followed by the policy options' lines) or the
- * version, or CLI_EXIT_USAGE after printing what was wrong.
+ * operand.  Returns 0 with *command pointing into argv, CLI_PARSE_DONE after
+ * printing `help` (followed by the policy options' lines) or the version, or
+ * CLI_EXIT_USAGE after printing what was wrong.
  */
 int cli_parse_policy_and_command(int argc, char **argv, const char *help, cli_policy_options *options,
                                  char ***command);

@@ -30,13 +30,6 @@ void cli_print_message(const char *format, ...)
         fputc('\n', stderr);
 }
 
-int cli_exit_status(int result)
-{
-        if (result == CLI_PARSE_ANSWERED)
-                return CLI_EXIT_SUCCESS;
-        return result >= 0 && result <= 255 ? result : CLI_EXIT_FAILURE;
-}
-
 int cli_usage_error(const char *format, ...)
 {
         va_list arguments;

@@ -17,6 +17,7 @@
 #include "dsh-sandbox/runtime.h"
 
 #include "base/error.h"
+#include "provider/provider-protections.h"
 #include "remote/remote-ssh.h"
 
 #define LANDLOCK_RUN_NAME "landlock-run"
@@ -197,7 +198,7 @@ static int open_session_store(dsh_runtime *runtime, const dsh_runtime_options *o
 
 /* ---------------------------------------------------------- provider -- */
 
-/* The backends, the probe bound, the runner command and the protected subpaths, as configured. */
+/* The backends, the probe bound and the runner command, as configured. */
 static int apply_provider_config(dsh_provider *provider, const dsh_config *config, const char *backend,
                                  dsh_error *error)
 {
@@ -215,13 +216,19 @@ static int apply_provider_config(dsh_provider *provider, const dsh_config *confi
         if (result == 0 && !explicit_backend && (config->runner_command || config->runner_failure_signatures))
                 result = dsh_provider_set_runner_command(provider, config->runner_command,
                                                          config->runner_failure_signatures, error);
-        if (result == 0 && (config->protected_subpaths_set || config->require_protected_subpaths))
-                result = dsh_provider_set_protected_subpaths(
-                        provider,
-                        config->protected_subpaths_set ? (const char *const *) config->protected_subpaths
-                                                       : dsh_provider_default_protected_subpaths(),
-                        config->require_protected_subpaths, error);
         return result;
+}
+
+/* The protected subpaths and the require flag, as configured (the provider's defaults when the config is silent). */
+static int protect_subpaths(dsh_protections *protections, const dsh_config *config, dsh_error *error)
+{
+        const char *const *subpaths = config->protected_subpaths_set ? (const char *const *) config->protected_subpaths
+                                                                     : dsh_provider_default_protected_subpaths();
+
+        protections->require_subpaths = config->require_protected_subpaths;
+        if (subpaths && !(protections->subpaths = dsh_strv_copy((char *const *) subpaths)))
+                return out_of_memory(error);
+        return 0;
 }
 
 /*
@@ -339,7 +346,8 @@ static char *copy_or_null(const char *text)
  * runtime uses others: the next call of another front end (the CLI) reads
  * those.
  */
-static int protect_own_files(dsh_runtime *runtime, const char *cache_directory, dsh_error *error)
+static int protect_own_files(dsh_protections *protections, const dsh_runtime *runtime, const char *cache_directory,
+                             dsh_error *error)
 {
         char **paths = NULL;
         int result = append_protected(&paths, copy_or_null(runtime->config_path));
@@ -370,12 +378,12 @@ static int protect_own_files(dsh_runtime *runtime, const char *cache_directory, 
                 result = append_protected(&paths, dsh_remote_user_ssh_directory(false));
         if (result == 0)
                 result = append_protected(&paths, dsh_remote_user_ssh_directory(true));
-        if (result == 0)
-                result = dsh_provider_set_protected_paths(runtime->provider, paths, error);
-        else
-                result = out_of_memory(error);
-        dsh_strv_free(paths);
-        return result;
+        if (result < 0) {
+                dsh_strv_free(paths);
+                return out_of_memory(error);
+        }
+        protections->paths = paths;
+        return 0;
 }
 
 /*
@@ -383,18 +391,18 @@ static int protect_own_files(dsh_runtime *runtime, const char *cache_directory, 
  * next call a harness makes runs it again (the provider protects its own
  * launchers and bwrap; it cannot know which front end runs it).
  */
-static int protect_executables(dsh_provider *provider, const dsh_runtime_options *options, dsh_error *error)
+static int protect_executables(dsh_protections *protections, const dsh_runtime_options *options, dsh_error *error)
 {
         dsh_autofree char *executable = NULL;
-        char *own[2] = { NULL, NULL };
 
-        if (options->protected_executables)
-                return dsh_provider_set_protected_executables(provider, options->protected_executables, error);
+        if (options->protected_executables) {
+                protections->executables = dsh_strv_copy(options->protected_executables);
+                return protections->executables ? 0 : out_of_memory(error);
+        }
         executable = own_executable();
         if (!executable)
                 return 0;
-        own[0] = executable;
-        return dsh_provider_set_protected_executables(provider, own, error);
+        return dsh_strv_append(&protections->executables, executable) < 0 ? out_of_memory(error) : 0;
 }
 
 /*
@@ -418,6 +426,29 @@ static int apply_scratch_directory(dsh_provider *provider, dsh_error *error)
         return dsh_provider_set_scratch_dir(provider, scratch, error);
 }
 
+/*
+ * The protections, built here once and handed to the provider in one step
+ * (dsh_provider_set_protections(), checked as its setters check them):
+ * its backends, the shield they plan and the file guard all read that one
+ * copy.  The launcher directory is the landlock-run path's
+ * (apply_launcher_directory()).
+ */
+static int protect(dsh_runtime *runtime, const dsh_runtime_options *options, const char *cache_directory,
+                   dsh_error *error)
+{
+        dsh_protections protections = DSH_PROTECTIONS_INIT;
+        int result = protect_subpaths(&protections, &runtime->config, error);
+
+        if (result == 0)
+                result = protect_own_files(&protections, runtime, cache_directory, error);
+        if (result == 0)
+                result = protect_executables(&protections, options, error);
+        if (result == 0)
+                result = dsh_provider_set_protections(runtime->provider, &protections, error);
+        dsh_protections_clear(&protections);
+        return result;
+}
+
 static int setup_provider(dsh_runtime *runtime, const dsh_runtime_options *options, dsh_error *error)
 {
         dsh_autofree char *cache_directory = NULL;
@@ -438,9 +469,7 @@ static int setup_provider(dsh_runtime *runtime, const dsh_runtime_options *optio
         if (result == 0)
                 result = apply_scratch_directory(runtime->provider, error);
         if (result == 0)
-                result = protect_own_files(runtime, cache_directory, error);
-        if (result == 0)
-                result = protect_executables(runtime->provider, options, error);
+                result = protect(runtime, options, cache_directory, error);
         return result;
 }
 

@@ -210,6 +210,25 @@ DSH_PUBLIC int dsh_provider_set_protected_subpaths(dsh_provider *provider, const
                                                    dsh_error *error);
 
 /*
+ * What dsh_provider_confine(), dsh_provider_spawn() and dsh_provider_exec()
+ * return on failure: the negative of the errno_value their `error` carries
+ * (with `error` NULL, of the one it would have carried), by code:
+ *   SANDBOX_UNAVAILABLE           -ENOSYS, whatever failed (no usable
+ *                                 backend, a runner or the in-process
+ *                                 confinement failing before exec: its
+ *                                 reason is in the message);
+ *   INVALID_INPUT                 -EINVAL (an empty argv, a mode a provider
+ *                                 does not confine, for confine);
+ *   SANDBOX_INVALID_ROOT, SANDBOX_INVALID_TEMP_ROOT,
+ *   SANDBOX_PREPARATION_FAILED    the errno behind the refusal (ENOENT,
+ *                                 ENOTDIR, ELOOP, EPERM, EINVAL, ...);
+ *   EXEC_FAILED                   the exec's errno (ENOENT, EACCES, ...);
+ *   SYSTEM                        the failed call's errno (ENOMEM, EMFILE, ...);
+ * and, for dsh_provider_exec() only, -EOPNOTSUPP with `error` untouched.
+ * No other value leaves the provider.
+ */
+
+/*
  * Wraps `argv` (non-empty) so it runs confined under `policy`.  The policy
  * must be confined (read-only or workspace-write); it is checked and
  * canonicalized per call (dsh_policy_prepare) before any argv is built.
@@ -369,8 +388,10 @@ DSH_PUBLIC int dsh_provider_spawn(dsh_provider *provider, char *const *argv, con
  * this.  A backend that runs a separate runner (bwrap, a runner command) needs
  * a parent that stays to tell the runner's failures from the command's, and
  * Landlock under workspace-write needs one to host its metadata supervisor
- * (docs/supervisor.md): for those it returns -EOPNOTSUPP at once, with
- * `error` untouched and nothing done, and the caller uses
+ * (docs/supervisor.md): for those it returns -EOPNOTSUPP as soon as the
+ * backend is selected (the selection, which may probe, is the provider's
+ * verdict that the spawn then reuses), before the policy is prepared: with
+ * `error` untouched and nothing else done, and the caller uses
  * dsh_provider_spawn() instead.
  *
  * `announce` (may be NULL) is called once the backend has decided how the

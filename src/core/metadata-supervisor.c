@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* The metadata supervisor: see metadata-supervisor.h and docs/supervisor.md. */
+/*
+ * The metadata supervisor: containment and acting.  Its security argument
+ * opens metadata-supervisor.h; the tracee's memory and files are
+ * metadata-tracee.c's; docs/supervisor.md.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -27,50 +31,14 @@
 #include "core/metadata-call.h"
 #include "core/metadata-filter.h"
 #include "core/metadata-supervisor.h"
+#include "core/metadata-tracee.h"
 
-#ifndef __NR_openat2
-#define __NR_openat2 437
-#endif
-#ifndef __NR_pidfd_open
-#define __NR_pidfd_open 434
-#endif
-#ifndef __NR_pidfd_getfd
-#define __NR_pidfd_getfd 438
-#endif
-#ifndef PIDFD_THREAD
-#define PIDFD_THREAD O_EXCL
-#endif
 #ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
 #define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
 #endif
 #ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
 #define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
 #endif
-#ifndef XATTR_NAME_MAX
-#define XATTR_NAME_MAX 255
-#endif
-#ifndef XATTR_SIZE_MAX
-#define XATTR_SIZE_MAX 65536
-#endif
-
-/* The kernel's struct xattr_args (setxattrat, 6.13) and struct file_attr (file_setattr, 6.17), version 0. */
-struct command_xattr_args {
-        uint64_t value;
-        uint32_t size;
-        uint32_t flags;
-};
-
-struct command_file_attr {
-        uint64_t xflags;
-        uint32_t extsize;
-        uint32_t nextents;
-        uint32_t projid;
-        uint32_t cowextsize;
-};
-
-#define XATTR_ARGS_SIZE_VER0 16
-/* copy_struct_from_user()'s bound on a struct argument: the kernel refuses anything larger with E2BIG. */
-#define STRUCT_ARGUMENT_LIMIT 4096
 
 /*
  * A call must be decided within this bound, measured from its receipt; one
@@ -80,8 +48,6 @@ struct command_file_attr {
 #define CALL_DEADLINE_MS 2000
 /* How long dsh_metadata_supervisor_stop() waits for the thread before leaving it to end alone. */
 #define STOP_WAIT_MS 5000
-/* openat2() with RESOLVE_BENEATH or RESOLVE_IN_ROOT answers EAGAIN when a rename raced its ".." handling. */
-#define RESOLVE_ATTEMPTS 16
 /* /dev/ptmx (and devpts' own ptmx): TTYAUX_MAJOR, minor 2.  Every open of it is a new pty's master. */
 #define PTMX_MAJOR 5
 #define PTMX_MINOR 2
@@ -97,19 +63,6 @@ struct supervised_root {
         char path[PATH_MAX];      /* canonical; refreshed from the fd when the directory was renamed */
         size_t length;
         bool contents_only;
-};
-
-/*
- * The threads seen lately, with their pidfds: a pidfd names one task for
- * good, so a cached one is either the calling thread's (the tid of a live
- * task is unique) or a dead task's, which pidfd_getfd() refuses (ESRCH) and
- * which is then opened afresh.
- */
-#define PIDFD_CACHE_SIZE 8
-
-struct cached_pidfd {
-        pid_t tid;
-        int fd;                         /* -1: empty */
 };
 
 /*
@@ -132,15 +85,13 @@ struct allowed_inode {
 };
 
 struct dsh_metadata_supervisor {
-        struct cached_pidfd pidfds[PIDFD_CACHE_SIZE];
-        size_t next_pidfd;
+        dsh_metadata_tracee tracee;     /* how the command's threads are reached, kept across calls */
         struct allowed_inode allowed[ALLOWED_CACHE_SIZE];
         size_t next_allowed;
         struct supervised_root *roots;
         size_t root_count;
         char **protected_paths;
         size_t protected_count;
-        char *value_buffer;             /* an xattr value: XATTR_SIZE_MAX bytes */
         int socket_fd;                  /* start(): where the listener arrives */
         int stop_fd;                    /* start(): an eventfd the stopper writes */
         pthread_t thread;
@@ -148,8 +99,6 @@ struct dsh_metadata_supervisor {
         atomic_bool capabilities_kept;  /* the thread could not drop its capabilities: it served nothing */
         atomic_int references;
         atomic_ulong unreadable_calls;
-        bool descriptors_through_proc;  /* pidfd_getfd() is refused here: /proc/<tid>/fd/N instead */
-        bool no_thread_pidfds;          /* the kernel has no PIDFD_THREAD */
 };
 
 /* ----------------------------------------------------------- configuration -- */
@@ -160,15 +109,12 @@ dsh_metadata_supervisor *dsh_metadata_supervisor_new(void)
 
         if (!supervisor)
                 return NULL;
-        supervisor->value_buffer = malloc(XATTR_SIZE_MAX);
-        if (!supervisor->value_buffer) {
+        if (dsh_metadata_tracee_init(&supervisor->tracee) < 0) {
                 free(supervisor);
                 return NULL;
         }
         supervisor->socket_fd = -1;
         supervisor->stop_fd = -1;
-        for (size_t i = 0; i < PIDFD_CACHE_SIZE; i++)
-                supervisor->pidfds[i].fd = -1;
         for (size_t i = 0; i < ALLOWED_CACHE_SIZE; i++)
                 supervisor->allowed[i].fd = -1;
         atomic_init(&supervisor->references, 1);
@@ -212,15 +158,14 @@ int dsh_metadata_supervisor_add_root(dsh_metadata_supervisor *supervisor, int di
 
 int dsh_metadata_supervisor_add_root_path(dsh_metadata_supervisor *supervisor, const char *path, bool contents_only)
 {
-        struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-                                .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-        long fd = syscall(__NR_openat2, AT_FDCWD, path, &how, sizeof(how));
+        int fd = dsh_metadata_open_resolved(AT_FDCWD, path, O_PATH | O_DIRECTORY,
+                                            RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
         int result;
 
         if (fd < 0)
-                return -errno;
-        result = dsh_metadata_supervisor_add_root(supervisor, (int) fd, path, contents_only);
-        close((int) fd);
+                return fd;
+        result = dsh_metadata_supervisor_add_root(supervisor, fd, path, contents_only);
+        close(fd);
         return result;
 }
 
@@ -244,9 +189,7 @@ int dsh_metadata_supervisor_add_protected(dsh_metadata_supervisor *supervisor, c
 
 static void supervisor_destroy(dsh_metadata_supervisor *supervisor)
 {
-        for (size_t i = 0; i < PIDFD_CACHE_SIZE; i++)
-                if (supervisor->pidfds[i].fd >= 0)
-                        close(supervisor->pidfds[i].fd);
+        dsh_metadata_tracee_clear(&supervisor->tracee);
         for (size_t i = 0; i < ALLOWED_CACHE_SIZE; i++)
                 if (supervisor->allowed[i].fd >= 0)
                         close(supervisor->allowed[i].fd);
@@ -260,7 +203,6 @@ static void supervisor_destroy(dsh_metadata_supervisor *supervisor)
                 close(supervisor->stop_fd);
         free(supervisor->roots);
         free(supervisor->protected_paths);
-        free(supervisor->value_buffer);
         free(supervisor);
 }
 
@@ -311,420 +253,12 @@ int dsh_metadata_supervisor_check_host(const char **reason)
         return 0;
 }
 
-/* ------------------------------------------------------------------ a call -- */
-
-/* The arguments once copied out of the command: the only copy used. */
-typedef struct payload {
-        struct timespec times[2];
-        bool times_now;
-        char name[XATTR_NAME_MAX + 1];
-        size_t value_size;
-        struct command_file_attr file_attr;
-        union {
-                int flags;
-                struct command_fsxattr {
-                        uint32_t xflags;
-                        uint32_t extsize;
-                        uint32_t nextents;
-                        uint32_t projid;
-                        uint32_t cowextsize;
-                        unsigned char pad[8];
-                } fsxattr;
-        } ioctl_buffer;
-        size_t ioctl_size;
-} payload;
-
-/* One notification being handled. */
-typedef struct call {
-        dsh_metadata_supervisor *supervisor;
-        int listener;
-        uint64_t id;
-        pid_t tid;
-        int pidfd;                      /* the calling thread (the cache's), or -1 (descriptors through /proc) */
-        long long deadline_ms;
-        bool unreadable;                /* the command's memory or descriptors could not be read */
-        bool reopened;                  /* the last descriptor acquired is a reopening through /proc */
-} call;
-
 static long long monotonic_ms(void)
 {
         struct timespec now;
 
         clock_gettime(CLOCK_MONOTONIC, &now);
         return (long long) now.tv_sec * 1000 + now.tv_nsec / 1000000;
-}
-
-/* ------------------------------------------------------- the command's memory -- */
-
-/*
- * Copies up to `size` bytes from `address` in the command into `buffer`,
- * stopping at the first page that cannot be read.  The remote range is cut
- * at page boundaries so that a partial copy is the readable prefix, however
- * the kernel splits a fault.  Returns the bytes copied, or a negative errno
- * when the command's memory may not be read at all (-EPERM, -ESRCH).
- */
-static ssize_t copy_from_command(call *c, uint64_t address, void *buffer, size_t size)
-{
-        const size_t page = (size_t) sysconf(_SC_PAGESIZE);
-        struct iovec remote[16];
-        size_t done = 0;
-
-        if (address == 0 || address + size < address)
-                return 0;
-        while (done < size) {
-                struct iovec local = { (char *) buffer + done, 0 };
-                size_t count = 0;
-                ssize_t copied;
-
-                while (count < sizeof(remote) / sizeof(remote[0]) && done + local.iov_len < size) {
-                        uint64_t at = address + done + local.iov_len;
-                        size_t length = page - (size_t) (at % page);
-
-                        if (length > size - done - local.iov_len)
-                                length = size - done - local.iov_len;
-                        remote[count++] = (struct iovec) { (void *) (uintptr_t) at, length };
-                        local.iov_len += length;
-                }
-                copied = process_vm_readv(c->tid, &local, 1, remote, count, 0);
-                if (copied < 0) {
-                        if (errno == EFAULT)
-                                break;
-                        if (errno == EPERM || errno == EACCES)
-                                c->unreadable = true;
-                        return done > 0 ? (ssize_t) done : -errno;
-                }
-                done += (size_t) copied;
-                if ((size_t) copied < local.iov_len)
-                        break;
-        }
-        return (ssize_t) done;
-}
-
-/* Exactly `size` bytes, or -EFAULT. */
-static int copy_exact(call *c, uint64_t address, void *buffer, size_t size)
-{
-        ssize_t copied = copy_from_command(c, address, buffer, size);
-
-        if (copied < 0)
-                return (int) copied;
-        return (size_t) copied == size ? 0 : -EFAULT;
-}
-
-/* A NUL-terminated string of at most `capacity` bytes with the NUL; too long: `too_long`. */
-static int copy_string(call *c, uint64_t address, char *buffer, size_t capacity, int too_long)
-{
-        ssize_t copied = copy_from_command(c, address, buffer, capacity);
-
-        if (copied < 0)
-                return (int) copied;
-        if (memchr(buffer, '\0', (size_t) copied))
-                return 0;
-        return (size_t) copied < capacity ? -EFAULT : -too_long;
-}
-
-/*
- * copy_struct_from_user()'s rule for a versioned struct argument: the first
- * `known` bytes are the struct, anything the caller passed beyond them must
- * be zero (E2BIG otherwise).
- */
-static int copy_struct(call *c, uint64_t address, uint64_t size, void *known_struct, size_t known)
-{
-        unsigned char extra[STRUCT_ARGUMENT_LIMIT];
-        int result;
-
-        memset(known_struct, 0, known);
-        if (size > STRUCT_ARGUMENT_LIMIT)
-                return -E2BIG;
-        result = copy_exact(c, address, known_struct, size < known ? (size_t) size : known);
-        if (result < 0 || size <= known)
-                return result;
-        result = copy_exact(c, address + known, extra, (size_t) (size - known));
-        if (result < 0)
-                return result;
-        for (size_t i = 0; i < size - known; i++)
-                if (extra[i])
-                        return -E2BIG;
-        return 0;
-}
-
-static int copy_times(call *c, const dsh_metadata_request *op, payload *p)
-{
-        p->times_now = op->times == 0;
-        if (p->times_now)
-                return 0;
-        switch (op->times_format) {
-        case DSH_METADATA_TIMES_UTIMBUF: {
-                struct {
-                        int64_t actime, modtime;
-                } buffer;
-                int result = copy_exact(c, op->times, &buffer, sizeof(buffer));
-
-                if (result < 0)
-                        return result;
-                p->times[0] = (struct timespec) { buffer.actime, 0 };
-                p->times[1] = (struct timespec) { buffer.modtime, 0 };
-                return 0;
-        }
-        case DSH_METADATA_TIMES_TIMEVAL: {
-                struct {
-                        int64_t seconds, microseconds;
-                } buffer[2];
-                int result = copy_exact(c, op->times, buffer, sizeof(buffer));
-
-                if (result < 0)
-                        return result;
-                for (int i = 0; i < 2; i++) {
-                        if (buffer[i].microseconds < 0 || buffer[i].microseconds >= 1000000)
-                                return -EINVAL;
-                        p->times[i] = (struct timespec) { buffer[i].seconds, buffer[i].microseconds * 1000 };
-                }
-                return 0;
-        }
-        case DSH_METADATA_TIMES_TIMESPEC:
-                /* The kernel checks the nanoseconds (UTIME_NOW, UTIME_OMIT) when it acts on the copy. */
-                return copy_exact(c, op->times, p->times, sizeof(p->times));
-        }
-        return -EINVAL;
-}
-
-/* Copies everything the dsh_metadata_request needs besides its target. */
-static int copy_payload(call *c, dsh_metadata_request *op, payload *p)
-{
-        struct command_xattr_args xattr_args = { 0, 0, 0 };
-        int result;
-
-        switch (op->kind) {
-        case DSH_METADATA_CHMOD:
-        case DSH_METADATA_CHOWN:
-                return 0;
-        case DSH_METADATA_TIMES:
-                return copy_times(c, op, p);
-        case DSH_METADATA_SETXATTR:
-        case DSH_METADATA_REMOVEXATTR:
-                result = copy_string(c, op->name, p->name, sizeof(p->name), ERANGE);
-                if (result < 0)
-                        return result;
-                if (p->name[0] == '\0')
-                        return -ERANGE;
-                if (op->kind == DSH_METADATA_REMOVEXATTR)
-                        return 0;
-                if (op->xattr_args) {
-                        if (op->struct_size < XATTR_ARGS_SIZE_VER0)
-                                return -EINVAL;
-                        result = copy_struct(c, op->struct_argument, op->struct_size, &xattr_args, sizeof(xattr_args));
-                        if (result < 0)
-                                return result;
-                        op->value = xattr_args.value;
-                        op->size = xattr_args.size;
-                        op->xattr_flags = (int) xattr_args.flags;
-                }
-                if (op->xattr_flags & ~(XATTR_CREATE | XATTR_REPLACE))
-                        return -EINVAL;
-                if (op->size > XATTR_SIZE_MAX)
-                        return -E2BIG;
-                p->value_size = (size_t) op->size;
-                return p->value_size ? copy_exact(c, op->value, c->supervisor->value_buffer, p->value_size) : 0;
-        case DSH_METADATA_FILE_SETATTR:
-                return copy_struct(c, op->struct_argument, op->struct_size, &p->file_attr, sizeof(p->file_attr));
-        case DSH_METADATA_PTY_PEER:
-                return 0;  /* the flags came in the arguments */
-        case DSH_METADATA_IOCTL:
-                /* FS_IOC_SETFLAGS takes an int whatever its number says (get_user(int) in the kernel). */
-                p->ioctl_size = op->ioctl_command == DSH_FS_IOC_FSSETXATTR ? sizeof(p->ioctl_buffer.fsxattr)
-                                                                            : sizeof(int);
-                return copy_exact(c, op->ioctl_argument, &p->ioctl_buffer, p->ioctl_size);
-        }
-        return -EINVAL;
-}
-
-/* ----------------------------------------------------- the command's files -- */
-
-static int open_how_retrying(int directory_fd, const char *path, int flags, uint64_t resolve)
-{
-        struct open_how how = { .flags = (uint64_t) flags | O_CLOEXEC, .resolve = resolve };
-        long fd = -1;
-
-        for (int attempt = 0; attempt < RESOLVE_ATTEMPTS; attempt++) {
-                fd = syscall(__NR_openat2, directory_fd, path, &how, sizeof(how));
-                if (fd >= 0 || errno != EAGAIN)
-                        break;
-        }
-        return fd < 0 ? -errno : (int) fd;
-}
-
-/* /proc/<tid>/<name> of the calling thread (its own cwd, root or descriptor), opened with `flags`. */
-static int open_thread_entry(call *c, const char *name, int flags)
-{
-        char path[64];
-        int fd;
-
-        snprintf(path, sizeof(path), "/proc/%d/%s", (int) c->tid, name);
-        fd = open(path, flags | O_CLOEXEC);
-        if (fd < 0 && (errno == EACCES || errno == EPERM))
-                c->unreadable = true;
-        return fd < 0 ? -errno : fd;
-}
-
-static bool call_still_valid(const call *c)
-{
-        uint64_t id = c->id;
-
-        return ioctl(c->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
-}
-
-/*
- * A new pidfd for the calling thread: pidfd_open(PIDFD_THREAD) where the
- * kernel has it (6.9); before, pidfd_open() only takes a thread-group
- * leader, and another thread's descriptors are reached through
- * /proc/<tid>/fd.  -1 when there is none.
- */
-static int open_thread_pidfd(call *c)
-{
-        dsh_metadata_supervisor *supervisor = c->supervisor;
-        long fd = -1;
-
-        if (!supervisor->no_thread_pidfds) {
-                fd = syscall(__NR_pidfd_open, c->tid, PIDFD_THREAD);
-                if (fd < 0 && errno == EINVAL)
-                        supervisor->no_thread_pidfds = true;
-        }
-        if (fd < 0 && supervisor->no_thread_pidfds)
-                fd = syscall(__NR_pidfd_open, c->tid, 0);
-        return fd < 0 ? -1 : (int) fd;
-}
-
-/*
- * The calling thread's pidfd, from the cache or new.  A new one is checked
- * at once against the notification: valid, the thread is alive, so the tid
- * it was opened by is that thread's and not a later one's.  Returns false
- * when the call is no longer valid.
- */
-static bool find_thread_pidfd(call *c)
-{
-        dsh_metadata_supervisor *supervisor = c->supervisor;
-        struct cached_pidfd *slot;
-
-        c->pidfd = -1;
-        for (size_t i = 0; i < PIDFD_CACHE_SIZE; i++)
-                if (supervisor->pidfds[i].fd >= 0 && supervisor->pidfds[i].tid == c->tid) {
-                        c->pidfd = supervisor->pidfds[i].fd;
-                        return true;
-                }
-        slot = &supervisor->pidfds[supervisor->next_pidfd];
-        supervisor->next_pidfd = (supervisor->next_pidfd + 1) % PIDFD_CACHE_SIZE;
-        if (slot->fd >= 0)
-                close(slot->fd);
-        slot->tid = c->tid;
-        slot->fd = open_thread_pidfd(c);
-        c->pidfd = slot->fd;
-        return call_still_valid(c);
-}
-
-/* The cached pidfd named a dead task with the caller's tid: open the caller's.  True when there is one. */
-static bool refresh_thread_pidfd(call *c)
-{
-        dsh_metadata_supervisor *supervisor = c->supervisor;
-
-        for (size_t i = 0; i < PIDFD_CACHE_SIZE; i++)
-                if (supervisor->pidfds[i].fd == c->pidfd && c->pidfd >= 0) {
-                        close(supervisor->pidfds[i].fd);
-                        supervisor->pidfds[i].fd = -1;
-                }
-        return find_thread_pidfd(c) && c->pidfd >= 0;
-}
-
-/*
- * The command's descriptor `command_fd` in its calling thread's own fd
- * table, as a descriptor of ours: pidfd_getfd() on the thread's pidfd (the
- * same open file), or where that is refused, /proc/<tid>/fd/N reopened
- * O_PATH — or, for `real_file`, read-only.  Returns the fd or a negative
- * errno (-EBADF: the command has no such descriptor).
- */
-static int acquire_descriptor(call *c, int command_fd, bool real_file)
-{
-        char name[32];
-        long fd;
-
-        c->reopened = false;
-        if (command_fd < 0)
-                return -EBADF;
-        if (c->pidfd >= 0 && !c->supervisor->descriptors_through_proc) {
-                fd = syscall(__NR_pidfd_getfd, c->pidfd, command_fd, 0);
-                if (fd < 0 && errno == ESRCH && refresh_thread_pidfd(c))
-                        fd = syscall(__NR_pidfd_getfd, c->pidfd, command_fd, 0);
-                if (fd >= 0)
-                        return (int) fd;
-                if (errno != EPERM && errno != ENOSYS)
-                        return -errno;
-                /* Refused (a container's seccomp profile): /proc/<tid>/fd needs only read access to the thread. */
-                c->supervisor->descriptors_through_proc = true;
-        }
-        snprintf(name, sizeof(name), "fd/%d", command_fd);
-        fd = open_thread_entry(c, name, real_file ? O_RDONLY | O_NONBLOCK | O_NOCTTY : O_PATH);
-        c->reopened = fd >= 0;
-        return fd == -ENOENT ? -EBADF : (int) fd;
-}
-
-/*
- * Opens the call's target in `*fd`, O_PATH (or the command's own open file
- * for a descriptor form), without following a magic link anywhere: a path
- * is resolved as the kernel would for the calling thread — an absolute one
- * beneath the thread's root (RESOLVE_IN_ROOT), a relative one from its cwd
- * or from its dirfd — with the trailing symlink followed only when the call
- * follows it.  `*form` says how the target was named in the end.  Returns 0
- * or the negative errno to answer.
- */
-static int open_target(call *c, const dsh_metadata_request *op, dsh_metadata_target *form, int *fd)
-{
-        char path[PATH_MAX];
-        uint64_t resolve = RESOLVE_NO_MAGICLINKS;
-        int base, result, own_fd;
-
-        *form = op->form;
-        if (op->form == DSH_METADATA_TARGET_DESCRIPTOR) {
-                *fd = acquire_descriptor(c, op->dirfd, op->kind == DSH_METADATA_IOCTL);
-                /* Reopened O_PATH through /proc: not the command's open file, acted on as a path is. */
-                if (*fd >= 0 && c->reopened && op->kind != DSH_METADATA_IOCTL)
-                        *form = DSH_METADATA_TARGET_PATH;
-                return *fd < 0 ? *fd : 0;
-        }
-        /* A NULL path with AT_EMPTY_PATH is an empty one where the kernel says so (getname_maybe_null()). */
-        if (op->path == 0 && op->null_path_empty)
-                path[0] = '\0';
-        else if ((result = copy_string(c, op->path, path, sizeof(path), ENAMETOOLONG)) < 0)
-                return result;
-        if (path[0] == '\0') {
-                if (!op->empty_path_allowed)
-                        return -ENOENT;
-                *form = DSH_METADATA_TARGET_EMPTY_PATH;
-                *fd = op->dirfd == AT_FDCWD ? open_thread_entry(c, "cwd", O_PATH) : acquire_descriptor(c, op->dirfd,
-                                                                                                        false);
-                if (*fd >= 0 && op->dirfd != AT_FDCWD && c->reopened)
-                        *form = DSH_METADATA_TARGET_PATH;  /* as above: no longer the command's own open file */
-                return *fd < 0 ? *fd : 0;
-        }
-        /*
-         * A following call on the thread's own /proc/self/fd/N is what the
-         * kernel would do with it: its descriptor N (glibc's fchmodat() with
-         * AT_SYMLINK_NOFOLLOW goes this way).  Any other magic link is refused.
-         */
-        if (op->follow && dsh_metadata_own_descriptor_path(path, &own_fd)) {
-                *fd = acquire_descriptor(c, own_fd, false);
-                return *fd < 0 ? *fd : 0;
-        }
-        if (path[0] == '/') {
-                base = open_thread_entry(c, "root", O_PATH | O_DIRECTORY);
-                resolve |= RESOLVE_IN_ROOT;
-        } else if (op->dirfd == AT_FDCWD) {
-                base = open_thread_entry(c, "cwd", O_PATH | O_DIRECTORY);
-        } else {
-                base = acquire_descriptor(c, op->dirfd, false);
-        }
-        if (base < 0)
-                return base;
-        *fd = open_how_retrying(base, path, O_PATH | (op->follow ? 0 : O_NOFOLLOW), resolve);
-        close(base);
-        return *fd < 0 ? *fd : 0;
 }
 
 /* ------------------------------------------------------------- containment -- */
@@ -764,8 +298,8 @@ static int reached_beneath(const struct supervised_root *root, const char *name,
 
         while (*relative == '/')
                 relative++;
-        fd = open_how_retrying(root->fd, relative[0] ? relative : ".", O_PATH | O_NOFOLLOW,
-                               RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+        fd = dsh_metadata_open_resolved(root->fd, relative[0] ? relative : ".", O_PATH | O_NOFOLLOW,
+                                        RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
         if (fd < 0)
                 return -1;
         if (fstat(fd, &found) == 0 && found.st_dev == target->st_dev && found.st_ino == target->st_ino)
@@ -910,7 +444,8 @@ static int act_chown(int fd, dsh_metadata_target form, const dsh_metadata_reques
         return result_of(fchownat(fd, "", op->uid, op->gid, AT_EMPTY_PATH | (op->follow ? 0 : AT_SYMLINK_NOFOLLOW)));
 }
 
-static int act_times(int fd, dsh_metadata_target form, const dsh_metadata_request *op, const payload *p)
+static int act_times(int fd, dsh_metadata_target form, const dsh_metadata_request *op,
+                     const dsh_metadata_payload *p)
 {
         const struct timespec *times = p->times_now ? NULL : p->times;
 
@@ -928,9 +463,9 @@ static int act_times(int fd, dsh_metadata_target form, const dsh_metadata_reques
  * (user.* is refused on symlinks): answered without acting.
  */
 static int act_setxattr(dsh_metadata_supervisor *supervisor, int fd, dsh_metadata_target form,
-                        const dsh_metadata_request *op, const payload *p, const struct stat *target)
+                        const dsh_metadata_request *op, const dsh_metadata_payload *p, const struct stat *target)
 {
-        const void *value = p->value_size ? supervisor->value_buffer : NULL;
+        const void *value = p->value_size ? supervisor->tracee.value_buffer : NULL;
         char path[64];
 
         if (form == DSH_METADATA_TARGET_DESCRIPTOR)
@@ -951,8 +486,8 @@ static int act_setxattr(dsh_metadata_supervisor *supervisor, int fd, dsh_metadat
         return result_of(setxattr(path, p->name, value, p->value_size, op->xattr_flags));
 }
 
-static int act_removexattr(int fd, dsh_metadata_target form, const dsh_metadata_request *op, const payload *p,
-                           const struct stat *target)
+static int act_removexattr(int fd, dsh_metadata_target form, const dsh_metadata_request *op,
+                           const dsh_metadata_payload *p, const struct stat *target)
 {
         char path[64];
 
@@ -967,8 +502,8 @@ static int act_removexattr(int fd, dsh_metadata_target form, const dsh_metadata_
         return result_of(removexattr(path, p->name));
 }
 
-static int act_file_setattr(int fd, dsh_metadata_target form, const dsh_metadata_request *op, const payload *p,
-                            const struct stat *target)
+static int act_file_setattr(int fd, dsh_metadata_target form, const dsh_metadata_request *op,
+                            const dsh_metadata_payload *p, const struct stat *target)
 {
         char path[64];
 
@@ -982,7 +517,7 @@ static int act_file_setattr(int fd, dsh_metadata_target form, const dsh_metadata
 }
 
 static int act(dsh_metadata_supervisor *supervisor, int fd, dsh_metadata_target form, const dsh_metadata_request *op,
-               payload *p, const struct stat *target)
+               dsh_metadata_payload *p, const struct stat *target)
 {
         switch (op->kind) {
         case DSH_METADATA_CHMOD:
@@ -1007,7 +542,7 @@ static int act(dsh_metadata_supervisor *supervisor, int fd, dsh_metadata_target 
 
 /* ------------------------------------------------------------------ serving -- */
 
-static void respond(const call *c, int error)
+static void respond(const dsh_metadata_call *c, int error)
 {
         struct seccomp_notif_resp response = { .id = c->id, .val = 0, .error = error < 0 ? error : 0, .flags = 0 };
 
@@ -1046,11 +581,11 @@ static void respond(const call *c, int error)
  * asked): glibc's openpty() asks so anyway, and login_tty() sets it with
  * TIOCSCTTY.  Returns the slave (ours) or a negative errno to answer.
  */
-static int open_pty_peer(call *c, const dsh_metadata_request *op)
+static int open_pty_peer(dsh_metadata_call *c, const dsh_metadata_request *op)
 {
         const int peer_flags = (op->pty_peer_flags & (O_ACCMODE | O_NONBLOCK)) | O_NOCTTY | O_CLOEXEC;
         struct stat status;
-        int master = acquire_descriptor(c, op->dirfd, false), peer;
+        int master = dsh_metadata_acquire_descriptor(c, op->dirfd, false), peer;
 
         if (master < 0)
                 return master;
@@ -1073,7 +608,7 @@ static int open_pty_peer(call *c, const dsh_metadata_request *op)
 }
 
 /* Answers the call with `peer` installed in the command (its close-on-exec flag as asked). */
-static int send_pty_peer(const call *c, const dsh_metadata_request *op, int peer)
+static int send_pty_peer(const dsh_metadata_call *c, const dsh_metadata_request *op, int peer)
 {
         struct seccomp_notif_addfd addfd = { .id = c->id, .flags = SECCOMP_ADDFD_FLAG_SEND, .srcfd = (uint32_t) peer,
                                              .newfd = 0,
@@ -1086,7 +621,7 @@ static int send_pty_peer(const call *c, const dsh_metadata_request *op, int peer
         return result < 0 ? -errno : 0;
 }
 
-static void handle_pty_peer(call *c, const dsh_metadata_request *op)
+static void handle_pty_peer(dsh_metadata_call *c, const dsh_metadata_request *op)
 {
         int peer = open_pty_peer(c, op), result = peer < 0 ? peer : 0;
 
@@ -1111,10 +646,11 @@ static void handle_pty_peer(call *c, const dsh_metadata_request *op)
  * notification is still valid right before (its thread alive, so every
  * /proc/<tid> entry and pidfd opened above was that thread's).
  */
-static int handle_call(call *c, const struct seccomp_notif *request)
+static int handle_call(dsh_metadata_supervisor *supervisor, dsh_metadata_call *c,
+                       const struct seccomp_notif *request)
 {
         dsh_metadata_request op;
-        payload p;
+        dsh_metadata_payload p;
         dsh_metadata_target form;
         struct stat status;
         uint64_t args[6];
@@ -1124,26 +660,26 @@ static int handle_call(call *c, const struct seccomp_notif *request)
                 args[i] = request->data.args[i];
         result = dsh_metadata_request_decode(request->data.nr, args, &op);
         if (result == 0) {
-                if (!find_thread_pidfd(c))
+                if (!dsh_metadata_find_thread_pidfd(c))
                         return 0;  /* the thread is gone: the tid may already name another */
                 if (op.kind == DSH_METADATA_PTY_PEER) {
                         handle_pty_peer(c, &op);
                         return 0;
                 }
-                result = copy_payload(c, &op, &p);
+                result = dsh_metadata_copy_payload(c, &op, &p);
         }
         if (result == 0)
-                result = open_target(c, &op, &form, &target);
+                result = dsh_metadata_open_target(c, &op, &form, &target);
         if (result == 0)
-                result = fstat(target, &status) < 0 ? -errno : check_target(c->supervisor, target, &status);
+                result = fstat(target, &status) < 0 ? -errno : check_target(supervisor, target, &status);
         if (result == 0 && monotonic_ms() > c->deadline_ms)
                 result = -EACCES;
-        if (result == 0 && !call_still_valid(c))
+        if (result == 0 && !dsh_metadata_call_still_valid(c))
                 goto out;
         if (result == 0)
-                result = act(c->supervisor, target, form, &op, &p, &status);
+                result = act(supervisor, target, form, &op, &p, &status);
         if (c->unreadable && result < 0) {
-                atomic_fetch_add(&c->supervisor->unreadable_calls, 1);
+                atomic_fetch_add(&supervisor->unreadable_calls, 1);
                 result = -EACCES;
         }
         respond(c, result);
@@ -1157,14 +693,14 @@ out:
 static int serve_one(dsh_metadata_supervisor *supervisor, int listener)
 {
         struct seccomp_notif request;
-        call c;
+        dsh_metadata_call c;
 
         memset(&request, 0, sizeof(request));  /* NOTIF_RECV refuses a buffer that is not zeroed */
         if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &request) < 0)
                 return errno == EINTR || errno == ENOENT ? 0 : -errno;
-        c = (call) { supervisor, listener, request.id, (pid_t) request.pid, -1, monotonic_ms() + CALL_DEADLINE_MS,
-                     false, false };
-        return handle_call(&c, &request);
+        c = (dsh_metadata_call) { &supervisor->tracee, listener, request.id, (pid_t) request.pid, -1,
+                                  monotonic_ms() + CALL_DEADLINE_MS, false, false };
+        return handle_call(supervisor, &c, &request);
 }
 
 void dsh_metadata_supervisor_serve(dsh_metadata_supervisor *supervisor, int listener_fd, int stop_fd)

@@ -3,32 +3,48 @@
  * The metadata supervisor (docs/supervisor.md): under workspace-write,
  * Landlock governs every file effect but metadata — chmod, chown, utimes,
  * extended attributes and inode flags.  The metadata filter
- * (metadata-filter.h) sends each such call of the command here, through a
+ * (metadata-filter.c) sends each such call of the command here, through a
  * seccomp user-notification listener, and the supervisor *performs* it on
  * the command's behalf when its target lies in a writable root, answering
  * with the real result; anything else is answered EACCES and nothing
  * changes.
  *
- * It never answers SECCOMP_USER_NOTIF_FLAG_CONTINUE: a decision taken on a
- * path the command can still rewrite in its own memory would be a decision
- * about another file (the kernel's own header says so).  Instead, per call:
- * the arguments are copied once out of the command (process_vm_readv) and
- * only the copy is used; the target is opened O_PATH relative to the
- * calling thread's own cwd, root or descriptor (a thread that unshared its
- * fs or its fd table is resolved against its own), without ever following a
- * magic link; containment is decided on that open file (its name reopened
- * beneath a writable root's fd and compared by device and inode); and the
- * operation is performed on that same file.  Whatever the command changes
- * in its memory or on disk after the copy changes nothing about which file
- * is acted on.
- *
- * It runs outside the sandbox with no capability (its thread's sets are
- * emptied), so it can do nothing the command could not do by itself but for
- * Landlock;
- * it treats every argument as hostile (bounded reads, no string trusted, a
- * deadline per call, EACCES when it cannot decide).  It serves until the
- * command is gone (its listener hangs up) or it is stopped; once its
- * listener is closed the command's further metadata calls fail with ENOSYS.
+ * The security argument, in one place:
+ *   - what it decides: whether this call's target — one open file, not a
+ *     name — lies beneath a writable root and outside every protected path
+ *     (containment, metadata-supervisor.c), and then it makes the change on
+ *     that same open file itself (acting, metadata-supervisor.c).  Under
+ *     read-only no call reaches it: the filter answers EPERM;
+ *   - never CONTINUE: SECCOMP_USER_NOTIF_FLAG_CONTINUE lets the kernel
+ *     re-read the arguments from the command's memory after the decision,
+ *     and another of its threads can rewrite a path between the two reads
+ *     (the kernel's own header says CONTINUE cannot implement a security
+ *     policy).  Every decision here depends on a pointer, so every call is
+ *     either performed by the supervisor or refused, never handed back;
+ *   - time of check, time of use: the arguments are copied once out of the
+ *     command (process_vm_readv, bounded) and only the copy is used; the
+ *     target is opened O_PATH relative to the calling thread's own cwd,
+ *     root or descriptor (a thread that unshared its fs or its fd table is
+ *     resolved against its own), never through a magic link
+ *     (metadata-tracee.c); containment is judged on that open file (its
+ *     name reopened beneath a writable root's fd with RESOLVE_BENEATH and
+ *     compared by device and inode), and the change is made through that
+ *     fd.  A rename, a symlink swapped in, a rewrite of the command's memory
+ *     after the copy changes nothing about which file is acted on.  Every
+ *     /proc/<tid> entry and pidfd is trusted only once
+ *     SECCOMP_IOCTL_NOTIF_ID_VALID says the calling thread still waits, and
+ *     is checked again right before acting: a dead thread's tid reused by
+ *     another task is never read;
+ *   - its own power: it runs outside the sandbox, but its thread empties its
+ *     capability sets before it serves (one that cannot, serves nothing), so
+ *     it can do nothing the command could not do by itself but for Landlock;
+ *     every argument is hostile (bounded reads, no string trusted, a
+ *     deadline per call, EACCES when it cannot decide, when the command's
+ *     memory or descriptors cannot be read);
+ *   - when it dies: it serves until the command is gone (its listener hangs
+ *     up) or it is stopped; once its listener is closed — stopped, or its
+ *     process killed — the kernel fails the command's further metadata calls
+ *     with ENOSYS.  A supervisor gone never lets a call through.
  *
  * libc (and pthread) only, shared by the library's spawn path and the
  * landlock-run launcher.

@@ -10,10 +10,11 @@
  *     walk ended in.  A component swapped for a symlink to outside between
  *     two operations is met by the next walk as a symlink, and its target is
  *     judged where it points;
- *   - what: the shield the runner would plan for the same policy (shield.c)
- *     says what a writable root does not make writable; the guard denies
- *     what bwrap holds back, and also the protected subpaths that do not
- *     exist yet, which bwrap can only report;
+ *   - what: the shield the runner would plan for the same policy (shield.c,
+ *     planned when the guard is made: file-guard-setup.c) says what a
+ *     writable root does not make writable; the guard denies what bwrap
+ *     holds back, and also the protected subpaths that do not exist yet,
+ *     which bwrap can only report;
  *   - which /tmp: the one the command sees (docs/file-guard.md).  Under a
  *     backend whose /tmp is the session's scratch (bwrap), a path at or
  *     beneath /tmp that no writable root holds is mapped, after lexical
@@ -39,8 +40,8 @@
 
 #include "dsh-sandbox/file-guard.h"
 
-#include "provider/backend.h"
 #include "base/error.h"
+#include "fs/file-guard-state.h"
 #include "fs/file-ops.h"
 #include "base/path-fd.h"
 #include "fs/path-walk.h"
@@ -48,24 +49,6 @@
 #include "provider/prepared-policy.h"
 #include "shield/shield.h"
 
-/*
- * The temp area a workspace-write change may reach, as the command names it:
- * the host's under Landlock (which grants it), the session's scratch under
- * bwrap (which binds it there: docs/backends.md).
- */
-#define GUARD_TEMP_AREA "/tmp"
-
-struct dsh_file_guard {
-        dsh_prepared_policy prepared;
-        dsh_walk_root *roots;           /* workspace-write: the workspace, each extra root, then the temp area */
-        size_t root_count;
-        int temp_fd;                    /* the temp area's fd (the others are the prepared policy's) */
-        char *temp_path;                /* canonical: the host's /tmp, or the scratch's temp area */
-        bool temp_is_scratch;           /* /tmp/... is mapped to temp_path/... (the selected backend binds it) */
-        dsh_shield shield;
-        char **protected_spellings;     /* ROOT/SUBPATH for each writable root and protected subpath */
-        size_t read_limit;              /* the most one read returns (the config's fileReadLimitBytes) */
-};
 
 /* One operation in progress: what the messages name. */
 struct operation {
@@ -922,168 +905,4 @@ int dsh_file_guard_read_range(dsh_file_guard *guard, const char *path, unsigned 
                             "a range's length must be at most the read limit, %zu bytes (fileReadLimitBytes)",
                             guard->read_limit);
         return guarded_read(guard, path, &request, result, error);
-}
-
-/* -------------------------------------------------------------- guard -- */
-
-/* ROOT/SUBPATH for every writable root and protected subpath: denied whether it exists or not. */
-static int spell_protected_subpaths(dsh_file_guard *guard, const dsh_provider *provider)
-{
-        const dsh_policy *policy = &guard->prepared.policy;
-
-        for (size_t i = 0; i < guard->prepared.root_count; i++) {
-                const char *root = i == 0 ? policy->workspace_root : policy->additional_writable_roots[i - 1];
-
-                for (char **subpath = provider->protected_subpaths; subpath && *subpath; subpath++) {
-                        dsh_autofree char *spelled = NULL;
-
-                        if (asprintf(&spelled, "%s/%s", strcmp(root, "/") == 0 ? "" : root, *subpath) < 0 ||
-                            dsh_strv_append(&guard->protected_spellings, spelled) < 0)
-                                return -ENOMEM;
-                }
-        }
-        return 0;
-}
-
-/* The host's temp area, canonical and open, when this host has one. */
-static int open_host_temp_area(dsh_file_guard *guard)
-{
-        char canonical[PATH_MAX];
-
-        if (!realpath(GUARD_TEMP_AREA, canonical))
-                return 0;  /* no /tmp: no temp area to write */
-        guard->temp_fd = dsh_path_open_canonical(canonical, true);
-        if (guard->temp_fd < 0)
-                return 0;
-        guard->temp_path = strdup(canonical);
-        return guard->temp_path ? 0 : -ENOMEM;
-}
-
-/*
- * The temp area the command of this policy sees, as the runtime would
- * select its backend (the same selection a bash call makes): the session's
- * scratch temp area where the backend binds it at /tmp, none where that
- * backend would give a tmpfs per call (no scratch configured: a file
- * written there would never be seen), else the host's /tmp.
- */
-static int open_temp_area(dsh_file_guard *guard, dsh_provider *provider, dsh_error *error)
-{
-        const dsh_backend_ops *backend = dsh_provider_selected_backend(provider);
-        const dsh_scratch *scratch = &guard->prepared.scratch;
-        int result;
-
-        if (!backend || !backend->temp_area_is_scratch)
-                return open_host_temp_area(guard) < 0 ? dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory")
-                                                      : 0;
-        guard->temp_is_scratch = true;
-        result = dsh_prepared_policy_open_scratch(&guard->prepared, provider->scratch_dir, error);
-        if (result < 0 || !dsh_scratch_present(scratch))
-                return result;
-        guard->temp_fd = fcntl(scratch->temp_fd, F_DUPFD_CLOEXEC, 3);
-        if (guard->temp_fd < 0)
-                return dsh_error_set(error, DSH_ERROR_SYSTEM, errno, "cannot open the scratch: %s", strerror(errno));
-        guard->temp_path = strdup(scratch->temp_path);
-        return guard->temp_path ? 0 : dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
-}
-
-static int add_root(dsh_file_guard *guard, int fd, const char *path)
-{
-        dsh_walk_root *root = &guard->roots[guard->root_count];
-
-        root->fd = fd;
-        root->path = path;
-        if (dsh_walk_root_identify(root) < 0)
-                return -errno;
-        guard->root_count++;
-        return 0;
-}
-
-static int prepare_workspace_write(dsh_file_guard *guard, dsh_provider *provider, dsh_error *error)
-{
-        const dsh_policy *policy = &guard->prepared.policy;
-        int result = open_temp_area(guard, provider, error);
-
-        if (result < 0)
-                return result;
-        guard->roots = calloc(guard->prepared.root_count + 1, sizeof(*guard->roots));
-        if (!guard->roots)
-                return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
-        for (size_t i = 0; result == 0 && i < guard->prepared.root_count; i++)
-                result = add_root(guard, guard->prepared.root_fds[i],
-                                  i == 0 ? policy->workspace_root : policy->additional_writable_roots[i - 1]);
-        if (result == 0 && guard->temp_fd >= 0)
-                result = add_root(guard, guard->temp_fd, guard->temp_path);
-        if (result < 0)
-                return dsh_error_set(error, DSH_ERROR_SANDBOX_INVALID_ROOT, -result,
-                                     "cannot examine a writable root: %s", strerror(-result));
-        /*
-         * The shield bwrap plans (subpaths mapped to the real git
-         * directories), with Landlock's temp area — the host's /tmp; the
-         * scratch's is the sandbox's own, made for this call, not a root.
-         */
-        result = dsh_shield_plan(provider, policy, guard->temp_is_scratch ? NULL : guard->temp_path, true,
-                                 &guard->shield, error);
-        if (result < 0)
-                return result;
-        if (guard->shield.unprotected && provider->require_protected_subpaths)
-                return dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EPERM,
-                                     "a protected subpath cannot be held back and requireProtectedSubpaths is set: %s",
-                                     guard->shield.unprotected[0]);
-        if (spell_protected_subpaths(guard, provider) < 0)
-                return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
-        return 0;
-}
-
-int dsh_file_guard_new(dsh_runtime *runtime, const dsh_policy *policy, dsh_file_guard **guard_out, dsh_error *error)
-{
-        dsh_file_guard *guard;
-        int result;
-
-        *guard_out = NULL;
-        if (!runtime || !policy)
-                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
-                                     "a file guard needs a runtime and a policy");
-        guard = calloc(1, sizeof(*guard));
-        if (!guard)
-                return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
-        guard->prepared = (dsh_prepared_policy) DSH_PREPARED_POLICY_INIT;
-        guard->temp_fd = -1;
-        guard->shield = (dsh_shield) DSH_SHIELD_INIT;
-        guard->read_limit = dsh_runtime_config(runtime)->file_read_limit_bytes;
-        if (guard->read_limit == 0)
-                guard->read_limit = DSH_CONFIG_DEFAULT_FILE_READ_LIMIT_BYTES;
-        /* Nothing is confined under danger-full-access: the root need not even exist (relative paths use it). */
-        if (policy->mode == DSH_MODE_DANGER_FULL_ACCESS)
-                result = dsh_policy_copy(&guard->prepared.policy, policy) < 0
-                                 ? dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory")
-                                 : 0;
-        else
-                result = dsh_prepared_policy_init(&guard->prepared, policy, error);
-        if (result == 0 && guard->prepared.policy.mode == DSH_MODE_WORKSPACE_WRITE)
-                result = prepare_workspace_write(guard, dsh_runtime_provider(runtime), error);
-        if (result < 0) {
-                dsh_file_guard_free(guard);
-                return result;
-        }
-        *guard_out = guard;
-        return 0;
-}
-
-void dsh_file_guard_free(dsh_file_guard *guard)
-{
-        if (!guard)
-                return;
-        dsh_prepared_policy_clear(&guard->prepared);
-        if (guard->temp_fd >= 0)
-                close(guard->temp_fd);
-        free(guard->temp_path);
-        free(guard->roots);
-        dsh_shield_clear(&guard->shield);
-        dsh_strv_free(guard->protected_spellings);
-        free(guard);
-}
-
-const dsh_policy *dsh_file_guard_policy(const dsh_file_guard *guard)
-{
-        return &guard->prepared.policy;
 }

@@ -15,7 +15,7 @@
 #include "dsh-sandbox/config.h"
 #include "policy/config-internal.h"
 #include "dsh-sandbox/provider.h"
-#include "provider/backend.h"
+#include "base/provider-rules.h"
 #include "base/error.h"
 #include "base/json-core.h"
 #include "base/xdg.h"

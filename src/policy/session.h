@@ -2,7 +2,7 @@
 /*
  * Internal view of a session handle, shared by the store, the replay and the policy service.
  *
- * JSON: the session log's replay (session-store.c) is the one reader in the library that does not
+ * JSON: the session log's replay (session-log.c) is the one reader in the library that does not
  * decode with the JSON core's strict decoder (base/json-core.h), and it is on purpose.  Replay runs
  * on every call in a session (`policy resolve --session`, each `run`), and a log only grows: a
  * `sandbox/mode` line exactly as this library writes it, and an ignored event in the envelope every

@@ -68,7 +68,7 @@
  * process's writable view; and every process of the sandbox dies with it.
  *
  * The bwrap binary is never taken from a place the confined command (or a
- * checked-out repository) could have written: see dsh_bwrap_find().
+ * checked-out repository) could have written: see src/provider/bwrap-trust.h.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -83,6 +83,10 @@
 #include <unistd.h>
 
 #include "provider/backend.h"
+#include "provider/provider-protections.h"
+#include "provider/bwrap-probe.h"
+#include "provider/bwrap-status.h"
+#include "provider/bwrap-trust.h"
 #include "base/error.h"
 #include "provider/held-back-watch.h"
 #include "base/path.h"
@@ -92,96 +96,8 @@
 #include "provider/spawn.h"
 
 #define BWRAP_TEMP_AREA "/tmp"
-#define BWRAP_FATAL_SIGNATURE "bwrap: "
 #define BWRAP_DENIAL_SIGNATURE "read-only file system"
-#define EXEC_HELPER_NAME "dsh-sandbox-exec"
 #define EXEC_HELPER_FATAL_SIGNATURE "dsh-sandbox-exec: "
-
-/* Where a distribution installs bwrap, in order of preference.  Root-owned
- * system directories: an unprivileged command cannot plant a binary there. */
-static const char *const trusted_bwrap_paths[] = {
-        "/usr/bin/bwrap",
-        "/usr/local/bin/bwrap",
-        "/bin/bwrap",
-        NULL,
-};
-
-/* Owned by root and writable by nobody else: what no confined command can replace. */
-static bool owned_by_root_only(const struct stat *status)
-{
-        return status->st_uid == 0 && !(status->st_mode & (S_IWGRP | S_IWOTH));
-}
-
-static bool ancestors_owned_by_root_only(const char *canonical)
-{
-        char directory[PATH_MAX];
-        struct stat status;
-        char *slash;
-
-        if (strlen(canonical) >= sizeof(directory))
-                return false;
-        strcpy(directory, canonical);
-        while ((slash = strrchr(directory, '/'))) {
-                if (slash == directory)
-                        return stat("/", &status) == 0 && owned_by_root_only(&status);
-                *slash = '\0';
-                if (stat(directory, &status) < 0 || !owned_by_root_only(&status))
-                        return false;
-        }
-        return false;
-}
-
-/*
- * The runner must be a file that no confined command could have written:
- * the canonical binary and every directory above it are owned by root and
- * writable by root alone (so /tmp, ~/.local/bin or a checkout never
- * qualify).  Otherwise a workspace-write call covering that directory could
- * replace it, and the next call — read-only or not — would run the
- * replacement unconfined.  Returns the canonical path, or NULL.
- */
-char *dsh_bwrap_trusted_binary(const char *path)
-{
-        char *canonical = realpath(path, NULL);
-        struct stat status;
-
-        if (!canonical)
-                return NULL;
-        if (stat(canonical, &status) == 0 && S_ISREG(status.st_mode) && owned_by_root_only(&status) &&
-            access(canonical, X_OK) == 0 && ancestors_owned_by_root_only(canonical))
-                return canonical;
-        free(canonical);
-        return NULL;
-}
-
-/*
- * PATH is not searched: ownership alone cannot tell a system directory from
- * root's own ~/.local/bin (root owns both), and a bwrap planted there by a
- * confined command would become the runner of every later call.  The fixed
- * locations are refused as writable roots by every backend (shield.c).
- */
-char *dsh_bwrap_find(const dsh_provider *provider, char **reason)
-{
-        *reason = NULL;
-        if (provider->bwrap_path) {
-                /* Named explicitly by the caller (the harness's own environment): its word is taken. */
-                if (access(provider->bwrap_path, X_OK) == 0)
-                        return strdup(provider->bwrap_path);
-                if (asprintf(reason, "the configured bwrap %s is not executable: %s", provider->bwrap_path,
-                             strerror(errno)) < 0)
-                        *reason = NULL;
-                return NULL;
-        }
-        for (const char *const *path = trusted_bwrap_paths; *path; path++) {
-                char *found = dsh_bwrap_trusted_binary(*path);
-
-                if (found)
-                        return found;
-        }
-        *reason = strdup("bubblewrap is not installed where it can be trusted (no root-owned bwrap in /usr/bin, "
-                         "/usr/local/bin or /bin): install the bubblewrap package, or name the binary with "
-                         "$DSH_SANDBOX_BWRAP");
-        return NULL;
-}
 
 /*
  * Kernel knobs in the sandbox's fresh /proc, bound read-only over it.  bwrap
@@ -608,7 +524,7 @@ static int build_argv(char ***argv, const struct bwrap_call *call, const dsh_pol
  */
 static int set_dialect(dsh_confined_argv *out, const dsh_shield *shield)
 {
-        static const char *const fatal[] = { BWRAP_FATAL_SIGNATURE, EXEC_HELPER_FATAL_SIGNATURE, NULL };
+        static const char *const fatal[] = { DSH_BWRAP_FATAL_SIGNATURE, EXEC_HELPER_FATAL_SIGNATURE, NULL };
 
         out->enforcement = DSH_ENFORCEMENT_FULL;
         for (char **reason = shield->unprotected; reason && *reason; reason++)
@@ -664,14 +580,14 @@ static int prepare_call(dsh_provider *provider, const dsh_prepared_policy *prepa
                 free(reason);
                 return result;
         }
-        call->exec_helper = dsh_provider_launcher_path(provider, EXEC_HELPER_NAME);
+        call->exec_helper = dsh_protections_launcher_path(&provider->protections, DSH_BWRAP_EXEC_HELPER_NAME);
         if (!call->exec_helper || access(call->exec_helper, X_OK) < 0)
                 return dsh_error_set_unavailable(error, policy->mode,
                                                  "the dsh-sandbox-exec helper is not installed");
-        result = dsh_shield_plan(provider, policy, NULL, true, &call->shield, error);
+        result = dsh_provider_plan_shield(provider, policy, NULL, true, &call->shield, error);
         if (result < 0)
                 return result;
-        if (call->shield.unprotected && provider->require_protected_subpaths)
+        if (call->shield.unprotected && provider->protections.require_subpaths)
                 return dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EPERM,
                                      "a protected subpath cannot be held back and requireProtectedSubpaths is set: %s",
                                      call->shield.unprotected[0]);
@@ -697,7 +613,7 @@ static int bwrap_confine(dsh_provider *provider, char *const *argv, const dsh_pr
                              *path) < 0 || dsh_strv_append(&call.shield.unprotected, reason) < 0)
                         result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         }
-        if (result == 0 && call.shield.must_stay_absent && provider->require_protected_subpaths)
+        if (result == 0 && call.shield.must_stay_absent && provider->protections.require_subpaths)
                 result = dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EPERM,
                                        "a protected subpath cannot be held back and requireProtectedSubpaths is set: %s",
                                        call.shield.unprotected[dsh_strv_length(call.shield.unprotected) - 1]);
@@ -709,321 +625,8 @@ static int bwrap_confine(dsh_provider *provider, char *const *argv, const dsh_pr
         return result;
 }
 
-/* ------------------------------------------------------------- diagnosis -- */
-
-static bool sysctl_equals(const char *path, const char *value)
-{
-        char buffer[32] = "";
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        ssize_t length;
-
-        if (fd < 0)
-                return false;
-        length = read(fd, buffer, sizeof(buffer) - 1);
-        close(fd);
-        if (length <= 0)
-                return false;
-        buffer[length] = '\0';
-        buffer[strcspn(buffer, "\n")] = '\0';
-        return strcmp(buffer, value) == 0;
-}
-
-/* Names the host knob that blocks user namespaces, when one visibly does. */
-static const char *userns_blocker(void)
-{
-        if (sysctl_equals("/proc/sys/kernel/unprivileged_userns_clone", "0"))
-                return "the sysctl kernel.unprivileged_userns_clone is 0";
-        if (sysctl_equals("/proc/sys/user/max_user_namespaces", "0"))
-                return "the sysctl user.max_user_namespaces is 0";
-        if (sysctl_equals("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "1"))
-                return "AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns "
-                       "is 1; give bwrap an AppArmor profile that allows userns)";
-        return NULL;
-}
-
-static char *first_runner_line(const char *text)
-{
-        const char *line = text ? strstr(text, BWRAP_FATAL_SIGNATURE) : NULL;
-
-        if (!line && text && text[0])
-                line = text;
-        if (!line)
-                return NULL;
-        return strndup(line, strcspn(line, "\n"));
-}
-
-static bool contains_text(const char *haystack, const char *needle)
-{
-        return haystack && strcasestr(haystack, needle) != NULL;
-}
-
-/* bwrap's words for a shortage of fds, memory, processes or namespaces: a bad moment that may pass. */
-static bool names_resource_shortage(const char *line)
-{
-        static const int shortages[] = { EMFILE, ENFILE, ENOMEM, EAGAIN, ENOSPC };
-
-        for (size_t i = 0; i < sizeof(shortages) / sizeof(shortages[0]); i++)
-                if (contains_text(line, strerror(shortages[i])))
-                        return true;
-        return false;
-}
-
-static bool names_namespace_failure(const char *line)
-{
-        return contains_text(line, "namespace") || contains_text(line, "uid map") || contains_text(line, "uid_map") ||
-               contains_text(line, "setgroups");
-}
-
-/*
- * Turns a failed confined `true` into words a user can act on.  `line` is
- * bwrap's own stderr line (may be NULL).  `*transient` says whether the
- * failure may not recur: only the failures recognised below as facts about
- * the host (namespaces blocked, /proc masked, bwrap too old) are not; a
- * timeout, a resource shortage or anything unrecognised is.  A namespace
- * limit of 0 set by a host knob is a fact, even though the kernel says
- * "No space left on device" for it.  Returns a new string.
- */
-static char *explain_failure(const char *line, int exit_code, bool timed_out, long timeout_ms, bool *transient)
-{
-        const char *blocker = userns_blocker();
-        bool namespaces = names_namespace_failure(line);
-        char *reason = NULL;
-        int length;
-
-        *transient = true;
-        if (timed_out) {
-                length = asprintf(&reason, "a bwrap probe did not finish within %ld ms (probeTimeoutMs)", timeout_ms);
-        } else if (names_resource_shortage(line) && !(namespaces && blocker)) {
-                length = asprintf(&reason, "bwrap ran short of a resource while it set up the sandbox; this may pass "
-                                           "(bwrap said: %s)",
-                                  line);
-        } else if (namespaces) {
-                *transient = false;
-                length = asprintf(&reason,
-                                  "bwrap cannot create its namespaces: user namespaces are blocked on this host "
-                                  "(%s) (bwrap said: %s)",
-                                  blocker ? blocker
-                                          : "by the user.max_user_namespaces or kernel.unprivileged_userns_clone "
-                                            "sysctl, an AppArmor userns restriction, or a container's seccomp "
-                                            "profile",
-                                  line);
-        } else if (contains_text(line, "proc")) {
-                *transient = false;
-                length = asprintf(&reason,
-                                  "bwrap cannot mount a private /proc, as inside a container that masks /proc "
-                                  "(bwrap said: %s)",
-                                  line);
-        } else if (contains_text(line, "unknown option")) {
-                *transient = false;
-                length = asprintf(&reason, "this bwrap is too old (0.3.2 or newer is needed for --json-status-fd) "
-                                           "(bwrap said: %s)",
-                                  line);
-        } else if (line) {
-                length = asprintf(&reason, "a confined `true` failed under bwrap with status %d (bwrap said: %s)",
-                                  exit_code, line);
-        } else {
-                length = asprintf(&reason, "a confined `true` failed under bwrap with status %d and no message",
-                                  exit_code);
-        }
-        return length < 0 ? NULL : reason;
-}
-
-/* "bubblewrap 0.8.0" -> "0.8.0"; NULL when it cannot be learned before `deadline_ms`. */
-static char *bwrap_version(const char *bwrap, long long deadline_ms)
-{
-        char *const argv[] = { (char *) bwrap, (char *) "--version", NULL };
-        dsh_exec_plan plan = DSH_EXEC_PLAN_INIT(argv);
-        dsh_spawn_options options = DSH_SPAWN_OPTIONS_INIT;
-        dsh_spawn_failure failure;
-        dsh_autofree char *text = NULL;
-        int output[2], wait_status = 0;
-        const char *version;
-        pid_t pid;
-
-        if (pipe2(output, O_CLOEXEC) < 0)
-                return NULL;
-        options.stdout_fd = output[1];
-        options.stderr_fd = output[1];
-        options.new_process_group = true;  /* the deadline takes whatever it started, too */
-        pid = dsh_spawn_exec_plan(&plan, &options, &failure);
-        close(output[1]);
-        if (pid < 0) {
-                close(output[0]);
-                return NULL;
-        }
-        if (dsh_collect_bounded(pid, pid, output[0], deadline_ms, &text, &wait_status) < 0 || !text)
-                return NULL;
-        version = strrchr(text, ' ');
-        if (!WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0 || !version)
-                return NULL;
-        return strndup(version + 1, strcspn(version + 1, "\n"));
-}
-
-/*
- * Functional: a read-only confined `true` through the same argv spawn()
- * uses (so a bwrap too old for --json-status-fd is found here, not later).
- * The version query and the run share one deadline (the caller's, when it
- * already started one for the whole probe).
- */
-/* What the command's /tmp is, per mode (docs/backends.md, "Temp areas and caches"). */
-static void add_temp_area_notes(const dsh_provider *provider, dsh_backend_report *report)
-{
-        (void) dsh_strv_append(&report->notes, "read-only: /tmp is a private tmpfs, empty at each call; TMPDIR=/tmp");
-        (void) dsh_strv_append(&report->notes,
-                               provider->scratch_dir
-                                       ? "workspace-write: /tmp is the session's scratch, kept across its calls and "
-                                         "private to it; package-manager caches go to the session's scratch; "
-                                         "TMPDIR=/tmp"
-                                       : "workspace-write: /tmp is a private tmpfs, empty at each call; TMPDIR=/tmp");
-}
-
-static void bwrap_probe(dsh_provider *provider, dsh_backend_report *report)
-{
-        char *const argv[] = { (char *) "true", NULL };
-        dsh_policy policy = DSH_POLICY_INIT;
-        dsh_error error = DSH_ERROR_INIT;
-        dsh_autofree char *stderr_text = NULL;
-        dsh_autofree char *line = NULL;
-        bool started = dsh_provider_begin_probe(provider);
-        int exit_code = 0;
-
-        dsh_autofree char *exec_helper = dsh_provider_launcher_path(provider, EXEC_HELPER_NAME);
-
-        report->runner_path = dsh_bwrap_find(provider, &report->reason);
-        if (!report->runner_path)
-                goto out;  /* not installed, or not where it can be trusted: a fact until someone installs it */
-        if (!exec_helper || access(exec_helper, X_OK) < 0) {
-                if (asprintf(&report->reason, "the dsh-sandbox-exec helper %s is not executable: %s",
-                             exec_helper ? exec_helper : "(no launcher directory)", strerror(errno)) < 0)
-                        report->reason = NULL;
-                goto out;
-        }
-        report->version = bwrap_version(report->runner_path, provider->probe_deadline_ms);
-        policy.workspace_root = (char *) "/";
-        if (dsh_provider_run_bounded(provider, &dsh_backend_bwrap, argv, &policy, &exit_code, &stderr_text,
-                                     &error) < 0 &&
-            error.code != DSH_ERROR_SANDBOX_UNAVAILABLE) {
-                /* Our side could not run it (no pipe, no fd, no memory): says nothing about bwrap. */
-                report->transient = true;
-                report->reason = strdup(error.message ? error.message : "bwrap cannot be started");
-                goto out;
-        }
-        if (exit_code == 0) {
-                report->usable = true;
-                report->enforcement = DSH_ENFORCEMENT_FULL;
-                add_temp_area_notes(provider, report);
-                goto out;
-        }
-        line = first_runner_line(stderr_text);
-        report->reason = explain_failure(line, exit_code, exit_code < 0, provider->probe_timeout_ms,
-                                         &report->transient);
-out:
-        dsh_error_clear(&error);
-        dsh_provider_end_probe(provider, started);
-}
-
 /* ----------------------------------------------------------------- spawn -- */
 
-/* The number after "child-pid": in a status record, or 0. */
-static pid_t parse_child_pid(const char *record)
-{
-        const char *field = strstr(record, "\"child-pid\"");
-        char *end;
-        long value;
-
-        if (!field)
-                return 0;
-        field += strlen("\"child-pid\"");
-        field += strspn(field, " \t\n");
-        if (*field != ':')
-                return 0;
-        field++;
-        field += strspn(field, " \t\n");
-        errno = 0;
-        value = strtol(field, &end, 10);
-        if (errno || end == field || value <= 1 || value > INT_MAX)
-                return 0;
-        return (pid_t) value;
-}
-
-/*
- * Reads the first record bwrap writes on --json-status-fd: { "child-pid": N,
- * ... } once the sandbox's first process exists.  With a deadline
- * (dsh_monotonic_ms() time; 0: none) it waits no longer than that.  Returns
- * 1 when it came, with *child_pid = N (0 when not a plausible pid), 0 on EOF
- * without it (bwrap failed before creating the sandbox), -ETIMEDOUT when the
- * deadline passed first; sets *exec_seen when an "exit-code" record (written
- * only after an exec) was read along with it.
- */
-static int read_first_record(int fd, long long deadline_ms, pid_t *child_pid, bool *exec_seen)
-{
-        char buffer[1024];
-        size_t used = 0;
-        ssize_t length;
-
-        *exec_seen = false;
-        *child_pid = 0;
-        for (;;) {
-                struct pollfd poll_fd = { fd, POLLIN, 0 };
-                int ready = poll(&poll_fd, 1, dsh_poll_timeout_ms(deadline_ms));
-
-                if (ready < 0 && errno == EINTR)
-                        continue;
-                if (ready == 0)
-                        return -ETIMEDOUT;
-                if (ready < 0)
-                        break;
-                length = read(fd, buffer + used, sizeof(buffer) - 1 - used);
-                if (length < 0 && errno == EINTR)
-                        continue;
-                if (length <= 0)
-                        break;
-                used += (size_t) length;
-                buffer[used] = '\0';
-                if (strchr(buffer, '\n') || used == sizeof(buffer) - 1)
-                        break;
-        }
-        buffer[used] = '\0';
-        *exec_seen = strstr(buffer, "\"exit-code\"") != NULL;
-        if (!strstr(buffer, "\"child-pid\""))
-                return 0;
-        *child_pid = parse_child_pid(buffer);
-        return 1;
-}
-
-/*
- * The process group signals for the command go to: bwrap's --new-session
- * makes the sandbox's init (pid 1 inside, `reported` outside) a session and
- * group leader, and the command runs in its group.  Taken only when
- * `reported` is a child of `runner`: whatever a runner writes (a fake that
- * says "child-pid": 1) must never aim signals at the caller's own group or
- * at every process (kill(-1, ...)).  Returns 0 when it cannot be confirmed.
- */
-static pid_t sandbox_process_group(pid_t runner, pid_t reported)
-{
-        char path[64], stat_line[512];
-        const char *fields;
-        long parent = 0;
-        ssize_t length;
-        int fd;
-
-        if (reported <= 1 || reported == runner)
-                return 0;
-        snprintf(path, sizeof(path), "/proc/%d/stat", (int) reported);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return 0;
-        length = read(fd, stat_line, sizeof(stat_line) - 1);
-        close(fd);
-        if (length <= 0)
-                return 0;
-        stat_line[length] = '\0';
-        /* "PID (COMM) STATE PPID ...": COMM may hold anything, so the fields start after the last ')'. */
-        fields = strrchr(stat_line, ')');
-        if (!fields || sscanf(fields + 1, " %*c %ld", &parent) != 1)
-                return 0;
-        return parent == (long) runner ? reported : 0;
-}
 
 
 /* Two status pipes above stdio: bwrap's --json-status-fd and dsh-sandbox-exec's --status-fd. */
@@ -1062,106 +665,6 @@ static int report_early_failure(pid_t pid, dsh_mode mode, dsh_error *error)
         return -ECHILD;
 }
 
-/* Everything a finished runner left in `fd` (non-blocking), NUL-terminated in `buffer`; closes the fd. */
-static void drain_status_fd(int *fd, char *buffer, size_t size)
-{
-        size_t used = 0;
-        ssize_t length;
-
-        buffer[0] = '\0';
-        if (*fd < 0)
-                return;
-        fcntl(*fd, F_SETFL, O_NONBLOCK);
-        while (used < size - 1 &&
-               ((length = read(*fd, buffer + used, size - 1 - used)) > 0 || (length < 0 && errno == EINTR)))
-                if (length > 0)
-                        used += (size_t) length;
-        buffer[used] = '\0';
-        close(*fd);
-        *fd = -1;
-}
-
-/*
- * What the runner's last step inside the sandbox (dsh-sandbox-exec) said on
- * its own channel: that the program could not be executed (the command's
- * failure, 126/127), or that it could not prepare the command (the runner's).
- */
-static void settle_exec_status(dsh_child *child)
-{
-        char record[700], text[600];
-        int errno_value;
-
-        drain_status_fd(&child->exec_status_fd, record, sizeof(record));
-        switch (dsh_sandbox_exec_status_parse(record, &errno_value, text, sizeof(text))) {
-        case DSH_SANDBOX_EXEC_STATUS_EXEC:
-                child->exec_errno = errno_value > 0 ? errno_value : EIO;
-                break;
-        case DSH_SANDBOX_EXEC_STATUS_HELPER:
-                child->runner_failed = true;
-                free(child->runner_failure_detail);
-                child->runner_failure_detail = strdup(text);
-                break;
-        case DSH_SANDBOX_EXEC_STATUS_NONE:
-                break;
-        }
-}
-
-/*
- * After waitpid(): bwrap writes its "exit-code" record only once it exec'd,
- * and dsh-sandbox-exec its record only when the exec failed.
- */
-static void bwrap_settle(dsh_child *child, int wait_status)
-{
-        /* No process of the sandbox is left (they die with its init): nothing can race this check. */
-        dsh_shield_audit(child->audit_absent, &child->warnings);
-        char buffer[4096];
-
-        if (child->runner_status_fd < 0)
-                return;
-        /*
-         * bwrap writes its "exit-code" record before it exits, so after
-         * waitpid() the record is in the pipe if it was ever written.  The
-         * read does not block: a daemon the command left behind cannot hold
-         * the status fd (bwrap closes it before exec), but nothing here
-         * should wait on anyone else's goodwill either.
-         */
-        drain_status_fd(&child->runner_status_fd, buffer, sizeof(buffer));
-        if (strstr(buffer, "\"exit-code\""))
-                child->command_started = true;
-        /* The last step's refusal (stdio it could not hand over) is no sign of a broken runner: the verdict stays. */
-        settle_exec_status(child);
-        if (child->runner_failed)
-                return;
-        /*
-         * Only a runner that exited with a failure status and never reported
-         * an exec is called failed.  A runner killed by a signal may have been
-         * running the command when it died: that is the command's outcome.
-         */
-        if (child->command_started || !WIFEXITED(wait_status) || WEXITSTATUS(wait_status) == 0)
-                return;
-        child->runner_failed = true;
-        free(child->runner_failure_detail);
-        if (asprintf(&child->runner_failure_detail, "%s exited with status %d before it executed the command",
-                     child->facts.backend ? child->facts.backend : "the runner", WEXITSTATUS(wait_status)) < 0)
-                child->runner_failure_detail = NULL;
-}
-
-
-/* bwrap wherever the lookup could find it (or the configured one), and the last step it runs inside. */
-static char **bwrap_runner_candidates(const dsh_provider *provider)
-{
-        dsh_autofree char *exec_helper = dsh_provider_launcher_path(provider, EXEC_HELPER_NAME);
-        char **candidates = dsh_strv_copy((char *const *) trusted_bwrap_paths);
-
-        if (candidates && provider->bwrap_path && dsh_strv_append(&candidates, provider->bwrap_path) < 0)
-                goto out_of_memory;
-        if (candidates && exec_helper && dsh_strv_append(&candidates, exec_helper) < 0)
-                goto out_of_memory;
-        return candidates;
-out_of_memory:
-        dsh_strv_free(candidates);
-        return NULL;
-}
 
 static char *bwrap_runner_path(const dsh_provider *provider)
 {
@@ -1207,13 +710,13 @@ static void warn_watch_unarmed(dsh_child *child, int arm_errno)
 
 /*
  * After bwrap reported its sandbox: the child, with the process group
- * signals for the command go to (see sandbox_process_group()).
+ * signals for the command go to (see dsh_bwrap_sandbox_process_group()).
  */
 static void settle_child(dsh_child *child, pid_t pid, pid_t reported_pid, dsh_confined_argv *facts, dsh_mode mode,
                          bool exec_seen, int json_status_fd, int exec_status_fd)
 {
         child->pid = pid;
-        child->process_group = sandbox_process_group(pid, reported_pid);
+        child->process_group = dsh_bwrap_sandbox_process_group(pid, reported_pid);
         if (child->process_group == 0)
                 child->process_group = pid;  /* unconfirmed: the runner's own group, which it leads */
         child->facts = *facts;
@@ -1342,7 +845,8 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prep
         bwrap_call_clear(&call);
         /* Inside a probe, its deadline holds here too: a runner that stalls before its record is killed. */
         if (result == 0)
-                record = read_first_record(json_pipe[0], provider->probe_deadline_ms, &reported_pid, &exec_seen);
+                record = dsh_bwrap_read_first_record(json_pipe[0], provider->probe_deadline_ms, &reported_pid,
+                                                     &exec_seen);
         if (result == 0 && record < 0) {
                 /*
                  * No record: the sandbox's init is not known by pid, only as
@@ -1375,13 +879,13 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prep
 
 const dsh_backend_ops dsh_backend_bwrap = {
         .name = "bwrap",
-        .probe = bwrap_probe,
+        .probe = dsh_bwrap_probe,
         .confine = bwrap_confine,
         .spawn = bwrap_spawn,
         .exec = NULL,
         .probe_is_functional = true,
         .temp_area_is_scratch = true,
         .runner_path = bwrap_runner_path,
-        .runner_candidates = bwrap_runner_candidates,
-        .settle = bwrap_settle,
+        .runner_candidates = dsh_bwrap_runner_candidates,
+        .settle = dsh_bwrap_settle,
 };

@@ -29,7 +29,9 @@
  * (core/metadata-supervisor.h, docs/supervisor.md), which performs it when its
  * target lies in a writable root.  The supervisor runs on a thread of the
  * process that spawned the command, so an in-place exec cannot have one:
- * exec() answers -EOPNOTSUPP under workspace-write and the caller spawns.
+ * under workspace-write the backend does not exec in place
+ * (landlock_execs_in_place()), dsh_provider_exec() answers -EOPNOTSUPP and
+ * the caller spawns.
  */
 #include <errno.h>
 #include <limits.h>
@@ -39,6 +41,8 @@
 #include <unistd.h>
 
 #include "provider/backend.h"
+#include "provider/process.h"
+#include "provider/provider-protections.h"
 #include "core/landlock.h"
 #include "core/metadata-supervisor.h"
 #include "core/private-dev.h"
@@ -199,7 +203,7 @@ static void landlock_probe(dsh_provider *provider, dsh_backend_report *report)
                 free(sentence);
         }
         /* Known before any call: a workspace-write call whose roots hold a repository will run partial. */
-        if (provider->protected_subpaths) {
+        if (provider->protections.subpaths) {
                 report->enforcement = DSH_ENFORCEMENT_PARTIAL;
                 (void) dsh_strv_append(&report->partial_reasons, SUBPATHS_PARTIAL_REASON);
         }
@@ -295,7 +299,7 @@ static const char *own_file_among(const dsh_provider *provider, char *const *hel
 {
         if (!held_back)
                 return NULL;
-        for (char *const *given = provider->protected_paths; given && *given; given++) {
+        for (char *const *given = provider->protections.paths; given && *given; given++) {
                 dsh_autofree char *canonical = dsh_path_canonical(*given);
 
                 for (char *const *path = held_back; canonical && path && *path; path++)
@@ -316,7 +320,8 @@ static int check_shield(const dsh_provider *provider, const dsh_policy *policy, 
                         char ***held_back, dsh_error *error)
 {
         dsh_shield shield = DSH_SHIELD_INIT;
-        int result = dsh_shield_plan(provider, policy, LANDLOCK_TEMP_AREA, held_back != NULL, &shield, error);
+        int result = dsh_provider_plan_shield(provider, policy, LANDLOCK_TEMP_AREA, held_back != NULL, &shield,
+                                              error);
         const char *own_file = result == 0 ? own_file_among(provider, shield.read_only) : NULL;
 
         *subpaths_open = false;
@@ -326,7 +331,7 @@ static int check_shield(const dsh_provider *provider, const dsh_policy *policy, 
                                        "Landlock cannot hold it back: a confined command could change the policy "
                                        "of later calls. Use a narrower root, or the bwrap backend",
                                        own_file);
-        else if (result == 0 && shield.has_subpaths && provider->require_protected_subpaths)
+        else if (result == 0 && shield.has_subpaths && provider->protections.require_subpaths)
                 result = dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EPERM,
                                        "%s, and requireProtectedSubpaths is set. Use the bwrap backend",
                                        SUBPATHS_PARTIAL_REASON);
@@ -589,6 +594,12 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
         return 0;
 }
 
+/* The metadata supervisor lives in a process that stays: an in-place exec leaves none, so workspace-write spawns. */
+static bool landlock_execs_in_place(dsh_mode mode)
+{
+        return mode != DSH_MODE_WORKSPACE_WRITE;
+}
+
 static int landlock_exec(dsh_provider *provider, char *const *argv, const dsh_prepared_policy *prepared,
                          dsh_exec_announce_fn announce, void *announce_data, dsh_error *error)
 {
@@ -601,8 +612,9 @@ static int landlock_exec(dsh_provider *provider, char *const *argv, const dsh_pr
         char **environment = NULL;
         int result;
 
-        /* The metadata supervisor lives in a process that stays: an in-place exec leaves none. */
-        if (policy->mode == DSH_MODE_WORKSPACE_WRITE)
+        /* The provider asks landlock_execs_in_place() before it prepares; asked again here so that no
+         * path execs a workspace-write command without its supervisor. */
+        if (!landlock_execs_in_place(policy->mode))
                 return -EOPNOTSUPP;
         plan.terminal_filter = true;
         plan.drop_capabilities = true;
@@ -652,6 +664,7 @@ const dsh_backend_ops dsh_backend_landlock = {
         .confine = landlock_confine,
         .spawn = landlock_spawn,
         .exec = landlock_exec,
+        .execs_in_place = landlock_execs_in_place,
         .runner_path = landlock_runner_path,
         .runner_candidates = landlock_runner_candidates,
 };

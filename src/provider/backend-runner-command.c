@@ -15,42 +15,10 @@
 #include <string.h>
 
 #include "provider/backend.h"
+#include "provider/process.h"
+#include "base/provider-rules.h"
 #include "base/error.h"
 #include "provider/spawn.h"
-
-int dsh_runner_command_check(char *const *command, char *const *signatures, const char **key_out,
-                             dsh_error *error)
-{
-        const char *key = "runnerCommand";
-        int result = 0;
-
-        if (signatures && !command) {
-                key = "runnerFailureSignatures";
-                result = dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
-                                       "sandbox-local: runnerFailureSignatures requires runnerCommand");
-        } else if (command && dsh_strv_length(signatures) == 0) {
-                result = dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
-                                       "sandbox-local: runnerCommand requires at least one runnerFailureSignatures "
-                                       "entry");
-        }
-        for (char *const *signature = command ? signatures : NULL; result == 0 && signature && *signature; signature++)
-                if ((*signature)[0] == '\0' || strpbrk(*signature, "\r\n")) {
-                        key = "runnerFailureSignatures";
-                        result = dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
-                                               "sandbox-local: runnerFailureSignatures entries must be non-empty "
-                                               "single-line strings");
-                }
-        if (result == 0 && command && !command[0])
-                result = dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
-                                       "sandbox-local: runnerCommand must name a program");
-        for (char *const *word = command; result == 0 && word && *word; word++)
-                if ((*word)[0] == '\0')
-                        result = dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
-                                               "sandbox-local: runnerCommand entries must be non-empty strings");
-        if (result < 0 && key_out)
-                *key_out = key;
-        return result;
-}
 
 static void runner_command_probe(dsh_provider *provider, dsh_backend_report *report)
 {

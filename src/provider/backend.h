@@ -11,8 +11,8 @@
 
 #include "dsh-sandbox/provider.h"
 #include "provider/prepared-policy.h"
-#include "provider/process.h"
 #include "base/util.h"
+#include "shield/protections.h"
 
 /* What a probe learned about one backend on this host. */
 typedef struct dsh_backend_report {
@@ -54,10 +54,13 @@ typedef struct dsh_backend_ops {
         int (*spawn)(dsh_provider *provider, char *const *argv, const dsh_prepared_policy *prepared,
                      const dsh_spawn_options *options, dsh_child *child, dsh_error *error);
         /* Replaces the calling process with `argv` confined; returns only on failure.
-         * NULL for a backend that needs a runner process (dsh_provider_exec() then
-         * answers -EOPNOTSUPP and the caller spawns). */
+         * NULL for a backend that needs a runner process. */
         int (*exec)(dsh_provider *provider, char *const *argv, const dsh_prepared_policy *prepared,
                     dsh_exec_announce_fn announce, void *announce_data, dsh_error *error);
+        /* Whether exec() confines a command of `mode` in place.  Asked before the policy is
+         * prepared: NULL or false, and dsh_provider_exec() answers -EOPNOTSUPP at once and
+         * the caller spawns, preparing the policy once. */
+        bool (*execs_in_place)(dsh_mode mode);
         /* True when probe() already runs a confined command; otherwise the provider
          * follows a usable static probe with a functional run of `true` through spawn(). */
         bool probe_is_functional;
@@ -100,10 +103,8 @@ struct dsh_provider {
         /* Operator override (dsh_provider_set_runner_command); NULL: none. */
         char **runner_command;
         char **runner_failure_signatures;
-        char **protected_paths;         /* absolute, canonicalized per call; see dsh_provider_set_protected_paths() */
-        char **protected_executables;   /* programs later calls trust to run; see dsh_provider_set_protected_executables() */
-        char **protected_subpaths;      /* relative to each writable root; see dsh_provider_set_protected_subpaths() */
-        bool require_protected_subpaths;
+        /* What no confined command may change, and where the launchers are: the shield's input (protections.h). */
+        dsh_protections protections;
         /* Directory of the cross-process verdict cache; NULL: the verdict lives in this provider only. */
         char *verdict_cache_dir;
         /* Where each session's scratch lives (scratch.h); NULL: none, bwrap's /tmp is a tmpfs per call. */
@@ -152,27 +153,6 @@ DSH_INTERNAL int dsh_probe_report_fill(dsh_provider *provider, const dsh_backend
                                        dsh_probe_report *report, bool *usable, bool *transient, char **last_reason);
 
 /*
- * The operator override's rules with the upstream texts, the one copy the
- * provider (dsh_provider_set_runner_command) and the config loader share:
- * signatures need a command, a command needs a signature, signatures are
- * non-empty single lines, a command names a program and has no empty word.
- * Both NULL is no override and passes.  Returns 0, or -EINVAL with `error`
- * set and `*key_out` (may be NULL) the config key at fault, "runnerCommand"
- * or "runnerFailureSignatures".  backend-runner-command.c.
- */
-DSH_INTERNAL int dsh_runner_command_check(char *const *command, char *const *signatures, const char **key_out,
-                                          dsh_error *error);
-
-/*
- * The probe bound's rule with its upstream text, shared by the provider and
- * the config loader: positive, finite and at most INT_MAX milliseconds.
- * Returns 0 with `*checked_out` the bound rounded up to a whole millisecond,
- * or -EINVAL with "sandbox-local: probeTimeoutMs must be a positive finite
- * number".  provider-settings.c.
- */
-DSH_INTERNAL int dsh_probe_timeout_check(double timeout_ms, long *checked_out, dsh_error *error);
-
-/*
  * Starts the deadline of one functional probe, probeTimeoutMs from now,
  * unless one is running already (a probe nested in a probe shares the
  * outer one's).  Returns true when it started one: that caller then ends it
@@ -194,13 +174,5 @@ DSH_INTERNAL void dsh_provider_end_probe(dsh_provider *provider, bool started);
 DSH_INTERNAL int dsh_provider_run_bounded(dsh_provider *provider, const dsh_backend_ops *backend, char *const *argv,
                                           const dsh_policy *policy, int *exit_code, char **stderr_text,
                                           dsh_error *error);
-
-/* Absolute path of the bwrap binary the bwrap backend would run, or NULL with
- * `*reason` (caller frees) saying why none qualifies.  backend-bwrap.c. */
-DSH_INTERNAL char *dsh_bwrap_find(const dsh_provider *provider, char **reason);
-
-/* The canonical path of `path` when it is a runner no confined command could
- * have written (root-owned, root-writable only, up to "/"), else NULL. */
-DSH_INTERNAL char *dsh_bwrap_trusted_binary(const char *path);
 
 #endif

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "provider/backend.h"
+#include "base/provider-rules.h"
 #include "config.h"
 #include "dsh-sandbox/config.h"
 #include "base/error.h"
@@ -63,7 +64,9 @@ dsh_provider *dsh_provider_new(void)
         if (!provider)
                 return NULL;
         provider->landlock_run_path = strdup(DEFAULT_LANDLOCK_RUN_PATH);
-        if (!provider->landlock_run_path) {
+        if (!provider->landlock_run_path ||
+            dsh_protections_set_launcher_directory(&provider->protections, DEFAULT_LANDLOCK_RUN_PATH) < 0) {
+                free(provider->landlock_run_path);
                 free(provider);
                 return NULL;
         }
@@ -83,9 +86,7 @@ void dsh_provider_free(dsh_provider *provider)
                 return;
         dsh_provider_forget_verdict(provider);
         free(provider->landlock_run_path);
-        dsh_strv_free(provider->protected_paths);
-        dsh_strv_free(provider->protected_executables);
-        dsh_strv_free(provider->protected_subpaths);
+        dsh_protections_clear(&provider->protections);
         free(provider->bwrap_path);
         dsh_strv_free(provider->runner_command);
         dsh_strv_free(provider->runner_failure_signatures);
@@ -163,8 +164,10 @@ int dsh_provider_set_landlock_run_path(dsh_provider *provider, const char *path,
                 return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
                                      "the landlock-run path must be absolute: \"%s\"", path ? path : "");
         copy = strdup(path);
-        if (!copy)
+        if (!copy || dsh_protections_set_launcher_directory(&provider->protections, path) < 0) {
+                free(copy);
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        }
         free(provider->landlock_run_path);
         provider->landlock_run_path = copy;
         dsh_provider_forget_verdict(provider);
@@ -186,15 +189,6 @@ int dsh_provider_set_bwrap_path(dsh_provider *provider, const char *path, dsh_er
         free(provider->bwrap_path);
         provider->bwrap_path = copy;
         dsh_provider_forget_verdict(provider);
-        return 0;
-}
-
-int dsh_probe_timeout_check(double timeout_ms, long *checked_out, dsh_error *error)
-{
-        if (!isfinite(timeout_ms) || timeout_ms <= 0 || timeout_ms > (double) INT_MAX)
-                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
-                                     "sandbox-local: probeTimeoutMs must be a positive finite number");
-        *checked_out = (long) ceil(timeout_ms);
         return 0;
 }
 
@@ -254,12 +248,12 @@ static int set_absolute_paths(char ***field, char *const *paths, const char *wha
 
 int dsh_provider_set_protected_paths(dsh_provider *provider, char *const *paths, dsh_error *error)
 {
-        return set_absolute_paths(&provider->protected_paths, paths, "a protected path", error);
+        return set_absolute_paths(&provider->protections.paths, paths, "a protected path", error);
 }
 
 int dsh_provider_set_protected_executables(dsh_provider *provider, char *const *paths, dsh_error *error)
 {
-        return set_absolute_paths(&provider->protected_executables, paths, "a protected executable", error);
+        return set_absolute_paths(&provider->protections.executables, paths, "a protected executable", error);
 }
 
 /* A name relative to a writable root: no empty, "." or ".." component, not absolute. */
@@ -299,9 +293,9 @@ int dsh_provider_set_protected_subpaths(dsh_provider *provider, const char *cons
                         return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
                 }
         }
-        dsh_strv_free(provider->protected_subpaths);
-        provider->protected_subpaths = copy;
-        provider->require_protected_subpaths = required;
+        dsh_strv_free(provider->protections.subpaths);
+        provider->protections.subpaths = copy;
+        provider->protections.require_subpaths = required;
         return 0;
 }
 

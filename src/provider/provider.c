@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "provider/backend.h"
+#include "provider/process.h"
 #include "config.h"
 #include "dsh-sandbox/config.h"
 #include "base/error.h"
@@ -147,12 +148,26 @@ static const dsh_backend_ops *reselect_after_runner_failure(dsh_provider *provid
         return probe_chain(provider);
 }
 
-/* Checks the call's inputs and prepares a private copy of the policy, its writable roots and its scratch opened. */
-static int prepare_call(const dsh_provider *provider, char *const *argv, const dsh_policy *policy,
-                        dsh_prepared_policy *prepared, dsh_error *error)
+/*
+ * The provider boundary: what confine, spawn and exec return on failure is
+ * the negative of the errno their error carries (-EINVAL when it carries
+ * none, as dsh_error_set() would answer), the set provider.h documents per
+ * code.  A backend's private answers stay inside: -ECHILD (a runner gone
+ * before its sandbox existed, already diagnosed as SANDBOX_UNAVAILABLE) and
+ * the errno of a step that failed under an UNAVAILABLE error leave as
+ * -ENOSYS, as every UNAVAILABLE does.  A failure with no error set (none
+ * should exist) stays the negative it was: never success.
+ */
+static int boundary_result(int result, const dsh_error *error)
 {
-        int result;
+        if (result >= 0 || error->code == DSH_ERROR_NONE)
+                return result;
+        return error->errno_value > 0 ? -error->errno_value : -EINVAL;
+}
 
+/* The inputs every confined call checks before anything is selected or prepared. */
+static int check_call(char *const *argv, const dsh_policy *policy, dsh_error *error)
+{
         if (!argv || !argv[0])
                 return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "the command argv is empty");
         if (!dsh_mode_is_confined(policy->mode))
@@ -160,6 +175,17 @@ static int prepare_call(const dsh_provider *provider, char *const *argv, const d
                                      "mode \"%s\" is not a confined mode; a provider only confines read-only "
                                      "and workspace-write",
                                      dsh_mode_name(policy->mode));
+        return 0;
+}
+
+/* Checks the call's inputs and prepares a private copy of the policy, its writable roots and its scratch opened. */
+static int prepare_call(const dsh_provider *provider, char *const *argv, const dsh_policy *policy,
+                        dsh_prepared_policy *prepared, dsh_error *error)
+{
+        int result = check_call(argv, policy, error);
+
+        if (result < 0)
+                return result;
         result = dsh_prepared_policy_init(prepared, policy, error);
         if (result == 0)
                 result = dsh_prepared_policy_open_scratch(prepared, provider->scratch_dir, error);
@@ -173,8 +199,8 @@ const dsh_backend_ops *dsh_provider_selected_backend(dsh_provider *provider)
         return select_backend(provider);
 }
 
-int dsh_provider_confine(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
-                         dsh_confined_argv *out, dsh_error *error)
+static int provider_confine(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
+                            dsh_confined_argv *out, dsh_error *error)
 {
         dsh_prepared_policy prepared = DSH_PREPARED_POLICY_INIT;
         const dsh_backend_ops *backend;
@@ -188,6 +214,17 @@ int dsh_provider_confine(dsh_provider *provider, char *const *argv, const dsh_po
         else
                 result = backend->confine(provider, argv, &prepared, out, error);
         dsh_prepared_policy_clear(&prepared);
+        return result;
+}
+
+int dsh_provider_confine(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
+                         dsh_confined_argv *out, dsh_error *error)
+{
+        dsh_error local_error = DSH_ERROR_INIT;
+        dsh_error *reported = error ? error : &local_error;
+        int result = boundary_result(provider_confine(provider, argv, policy, out, reported), reported);
+
+        dsh_error_clear(&local_error);
         return result;
 }
 
@@ -277,7 +314,7 @@ static int provider_spawn(dsh_provider *provider, char *const *argv, const dsh_p
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         child->watch_held_back = watch_held_back;
         if (policy->mode == DSH_MODE_DANGER_FULL_ACCESS) {
-                result = dsh_spawn_unconfined(argv, options, child, error);
+                result = dsh_spawn_unconfined(argv, options, child, error ? error : &local_error);
         } else {
                 result = prepare_call(provider, argv, policy, &prepared, error);
                 if (result == 0)
@@ -285,6 +322,7 @@ static int provider_spawn(dsh_provider *provider, char *const *argv, const dsh_p
                                                 error ? error : &local_error);
         }
         dsh_prepared_policy_clear(&prepared);
+        result = boundary_result(result, error ? error : &local_error);
         dsh_error_clear(&local_error);
         if (result < 0) {
                 dsh_child_free(child);
@@ -307,34 +345,71 @@ int dsh_provider_spawn_watched(dsh_provider *provider, char *const *argv, const 
         return provider_spawn(provider, argv, policy, options, true, child_out, error);
 }
 
-int dsh_provider_exec(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
-                      dsh_exec_announce_fn announce, void *announce_data, dsh_error *error)
+/* Whether the backend would replace the calling process for this mode (backend.h: execs_in_place). */
+static bool backend_execs_in_place(const dsh_backend_ops *backend, dsh_mode mode)
 {
-        static const dsh_spawn_options inherit = DSH_SPAWN_OPTIONS_INIT;
+        return backend->exec && backend->execs_in_place && backend->execs_in_place(mode);
+}
+
+/*
+ * dsh_provider_exec() under a confined mode: select, decide, then prepare.
+ * The backend that would be selected decides first whether it can exec in
+ * place for this mode; when it cannot, the answer is -EOPNOTSUPP before
+ * anything is prepared (no roots opened, no scratch made), and the caller's
+ * spawn prepares the policy once and reuses the selection, which the
+ * provider keeps.  No usable backend is reported after the preparation, as
+ * dsh_provider_spawn() reports it: a bad root is named before "unavailable".
+ */
+static int exec_confined(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
+                         dsh_exec_announce_fn announce, void *announce_data, dsh_error *error)
+{
         dsh_prepared_policy prepared = DSH_PREPARED_POLICY_INIT;
         const dsh_backend_ops *backend;
-        int result;
+        int result = check_call(argv, policy, error);
 
-        if (policy->mode == DSH_MODE_DANGER_FULL_ACCESS) {
-                dsh_exec_plan plan = DSH_EXEC_PLAN_INIT(argv);
-                dsh_spawn_failure failure;
-
-                if (!argv || !argv[0])
-                        return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "the command argv is empty");
-                dsh_exec_plan_apply(&plan, &inherit, &failure);
-                return dsh_spawn_failure_to_error(&failure, policy->mode, argv[0], error);
-        }
-        result = prepare_call(provider, argv, policy, &prepared, error);
         if (result < 0)
                 return result;
         backend = select_backend(provider);
+        if (backend && !backend_execs_in_place(backend, policy->mode))
+                return -EOPNOTSUPP;  /* a runner process, or a supervisor: only a parent that stays can host them */
+        result = prepare_call(provider, argv, policy, &prepared, error);
+        if (result < 0)
+                return result;
         if (!backend)
                 result = dsh_error_set_unavailable(error, prepared.policy.mode, provider->unavailable_detail);
-        else if (backend->exec)
-                result = backend->exec(provider, argv, &prepared, announce, announce_data, error);
         else
-                result = -EOPNOTSUPP;  /* a runner process: only a waiting parent can attribute its failures */
+                result = backend->exec(provider, argv, &prepared, announce, announce_data, error);
         dsh_prepared_policy_clear(&prepared);
+        return result;
+}
+
+static int exec_unconfined(char *const *argv, const dsh_policy *policy, dsh_error *error)
+{
+        static const dsh_spawn_options inherit = DSH_SPAWN_OPTIONS_INIT;
+        dsh_exec_plan plan = DSH_EXEC_PLAN_INIT(argv);
+        dsh_spawn_failure failure;
+
+        if (!argv || !argv[0])
+                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "the command argv is empty");
+        dsh_exec_plan_apply(&plan, &inherit, &failure);
+        return dsh_spawn_failure_to_error(&failure, policy->mode, argv[0], error);
+}
+
+int dsh_provider_exec(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
+                      dsh_exec_announce_fn announce, void *announce_data, dsh_error *error)
+{
+        dsh_error local_error = DSH_ERROR_INIT;
+        dsh_error *reported = error ? error : &local_error;
+        int result;
+
+        if (policy->mode == DSH_MODE_DANGER_FULL_ACCESS)
+                result = exec_unconfined(argv, policy, reported);
+        else
+                result = exec_confined(provider, argv, policy, announce, announce_data, reported);
+        /* -EOPNOTSUPP leaves `error` untouched: it is an answer, not a failure. */
+        if (result != -EOPNOTSUPP)
+                result = boundary_result(result, reported);
+        dsh_error_clear(&local_error);
         return result;
 }
 

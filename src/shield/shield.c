@@ -9,10 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "provider/backend.h"
-#include "config.h"
 #include "base/error.h"
 #include "base/path.h"
+#include "shield/git-layout.h"
 #include "shield/shield.h"
 
 /*
@@ -48,32 +47,6 @@ void dsh_shield_clear(dsh_shield *shield)
         dsh_strv_free(shield->unprotected);
         dsh_strv_free(shield->must_stay_absent);
         *shield = (dsh_shield) DSH_SHIELD_INIT;
-}
-
-/*
- * The launcher `name` beside landlock-run when it is there (a build tree, a
- * relocated install, a launcher directory the caller named), else the
- * installed copy in the libexec directory: an installed landlock-run is a
- * user command in the bin directory, and the helpers beside it would not be.
- * Both places are as trusted as landlock-run's own directory and the install
- * location, and neither is ever searched for on PATH; a command could switch
- * one for the other only by changing landlock-run's directory, which the
- * shield refuses as it refuses landlock-run itself.
- */
-char *dsh_provider_launcher_path(const dsh_provider *provider, const char *name)
-{
-        const char *slash = provider->landlock_run_path ? strrchr(provider->landlock_run_path, '/') : NULL;
-        char *path = NULL;
-
-        if (slash && asprintf(&path, "%.*s/%s", (int) (slash - provider->landlock_run_path),
-                              provider->landlock_run_path, name) < 0)
-                return NULL;
-        if (path && access(path, F_OK) == 0)
-                return path;
-        free(path);
-        if (asprintf(&path, "%s/%s", DSH_SANDBOX_LIBEXECDIR, name) < 0)
-                return NULL;
-        return path;
 }
 
 /* ---------------------------------------------------------- writable roots -- */
@@ -306,26 +279,21 @@ static int refuse_runner_root(const struct writable_roots *roots, const char *ru
 }
 
 /*
- * Every runner any later call of this provider could start, whether or not
- * it exists now: a bwrap planted where the trusted lookup would find it is as
- * dangerous as one replaced.
+ * Every runner any later call could start (`runners`, whether or not it
+ * exists now: a bwrap planted where the trusted lookup would find it is as
+ * dangerous as one replaced), what the loader reads to start them, and the
+ * programs the deployment names as trusted.
  */
-static int check_runners(const dsh_provider *provider, const struct writable_roots *roots, dsh_error *error)
+static int check_runners(const dsh_protections *protections, char *const *runners, const struct writable_roots *roots,
+                         dsh_error *error)
 {
         int result = 0;
 
-        for (const dsh_backend_ops *const *backend = dsh_backends_known(); result == 0 && *backend; backend++) {
-                char **candidates = (*backend)->runner_candidates ? (*backend)->runner_candidates(provider) : NULL;
-
-                if ((*backend)->runner_candidates && !candidates)
-                        return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
-                for (char **path = candidates; result == 0 && path && *path; path++)
-                        result = refuse_runner_root(roots, *path, error);
-                dsh_strv_free(candidates);
-        }
+        for (char *const *path = runners; result == 0 && path && *path; path++)
+                result = refuse_runner_root(roots, *path, error);
         for (const char *const *path = loader_paths; result == 0 && *path; path++)
                 result = refuse_runner_root(roots, *path, error);
-        for (char **path = provider->protected_executables; result == 0 && path && *path; path++)
+        for (char **path = protections->executables; result == 0 && path && *path; path++)
                 result = refuse_runner_root(roots, *path, error);
         return result;
 }
@@ -401,7 +369,7 @@ static int shield_own_file(const struct writable_roots *roots, const char *given
 /* -------------------------------------------------------- protected subpaths -- */
 
 struct subpath_plan {
-        const dsh_provider *provider;
+        const dsh_protections *protections;
         struct writable_roots *roots;
         dsh_shield *shield;
         bool with_subpaths;
@@ -475,72 +443,6 @@ static int protect_candidate(struct subpath_plan *plan, const char *holder, cons
         return hold_back(plan->shield, holder, canonical);
 }
 
-/*
- * Up to `size` - 1 bytes of small file `path`, NUL-terminated, never
- * following a symlink at the last component nor blocking on a FIFO: these
- * are files a command of an earlier call may have written.  Returns the
- * length read, or -1.
- */
-static ssize_t read_small_file(const char *path, char *buffer, size_t size)
-{
-        ssize_t length;
-        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-
-        if (fd < 0)
-                return -1;
-        length = read(fd, buffer, size - 1);
-        close(fd);
-        if (length < 0)
-                return -1;
-        buffer[length] = '\0';
-        return length;
-}
-
-/* The first line of small file `path` (see read_small_file()), new string; NULL when absent or empty. */
-static char *read_first_line(const char *path)
-{
-        char buffer[PATH_MAX + 16];
-
-        if (read_small_file(path, buffer, sizeof(buffer)) <= 0)
-                return NULL;
-        buffer[strcspn(buffer, "\r\n")] = '\0';
-        return strdup(buffer);
-}
-
-/* `text` taken relative to `directory` unless absolute, canonical; new string or NULL. */
-static char *canonical_relative_to(const char *directory, const char *text)
-{
-        dsh_autofree char *path = NULL;
-
-        if (text[0] == '/')
-                return dsh_path_canonical(text);
-        if (asprintf(&path, "%s/%s", directory, text) < 0)
-                return NULL;
-        return dsh_path_canonical(path);
-}
-
-/* The directory a ".git" file names ("gitdir: X", X relative to the file's directory); new string or NULL. */
-static char *read_gitdir_file(const char *directory, const char *dotgit)
-{
-        dsh_autofree char *line = read_first_line(dotgit);
-
-        if (!line || strncmp(line, "gitdir: ", 8) != 0)
-                return NULL;
-        return canonical_relative_to(directory, line + 8);
-}
-
-/* The common directory of git directory `gitdir` (its "commondir" file), or NULL when it is its own. */
-static char *read_commondir(const char *gitdir)
-{
-        dsh_autofree char *file = NULL;
-        dsh_autofree char *line = NULL;
-
-        if (asprintf(&file, "%s/commondir", gitdir) < 0)
-                return NULL;
-        line = read_first_line(file);
-        return line ? canonical_relative_to(gitdir, line) : NULL;
-}
-
 /* The writable root or extra git directory that holds `path`, for pinning. */
 static const char *holder_of(struct subpath_plan *plan, const char *path)
 {
@@ -556,56 +458,18 @@ static const char *holder_of(struct subpath_plan *plan, const char *path)
 
 static int protect_git_directory(struct subpath_plan *plan, const char *gitdir, bool primary);
 
-/* A submodule name as git stores its git directory beneath modules/: relative, real components only. */
-static bool submodule_name_is_plain(const char *name, size_t length)
-{
-        const char *component = name, *end = name + length;
-
-        if (length == 0 || name[0] == '/')
-                return false;
-        while (component < end) {
-                const char *slash = memchr(component, '/', (size_t) (end - component));
-                size_t part = (size_t) ((slash ? slash : end) - component);
-
-                if (part == 0 || (part == 1 && component[0] == '.') ||
-                    (part == 2 && component[0] == '.' && component[1] == '.'))
-                        return false;
-                component += part + 1;
-        }
-        return true;
-}
-
 /*
- * The git directories of the submodules of `gitdir`: modules/NAME for each
- * [submodule "NAME"] its config declares.  Found from the config, which is
- * held back, not by listing modules/, which the command can fill with
- * thousands of decoys to push the real ones past any bound.
+ * The git directories of the submodules of `gitdir` (git-layout.h), each
+ * protected in turn, nested submodules included.
  */
 static int protect_submodules(struct subpath_plan *plan, const char *gitdir)
 {
-        dsh_autofree char *config = NULL;
-        char buffer[65536];
-        const char *cursor;
-        int result = 0;
+        char **modules = NULL;
+        int result = dsh_git_layout_submodule_directories(gitdir, &modules);
 
-        if (asprintf(&config, "%s/config", gitdir) < 0)
-                return -ENOMEM;
-        if (read_small_file(config, buffer, sizeof(buffer)) <= 0)
-                return 0;
-        for (cursor = buffer; result == 0 && (cursor = strstr(cursor, "[submodule \"")); ) {
-                const char *name = cursor + strlen("[submodule \"");
-                const char *quote = strchr(name, '"');
-                dsh_autofree char *module = NULL;
-                struct stat status;
-
-                cursor = name;
-                if (!quote || !submodule_name_is_plain(name, (size_t) (quote - name)))
-                        continue;
-                if (asprintf(&module, "%s/modules/%.*s", gitdir, (int) (quote - name), name) < 0)
-                        return -ENOMEM;
-                if (lstat(module, &status) == 0 && S_ISDIR(status.st_mode))
-                        result = protect_git_directory(plan, module, true);
-        }
+        for (char **module = modules; result == 0 && module && *module; module++)
+                result = protect_git_directory(plan, *module, true);
+        dsh_strv_free(modules);
         return result;
 }
 
@@ -641,24 +505,6 @@ static int watch_commondir(struct subpath_plan *plan, const char *holder, const 
 }
 
 /*
- * True when the repository of git directory `gitdir` (or of its common
- * directory) sets extensions.worktreeConfig: then git reads
- * config.worktree.  A plain text search of the config file, erring towards
- * "set" (a false "set" only reports a missing file as a gap).
- */
-static bool worktree_config_enabled(const char *gitdir)
-{
-        dsh_autofree char *common = NULL;
-        dsh_autofree char *config = NULL;
-        char buffer[65536];
-
-        common = read_commondir(gitdir);
-        if (asprintf(&config, "%s/config", common ? common : gitdir) < 0)
-                return true;
-        return read_small_file(config, buffer, sizeof(buffer)) > 0 && strcasestr(buffer, "worktreeconfig") != NULL;
-}
-
-/*
  * Protects the ".git/"-subpaths in git directory `gitdir`, then in the git
  * directories of its submodules (gitdir/modules/..., nested).  `primary`:
  * git reads hooks and config here (a worktree's private directory is not
@@ -676,9 +522,9 @@ static int protect_git_directory(struct subpath_plan *plan, const char *gitdir, 
                                         "is beyond the number of git directories the sandbox examines: its hooks "
                                         "and config are not held back",
                                         "");
-        if (primary && dsh_strv_length(plan->provider->protected_subpaths) > 0)
+        if (primary && dsh_strv_length(plan->protections->subpaths) > 0)
                 result = watch_commondir(plan, holder, gitdir);
-        for (char **subpath = plan->provider->protected_subpaths; result == 0 && subpath && *subpath; subpath++) {
+        for (char **subpath = plan->protections->subpaths; result == 0 && subpath && *subpath; subpath++) {
                 dsh_autofree char *candidate = NULL;
 
                 if (strncmp(*subpath, ".git/", 5) != 0)
@@ -697,62 +543,12 @@ static int protect_git_directory(struct subpath_plan *plan, const char *gitdir, 
 
                         if (asprintf(&worktree_config, "%s/config.worktree", gitdir) < 0)
                                 return -ENOMEM;
-                        result = protect_candidate(plan, holder, worktree_config, worktree_config_enabled(gitdir));
+                        result = protect_candidate(plan, holder, worktree_config,
+                                                   dsh_git_layout_worktree_config_enabled(gitdir));
                 }
         }
         return result < 0 ? result : protect_submodules(plan, gitdir);
 }
-
-
-
-static bool is_git_common_directory(const char *directory)
-{
-        static const char *const entries[] = { "HEAD", "objects", "refs", NULL };
-
-        for (const char *const *entry = entries; *entry; entry++) {
-                dsh_autofree char *path = NULL;
-                struct stat status;
-
-                if (asprintf(&path, "%s/%s", directory, *entry) < 0 || lstat(path, &status) < 0)
-                        return false;
-        }
-        return true;
-}
-
-/*
- * The common directory a linked worktree at `root` really belongs to, when
- * everything agrees the way `git worktree add` leaves it: `gitdir` is
- * COMMON/worktrees/NAME, its `commondir` leads to COMMON, its own `gitdir`
- * file points back at ROOT/.git, and COMMON is a git directory.  Anything
- * else is not made writable: `.git`, `commondir` and `gitdir` are files a
- * command of an earlier call may have written, and a bind that trusted them
- * would make any directory on the host writable ("gitdir: /").  Returns the
- * canonical common directory (caller frees), or NULL.
- */
-static char *validated_worktree_common(const char *dotgit, const char *gitdir)
-{
-        dsh_autofree char *common = read_commondir(gitdir);
-        dsh_autofree char *back_file = NULL;
-        dsh_autofree char *back = NULL;
-        dsh_autofree char *back_canonical = NULL;
-        dsh_autofree char *dotgit_canonical = dsh_path_canonical(dotgit);
-        dsh_autofree char *expected_parent = NULL;
-        const char *slash = strrchr(gitdir, '/');
-
-        if (!common || !slash || !dotgit_canonical || asprintf(&expected_parent, "%s/worktrees", common) < 0)
-                return NULL;
-        if ((size_t) (slash - gitdir) != strlen(expected_parent) ||
-            strncmp(gitdir, expected_parent, (size_t) (slash - gitdir)) != 0 || !slash[1])
-                return NULL;
-        if (asprintf(&back_file, "%s/gitdir", gitdir) < 0)
-                return NULL;
-        back = read_first_line(back_file);
-        back_canonical = back && back[0] == '/' ? dsh_path_canonical(back) : NULL;
-        if (!back_canonical || strcmp(back_canonical, dotgit_canonical) != 0 || !is_git_common_directory(common))
-                return NULL;
-        return dsh_steal_pointer(&common);
-}
-
 /*
  * A ".git" file (linked worktree, submodule checkout) names the real git
  * directory; a linked worktree's also names the common directory, where git
@@ -761,7 +557,7 @@ static char *validated_worktree_common(const char *dotgit, const char *gitdir)
  * command that rewrote them would send the user's next git command to hooks
  * of its choosing.  Git must write the common directory (index, refs,
  * objects), so for a linked worktree that checks out (see
- * validated_worktree_common()) a backend that can hold hooks and config back
+ * dsh_git_layout_worktree_common()) a backend that can hold hooks and config back
  * makes it writable for this call — minus what is protected; the shield then
  * treats it like a writable root (no runner, none of the sandbox's own files
  * inside).  A git directory outside every root that does not check out is
@@ -769,7 +565,7 @@ static char *validated_worktree_common(const char *dotgit, const char *gitdir)
  */
 static int protect_linked_git_directory(struct subpath_plan *plan, const char *root, const char *dotgit)
 {
-        dsh_autofree char *gitdir = read_gitdir_file(root, dotgit);
+        dsh_autofree char *gitdir = dsh_git_layout_gitdir_of_file(root, dotgit);
         dsh_autofree char *common = NULL;
         int result = protect_candidate(plan, root, dotgit, true);
 
@@ -778,7 +574,7 @@ static int protect_linked_git_directory(struct subpath_plan *plan, const char *r
         if (!root_holding(plan->roots, gitdir)) {
                 if (!plan->with_subpaths)
                         return 0;  /* Landlock makes nothing outside the roots writable */
-                common = validated_worktree_common(dotgit, gitdir);
+                common = dsh_git_layout_worktree_common(dotgit, gitdir);
                 if (!common)
                         return 0;
                 if (!strv_contains(plan->shield->extra_writable, common) &&
@@ -786,7 +582,7 @@ static int protect_linked_git_directory(struct subpath_plan *plan, const char *r
                         return -ENOMEM;
                 plan->roots->extra = plan->shield->extra_writable;
         } else {
-                common = read_commondir(gitdir);
+                common = dsh_git_layout_commondir(gitdir);
         }
         if (common && root_holding(plan->roots, common))
                 result = protect_git_directory(plan, common, true);
@@ -809,7 +605,7 @@ static int protect_root(struct subpath_plan *plan, const char *root)
         struct stat status;
         int result = 0;
 
-        for (char **subpath = plan->provider->protected_subpaths; result == 0 && subpath && *subpath; subpath++) {
+        for (char **subpath = plan->protections->subpaths; result == 0 && subpath && *subpath; subpath++) {
                 dsh_autofree char *candidate = NULL;
 
                 if (strncmp(*subpath, ".git/", 5) == 0)
@@ -835,7 +631,7 @@ static int plan_subpaths(struct subpath_plan *plan, const dsh_policy *policy)
 {
         int result;
 
-        if (policy->mode != DSH_MODE_WORKSPACE_WRITE || dsh_strv_length(plan->provider->protected_subpaths) == 0)
+        if (policy->mode != DSH_MODE_WORKSPACE_WRITE || dsh_strv_length(plan->protections->subpaths) == 0)
                 return 0;
         result = protect_root(plan, policy->workspace_root);
         for (char **root = policy->additional_writable_roots; result == 0 && root && *root; root++)
@@ -848,12 +644,12 @@ static int compare_paths(const void *left, const void *right)
         return strcmp(*(char *const *) left, *(char *const *) right);
 }
 
-int dsh_shield_plan(const dsh_provider *provider, const dsh_policy *policy, const char *host_temp_area,
-                    bool with_subpaths, dsh_shield *shield, dsh_error *error)
+int dsh_shield_plan(const dsh_policy *policy, const dsh_protections *protections, char *const *runners,
+                    const char *host_temp_area, bool with_subpaths, dsh_shield *shield, dsh_error *error)
 {
         struct root_identities identities = { NULL, 0, 0, false };
         struct writable_roots roots = { policy, host_temp_area, NULL, &identities };
-        struct subpath_plan plan = { provider, &roots, shield, with_subpaths, 0 };
+        struct subpath_plan plan = { protections, &roots, shield, with_subpaths, 0 };
         int result;
 
         *shield = (dsh_shield) DSH_SHIELD_INIT;
@@ -868,8 +664,8 @@ int dsh_shield_plan(const dsh_provider *provider, const dsh_policy *policy, cons
                 result = dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, -result,
                                        "cannot plan the protected subpaths: %s", strerror(-result));
         if (result == 0)
-                result = check_runners(provider, &roots, error);
-        for (char **given = provider->protected_paths; result == 0 && given && *given; given++)
+                result = check_runners(protections, runners, &roots, error);
+        for (char **given = protections->paths; result == 0 && given && *given; given++)
                 result = shield_own_file(&roots, *given, shield, error);
         free(identities.list);
         if (result < 0) {

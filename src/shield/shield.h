@@ -30,8 +30,9 @@
 
 #include <stdbool.h>
 
-#include "dsh-sandbox/provider.h"
+#include "dsh-sandbox/sandbox.h"
 #include "base/util.h"
+#include "shield/protections.h"
 
 typedef struct dsh_shield {
         char **pins;             /* directories to bind onto themselves, parents first */
@@ -63,18 +64,20 @@ DSH_INTERNAL void dsh_shield_clear(dsh_shield *shield);
 
 /*
  * Plans the shield for one call of `policy` (prepared, workspace-write or
- * read-only) under a backend whose writable temp area on the host is
- * `host_temp_area` (NULL when the backend gives a private one).  Fails with
- * SANDBOX_PREPARATION_FAILED when a writable root contains a runner, lies
- * inside one of the sandbox's own files, or reaches one of them through a
- * symlink it could repoint.  With `with_subpaths`, the protected subpaths
+ * read-only) under `protections`, with `runners` every program a later call
+ * could start to confine a command (found or not; the provider lists them:
+ * dsh_provider_plan_shield()), under a backend whose writable temp area on
+ * the host is `host_temp_area` (NULL when the backend gives a private one).
+ * Fails with SANDBOX_PREPARATION_FAILED when a writable root contains a
+ * runner, a file the loader reads to start one, or a protected executable,
+ * lies inside one of the sandbox's own files, or reaches one of them through
+ * a symlink it could repoint.  With `with_subpaths`, the protected subpaths
  * beneath every writable root are planned too (git directories found and
- * mapped); otherwise only `has_subpaths` is decided.
+ * mapped: git-layout.h); otherwise only `has_subpaths` is decided.  Reads
+ * nothing but its arguments and the file system.
  */
-DSH_INTERNAL int dsh_shield_plan(const dsh_provider *provider, const dsh_policy *policy, const char *host_temp_area,
-                                 bool with_subpaths, dsh_shield *shield, dsh_error *error);
-
-/* The launcher `name` ("landlock-run", "dsh-sandbox-exec") in the provider's launcher directory; caller frees. */
-DSH_INTERNAL char *dsh_provider_launcher_path(const dsh_provider *provider, const char *name);
+DSH_INTERNAL int dsh_shield_plan(const dsh_policy *policy, const dsh_protections *protections, char *const *runners,
+                                 const char *host_temp_area, bool with_subpaths, dsh_shield *shield,
+                                 dsh_error *error);
 
 #endif

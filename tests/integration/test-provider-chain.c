@@ -596,6 +596,109 @@ static void test_spawn_runner_failure_before_exec(void **state)
         test_remove_tree(bin);
 }
 
+/* A provider with `backend` alone in its chain (selected without a probe), bwrap at `bwrap_path`. */
+static dsh_provider *sole_backend_provider(const char *backend, const char *bwrap_path)
+{
+        const char *const sole[] = { backend, NULL };
+        dsh_provider *provider = dsh_provider_new();
+        dsh_error error = DSH_ERROR_INIT;
+
+        assert_non_null(provider);
+        assert_int_equal(dsh_provider_set_backends(provider, sole, &error), 0);
+        assert_int_equal(dsh_provider_set_landlock_run_path(provider, test_landlock_run_path(), &error), 0);
+        assert_int_equal(dsh_provider_set_bwrap_path(provider, bwrap_path, &error), 0);
+        return provider;
+}
+
+/*
+ * Exec-or-spawn is decided before anything is prepared: a backend that
+ * cannot exec in place for the mode (bwrap always; Landlock under
+ * workspace-write, whose supervisor needs a parent that stays) answers
+ * -EOPNOTSUPP with the error untouched, no scratch made and no root looked
+ * at — a workspace that does not exist is not reported, the spawn that
+ * follows prepares it once and reports it.
+ */
+static void test_exec_answers_before_preparing(void **state)
+{
+        const char *const backends[] = { "bwrap", "landlock" };
+        char *directory = test_make_directory(NULL);
+        char *bin = test_make_directory(NULL);
+        char *fake = write_failing_bwrap(bin);
+        char *missing = test_path_join(directory, "no-such-workspace");
+        char *scratch = test_path_join(directory, "scratch");
+        char *const argv[] = { (char *) "true", NULL };
+
+        (void) state;
+        for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
+                dsh_policy policy = workspace_policy(i == 0 ? missing : directory);
+                dsh_provider *provider = sole_backend_provider(backends[i], fake);
+                dsh_error error = DSH_ERROR_INIT;
+                dsh_child *child = NULL;
+
+                assert_int_equal(dsh_provider_set_scratch_dir(provider, scratch, &error), 0);
+                assert_int_equal(dsh_provider_exec(provider, argv, &policy, NULL, NULL, &error), -EOPNOTSUPP);
+                assert_int_equal(error.code, DSH_ERROR_NONE);
+                assert_null(error.message);
+                if (test_path_exists(scratch))
+                        fail_msg("%s: exec made the scratch before it answered -EOPNOTSUPP", backends[i]);
+                if (i == 0) {
+                        /* The spawn is where the policy is prepared: the missing workspace is named there. */
+                        assert_true(dsh_provider_spawn(provider, argv, &policy, NULL, &child, &error) < 0);
+                        assert_int_equal(error.code, DSH_ERROR_SANDBOX_INVALID_ROOT);
+                        assert_null(child);
+                }
+                dsh_error_clear(&error);
+                dsh_policy_clear(&policy);
+                dsh_provider_free(provider);
+        }
+        free(scratch);
+        free(missing);
+        free(fake);
+        test_remove_tree(bin);
+        test_remove_tree(directory);
+}
+
+/*
+ * The provider's failures carry only the errnos provider.h documents: a
+ * runner that exits before its sandbox exists is SANDBOX_UNAVAILABLE and
+ * -ENOSYS (never the backend's private -ECHILD), with or without an error
+ * to fill; bad input is -EINVAL.
+ */
+static void test_failures_return_documented_errnos(void **state)
+{
+        char *bin = test_make_directory(NULL);
+        char *workspace = test_make_directory(NULL);
+        char *fake = write_failing_bwrap(bin);
+        char *const argv[] = { (char *) "true", NULL };
+        char *const empty[] = { NULL };
+        dsh_policy policy = workspace_policy(workspace);
+        dsh_provider *provider = sole_backend_provider("bwrap", fake);
+        dsh_confined_argv confined = DSH_CONFINED_ARGV_INIT;
+        dsh_child *child = NULL;
+        dsh_error error = DSH_ERROR_INIT;
+
+        (void) state;
+        assert_int_equal(dsh_provider_spawn(provider, argv, &policy, NULL, &child, &error), -ENOSYS);
+        assert_int_equal(error.code, DSH_ERROR_SANDBOX_UNAVAILABLE);
+        assert_int_equal(error.errno_value, ENOSYS);
+        assert_null(child);
+        dsh_error_clear(&error);
+        assert_int_equal(dsh_provider_spawn(provider, argv, &policy, NULL, &child, NULL), -ENOSYS);
+        assert_null(child);
+        assert_int_equal(dsh_provider_spawn(provider, empty, &policy, NULL, &child, &error), -EINVAL);
+        assert_int_equal(error.code, DSH_ERROR_INVALID_INPUT);
+        dsh_error_clear(&error);
+        assert_int_equal(dsh_provider_confine(provider, empty, &policy, &confined, NULL), -EINVAL);
+        assert_int_equal(dsh_provider_exec(provider, empty, &policy, NULL, NULL, &error), -EINVAL);
+        assert_int_equal(error.code, DSH_ERROR_INVALID_INPUT);
+        dsh_error_clear(&error);
+        dsh_policy_clear(&policy);
+        dsh_provider_free(provider);
+        free(fake);
+        test_remove_tree(workspace);
+        test_remove_tree(bin);
+}
+
 /*
  * Privilege does not undo the sandbox: a command run as root that remounts
  * "/" read-write, mounts over the target, or makes a device node still cannot
@@ -1028,6 +1131,8 @@ int main(void)
                 cmocka_unit_test(test_fails_closed_without_any_backend),
                 cmocka_unit_test(test_spawn_runner_failure_before_sandbox),
                 cmocka_unit_test(test_spawn_runner_failure_before_exec),
+                cmocka_unit_test(test_exec_answers_before_preparing),
+                cmocka_unit_test(test_failures_return_documented_errnos),
                 cmocka_unit_test(test_spawn_command_status_is_its_own),
                 cmocka_unit_test(test_run_attributes_bwrap_outcomes),
                 cmocka_unit_test(test_root_cannot_remount_its_way_out),

@@ -118,6 +118,31 @@ static int parse_run(int argc, char **argv, cli_policy_options *options, char **
         return result;
 }
 
+/* --help and --version leave the parse done (CLI_PARSE_DONE), which cli_command_status() makes exit 0. */
+static void test_parse_done_is_exit_zero(void **state)
+{
+        static const char *const flags[] = { "--help", "--version" };
+
+        (void) state;
+        for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+                cli_policy_options options = CLI_POLICY_OPTIONS_INIT;
+                char *argv[] = { (char *) "run", (char *) flags[i], NULL };
+                char **command;
+                capture c;
+                int result = parse_run(2, argv, &options, &command, &c);
+
+                assert_int_equal(result, CLI_PARSE_DONE);
+                assert_int_equal(cli_command_status(result), CLI_EXIT_SUCCESS);
+                assert_non_null(c.stdout_text);
+                assert_true(c.stdout_text[0] != '\0');
+                assert_null(command);
+                capture_clear(&c);
+                cli_policy_options_clear(&options);
+        }
+        assert_int_equal(cli_command_status(CLI_EXIT_USAGE), CLI_EXIT_USAGE);
+        assert_int_equal(cli_command_status(CLI_EXIT_SUCCESS), CLI_EXIT_SUCCESS);
+}
+
 /* A run-style parse that must fail with exactly `expected` on stderr and nothing on stdout. */
 static void expect_run_usage_error(const char *expected, ...)
 {
@@ -361,7 +386,7 @@ static void test_repeated_options(void **state)
         argv_free(argv);
 }
 
-/* --help and --version print on stdout and stop the parse (CLI_PARSE_ANSWERED: exit 0), whatever came before. */
+/* --help and --version print on stdout and stop the parse (CLI_PARSE_DONE: exit 0), whatever came before. */
 static void test_help_and_version(void **state)
 {
         cli_policy_options options = CLI_POLICY_OPTIONS_INIT;
@@ -372,12 +397,12 @@ static void test_help_and_version(void **state)
         capture c;
 
         (void) state;
-        assert_int_equal(parse_run(version_argc, version, &options, &command, &c), CLI_PARSE_ANSWERED);
+        assert_int_equal(parse_run(version_argc, version, &options, &command, &c), CLI_PARSE_DONE);
         assert_string_equal(c.stdout_text, VERSION_LINE);
         assert_string_equal(c.stderr_text, "");
         capture_clear(&c);
         cli_policy_options_clear(&options);
-        assert_int_equal(parse_run(help_argc, help, &options, &command, &c), CLI_PARSE_ANSWERED);
+        assert_int_equal(parse_run(help_argc, help, &options, &command, &c), CLI_PARSE_DONE);
         assert_true(strncmp(c.stdout_text, "run's help\nPolicy options:\n", 27) == 0);
         assert_non_null(strstr(c.stdout_text, "  -w, --allow-write DIR"));
         assert_string_equal(c.stderr_text, "");
@@ -387,25 +412,25 @@ static void test_help_and_version(void **state)
 }
 
 /*
- * A subcommand ends with cli_exit_status() of its outcome: --help's and
- * --version's CLI_PARSE_ANSWERED is 0, an exit status is itself, and a
+ * A subcommand ends with cli_command_status() of its outcome: --help's and
+ * --version's CLI_PARSE_DONE is 0, an exit status is itself, and a
  * negative number (an errno that came too far) or any other value out of
- * range is a failure, never success.  CLI_PARSE_ANSWERED is no exit status
+ * range is a failure, never success.  CLI_PARSE_DONE is no exit status
  * itself, and returned as one by mistake it would not end as 0 either.
  */
 static void test_exit_status_of_an_outcome(void **state)
 {
         static const int statuses[] = { CLI_EXIT_SUCCESS, CLI_EXIT_FAILURE, CLI_EXIT_USAGE, CLI_EXIT_SANDBOX,
                                         CLI_EXIT_CANNOT_EXECUTE, CLI_EXIT_NOT_FOUND, 128 + 9, 255 };
-        static const int failures[] = { -1, -ENOMEM, -EPERM, 256, CLI_PARSE_ANSWERED + 1, INT_MIN, INT_MAX };
+        static const int failures[] = { -1, -ENOMEM, -EPERM, 256, CLI_PARSE_DONE + 1, INT_MIN, INT_MAX };
 
         (void) state;
-        assert_int_equal(cli_exit_status(CLI_PARSE_ANSWERED), CLI_EXIT_SUCCESS);
-        assert_true(CLI_PARSE_ANSWERED > 255 && (CLI_PARSE_ANSWERED & 0xff) != 0);
+        assert_int_equal(cli_command_status(CLI_PARSE_DONE), CLI_EXIT_SUCCESS);
+        assert_true(CLI_PARSE_DONE > 255 && (CLI_PARSE_DONE & 0xff) != 0);
         for (size_t i = 0; i < sizeof(statuses) / sizeof(statuses[0]); i++)
-                assert_int_equal(cli_exit_status(statuses[i]), statuses[i]);
+                assert_int_equal(cli_command_status(statuses[i]), statuses[i]);
         for (size_t i = 0; i < sizeof(failures) / sizeof(failures[0]); i++)
-                assert_int_equal(cli_exit_status(failures[i]), CLI_EXIT_FAILURE);
+                assert_int_equal(cli_command_status(failures[i]), CLI_EXIT_FAILURE);
 }
 
 /* The subcommands, each by the argv that reaches its own parser. */
@@ -761,6 +786,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_long_options),
+                cmocka_unit_test(test_parse_done_is_exit_zero),
                 cmocka_unit_test(test_short_options),
                 cmocka_unit_test(test_values_joined),
                 cmocka_unit_test(test_first_operand_ends_options),

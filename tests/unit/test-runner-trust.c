@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "provider/backend.h"
+#include "provider/bwrap-trust.h"
 #include "core/landlock.h"
 #include "test-support.h"
 

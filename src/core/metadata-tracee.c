@@ -1,0 +1,437 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The metadata supervisor's reach into the command (metadata-tracee.h): its
+ * memory read once into our copy (process_vm_readv, cut at page
+ * boundaries), its descriptors, cwd and root taken through its calling
+ * thread's pidfd or /proc/<tid>, and a call's target opened O_PATH the way
+ * the kernel would resolve it for that thread, never through a magic link.
+ * Deciding and acting on what is opened here is metadata-supervisor.c's.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <linux/seccomp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "core/metadata-filter.h"
+#include "core/metadata-tracee.h"
+
+#ifndef __NR_openat2
+#define __NR_openat2 437
+#endif
+#ifndef __NR_pidfd_open
+#define __NR_pidfd_open 434
+#endif
+#ifndef __NR_pidfd_getfd
+#define __NR_pidfd_getfd 438
+#endif
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+
+#define XATTR_ARGS_SIZE_VER0 16
+/* copy_struct_from_user()'s bound on a struct argument: the kernel refuses anything larger with E2BIG. */
+#define STRUCT_ARGUMENT_LIMIT 4096
+/* openat2() with RESOLVE_BENEATH or RESOLVE_IN_ROOT answers EAGAIN when a rename raced its ".." handling. */
+#define RESOLVE_ATTEMPTS 16
+
+int dsh_metadata_tracee_init(dsh_metadata_tracee *tracee)
+{
+        memset(tracee, 0, sizeof(*tracee));
+        for (size_t i = 0; i < DSH_METADATA_PIDFD_CACHE_SIZE; i++)
+                tracee->pidfds[i].fd = -1;
+        tracee->value_buffer = malloc(XATTR_SIZE_MAX);
+        return tracee->value_buffer ? 0 : -ENOMEM;
+}
+
+void dsh_metadata_tracee_clear(dsh_metadata_tracee *tracee)
+{
+        for (size_t i = 0; i < DSH_METADATA_PIDFD_CACHE_SIZE; i++)
+                if (tracee->pidfds[i].fd >= 0)
+                        close(tracee->pidfds[i].fd);
+        free(tracee->value_buffer);
+        tracee->value_buffer = NULL;
+}
+
+/* ------------------------------------------------------- the command's memory -- */
+
+/*
+ * Copies up to `size` bytes from `address` in the command into `buffer`,
+ * stopping at the first page that cannot be read.  The remote range is cut
+ * at page boundaries so that a partial copy is the readable prefix, however
+ * the kernel splits a fault.  Returns the bytes copied, or a negative errno
+ * when the command's memory may not be read at all (-EPERM, -ESRCH).
+ */
+static ssize_t copy_from_command(dsh_metadata_call *c, uint64_t address, void *buffer, size_t size)
+{
+        const size_t page = (size_t) sysconf(_SC_PAGESIZE);
+        struct iovec remote[16];
+        size_t done = 0;
+
+        if (address == 0 || address + size < address)
+                return 0;
+        while (done < size) {
+                struct iovec local = { (char *) buffer + done, 0 };
+                size_t count = 0;
+                ssize_t copied;
+
+                while (count < sizeof(remote) / sizeof(remote[0]) && done + local.iov_len < size) {
+                        uint64_t at = address + done + local.iov_len;
+                        size_t length = page - (size_t) (at % page);
+
+                        if (length > size - done - local.iov_len)
+                                length = size - done - local.iov_len;
+                        remote[count++] = (struct iovec) { (void *) (uintptr_t) at, length };
+                        local.iov_len += length;
+                }
+                copied = process_vm_readv(c->tid, &local, 1, remote, count, 0);
+                if (copied < 0) {
+                        if (errno == EFAULT)
+                                break;
+                        if (errno == EPERM || errno == EACCES)
+                                c->unreadable = true;
+                        return done > 0 ? (ssize_t) done : -errno;
+                }
+                done += (size_t) copied;
+                if ((size_t) copied < local.iov_len)
+                        break;
+        }
+        return (ssize_t) done;
+}
+
+/* Exactly `size` bytes, or -EFAULT. */
+static int copy_exact(dsh_metadata_call *c, uint64_t address, void *buffer, size_t size)
+{
+        ssize_t copied = copy_from_command(c, address, buffer, size);
+
+        if (copied < 0)
+                return (int) copied;
+        return (size_t) copied == size ? 0 : -EFAULT;
+}
+
+/* A NUL-terminated string of at most `capacity` bytes with the NUL; too long: `too_long`. */
+static int copy_string(dsh_metadata_call *c, uint64_t address, char *buffer, size_t capacity, int too_long)
+{
+        ssize_t copied = copy_from_command(c, address, buffer, capacity);
+
+        if (copied < 0)
+                return (int) copied;
+        if (memchr(buffer, '\0', (size_t) copied))
+                return 0;
+        return (size_t) copied < capacity ? -EFAULT : -too_long;
+}
+
+/*
+ * copy_struct_from_user()'s rule for a versioned struct argument: the first
+ * `known` bytes are the struct, anything the caller passed beyond them must
+ * be zero (E2BIG otherwise).
+ */
+static int copy_struct(dsh_metadata_call *c, uint64_t address, uint64_t size, void *known_struct, size_t known)
+{
+        unsigned char extra[STRUCT_ARGUMENT_LIMIT];
+        int result;
+
+        memset(known_struct, 0, known);
+        if (size > STRUCT_ARGUMENT_LIMIT)
+                return -E2BIG;
+        result = copy_exact(c, address, known_struct, size < known ? (size_t) size : known);
+        if (result < 0 || size <= known)
+                return result;
+        result = copy_exact(c, address + known, extra, (size_t) (size - known));
+        if (result < 0)
+                return result;
+        for (size_t i = 0; i < size - known; i++)
+                if (extra[i])
+                        return -E2BIG;
+        return 0;
+}
+
+static int copy_times(dsh_metadata_call *c, const dsh_metadata_request *op, dsh_metadata_payload *p)
+{
+        p->times_now = op->times == 0;
+        if (p->times_now)
+                return 0;
+        switch (op->times_format) {
+        case DSH_METADATA_TIMES_UTIMBUF: {
+                struct {
+                        int64_t actime, modtime;
+                } buffer;
+                int result = copy_exact(c, op->times, &buffer, sizeof(buffer));
+
+                if (result < 0)
+                        return result;
+                p->times[0] = (struct timespec) { buffer.actime, 0 };
+                p->times[1] = (struct timespec) { buffer.modtime, 0 };
+                return 0;
+        }
+        case DSH_METADATA_TIMES_TIMEVAL: {
+                struct {
+                        int64_t seconds, microseconds;
+                } buffer[2];
+                int result = copy_exact(c, op->times, buffer, sizeof(buffer));
+
+                if (result < 0)
+                        return result;
+                for (int i = 0; i < 2; i++) {
+                        if (buffer[i].microseconds < 0 || buffer[i].microseconds >= 1000000)
+                                return -EINVAL;
+                        p->times[i] = (struct timespec) { buffer[i].seconds, buffer[i].microseconds * 1000 };
+                }
+                return 0;
+        }
+        case DSH_METADATA_TIMES_TIMESPEC:
+                /* The kernel checks the nanoseconds (UTIME_NOW, UTIME_OMIT) when it acts on the copy. */
+                return copy_exact(c, op->times, p->times, sizeof(p->times));
+        }
+        return -EINVAL;
+}
+
+/* Copies everything the dsh_metadata_request needs besides its target. */
+int dsh_metadata_copy_payload(dsh_metadata_call *c, dsh_metadata_request *op, dsh_metadata_payload *p)
+{
+        struct command_xattr_args xattr_args = { 0, 0, 0 };
+        int result;
+
+        switch (op->kind) {
+        case DSH_METADATA_CHMOD:
+        case DSH_METADATA_CHOWN:
+                return 0;
+        case DSH_METADATA_TIMES:
+                return copy_times(c, op, p);
+        case DSH_METADATA_SETXATTR:
+        case DSH_METADATA_REMOVEXATTR:
+                result = copy_string(c, op->name, p->name, sizeof(p->name), ERANGE);
+                if (result < 0)
+                        return result;
+                if (p->name[0] == '\0')
+                        return -ERANGE;
+                if (op->kind == DSH_METADATA_REMOVEXATTR)
+                        return 0;
+                if (op->xattr_args) {
+                        if (op->struct_size < XATTR_ARGS_SIZE_VER0)
+                                return -EINVAL;
+                        result = copy_struct(c, op->struct_argument, op->struct_size, &xattr_args, sizeof(xattr_args));
+                        if (result < 0)
+                                return result;
+                        op->value = xattr_args.value;
+                        op->size = xattr_args.size;
+                        op->xattr_flags = (int) xattr_args.flags;
+                }
+                if (op->xattr_flags & ~(XATTR_CREATE | XATTR_REPLACE))
+                        return -EINVAL;
+                if (op->size > XATTR_SIZE_MAX)
+                        return -E2BIG;
+                p->value_size = (size_t) op->size;
+                return p->value_size ? copy_exact(c, op->value, c->tracee->value_buffer, p->value_size) : 0;
+        case DSH_METADATA_FILE_SETATTR:
+                return copy_struct(c, op->struct_argument, op->struct_size, &p->file_attr, sizeof(p->file_attr));
+        case DSH_METADATA_PTY_PEER:
+                return 0;  /* the flags came in the arguments */
+        case DSH_METADATA_IOCTL:
+                /* FS_IOC_SETFLAGS takes an int whatever its number says (get_user(int) in the kernel). */
+                p->ioctl_size = op->ioctl_command == DSH_FS_IOC_FSSETXATTR ? sizeof(p->ioctl_buffer.fsxattr)
+                                                                            : sizeof(int);
+                return copy_exact(c, op->ioctl_argument, &p->ioctl_buffer, p->ioctl_size);
+        }
+        return -EINVAL;
+}
+
+/* ----------------------------------------------------- the command's files -- */
+
+int dsh_metadata_open_resolved(int directory_fd, const char *path, int flags, uint64_t resolve)
+{
+        struct open_how how = { .flags = (uint64_t) flags | O_CLOEXEC, .resolve = resolve };
+        long fd = -1;
+
+        for (int attempt = 0; attempt < RESOLVE_ATTEMPTS; attempt++) {
+                fd = syscall(__NR_openat2, directory_fd, path, &how, sizeof(how));
+                if (fd >= 0 || errno != EAGAIN)
+                        break;
+        }
+        return fd < 0 ? -errno : (int) fd;
+}
+
+/* /proc/<tid>/<name> of the calling thread (its own cwd, root or descriptor), opened with `flags`. */
+static int open_thread_entry(dsh_metadata_call *c, const char *name, int flags)
+{
+        char path[64];
+        int fd;
+
+        snprintf(path, sizeof(path), "/proc/%d/%s", (int) c->tid, name);
+        fd = open(path, flags | O_CLOEXEC);
+        if (fd < 0 && (errno == EACCES || errno == EPERM))
+                c->unreadable = true;
+        return fd < 0 ? -errno : fd;
+}
+
+bool dsh_metadata_call_still_valid(const dsh_metadata_call *c)
+{
+        uint64_t id = c->id;
+
+        return ioctl(c->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+}
+
+/*
+ * A new pidfd for the calling thread: pidfd_open(PIDFD_THREAD) where the
+ * kernel has it (6.9); before, pidfd_open() only takes a thread-group
+ * leader, and another thread's descriptors are reached through
+ * /proc/<tid>/fd.  -1 when there is none.
+ */
+static int open_thread_pidfd(dsh_metadata_call *c)
+{
+        dsh_metadata_tracee *tracee = c->tracee;
+        long fd = -1;
+
+        if (!tracee->no_thread_pidfds) {
+                fd = syscall(__NR_pidfd_open, c->tid, PIDFD_THREAD);
+                if (fd < 0 && errno == EINVAL)
+                        tracee->no_thread_pidfds = true;
+        }
+        if (fd < 0 && tracee->no_thread_pidfds)
+                fd = syscall(__NR_pidfd_open, c->tid, 0);
+        return fd < 0 ? -1 : (int) fd;
+}
+
+/*
+ * The calling thread's pidfd, from the cache or new.  A new one is checked
+ * at once against the notification: valid, the thread is alive, so the tid
+ * it was opened by is that thread's and not a later one's.  Returns false
+ * when the call is no longer valid.
+ */
+bool dsh_metadata_find_thread_pidfd(dsh_metadata_call *c)
+{
+        dsh_metadata_tracee *tracee = c->tracee;
+        struct dsh_metadata_cached_pidfd *slot;
+
+        c->pidfd = -1;
+        for (size_t i = 0; i < DSH_METADATA_PIDFD_CACHE_SIZE; i++)
+                if (tracee->pidfds[i].fd >= 0 && tracee->pidfds[i].tid == c->tid) {
+                        c->pidfd = tracee->pidfds[i].fd;
+                        return true;
+                }
+        slot = &tracee->pidfds[tracee->next_pidfd];
+        tracee->next_pidfd = (tracee->next_pidfd + 1) % DSH_METADATA_PIDFD_CACHE_SIZE;
+        if (slot->fd >= 0)
+                close(slot->fd);
+        slot->tid = c->tid;
+        slot->fd = open_thread_pidfd(c);
+        c->pidfd = slot->fd;
+        return dsh_metadata_call_still_valid(c);
+}
+
+/* The cached pidfd named a dead task with the caller's tid: open the caller's.  True when there is one. */
+static bool refresh_thread_pidfd(dsh_metadata_call *c)
+{
+        dsh_metadata_tracee *tracee = c->tracee;
+
+        for (size_t i = 0; i < DSH_METADATA_PIDFD_CACHE_SIZE; i++)
+                if (tracee->pidfds[i].fd == c->pidfd && c->pidfd >= 0) {
+                        close(tracee->pidfds[i].fd);
+                        tracee->pidfds[i].fd = -1;
+                }
+        return dsh_metadata_find_thread_pidfd(c) && c->pidfd >= 0;
+}
+
+/*
+ * The command's descriptor `command_fd` in its calling thread's own fd
+ * table, as a descriptor of ours: pidfd_getfd() on the thread's pidfd (the
+ * same open file), or where that is refused, /proc/<tid>/fd/N reopened
+ * O_PATH — or, for `real_file`, read-only.  Returns the fd or a negative
+ * errno (-EBADF: the command has no such descriptor).
+ */
+int dsh_metadata_acquire_descriptor(dsh_metadata_call *c, int command_fd, bool real_file)
+{
+        char name[32];
+        long fd;
+
+        c->reopened = false;
+        if (command_fd < 0)
+                return -EBADF;
+        if (c->pidfd >= 0 && !c->tracee->descriptors_through_proc) {
+                fd = syscall(__NR_pidfd_getfd, c->pidfd, command_fd, 0);
+                if (fd < 0 && errno == ESRCH && refresh_thread_pidfd(c))
+                        fd = syscall(__NR_pidfd_getfd, c->pidfd, command_fd, 0);
+                if (fd >= 0)
+                        return (int) fd;
+                if (errno != EPERM && errno != ENOSYS)
+                        return -errno;
+                /* Refused (a container's seccomp profile): /proc/<tid>/fd needs only read access to the thread. */
+                c->tracee->descriptors_through_proc = true;
+        }
+        snprintf(name, sizeof(name), "fd/%d", command_fd);
+        fd = open_thread_entry(c, name, real_file ? O_RDONLY | O_NONBLOCK | O_NOCTTY : O_PATH);
+        c->reopened = fd >= 0;
+        return fd == -ENOENT ? -EBADF : (int) fd;
+}
+
+/*
+ * Opens the call's target in `*fd`, O_PATH (or the command's own open file
+ * for a descriptor form), without following a magic link anywhere: a path
+ * is resolved as the kernel would for the calling thread — an absolute one
+ * beneath the thread's root (RESOLVE_IN_ROOT), a relative one from its cwd
+ * or from its dirfd — with the trailing symlink followed only when the call
+ * follows it.  `*form` says how the target was named in the end.  Returns 0
+ * or the negative errno to answer.
+ */
+int dsh_metadata_open_target(dsh_metadata_call *c, const dsh_metadata_request *op, dsh_metadata_target *form,
+                             int *fd)
+{
+        char path[PATH_MAX];
+        uint64_t resolve = RESOLVE_NO_MAGICLINKS;
+        int base, result, own_fd;
+
+        *form = op->form;
+        if (op->form == DSH_METADATA_TARGET_DESCRIPTOR) {
+                *fd = dsh_metadata_acquire_descriptor(c, op->dirfd, op->kind == DSH_METADATA_IOCTL);
+                /* Reopened O_PATH through /proc: not the command's open file, acted on as a path is. */
+                if (*fd >= 0 && c->reopened && op->kind != DSH_METADATA_IOCTL)
+                        *form = DSH_METADATA_TARGET_PATH;
+                return *fd < 0 ? *fd : 0;
+        }
+        /* A NULL path with AT_EMPTY_PATH is an empty one where the kernel says so (getname_maybe_null()). */
+        if (op->path == 0 && op->null_path_empty)
+                path[0] = '\0';
+        else if ((result = copy_string(c, op->path, path, sizeof(path), ENAMETOOLONG)) < 0)
+                return result;
+        if (path[0] == '\0') {
+                if (!op->empty_path_allowed)
+                        return -ENOENT;
+                *form = DSH_METADATA_TARGET_EMPTY_PATH;
+                *fd = op->dirfd == AT_FDCWD ? open_thread_entry(c, "cwd", O_PATH)
+                                            : dsh_metadata_acquire_descriptor(c, op->dirfd, false);
+                if (*fd >= 0 && op->dirfd != AT_FDCWD && c->reopened)
+                        *form = DSH_METADATA_TARGET_PATH;  /* as above: no longer the command's own open file */
+                return *fd < 0 ? *fd : 0;
+        }
+        /*
+         * A following call on the thread's own /proc/self/fd/N is what the
+         * kernel would do with it: its descriptor N (glibc's fchmodat() with
+         * AT_SYMLINK_NOFOLLOW goes this way).  Any other magic link is refused.
+         */
+        if (op->follow && dsh_metadata_own_descriptor_path(path, &own_fd)) {
+                *fd = dsh_metadata_acquire_descriptor(c, own_fd, false);
+                return *fd < 0 ? *fd : 0;
+        }
+        if (path[0] == '/') {
+                base = open_thread_entry(c, "root", O_PATH | O_DIRECTORY);
+                resolve |= RESOLVE_IN_ROOT;
+        } else if (op->dirfd == AT_FDCWD) {
+                base = open_thread_entry(c, "cwd", O_PATH | O_DIRECTORY);
+        } else {
+                base = dsh_metadata_acquire_descriptor(c, op->dirfd, false);
+        }
+        if (base < 0)
+                return base;
+        *fd = dsh_metadata_open_resolved(base, path, O_PATH | (op->follow ? 0 : O_NOFOLLOW), resolve);
+        close(base);
+        return *fd < 0 ? *fd : 0;
+}

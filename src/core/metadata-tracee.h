@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The metadata supervisor's reach into the command (metadata-tracee.c): the
+ * tracee's memory and files, apart from deciding and acting on them
+ * (metadata-supervisor.c).  Everything read here is hostile: the command's
+ * memory is copied once and only the copy is used; its descriptors, cwd and
+ * root are reached through its calling thread (pidfd_getfd(), else
+ * /proc/<tid>/...), and every /proc/<tid> entry or pidfd opened for a call
+ * is trusted only once dsh_metadata_call_still_valid() says the thread that
+ * made the call is still there (the tid of a live task is unique).
+ * libc only, like the rest of core/.
+ */
+#ifndef DSH_SANDBOX_METADATA_TRACEE_H
+#define DSH_SANDBOX_METADATA_TRACEE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "core/metadata-call.h"
+
+#ifndef XATTR_NAME_MAX
+#define XATTR_NAME_MAX 255
+#endif
+#ifndef XATTR_SIZE_MAX
+#define XATTR_SIZE_MAX 65536
+#endif
+
+/* The kernel's struct xattr_args (setxattrat, 6.13) and struct file_attr (file_setattr, 6.17), version 0. */
+struct command_xattr_args {
+        uint64_t value;
+        uint32_t size;
+        uint32_t flags;
+};
+
+struct command_file_attr {
+        uint64_t xflags;
+        uint32_t extsize;
+        uint32_t nextents;
+        uint32_t projid;
+        uint32_t cowextsize;
+};
+
+/*
+ * The threads seen lately, with their pidfds: a pidfd names one task for
+ * good, so a cached one is either the calling thread's (the tid of a live
+ * task is unique) or a dead task's, which pidfd_getfd() refuses (ESRCH) and
+ * which is then opened afresh.
+ */
+#define DSH_METADATA_PIDFD_CACHE_SIZE 8
+
+struct dsh_metadata_cached_pidfd {
+        pid_t tid;
+        int fd;                         /* -1: empty */
+};
+
+/* What the supervisor keeps across calls to reach the command: one per supervisor, used by its one thread. */
+typedef struct dsh_metadata_tracee {
+        struct dsh_metadata_cached_pidfd pidfds[DSH_METADATA_PIDFD_CACHE_SIZE];
+        size_t next_pidfd;
+        char *value_buffer;             /* an xattr value: XATTR_SIZE_MAX bytes */
+        bool descriptors_through_proc;  /* pidfd_getfd() is refused here: /proc/<tid>/fd/N instead */
+        bool no_thread_pidfds;          /* the kernel has no PIDFD_THREAD */
+} dsh_metadata_tracee;
+
+/* An empty cache and the value buffer.  Returns 0 or -ENOMEM. */
+int dsh_metadata_tracee_init(dsh_metadata_tracee *tracee);
+
+/* Closes the cached pidfds and frees the buffer. */
+void dsh_metadata_tracee_clear(dsh_metadata_tracee *tracee);
+
+/* The arguments once copied out of the command: the only copy used. */
+typedef struct dsh_metadata_payload {
+        struct timespec times[2];
+        bool times_now;
+        char name[XATTR_NAME_MAX + 1];
+        size_t value_size;              /* the value itself is in the tracee's value_buffer */
+        struct command_file_attr file_attr;
+        union {
+                int flags;
+                struct command_fsxattr {
+                        uint32_t xflags;
+                        uint32_t extsize;
+                        uint32_t nextents;
+                        uint32_t projid;
+                        uint32_t cowextsize;
+                        unsigned char pad[8];
+                } fsxattr;
+        } ioctl_buffer;
+        size_t ioctl_size;
+} dsh_metadata_payload;
+
+/* One notification being handled. */
+typedef struct dsh_metadata_call {
+        dsh_metadata_tracee *tracee;
+        int listener;
+        uint64_t id;
+        pid_t tid;
+        int pidfd;                      /* the calling thread (the cache's), or -1 (descriptors through /proc) */
+        long long deadline_ms;
+        bool unreadable;                /* the command's memory or descriptors could not be read */
+        bool reopened;                  /* the last descriptor acquired is a reopening through /proc */
+} dsh_metadata_call;
+
+/* The notification is still pending: its thread is alive, so what was opened by its tid was that thread's. */
+bool dsh_metadata_call_still_valid(const dsh_metadata_call *c);
+
+/*
+ * Sets c->pidfd to the calling thread's pidfd, from the cache or new (-1:
+ * none, descriptors then go through /proc).  Returns false when the call is
+ * no longer valid: the tid may already name another task.
+ */
+bool dsh_metadata_find_thread_pidfd(dsh_metadata_call *c);
+
+/* Copies everything `op` needs besides its target into `p` (and the xattr value into the buffer).  0 or -errno. */
+int dsh_metadata_copy_payload(dsh_metadata_call *c, dsh_metadata_request *op, dsh_metadata_payload *p);
+
+/*
+ * The command's descriptor `command_fd` as one of ours: the same open file
+ * (pidfd_getfd()), or, where that is refused, /proc/<tid>/fd/N reopened
+ * (O_PATH, or read-only for `real_file`; c->reopened then says so).
+ * Returns the fd or a negative errno (-EBADF: no such descriptor).
+ */
+int dsh_metadata_acquire_descriptor(dsh_metadata_call *c, int command_fd, bool real_file);
+
+/*
+ * Opens the call's target in `*fd` as the kernel would resolve it for the
+ * calling thread, never through a magic link; `*form` says how the target
+ * was named in the end.  Returns 0 or the negative errno to answer.
+ */
+int dsh_metadata_open_target(dsh_metadata_call *c, const dsh_metadata_request *op, dsh_metadata_target *form,
+                             int *fd);
+
+/* openat2() with `resolve`, O_CLOEXEC added, retried while a rename races it (EAGAIN).  The fd or -errno. */
+int dsh_metadata_open_resolved(int directory_fd, const char *path, int flags, uint64_t resolve);
+
+#endif

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The protections: what the deployment says no confined command may change
+ * (shield.h applies them).  One value, set through the provider's setters
+ * (dsh-sandbox/provider.h) and composed by the runtime (src/runtime.c); the
+ * backends, the shield and the file guard all read this one copy, so that a
+ * runner, the guard's own checks and the shield can never disagree about
+ * what is protected.
+ */
+#ifndef DSH_SANDBOX_PROTECTIONS_H
+#define DSH_SANDBOX_PROTECTIONS_H
+
+#include <stdbool.h>
+
+#include "base/util.h"
+
+typedef struct dsh_protections {
+        /* The sandbox's own files, absolute, canonicalized per call (dsh_provider_set_protected_paths()). */
+        char **paths;
+        char **executables;      /* programs later calls trust to run (dsh_provider_set_protected_executables()) */
+        char **subpaths;         /* relative to each writable root (dsh_provider_set_protected_subpaths()) */
+        bool require_subpaths;   /* refuse a call where a protected subpath cannot be held back */
+        /*
+         * The directory of landlock-run (dsh_provider_set_landlock_run_path()),
+         * where the other launchers are looked for first; "" for "/", NULL: none.
+         */
+        char *launcher_directory;
+} dsh_protections;
+
+#define DSH_PROTECTIONS_INIT { NULL, NULL, NULL, false, NULL }
+
+/* Frees what `protections` owns and resets it to DSH_PROTECTIONS_INIT. */
+DSH_INTERNAL void dsh_protections_clear(dsh_protections *protections);
+
+/*
+ * Sets the launcher directory to the directory of `landlock_run_path`
+ * (absolute).  Returns 0, or -ENOMEM with the directory unchanged.
+ */
+DSH_INTERNAL int dsh_protections_set_launcher_directory(dsh_protections *protections, const char *landlock_run_path);
+
+/*
+ * The launcher `name` ("landlock-run", "dsh-sandbox-exec"): in the launcher
+ * directory when it is there, else the installed copy in the libexec
+ * directory.  New string; NULL when out of memory.
+ */
+DSH_INTERNAL char *dsh_protections_launcher_path(const dsh_protections *protections, const char *name);
+
+#endif

@@ -117,7 +117,7 @@ static int command_context(int argc, char **argv)
         int operands = argc;
         int result = cli_options_parse(&line, argc, argv, &options, &operands);
 
-        if (result < 0) {
+        if (result == CLI_PARSE_DONE) {
                 cli_policy_options_clear(&options);
                 return CLI_EXIT_SUCCESS;
         }

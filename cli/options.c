@@ -366,7 +366,9 @@ int cli_parse_positive(const char *command, const char *option, const char *valu
 
 int cli_command_status(int result)
 {
-        return result < 0 ? CLI_EXIT_SUCCESS : result;
+        if (result == CLI_PARSE_DONE)
+                return CLI_EXIT_SUCCESS;
+        return result >= 0 && result <= 255 ? result : CLI_EXIT_FAILURE;
 }
 
 int cli_refuse_operands(const char *command, int argc, char **argv, int operands)

@@ -90,13 +90,24 @@ typedef struct cli_command_line {
         unsigned policy_long_only;
 } cli_command_line;
 
-/* What the parsers return after printing --help or --version on stdout: the command is done, and exits 0. */
-#define CLI_PARSE_DONE (-1)
+/*
+ * Not an exit status: what the parsers return after printing --help or
+ * --version on stdout, which end the command there, nothing else done,
+ * with exit status 0.  It is not 0, so that every step after the parse
+ * (`if (result == 0) ...`) is skipped, and it is over 255, so that no one
+ * can read it as an exit status (returned as one by mistake it would end as
+ * 232, not as success): a command ends with cli_command_status(result).
+ */
+enum {
+        CLI_PARSE_DONE = 1000,
+};
 
 /*
- * A command's exit status from what its steps returned: a parser's
- * CLI_PARSE_DONE (the only negative a step returns) is success, anything
- * else is the status itself.  The one place where "done" becomes exit 0.
+ * A command's exit status from what its steps returned: CLI_EXIT_SUCCESS
+ * for a parser's CLI_PARSE_DONE, an exit status (0 to 255) as it is, and
+ * anything else (a negative errno that came this far by mistake)
+ * CLI_EXIT_FAILURE: a negative number never ends as success.  The one place
+ * where "done" becomes exit 0.
  */
 int cli_command_status(int result);
 

@@ -57,7 +57,7 @@ static void parse_policy_and_command(int argc, char **argv)
                 if ((*command)[0] == '-' && (*command)[1] != '\0')
                         FUZZ_CHECK(strcmp(command[-1], "--") == 0);
         } else {
-                FUZZ_CHECK(result == -1 || result == CLI_EXIT_USAGE);
+                FUZZ_CHECK(result == CLI_PARSE_DONE || result == CLI_EXIT_USAGE);
         }
         check_options(argv, &options, CLI_POLICY_ALL);
         cli_policy_options_clear(&options);
@@ -111,7 +111,7 @@ static void parse_line(int argc, char **argv, unsigned taken, const struct optio
                 if (operands < argc && argv[operands][0] == '-' && argv[operands][1] != '\0')
                         FUZZ_CHECK(strcmp(argv[operands - 1], "--") == 0);
         } else {
-                FUZZ_CHECK(result == -1 || result == CLI_EXIT_USAGE);
+                FUZZ_CHECK(result == CLI_PARSE_DONE || result == CLI_EXIT_USAGE);
         }
         FUZZ_CHECK(own || handed.json == 0);
         FUZZ_CHECK(operands_anywhere || handed.operands == 0);
@@ -174,7 +174,7 @@ static void parse_fs_line(int argc, char **argv)
         int operands = -1;
         int result = cli_options_parse(&line, argc, argv, &options, &operands);
 
-        FUZZ_CHECK(result == 0 || result == -1 || result == CLI_EXIT_USAGE);
+        FUZZ_CHECK(result == 0 || result == CLI_PARSE_DONE || result == CLI_EXIT_USAGE);
         FUZZ_CHECK(result != 0 || operands == argc);
         /* --root only by its long name: some argument spells it out. */
         if (options.root) {

@@ -148,7 +148,7 @@ static int approve_by_elicitation(const dsh_bash_escalation *escalation, void *d
         free(message);
         if (!params)
                 return approval_failed(error, -ENOMEM, "out of memory", NULL);
-        result = rpc_server_request(tool_call->connection->rpc, tool_call->call, "elicitation/create", params,
+        result = rpc_server_request(tool_call->server->rpc, tool_call->call, "elicitation/create", params,
                                     DSH_BASH_APPROVAL_TIMEOUT_DEFAULT_MS, &answer, &failure);
         if (result == -ECANCELED)
                 result = 0;     /* the call was cancelled meanwhile: the run reports it so */
@@ -198,7 +198,7 @@ static void progress_send(struct progress *progress, long long now_ms)
                  (now_ms - progress->started_ms) / 1000, progress->output_bytes);
         params = json_pack("{s:O, s:I, s:s}", "progressToken", progress->tool_call->progress_token, "progress",
                            (json_int_t) (progress->sent + 1), "message", message);
-        if (params && rpc_server_notify(progress->tool_call->connection->rpc, "notifications/progress", params) == 0)
+        if (params && rpc_server_notify(progress->tool_call->server->rpc, "notifications/progress", params) == 0)
                 progress->sent++;
         progress->last_sent_ms = now_ms;
 }
@@ -385,16 +385,16 @@ void mcp_tool_bash(mcp_tool_call *tool_call)
         request.justification = mcp_argument_string(tool_call, "justification");
         request.cwd = mcp_argument_string(tool_call, "cwd");
         request.cancellation = cancellation;
-        if (mcp_connection_client_elicits(tool_call->connection)) {
+        if (tool_call->client_elicits) {
                 request.approve = approve_by_elicitation;
                 request.approve_data = tool_call;
         }
         running.cancellation = cancellation;
-        running_commands_enter(&tool_call->connection->running, &running);
+        running_commands_enter(tool_call->server->running, &running);
         progress_start(&progress, tool_call, &request);
-        status = service_bash_run(tool_call->connection->context, tool_call->connection->policy, &request, &result,
+        status = service_bash_run(tool_call->server->context, tool_call->server->policy, &request, &result,
                                   &error);
-        running_commands_leave(&tool_call->connection->running, &running);
+        running_commands_leave(tool_call->server->running, &running);
         progress_stop(&progress);
         if (status < 0)
                 mcp_tool_reply_error(tool_call, &error, NULL);

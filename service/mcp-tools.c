@@ -519,7 +519,7 @@ static void run_file_tool(mcp_tool_call *tool_call, file_operation_fn operation)
         dsh_file_guard *guard = NULL;
         char *text;
 
-        if (service_file_guard(tool_call->connection->context, tool_call->connection->policy, &guard, &error) < 0 ||
+        if (service_file_guard(tool_call->server->context, tool_call->server->policy, &guard, &error) < 0 ||
             operation(tool_call, guard, &result, &error) < 0) {
                 mcp_tool_reply_error(tool_call, &error,
                                      error.code == DSH_ERROR_FS_SANDBOX_DENIED ? denial_advice : NULL);
@@ -558,13 +558,13 @@ static const struct {
         { "move", run_move },
 };
 
-/* The definition of tool `name` in the connection's list, or NULL. */
-static json_t *find_definition(const mcp_connection *connection, const char *name)
+/* The definition of tool `name` in the server's list, or NULL. */
+static json_t *find_definition(const mcp_tool_server *server, const char *name)
 {
         size_t index;
         json_t *tool;
 
-        json_array_foreach(connection->tools, index, tool)
+        json_array_foreach(server->tools, index, tool)
                 if (strcmp(json_string_value(json_object_get(tool, "name")), name) == 0)
                         return tool;
         return NULL;
@@ -581,7 +581,7 @@ static void refuse_arguments(mcp_tool_call *tool_call, const char *name, const c
         char parameter[256], *text = NULL;
 
         snprintf(parameter, sizeof(parameter), "arguments.%s", name);
-        if (!mcp_connection_reports_invalid_arguments_as_tool_errors(tool_call->connection)) {
+        if (!tool_call->invalid_arguments_as_tool_errors) {
                 rpc_call_fail_params(tool_call->call, parameter, problem);
                 return;
         }
@@ -595,7 +595,7 @@ static void refuse_arguments(mcp_tool_call *tool_call, const char *name, const c
 
 void mcp_tool_run(mcp_tool_call *tool_call, const char *name)
 {
-        json_t *definition = find_definition(tool_call->connection, name);
+        json_t *definition = find_definition(tool_call->server, name);
         const char *argument = NULL, *problem = NULL;
         json_t *no_arguments = NULL;
 

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Inside `dsh-sandbox mcp`: what the protocol (mcp.c) shares with the tools
- * (mcp-tools.c: the table and the file tools; mcp-bash.c: the bash tool).
+ * Inside `dsh-sandbox mcp`: what the protocol (mcp.c) hands the tools
+ * (mcp-tools.c: the table and the file tools; mcp-bash.c: the bash tool) on
+ * each call.  The tools reach the server only through the call they
+ * receive; mcp.c's connection state is its own.
  *
  * Security: the server itself runs unconfined — it is the harness's
  * program, not the model's.  Everything the model asks for goes through the
@@ -15,7 +17,6 @@
 #ifndef DSH_SERVICE_MCP_TOOLS_H
 #define DSH_SERVICE_MCP_TOOLS_H
 
-#include <pthread.h>
 #include <stdbool.h>
 
 #include <jansson.h>
@@ -26,22 +27,28 @@
 #include "running-commands.h"
 #include "service-context.h"
 
-/* One client's connection: the server's state for the life of the stdio stream. */
-typedef struct mcp_connection {
+/*
+ * What the tools use of the server, the same for every call: mcp.c sets it
+ * up before the first request and does not change it while requests run
+ * (the list of running commands has a lock of its own).
+ */
+typedef struct mcp_tool_server {
         service_context *context;
         const service_policy_fields *policy;   /* the server's, for every call */
-        rpc_server *rpc;
-        json_t *tools;                  /* the tool definitions tools/list answers with */
-        char *instructions;             /* initialize's: the rules, then the policy in force */
-        pthread_mutex_t lock;           /* over what initialize sets: requests run on threads of their own */
-        const char *protocol_version;   /* negotiated (a static string); NULL before initialize */
-        bool client_elicits;            /* the client declared form elicitation */
-        running_commands running;       /* the bash tool's commands: the end of input or a stop kills them */
-} mcp_connection;
+        rpc_server *rpc;                /* to ask the client (elicitation) and to tell it (progress) */
+        const json_t *tools;            /* the tool definitions, whose inputSchema each call's arguments meet */
+        running_commands *running;      /* the bash tool's commands: the end of input or a stop kills them */
+} mcp_tool_server;
 
-/* One tools/call, while it runs. */
+/*
+ * One tools/call, while it runs: everything a tool reaches, so that no tool
+ * calls back into the protocol's side (mcp.c) for the connection's state.
+ */
 typedef struct mcp_tool_call {
-        mcp_connection *connection;
+        const mcp_tool_server *server;
+        /* What initialize negotiated, as it stood when the call came in. */
+        bool client_elicits;            /* the client declared form elicitation */
+        bool invalid_arguments_as_tool_errors;  /* the revision wants them as a tool error (2025-11-25 on) */
         rpc_call *call;
         json_t *arguments;              /* borrowed: an object, already checked against the tool's inputSchema */
         json_t *progress_token;         /* borrowed: params._meta.progressToken, or NULL */
@@ -64,12 +71,6 @@ void mcp_tool_run(mcp_tool_call *tool_call, const char *name);
 
 /* The bash tool (mcp-bash.c). */
 void mcp_tool_bash(mcp_tool_call *tool_call);
-
-/* Whether the negotiated revision wants invalid tool arguments reported as a tool error (2025-11-25 on). */
-bool mcp_connection_reports_invalid_arguments_as_tool_errors(mcp_connection *connection);
-
-/* Whether the client declared form elicitation in initialize. */
-bool mcp_connection_client_elicits(mcp_connection *connection);
 
 /*
  * Ends the call with a tool result: one text content, `is_error`, and

@@ -8,6 +8,7 @@
  * of its own there, so a long command does not hold up a ping or a read.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,18 @@
 #include "mcp-tools.h"
 #include "mcp.h"
 #include "stop-watch.h"
+
+/* One client's connection: the server's state for the life of the stdio stream. */
+typedef struct mcp_connection {
+        mcp_tool_server tool_server;    /* what the tools use of it, handed to every tools/call */
+        rpc_server *rpc;
+        json_t *tools;                  /* the tool definitions tools/list answers with */
+        char *instructions;             /* initialize's: the rules, then the policy in force */
+        pthread_mutex_t lock;           /* over what initialize sets: requests run on threads of their own */
+        const char *protocol_version;   /* negotiated (a static string); NULL before initialize */
+        bool client_elicits;            /* the client declared form elicitation */
+        running_commands running;       /* the bash tool's commands: the end of input or a stop kills them */
+} mcp_connection;
 
 /*
  * The revisions this server speaks, newest first: those the official SDKs
@@ -59,25 +72,18 @@ static bool declares_form_elicitation(const json_t *capabilities)
                (json_object_get(elicitation, "form") || !json_object_get(elicitation, "url"));
 }
 
-bool mcp_connection_client_elicits(mcp_connection *connection)
+/*
+ * What initialize negotiated, as it stands when a tools/call comes in,
+ * copied onto the call (the tools read it there, never the connection).
+ */
+static void copy_negotiated(mcp_connection *connection, mcp_tool_call *tool_call)
 {
-        bool elicits;
-
         pthread_mutex_lock(&connection->lock);
-        elicits = connection->client_elicits;
+        tool_call->client_elicits = connection->client_elicits;
+        tool_call->invalid_arguments_as_tool_errors =
+                connection->protocol_version &&
+                strcmp(connection->protocol_version, FIRST_REVISION_WITH_TOOL_ARGUMENT_ERRORS) >= 0;
         pthread_mutex_unlock(&connection->lock);
-        return elicits;
-}
-
-bool mcp_connection_reports_invalid_arguments_as_tool_errors(mcp_connection *connection)
-{
-        bool as_tool_errors;
-
-        pthread_mutex_lock(&connection->lock);
-        as_tool_errors = connection->protocol_version &&
-                         strcmp(connection->protocol_version, FIRST_REVISION_WITH_TOOL_ARGUMENT_ERRORS) >= 0;
-        pthread_mutex_unlock(&connection->lock);
-        return as_tool_errors;
 }
 
 /* ------------------------------------------------------------- methods -- */
@@ -127,7 +133,8 @@ static void answer_tools_call(mcp_connection *connection, rpc_call *call)
 {
         json_t *params = rpc_call_params(call);
         json_t *arguments = json_object_get(params, "arguments");
-        mcp_tool_call tool_call = { connection, call, NULL, progress_token(params) };
+        mcp_tool_call tool_call = { .server = &connection->tool_server, .call = call,
+                                    .progress_token = progress_token(params) };
         const char *name = NULL;
 
         if (rpc_param_string(call, "name", true, &name) < 0)
@@ -137,6 +144,7 @@ static void answer_tools_call(mcp_connection *connection, rpc_call *call)
                 return;
         }
         tool_call.arguments = json_is_object(arguments) ? arguments : NULL;
+        copy_negotiated(connection, &tool_call);
         mcp_tool_run(&tool_call, name);
 }
 
@@ -225,7 +233,7 @@ static void stop_running_commands(void *data)
 int mcp_serve(service_context *context, const service_policy_fields *policy, const char *policy_text, int input_fd,
               int output_fd, int stop_fd)
 {
-        mcp_connection connection = { .context = context, .policy = policy };
+        mcp_connection connection = { .tool_server = { .context = context, .policy = policy } };
         const rpc_handlers handlers = { on_request, on_notification, &connection, on_input_end };
         service_stop_watch watch;
         int result;
@@ -242,6 +250,10 @@ int mcp_serve(service_context *context, const service_policy_fields *policy, con
         pthread_mutex_init(&connection.lock, NULL);
         running_commands_init(&connection.running);
         connection.rpc = rpc_server_new(input_fd, output_fd, &handlers);
+        /* Set before the first request is read: the tools only ever read it. */
+        connection.tool_server.rpc = connection.rpc;
+        connection.tool_server.tools = connection.tools;
+        connection.tool_server.running = &connection.running;
         result = connection.rpc ? service_stop_watch_start(&watch, stop_fd, stop_running_commands, &connection)
                                 : -ENOMEM;
         if (result == 0) {

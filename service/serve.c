@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `dsh-sandbox serve`: the method table over the JSON-RPC transport, the
- * readers of the params the methods share, and the quick methods
- * (sessions, policy, confine, probe) and bash.run.  docs/service.md is the
- * protocol as a client sees it.
+ * `dsh-sandbox serve`: the method table over the JSON-RPC transport, and
+ * the quick methods (sessions, policy, confine, probe) and bash.run; the
+ * params the methods share are read by serve-params.c.  docs/service.md is
+ * the protocol as a client sees it.
  *
  * Who is trusted.  The client is the harness: the service runs unconfined
  * on its behalf, as the `dsh-sandbox` command line does, and its params
@@ -40,133 +40,9 @@
 #include "dsh-sandbox/provider.h"
 
 #include "serve-internal.h"
+#include "serve-params.h"
+#include "serve.h"
 #include "stop-watch.h"
-
-/* ------------------------------------------------------------ params -- */
-
-void serve_policy_clear(serve_policy *policy)
-{
-        dsh_strv_free(policy->allow_write);
-        *policy = (serve_policy) SERVE_POLICY_INIT;
-}
-
-int serve_param_mode(rpc_call *call, const char *name, bool required, dsh_mode *mode_out)
-{
-        const char *value = NULL;
-        int found = rpc_param_string(call, name, required, &value);
-
-        if (found != 0)
-                return found;
-        if (dsh_mode_parse(value, mode_out) < 0)
-                return rpc_call_fail_params(call, name,
-                                            "expected \"read-only\", \"workspace-write\" or \"danger-full-access\""),
-                       -1;
-        return 0;
-}
-
-int serve_param_backend(rpc_call *call, const char **backend_out)
-{
-        dsh_error error = DSH_ERROR_INIT;
-        const char *value = NULL;
-        int found = rpc_param_string(call, "backend", false, &value);
-
-        if (found != 0)
-                return found;
-        /* The provider owns the list of backend names; "auto" is the configured chain. */
-        if (strcmp(value, "auto") != 0 && dsh_provider_check_backends((const char *const[]) { value, NULL }, &error) < 0) {
-                rpc_call_fail_params(call, "backend", error.message ? error.message : "unknown backend");
-                dsh_error_clear(&error);
-                return -1;
-        }
-        *backend_out = value;
-        return 0;
-}
-
-int serve_param_policy(rpc_call *call, serve_policy *policy)
-{
-        service_policy_fields *fields = &policy->fields;
-        int found;
-
-        if (rpc_param_string(call, "sessionId", false, &fields->session_id) < 0 ||
-            rpc_param_string(call, "root", false, &fields->root) < 0 ||
-            rpc_param_string_array(call, "allowWrite", false, &policy->allow_write) < 0 ||
-            serve_param_backend(call, &fields->backend) < 0)
-                return -1;
-        found = serve_param_mode(call, "mode", false, &fields->mode);
-        if (found < 0)
-                return -1;
-        fields->has_mode = found == 0;
-        fields->allow_write = policy->allow_write;
-        return 0;
-}
-
-int serve_param_positive(rpc_call *call, const char *name, long long maximum, long long *value_out)
-{
-        long long value = 0;
-        int found = rpc_param_integer(call, name, false, &value);
-        char what[96];
-
-        if (found != 0)
-                return found;
-        if (value < 1 || value > maximum) {
-                snprintf(what, sizeof(what), "expected a whole number from 1 to %lld", maximum);
-                return rpc_call_fail_params(call, name, what), -1;
-        }
-        *value_out = value;
-        return 0;
-}
-
-/* ----------------------------------------------------------- answers -- */
-
-void serve_fail(rpc_call *call, dsh_error *error)
-{
-        rpc_call_fail_sandbox(call, error);
-        dsh_error_clear(error);
-}
-
-void serve_fail_cwd(rpc_call *call, const dsh_error *error)
-{
-        const char *message = error->message ? error->message : "not a directory";
-
-        /* The library's text begins "cwd ", which the params message names already. */
-        rpc_call_fail_params(call, "cwd", strncmp(message, "cwd ", 4) == 0 ? message + 4 : message);
-}
-
-void serve_reply_encoded(rpc_call *call, int encoded, char *text, dsh_error *error)
-{
-        json_t *value = service_encoded_json(encoded, text, error);
-
-        if (value)
-                rpc_call_reply(call, value);
-        else
-                serve_fail(call, error);
-}
-
-json_t *serve_output_json(const char *bytes, size_t length)
-{
-        size_t capacity = length * 4 + 1, used = 0, invalid = 0;
-        char *text = malloc(capacity);
-        json_t *value;
-
-        if (!text)
-                return NULL;
-        while (length > 0) {
-                size_t valid = dsh_text_is_utf8(bytes, length, &invalid) ? length : invalid;
-
-                memcpy(text + used, bytes, valid);
-                used += valid;
-                bytes += valid;
-                length -= valid;
-                if (length > 0) {
-                        used += (size_t) snprintf(text + used, capacity - used, "\\x%02x", (unsigned char) *bytes);
-                        bytes++;
-                        length--;
-                }
-        }
-        value = json_stringn_nocheck(text, used);
-        free(text);
-        return value;
-}
 
 /* ---------------------------------------------------------- sessions -- */
 

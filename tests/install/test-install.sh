@@ -103,6 +103,11 @@ layout() {
         else
                 fail "library links: $(ls -l "$destdir$LIBDIR" | grep libdsh-sandbox)"
         fi
+        # Only the shared library is installed: no static archive (the library's own, or cli/'s and service/'s,
+        # internal libraries linked into dsh-sandbox).
+        local archives
+        archives=$(find "$destdir" -name '*.a' -printf '%P ')
+        [ -z "$archives" ] && pass "no static archive installed" || fail "installed archives: $archives"
         local soname
         soname=$(readelf -d "$destdir$LIBDIR/libdsh-sandbox.so.$VERSION" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
         [ "$soname" = libdsh-sandbox.so.0 ] && pass "SONAME $soname" || fail "SONAME is \"$soname\""

@@ -112,8 +112,16 @@ class HouseCopy(unittest.TestCase):
                                "delete its line")
 
     def test_listed_cycle_broken_fails_until_its_line_goes(self):
-        self.replace_in("service/serve-internal.h", '#include "serve.h"', "")
-        self.assert_fails_with("check-house: cycle: FAIL", "the cycle service/serve service/serve-internal is gone")
+        # The copy gets a cycle of its own and lists it (the tree's listed cycles go as issue 18 breaks them):
+        # listed, it passes; broken, its line must go.
+        self.write("src/base/strv.h", '#include "base/xdg.h"\n')
+        self.replace_in("src/base/xdg.h", '#include "base/util.h"', '#include "base/util.h"\n#include "base/strv.h"')
+        self.append("scripts/house-exceptions.txt", "cycle src/base/xdg src/base/strv # issue 18: this case's own\n")
+        listed = run_check(self.root)
+        self.assertEqual(listed.returncode, 0, listed.stdout + listed.stderr)
+        self.assertIn("src/base/strv src/base/xdg: listed", listed.stdout)
+        self.replace_in("src/base/xdg.h", '#include "base/strv.h"', "")
+        self.assert_fails_with("check-house: cycle: FAIL", "the cycle src/base/strv src/base/xdg is gone")
 
     def test_include_going_upwards_fails(self):
         self.replace_in("src/base/path.c", '#include "base/path.h"',

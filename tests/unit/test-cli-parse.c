@@ -7,6 +7,8 @@
  * for options without effect.  What a parse prints is captured from the
  * real stdout and stderr and compared whole.
  */
+#include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -384,7 +386,7 @@ static void test_repeated_options(void **state)
         argv_free(argv);
 }
 
-/* --help and --version print on stdout and stop the parse (-1: exit 0), whatever came before. */
+/* --help and --version print on stdout and stop the parse (CLI_PARSE_DONE: exit 0), whatever came before. */
 static void test_help_and_version(void **state)
 {
         cli_policy_options options = CLI_POLICY_OPTIONS_INIT;
@@ -395,18 +397,40 @@ static void test_help_and_version(void **state)
         capture c;
 
         (void) state;
-        assert_int_equal(parse_run(version_argc, version, &options, &command, &c), -1);
+        assert_int_equal(parse_run(version_argc, version, &options, &command, &c), CLI_PARSE_DONE);
         assert_string_equal(c.stdout_text, VERSION_LINE);
         assert_string_equal(c.stderr_text, "");
         capture_clear(&c);
         cli_policy_options_clear(&options);
-        assert_int_equal(parse_run(help_argc, help, &options, &command, &c), -1);
+        assert_int_equal(parse_run(help_argc, help, &options, &command, &c), CLI_PARSE_DONE);
         assert_true(strncmp(c.stdout_text, "run's help\nPolicy options:\n", 27) == 0);
         assert_non_null(strstr(c.stdout_text, "  -w, --allow-write DIR"));
         assert_string_equal(c.stderr_text, "");
         capture_clear(&c);
         argv_free(version);
         argv_free(help);
+}
+
+/*
+ * A subcommand ends with cli_command_status() of its outcome: --help's and
+ * --version's CLI_PARSE_DONE is 0, an exit status is itself, and a
+ * negative number (an errno that came too far) or any other value out of
+ * range is a failure, never success.  CLI_PARSE_DONE is no exit status
+ * itself, and returned as one by mistake it would not end as 0 either.
+ */
+static void test_exit_status_of_an_outcome(void **state)
+{
+        static const int statuses[] = { CLI_EXIT_SUCCESS, CLI_EXIT_FAILURE, CLI_EXIT_USAGE, CLI_EXIT_SANDBOX,
+                                        CLI_EXIT_CANNOT_EXECUTE, CLI_EXIT_NOT_FOUND, 128 + 9, 255 };
+        static const int failures[] = { -1, -ENOMEM, -EPERM, 256, CLI_PARSE_DONE + 1, INT_MIN, INT_MAX };
+
+        (void) state;
+        assert_int_equal(cli_command_status(CLI_PARSE_DONE), CLI_EXIT_SUCCESS);
+        assert_true(CLI_PARSE_DONE > 255 && (CLI_PARSE_DONE & 0xff) != 0);
+        for (size_t i = 0; i < sizeof(statuses) / sizeof(statuses[0]); i++)
+                assert_int_equal(cli_command_status(statuses[i]), statuses[i]);
+        for (size_t i = 0; i < sizeof(failures) / sizeof(failures[0]); i++)
+                assert_int_equal(cli_command_status(failures[i]), CLI_EXIT_FAILURE);
 }
 
 /* The subcommands, each by the argv that reaches its own parser. */
@@ -433,6 +457,9 @@ static const struct subcommand_path {
                 { cli_command_fs, { "fs", "rm", NULL } },
                 { cli_command_fs, { "fs", "mv", NULL } },
                 { cli_command_fs, { "fs", "read", NULL } },
+                { cli_command_serve, { "serve", NULL } },
+                { cli_command_mcp, { "mcp", NULL } },
+                { cli_command_remote_helper, { "remote-helper", NULL } },
 };
 #define SUBCOMMAND_PATH_COUNT (sizeof(subcommand_paths) / sizeof(subcommand_paths[0]))
 
@@ -772,6 +799,7 @@ int main(void)
                 cmocka_unit_test(test_bad_backend),
                 cmocka_unit_test(test_repeated_options),
                 cmocka_unit_test(test_help_and_version),
+                cmocka_unit_test(test_exit_status_of_an_outcome),
                 cmocka_unit_test(test_every_subcommand),
                 cmocka_unit_test(test_bash_usage_errors),
                 cmocka_unit_test(test_option_that_does_not_apply),

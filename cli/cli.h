@@ -23,6 +23,10 @@ void cli_print_error(const dsh_error *error);
 /* Prints "dsh-sandbox: <message>" on one stderr line. */
 void cli_print_message(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
+/* All `length` bytes to `fd`, again after EINTR and short writes: 0, or a negative errno (-EIO for a write
+ * that took nothing). */
+int cli_write_all(int fd, const void *bytes, size_t length);
+
 /* Prints a usage error naming what was wrong and returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
 

@@ -318,25 +318,10 @@ struct live_output {
         bool line_open;     /* the last byte shown was not a newline: a marker must start a line of its own */
 };
 
-static int write_all(int fd, const char *data, size_t length)
-{
-        while (length > 0) {
-                ssize_t written = write(fd, data, length);
-
-                if (written < 0 && errno == EINTR)
-                        continue;
-                if (written <= 0)
-                        return written < 0 ? -errno : -EIO;
-                data += written;
-                length -= (size_t) written;
-        }
-        return 0;
-}
-
 static int show_output(int stream, const char *data, size_t length, void *user_data)
 {
         struct live_output *live = user_data;
-        int result = write_all(stream == 1 ? STDOUT_FILENO : STDERR_FILENO, data, length);
+        int result = cli_write_all(stream == 1 ? STDOUT_FILENO : STDERR_FILENO, data, length);
 
         if (result == 0 && length > 0)
                 live->line_open = data[length - 1] != '\n';

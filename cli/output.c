@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -17,6 +18,23 @@ void cli_print_error(const dsh_error *error)
                 fprintf(stderr, "dsh-sandbox: %s: %s\n", code, message);
         else
                 fprintf(stderr, "dsh-sandbox: %s\n", message);
+}
+
+int cli_write_all(int fd, const void *bytes, size_t length)
+{
+        const char *cursor = bytes;
+
+        while (length > 0) {
+                ssize_t written = write(fd, cursor, length);
+
+                if (written < 0 && errno == EINTR)
+                        continue;
+                if (written <= 0)
+                        return written < 0 ? -errno : -EIO;
+                cursor += written;
+                length -= (size_t) written;
+        }
+        return 0;
 }
 
 void cli_print_message(const char *format, ...)

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "terminal-proxy.h"
 
 /* Bytes typed but not yet taken by the pty (it holds a few KiB): kept, never dropped, never blocked on. */
@@ -99,21 +100,6 @@ void cli_terminal_proxy_attach(const cli_terminal_proxy *proxy, dsh_spawn_option
         options->controlling_terminal = true;
 }
 
-/* All of `length` bytes to `fd` (the user's terminal, blocking). */
-static void write_all(int fd, const char *bytes, size_t length)
-{
-        while (length > 0) {
-                ssize_t written = write(fd, bytes, length);
-
-                if (written < 0 && errno == EINTR)
-                        continue;
-                if (written <= 0)
-                        return;
-                bytes += written;
-                length -= (size_t) written;
-        }
-}
-
 /* What the command wrote to its terminal, to the user's; false once the pty has no writer left (EIO). */
 static bool copy_output(const cli_terminal_proxy *proxy)
 {
@@ -123,7 +109,7 @@ static bool copy_output(const cli_terminal_proxy *proxy)
                 ssize_t got = read(proxy->master, buffer, sizeof(buffer));
 
                 if (got > 0) {
-                        write_all(proxy->terminal_out, buffer, (size_t) got);
+                        (void) cli_write_all(proxy->terminal_out, buffer, (size_t) got);
                         continue;
                 }
                 if (got < 0 && errno == EINTR)

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/fd-io.h"
 #include "fs/file-ops.h"
 
 /* ---------------------------------------------------------- replacement -- */
@@ -42,23 +43,6 @@ static int link_tmpfile(int fd, int directory_fd, const char *name)
                 return -errno;
         snprintf(proc_path, sizeof(proc_path), "/proc/self/fd/%d", fd);
         return linkat(AT_FDCWD, proc_path, directory_fd, name, AT_SYMLINK_FOLLOW) == 0 ? 0 : -errno;
-}
-
-static int write_all(int fd, const void *content, size_t length)
-{
-        const char *cursor = content;
-
-        while (length > 0) {
-                ssize_t written = write(fd, cursor, length);
-
-                if (written < 0 && errno == EINTR)
-                        continue;
-                if (written < 0)
-                        return -errno;
-                cursor += written;
-                length -= (size_t) written;
-        }
-        return 0;
 }
 
 /*
@@ -189,7 +173,7 @@ int dsh_file_replace(const dsh_file_replacement *description, const void *conten
         if (result == 0)
                 result = keep_attributes(replacement->fd, replacement->existing);
         if (result == 0)
-                result = write_all(replacement->fd, content, length);
+                result = dsh_write_all(replacement->fd, content, length);
         if (result == 0 && fsync(replacement->fd) < 0)
                 result = -errno;
         if (result == 0)

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "base/fd-io.h"
 #include "policy/session-log.h"
 #include "policy/session.h"
 #include "base/xdg.h"
@@ -184,21 +185,6 @@ static int sync_directory(const char *directory)
         if (fd < 0)
                 return -errno;
         return fsync(fd) < 0 ? -errno : 0;
-}
-
-static int write_all(int fd, const char *bytes, size_t length)
-{
-        while (length > 0) {
-                ssize_t written = write(fd, bytes, length);
-
-                if (written < 0 && errno == EINTR)
-                        continue;
-                if (written < 0)
-                        return -errno;
-                bytes += written;
-                length -= (size_t) written;
-        }
-        return 0;
 }
 
 /* A record as one compact JSON line.  jansson escapes every control character, so the
@@ -375,9 +361,9 @@ static int write_new_log(dsh_session_store *store, const char *id, const char *h
         if (fd < 0)
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, errno, "cannot create a session log in %s: %s",
                                      store->directory, strerror(errno));
-        result = write_all(fd, header, strlen(header));
+        result = dsh_write_all(fd, header, strlen(header));
         if (result == 0 && stamp)
-                result = write_all(fd, stamp, strlen(stamp));
+                result = dsh_write_all(fd, stamp, strlen(stamp));
         if (result == 0 && fsync(fd) < 0)
                 result = -errno;
         /* link(), unlike rename(), never replaces an existing session. */
@@ -507,7 +493,7 @@ static int write_record_locked(dsh_session *session, const char *type, json_t *d
         json_decref(record);
         if (!line)
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
-        result = write_all(session->fd, line, length);
+        result = dsh_write_all(session->fd, line, length);
         if (result == 0 && fdatasync(session->fd) < 0)
                 result = -errno;
         if (result < 0) {

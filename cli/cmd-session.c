@@ -71,18 +71,6 @@ static int session_runtime(const char *config_path, dsh_runtime **runtime_out)
 }
 
 
-static char *absolute_directory(const char *path)
-{
-        char cwd[PATH_MAX];
-        char *absolute = NULL;
-
-        if (path[0] == '/')
-                return strdup(path);
-        if (!getcwd(cwd, sizeof(cwd)) || asprintf(&absolute, "%s/%s", cwd, path) < 0)
-                return NULL;
-        return absolute;
-}
-
 enum { OPTION_CWD = CLI_OPTION_OWN, OPTION_PARENT };
 
 struct new_options {
@@ -129,7 +117,7 @@ static int command_new(int argc, char **argv)
                 result = cli_refuse_operands(line.name, argc, argv, operands);
         if (result != 0)
                 return cli_command_status(result);
-        cwd = options.cwd ? absolute_directory(options.cwd) : getcwd(NULL, 0);
+        cwd = options.cwd ? cli_path_from_cwd(options.cwd) : getcwd(NULL, 0);
         if (!cwd) {
                 cli_print_message("session new: cannot determine the cwd: %s", strerror(errno));
                 return CLI_EXIT_FAILURE;

@@ -17,6 +17,7 @@
 #include "dsh-sandbox/runtime.h"
 
 #include "base/error.h"
+#include "base/path.h"
 #include "provider/provider-protections.h"
 #include "remote/remote-ssh.h"
 
@@ -42,23 +43,6 @@ static int out_of_memory(dsh_error *error)
  * set.  Lexically unchanged otherwise: the owners canonicalize where they
  * decide (the policy service its roots, the provider its protected paths).
  */
-static char *absolute_from_cwd(const char *path)
-{
-        dsh_autofree char *cwd = NULL;
-        char *absolute = NULL;
-
-        if (path[0] == '/')
-                return strdup(path);
-        cwd = getcwd(NULL, 0);
-        if (!cwd)
-                return NULL;
-        if (asprintf(&absolute, "%s/%s", cwd, path) < 0) {
-                errno = ENOMEM;
-                return NULL;
-        }
-        return absolute;
-}
-
 /* An option's path made absolute, or NULL (absent) into *out; `what` names it in the error. */
 static int option_path(const char *path, const char *what, char **out, dsh_error *error)
 {
@@ -67,7 +51,7 @@ static int option_path(const char *path, const char *what, char **out, dsh_error
                 return 0;
         if (path[0] == '\0')
                 return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "the %s is empty", what);
-        *out = absolute_from_cwd(path);
+        *out = dsh_path_from_cwd(path);
         if (!*out)
                 return dsh_error_set(error, errno == ENOMEM ? DSH_ERROR_SYSTEM : DSH_ERROR_INVALID_INPUT, errno,
                                      "cannot resolve the %s \"%s\": %s", what, path, strerror(errno));
@@ -319,7 +303,7 @@ static int append_protected(char ***paths, char *path)
 
         if (!owned || owned[0] == '\0')
                 return 0;
-        absolute = absolute_from_cwd(owned);
+        absolute = dsh_path_from_cwd(owned);
         if (!absolute)
                 return errno == ENOMEM ? -ENOMEM : 0;   /* a relative path with no cwd names nothing to protect */
         for (char **existing = *paths; existing && *existing; existing++)

@@ -3,9 +3,11 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/path.h"
 
@@ -43,6 +45,23 @@ static void remove_last_component(char *path)
  * identity to resolve.  `..` after an existing prefix is its real parent:
  * the prefix is canonical, so it holds no symlink to walk back through.
  */
+char *dsh_path_from_cwd(const char *path)
+{
+        dsh_autofree char *cwd = NULL;
+        char *absolute = NULL;
+
+        if (path[0] == '/')
+                return strdup(path);
+        cwd = getcwd(NULL, 0);
+        if (!cwd)
+                return NULL;
+        if (asprintf(&absolute, "%s/%s", cwd, path) < 0) {
+                errno = ENOMEM;
+                return NULL;
+        }
+        return absolute;
+}
+
 char *dsh_path_canonical(const char *path)
 {
         char *resolved = realpath(path, NULL);

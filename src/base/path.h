@@ -15,6 +15,9 @@
  */
 DSH_INTERNAL char *dsh_path_canonical(const char *path);
 
+/* `path` made absolute against the cwd, lexically (nothing resolved): a new string, or NULL with errno set. */
+DSH_INTERNAL char *dsh_path_from_cwd(const char *path);
+
 /* `path` (absolute) with "//", "." and ".." folded by spelling alone, no
  * filesystem access.  Returns a new string, or NULL with errno set. */
 DSH_INTERNAL char *dsh_path_normalize_lexically(const char *path);

@@ -158,9 +158,11 @@ static char *read_owner(int key_fd)
 }
 
 /*
- * The key's owner record: written whole under a temporary name and renamed
- * into place without replacing, so a concurrent first call reads either
- * nothing or all of it; then compared.  A key recorded for another owner
+ * The key's owner record: written whole under a temporary name of this
+ * thread's and renamed into place without replacing, so a concurrent first
+ * call (another process, or another thread of a serve) finds either no
+ * record or all of it, and every call reads it only after its own rename has
+ * put one there; then compared.  A key recorded for another owner
  * (a hash collision) is refused, never shared.
  */
 static int claim_key(int key_fd, const char *key_path, const char *owner, dsh_error *error)
@@ -170,7 +172,9 @@ static int claim_key(int key_fd, const char *key_path, const char *owner, dsh_er
         size_t length = strlen(owner);
         int fd;
 
-        snprintf(temporary, sizeof(temporary), "%s.%ld", SCRATCH_OWNER_NAME, (long) getpid());
+        /* One temporary name per thread: a serve's concurrent first calls are threads of one process, and
+         * the one whose O_EXCL failed on a shared name would read the record before the other renamed it. */
+        snprintf(temporary, sizeof(temporary), "%s.%ld.%ld", SCRATCH_OWNER_NAME, (long) getpid(), (long) gettid());
         fd = openat(key_fd, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd >= 0) {
                 bool written = write(fd, owner, length) == (ssize_t) length;

@@ -26,7 +26,6 @@
  * No timing assertions: waits are for files and processes, within generous
  * bounds that only stop a broken run from hanging the suite.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -332,31 +331,31 @@ static bool holds_number(const char *text, const char *argument)
  * line — bash -c, and bwrap, the sandbox's init included, so that a sandbox
  * left running is found even before its command reached the sleep.
  */
+struct sleep_search {
+        const char *argument;
+        pid_t *pids;
+        size_t capacity, count;
+};
+
+static bool note_sleep(const char *pid, char *cmdline, ssize_t length, void *data)
+{
+        struct sleep_search *search = data;
+
+        for (ssize_t i = 0; i < length; i++)
+                if (cmdline[i] == '\0')
+                        cmdline[i] = ' ';
+        if (holds_number(cmdline, search->argument))
+                search->pids[search->count++] = (pid_t) atoi(pid);
+        return search->count < search->capacity;
+}
+
 static size_t find_sleeps(const char *argument, pid_t *pids, size_t capacity)
 {
-        DIR *proc = opendir("/proc");
-        struct dirent *entry;
-        size_t count = 0;
+        struct sleep_search search = { argument, pids, capacity, 0 };
 
-        assert_non_null(proc);
-        while ((entry = readdir(proc)) && count < capacity) {
-                char cmdline[8192];
-                ssize_t length;
-
-                if (entry->d_name[0] < '0' || entry->d_name[0] > '9')
-                        continue;
-                length = test_read_proc_file(entry->d_name, "cmdline", cmdline, sizeof(cmdline));
-                if (length <= 0)
-                        continue;   /* gone, or a zombie: nothing of it runs */
-                for (ssize_t i = 0; i < length; i++)
-                        if (cmdline[i] == '\0')
-                                cmdline[i] = ' ';
-                cmdline[length] = '\0';
-                if (holds_number(cmdline, argument))
-                        pids[count++] = (pid_t) atoi(entry->d_name);
-        }
-        closedir(proc);
-        return count;
+        if (capacity > 0)
+                test_each_process(note_sleep, &search);
+        return search.count;
 }
 
 /*

@@ -16,7 +16,6 @@
  * No timing assertions: each case waits (within a generous bound) for a
  * file the command writes once its trap is installed, then signals.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -272,34 +271,34 @@ static void test_ignored_hangup_stays_ignored(void **state)
 }
 
 /* The state letter of the process whose command line is `sleep DURATION`, or 0 when there is none. */
+struct state_search {
+        const char *duration;
+        char state;
+};
+
+static bool note_state(const char *pid, char *command_line, ssize_t length, void *data)
+{
+        struct state_search *search = data;
+        char stat_line[512];
+        const char *fields;
+
+        if (strcmp(command_line, "sleep") != 0 || strlen(command_line) + 1 >= (size_t) length ||
+            strcmp(command_line + strlen(command_line) + 1, search->duration) != 0)
+                return true;
+        if (test_read_proc_file(pid, "stat", stat_line, sizeof(stat_line)) <= 0)
+                return true;
+        fields = strrchr(stat_line, ')');
+        if (fields && fields[1] == ' ')
+                search->state = fields[2];
+        return search->state == 0;
+}
+
 static char sleep_state(const char *duration)
 {
-        DIR *proc = opendir("/proc");
-        struct dirent *entry;
-        char state = 0;
+        struct state_search search = { duration, 0 };
 
-        assert_non_null(proc);
-        while (!state && (entry = readdir(proc))) {
-                char command_line[256], stat_line[512];
-                ssize_t length;
-                const char *fields;
-
-                if (entry->d_name[0] < '0' || entry->d_name[0] > '9')
-                        continue;
-                length = test_read_proc_file(entry->d_name, "cmdline", command_line, sizeof(command_line));
-                if (length <= 0)
-                        continue;
-                if (strcmp(command_line, "sleep") != 0 || strlen(command_line) + 1 >= (size_t) length ||
-                    strcmp(command_line + strlen(command_line) + 1, duration) != 0)
-                        continue;
-                if (test_read_proc_file(entry->d_name, "stat", stat_line, sizeof(stat_line)) <= 0)
-                        continue;
-                fields = strrchr(stat_line, ')');
-                if (fields && fields[1] == ' ')
-                        state = fields[2];
-        }
-        closedir(proc);
-        return state;
+        test_each_process(note_state, &search);
+        return search.state;
 }
 
 /* Polls until the sandboxed `sleep DURATION` is (or is no longer) stopped. */

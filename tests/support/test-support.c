@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -136,6 +137,25 @@ ssize_t test_read_proc_file(const char *pid, const char *name, char *buffer, siz
         close(fd);
         buffer[length > 0 ? length : 0] = '\0';
         return length;
+}
+
+void test_each_process(bool (*visit)(const char *pid, char *cmdline, ssize_t length, void *data), void *data)
+{
+        DIR *proc = opendir("/proc");
+        struct dirent *entry;
+
+        assert_non_null(proc);
+        while ((entry = readdir(proc))) {
+                char cmdline[8192];
+                ssize_t length;
+
+                if (entry->d_name[0] < '0' || entry->d_name[0] > '9')
+                        continue;
+                length = test_read_proc_file(entry->d_name, "cmdline", cmdline, sizeof(cmdline));
+                if (length > 0 && !visit(entry->d_name, cmdline, length, data))
+                        break;
+        }
+        closedir(proc);
 }
 
 char *test_read_file(const char *path)

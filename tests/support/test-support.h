@@ -59,6 +59,14 @@ bool test_bwrap_works(void);
  * read, <= 0 when the process is gone or the file is empty (a zombie's cmdline). */
 ssize_t test_read_proc_file(const char *pid, const char *name, char *buffer, size_t size);
 
+/*
+ * Calls `visit` for each running process, with its pid (as in /proc) and its
+ * command line (the argv, NUL-separated, NUL-terminated after `length`
+ * bytes); a process gone meanwhile, or a zombie (no command line), is
+ * skipped.  Stops when `visit` returns false.  The one /proc scan of the tests.
+ */
+void test_each_process(bool (*visit)(const char *pid, char *cmdline, ssize_t length, void *data), void *data);
+
 /* Reads a whole file; NULL if it does not exist.  Caller frees. */
 char *test_read_file(const char *path);
 /* Everything readable from `fd` until EOF (the fd stays open); caller frees. */

@@ -51,6 +51,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/kernel-abi.h"
 #include "config.h"
 #include "core/landlock.h"
 #include "core/metadata-filter.h"
@@ -59,10 +60,6 @@
 #include "core/process-hardening.h"
 #include "core/stand-in.h"
 #include "landlock-run-arguments.h"
-
-#ifndef __NR_pidfd_open
-#define __NR_pidfd_open 434
-#endif
 
 static const char help_text[] =
         "Usage: landlock-run [--ro PATH]... [--rw PATH]... [--setenv NAME VALUE]... [--new-session] -- ARGV...\n"

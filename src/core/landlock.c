@@ -8,17 +8,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/kernel-abi.h"
 #include "core/landlock.h"
-
-#ifndef __NR_openat2
-#define __NR_openat2 437
-#endif
-
-#ifndef __NR_landlock_create_ruleset
-#define __NR_landlock_create_ruleset 444
-#define __NR_landlock_add_rule 445
-#define __NR_landlock_restrict_self 446
-#endif
 
 #define LANDLOCK_CREATE_RULESET_VERSION_FLAG (1U << 0)
 #define LANDLOCK_RULE_PATH_BENEATH_TYPE 1

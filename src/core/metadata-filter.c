@@ -12,16 +12,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/kernel-abi.h"
 #include "core/metadata-filter.h"
 
 #if defined(__x86_64__)
 #define FILTER_AUDIT_ARCH AUDIT_ARCH_X86_64
 #elif defined(__aarch64__)
 #define FILTER_AUDIT_ARCH AUDIT_ARCH_AARCH64
-#endif
-
-#ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
-#define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
 #endif
 
 /* x32 system calls share x86_64's audit arch and set this bit in the number. */

@@ -23,28 +23,13 @@
 #include <linux/filter.h>
 #include <sys/syscall.h>
 
+#include "core/kernel-abi.h"
+
 typedef enum dsh_metadata_policy {
         DSH_METADATA_UNGOVERNED = 0,   /* no filter: the backend governs metadata itself, or nothing is confined */
         DSH_METADATA_DENY,             /* EPERM for every metadata call */
         DSH_METADATA_SUPERVISE,        /* every metadata call to the supervisor */
 } dsh_metadata_policy;
-
-/*
- * System calls newer than the build machine's headers, by their value on
- * every architecture that uses the generic table (x86_64 included).
- */
-#ifndef __NR_fchmodat2
-#define __NR_fchmodat2 452
-#endif
-#ifndef __NR_setxattrat
-#define __NR_setxattrat 463
-#endif
-#ifndef __NR_removexattrat
-#define __NR_removexattrat 466
-#endif
-#ifndef __NR_file_setattr
-#define __NR_file_setattr 469
-#endif
 
 /*
  * The attribute ioctls, filtered on their command (the kernel dispatches on

@@ -28,17 +28,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/kernel-abi.h"
 #include "core/metadata-call.h"
 #include "core/metadata-filter.h"
 #include "core/metadata-supervisor.h"
 #include "core/metadata-tracee.h"
-
-#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
-#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
-#endif
-#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
-#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
-#endif
 
 /*
  * A call must be decided within this bound, measured from its receipt; one
@@ -54,9 +48,6 @@
 /* A Unix98 pty's slave (UNIX98_PTY_SLAVE_MAJOR, 8 majors): TIOCGPTPEER on one is the kernel's EIO. */
 #define PTY_SLAVE_FIRST_MAJOR 136
 #define PTY_SLAVE_LAST_MAJOR 143
-#ifndef SECCOMP_ADDFD_FLAG_SEND
-#define SECCOMP_ADDFD_FLAG_SEND (1UL << 1)
-#endif
 
 struct supervised_root {
         int fd;

@@ -22,21 +22,9 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "core/kernel-abi.h"
 #include "core/metadata-filter.h"
 #include "core/metadata-tracee.h"
-
-#ifndef __NR_openat2
-#define __NR_openat2 437
-#endif
-#ifndef __NR_pidfd_open
-#define __NR_pidfd_open 434
-#endif
-#ifndef __NR_pidfd_getfd
-#define __NR_pidfd_getfd 438
-#endif
-#ifndef PIDFD_THREAD
-#define PIDFD_THREAD O_EXCL
-#endif
 
 #define XATTR_ARGS_SIZE_VER0 16
 /* copy_struct_from_user()'s bound on a struct argument: the kernel refuses anything larger with E2BIG. */

@@ -19,14 +19,8 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "core/kernel-abi.h"
 #include "core/metadata-call.h"
-
-#ifndef XATTR_NAME_MAX
-#define XATTR_NAME_MAX 255
-#endif
-#ifndef XATTR_SIZE_MAX
-#define XATTR_SIZE_MAX 65536
-#endif
 
 /* The kernel's struct xattr_args (setxattrat, 6.13) and struct file_attr (file_setattr, 6.17), version 0. */
 struct command_xattr_args {

@@ -8,14 +8,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/kernel-abi.h"
 #include "core/private-dev.h"
-
-#ifndef __NR_move_mount
-#define __NR_move_mount 429
-#define __NR_fsopen 430
-#define __NR_fsconfig 431
-#define __NR_fsmount 432
-#endif
 
 struct mount_option {
         const char *key;

@@ -12,11 +12,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/kernel-abi.h"
 #include "core/process-hardening.h"
-
-#ifndef __NR_close_range
-#define __NR_close_range 436
-#endif
 
 static int close_range_raw(unsigned int first, unsigned int last)
 {

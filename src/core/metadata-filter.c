@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -81,6 +82,52 @@ static const int refused_syscalls[] = {
         __NR_io_uring_register,
 };
 
+/*
+ * Creation with a set-user-ID or set-group-ID bit, refused (EPERM) under
+ * both modes, by the filter itself: the mode is a register argument, so the
+ * kernel decides on the value it will use, with no pointer in between.
+ * open and openat only when they create (O_CREAT, or O_TMPFILE: a nameless
+ * file linked in later); creat always; mknod and mknodat (a regular file's
+ * S_IFREG is a mode too).  Needed although a writer without CAP_FSETID
+ * clears the set-user-ID bit on write(2): the file is planted empty, and
+ * whoever fills it later with CAP_FSETID (root outside the sandbox: a
+ * build, a checkout, a copy over it) keeps the bit; a set-group-ID file
+ * without group execute is not cleared by a write at all.  openat2 carries
+ * its flags and mode behind a pointer (struct open_how), which a filter
+ * cannot read and a supervisor could only re-read after the command could
+ * change it: it is refused with ENOSYS, as on a kernel before 5.6, and
+ * programs fall back to openat (glibc, Python, git, node and npm on this
+ * project's machines never call it).
+ */
+enum creation_kind {
+        CREATES_OPEN,      /* open(path, flags, mode) */
+        CREATES_OPENAT,    /* openat(dirfd, path, flags, mode) */
+        CREATES_MODE_1,    /* creat(path, mode), mknod(path, mode, dev) */
+        CREATES_MODE_2,    /* mknodat(dirfd, path, mode, dev) */
+};
+
+static const struct {
+        int nr;
+        enum creation_kind kind;
+} creation_syscalls[] = {
+#ifdef __NR_open
+        { __NR_open, CREATES_OPEN },
+#endif
+        { __NR_openat, CREATES_OPENAT },
+#ifdef __NR_creat
+        { __NR_creat, CREATES_MODE_1 },
+#endif
+#ifdef __NR_mknod
+        { __NR_mknod, CREATES_MODE_1 },
+#endif
+        { __NR_mknodat, CREATES_MODE_2 },
+};
+
+#define SET_ID_BITS 06000U
+/* The kernel's own O_TMPFILE bit: glibc's __O_TMPFILE also holds O_DIRECTORY, which every directory open sets. */
+#define KERNEL_O_TMPFILE_BIT 020000000U
+#define CREATION_FLAGS ((uint32_t) O_CREAT | KERNEL_O_TMPFILE_BIT)
+
 static const uint32_t supervised_ioctls[] = { DSH_FS_IOC_SETFLAGS, DSH_FS_IOC32_SETFLAGS, DSH_FS_IOC_FSSETXATTR };
 static const uint32_t refused_ioctls[] = { DSH_FS_IOC_SETVERSION, DSH_FS_IOC32_SETVERSION, DSH_FS_IOC_ENABLE_VERITY,
                                            DSH_FS_IOC_SET_ENCRYPTION_POLICY, DSH_EXT4_IOC_SETVERSION,
@@ -88,10 +135,11 @@ static const uint32_t refused_ioctls[] = { DSH_FS_IOC_SETVERSION, DSH_FS_IOC32_S
 
 #define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 #define METADATA_SYSCALL_COUNT (COUNT(metadata_syscalls) - 1)
-#define BRANCH_COUNT (METADATA_SYSCALL_COUNT + COUNT(refused_syscalls) + 1)  /* metadata calls, refused calls, ioctl */
+/* metadata calls, refused calls, creations, openat2, ioctl */
+#define BRANCH_COUNT (METADATA_SYSCALL_COUNT + COUNT(refused_syscalls) + COUNT(creation_syscalls) + 2)
 /* A leaf of the decision tree tests up to this many numbers one after the other. */
 #define LEAF_SIZE 3
-#define PROGRAM_CAPACITY 128
+#define PROGRAM_CAPACITY 160
 
 const int *dsh_metadata_syscalls(void)
 {
@@ -104,6 +152,11 @@ typedef enum branch_target {
         TO_ACTION,
         TO_REFUSE,
         TO_IOCTL,
+        TO_OPEN,
+        TO_OPENAT,
+        TO_MODE_1,
+        TO_MODE_2,
+        TO_NO_SYSCALL,
 } branch_target;
 
 typedef struct branch {
@@ -115,6 +168,7 @@ typedef struct program_builder {
         struct sock_filter *program;
         size_t at;
         size_t allow_at, ioctl_at, action_at, refuse_at;
+        size_t open_at, openat_at, mode_at[3], no_syscall_at;  /* mode_at[i]: the mode in args[i + 1] */
 } program_builder;
 
 /* The instructions the tree over `count` sorted numbers takes. */
@@ -145,6 +199,16 @@ static size_t branch_address(const program_builder *builder, branch_target targe
                 return builder->action_at;
         case TO_REFUSE:
                 return builder->refuse_at;
+        case TO_OPEN:
+                return builder->open_at;
+        case TO_OPENAT:
+                return builder->openat_at;
+        case TO_MODE_1:
+                return builder->mode_at[0];
+        case TO_MODE_2:
+                return builder->mode_at[1];
+        case TO_NO_SYSCALL:
+                return builder->no_syscall_at;
         case TO_IOCTL:
         default:
                 return builder->ioctl_at;
@@ -181,6 +245,56 @@ static void emit_tree(program_builder *builder, const branch *branches, size_t c
         emit_tree(builder, branches + half, count - half);
 }
 
+static branch_target creation_target(enum creation_kind kind)
+{
+        switch (kind) {
+        case CREATES_OPEN:
+                return TO_OPEN;
+        case CREATES_OPENAT:
+                return TO_OPENAT;
+        case CREATES_MODE_1:
+                return TO_MODE_1;
+        case CREATES_MODE_2:
+        default:
+                return TO_MODE_2;
+        }
+}
+
+/* The low 32 bits of argument `index` (what an int or a mode_t is; little-endian). */
+static void emit_load_argument(program_builder *builder, unsigned int index)
+{
+        emit(builder, (struct sock_filter) BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+                                                    offsetof(struct seccomp_data, args[0]) + 8 * index));
+}
+
+/*
+ * The creation tests (creation_syscalls above), every jump forward:
+ *   OPEN:    flags (args[1]) & CREATION_FLAGS ? MODE(args[2]) : ALLOW
+ *   OPENAT:  flags (args[2]) & CREATION_FLAGS ? MODE(args[3]) : ALLOW
+ *   MODE(i): args[i] & 06000 ? REFUSE : ALLOW, for i = 1, 2, 3
+ *   ALLOW
+ */
+static void emit_creation_tests(program_builder *builder)
+{
+        builder->open_at = builder->at;
+        emit_load_argument(builder, 1);
+        emit(builder, (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CREATION_FLAGS,
+                                                    offset_to(builder, builder->mode_at[1]),
+                                                    offset_to(builder, builder->mode_at[2] + 2)));
+        builder->openat_at = builder->at;
+        emit_load_argument(builder, 2);
+        emit(builder, (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CREATION_FLAGS,
+                                                    offset_to(builder, builder->mode_at[2]),
+                                                    offset_to(builder, builder->mode_at[2] + 2)));
+        for (unsigned int i = 0; i < 3; i++) {
+                emit_load_argument(builder, i + 1);
+                emit(builder, (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, SET_ID_BITS,
+                                                            offset_to(builder, builder->refuse_at),
+                                                            offset_to(builder, builder->mode_at[2] + 2)));
+        }
+        emit(builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+}
+
 static void emit_ioctl_test(program_builder *builder, uint32_t command, size_t target)
 {
         emit(builder, (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, command, offset_to(builder, target), 0));
@@ -192,8 +306,9 @@ static void emit_ioctl_test(program_builder *builder, uint32_t command, size_t t
  *
  *   arch check, x32 check           kill the process on either
  *   decision tree over the numbers  a metadata call -> ACTION, io_uring -> REFUSE, ioctl -> IOCTL,
- *                                   else ALLOW
+ *                                   a creation -> its test, openat2 -> NO_SYSCALL, else ALLOW
  *   ALLOW
+ *   creation tests                  a set-id mode -> REFUSE, else ALLOW (emit_creation_tests())
  *   IOCTL: load the command (low 32 bits: what the kernel dispatches on)
  *     supervised attribute ioctls   -> ACTION
  *     refused attribute ioctls      -> REFUSE
@@ -202,6 +317,7 @@ static void emit_ioctl_test(program_builder *builder, uint32_t command, size_t t
  *     ALLOW
  *   ACTION                          EPERM (deny) or USER_NOTIF (supervise)
  *   REFUSE                          EPERM
+ *   NO_SYSCALL                      ENOSYS (openat2)
  *
  * Returns the program's length, or 0 if it would not fit.
  */
@@ -218,6 +334,10 @@ static size_t build_program(struct sock_filter *program, uint32_t action, bool t
                 branches[count++] = (branch) { (uint32_t) metadata_syscalls[i], TO_ACTION };
         for (size_t i = 0; i < COUNT(refused_syscalls); i++)
                 branches[count++] = (branch) { (uint32_t) refused_syscalls[i], TO_REFUSE };
+        for (size_t i = 0; i < COUNT(creation_syscalls); i++)
+                branches[count++] = (branch) { (uint32_t) creation_syscalls[i].nr,
+                                               creation_target(creation_syscalls[i].kind) };
+        branches[count++] = (branch) { __NR_openat2, TO_NO_SYSCALL };
         branches[count++] = (branch) { __NR_ioctl, TO_IOCTL };
         /* Sorted by number (insertion sort: a few dozen entries, and nothing may allocate). */
         for (size_t i = 1; i < BRANCH_COUNT; i++)
@@ -228,10 +348,15 @@ static size_t build_program(struct sock_filter *program, uint32_t action, bool t
                         branches[j - 1] = swap;
                 }
         builder.allow_at = 6 + tree_size(BRANCH_COUNT);
-        builder.ioctl_at = builder.allow_at + 1;
+        builder.open_at = builder.allow_at + 1;
+        builder.openat_at = builder.open_at + 2;
+        for (size_t i = 0; i < 3; i++)
+                builder.mode_at[i] = builder.openat_at + 2 + 2 * i;
+        builder.ioctl_at = builder.mode_at[2] + 3;
         builder.action_at = builder.ioctl_at + 1 + ioctl_tests + 1;
         builder.refuse_at = builder.action_at + 1;
-        if (builder.refuse_at + 1 > PROGRAM_CAPACITY || builder.refuse_at > 255)
+        builder.no_syscall_at = builder.refuse_at + 1;
+        if (builder.no_syscall_at + 1 > PROGRAM_CAPACITY || builder.no_syscall_at > 255)
                 return 0;
         emit(&builder, (struct sock_filter) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)));
         emit(&builder, (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FILTER_AUDIT_ARCH, 1, 0));
@@ -241,6 +366,7 @@ static size_t build_program(struct sock_filter *program, uint32_t action, bool t
         emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
         emit_tree(&builder, branches, BRANCH_COUNT);
         emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+        emit_creation_tests(&builder);
         emit(&builder, (struct sock_filter) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])));
         for (size_t i = 0; i < COUNT(supervised_ioctls); i++)
                 emit_ioctl_test(&builder, supervised_ioctls[i], builder.action_at);
@@ -253,7 +379,8 @@ static size_t build_program(struct sock_filter *program, uint32_t action, bool t
         emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
         emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, action));
         emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)));
-        return builder.at == builder.refuse_at + 1 ? builder.at : 0;
+        emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA)));
+        return builder.at == builder.no_syscall_at + 1 ? builder.at : 0;
 }
 
 /* sendmsg() of one fd with SCM_RIGHTS; no allocation (the control buffer is on the stack). */

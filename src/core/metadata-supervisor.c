@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
@@ -51,9 +52,10 @@
 
 struct supervised_root {
         int fd;
-        char path[PATH_MAX];      /* canonical; refreshed from the fd when the directory was renamed */
+        char path[PATH_MAX];      /* as the command sees it; refreshed from the fd when renamed (host view only) */
         size_t length;
         bool contents_only;
+        bool command_view;        /* path is the command's own mount point (bwrap): never learned from the fd */
 };
 
 /*
@@ -114,8 +116,8 @@ dsh_metadata_supervisor *dsh_metadata_supervisor_new(void)
         return supervisor;
 }
 
-int dsh_metadata_supervisor_add_root(dsh_metadata_supervisor *supervisor, int directory_fd, const char *path,
-                                     bool contents_only)
+static int add_root(dsh_metadata_supervisor *supervisor, int directory_fd, const char *path, bool contents_only,
+                    bool command_view)
 {
         struct supervised_root *roots;
         struct supervised_root *root;
@@ -144,7 +146,20 @@ int dsh_metadata_supervisor_add_root(dsh_metadata_supervisor *supervisor, int di
         memcpy(root->path, path, length + 1);
         root->length = length;
         root->contents_only = contents_only;
+        root->command_view = command_view;
         return 0;
+}
+
+int dsh_metadata_supervisor_add_root(dsh_metadata_supervisor *supervisor, int directory_fd, const char *path,
+                                     bool contents_only)
+{
+        return add_root(supervisor, directory_fd, path, contents_only, false);
+}
+
+int dsh_metadata_supervisor_add_root_seen_at(dsh_metadata_supervisor *supervisor, int directory_fd,
+                                             const char *command_path, bool contents_only)
+{
+        return add_root(supervisor, directory_fd, command_path, contents_only, true);
 }
 
 int dsh_metadata_supervisor_add_root_path(dsh_metadata_supervisor *supervisor, const char *path, bool contents_only)
@@ -326,6 +341,9 @@ static bool refresh_root_names(dsh_metadata_supervisor *supervisor)
                 struct supervised_root *root = &supervisor->roots[i];
                 char name[PATH_MAX];
 
+                /* A mount point in the command's own namespace: a rename on the host does not move it. */
+                if (root->command_view)
+                        continue;
                 if (descriptor_name(root->fd, name, sizeof(name)) < 0 || name[0] != '/' ||
                     strcmp(name, root->path) == 0)
                         continue;
@@ -357,6 +375,22 @@ static void remember_allowed(dsh_metadata_supervisor *supervisor, int fd, const 
 }
 
 /*
+ * Which view the name below is in.  The target was opened through
+ * /proc/<tid>/root, so its mount is one of the command's mount namespace;
+ * readlink() of our /proc/thread-self/fd/N gives d_path(), which walks up
+ * from the file to its namespace's root mount, and for a mount that is not
+ * in ours it stops there: the path is the one the command sees (checked:
+ * a file of bwrap's --bind SCRATCH /tmp reads "/tmp/x", not SCRATCH/x).
+ * Under Landlock that is the host's view (the same namespace, or the copy a
+ * private /dev makes, whose root is the host's); under bwrap it is the
+ * sandbox's.  So each root is given by the path at which the command sees
+ * it (dsh_metadata_supervisor_add_root_seen_at() for bwrap's binds, whose
+ * host path may differ, as the session's scratch on /tmp), with the host
+ * directory's fd.  The name is only a hint of which root to try: what
+ * decides is the inode reached beneath that root's own fd, so a name that
+ * lies (a mount the command made in a namespace of its own) can at worst
+ * pick a root in which its inode is not found, and is refused.
+ *
  * Decides whether the open target `fd` (its fstat() in `target`) may
  * change: it must lie in a writable root and outside every protected path.
  * Its current name is what the kernel gives for the open file, and it
@@ -650,7 +684,16 @@ static int handle_call(dsh_metadata_supervisor *supervisor, dsh_metadata_call *c
         for (int i = 0; i < 6; i++)
                 args[i] = request->data.args[i];
         result = dsh_metadata_request_decode(request->data.nr, args, &op);
-        if (result == 0) {
+        /*
+         * Never a set-user-ID or set-group-ID bit (the file guard's rule): a
+         * confined root could plant a set-user-ID-root shell for whoever runs
+         * it later.  Decided on the mode, a register argument the kernel
+         * passed by value: no pointer, nothing the command can rewrite, so
+         * it is answered at once (never CONTINUE either way).
+         */
+        if (result == 0 && op.kind == DSH_METADATA_CHMOD && (op.mode & (S_ISUID | S_ISGID)))
+                result = -EPERM;
+        else if (result == 0) {
                 if (!dsh_metadata_find_thread_pidfd(c))
                         return 0;  /* the thread is gone: the tid may already name another */
                 if (op.kind == DSH_METADATA_PTY_PEER) {
@@ -739,24 +782,46 @@ static int drop_thread_capabilities(void)
         return 0;
 }
 
+/*
+ * One byte back on the socket the listener came by: "the supervisor holds
+ * it and serves".  dsh-sandbox-exec, inside bwrap, execs the command only
+ * once it has read it; the library's own spawn path does not wait for it
+ * (its child has sent the listener before the spawn returns, and may be
+ * gone already: MSG_NOSIGNAL, and a failure is nobody's business).
+ */
+static void acknowledge_listener(int socket_fd)
+{
+        char byte = 'A';
+
+        while (send(socket_fd, &byte, 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno == EINTR)
+                ;
+}
+
 static void *supervisor_thread(void *data)
 {
         dsh_metadata_supervisor *supervisor = data;
         int dropped = drop_thread_capabilities();
         int listener = dsh_receive_fd(supervisor->socket_fd);
 
-        close(supervisor->socket_fd);
-        supervisor->socket_fd = -1;
         /*
          * A supervisor that kept a capability could do what the command
          * cannot (chown to anyone, set security.* attributes): it serves
          * nothing then, and closing the listener fails every metadata call
          * of the command with ENOSYS.
          */
-        if (listener >= 0 && dropped == 0)
+        if (listener >= 0 && dropped == 0) {
+                acknowledge_listener(supervisor->socket_fd);
+                close(supervisor->socket_fd);
+                supervisor->socket_fd = -1;
                 dsh_metadata_supervisor_serve(supervisor, listener, supervisor->stop_fd);
-        else if (listener >= 0)
+        } else if (listener >= 0) {
                 close(listener);
+        }
+        /* Closed without an answer: a sender that waits for one (dsh-sandbox-exec) never execs the command. */
+        if (supervisor->socket_fd >= 0) {
+                close(supervisor->socket_fd);
+                supervisor->socket_fd = -1;
+        }
         if (dropped < 0)
                 atomic_store(&supervisor->capabilities_kept, true);
         supervisor_release(supervisor);

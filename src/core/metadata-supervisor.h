@@ -72,6 +72,16 @@ dsh_metadata_supervisor *dsh_metadata_supervisor_new(void);
 int dsh_metadata_supervisor_add_root(dsh_metadata_supervisor *supervisor, int directory_fd, const char *path,
                                      bool contents_only);
 
+/*
+ * The same for a root the command sees at another path than the host does,
+ * or in a mount namespace of its own (bwrap's binds): `command_path` is
+ * where the command sees the directory, `directory_fd` the host's
+ * directory.  That path is never learned again from the fd: a rename on the
+ * host does not move a mount point.  Returns 0 or a negative errno.
+ */
+int dsh_metadata_supervisor_add_root_seen_at(dsh_metadata_supervisor *supervisor, int directory_fd,
+                                             const char *command_path, bool contents_only);
+
 /* The same, opening canonical `path` itself (O_PATH, no symlink followed).  Returns 0 or a negative errno. */
 int dsh_metadata_supervisor_add_root_path(dsh_metadata_supervisor *supervisor, const char *path, bool contents_only);
 

@@ -3,7 +3,7 @@
  * dsh-sandbox-exec: the last step inside the bwrap sandbox, between bwrap and
  * the command.
  *
- *   dsh-sandbox-exec [--status-fd N] [--controlling-terminal] -- PROGRAM [ARG...]
+ *   dsh-sandbox-exec [--status-fd N] [--listener-fd N] [--controlling-terminal] -- PROGRAM [ARG...]
  *
  * bwrap sets up the mounts; three things are left that bwrap cannot do and
  * that must happen inside the sandbox, right before the command runs:
@@ -24,8 +24,15 @@
  *     are kept: writing them is what the caller granted.
  *  2. Capabilities and the terminal: bwrap leaves CAP_SETPCAP (asked for with --cap-add) so
  *     that this program can lock the securebits and empty every set; after
- *     that no exec can regain a capability; and the seccomp filter that
- *     refuses terminal injection (TIOCSTI, TIOCLINUX) goes on.
+ *     that no exec can regain a capability; and the one seccomp filter of
+ *     the Landlock path goes on (core/metadata-filter.h): terminal injection
+ *     (TIOCSTI, TIOCLINUX) refused, set-id creation refused, and every
+ *     metadata call (chmod, chown, utimes, xattrs, inode flags) refused
+ *     (EPERM) or, with --listener-fd, sent to the metadata supervisor in
+ *     the process that spawned bwrap (install_metadata_filter() says how).
+ *     bwrap binds the host's /dev/null, /dev/zero, /dev/urandom and
+ *     /dev/tty into its /dev: without this, a chmod of them inside would
+ *     change the host's inodes.
  *     With --controlling-terminal (stdin is a pty the caller made for the
  *     command and serves: an interactive `dsh-sandbox run`), this process
  *     leaves the sandbox's session for one of its own and takes that pty
@@ -49,10 +56,12 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "core/metadata-filter.h"
 #include "core/process-hardening.h"
 #include "core/sandbox-exec-status.h"
 
@@ -60,6 +69,7 @@
 
 struct exec_request {
         int status_fd;
+        int listener_fd;                /* --listener-fd: the socket the metadata listener goes out on, or -1 */
         bool controlling_terminal;      /* --controlling-terminal: stdin becomes the command's own */
         char **command;
 };
@@ -88,26 +98,40 @@ __attribute__((format(printf, 2, 3))) static int fail(int errno_value, const cha
         return HELPER_FAILURE;
 }
 
+/* `--OPTION N` at argv[*i]: an fd number above 2 into *fd, and *i past it.  Returns 0 or the failure status. */
+static int parse_fd_option(int argc, char **argv, int *i, const char *option, int *fd)
+{
+        char *end = NULL;
+        long value;
+
+        if (*i + 1 >= argc || strcmp(argv[*i], option) != 0)
+                return 0;
+        value = strtol(argv[*i + 1], &end, 10);
+        if (!end || *end || value < 3 || value > INT_MAX)
+                return fail(EINVAL, "usage error: %s takes an fd number above 2", option);
+        *fd = (int) value;
+        *i += 2;
+        return 0;
+}
+
 static int parse_arguments(int argc, char **argv, struct exec_request *request)
 {
-        int i = 1;
+        int i = 1, result;
 
         request->status_fd = -1;
-        if (i + 1 < argc && strcmp(argv[i], "--status-fd") == 0) {
-                char *end = NULL;
-                long value = strtol(argv[i + 1], &end, 10);
-
-                if (!end || *end || value < 3 || value > INT_MAX)
-                        return fail(EINVAL, "usage error: --status-fd takes an fd number above 2");
-                request->status_fd = (int) value;
-                i += 2;
-        }
+        request->listener_fd = -1;
+        result = parse_fd_option(argc, argv, &i, "--status-fd", &request->status_fd);
+        if (result == 0)
+                result = parse_fd_option(argc, argv, &i, "--listener-fd", &request->listener_fd);
+        if (result != 0)
+                return result;
         if (i < argc && strcmp(argv[i], "--controlling-terminal") == 0) {
                 request->controlling_terminal = true;
                 i++;
         }
         if (i >= argc || strcmp(argv[i], "--") != 0 || i + 1 >= argc)
-                return fail(EINVAL, "usage error: expected [--status-fd N] [--controlling-terminal] -- PROGRAM [ARG...]");
+                return fail(EINVAL, "usage error: expected [--status-fd N] [--listener-fd N] [--controlling-terminal] "
+                                    "-- PROGRAM [ARG...]");
         request->command = &argv[i + 1];
         return 0;
 }
@@ -242,6 +266,54 @@ static int rehome_stdio(void)
         return 0;
 }
 
+/*
+ * The metadata filter, with the terminal rule in the same program.
+ *
+ * Without --listener-fd (read-only, or an argv a harness spawns itself,
+ * which nobody outside supervises): every metadata call fails with EPERM,
+ * decided by the kernel alone; no listener is asked for, so this holds in a
+ * process an ancestor's supervisor already watches too.
+ *
+ * With --listener-fd N (workspace-write, spawned by the library): the
+ * filter asks for a listener and sends it over N (SCM_RIGHTS) to the
+ * supervisor thread in the process that spawned bwrap, which stays as
+ * bwrap's parent (an ancestor of the command, as Yama's ptrace_scope 1
+ * wants).  The command is exec'd only once the supervisor has answered with
+ * one byte: it holds the listener and serves.  End of file instead (the
+ * supervisor could not drop its capabilities, or is gone) is a refusal:
+ * the command never runs with a filter nobody answers.  Where a listener
+ * cannot be had (EBUSY: an ancestor is watched by a listener already, a
+ * sandbox in a sandbox, WSL2) that is a refusal too, with its reason,
+ * never a fallback to an unsupervised run.  N is closed before exec: the
+ * command never holds the socket, nor its listener.
+ */
+static int install_metadata_filter(int listener_socket)
+{
+        char answer = 0;
+        ssize_t length;
+        int result = dsh_set_no_new_privs();
+
+        if (result == 0)
+                result = dsh_install_metadata_filter(listener_socket >= 0 ? DSH_METADATA_SUPERVISE : DSH_METADATA_DENY,
+                                                     listener_socket, true);
+        if (result == -EBUSY)
+                return fail(EBUSY, "%s", DSH_METADATA_NESTED_LISTENER_REASON);
+        if (result < 0)
+                return fail(-result, "cannot install the metadata filter: %s", strerror(-result));
+        if (listener_socket < 0)
+                return 0;
+        do
+                length = recv(listener_socket, &answer, 1, 0);
+        while (length < 0 && errno == EINTR);
+        close(listener_socket);
+        if (length != 1)
+                return fail(length < 0 ? errno : EPIPE,
+                            "the metadata supervisor did not take the listener (%s): refusing to run the command "
+                            "with its metadata calls unanswered",
+                            length < 0 ? strerror(errno) : "it closed the socket");
+        return 0;
+}
+
 int main(int argc, char **argv)
 {
         struct exec_request request = { .status_fd = -1 };
@@ -252,13 +324,15 @@ int main(int argc, char **argv)
         status_fd = request.status_fd;
         if (status_fd >= 0 && fcntl(status_fd, F_SETFD, FD_CLOEXEC) < 0)
                 return fail(errno, "usage error: --status-fd %d is not open", status_fd);
+        if (request.listener_fd >= 0 && fcntl(request.listener_fd, F_SETFD, FD_CLOEXEC) < 0)
+                return fail(errno, "usage error: --listener-fd %d is not open", request.listener_fd);
         /*
          * Nothing but stdio and the status fd reaches the command: an fd bwrap
          * was handed to bind from (--bind-fd) or any other it passed through
          * was opened on the host's mounts, where a read-only bind does not
          * hold — openat() relative to it would write past the policy.
          */
-        result = dsh_close_inherited_fds(status_fd, -1);
+        result = dsh_close_inherited_fds(status_fd, request.listener_fd);
         if (result < 0)
                 return fail(-result, "cannot close the inherited descriptors: %s", strerror(-result));
         result = rehome_stdio();
@@ -278,9 +352,9 @@ int main(int argc, char **argv)
          * fail here as under Landlock, on the pty an interactive `run` made
          * for the command too.
          */
-        result = dsh_install_terminal_injection_filter();
-        if (result < 0)
-                return fail(-result, "cannot install the terminal filter: %s", strerror(-result));
+        result = install_metadata_filter(request.listener_fd);
+        if (result != 0)
+                return result;
         execvp(request.command[0], request.command);
         result = errno;
         if (status_fd >= 0) {

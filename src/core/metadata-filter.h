@@ -72,6 +72,11 @@ typedef enum dsh_metadata_policy {
  */
 #define DSH_TIOCGPTPEER 0x00005441U
 
+/* Why a supervised call cannot run where an ancestor's listener already watches (the install's EBUSY). */
+#define DSH_METADATA_NESTED_LISTENER_REASON \
+        "another seccomp supervisor already watches this process, and the metadata supervisor cannot run under " \
+        "it (nested listeners are refused)"
+
 /*
  * The metadata system calls of this architecture, in filter order, ended by
  * -1; ioctl is not among them (it is filtered on its command).

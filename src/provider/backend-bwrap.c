@@ -86,6 +86,7 @@
 #include "provider/provider-protections.h"
 #include "provider/bwrap-probe.h"
 #include "provider/bwrap-status.h"
+#include "provider/bwrap-supervisor.h"
 #include "provider/bwrap-trust.h"
 #include "base/error.h"
 #include "provider/held-back-watch.h"
@@ -116,27 +117,23 @@ static const char *const proc_read_only[] = {
 };
 
 /*
- * One bind of a workspace-write profile.  By fd when the call spawns bwrap
- * itself (--bind-fd / --ro-bind-fd: bwrap mounts the very directory that was
- * checked, opened beneath its writable root with no symlink followed, so
- * nothing renamed or repointed in between can change what is bound); by
- * name in an argv a harness spawns later (confine), which cannot carry fds.
+ * One bind of a workspace-write profile (struct dsh_bwrap_bind,
+ * bwrap-supervisor.h).  By fd when the call spawns bwrap itself (--bind-fd
+ * / --ro-bind-fd: bwrap mounts the very directory that was checked, opened
+ * beneath its writable root with no symlink followed, so nothing renamed or
+ * repointed in between can change what is bound); by name in an argv a
+ * harness spawns later (confine), which cannot carry fds.
  */
-struct bwrap_bind {
-        const char *path;       /* canonical; borrowed from the policy or the shield */
-        bool writable;
-        int fd;                 /* O_PATH, owned; -1: bound by name */
-};
-
 /* Everything one bwrap call needs besides the policy: the runner, the last step inside, the shield, the binds. */
 struct bwrap_call {
         char *bwrap;            /* the trusted runner */
         char *exec_helper;      /* dsh-sandbox-exec, run by bwrap inside the sandbox */
         dsh_shield shield;
-        struct bwrap_bind *binds;       /* workspace-write: in mount order (see plan_binds()) */
+        struct dsh_bwrap_bind *binds;       /* workspace-write: in mount order (see plan_binds()) */
         size_t bind_count;
         int json_status_fd;     /* bwrap's --json-status-fd, or -1 */
         int exec_status_fd;     /* dsh-sandbox-exec's --status-fd, or -1 */
+        int listener_fd;        /* dsh-sandbox-exec's --listener-fd (spawn, workspace-write), or -1 */
         const dsh_scratch *scratch;     /* the prepared policy's (borrowed); none: a tmpfs on /tmp */
         bool scratch_by_fd;     /* spawn: the scratch is bound from its fds; confine: by name */
         char **variables;       /* NAME, VALUE pairs for --setenv (scratch.h) */
@@ -144,7 +141,7 @@ struct bwrap_call {
         char *chdir_path;       /* spawn only: --chdir, the path of the caller's cwd fd; NULL: none */
 };
 
-#define BWRAP_CALL_INIT { NULL, NULL, DSH_SHIELD_INIT, NULL, 0, -1, -1, NULL, false, NULL, false, NULL }
+#define BWRAP_CALL_INIT { NULL, NULL, DSH_SHIELD_INIT, NULL, 0, -1, -1, -1, NULL, false, NULL, false, NULL }
 
 static void bwrap_call_clear(struct bwrap_call *call)
 {
@@ -187,10 +184,10 @@ static int plan_binds(struct bwrap_call *call, const dsh_policy *policy)
         call->binds = calloc(capacity, sizeof(*call->binds));
         if (!call->binds)
                 return -ENOMEM;
-        call->binds[call->bind_count++] = (struct bwrap_bind) { policy->workspace_root, true, -1 };
+        call->binds[call->bind_count++] = (struct dsh_bwrap_bind) { policy->workspace_root, true, -1 };
         for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++)
                 for (char *const *path = groups[g].paths; path && *path; path++)
-                        call->binds[call->bind_count++] = (struct bwrap_bind) { *path, groups[g].writable, -1 };
+                        call->binds[call->bind_count++] = (struct dsh_bwrap_bind) { *path, groups[g].writable, -1 };
         return 0;
 }
 
@@ -234,7 +231,7 @@ static int holder_fd(const struct bwrap_call *call, size_t before, const dsh_pre
 static int open_bind_sources(struct bwrap_call *call, const dsh_prepared_policy *prepared, dsh_error *error)
 {
         for (size_t i = 0; i < call->bind_count; i++) {
-                struct bwrap_bind *bind = &call->binds[i];
+                struct dsh_bwrap_bind *bind = &call->binds[i];
                 int root_fd = dsh_prepared_policy_root_fd(prepared, bind->path);
                 const char *relative = NULL;
                 int holder;
@@ -409,7 +406,7 @@ static int append_writable_binds(char ***argv, const struct bwrap_call *call, co
                 result = append_start_directory(argv, call, policy);
 
         for (size_t i = 0; result == 0 && i < call->bind_count; i++) {
-                const struct bwrap_bind *bind = &call->binds[i];
+                const struct dsh_bwrap_bind *bind = &call->binds[i];
                 char number[16];
                 const char *words[] = { NULL, number, bind->path, NULL };
 
@@ -508,6 +505,8 @@ static int build_argv(char ***argv, const struct bwrap_call *call, const dsh_pol
                 result = dsh_strv_append(argv, call->exec_helper);
         if (result == 0 && call->exec_status_fd >= 0)
                 result = append_number_option(argv, "--status-fd", call->exec_status_fd);
+        if (result == 0 && call->listener_fd >= 0)
+                result = append_number_option(argv, "--listener-fd", call->listener_fd);
         if (result == 0 && call->controlling_terminal)
                 result = dsh_strv_append(argv, "--controlling-terminal");
         if (result == 0)
@@ -773,6 +772,7 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prep
         int *keep = NULL;
         char **audit_absent = NULL;
         dsh_held_back_watch *watch = NULL;
+        dsh_metadata_supervisor *supervisor = NULL;
         int watch_errno = 0;
         bool exec_seen = false;
         pid_t pid = -1, reported_pid = 0;
@@ -791,9 +791,13 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prep
         if (result == 0)
                 result = open_status_pipes(json_pipe, exec_pipe, error);
         if (result == 0)
-                keep = calloc(call.bind_count + 4, sizeof(int));
+                keep = calloc(call.bind_count + 5, sizeof(int));
         if (result == 0 && !keep)
                 result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        /* Metadata beneath the roots is the supervisor's to perform (bwrap-supervisor.h); read-only refuses it all. */
+        if (result == 0 && policy->mode == DSH_MODE_WORKSPACE_WRITE)
+                result = dsh_bwrap_supervisor_start(prepared, call.binds, call.bind_count, &supervisor,
+                                                    &call.listener_fd, error);
         if (result < 0) {
                 close(json_pipe[0]);
                 close(json_pipe[1]);
@@ -810,6 +814,7 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prep
                 /* bwrap inherits the status channels and the fds it binds from; it closes the latter itself. */
                 keep[plan.keep_fd_count++] = json_pipe[1];
                 keep[plan.keep_fd_count++] = exec_pipe[1];
+                keep[plan.keep_fd_count++] = call.listener_fd;
                 for (size_t i = 0; i < call.bind_count; i++)
                         keep[plan.keep_fd_count++] = call.binds[i].fd;
                 if (policy->mode == DSH_MODE_WORKSPACE_WRITE && dsh_scratch_present(call.scratch)) {
@@ -841,6 +846,10 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prep
         free(keep);
         close(json_pipe[1]);
         close(exec_pipe[1]);
+        /* bwrap's copy is dsh-sandbox-exec's now: the supervisor gets the listener, or end of file. */
+        if (call.listener_fd >= 0)
+                close(call.listener_fd);
+        call.listener_fd = -1;
         audit_absent = dsh_steal_pointer(&call.shield.must_stay_absent);
         bwrap_call_clear(&call);
         /* Inside a probe, its deadline holds here too: a runner that stalls before its record is killed. */
@@ -868,11 +877,13 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prep
                 dsh_confined_argv_clear(&facts);
                 dsh_strv_free(audit_absent);
                 dsh_held_back_watch_free(watch);
+                dsh_metadata_supervisor_stop(supervisor, NULL);
                 return result;
         }
         settle_child(child, pid, reported_pid, &facts, policy->mode, exec_seen, json_pipe[0], exec_pipe[0]);
         child->audit_absent = audit_absent;
         child->held_back_watch = watch;
+        child->metadata_supervisor = supervisor;
         warn_watch_unarmed(child, watch_errno);
         return 0;
 }

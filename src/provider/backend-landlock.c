@@ -45,6 +45,7 @@
 #include "provider/provider-protections.h"
 #include "core/landlock.h"
 #include "core/metadata-supervisor.h"
+#include "provider/supervision.h"
 #include "core/private-dev.h"
 #include "base/error.h"
 #include "base/path.h"
@@ -495,37 +496,28 @@ static int start_supervisor(const dsh_prepared_policy *prepared, char *const *he
 {
         const dsh_policy *policy = &prepared->policy;
         dsh_metadata_supervisor *supervisor = NULL;
-        const char *problem = NULL;
-        char detail[512];
-        int sockets[2] = { -1, -1 }, result;
+        int result;
 
         *supervisor_out = NULL;
         *socket_out = -1;
-        if (dsh_metadata_supervisor_check_host(&problem) < 0) {
-                snprintf(detail, sizeof(detail), "%s; %s", problem, SUPERVISOR_UNAVAILABLE_CONSEQUENCE);
-                return dsh_error_set_unavailable(error, policy->mode, detail);
-        }
+        result = dsh_supervision_check_host(policy->mode, SUPERVISOR_UNAVAILABLE_CONSEQUENCE, error);
+        if (result < 0)
+                return result;
         supervisor = dsh_metadata_supervisor_new();
         result = supervisor ? supervise_roots(supervisor, prepared) : -ENOMEM;
         for (char *const *path = held_back; result == 0 && path && *path; path++)
                 result = dsh_metadata_supervisor_add_protected(supervisor, *path);
-        /* SEQPACKET: one message, one fd; the child's end is close-on-exec and swept before exec anyway. */
-        if (result == 0 && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets) < 0)
-                result = -errno;
-        if (result == 0)
-                result = dsh_metadata_supervisor_start(supervisor, sockets[0]);
         if (result < 0) {
-                if (sockets[0] >= 0) {
-                        close(sockets[0]);
-                        close(sockets[1]);
-                }
+                char detail[512];
+
                 dsh_metadata_supervisor_free(supervisor);
                 snprintf(detail, sizeof(detail), "cannot start the metadata supervisor: %s", strerror(-result));
                 return dsh_error_set_unavailable(error, policy->mode, detail);
         }
-        *supervisor_out = supervisor;
-        *socket_out = sockets[1];
-        return 0;
+        result = dsh_supervision_start(supervisor, policy->mode, socket_out, error);
+        if (result == 0)
+                *supervisor_out = supervisor;
+        return result;
 }
 
 static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_prepared_policy *prepared,

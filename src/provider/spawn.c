@@ -286,9 +286,7 @@ int dsh_spawn_failure_to_error(const dsh_spawn_failure *failure, dsh_mode mode, 
                 break;
         case DSH_SPAWN_STAGE_METADATA:
                 if (failure->errno_value == EBUSY)
-                        snprintf(detail, sizeof(detail), "another seccomp supervisor already watches this process, "
-                                                         "and the metadata supervisor cannot run under it (nested "
-                                                         "listeners are refused)");
+                        snprintf(detail, sizeof(detail), "%s", DSH_METADATA_NESTED_LISTENER_REASON);
                 else
                         snprintf(detail, sizeof(detail), "cannot install the metadata filter in the child: %s",
                                  strerror(failure->errno_value));

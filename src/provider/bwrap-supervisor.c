@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/* The metadata supervisor under bwrap: see bwrap-supervisor.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "provider/bwrap-supervisor.h"
+#include "provider/supervision.h"
+
+#define BWRAP_TEMP_AREA "/tmp"
+#define SUPERVISOR_UNAVAILABLE_CONSEQUENCE \
+        "under bwrap the metadata supervisor governs chmod, chown, utimes and extended attributes in the writable " \
+        "roots, so workspace-write under bwrap is refused here rather than run with them ungoverned"
+
+/*
+ * The roots as the command sees them.  A writable bind is mounted at its
+ * own host path, so its path is the command's too; the scratch's temp area
+ * is mounted at /tmp, so it is given as /tmp.  A read-only bind (a
+ * protected subpath, the sandbox's own files) is refused by the kernel
+ * anyway (EROFS: the supervisor acts through the command's own mount), and
+ * named as protected so that it is refused before anything is tried.
+ */
+static int supervise_binds(dsh_metadata_supervisor *supervisor, const dsh_prepared_policy *prepared,
+                           const struct dsh_bwrap_bind *binds, size_t bind_count)
+{
+        const dsh_scratch *scratch = &prepared->scratch;
+        int result = 0;
+
+        for (size_t i = 0; result == 0 && i < bind_count; i++) {
+                if (!binds[i].writable)
+                        result = dsh_metadata_supervisor_add_protected(supervisor, binds[i].path);
+                else if (binds[i].fd >= 0)
+                        result = dsh_metadata_supervisor_add_root_seen_at(supervisor, binds[i].fd, binds[i].path,
+                                                                          false);
+                else
+                        result = -EBADF;  /* a spawn binds by fd: by name would be a root unchecked */
+        }
+        if (result == 0 && dsh_scratch_present(scratch))
+                result = dsh_metadata_supervisor_add_root_seen_at(supervisor, scratch->temp_fd, BWRAP_TEMP_AREA, true);
+        if (result == 0 && dsh_scratch_present(scratch))
+                result = dsh_metadata_supervisor_add_root_seen_at(supervisor, scratch->cache_fd, scratch->cache_path,
+                                                                  true);
+        return result;
+}
+
+int dsh_bwrap_supervisor_start(const dsh_prepared_policy *prepared, const struct dsh_bwrap_bind *binds,
+                               size_t bind_count, dsh_metadata_supervisor **supervisor_out, int *socket_out,
+                               dsh_error *error)
+{
+        dsh_mode mode = prepared->policy.mode;
+        dsh_metadata_supervisor *supervisor = NULL;
+        int result;
+
+        *supervisor_out = NULL;
+        *socket_out = -1;
+        result = dsh_supervision_check_host(mode, SUPERVISOR_UNAVAILABLE_CONSEQUENCE, error);
+        if (result < 0)
+                return result;
+        supervisor = dsh_metadata_supervisor_new();
+        result = supervisor ? supervise_binds(supervisor, prepared, binds, bind_count) : -ENOMEM;
+        if (result < 0) {
+                char detail[512];
+
+                dsh_metadata_supervisor_free(supervisor);
+                snprintf(detail, sizeof(detail), "cannot start the metadata supervisor: %s", strerror(-result));
+                return dsh_error_set_unavailable(error, mode, detail);
+        }
+        result = dsh_supervision_start(supervisor, mode, socket_out, error);
+        if (result == 0)
+                *supervisor_out = supervisor;
+        return result;
+}

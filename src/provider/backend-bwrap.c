@@ -99,6 +99,18 @@
 #define BWRAP_TEMP_AREA "/tmp"
 #define BWRAP_DENIAL_SIGNATURE "read-only file system"
 #define EXEC_HELPER_FATAL_SIGNATURE "dsh-sandbox-exec: "
+#define METADATA_DENIAL_SIGNATURE "operation not permitted"
+#define SUPERVISOR_DENIAL_SIGNATURE "permission denied"
+/*
+ * An argv a harness spawns itself has no process outside the sandbox to
+ * supervise it: dsh-sandbox-exec, given no --listener-fd, refuses every
+ * metadata change (fail closed), so under workspace-write the roots' own
+ * chmod, chown, utimes and xattrs fail too.  Reported, never silent.
+ */
+#define UNSUPERVISED_ARGV_REASON \
+        "chmod, chown, utimes and extended attributes are refused everywhere (EPERM), the writable roots " \
+        "included: an argv the caller spawns itself has no metadata supervisor outside the sandbox to perform " \
+        "them (dsh-sandbox run and the library's spawn have one)"
 
 /*
  * Kernel knobs in the sandbox's fresh /proc, bound read-only over it.  bwrap
@@ -521,7 +533,7 @@ static int build_argv(char ***argv, const struct bwrap_call *call, const dsh_pol
  * not hand over safely) are runner failures too; a program it cannot execute
  * is the command's failure (126/127) and is worded without that prefix.
  */
-static int set_dialect(dsh_confined_argv *out, const dsh_shield *shield)
+static int set_dialect(dsh_confined_argv *out, const dsh_shield *shield, const struct bwrap_call *call)
 {
         static const char *const fatal[] = { DSH_BWRAP_FATAL_SIGNATURE, EXEC_HELPER_FATAL_SIGNATURE, NULL };
 
@@ -529,7 +541,10 @@ static int set_dialect(dsh_confined_argv *out, const dsh_shield *shield)
         for (char **reason = shield->unprotected; reason && *reason; reason++)
                 if (dsh_confined_argv_add_partial_reason(out, *reason) < 0)
                         return -ENOMEM;
-        if (dsh_strv_append(&out->denial_signatures, BWRAP_DENIAL_SIGNATURE) < 0)
+        /* The metadata filter's EPERM (metadata refused, a set-id bit), and the supervisor's EACCES. */
+        if (dsh_strv_append(&out->denial_signatures, BWRAP_DENIAL_SIGNATURE) < 0 ||
+            dsh_strv_append(&out->denial_signatures, METADATA_DENIAL_SIGNATURE) < 0 ||
+            (call->listener_fd >= 0 && dsh_strv_append(&out->denial_signatures, SUPERVISOR_DENIAL_SIGNATURE) < 0))
                 return -ENOMEM;
         out->backend = strdup("bwrap");
         if (!out->backend)
@@ -616,7 +631,10 @@ static int bwrap_confine(dsh_provider *provider, char *const *argv, const dsh_pr
                 result = dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EPERM,
                                        "a protected subpath cannot be held back and requireProtectedSubpaths is set: %s",
                                        call.shield.unprotected[dsh_strv_length(call.shield.unprotected) - 1]);
-        if (result == 0 && (build_argv(&out->argv, &call, policy, argv) < 0 || set_dialect(out, &call.shield) < 0)) {
+        if (result == 0 && (build_argv(&out->argv, &call, policy, argv) < 0 ||
+                            set_dialect(out, &call.shield, &call) < 0 ||
+                            (policy->mode == DSH_MODE_WORKSPACE_WRITE &&
+                             dsh_confined_argv_add_partial_reason(out, UNSUPERVISED_ARGV_REASON) < 0))) {
                 dsh_confined_argv_clear(out);
                 result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         }
@@ -808,7 +826,7 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prep
         }
         call.json_status_fd = json_pipe[1];
         call.exec_status_fd = exec_pipe[1];
-        if (build_argv(&facts.argv, &call, policy, argv) < 0 || set_dialect(&facts, &call.shield) < 0) {
+        if (build_argv(&facts.argv, &call, policy, argv) < 0 || set_dialect(&facts, &call.shield, &call) < 0) {
                 result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         } else {
                 /* bwrap inherits the status channels and the fds it binds from; it closes the latter itself. */

@@ -28,6 +28,14 @@ static int open_root(dsh_prepared_policy *prepared, const char *root, dsh_error 
         if (fd == -ELOOP)
                 return dsh_error_set(error, DSH_ERROR_SANDBOX_INVALID_ROOT, ELOOP,
                                      "writable root \"%s\" now passes through a symlink; refusing to follow it", root);
+        /* Every dsh-sandbox filter refuses openat2 (core/metadata-filter.c): this is a sandbox in a sandbox. */
+        if (fd == -ENOSYS) {
+                dsh_error_set_unavailable(error, prepared->policy.mode,
+                                          "openat2() is refused in this process (ENOSYS): it already runs under a "
+                                          "sandbox's seccomp filter, and the writable roots cannot be opened safely "
+                                          "without it (a sandbox in a sandbox)");
+                return -ENOSYS;
+        }
         if (fd < 0)
                 return dsh_error_set(error, DSH_ERROR_SANDBOX_INVALID_ROOT, -fd, "cannot open writable root \"%s\": %s",
                                      root, strerror(-fd));

@@ -338,6 +338,16 @@ static int attempt(const char *operation, char **arguments, int count)
                 /* 1:3 is /dev/null's number: harmless if it ever appeared, and still a device node. */
                 return status_of(mknod(arguments[0], S_IFCHR | 0600, makedev(1, 3)));
         }
+        if (strcmp(operation, "create-mode") == 0) {
+                int fd;
+
+                WANTS(2);
+                fd = open(arguments[0], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, (mode_t) strtol(arguments[1], NULL, 8));
+                if (fd < 0)
+                        return errno;
+                close(fd);
+                return 0;
+        }
         if (strcmp(operation, "chmod") == 0) {
                 WANTS(2);
                 return status_of(chmod(arguments[0], (mode_t) strtol(arguments[1], NULL, 8)));

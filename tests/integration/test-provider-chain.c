@@ -255,9 +255,11 @@ static void validate_confine_schema(json_t *root, const char *const *command)
         json_object_foreach(root, key, value) {
                 if (strcmp(key, "argv") != 0 && strcmp(key, "enforcement") != 0 &&
                     strcmp(key, "denialSignatures") != 0 && strcmp(key, "runnerFailureRules") != 0 &&
-                    strcmp(key, "backend") != 0)
+                    strcmp(key, "backend") != 0 && strcmp(key, "partialReasons") != 0)
                         fail_msg("unexpected key \"%s\"", key);
         }
+        if (json_object_get(root, "partialReasons"))
+                assert_string_array(json_object_get(root, "partialReasons"), true);
         argv = json_object_get(root, "argv");
         assert_string_array(argv, true);
         while (command[command_length])
@@ -323,6 +325,12 @@ static void test_confine_json(void **state)
                 if (i == 0) {
                         assert_string_equal(json_string_value(json_array_get(json_object_get(root, "denialSignatures"), 0)),
                                             "read-only file system");
+                        /* An argv the caller spawns has no metadata supervisor: metadata refused, and said so. */
+                        assert_string_equal(json_string_value(json_object_get(root, "enforcement")), "partial");
+                        assert_true(test_contains(json_string_value(json_array_get(json_object_get(root,
+                                                                                                   "partialReasons"),
+                                                                                   0)),
+                                                  "no metadata supervisor"));
                         assert_string_equal(json_string_value(json_array_get(json_object_get(rule, "fatalSignatures"), 0)),
                                             "bwrap: ");
                         assert_null(json_object_get(rule, "allowedExitCodes"));

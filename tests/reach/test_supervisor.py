@@ -240,19 +240,29 @@ sys.exit(subprocess.run(sys.argv[1:]).returncode)
 """
 
 
-@unittest.skipUnless(BWRAP, "bwrap cannot make a sandbox on this host")
 class UnderAnotherSupervisor(Workspace):
-    def test_workspace_write_refused_with_the_reason(self):
+    def check_refused(self, backend):
         marker = os.path.join(self.workspace, "ran")
-        command = [PYTHON, "-c", UNDER_A_LISTENER, BIN, "run", "--backend", "bwrap", "--mode", "workspace-write",
+        command = [PYTHON, "-c", UNDER_A_LISTENER, BIN, "run", "--backend", backend, "--mode", "workspace-write",
                    "--root", self.workspace, "--", "touch", marker]
         result = subprocess.run(command, cwd=self.workspace, capture_output=True, text=True, timeout=PATIENCE,
                                 check=False)
         self.assertEqual(result.returncode, 125, result.stdout + result.stderr)
+        self.assertIn("SANDBOX_UNAVAILABLE", result.stderr)
         self.assertIn("another seccomp supervisor already watches this process", result.stderr)
         self.assertFalse(os.path.exists(marker), "the command ran")
 
-    def test_read_only_runs_with_metadata_refused(self):
+    @unittest.skipUnless(BWRAP, "bwrap cannot make a sandbox on this host")
+    def test_bwrap_workspace_write_refused_with_the_reason(self):
+        self.check_refused("bwrap")
+
+    @unittest.skipUnless(LANDLOCK, "the kernel has no Landlock")
+    def test_landlock_workspace_write_refused_with_the_reason(self):
+        self.check_refused("landlock")
+
+    @unittest.skipUnless(BWRAP, "bwrap cannot make a sandbox on this host")
+
+    def test_bwrap_read_only_runs_with_metadata_refused(self):
         before = host_state(self.file)
         command = [PYTHON, "-c", UNDER_A_LISTENER, BIN, "run", "--backend", "bwrap", "--mode", "read-only",
                    "--root", self.workspace, "--", "sh", "-c", "chmod 600 file; echo chmod $?; echo ran"]

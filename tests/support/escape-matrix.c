@@ -92,15 +92,18 @@ typedef struct escape_row {
         escape_expectation landlock[2]; /* every Landlock path: the same ruleset */
 } escape_row;
 
-/* A metadata change in the workspace: refused under read-only by both backends, made under workspace-write. */
+/*
+ * A metadata change in the workspace: refused under read-only by both backends (the metadata filter's
+ * EPERM), made under workspace-write (by the metadata supervisor, on both).
+ */
 #define METADATA_INSIDE(operation, target, requirement, watched, ...)                                        \
         { operation, target, __VA_ARGS__, { watched }, .requires = requirement,                                 \
-          .bwrap = { DENY("EROFS"), ALLOW }, .landlock = { DENY("EPERM"), ALLOW } }
+          .bwrap = { DENY("EPERM"), ALLOW }, .landlock = { DENY("EPERM"), ALLOW } }
 
 /* A metadata change of {out}/file, by whatever route: refused under both modes by both backends. */
 #define METADATA_OUTSIDE(operation, target, requirement, ...)                                                  \
         { operation, target, __VA_ARGS__, { "{out}/file" }, .requires = requirement,                            \
-          .bwrap = { DENY("EROFS"), DENY("EROFS") }, .landlock = { DENY("EPERM"), DENY("EACCES") } }
+          .bwrap = { DENY("EPERM"), DENY("EACCES") }, .landlock = { DENY("EPERM"), DENY("EACCES") } }
 
 /*
  * The dialects: bwrap answers a write on a read-only mount with EROFS; a
@@ -205,9 +208,9 @@ static const escape_row rows[] = {
           .bwrap = { DENY("EROFS"), DENY("EROFS") }, .landlock = { DENY("EACCES"), DENY("EACCES") } },
 
         /*
-         * Metadata: bwrap's read-only mounts refuse it (EROFS).  Landlock has no right for it at all: its
-         * metadata filter refuses every such call under read-only (EPERM), and under workspace-write the
-         * metadata supervisor performs it in the writable roots and refuses it elsewhere (EACCES) — whatever
+         * Metadata, the same on both backends (one supervisor, docs/supervisor.md): the metadata filter
+         * refuses every such call under read-only (EPERM), and under workspace-write the metadata
+         * supervisor performs it in the writable roots and refuses it elsewhere (EACCES) — whatever
          * the route: a plain path, a symlink in the workspace to the outside file, "..", the file opened
          * read-only and named /proc/self/fd/N, or a descriptor opened read-only.
          */
@@ -222,10 +225,35 @@ static const escape_row rows[] = {
                          { "via-proc-fd", "chmod", "{out}/file", "600" }),
         METADATA_INSIDE("chmod", "workspace through /proc/self/fd/N", ESCAPE_REQUIRES_NOTHING, "{ws}/file",
                         { "via-proc-fd", "chmod", "{ws}/file", "600" }),
-        /* The temp area itself (not what lies in it) is the host's: written back with its own mode. */
+        /*
+         * The temp area itself (not what lies in it) is the host's under Landlock, the session's scratch
+         * under bwrap workspace-write (its mode checked at every call), a private tmpfs under bwrap
+         * read-only: its own mode stays on both.
+         */
         { "chmod", "the temp area /tmp itself", { "chmod", "/tmp", "1777" }, { NULL }, .observe = ESCAPE_OBSERVE_ERRNO,
-          .requires = ESCAPE_REQUIRES_ROOT, .bwrap = { PRIVATE, PRIVATE },
+          .requires = ESCAPE_REQUIRES_ROOT, .bwrap = { DENY("EPERM"), DENY("EACCES") },
           .landlock = { DENY("EPERM"), DENY("EACCES") } },
+        /*
+         * The host's device nodes, which bwrap's /dev binds in (and Landlock's grants name): a chmod to the
+         * mode they have already changes nothing but the inode's ctime, which the state compares.
+         */
+        { "chmod", "the host's /dev/null", { "chmod", "/dev/null", "666" }, { "/dev/null" },
+          .bwrap = { DENY("EPERM"), DENY("EACCES") }, .landlock = { DENY("EPERM"), DENY("EACCES") } },
+        { "chmod", "the host's /dev/zero", { "chmod", "/dev/zero", "666" }, { "/dev/zero" },
+          .bwrap = { DENY("EPERM"), DENY("EACCES") }, .landlock = { DENY("EPERM"), DENY("EACCES") } },
+        { "touch-d", "the host's /dev/urandom", { "touch-d", "/dev/urandom", "86400" }, { "/dev/urandom" },
+          .bwrap = { DENY("EPERM"), DENY("EACCES") }, .landlock = { DENY("EPERM"), DENY("EACCES") } },
+        { "chown", "the host's /dev/tty", { "chown", "/dev/tty", "-1", "-1" }, { "/dev/tty" },
+          .bwrap = { DENY("EPERM"), DENY("EACCES") }, .landlock = { DENY("EPERM"), DENY("EACCES") } },
+        /* Set-user-ID and set-group-ID bits: never, on either backend, through any call (EPERM). */
+        { "chmod", "workspace, set-user-ID", { "chmod", "{ws}/file", "4755" }, { "{ws}/file" },
+          .bwrap = { DENY("EPERM"), DENY("EPERM") }, .landlock = { DENY("EPERM"), DENY("EPERM") } },
+        { "fchmod", "workspace, set-group-ID", { "fchmod", "{ws}/file", "2755" }, { "{ws}/file" },
+          .bwrap = { DENY("EPERM"), DENY("EPERM") }, .landlock = { DENY("EPERM"), DENY("EPERM") } },
+        { "fchmodat2", "workspace, both", { "fchmodat2", "{ws}/file", "6755" }, { "{ws}/file" },
+          .bwrap = { DENY("EPERM"), DENY("EPERM") }, .landlock = { DENY("EPERM"), DENY("EPERM") } },
+        { "create-mode", "workspace, set-user-ID", { "create-mode", "{ws}/new", "4755" }, { "{ws}/new" },
+          .bwrap = { DENY("EPERM"), DENY("EPERM") }, .landlock = { DENY("EPERM"), DENY("EPERM") } },
         METADATA_INSIDE("fchmod", "workspace, opened read-only", ESCAPE_REQUIRES_NOTHING, "{ws}/file",
                         { "fchmod", "{ws}/file", "600" }),
         METADATA_OUTSIDE("fchmod", "outside, opened read-only", ESCAPE_REQUIRES_NOTHING,
@@ -245,11 +273,11 @@ static const escape_row rows[] = {
         METADATA_OUTSIDE("chown", "outside through /proc/self/fd/N", ESCAPE_REQUIRES_ROOT,
                          { "via-proc-fd", "chown", "{out}/file", "-1", ESCAPE_GROUP_TEXT }),
         { "lchown", "a symlink in the workspace", { "lchown", "{ws}/symlink", "-1", ESCAPE_GROUP_TEXT },
-          { "{ws}/symlink", "{ws}/file" }, .requires = ESCAPE_REQUIRES_ROOT, .bwrap = { DENY("EROFS"), ALLOW },
+          { "{ws}/symlink", "{ws}/file" }, .requires = ESCAPE_REQUIRES_ROOT, .bwrap = { DENY("EPERM"), ALLOW },
           .landlock = { DENY("EPERM"), ALLOW } },
         { "lchown", "a symlink outside", { "lchown", "{out}/symlink", "-1", ESCAPE_GROUP_TEXT },
           { "{out}/symlink", "{out}/file" }, .requires = ESCAPE_REQUIRES_ROOT,
-          .bwrap = { DENY("EROFS"), DENY("EROFS") },
+          .bwrap = { DENY("EPERM"), DENY("EACCES") },
           .landlock = { DENY("EPERM"), DENY("EACCES") } },
         METADATA_INSIDE("utimes", "workspace", ESCAPE_REQUIRES_NOTHING, "{ws}/file",
                         { "utimes", "{ws}/file", "86400" }),
@@ -265,9 +293,9 @@ static const escape_row rows[] = {
                          { "via-proc-fd", "touch-d", "{out}/file", "86400" }),
         { "touch-h", "a symlink in the workspace", { "touch-h", "{ws}/symlink", "86400" },
           { "{ws}/symlink", "{ws}/file" },
-          .bwrap = { DENY("EROFS"), ALLOW }, .landlock = { DENY("EPERM"), ALLOW } },
+          .bwrap = { DENY("EPERM"), ALLOW }, .landlock = { DENY("EPERM"), ALLOW } },
         { "touch-h", "a symlink outside", { "touch-h", "{out}/symlink", "86400" }, { "{out}/symlink", "{out}/file" },
-          .bwrap = { DENY("EROFS"), DENY("EROFS") }, .landlock = { DENY("EPERM"), DENY("EACCES") } },
+          .bwrap = { DENY("EPERM"), DENY("EACCES") }, .landlock = { DENY("EPERM"), DENY("EACCES") } },
         METADATA_INSIDE("futimens", "workspace, opened read-only", ESCAPE_REQUIRES_NOTHING, "{ws}/file",
                         { "futimens", "{ws}/file", "86400" }),
         METADATA_OUTSIDE("futimens", "outside, opened read-only", ESCAPE_REQUIRES_NOTHING,
@@ -283,23 +311,22 @@ static const escape_row rows[] = {
         METADATA_OUTSIDE("setxattr", "outside through /proc/self/fd/N", ESCAPE_REQUIRES_USER_XATTRS,
                          { "via-proc-fd", "setxattr", "{out}/file", "user.dsh-escape", "x" }),
         /*
-         * io_uring sets an xattr inside the kernel, past any seccomp filter: every
-         * Landlock path refuses io_uring itself (EPERM).  bwrap's read-only mounts
-         * refuse the write (EROFS); in the workspace a ring works there.
+         * io_uring sets an xattr inside the kernel, past any seccomp filter: the
+         * metadata filter refuses io_uring itself (EPERM), on both backends.
          */
         { "io-uring-fsetxattr", "outside, opened read-only",
           { "io-uring-fsetxattr", "{out}/file", "user.dsh-escape", "x" }, { "{out}/file" },
-          .requires = ESCAPE_REQUIRES_USER_XATTRS, .bwrap = { DENY("EROFS"), DENY("EROFS") },
+          .requires = ESCAPE_REQUIRES_USER_XATTRS, .bwrap = { DENY("EPERM"), DENY("EPERM") },
           .landlock = { DENY("EPERM"), DENY("EPERM") } },
         { "io-uring-fsetxattr", "workspace", { "io-uring-fsetxattr", "{ws}/file", "user.dsh-escape", "x" },
-          { "{ws}/file" }, .requires = ESCAPE_REQUIRES_USER_XATTRS, .bwrap = { DENY("EROFS"), ALLOW },
+          { "{ws}/file" }, .requires = ESCAPE_REQUIRES_USER_XATTRS, .bwrap = { DENY("EPERM"), DENY("EPERM") },
           .landlock = { DENY("EPERM"), DENY("EPERM") } },
         /* ext4's own spelling of "set the inode generation", through a read-only fd: refused like FS_IOC_SETVERSION. */
         { "ext4-setversion", "outside, opened read-only", { "ext4-setversion", "{out}/file" }, { "{out}/file" },
-          .requires = ESCAPE_REQUIRES_EXT4_VERSION, .bwrap = { DENY("EROFS"), DENY("EROFS") },
+          .requires = ESCAPE_REQUIRES_EXT4_VERSION, .bwrap = { DENY("EPERM"), DENY("EPERM") },
           .landlock = { DENY("EPERM"), DENY("EPERM") } },
         { "ext4-setversion", "workspace, opened read-only", { "ext4-setversion", "{ws}/file" }, { "{ws}/file" },
-          .requires = ESCAPE_REQUIRES_EXT4_VERSION, .bwrap = { DENY("EROFS"), ALLOW },
+          .requires = ESCAPE_REQUIRES_EXT4_VERSION, .bwrap = { DENY("EPERM"), DENY("EPERM") },
           .landlock = { DENY("EPERM"), DENY("EPERM") } },
         METADATA_INSIDE("removexattr", "workspace", ESCAPE_REQUIRES_USER_XATTRS, "{ws}/file",
                         { "removexattr", "{ws}/file", "user.dsh-existing" }),

@@ -567,6 +567,15 @@ static int act(dsh_metadata_supervisor *supervisor, int fd, dsh_metadata_target 
 
 /* ------------------------------------------------------------------ serving -- */
 
+/*
+ * The one answer the supervisor gives: a result it produced itself (the
+ * call performed, or refused), never SECCOMP_USER_NOTIF_FLAG_CONTINUE
+ * (flags are 0).  CONTINUE would have the kernel re-read the arguments
+ * from the command's memory after the decision, and every decision here
+ * depends on a pointer argument (a path, an xattr name, a struct) except
+ * the set-id refusal, which is an answer too.  No exception exists where
+ * the kernel would enforce the same decision anyway: none is needed.
+ */
 static void respond(const dsh_metadata_call *c, int error)
 {
         struct seccomp_notif_resp response = { .id = c->id, .val = 0, .error = error < 0 ? error : 0, .flags = 0 };

@@ -1,20 +1,35 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The metadata supervisor (docs/supervisor.md): under workspace-write,
- * Landlock governs every file effect but metadata — chmod, chown, utimes,
- * extended attributes and inode flags.  The metadata filter
+ * The metadata supervisor (docs/supervisor.md), one for both backends:
+ * neither Landlock nor bwrap's mounts govern metadata everywhere — chmod,
+ * chown, utimes, extended attributes and inode flags (Landlock not at all;
+ * bwrap's writable binds and the host's device nodes its /dev binds in, not
+ * beyond what the mode allows).  Under workspace-write the metadata filter
  * (metadata-filter.c) sends each such call of the command here, through a
  * seccomp user-notification listener, and the supervisor *performs* it on
  * the command's behalf when its target lies in a writable root, answering
  * with the real result; anything else is answered EACCES and nothing
  * changes.
  *
- * The security argument, in one place:
+ * The security argument, in one place, the same on both backends:
+ *   - where it runs: a thread of the process that spawned the sandbox,
+ *     which stays as its parent (an ancestor of the command: Yama's scope 1
+ *     lets it read the command), outside the Landlock domain or bwrap's
+ *     namespaces, with no capability.  The listener is made in the
+ *     sandbox's last step before exec (the Landlock child; dsh-sandbox-exec
+ *     inside bwrap, which execs only once this thread acknowledged it holds
+ *     the listener) and never held by the command;
  *   - what it decides: whether this call's target — one open file, not a
  *     name — lies beneath a writable root and outside every protected path
  *     (containment, metadata-supervisor.c), and then it makes the change on
- *     that same open file itself (acting, metadata-supervisor.c).  Under
- *     read-only no call reaches it: the filter answers EPERM;
+ *     that same open file itself (acting, metadata-supervisor.c).  A root is
+ *     a host directory's fd with the path at which the command sees it
+ *     (under bwrap a bind's mount point: the scratch is /tmp); the target's
+ *     name is the command's view too (d_path in its mount namespace), and
+ *     only picks which root to try: the inode reached beneath the root's fd
+ *     decides.  A set-user-ID or set-group-ID mode is refused (EPERM) on its
+ *     register value alone.  Under read-only no call reaches it: the filter
+ *     answers EPERM;
  *   - never CONTINUE: SECCOMP_USER_NOTIF_FLAG_CONTINUE lets the kernel
  *     re-read the arguments from the command's memory after the decision,
  *     and another of its threads can rewrite a path between the two reads
@@ -110,7 +125,9 @@ void dsh_metadata_supervisor_serve(dsh_metadata_supervisor *supervisor, int list
 /*
  * Starts a thread (every signal blocked) that empties its own capability
  * sets, receives the listener on `socket_fd` (dsh_receive_fd; the supervisor
- * takes the socket) and serves it — or, if a capability could not be
+ * takes the socket), answers one byte on the socket once it holds the
+ * listener with no capability (the sender inside bwrap waits for it before
+ * exec; none is sent when it serves nothing), and serves it — or, if a capability could not be
  * dropped, closes the listener at once and serves nothing (every metadata
  * call of the command then fails with ENOSYS).  It does not wait for the
  * thread: the spawn proceeds meanwhile.  From here the supervisor belongs to

@@ -11,7 +11,8 @@
  *                          --bind-fd FD WS [--bind-fd FD ROOT]... [pins, read-only binds]
  *                          [--tmpfs SCRATCH-BASE --bind-fd FD CACHE]
  *         --setenv TMPDIR /tmp [--setenv CACHE-VARIABLE DIR]...
- *         [--chdir DIR] [--json-status-fd N] -- dsh-sandbox-exec [--status-fd M] -- ARGV...
+ *         [--chdir DIR] [--json-status-fd N] -- dsh-sandbox-exec [--status-fd M] [--listener-fd L]
+ *         -- ARGV...
  *
  * Every host path is visible read-only; workspace-write rebinds the workspace
  * and each extra root read-write (minus the shield: src/shield/shield.c).  The
@@ -54,7 +55,16 @@
  *                   child cannot forge that channel (bwrap closes it);
  *   dsh-sandbox-exec the last step inside: the caller's stdio re-homed into
  *                   the sandbox's mounts, capabilities emptied, exec failures
- *                   reported out of band (tools/sandbox-exec.c);
+ *                   reported out of band (tools/sandbox-exec.c), and the
+ *                   metadata filter installed: --dev binds the host's
+ *                   /dev/null, /dev/zero, /dev/urandom, /dev/tty..., whose
+ *                   metadata no mount protects (a chmod 000 inside would be
+ *                   the host's);
+ *   --listener-fd   (spawn, workspace-write) where dsh-sandbox-exec sends the
+ *                   filter's listener: the metadata supervisor in this process
+ *                   performs metadata calls beneath the roots
+ *                   (bwrap-supervisor.h); confine's argv has none, refuses
+ *                   every metadata call, and is partial under workspace-write;
  *   held-back watch (the bash tool's spawn only) inotify on the directories of
  *                   what is bound read-only, armed before bwrap starts: a
  *                   refused replacement of .git/config (EBUSY, or a git that

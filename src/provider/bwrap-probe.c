@@ -15,6 +15,7 @@
 
 #include "provider/backend.h"
 #include "provider/bwrap-probe.h"
+#include "provider/bwrap-supervisor.h"
 #include "provider/bwrap-trust.h"
 #include "provider/process.h"
 #include "base/error.h"
@@ -181,6 +182,20 @@ static void add_temp_area_notes(const dsh_provider *provider, dsh_backend_report
                                        : "workspace-write: /tmp is a private tmpfs, empty at each call; TMPDIR=/tmp");
 }
 
+/* Known before any call: workspace-write needs the metadata supervisor, which this host may not allow. */
+static void add_supervisor_reason(dsh_backend_report *report)
+{
+        const char *problem = NULL;
+        char *sentence = NULL;
+
+        if (dsh_metadata_supervisor_check_host(&problem) == 0)
+                return;
+        report->enforcement = DSH_ENFORCEMENT_PARTIAL;
+        if (asprintf(&sentence, "%s; %s", problem, DSH_BWRAP_SUPERVISOR_UNAVAILABLE_CONSEQUENCE) >= 0)
+                (void) dsh_strv_append(&report->partial_reasons, sentence);
+        free(sentence);
+}
+
 /*
  * Functional: a read-only confined `true` through the same argv spawn()
  * uses (so a bwrap too old for --json-status-fd is found here, not later).
@@ -222,6 +237,7 @@ void dsh_bwrap_probe(dsh_provider *provider, dsh_backend_report *report)
         if (exit_code == 0) {
                 report->usable = true;
                 report->enforcement = DSH_ENFORCEMENT_FULL;
+                add_supervisor_reason(report);
                 add_temp_area_notes(provider, report);
                 goto out;
         }

@@ -9,9 +9,6 @@
 #include "provider/supervision.h"
 
 #define BWRAP_TEMP_AREA "/tmp"
-#define SUPERVISOR_UNAVAILABLE_CONSEQUENCE \
-        "under bwrap the metadata supervisor governs chmod, chown, utimes and extended attributes in the writable " \
-        "roots, so workspace-write under bwrap is refused here rather than run with them ungoverned"
 
 /*
  * The roots as the command sees them.  A writable bind is mounted at its
@@ -54,7 +51,7 @@ int dsh_bwrap_supervisor_start(const dsh_prepared_policy *prepared, const struct
 
         *supervisor_out = NULL;
         *socket_out = -1;
-        result = dsh_supervision_check_host(mode, SUPERVISOR_UNAVAILABLE_CONSEQUENCE, error);
+        result = dsh_supervision_check_host(mode, DSH_BWRAP_SUPERVISOR_UNAVAILABLE_CONSEQUENCE, error);
         if (result < 0)
                 return result;
         supervisor = dsh_metadata_supervisor_new();

@@ -18,6 +18,11 @@
 #include "provider/prepared-policy.h"
 #include "base/util.h"
 
+/* What a host that forbids the supervisor costs under bwrap (the probe's partial reason, the call's refusal). */
+#define DSH_BWRAP_SUPERVISOR_UNAVAILABLE_CONSEQUENCE \
+        "under bwrap the metadata supervisor governs chmod, chown, utimes and extended attributes in the writable " \
+        "roots, so workspace-write under bwrap is refused here rather than run with them ungoverned"
+
 /* One bind over bwrap's read-only root (backend-bwrap.c plans them). */
 struct dsh_bwrap_bind {
         const char *path;       /* canonical, and where the command sees it; borrowed */

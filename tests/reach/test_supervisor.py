@@ -274,6 +274,31 @@ class UnderAnotherSupervisor(Workspace):
         self.assertEqual(host_state(self.file), before)
 
 
+REFUSE_EXEC = os.environ.get("REFUSE_EXEC_BIN", "")
+
+
+@unittest.skipUnless(BWRAP, "bwrap cannot make a sandbox on this host")
+@unittest.skipUnless(REFUSE_EXEC, "REFUSE_EXEC_BIN is not set; run the tests through meson")
+class HostForbidsReading(Workspace):
+    """Where process_vm_readv() is refused (a seccomp profile), bwrap workspace-write is refused, saying why."""
+
+    def test_workspace_write_refused_read_only_runs_probe_says_partial(self):
+        marker = os.path.join(self.workspace, "ran")
+        refused = subprocess.run([REFUSE_EXEC, "process_vm_readv", BIN, "run", "--backend", "bwrap", "--mode",
+                                  "workspace-write", "--root", self.workspace, "--", "touch", marker],
+                                 cwd=self.workspace, capture_output=True, text=True, timeout=PATIENCE, check=False)
+        self.assertEqual(refused.returncode, 125, refused.stderr)
+        self.assertIn("process_vm_readv() is refused on this host", refused.stderr)
+        self.assertFalse(os.path.exists(marker), "the command ran")
+        ran = subprocess.run([REFUSE_EXEC, "process_vm_readv", BIN, "run", "--backend", "bwrap", "--mode",
+                              "read-only", "--", "true"], cwd=self.workspace, capture_output=True, text=True,
+                             timeout=PATIENCE, check=False)
+        self.assertEqual(ran.returncode, 0, ran.stderr)
+        probe = subprocess.run([REFUSE_EXEC, "process_vm_readv", BIN, "probe", "--backend", "bwrap"],
+                               cwd=self.workspace, capture_output=True, text=True, timeout=PATIENCE, check=False)
+        self.assertIn("so workspace-write under bwrap is refused here", probe.stdout + probe.stderr)
+
+
 @unittest.skipUnless(BWRAP, "bwrap cannot make a sandbox on this host")
 class ConfinedArgv(Workspace):
     """An argv a harness spawns itself: nobody outside supervises it, so metadata is refused, and it says so."""

@@ -285,7 +285,9 @@ static int rehome_stdio(void)
  * cannot be had (EBUSY: an ancestor is watched by a listener already, a
  * sandbox in a sandbox, WSL2) that is a refusal too, with its reason,
  * never a fallback to an unsupervised run.  N is closed before exec: the
- * command never holds the socket, nor its listener.
+ * command never holds the socket, nor its listener.  The copy of N that
+ * bwrap's own processes still hold leads nowhere once the supervisor has
+ * answered: it closes its end, and the listener was only ever here.
  */
 static int install_metadata_filter(int listener_socket)
 {
@@ -327,7 +329,8 @@ int main(int argc, char **argv)
         if (request.listener_fd >= 0 && fcntl(request.listener_fd, F_SETFD, FD_CLOEXEC) < 0)
                 return fail(errno, "usage error: --listener-fd %d is not open", request.listener_fd);
         /*
-         * Nothing but stdio and the status fd reaches the command: an fd bwrap
+         * Nothing but stdio and the status fd reaches the command (the
+         * listener socket is closed before exec): an fd bwrap
          * was handed to bind from (--bind-fd) or any other it passed through
          * was opened on the host's mounts, where a read-only bind does not
          * hold — openat() relative to it would write past the policy.

@@ -23,6 +23,7 @@ N skipped" (a "# SKIP: case: reason" line for each skip).
 import json
 import os
 import shutil
+import socket
 import stat
 import subprocess
 import sys
@@ -275,6 +276,40 @@ class UnderAnotherSupervisor(Workspace):
 
 
 REFUSE_EXEC = os.environ.get("REFUSE_EXEC_BIN", "")
+EXEC_HELPER = os.path.join(os.path.dirname(BIN), "dsh-sandbox-exec")
+
+
+@unittest.skipUnless(os.access(EXEC_HELPER, os.X_OK), "no dsh-sandbox-exec beside the tool")
+class ListenerHandOver(Workspace):
+    """dsh-sandbox-exec execs the command only once a supervisor acknowledged the listener."""
+
+    def run_helper(self, answer):
+        marker = os.path.join(self.workspace, "ran")
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        helper = subprocess.Popen([EXEC_HELPER, "--listener-fd", str(theirs.fileno()), "--", "sh", "-c",
+                                   f"echo ran > {marker}"], pass_fds=[theirs.fileno()], cwd=self.workspace,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        theirs.close()
+        _, fds, _, _ = socket.recv_fds(ours, 1, 1)
+        self.assertEqual(len(fds), 1, "no listener was sent")
+        listener = fds[0]
+        if answer:
+            ours.send(b"A")
+        ours.close()
+        stdout, stderr = helper.communicate(timeout=PATIENCE)
+        os.close(listener)
+        return helper.returncode, stderr, os.path.exists(marker)
+
+    def test_no_acknowledgement_is_a_refusal(self):
+        status, stderr, ran = self.run_helper(answer=False)
+        self.assertEqual(status, 125, stderr)
+        self.assertIn("the metadata supervisor did not take the listener", stderr)
+        self.assertFalse(ran, "the command ran without a supervisor")
+
+    def test_acknowledged_listener_runs_the_command(self):
+        status, stderr, ran = self.run_helper(answer=True)
+        self.assertEqual(status, 0, stderr)
+        self.assertTrue(ran)
 
 
 @unittest.skipUnless(BWRAP, "bwrap cannot make a sandbox on this host")

@@ -12,7 +12,12 @@
  *    behalf when its target lies in a writable root, and answers.
  *
  * Under both, io_uring is refused (EPERM): a ring changes extended attributes
- * without a system call the filter could see (metadata-filter.c).
+ * without a system call the filter could see; so is creating a file with a
+ * set-user-ID or set-group-ID bit (EPERM: open/openat with O_CREAT or
+ * O_TMPFILE, creat, mknod, mknodat, decided on the mode register), and
+ * openat2, whose mode is behind a pointer, fails with ENOSYS
+ * (metadata-filter.c).  Installed by the Landlock child and, under bwrap,
+ * by dsh-sandbox-exec.
  * libc only, no allocation: installed between clone() and exec().
  */
 #ifndef DSH_SANDBOX_METADATA_FILTER_H

@@ -86,9 +86,24 @@ static const uint32_t refused_ioctls[] = { DSH_FS_IOC_SETVERSION, DSH_FS_IOC32_S
                                            DSH_FS_IOC_SET_ENCRYPTION_POLICY, DSH_EXT4_IOC_SETVERSION,
                                            DSH_EXT4_IOC32_SETVERSION, DSH_EXT4_IOC_MIGRATE };
 
+/*
+ * The socket calls (socket-call.h says why).  connect is always sent to the
+ * supervisor, which performs it: its decision depends on the address, behind
+ * a pointer.  socket and socketpair are decided here on their register
+ * arguments alone (no pointer, so the kernel enforces it): an AF_UNIX
+ * datagram socket (SOCK_DGRAM, or SOCK_RAW, which AF_UNIX makes a datagram
+ * one) is refused with EACCES, because it sends to any pathname socket with
+ * sendto/sendmsg, which no supervisor sees; a stream or seqpacket socket
+ * ignores or refuses a sendmsg address (net/unix/af_unix.c).
+ */
+static const int socket_creating_syscalls[] = { __NR_socket, __NR_socketpair };
+
 #define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 #define METADATA_SYSCALL_COUNT (COUNT(metadata_syscalls) - 1)
-#define BRANCH_COUNT (METADATA_SYSCALL_COUNT + COUNT(refused_syscalls) + 1)  /* metadata calls, refused calls, ioctl */
+/* metadata calls, refused calls, ioctl, connect, socket and socketpair */
+#define BRANCH_COUNT (METADATA_SYSCALL_COUNT + COUNT(refused_syscalls) + 2 + COUNT(socket_creating_syscalls))
+/* The type argument's low bits name the type; SOCK_NONBLOCK and SOCK_CLOEXEC ride above them (SOCK_TYPE_MASK). */
+#define SOCKET_TYPE_MASK 0xfU
 /* A leaf of the decision tree tests up to this many numbers one after the other. */
 #define LEAF_SIZE 3
 #define PROGRAM_CAPACITY 128
@@ -104,6 +119,8 @@ typedef enum branch_target {
         TO_ACTION,
         TO_REFUSE,
         TO_IOCTL,
+        TO_NOTIFY,      /* connect: always the supervisor's */
+        TO_SOCKET,      /* socket, socketpair: the family and type tests */
 } branch_target;
 
 typedef struct branch {
@@ -114,7 +131,7 @@ typedef struct branch {
 typedef struct program_builder {
         struct sock_filter *program;
         size_t at;
-        size_t allow_at, ioctl_at, action_at, refuse_at;
+        size_t allow_at, ioctl_at, socket_at, action_at, notify_at, refuse_at, eacces_at;
 } program_builder;
 
 /* The instructions the tree over `count` sorted numbers takes. */
@@ -145,6 +162,10 @@ static size_t branch_address(const program_builder *builder, branch_target targe
                 return builder->action_at;
         case TO_REFUSE:
                 return builder->refuse_at;
+        case TO_NOTIFY:
+                return builder->notify_at;
+        case TO_SOCKET:
+                return builder->socket_at;
         case TO_IOCTL:
         default:
                 return builder->ioctl_at;
@@ -186,6 +207,27 @@ static void emit_ioctl_test(program_builder *builder, uint32_t command, size_t t
         emit(builder, (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, command, offset_to(builder, target), 0));
 }
 
+#define SOCKET_TESTS_SIZE 7
+
+/*
+ * socket(family, type, protocol) and socketpair(family, type, protocol, sv):
+ * an AF_UNIX datagram socket is refused (EACCES), anything else allowed.
+ * The family and the type are ints: the low 32 bits of their registers are
+ * what the kernel reads.
+ */
+static void emit_socket_tests(program_builder *builder)
+{
+        emit(builder, (struct sock_filter) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])));
+        emit(builder, (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 4));
+        emit(builder, (struct sock_filter) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])));
+        emit(builder, (struct sock_filter) BPF_STMT(BPF_ALU | BPF_AND | BPF_K, SOCKET_TYPE_MASK));
+        emit(builder, (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SOCK_DGRAM,
+                                                    offset_to(builder, builder->eacces_at), 0));
+        emit(builder, (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SOCK_RAW,
+                                                    offset_to(builder, builder->eacces_at), 0));
+        emit(builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+}
+
 /*
  * Builds the program into `program` (on the caller's stack: nothing here
  * allocates).  Layout:
@@ -194,14 +236,18 @@ static void emit_ioctl_test(program_builder *builder, uint32_t command, size_t t
  *   decision tree over the numbers  a metadata call -> ACTION, io_uring -> REFUSE, ioctl -> IOCTL,
  *                                   else ALLOW
  *   ALLOW
+ *                                   connect -> NOTIFY, socket and socketpair -> SOCKET
  *   IOCTL: load the command (low 32 bits: what the kernel dispatches on)
  *     supervised attribute ioctls   -> ACTION
  *     refused attribute ioctls      -> REFUSE
  *     with the terminal rule: TIOCSTI, TIOCLINUX, TIOCSETD -> REFUSE
  *     supervising: TIOCGPTPEER      -> ACTION (the supervisor opens the slave)
  *     ALLOW
+ *   SOCKET: AF_UNIX with type & 0xf SOCK_DGRAM or SOCK_RAW -> EACCES, else ALLOW
  *   ACTION                          EPERM (deny) or USER_NOTIF (supervise)
+ *   NOTIFY                          USER_NOTIF (both modes: the supervisor performs connect)
  *   REFUSE                          EPERM
+ *   EACCES                          EACCES
  *
  * Returns the program's length, or 0 if it would not fit.
  */
@@ -219,6 +265,9 @@ static size_t build_program(struct sock_filter *program, uint32_t action, bool t
         for (size_t i = 0; i < COUNT(refused_syscalls); i++)
                 branches[count++] = (branch) { (uint32_t) refused_syscalls[i], TO_REFUSE };
         branches[count++] = (branch) { __NR_ioctl, TO_IOCTL };
+        branches[count++] = (branch) { __NR_connect, TO_NOTIFY };
+        for (size_t i = 0; i < COUNT(socket_creating_syscalls); i++)
+                branches[count++] = (branch) { (uint32_t) socket_creating_syscalls[i], TO_SOCKET };
         /* Sorted by number (insertion sort: a few dozen entries, and nothing may allocate). */
         for (size_t i = 1; i < BRANCH_COUNT; i++)
                 for (size_t j = i; j > 0 && branches[j - 1].nr > branches[j].nr; j--) {
@@ -229,9 +278,12 @@ static size_t build_program(struct sock_filter *program, uint32_t action, bool t
                 }
         builder.allow_at = 6 + tree_size(BRANCH_COUNT);
         builder.ioctl_at = builder.allow_at + 1;
-        builder.action_at = builder.ioctl_at + 1 + ioctl_tests + 1;
-        builder.refuse_at = builder.action_at + 1;
-        if (builder.refuse_at + 1 > PROGRAM_CAPACITY || builder.refuse_at > 255)
+        builder.socket_at = builder.ioctl_at + 1 + ioctl_tests + 1;
+        builder.action_at = builder.socket_at + SOCKET_TESTS_SIZE;
+        builder.notify_at = builder.action_at + 1;
+        builder.refuse_at = builder.notify_at + 1;
+        builder.eacces_at = builder.refuse_at + 1;
+        if (builder.eacces_at + 1 > PROGRAM_CAPACITY || builder.eacces_at > 255)
                 return 0;
         emit(&builder, (struct sock_filter) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)));
         emit(&builder, (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FILTER_AUDIT_ARCH, 1, 0));
@@ -251,9 +303,12 @@ static size_t build_program(struct sock_filter *program, uint32_t action, bool t
         if (pty_peer_rule)
                 emit_ioctl_test(&builder, DSH_TIOCGPTPEER, builder.action_at);
         emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+        emit_socket_tests(&builder);
         emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, action));
+        emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF));
         emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)));
-        return builder.at == builder.refuse_at + 1 ? builder.at : 0;
+        emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EACCES & SECCOMP_RET_DATA)));
+        return builder.at == builder.eacces_at + 1 ? builder.at : 0;
 }
 
 /* sendmsg() of one fd with SCM_RIGHTS; no allocation (the control buffer is on the stack). */
@@ -309,18 +364,16 @@ int dsh_install_metadata_filter(dsh_metadata_policy policy, int socket_fd, bool 
 
         if (policy != DSH_METADATA_DENY && policy != DSH_METADATA_SUPERVISE)
                 return -EINVAL;
-        if (policy == DSH_METADATA_SUPERVISE && socket_fd < 0)
+        /* Both modes have a listener now: connect is the supervisor's under read-only too. */
+        if (socket_fd < 0)
                 return -EBADF;
         fprog.len = (unsigned short) dsh_metadata_filter_program(policy, terminal_rule, program, PROGRAM_CAPACITY);
         if (fprog.len == 0)
                 return -E2BIG;
-        if (policy == DSH_METADATA_SUPERVISE)
-                flags |= SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
+        flags |= SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
         listener = syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, flags, &fprog);
         if (listener < 0)
                 return -errno;
-        if (policy != DSH_METADATA_SUPERVISE)
-                return 0;
         result = send_fd(socket_fd, (int) listener);
         close((int) listener);
         return result;

@@ -12,7 +12,10 @@
  *    behalf when its target lies in a writable root, and answers.
  *
  * Under both, io_uring is refused (EPERM): a ring changes extended attributes
- * without a system call the filter could see (metadata-filter.c).
+ * without a system call the filter could see (metadata-filter.c).  Under
+ * both, every connect() goes to the supervisor, which performs it
+ * (socket-call.h), and an AF_UNIX datagram socket cannot be made (EACCES):
+ * so both modes have a listener.
  * libc only, no allocation: installed between clone() and exec().
  */
 #ifndef DSH_SANDBOX_METADATA_FILTER_H
@@ -84,7 +87,7 @@ const int *dsh_metadata_syscalls(void);
  * x32-numbered one: no call reaches the kernel under a number the filter did
  * not look at.
  *
- * DSH_METADATA_SUPERVISE asks for a listener with NEW_LISTENER and
+ * Both policies ask for a listener (connect is supervised under both) with NEW_LISTENER and
  * WAIT_KILLABLE_RECV (once the supervisor has received a call, only a fatal
  * signal interrupts the caller's wait: a call it is performing is never
  * restarted and performed twice), sends the listener over the unix socket

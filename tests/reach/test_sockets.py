@@ -8,6 +8,7 @@ run`, python3 inside) tries to reach them; a refusal is judged by the command's 
 canary, which must not appear.  Under bwrap the supervisor arrives with part A of the issue: those
 cases skip, saying so, while a unix datagram socket can still be made there.
 """
+import json
 import os
 import shutil
 import socket
@@ -316,6 +317,79 @@ class LandlockSocketReach(SocketReach, unittest.TestCase):
 
 class BwrapSocketReach(SocketReach, unittest.TestCase):
     backend = "bwrap"
+
+
+class AllowListCarried(unittest.TestCase):
+    """The allow-list travels as --allow-write does: the config, serve's per-call params, the bash tool."""
+
+    def setUp(self):
+        if livability.landlock_abi() <= 0:
+            self.skipTest("Landlock is not enforced on this host")
+        os.makedirs(livability.SCRATCH, exist_ok=True)
+        self.place = tempfile.mkdtemp(prefix="reach-allow-", dir=livability.SCRATCH)
+        self.addCleanup(shutil.rmtree, self.place, True)
+        self.workspace = os.path.join(self.place, "workspace")
+        os.mkdir(self.workspace)
+        self.socket = os.path.join(self.place, "agent.sock")
+        self.daemon = Daemon(self.socket, os.path.join(self.place, "agent.canary"))
+        self.addCleanup(self.daemon.close)
+        self.env = dict(os.environ, DSH_SANDBOX_STATE_DIR=os.path.join(self.place, "state"),
+                        XDG_CACHE_HOME=os.path.join(self.place, "cache"),
+                        XDG_CONFIG_HOME=os.path.join(self.place, "config"))
+        self.env.pop("DSH_SANDBOX_CONFIG", None)
+
+    def config(self, **values):
+        path = os.path.join(self.place, "config.json")
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(values, handle)
+        return path
+
+    def test_config_allow_unix_sockets(self):
+        for allowed, expected in (([], "errno 13"), ([self.socket], "connected hi")):
+            config = self.config(allowUnixSockets=allowed) if allowed else self.config()
+            outcome = subprocess.run([BIN, "run", "--config", config, "--backend", "landlock", "--mode", "read-only",
+                                      "--root", self.workspace, "--", "python3", "-c", CONNECT, "unix", self.socket],
+                                     capture_output=True, text=True, check=False, env=self.env, timeout=120)
+            self.assertEqual(outcome.stdout.strip(), expected, outcome.stderr)
+            self.assertEqual(self.daemon.reached(), bool(allowed))
+
+    def test_config_refuses_a_relative_socket_path(self):
+        config = self.config(allowUnixSockets=["agent.sock"])
+        outcome = subprocess.run([BIN, "run", "--config", config, "--", "true"], capture_output=True, text=True,
+                                 check=False, env=self.env)
+        self.assertNotEqual(outcome.returncode, 0)
+        self.assertIn("allowUnixSockets", outcome.stderr)
+
+    def test_serve_bash_run_carries_allow_unix_sockets(self):
+        config = self.config(backends=["landlock"])
+        command = f"python3 -c '{CONNECT}' unix {self.socket}"
+        requests = [{"jsonrpc": "2.0", "id": 1, "method": "bash.run",
+                     "params": {"mode": "read-only", "root": self.workspace, "command": command}},
+                    {"jsonrpc": "2.0", "id": 2, "method": "bash.run",
+                     "params": {"mode": "read-only", "root": self.workspace, "command": command,
+                                "allowUnixSockets": [self.socket]}}]
+        answers = []
+        with subprocess.Popen([BIN, "serve", "--config", config], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=self.env, cwd=self.place) as server:
+            for request in requests:
+                server.stdin.write(json.dumps(request) + "\n")
+                server.stdin.flush()
+                answers.append(json.loads(server.stdout.readline()))
+                if request["id"] == 1:
+                    self.assertFalse(self.daemon.reached(), "reached without the allow-list")
+            server.stdin.close()
+            server.wait(timeout=60)
+        self.assertEqual(answers[0]["result"]["stdout"]["text"].strip(), "errno 13", answers[0])
+        self.assertEqual(answers[1]["result"]["stdout"]["text"].strip(), "connected hi", answers[1])
+        self.assertTrue(self.daemon.reached())
+
+    def test_bash_tool_carries_allow_unix_socket(self):
+        outcome = subprocess.run([BIN, "bash", "--backend", "landlock", "--mode", "read-only", "--root",
+                                  self.workspace, "--allow-unix-socket", self.socket, "--",
+                                  f"python3 -c '{CONNECT}' unix {self.socket}"],
+                                 capture_output=True, text=True, check=False, env=self.env, timeout=120)
+        self.assertIn("connected hi", outcome.stdout, outcome.stderr)
+        self.assertTrue(self.daemon.reached())
 
 
 class RealTools(unittest.TestCase):

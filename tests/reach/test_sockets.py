@@ -392,6 +392,47 @@ class AllowListCarried(unittest.TestCase):
         self.assertTrue(self.daemon.reached())
 
 
+class FailClosed(unittest.TestCase):
+    """Where the supervisor cannot take the command's socket, every connect is refused, and said."""
+
+    def setUp(self):
+        self.refuse = os.environ.get("REFUSE_EXEC_BIN", "")
+        if not self.refuse or not os.access(self.refuse, os.X_OK):
+            self.skipTest("REFUSE_EXEC_BIN is not set (run through meson test)")
+        if livability.landlock_abi() <= 0:
+            self.skipTest("Landlock is not enforced on this host")
+        os.makedirs(livability.SCRATCH, exist_ok=True)
+        self.place = tempfile.mkdtemp(prefix="reach-closed-", dir=livability.SCRATCH)
+        self.addCleanup(shutil.rmtree, self.place, True)
+
+    def test_without_pidfd_getfd_every_connect_is_refused(self):
+        server = TcpServer(os.path.join(self.place, "tcp.canary"))
+        self.addCleanup(server.close)
+        for mode in MODES:
+            with self.subTest(mode=mode):
+                outcome = subprocess.run([self.refuse, "pidfd_getfd", BIN, "run", "--backend", "landlock", "--mode",
+                                          mode, "--root", self.place, "--", "python3", "-c", CONNECT, "tcp",
+                                          str(server.port)], capture_output=True, text=True, check=False,
+                                         timeout=120)
+                self.assertEqual(outcome.stdout.strip(), "errno 13", outcome.stderr)
+                self.assertFalse(server.reached(), "the connect went through without the supervisor")
+                self.assertIn("pidfd_getfd", outcome.stderr)
+
+    def test_probe_says_so(self):
+        outcome = subprocess.run([self.refuse, "pidfd_getfd", BIN, "probe", "--backend", "landlock"],
+                                 capture_output=True, text=True, check=False, timeout=120)
+        self.assertIn("every connect of a confined command is refused", outcome.stdout + outcome.stderr)
+
+    def test_without_process_vm_readv_a_read_only_connect_is_refused(self):
+        server = TcpServer(os.path.join(self.place, "vm.canary"))
+        self.addCleanup(server.close)
+        outcome = subprocess.run([self.refuse, "process_vm_readv", BIN, "run", "--backend", "landlock", "--mode",
+                                  "read-only", "--root", self.place, "--", "python3", "-c", CONNECT, "tcp",
+                                  str(server.port)], capture_output=True, text=True, check=False, timeout=120)
+        self.assertEqual(outcome.stdout.strip(), "errno 13", outcome.stderr)
+        self.assertFalse(server.reached())
+
+
 class RealTools(unittest.TestCase):
     """What must keep working with every connect supervised."""
 

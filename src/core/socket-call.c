@@ -225,7 +225,8 @@ static int decide_unix(dsh_socket_calls *calls, dsh_metadata_call *c, struct con
                 return -EINVAL;
         if (asked->sun_family == AF_UNSPEC)
                 return 0;
-        if (asked->sun_family != AF_UNIX)
+        /* unix_validate_addr()'s bounds: no longer than a sockaddr_un, whose sun_path the copy below fills. */
+        if (asked->sun_family != AF_UNIX || job->length > sizeof(struct sockaddr_un))
                 return -EINVAL;
         if (job->length <= offsetof(struct sockaddr_un, sun_path) || asked->sun_path[0] == '\0')
                 return -EACCES;

@@ -53,6 +53,13 @@ class Daemon:
         return os.path.exists(self.canary)
 
     def close(self):
+        # shutdown wakes the accept of the serving thread (close alone would leave it waiting on the old
+        # file), so no thread of an earlier case is left to answer, or to write a canary, in a later one.
+        try:
+            self.server.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.thread.join()
         self.server.close()
 
 
@@ -108,6 +115,19 @@ DATAGRAMS = textwrap.dedent("""
     print("pair-stream", attempt(lambda: socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)))
     print("seqpacket", attempt(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)))
     print("udp", attempt(lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM)))
+""")
+
+# Addresses the kernel itself refuses, sent raw: the supervisor must answer as the kernel does, and read
+# nothing past what the kernel would (an overlong sockaddr_un, a length beyond sockaddr_storage, a
+# negative one).
+HOSTILE_ADDRESSES = textwrap.dedent("""
+    import ctypes, socket
+    libc = ctypes.CDLL(None, use_errno=True)
+    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    buffer = ctypes.create_string_buffer(b"\\x01\\x00" + b"/" * 254, 256)
+    for length in (128, 110, 111, 200, -1):
+        result = libc.connect(client.fileno(), buffer, ctypes.c_int(length))
+        print(length, result, ctypes.get_errno())
 """)
 
 # Thread A connects (blocking) to a server whose backlog is full: its SYN goes unanswered.  Thread B
@@ -220,6 +240,28 @@ class SocketReach:
         daemon = self.daemon(path, "linked")
         os.symlink(path, os.path.join(self.workspace, "innocent.sock"))
         self.each(lambda backend, mode: self.assert_refused(backend, mode, daemon, "innocent.sock"))
+
+    def test_a_hard_link_of_the_daemons_socket_into_the_workspace_is_refused(self):
+        path = os.path.join(self.place, "daemon.sock")
+        daemon = self.daemon(path, "hardlink")
+        link = os.path.join(self.workspace, "linked.sock")
+
+        def body(backend, mode):
+            outcome = subprocess.run([BIN, "run", "--backend", backend, "--mode", mode, "--root", self.workspace,
+                                      "--", "ln", path, link], capture_output=True, text=True, check=False)
+            self.assertNotEqual(outcome.returncode, 0, f"{backend} {mode}: the link was made")
+            self.assertFalse(os.path.lexists(link))
+            self.assert_refused(backend, mode, daemon, path)
+        self.each(body)
+
+    def test_hostile_address_lengths_get_the_kernels_answers(self):
+        def body(backend, mode):
+            outcome = self.run_confined(backend, mode, HOSTILE_ADDRESSES)
+            self.assertEqual(outcome.stdout, unconfined.stdout, outcome.stderr)
+        # The kernel's own answers are the oracle: the same program, unconfined.
+        unconfined = subprocess.run(["python3", "-c", HOSTILE_ADDRESSES], capture_output=True, text=True, check=True)
+        self.assertEqual(len(unconfined.stdout.splitlines()), 5, unconfined.stdout)
+        self.each(body)
 
     def test_abstract_daemon_is_refused(self):
         name = f"@dsh-reach-{os.getpid()}-{id(self)}"

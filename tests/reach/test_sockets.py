@@ -130,6 +130,36 @@ HOSTILE_ADDRESSES = textwrap.dedent("""
         print(length, result, ctypes.get_errno())
 """)
 
+# A symlink in the workspace flipped, as fast as the command can, between its own socket and a host
+# daemon's: connects through it reach the command's own server or are refused, never the daemon, since
+# the supervisor connects to the inode it checked, not to the name again.
+FLIP = textwrap.dedent("""
+    import errno, os, socket, sys, threading
+    host, rounds = sys.argv[1], int(sys.argv[2])
+    server = socket.socket(socket.AF_UNIX); server.bind("own.sock"); server.listen(64)
+    threading.Thread(target=lambda: [server.accept()[0].close() for _ in iter(int, 1)], daemon=True).start()
+    os.symlink("own.sock", "flip")
+    direct = socket.socket(socket.AF_UNIX); direct.connect("flip"); direct.close()  # its own: reached
+    done = False
+    def flipper():
+        targets = [host, "own.sock"]
+        i = 0
+        while not done:
+            os.symlink(targets[i % 2], "flip.new"); os.rename("flip.new", "flip"); i += 1
+    threading.Thread(target=flipper, daemon=True).start()
+    outcomes = {}
+    for _ in range(rounds):
+        client = socket.socket(socket.AF_UNIX)
+        try:
+            client.connect("flip"); key = "connected"
+        except OSError as error:
+            key = errno.errorcode.get(error.errno, str(error.errno))
+        client.close()
+        outcomes[key] = outcomes.get(key, 0) + 1
+    done = True
+    print(" ".join(f"{key}={count}" for key, count in sorted(outcomes.items())))
+""")
+
 # Thread A connects (blocking) to a server whose backlog is full: its SYN goes unanswered.  Thread B
 # waits until A is inside connect (its /proc syscall number), then makes a supervised call of its
 # own: it must complete while A's connect is still pending.
@@ -262,6 +292,15 @@ class SocketReach:
         unconfined = subprocess.run(["python3", "-c", HOSTILE_ADDRESSES], capture_output=True, text=True, check=True)
         self.assertEqual(len(unconfined.stdout.splitlines()), 5, unconfined.stdout)
         self.each(body)
+
+    def test_a_flipped_symlink_never_reaches_the_daemon(self):
+        path = os.path.join(self.place, "daemon.sock")
+        daemon = self.daemon(path, "flip")
+        outcome = self.run_confined(self.backend, "workspace-write", FLIP, path, "400")
+        counts = dict(item.split("=") for item in outcome.stdout.split())
+        self.assertEqual(outcome.returncode, 0, outcome.stderr)  # the direct connect to its own socket worked
+        self.assertTrue(set(counts) <= {"connected", "EACCES"}, outcome.stdout)
+        self.assertFalse(daemon.reached(), f"the daemon was reached through the flipped link: {outcome.stdout}")
 
     def test_abstract_daemon_is_refused(self):
         name = f"@dsh-reach-{os.getpid()}-{id(self)}"

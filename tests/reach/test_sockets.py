@@ -44,8 +44,11 @@ class Daemon:
                 client, _ = self.server.accept()
             except OSError:
                 return
+            peer = b""
+            if client.family == socket.AF_UNIX:
+                peer = client.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
             with open(self.canary, "a", encoding="utf-8") as canary:
-                canary.write("reached\n")
+                canary.write(f"reached {int.from_bytes(peer[:4], 'little') if peer else 0}\n")
             client.sendall(b"hi")
             client.close()
 
@@ -301,6 +304,34 @@ class SocketReach:
         self.assertEqual(outcome.returncode, 0, outcome.stderr)  # the direct connect to its own socket worked
         self.assertTrue(set(counts) <= {"connected", "EACCES"}, outcome.stdout)
         self.assertFalse(daemon.reached(), f"the daemon was reached through the flipped link: {outcome.stdout}")
+
+    def test_sendto_on_a_stream_socket_reaches_nothing(self):
+        path = os.path.join(self.place, "daemon.sock")
+        daemon = self.daemon(path, "sendto")
+        program = ("import socket, sys\n"
+                   "client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
+                   "try:\n    client.sendto(b'x', sys.argv[1]); print('sent')\n"
+                   "except OSError as error:\n    print('errno', error.errno)\n")
+
+        def body(backend, mode):
+            outcome = self.run_confined(backend, mode, program, path)
+            self.assertIn(outcome.stdout.strip(), ("errno 95", "errno 106"), outcome.stdout + outcome.stderr)
+            self.assertFalse(daemon.reached())
+        self.each(body)
+
+    def test_the_peer_sees_the_supervisors_process(self):
+        path = os.path.join(self.workspace, "own.sock")
+        daemon = self.daemon(path, "peer")
+        argv = [BIN, "run", "--backend", self.backend, "--mode", "workspace-write", "--root", self.workspace, "--",
+                "python3", "-c", CONNECT, "unix", "own.sock"]
+        with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              cwd=self.workspace) as run:
+            stdout, stderr = run.communicate(timeout=120)
+        self.assertEqual(stdout.strip(), "connected hi", stderr)
+        with open(daemon.canary, encoding="utf-8") as canary:
+            peer_pid = int(canary.read().split()[1])
+        # SO_PEERCRED names the process that connected: run's (the supervisor is a thread of it), not the command.
+        self.assertEqual(peer_pid, run.pid)
 
     def test_abstract_daemon_is_refused(self):
         name = f"@dsh-reach-{os.getpid()}-{id(self)}"

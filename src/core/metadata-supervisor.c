@@ -186,9 +186,15 @@ int dsh_metadata_supervisor_add_protected(dsh_metadata_supervisor *supervisor, c
         return 0;
 }
 
-int dsh_metadata_supervisor_allow_unix_socket(dsh_metadata_supervisor *supervisor, const char *path)
+int dsh_metadata_supervisor_allow_unix_sockets(dsh_metadata_supervisor *supervisor, char *const *paths)
 {
-        return dsh_socket_calls_allow(supervisor->sockets, path);
+        for (char *const *path = paths; path && *path; path++) {
+                int result = dsh_socket_calls_allow(supervisor->sockets, *path);
+
+                if (result < 0)
+                        return result;
+        }
+        return 0;
 }
 
 static void supervisor_destroy(dsh_metadata_supervisor *supervisor)

@@ -79,11 +79,13 @@ int dsh_metadata_supervisor_add_root(dsh_metadata_supervisor *supervisor, int di
 int dsh_metadata_supervisor_add_root_path(dsh_metadata_supervisor *supervisor, const char *path, bool contents_only);
 
 /*
- * Lets the command connect to the unix socket at absolute `path`, wherever
- * it lies (socket-call.h): opened now, compared by device and inode.
- * Returns 0, -EINVAL, -ENOTSOCK, -ENOMEM or open()'s errno.
+ * Lets the command connect to each unix socket of `paths` (absolute,
+ * NULL-terminated; NULL: none), wherever it lies (socket-call.h): each
+ * opened now, compared by device and inode.  Every backend that starts a
+ * supervisor gives it the policy's allowed_unix_sockets here.  Returns 0,
+ * or -EINVAL, -ENOTSOCK, -ENOMEM or open()'s errno for the first that fails.
  */
-int dsh_metadata_supervisor_allow_unix_socket(dsh_metadata_supervisor *supervisor, const char *path);
+int dsh_metadata_supervisor_allow_unix_sockets(dsh_metadata_supervisor *supervisor, char *const *paths);
 
 /* A canonical path whose metadata (and everything beneath it) stays unchanged even inside a root. */
 int dsh_metadata_supervisor_add_protected(dsh_metadata_supervisor *supervisor, const char *path);

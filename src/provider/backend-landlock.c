@@ -488,18 +488,6 @@ static int supervise_roots(dsh_metadata_supervisor *supervisor, const dsh_prepar
         return result;
 }
 
-/* The allow-listed unix sockets of the policy (core/socket-call.h): opened now, compared by inode later. */
-static int allow_unix_sockets(dsh_metadata_supervisor *supervisor, const dsh_policy *policy)
-{
-        for (char **path = policy->allowed_unix_sockets; path && *path; path++) {
-                int result = dsh_metadata_supervisor_allow_unix_socket(supervisor, *path);
-
-                if (result < 0)
-                        return result;
-        }
-        return 0;
-}
-
 /*
  * The supervisor of one call, started and waiting for its listener on
  * `*socket_out` (the child's end, which the caller puts in the plan and
@@ -532,8 +520,9 @@ static int start_supervisor(const dsh_prepared_policy *prepared, char *const *he
                 result = supervise_roots(supervisor, prepared);
         for (char *const *path = held_back; result == 0 && path && *path; path++)
                 result = dsh_metadata_supervisor_add_protected(supervisor, *path);
+        /* The allow-listed unix sockets (core/socket-call.h): opened now, compared by inode later. */
         if (result == 0)
-                result = allow_unix_sockets(supervisor, policy);
+                result = dsh_metadata_supervisor_allow_unix_sockets(supervisor, policy->allowed_unix_sockets);
         /* SEQPACKET: one message, one fd; the child's end is close-on-exec and swept before exec anyway. */
         if (result == 0 && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets) < 0)
                 result = -errno;

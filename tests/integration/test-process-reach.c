@@ -42,7 +42,7 @@
 
 typedef enum confined_path {
         PATH_SPAWN,      /* dsh_provider_spawn(): the restriction applied in the cloned child */
-        PATH_RUN,        /* dsh-sandbox run --backend landlock: dsh_provider_exec() in place */
+        PATH_RUN,        /* dsh-sandbox run --backend landlock: spawned, run stands in for it */
         PATH_LAUNCHER,   /* landlock-run --ro / --rw /dev/null -- ... */
 } confined_path;
 

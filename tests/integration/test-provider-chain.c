@@ -612,8 +612,8 @@ static dsh_provider *sole_backend_provider(const char *backend, const char *bwra
 
 /*
  * Exec-or-spawn is decided before anything is prepared: a backend that
- * cannot exec in place for the mode (bwrap always; Landlock under
- * workspace-write, whose supervisor needs a parent that stays) answers
+ * cannot exec in place for the mode (bwrap always; Landlock always too,
+ * whose supervisor needs a parent that stays) answers
  * -EOPNOTSUPP with the error untouched, no scratch made and no root looked
  * at — a workspace that does not exist is not reported, the spawn that
  * follows prepares it once and reports it.

@@ -11,6 +11,7 @@ cases skip, saying so, while a unix datagram socket can still be made there.
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -197,6 +198,7 @@ STALL = textwrap.dedent("""
     sys.stdin.read()
     worker.join()
 """).replace("CONNECT_NR", "42" if os.uname().machine == "x86_64" else "203")
+STALL_CONNECT_NR = "42" if os.uname().machine == "x86_64" else "203"
 
 
 def backends():
@@ -425,6 +427,33 @@ class SocketReach:
 
 class LandlockSocketReach(SocketReach, unittest.TestCase):
     backend = "landlock"
+
+    def test_a_pending_connect_ends_with_its_command(self):
+        """landlock-run serves until the command is gone, then stops its workers: a connect still waiting
+        (a SYN nobody answers, for minutes) is cancelled, and the launcher ends as the command did."""
+        launcher = os.environ.get("LANDLOCK_RUN_BIN") or os.path.join(os.path.dirname(BIN), "landlock-run")
+        stuck = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        stuck.bind(("127.0.0.1", 0))
+        stuck.listen(0)
+        self.closers.append(stuck.close)
+        for _ in range(3):
+            filler = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            filler.setblocking(False)
+            filler.connect_ex(stuck.getsockname())
+            self.closers.append(filler.close)
+        program = ("import os, socket\nprint(os.getpid(), flush=True)\n"
+                   f"socket.socket().connect(('127.0.0.1', {stuck.getsockname()[1]}))\n")
+        for grants in (["--ro", "/"], ["--ro", "/", "--rw", self.workspace]):
+            with self.subTest(grants=grants):
+                with subprocess.Popen([launcher, *grants, "--", "python3", "-c", program], stdout=subprocess.PIPE,
+                                      text=True) as run:
+                    pid = int(run.stdout.readline())
+                    while True:  # the command waits in connect, in the supervisor's hands
+                        with open(f"/proc/{pid}/syscall", encoding="utf-8") as status:
+                            if status.read().split()[0] == STALL_CONNECT_NR:
+                                break
+                    os.kill(pid, signal.SIGKILL)
+                    self.assertEqual(run.wait(timeout=60), -signal.SIGKILL)
 
 
 class BwrapSocketReach(SocketReach, unittest.TestCase):

@@ -201,6 +201,38 @@ STALL = textwrap.dedent("""
 STALL_CONNECT_NR = "42" if os.uname().machine == "x86_64" else "203"
 
 
+# 40 threads make a blocking connect that waits (a full backlog): the supervisor performs at most 32 at
+# once, so 8 are answered EAGAIN at once; the program prints how many, once each thread is either
+# answered or waiting inside connect.
+WORKER_BOUND = textwrap.dedent("""
+    import errno, socket, sys, threading
+    port = int(sys.argv[1])
+    answers, tids = [], []
+    def connect():
+        tids.append(threading.get_native_id())
+        try:
+            socket.socket().connect(("127.0.0.1", port)); answers.append("connected")
+        except OSError as error:
+            answers.append(errno.errorcode.get(error.errno, str(error.errno)))
+    threads = [threading.Thread(target=connect, daemon=True) for _ in range(40)]
+    for thread in threads:
+        thread.start()
+    def waiting():
+        count = 0
+        for tid in list(tids):
+            try:
+                with open(f"/proc/self/task/{tid}/syscall") as status:
+                    count += status.read().split()[0] == "CONNECT_NR"
+            except OSError:
+                pass
+        return count
+    while len(tids) < 40 or len(answers) + waiting() < 40:
+        pass
+    print(sorted(answers).count("EAGAIN"), len(answers), flush=True)
+    sys.stdin.read()
+""").replace("CONNECT_NR", "42" if os.uname().machine == "x86_64" else "203")
+
+
 def backends():
     found = []
     if livability.landlock_abi() > 0:
@@ -287,6 +319,27 @@ class SocketReach:
             self.assertNotEqual(outcome.returncode, 0, f"{backend} {mode}: the link was made")
             self.assertFalse(os.path.lexists(link))
             self.assert_refused(backend, mode, daemon, path)
+        self.each(body)
+
+    def test_blocking_connects_in_flight_are_bounded(self):
+        def body(backend, mode):
+            stuck = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            stuck.bind(("127.0.0.1", 0))
+            stuck.listen(0)
+            self.closers.append(stuck.close)
+            for _ in range(3):
+                filler = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                filler.setblocking(False)
+                filler.connect_ex(stuck.getsockname())
+                self.closers.append(filler.close)
+            argv = [BIN, "run", "--backend", backend, "--mode", mode, "--root", self.workspace, "--",
+                    "python3", "-c", WORKER_BOUND, str(stuck.getsockname()[1])]
+            with subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True) as process:
+                line = process.stdout.readline().split()
+                process.kill()  # the 32 still waiting end with the command (workers cancelled)
+                process.communicate(timeout=120)
+            self.assertEqual(line, ["8", "8"], "32 connects in the supervisor's hands, 8 answered EAGAIN")
         self.each(body)
 
     def test_hostile_address_lengths_get_the_kernels_answers(self):

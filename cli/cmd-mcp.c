@@ -81,6 +81,8 @@ static int policy_fields(const cli_policy_options *options, struct command_line_
         }
         policy->fields.root = policy->root;
         policy->fields.allow_write = policy->allow_write;
+        /* Made absolute and checked when parsed (cli/options.c); `options` outlives the server. */
+        policy->fields.allow_unix_sockets = options->allow_unix_socket;
         return 0;
 }
 

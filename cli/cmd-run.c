@@ -354,8 +354,10 @@ static int spawn_and_wait(dsh_provider *provider, const dsh_policy *policy, char
 }
 
 /*
- * Where the backend can confine this process itself (Landlock under
- * read-only), the command replaces it, as with env, nice and chroot: nothing
+ * Where a backend can confine this process itself (none does today: the
+ * Landlock backend's supervisor performs the command's connect calls under
+ * both modes and lives in a process that stays), the command replaces it,
+ * as with env, nice and chroot: nothing
  * stays behind, so Ctrl-C, job control and a supervisor's kill reach the
  * command directly, its exit status is its own, and a signal death is seen
  * by the caller as such (a shell reports 128+N).  The only cost over a bare

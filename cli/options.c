@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "config.h"
 
@@ -12,7 +13,7 @@
 #include "options.h"
 
 /* --version has no short form: -V and -v mean other things to other tools, and no script types it. */
-enum { OPTION_VERSION = 0x100, OPTION_REMOTE };
+enum { OPTION_VERSION = 0x100, OPTION_REMOTE, OPTION_ALLOW_UNIX_SOCKET };
 
 /* The key of a shared option without its short form (cli_command_line.policy_long_only): its letter, tagged. */
 #define LONG_ONLY_SHARED 0x1000
@@ -37,6 +38,9 @@ static const struct shared_option {
         { CLI_POLICY_CONFIG, { "config", required_argument, NULL, 'c' },
           "  -c, --config FILE      config file (default $DSH_SANDBOX_CONFIG, else\n"
           "                         $XDG_CONFIG_HOME/dsh-sandbox/config.json if present)\n" },
+        { CLI_POLICY_ALLOW_UNIX_SOCKET, { "allow-unix-socket", required_argument, NULL, OPTION_ALLOW_UNIX_SOCKET },
+          "      --allow-unix-socket PATH  a unix socket the command may connect to wherever it lies\n"
+          "                         (repeatable; ssh-agent's, gpg-agent's): it must exist and be a socket\n" },
         { CLI_POLICY_REMOTE, { "remote", required_argument, NULL, OPTION_REMOTE },
           "      --remote DEST      on the host `ssh DEST` reaches, under its policy (its paths, its\n"
           "                         config; docs/remote.md)\n" },
@@ -168,6 +172,32 @@ static int store_backend(const char *value, cli_policy_options *policy)
         return 0;
 }
 
+/*
+ * An allow-listed socket, made absolute against the cwd: it must be a socket
+ * now, so that a typo is a usage error rather than a connect refused later.
+ */
+static int store_allowed_unix_socket(const char *value, cli_policy_options *policy)
+{
+        char *absolute = cli_path_from_cwd(value);
+        struct stat status;
+
+        if (!absolute)
+                return cli_usage_error("out of memory");
+        if (stat(absolute, &status) < 0 || !S_ISSOCK(status.st_mode)) {
+                int result = cli_usage_error("--allow-unix-socket: %s %s", absolute,
+                                             errno == ENOENT ? "does not exist" : "is not a socket");
+
+                free(absolute);
+                return result;
+        }
+        if (dsh_strv_append(&policy->allow_unix_socket, absolute) < 0) {
+                free(absolute);
+                return cli_usage_error("out of memory");
+        }
+        free(absolute);
+        return 0;
+}
+
 /* Stores a shared option's value; returns 0, 1 when `key` is not one, or CLI_EXIT_USAGE after printing. */
 static int store_policy_option(int key, const char *value, cli_policy_options *policy)
 {
@@ -193,6 +223,8 @@ static int store_policy_option(int key, const char *value, cli_policy_options *p
         case OPTION_REMOTE:
                 policy->remote = value;
                 return 0;
+        case OPTION_ALLOW_UNIX_SOCKET:
+                return store_allowed_unix_socket(value, policy);
         default:
                 return 1;
         }
@@ -424,6 +456,8 @@ int cli_policy_options_warn_without_effect(const cli_policy_options *options, ds
                         warn_without_effect("--allow-write", mode, "where nothing is confined", &count);
                 if (options->backend)
                         warn_without_effect("--backend", mode, "where no backend runs the command", &count);
+                if (options->allow_unix_socket)
+                        warn_without_effect("--allow-unix-socket", mode, "where nothing is confined", &count);
                 break;
         case DSH_MODE_WORKSPACE_WRITE:
                 break;

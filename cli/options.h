@@ -26,8 +26,9 @@ enum {
         CLI_POLICY_SESSION = 1 << 3,       /* -s, --session ID */
         CLI_POLICY_BACKEND = 1 << 4,       /* -b, --backend NAME */
         CLI_POLICY_CONFIG = 1 << 5,        /* -c, --config FILE */
-        CLI_POLICY_ALL = (1 << 6) - 1,
         CLI_POLICY_REMOTE = 1 << 6,        /* --remote DEST: run, confine, bash, probe only */
+        CLI_POLICY_ALLOW_UNIX_SOCKET = 1 << 7,  /* --allow-unix-socket PATH (repeatable) */
+        CLI_POLICY_ALL = ((1 << 6) - 1) | CLI_POLICY_ALLOW_UNIX_SOCKET,
 };
 
 /*

@@ -13,6 +13,7 @@
 void cli_policy_options_clear(cli_policy_options *options)
 {
         dsh_strv_free(options->allow_write);
+        dsh_strv_free(options->allow_unix_socket);
         *options = (cli_policy_options) CLI_POLICY_OPTIONS_INIT;
 }
 
@@ -36,6 +37,7 @@ int cli_policy_request(const cli_policy_options *options, dsh_policy_request *re
         /* Relative ones are taken against the cwd by the runtime, as users expect. */
         request->workspace_root = options->root;
         request->additional_writable_roots = options->allow_write;
+        request->allowed_unix_sockets = options->allow_unix_socket;
         return 0;
 }
 

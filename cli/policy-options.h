@@ -14,9 +14,10 @@ typedef struct cli_policy_options {
         const char *backend;       /* --backend: auto, bwrap, landlock */
         const char *config_path;   /* --config */
         const char *remote;        /* --remote: the ssh destination, or NULL for this host */
+        char **allow_unix_socket;  /* --allow-unix-socket, repeatable, made absolute, each a socket; owned */
 } cli_policy_options;
 
-#define CLI_POLICY_OPTIONS_INIT { NULL, NULL, NULL, NULL, NULL, NULL, NULL }
+#define CLI_POLICY_OPTIONS_INIT { NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL }
 
 void cli_policy_options_clear(cli_policy_options *options);
 
@@ -26,7 +27,7 @@ void cli_policy_options_clear(cli_policy_options *options);
 void cli_policy_runtime_options(const cli_policy_options *options, dsh_runtime_options *runtime_options);
 
 /*
- * The request --mode, --root and --allow-write ask for (the session is the
+ * The request --mode, --root, --allow-write and --allow-unix-socket ask for (the session is the
  * caller's to add; `request` points into `options`).  Returns 0, or
  * CLI_EXIT_USAGE after printing an unknown mode.
  */

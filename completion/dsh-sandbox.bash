@@ -5,7 +5,7 @@
 
 _dsh_sandbox_modes="read-only workspace-write danger-full-access"
 _dsh_sandbox_backends="auto bwrap landlock"
-_dsh_sandbox_policy_options="-m --mode -r --root -w --allow-write -s --session -b --backend -c --config"
+_dsh_sandbox_policy_options="-m --mode -r --root -w --allow-write --allow-unix-socket -s --session -b --backend -c --config"
 # `fs` takes no backend, and in `fs rm` the letter -r is --recursive's (--root is spelt out there).
 _dsh_sandbox_fs_options="-m --mode --root -w --allow-write -s --session -c --config --json -h --help"
 
@@ -30,7 +30,7 @@ _dsh_sandbox_option_value()
         -r | --root | -w | --allow-write | --cwd)
                 compopt -o filenames 2>/dev/null
                 mapfile -t COMPREPLY < <(compgen -d -- "$cur") ;;
-        -c | --config)
+        -c | --config | --allow-unix-socket)
                 compopt -o filenames 2>/dev/null
                 mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;
         --remote)
@@ -142,7 +142,8 @@ _dsh_sandbox()
                         return
                 elif [[ $word == -* ]]; then
                         case $word in
-                        -m | --mode | -r | --root | -w | --allow-write | -s | --session | -b | --backend | \
+                        -m | --mode | -r | --root | -w | --allow-write | --allow-unix-socket | -s | --session | \
+                                -b | --backend | \
                                 -c | --config | --remote | --cwd | --parent | --old | --new | --timeout | \
                                 --sandbox-permissions | \
                                 --justification | --approval-command | --approval-timeout | --output-limit)

@@ -19,6 +19,7 @@
 void serve_policy_clear(serve_policy *policy)
 {
         dsh_strv_free(policy->allow_write);
+        dsh_strv_free(policy->allow_unix_sockets);
         *policy = (serve_policy) SERVE_POLICY_INIT;
 }
 
@@ -62,6 +63,7 @@ int serve_param_policy(rpc_call *call, serve_policy *policy)
         if (rpc_param_string(call, "sessionId", false, &fields->session_id) < 0 ||
             rpc_param_string(call, "root", false, &fields->root) < 0 ||
             rpc_param_string_array(call, "allowWrite", false, &policy->allow_write) < 0 ||
+            rpc_param_string_array(call, "allowUnixSockets", false, &policy->allow_unix_sockets) < 0 ||
             serve_param_backend(call, &fields->backend) < 0)
                 return -1;
         found = serve_param_mode(call, "mode", false, &fields->mode);
@@ -69,6 +71,7 @@ int serve_param_policy(rpc_call *call, serve_policy *policy)
                 return -1;
         fields->has_mode = found == 0;
         fields->allow_write = policy->allow_write;
+        fields->allow_unix_sockets = policy->allow_unix_sockets;
         return 0;
 }
 

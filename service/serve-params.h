@@ -26,9 +26,10 @@
 typedef struct serve_policy {
         service_policy_fields fields;
         char **allow_write;    /* owned: the `allowWrite` copy fields.allow_write points to */
+        char **allow_unix_sockets;  /* owned: the `allowUnixSockets` copy fields.allow_unix_sockets points to */
 } serve_policy;
 
-#define SERVE_POLICY_INIT { SERVICE_POLICY_FIELDS_INIT, NULL }
+#define SERVE_POLICY_INIT { SERVICE_POLICY_FIELDS_INIT, NULL, NULL }
 
 void serve_policy_clear(serve_policy *policy);
 

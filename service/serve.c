@@ -499,7 +499,8 @@ typedef struct serve_method {
 #define PARAMS(...) ((const char *const[]) { __VA_ARGS__, NULL })
 #define NO_PARAMS ((const char *const[]) { NULL })
 
-static const char *const policy_params[] = { "sessionId", "mode", "root", "allowWrite", "backend", NULL };
+static const char *const policy_params[] = { "sessionId", "mode", "root", "allowWrite", "backend",
+                                             "allowUnixSockets", NULL };
 
 static const serve_method serve_methods[] = {
         { "session.create", session_create, false, PARAMS("cwd", "parentId") },

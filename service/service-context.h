@@ -40,9 +40,10 @@ typedef struct service_policy_fields {
         const char *root;               /* NULL: the session's cwd, else the configured root, else the cwd */
         char *const *allow_write;       /* extra writable roots; may be NULL */
         const char *backend;            /* NULL or "auto": the configured chain; "bwrap", "landlock" */
+        char *const *allow_unix_sockets;  /* allow-listed unix sockets besides the config's; may be NULL */
 } service_policy_fields;
 
-#define SERVICE_POLICY_FIELDS_INIT { NULL, false, DSH_MODE_READ_ONLY, NULL, NULL, NULL }
+#define SERVICE_POLICY_FIELDS_INIT { NULL, false, DSH_MODE_READ_ONLY, NULL, NULL, NULL, NULL }
 
 /*
  * A context over runtimes made from `options` (copied; its `backend` is

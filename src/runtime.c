@@ -80,12 +80,14 @@ static int copy_config(dsh_config *out, const dsh_config *in, dsh_error *error)
         out->protected_subpaths = NULL;
         out->ssh_command = NULL;
         out->remote_program = NULL;
+        out->allowed_unix_sockets = NULL;
         if ((in->workspace_root && !(out->workspace_root = strdup(in->workspace_root))) ||
             copy_strv(&out->additional_writable_roots, in->additional_writable_roots) < 0 ||
             copy_strv(&out->backends, in->backends) < 0 || copy_strv(&out->runner_command, in->runner_command) < 0 ||
             copy_strv(&out->runner_failure_signatures, in->runner_failure_signatures) < 0 ||
             copy_strv(&out->protected_subpaths, in->protected_subpaths) < 0 ||
             copy_strv(&out->ssh_command, in->ssh_command) < 0 ||
+            copy_strv(&out->allowed_unix_sockets, in->allowed_unix_sockets) < 0 ||
             (in->remote_program && !(out->remote_program = strdup(in->remote_program)))) {
                 dsh_config_clear(out);
                 return out_of_memory(error);
@@ -110,6 +112,10 @@ static int check_config_values(const dsh_config *config, dsh_error *error)
                 if ((*root)[0] != '/')
                         return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
                                              "config: additionalWritableRoots: \"%s\" is not an absolute path", *root);
+        for (char **path = config->allowed_unix_sockets; path && *path; path++)
+                if ((*path)[0] != '/')
+                        return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
+                                             "config: allowUnixSockets: \"%s\" is not an absolute path", *path);
         if (config->probe_timeout_ms < 0)
                 return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
                                      "sandbox-local: probeTimeoutMs must be a positive finite number");

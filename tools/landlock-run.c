@@ -20,13 +20,16 @@
  * the user's Ctrl-C.
  *
  * Metadata (chmod, chown, utimes, extended attributes, inode flags), which
- * Landlock does not govern: with no writable directory among the grants,
- * the same filter refuses every metadata call (EPERM) and the launcher execs
- * in place as ever.  With one, the command runs as the launcher's child
- * under the metadata supervisor (src/core/metadata-supervisor.h): each call
- * is performed when its target lies beneath a writable directory, refused
- * (EACCES) otherwise, and a pty's slave is opened for a command that made
- * the pty (TIOCGPTPEER; the host's /dev/pts is never granted).  Where the
+ * Landlock does not govern, and unix sockets, which it does not govern by
+ * path: the command always runs as the launcher's child under the
+ * supervisor (src/core/metadata-supervisor.h), which performs every
+ * connect() (a unix socket only beneath a writable directory:
+ * src/core/socket-call.h) and refuses AF_UNIX datagram sockets.  With no
+ * writable directory among the grants the filter refuses every metadata
+ * call (EPERM).  With one, each metadata call is performed when its target
+ * lies beneath a writable directory, refused (EACCES) otherwise, and a pty's
+ * slave is opened for a command that made the pty (TIOCGPTPEER; the host's
+ * /dev/pts is never granted).  Where the
  * launcher may mount, the command also gets a /dev/shm and a /dev/pts of its
  * own, granted, in a mount namespace of its own (src/core/private-dev.h):
  * POSIX semaphores work, its ptys open by name, and the host's shared
@@ -67,10 +70,12 @@ static const char help_text[] =
         "Runs ARGV (found on PATH, environment unchanged but for each --setenv) confined by Landlock: read and execute\n"
         "beneath each --ro PATH; beneath each --rw PATH, every access the kernel's Landlock ABI\n"
         "governs but creating devices; nothing else.  Inherited descriptors above 2 are closed,\n"
-        "every capability is dropped and terminal injection is refused.  chmod, chown, utimes and\n"
-        "extended attributes are refused, but beneath a --rw directory, where a supervisor performs\n"
-        "them (ARGV then runs as the launcher's child, which ends as ARGV ends, with a /dev/shm and\n"
-        "a /dev/pts of its own where the launcher may mount).  --new-session also calls setsid().\n"
+        "every capability is dropped and terminal injection is refused.  ARGV runs as the launcher's\n"
+        "child, which ends as ARGV ends, under a supervisor that performs its connect() calls (a unix\n"
+        "socket only beneath a --rw directory; no unix datagram socket) and, beneath a --rw directory,\n"
+        "its chmod, chown, utimes and extended attributes, which are refused elsewhere (with a --rw\n"
+        "directory, a /dev/shm and a /dev/pts of its own where the launcher may mount).\n"
+        "--new-session also calls setsid().\n"
         "--probe prints whether this kernel enforces Landlock fully or partially.\n"
         "Exit status: ARGV's own once it runs (even 125); 125 for every launcher failure (usage,\n"
         "no Landlock, a grant that cannot be opened, exec failure), and ARGV did not run.\n";
@@ -268,19 +273,21 @@ static void stand_in_for(pid_t pid, bool apart)
 }
 
 /*
- * The command as a child under the metadata supervisor: the child confines
- * itself and execs (printing the contract's line and exiting 125 on
- * failure), the launcher serves its metadata calls until it exits and then
- * ends as it ended.
+ * The command as a child under the supervisor: the child confines itself
+ * and execs (printing the contract's line and exiting 125 on failure), the
+ * launcher serves its connect calls (and, with `metadata`
+ * DSH_METADATA_SUPERVISE, its metadata calls) until it exits and then ends
+ * as it ended.
  */
 static int launch_supervised(const struct launch_request *request, int ruleset_fd, dsh_metadata_supervisor *supervisor,
-                             dsh_private_devices *devices)
+                             dsh_private_devices *devices, dsh_metadata_policy metadata)
 {
         const char *problem = NULL;
         int sockets[2], listener, pidfd, wait_status = 0, result;
         pid_t parent = getpid(), pid;
 
-        if (dsh_metadata_supervisor_check_host(&problem) < 0)
+        /* Read-only metadata is the filter's (EPERM); a connect it cannot read is refused (EACCES). */
+        if (metadata == DSH_METADATA_SUPERVISE && dsh_metadata_supervisor_check_host(&problem) < 0)
                 return fail("landlock ruleset error: cannot supervise metadata: %s", problem);
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets) < 0)
                 return fail("landlock ruleset error: cannot supervise metadata: %s", strerror(errno));
@@ -298,7 +305,7 @@ static int launch_supervised(const struct launch_request *request, int ruleset_f
                 if (result < 0)
                         _exit(fail("landlock ruleset error: cannot mount a private /dev/shm and /dev/pts: %s",
                                    strerror(-result)));
-                _exit(confine_and_exec(request, ruleset_fd, DSH_METADATA_SUPERVISE, sockets[1]));
+                _exit(confine_and_exec(request, ruleset_fd, metadata, sockets[1]));
         }
         close(sockets[1]);
         close(ruleset_fd);
@@ -347,10 +354,8 @@ static int launch(const struct launch_request *request)
                 dsh_metadata_supervisor_free(supervisor);
                 return LAUNCHER_FAILURE;
         }
-        if (roots > 0)
-                return launch_supervised(request, ruleset_fd, supervisor, private_devices ? &devices : NULL);
-        dsh_metadata_supervisor_free(supervisor);
-        return confine_and_exec(request, ruleset_fd, DSH_METADATA_DENY, -1);
+        return launch_supervised(request, ruleset_fd, supervisor, private_devices ? &devices : NULL,
+                                 roots > 0 ? DSH_METADATA_SUPERVISE : DSH_METADATA_DENY);
 }
 
 /* Each --setenv, in order (a later one of the same name wins), before anything is exec'd. */

@@ -3,7 +3,7 @@
  * dsh-sandbox-exec: the last step inside the bwrap sandbox, between bwrap and
  * the command.
  *
- *   dsh-sandbox-exec [--status-fd N] [--listener-fd N] [--controlling-terminal] -- PROGRAM [ARG...]
+ *   dsh-sandbox-exec [--status-fd N] [--listener-fd N] [--refuse-metadata] [--controlling-terminal] -- PROGRAM [ARG...]
  *
  * bwrap sets up the mounts; three things are left that bwrap cannot do and
  * that must happen inside the sandbox, right before the command runs:
@@ -70,6 +70,7 @@
 struct exec_request {
         int status_fd;
         int listener_fd;                /* --listener-fd: the socket the metadata listener goes out on, or -1 */
+        bool refuse_metadata;           /* --refuse-metadata: read-only, the kernel refuses every metadata call */
         bool controlling_terminal;      /* --controlling-terminal: stdin becomes the command's own */
         char **command;
 };
@@ -125,13 +126,17 @@ static int parse_arguments(int argc, char **argv, struct exec_request *request)
                 result = parse_fd_option(argc, argv, &i, "--listener-fd", &request->listener_fd);
         if (result != 0)
                 return result;
+        if (i < argc && strcmp(argv[i], "--refuse-metadata") == 0) {
+                request->refuse_metadata = true;
+                i++;
+        }
         if (i < argc && strcmp(argv[i], "--controlling-terminal") == 0) {
                 request->controlling_terminal = true;
                 i++;
         }
         if (i >= argc || strcmp(argv[i], "--") != 0 || i + 1 >= argc)
-                return fail(EINVAL, "usage error: expected [--status-fd N] [--listener-fd N] [--controlling-terminal] "
-                                    "-- PROGRAM [ARG...]");
+                return fail(EINVAL, "usage error: expected [--status-fd N] [--listener-fd N] [--refuse-metadata] "
+                                    "[--controlling-terminal] -- PROGRAM [ARG...]");
         request->command = &argv[i + 1];
         return 0;
 }
@@ -269,12 +274,15 @@ static int rehome_stdio(void)
 /*
  * The metadata filter, with the terminal rule in the same program.
  *
- * Without --listener-fd (read-only, or an argv a harness spawns itself,
- * which nobody outside supervises): every metadata call fails with EPERM,
- * decided by the kernel alone; no listener is asked for, so this holds in a
- * process an ancestor's supervisor already watches too.
+ * Without --listener-fd (an argv a harness spawns itself, which nobody
+ * outside supervises): every metadata call fails with EPERM and every
+ * connect with EACCES, decided by the kernel alone; no listener is asked
+ * for, so this holds in a process an ancestor's supervisor already watches
+ * too.
  *
- * With --listener-fd N (workspace-write, spawned by the library): the
+ * With --listener-fd N (spawned by the library, both modes; with
+ * --refuse-metadata under read-only, where the kernel refuses every metadata
+ * call and the supervisor performs connect alone): the
  * filter asks for a listener and sends it over N (SCM_RIGHTS) to the
  * supervisor thread in the process that spawned bwrap, which stays as
  * bwrap's parent (an ancestor of the command, as Yama's ptrace_scope 1
@@ -289,14 +297,16 @@ static int rehome_stdio(void)
  * bwrap's own processes still hold leads nowhere once the supervisor has
  * answered: it closes its end, and the listener was only ever here.
  */
-static int install_metadata_filter(int listener_socket)
+static int install_metadata_filter(int listener_socket, bool refuse_metadata)
 {
         char answer = 0;
         ssize_t length;
         int result = dsh_set_no_new_privs();
 
         if (result == 0)
-                result = dsh_install_metadata_filter(listener_socket >= 0 ? DSH_METADATA_SUPERVISE : DSH_METADATA_DENY,
+                result = dsh_install_metadata_filter(listener_socket < 0 ? DSH_METADATA_UNSUPERVISED
+                                                     : refuse_metadata   ? DSH_METADATA_DENY
+                                                                         : DSH_METADATA_SUPERVISE,
                                                      listener_socket, true);
         if (result == -EBUSY)
                 return fail(EBUSY, "%s", DSH_METADATA_NESTED_LISTENER_REASON);
@@ -355,7 +365,7 @@ int main(int argc, char **argv)
          * fail here as under Landlock, on the pty an interactive `run` made
          * for the command too.
          */
-        result = install_metadata_filter(request.listener_fd);
+        result = install_metadata_filter(request.listener_fd, request.refuse_metadata);
         if (result != 0)
                 return result;
         execvp(request.command[0], request.command);

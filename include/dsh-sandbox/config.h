@@ -55,6 +55,9 @@ typedef struct dsh_config {
          * refused with FS_TOO_LARGE, and a range read returns at most this much.  A long-lived service must
          * not allocate whatever size a file claims (a sparse file can claim terabytes). */
         size_t file_read_limit_bytes;
+        /* allowUnixSockets: absolute paths of unix sockets every confined command may connect to wherever
+         * they lie (an ssh-agent's, a gpg-agent's); each must be a socket when a call is prepared.  NULL: none. */
+        char **allowed_unix_sockets;
 } dsh_config;
 
 /*

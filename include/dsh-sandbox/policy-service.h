@@ -238,9 +238,11 @@ typedef struct dsh_policy_request {
         dsh_mode mode;
         const char *workspace_root;         /* explicit root; NULL: the session's cwd, else config */
         char *const *additional_writable_roots;  /* per-call extra roots; may be NULL */
+        char *const *allowed_unix_sockets;  /* per-call allow-listed unix sockets, absolute, besides the
+                                               config's allowUnixSockets; may be NULL */
 } dsh_policy_request;
 
-#define DSH_POLICY_REQUEST_INIT { NULL, false, DSH_MODE_READ_ONLY, NULL, NULL }
+#define DSH_POLICY_REQUEST_INIT { NULL, false, DSH_MODE_READ_ONLY, NULL, NULL, NULL }
 
 /*
  * resolve({session?, mode?}).  mode = the explicit mode, else the session's

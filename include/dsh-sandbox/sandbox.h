@@ -141,9 +141,11 @@ typedef struct dsh_policy {
         char *workspace_root;               /* absolute */
         char **additional_writable_roots;   /* absolute dirs; NULL means none */
         char *session_id;                   /* NULL for agentless calls */
+        char **allowed_unix_sockets;        /* absolute paths of unix sockets the command may connect to
+                                               wherever they lie (ssh-agent's); NULL means none */
 } dsh_policy;
 
-#define DSH_POLICY_INIT { DSH_MODE_READ_ONLY, NULL, NULL, NULL }
+#define DSH_POLICY_INIT { DSH_MODE_READ_ONLY, NULL, NULL, NULL, NULL }
 
 DSH_PUBLIC void dsh_policy_clear(dsh_policy *policy);
 /* Deep copy into `out` (which must be cleared).  Returns 0 or -ENOMEM. */
@@ -159,6 +161,8 @@ DSH_PUBLIC int dsh_policy_copy(dsh_policy *out, const dsh_policy *in);
  *   - each additional writable root must be absolute, exist, be a directory and
  *     not be a symlink (SANDBOX_PREPARATION_FAILED names the offending path);
  *     duplicates are dropped.
+ *   - each allowed unix socket must be absolute and name a socket
+ *     (SANDBOX_PREPARATION_FAILED names the offending path);
  * Returns 0 or a negative errno with `error` filled.
  */
 DSH_PUBLIC int dsh_policy_prepare(dsh_policy *policy, dsh_error *error);

@@ -133,10 +133,25 @@ static const uint32_t refused_ioctls[] = { DSH_FS_IOC_SETVERSION, DSH_FS_IOC32_S
                                            DSH_FS_IOC_SET_ENCRYPTION_POLICY, DSH_EXT4_IOC_SETVERSION,
                                            DSH_EXT4_IOC32_SETVERSION, DSH_EXT4_IOC_MIGRATE };
 
+/*
+ * The socket calls (socket-call.h says why).  connect is always sent to the
+ * supervisor, which performs it: its decision depends on the address, behind
+ * a pointer.  socket and socketpair are decided here on their register
+ * arguments alone (no pointer, so the kernel enforces it): an AF_UNIX
+ * datagram socket (SOCK_DGRAM, or SOCK_RAW, which AF_UNIX makes a datagram
+ * one) is refused with EACCES, because it sends to any pathname socket with
+ * sendto/sendmsg, which no supervisor sees; a stream or seqpacket socket
+ * ignores or refuses a sendmsg address (net/unix/af_unix.c).
+ */
+static const int socket_creating_syscalls[] = { __NR_socket, __NR_socketpair };
+
 #define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 #define METADATA_SYSCALL_COUNT (COUNT(metadata_syscalls) - 1)
-/* metadata calls, refused calls, creations, openat2, ioctl */
-#define BRANCH_COUNT (METADATA_SYSCALL_COUNT + COUNT(refused_syscalls) + COUNT(creation_syscalls) + 2)
+/* metadata calls, refused calls, creations, openat2, ioctl, connect, socket and socketpair */
+#define BRANCH_COUNT (METADATA_SYSCALL_COUNT + COUNT(refused_syscalls) + COUNT(creation_syscalls) + 3 + \
+                      COUNT(socket_creating_syscalls))
+/* The type argument's low bits name the type; SOCK_NONBLOCK and SOCK_CLOEXEC ride above them (SOCK_TYPE_MASK). */
+#define SOCKET_TYPE_MASK 0xfU
 /* A leaf of the decision tree tests up to this many numbers one after the other. */
 #define LEAF_SIZE 3
 #define PROGRAM_CAPACITY 160
@@ -157,6 +172,8 @@ typedef enum branch_target {
         TO_MODE_1,
         TO_MODE_2,
         TO_NO_SYSCALL,
+        TO_NOTIFY,      /* connect: always the supervisor's */
+        TO_SOCKET,      /* socket, socketpair: the family and type tests */
 } branch_target;
 
 typedef struct branch {
@@ -167,7 +184,7 @@ typedef struct branch {
 typedef struct program_builder {
         struct sock_filter *program;
         size_t at;
-        size_t allow_at, ioctl_at, action_at, refuse_at;
+        size_t allow_at, ioctl_at, socket_at, action_at, notify_at, refuse_at, eacces_at;
         size_t open_at, openat_at, mode_at[3], no_syscall_at;  /* mode_at[i]: the mode in args[i + 1] */
 } program_builder;
 
@@ -209,6 +226,10 @@ static size_t branch_address(const program_builder *builder, branch_target targe
                 return builder->mode_at[1];
         case TO_NO_SYSCALL:
                 return builder->no_syscall_at;
+        case TO_NOTIFY:
+                return builder->notify_at;
+        case TO_SOCKET:
+                return builder->socket_at;
         case TO_IOCTL:
         default:
                 return builder->ioctl_at;
@@ -300,13 +321,35 @@ static void emit_ioctl_test(program_builder *builder, uint32_t command, size_t t
         emit(builder, (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, command, offset_to(builder, target), 0));
 }
 
+#define SOCKET_TESTS_SIZE 7
+
+/*
+ * socket(family, type, protocol) and socketpair(family, type, protocol, sv):
+ * an AF_UNIX datagram socket is refused (EACCES), anything else allowed.
+ * The family and the type are ints: the low 32 bits of their registers are
+ * what the kernel reads.
+ */
+static void emit_socket_tests(program_builder *builder)
+{
+        emit(builder, (struct sock_filter) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])));
+        emit(builder, (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 4));
+        emit(builder, (struct sock_filter) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])));
+        emit(builder, (struct sock_filter) BPF_STMT(BPF_ALU | BPF_AND | BPF_K, SOCKET_TYPE_MASK));
+        emit(builder, (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SOCK_DGRAM,
+                                                    offset_to(builder, builder->eacces_at), 0));
+        emit(builder, (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SOCK_RAW,
+                                                    offset_to(builder, builder->eacces_at), 0));
+        emit(builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+}
+
 /*
  * Builds the program into `program` (on the caller's stack: nothing here
  * allocates).  Layout:
  *
  *   arch check, x32 check           kill the process on either
  *   decision tree over the numbers  a metadata call -> ACTION, io_uring -> REFUSE, ioctl -> IOCTL,
- *                                   a creation -> its test, openat2 -> NO_SYSCALL, else ALLOW
+ *                                   a creation -> its test, openat2 -> NO_SYSCALL,
+ *                                   connect -> NOTIFY, socket and socketpair -> SOCKET, else ALLOW
  *   ALLOW
  *   creation tests                  a set-id mode -> REFUSE, else ALLOW (emit_creation_tests())
  *   IOCTL: load the command (low 32 bits: what the kernel dispatches on)
@@ -315,13 +358,18 @@ static void emit_ioctl_test(program_builder *builder, uint32_t command, size_t t
  *     with the terminal rule: TIOCSTI, TIOCLINUX, TIOCSETD -> REFUSE
  *     supervising: TIOCGPTPEER      -> ACTION (the supervisor opens the slave)
  *     ALLOW
+ *   SOCKET: AF_UNIX with type & 0xf SOCK_DGRAM or SOCK_RAW -> EACCES, else ALLOW
  *   ACTION                          EPERM (deny) or USER_NOTIF (supervise)
+ *   NOTIFY                          USER_NOTIF (both modes: the supervisor performs connect);
+ *                                   EACCES where nobody supervises (DSH_METADATA_UNSUPERVISED)
  *   REFUSE                          EPERM
  *   NO_SYSCALL                      ENOSYS (openat2)
+ *   EACCES                          EACCES (an AF_UNIX datagram socket)
  *
  * Returns the program's length, or 0 if it would not fit.
  */
-static size_t build_program(struct sock_filter *program, uint32_t action, bool terminal_rule, bool pty_peer_rule)
+static size_t build_program(struct sock_filter *program, uint32_t action, uint32_t connect_action, bool terminal_rule,
+                            bool pty_peer_rule)
 {
         static const uint32_t terminal_ioctls[] = { TIOCSTI, TIOCLINUX, TIOCSETD };
         branch branches[BRANCH_COUNT];
@@ -339,6 +387,9 @@ static size_t build_program(struct sock_filter *program, uint32_t action, bool t
                                                creation_target(creation_syscalls[i].kind) };
         branches[count++] = (branch) { __NR_openat2, TO_NO_SYSCALL };
         branches[count++] = (branch) { __NR_ioctl, TO_IOCTL };
+        branches[count++] = (branch) { __NR_connect, TO_NOTIFY };
+        for (size_t i = 0; i < COUNT(socket_creating_syscalls); i++)
+                branches[count++] = (branch) { (uint32_t) socket_creating_syscalls[i], TO_SOCKET };
         /* Sorted by number (insertion sort: a few dozen entries, and nothing may allocate). */
         for (size_t i = 1; i < BRANCH_COUNT; i++)
                 for (size_t j = i; j > 0 && branches[j - 1].nr > branches[j].nr; j--) {
@@ -353,10 +404,13 @@ static size_t build_program(struct sock_filter *program, uint32_t action, bool t
         for (size_t i = 0; i < 3; i++)
                 builder.mode_at[i] = builder.openat_at + 2 + 2 * i;
         builder.ioctl_at = builder.mode_at[2] + 3;
-        builder.action_at = builder.ioctl_at + 1 + ioctl_tests + 1;
-        builder.refuse_at = builder.action_at + 1;
+        builder.socket_at = builder.ioctl_at + 1 + ioctl_tests + 1;
+        builder.action_at = builder.socket_at + SOCKET_TESTS_SIZE;
+        builder.notify_at = builder.action_at + 1;
+        builder.refuse_at = builder.notify_at + 1;
         builder.no_syscall_at = builder.refuse_at + 1;
-        if (builder.no_syscall_at + 1 > PROGRAM_CAPACITY || builder.no_syscall_at > 255)
+        builder.eacces_at = builder.no_syscall_at + 1;
+        if (builder.eacces_at + 1 > PROGRAM_CAPACITY || builder.eacces_at > 255)
                 return 0;
         emit(&builder, (struct sock_filter) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)));
         emit(&builder, (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FILTER_AUDIT_ARCH, 1, 0));
@@ -377,10 +431,13 @@ static size_t build_program(struct sock_filter *program, uint32_t action, bool t
         if (pty_peer_rule)
                 emit_ioctl_test(&builder, DSH_TIOCGPTPEER, builder.action_at);
         emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+        emit_socket_tests(&builder);
         emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, action));
+        emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, connect_action));
         emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)));
         emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA)));
-        return builder.at == builder.no_syscall_at + 1 ? builder.at : 0;
+        emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EACCES & SECCOMP_RET_DATA)));
+        return builder.at == builder.eacces_at + 1 ? builder.at : 0;
 }
 
 /* sendmsg() of one fd with SCM_RIGHTS; no allocation (the control buffer is on the stack). */
@@ -412,13 +469,17 @@ size_t dsh_metadata_filter_program(dsh_metadata_policy policy, bool terminal_rul
 {
         const uint32_t action = policy == DSH_METADATA_SUPERVISE ? SECCOMP_RET_USER_NOTIF
                                                                  : SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA);
+        /* Nobody to perform a connect: refused, never let through (its decision depends on a pointer). */
+        const uint32_t connect_action = policy == DSH_METADATA_UNSUPERVISED
+                                                ? SECCOMP_RET_ERRNO | (EACCES & SECCOMP_RET_DATA)
+                                                : SECCOMP_RET_USER_NOTIF;
         struct sock_filter built[PROGRAM_CAPACITY];
         size_t length;
 
-        if (policy != DSH_METADATA_DENY && policy != DSH_METADATA_SUPERVISE)
+        if (policy != DSH_METADATA_DENY && policy != DSH_METADATA_SUPERVISE && policy != DSH_METADATA_UNSUPERVISED)
                 return 0;
         /* Only a supervisor can answer it: under DENY the kernel (and Landlock) decides, as without the filter. */
-        length = build_program(built, action, terminal_rule, policy == DSH_METADATA_SUPERVISE);
+        length = build_program(built, action, connect_action, terminal_rule, policy == DSH_METADATA_SUPERVISE);
         if (length == 0 || length > capacity)
                 return 0;
         memcpy(program, built, length * sizeof(*built));
@@ -434,20 +495,20 @@ int dsh_install_metadata_filter(dsh_metadata_policy policy, int socket_fd, bool 
         long listener;
         int result;
 
-        if (policy != DSH_METADATA_DENY && policy != DSH_METADATA_SUPERVISE)
+        if (policy != DSH_METADATA_DENY && policy != DSH_METADATA_SUPERVISE && policy != DSH_METADATA_UNSUPERVISED)
                 return -EINVAL;
-        if (policy == DSH_METADATA_SUPERVISE && socket_fd < 0)
-                return -EBADF;
         fprog.len = (unsigned short) dsh_metadata_filter_program(policy, terminal_rule, program, PROGRAM_CAPACITY);
         if (fprog.len == 0)
                 return -E2BIG;
-        if (policy == DSH_METADATA_SUPERVISE)
-                flags |= SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
+        if (policy == DSH_METADATA_UNSUPERVISED)
+                return syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, flags, &fprog) < 0 ? -errno : 0;
+        /* Both modes have a listener now: connect is the supervisor's under read-only too. */
+        if (socket_fd < 0)
+                return -EBADF;
+        flags |= SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
         listener = syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, flags, &fprog);
         if (listener < 0)
                 return -errno;
-        if (policy != DSH_METADATA_SUPERVISE)
-                return 0;
         result = send_fd(socket_fd, (int) listener);
         close((int) listener);
         return result;

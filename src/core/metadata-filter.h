@@ -16,8 +16,10 @@
  * set-user-ID or set-group-ID bit (EPERM: open/openat with O_CREAT or
  * O_TMPFILE, creat, mknod, mknodat, decided on the mode register), and
  * openat2, whose mode is behind a pointer, fails with ENOSYS
- * (metadata-filter.c).  Installed by the Landlock child and, under bwrap,
- * by dsh-sandbox-exec.
+ * (metadata-filter.c).  Under both, every connect() goes to the supervisor,
+ * which performs it (socket-call.h), and an AF_UNIX datagram socket cannot
+ * be made (EACCES): so both modes have a listener.  Installed by the
+ * Landlock child and, under bwrap, by dsh-sandbox-exec.
  * libc only, no allocation: installed between clone() and exec().
  */
 #ifndef DSH_SANDBOX_METADATA_FILTER_H
@@ -34,6 +36,12 @@ typedef enum dsh_metadata_policy {
         DSH_METADATA_UNGOVERNED = 0,   /* no filter: the backend governs metadata itself, or nothing is confined */
         DSH_METADATA_DENY,             /* EPERM for every metadata call */
         DSH_METADATA_SUPERVISE,        /* every metadata call to the supervisor */
+        /*
+         * No supervisor at all (an argv a harness spawns itself, which nobody
+         * outside the sandbox watches): EPERM for every metadata call and
+         * EACCES for every connect, decided by the kernel; no listener.
+         */
+        DSH_METADATA_UNSUPERVISED,
 } dsh_metadata_policy;
 
 /*
@@ -94,15 +102,16 @@ const int *dsh_metadata_syscalls(void);
  * x32-numbered one: no call reaches the kernel under a number the filter did
  * not look at.
  *
- * DSH_METADATA_SUPERVISE asks for a listener with NEW_LISTENER and
- * WAIT_KILLABLE_RECV (once the supervisor has received a call, only a fatal
+ * DENY and SUPERVISE ask for a listener (connect is supervised under both)
+ * with NEW_LISTENER and WAIT_KILLABLE_RECV (once the supervisor has received a call, only a fatal
  * signal interrupts the caller's wait: a call it is performing is never
  * restarted and performed twice), sends the listener over the unix socket
  * `socket_fd` (SCM_RIGHTS) and closes it here: the command never holds its
  * own listener.  It never asks for nested listeners: the kernel then refuses
  * a listener in any process that already has one above it (EBUSY), which is
  * what stops the command from installing its own, and what makes a call
- * under another supervisor fail closed.
+ * under another supervisor fail closed.  DSH_METADATA_UNSUPERVISED asks for
+ * none and ignores `socket_fd`.
  *
  * `terminal_rule` adds the terminal filter's rule (ioctl TIOCSTI and
  * TIOCLINUX fail with EPERM; dsh_install_terminal_injection_filter() says

@@ -34,6 +34,7 @@
 #include "core/metadata-filter.h"
 #include "core/metadata-supervisor.h"
 #include "core/metadata-tracee.h"
+#include "core/socket-call.h"
 
 /*
  * A call must be decided within this bound, measured from its receipt; one
@@ -56,6 +57,7 @@ struct supervised_root {
         size_t length;
         bool contents_only;
         bool command_view;        /* path is the command's own mount point (bwrap): never learned from the fd */
+        bool shared;              /* world-writable and sticky (the host's /tmp): every user's, not the command's */
 };
 
 /*
@@ -85,6 +87,7 @@ struct dsh_metadata_supervisor {
         size_t root_count;
         char **protected_paths;
         size_t protected_count;
+        dsh_socket_calls *sockets;      /* connect: the allow-list and the workers (socket-call.h) */
         int socket_fd;                  /* start(): where the listener arrives */
         int stop_fd;                    /* start(): an eventfd the stopper writes */
         pthread_t thread;
@@ -102,7 +105,9 @@ dsh_metadata_supervisor *dsh_metadata_supervisor_new(void)
 
         if (!supervisor)
                 return NULL;
-        if (dsh_metadata_tracee_init(&supervisor->tracee) < 0) {
+        supervisor->sockets = dsh_socket_calls_new();
+        if (!supervisor->sockets || dsh_metadata_tracee_init(&supervisor->tracee) < 0) {
+                dsh_socket_calls_free(supervisor->sockets);
                 free(supervisor);
                 return NULL;
         }
@@ -123,6 +128,7 @@ static int add_root(dsh_metadata_supervisor *supervisor, int directory_fd, const
         struct supervised_root *root;
         struct stat status;
         size_t length = strlen(path);
+        bool shared;
         int fd;
 
         if (path[0] != '/' || length >= PATH_MAX || (length > 1 && path[length - 1] == '/'))
@@ -136,7 +142,8 @@ static int add_root(dsh_metadata_supervisor *supervisor, int directory_fd, const
         if (!S_ISDIR(status.st_mode))
                 return -ENOTDIR;
         /* A directory every user of the machine shares (world-writable and sticky, like /tmp) is not the command's. */
-        if ((status.st_mode & S_ISVTX) && (status.st_mode & S_IWOTH))
+        shared = (status.st_mode & S_ISVTX) && (status.st_mode & S_IWOTH);
+        if (shared)
                 contents_only = true;
         fd = fcntl(directory_fd, F_DUPFD_CLOEXEC, 3);
         if (fd < 0)
@@ -147,6 +154,7 @@ static int add_root(dsh_metadata_supervisor *supervisor, int directory_fd, const
         root->length = length;
         root->contents_only = contents_only;
         root->command_view = command_view;
+        root->shared = shared;
         return 0;
 }
 
@@ -193,8 +201,20 @@ int dsh_metadata_supervisor_add_protected(dsh_metadata_supervisor *supervisor, c
         return 0;
 }
 
+int dsh_metadata_supervisor_allow_unix_sockets(dsh_metadata_supervisor *supervisor, char *const *paths)
+{
+        for (char *const *path = paths; path && *path; path++) {
+                int result = dsh_socket_calls_allow(supervisor->sockets, *path);
+
+                if (result < 0)
+                        return result;
+        }
+        return 0;
+}
+
 static void supervisor_destroy(dsh_metadata_supervisor *supervisor)
 {
+        dsh_socket_calls_free(supervisor->sockets);
         dsh_metadata_tracee_clear(&supervisor->tracee);
         for (size_t i = 0; i < ALLOWED_CACHE_SIZE; i++)
                 if (supervisor->allowed[i].fd >= 0)
@@ -315,13 +335,14 @@ static int reached_beneath(const struct supervised_root *root, const char *name,
 }
 
 /* The target reopened beneath the writable root whose tree holds `name`, when it truly is there; else -1. */
-static int reopen_in_root(dsh_metadata_supervisor *supervisor, const char *name, const struct stat *target)
+static int reopen_in_root(dsh_metadata_supervisor *supervisor, const char *name, const struct stat *target,
+                          bool own_roots_only)
 {
         for (size_t i = 0; i < supervisor->root_count; i++) {
                 const struct supervised_root *root = &supervisor->roots[i];
                 int fd;
 
-                if (!path_within(name, root->path, root->length))
+                if ((own_roots_only && root->shared) || !path_within(name, root->path, root->length))
                         continue;
                 if (root->contents_only && name[root->length == 1 ? 1 : root->length] == '\0')
                         continue;
@@ -375,6 +396,28 @@ static void remember_allowed(dsh_metadata_supervisor *supervisor, int fd, const 
 }
 
 /*
+ * `name` reopened beneath a root (only the command's own with
+ * `own_roots_only`), the roots' names learned again if it is not found,
+ * and outside every protected path: the reopened fd, else -1.
+ */
+static int reopen_contained(dsh_metadata_supervisor *supervisor, const char *name, const struct stat *target,
+                            bool own_roots_only)
+{
+        int reopened = reopen_in_root(supervisor, name, target, own_roots_only);
+
+        if (reopened < 0 && refresh_root_names(supervisor))
+                reopened = reopen_in_root(supervisor, name, target, own_roots_only);
+        if (reopened < 0)
+                return -1;
+        for (size_t i = 0; i < supervisor->protected_count; i++)
+                if (path_within(name, supervisor->protected_paths[i], strlen(supervisor->protected_paths[i]))) {
+                        close(reopened);
+                        return -1;
+                }
+        return reopened;
+}
+
+/*
  * Which view the name below is in.  The target was opened through
  * /proc/<tid>/root, so its mount is one of the command's mount namespace;
  * readlink() of our /proc/thread-self/fd/N gives d_path(), which walks up
@@ -418,17 +461,33 @@ static int check_target(dsh_metadata_supervisor *supervisor, int fd, const struc
                 return 0;
         if (name[0] != '/')
                 return -EACCES;  /* a pipe, a socket, an anonymous inode: no file of any root */
-        reopened = reopen_in_root(supervisor, name, target);
-        if (reopened < 0 && refresh_root_names(supervisor))
-                reopened = reopen_in_root(supervisor, name, target);
+        reopened = reopen_contained(supervisor, name, target, false);
         if (reopened < 0)
                 return -EACCES;
-        for (size_t i = 0; i < supervisor->protected_count; i++)
-                if (path_within(name, supervisor->protected_paths[i], strlen(supervisor->protected_paths[i]))) {
-                        close(reopened);
-                        return -EACCES;
-                }
         remember_allowed(supervisor, reopened, target);
+        return 0;
+}
+
+/*
+ * For a connect (socket-call.h): the socket file `fd` lies in one of the
+ * command's own writable roots — never the host's shared /tmp, where other
+ * users' and daemons' sockets are (tmux's, X11's, an ssh-agent's), and
+ * which the command did not get for itself — and outside every protected
+ * path, by the same test as check_target() on that open file, without its
+ * cache (a metadata change in /tmp says nothing about a socket there).
+ */
+static int check_socket_target(void *data, int fd, const struct stat *target)
+{
+        dsh_metadata_supervisor *supervisor = data;
+        char name[PATH_MAX];
+        int reopened;
+
+        if (descriptor_name(fd, name, sizeof(name)) < 0 || name[0] != '/')
+                return -EACCES;
+        reopened = reopen_contained(supervisor, name, target, true);
+        if (reopened < 0)
+                return -EACCES;
+        close(reopened);
         return 0;
 }
 
@@ -743,6 +802,11 @@ static int serve_one(dsh_metadata_supervisor *supervisor, int listener)
                 return errno == EINTR || errno == ENOENT ? 0 : -errno;
         c = (dsh_metadata_call) { &supervisor->tracee, listener, request.id, (pid_t) request.pid, -1,
                                   monotonic_ms() + CALL_DEADLINE_MS, false, false };
+        if (dsh_socket_call_is_ours(request.data.nr)) {
+                if (dsh_socket_call_handle(supervisor->sockets, &c, &request, check_socket_target, supervisor))
+                        atomic_fetch_add(&supervisor->unreadable_calls, 1);
+                return 0;
+        }
         return handle_call(supervisor, &c, &request);
 }
 
@@ -767,6 +831,8 @@ void dsh_metadata_supervisor_serve(dsh_metadata_supervisor *supervisor, int list
                         break;  /* POLLHUP: no process of the filter is left */
                 }
         }
+        /* A worker still connecting answers on the listener: each is stopped first. */
+        dsh_socket_calls_stop(supervisor->sockets);
         /* From here every metadata call of whatever is left of the command fails with ENOSYS. */
         close(listener_fd);
 }

@@ -56,6 +56,9 @@
  *     every argument is hostile (bounded reads, no string trusted, a
  *     deadline per call, EACCES when it cannot decide, when the command's
  *     memory or descriptors cannot be read);
+ *   - connect, under both confined modes: performed here on the command's
+ *     own socket, never CONTINUE'd; a unix socket reached only in one of
+ *     the command's own roots or on the allow-list (socket-call.h);
  *   - when it dies: it serves until the command is gone (its listener hangs
  *     up) or it is stopped; once its listener is closed — stopped, or its
  *     process killed — the kernel fails the command's further metadata calls
@@ -99,6 +102,15 @@ int dsh_metadata_supervisor_add_root_seen_at(dsh_metadata_supervisor *supervisor
 
 /* The same, opening canonical `path` itself (O_PATH, no symlink followed).  Returns 0 or a negative errno. */
 int dsh_metadata_supervisor_add_root_path(dsh_metadata_supervisor *supervisor, const char *path, bool contents_only);
+
+/*
+ * Lets the command connect to each unix socket of `paths` (absolute,
+ * NULL-terminated; NULL: none), wherever it lies (socket-call.h): each
+ * opened now, compared by device and inode.  Every backend that starts a
+ * supervisor gives it the policy's allowed_unix_sockets here.  Returns 0,
+ * or -EINVAL, -ENOTSOCK, -ENOMEM or open()'s errno for the first that fails.
+ */
+int dsh_metadata_supervisor_allow_unix_sockets(dsh_metadata_supervisor *supervisor, char *const *paths);
 
 /* A canonical path whose metadata (and everything beneath it) stays unchanged even inside a root. */
 int dsh_metadata_supervisor_add_protected(dsh_metadata_supervisor *supervisor, const char *path);

@@ -374,8 +374,7 @@ int dsh_metadata_open_target(dsh_metadata_call *c, const dsh_metadata_request *o
                              int *fd)
 {
         char path[PATH_MAX];
-        uint64_t resolve = RESOLVE_NO_MAGICLINKS;
-        int base, result, own_fd;
+        int result;
 
         *form = op->form;
         if (op->form == DSH_METADATA_TARGET_DESCRIPTOR) {
@@ -405,21 +404,34 @@ int dsh_metadata_open_target(dsh_metadata_call *c, const dsh_metadata_request *o
          * kernel would do with it: its descriptor N (glibc's fchmodat() with
          * AT_SYMLINK_NOFOLLOW goes this way).  Any other magic link is refused.
          */
-        if (op->follow && dsh_metadata_own_descriptor_path(path, &own_fd)) {
+        return dsh_metadata_open_path(c, path, op->dirfd, op->follow, fd);
+}
+
+int dsh_metadata_open_path(dsh_metadata_call *c, const char *path, int dirfd, bool follow, int *fd)
+{
+        uint64_t resolve = RESOLVE_NO_MAGICLINKS;
+        int base, own_fd;
+
+        if (follow && dsh_metadata_own_descriptor_path(path, &own_fd)) {
                 *fd = dsh_metadata_acquire_descriptor(c, own_fd, false);
                 return *fd < 0 ? *fd : 0;
         }
         if (path[0] == '/') {
                 base = open_thread_entry(c, "root", O_PATH | O_DIRECTORY);
                 resolve |= RESOLVE_IN_ROOT;
-        } else if (op->dirfd == AT_FDCWD) {
+        } else if (dirfd == AT_FDCWD) {
                 base = open_thread_entry(c, "cwd", O_PATH | O_DIRECTORY);
         } else {
-                base = dsh_metadata_acquire_descriptor(c, op->dirfd, false);
+                base = dsh_metadata_acquire_descriptor(c, dirfd, false);
         }
         if (base < 0)
                 return base;
-        *fd = dsh_metadata_open_resolved(base, path, O_PATH | (op->follow ? 0 : O_NOFOLLOW), resolve);
+        *fd = dsh_metadata_open_resolved(base, path, O_PATH | (follow ? 0 : O_NOFOLLOW), resolve);
         close(base);
         return *fd < 0 ? *fd : 0;
+}
+
+int dsh_metadata_copy_exact(dsh_metadata_call *c, uint64_t address, void *buffer, size_t size)
+{
+        return copy_exact(c, address, buffer, size);
 }

@@ -127,6 +127,18 @@ int dsh_metadata_acquire_descriptor(dsh_metadata_call *c, int command_fd, bool r
 int dsh_metadata_open_target(dsh_metadata_call *c, const dsh_metadata_request *op, dsh_metadata_target *form,
                              int *fd);
 
+/*
+ * The rest of dsh_metadata_open_target() for a path already copied: `path`
+ * opened O_PATH as the calling thread would resolve it (absolute beneath its
+ * root, relative from its cwd or from its descriptor `dirfd`), following a
+ * trailing symlink when `follow`; its own /proc/self/fd/N is its descriptor
+ * N, any other magic link is refused.  Returns 0 or a negative errno.
+ */
+int dsh_metadata_open_path(dsh_metadata_call *c, const char *path, int dirfd, bool follow, int *fd);
+
+/* Exactly `size` bytes at `address` in the command, copied once into `buffer`: 0, -EFAULT or -EPERM. */
+int dsh_metadata_copy_exact(dsh_metadata_call *c, uint64_t address, void *buffer, size_t size);
+
 /* openat2() with `resolve`, O_CLOEXEC added, retried while a rename races it (EAGAIN).  The fd or -errno. */
 int dsh_metadata_open_resolved(int directory_fd, const char *path, int flags, uint64_t resolve);
 

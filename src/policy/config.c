@@ -32,6 +32,7 @@ void dsh_config_clear(dsh_config *config)
         dsh_strv_free(config->protected_subpaths);
         dsh_strv_free(config->ssh_command);
         free(config->remote_program);
+        dsh_strv_free(config->allowed_unix_sockets);
         memset(config, 0, sizeof(*config));
 }
 
@@ -215,6 +216,23 @@ static int load_additional_roots(const struct load_context *context, const char 
         return result;
 }
 
+/* Absolute paths only: a relative socket path would name a different socket in every cwd. */
+static int load_allowed_unix_sockets(const struct load_context *context, const char *key, json_t *value,
+                                     dsh_config *config)
+{
+        int result = load_string_array(context, key, value, true, true, &config->allowed_unix_sockets);
+
+        for (char **path = config->allowed_unix_sockets; result == 0 && path && *path; path++) {
+                dsh_autofree char *quoted_path = NULL;
+
+                if ((*path)[0] == '/')
+                        continue;
+                quoted_path = quoted_text(*path);
+                return key_error(context, key, "%s is not an absolute path", quoted_path ? quoted_path : "\"?\"");
+        }
+        return result;
+}
+
 /* Checked here, with the provider's own list, so that no subcommand can accept a chain `run` would refuse. */
 static int load_backends(const struct load_context *context, const char *key, json_t *value, dsh_config *config)
 {
@@ -373,6 +391,7 @@ static int load_key(const struct load_context *context, const char *key, json_t 
                 { "sshCommand", load_ssh_command },
                 { "remoteProgram", load_remote_program },
                 { "fileReadLimitBytes", load_file_read_limit },
+                { "allowUnixSockets", load_allowed_unix_sockets },
         };
 
         for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)

@@ -35,12 +35,16 @@ json_t *dsh_json_policy_value(const dsh_policy *policy, const char *what, dsh_er
                                             policy->additional_writable_roots);
         if (policy->session_id)
                 dsh_json_set_string_member(&encoder, object, &dsh_json_root, "sessionId", policy->session_id);
+        if (dsh_strv_length(policy->allowed_unix_sockets) > 0)
+                dsh_json_set_strings_member(&encoder, object, &dsh_json_root, "allowedUnixSockets",
+                                            policy->allowed_unix_sockets);
         return dsh_json_encoder_finish(&encoder, object);
 }
 
 int dsh_json_policy_from_value(const json_t *value, const char *what, dsh_policy *policy_out, dsh_error *error)
 {
-        static const char *const keys[] = { "mode", "workspaceRoot", "additionalWritableRoots", "sessionId", NULL };
+        static const char *const keys[] = { "mode", "workspaceRoot", "additionalWritableRoots", "sessionId",
+                                             "allowedUnixSockets", NULL };
         dsh_policy policy = DSH_POLICY_INIT;
         dsh_json_decoder decoder = { what, error };
         int result = dsh_json_check_object(&decoder, value, &dsh_json_root, keys);
@@ -54,6 +58,9 @@ int dsh_json_policy_from_value(const json_t *value, const char *what, dsh_policy
         if (result == 0)
                 result = dsh_json_decode_string_list(&decoder, value, &dsh_json_root, "additionalWritableRoots", 0,
                                                      &policy.additional_writable_roots);
+        if (result == 0)
+                result = dsh_json_decode_string_list(&decoder, value, &dsh_json_root, "allowedUnixSockets", 0,
+                                                     &policy.allowed_unix_sockets);
         if (result == 0)
                 result = dsh_json_decode_string_member(&decoder, value, &dsh_json_root, "sessionId", 0,
                                                        &policy.session_id);

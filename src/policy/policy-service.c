@@ -18,6 +18,7 @@ struct dsh_policy_service {
         dsh_mode default_mode;
         char *workspace_root;                 /* the fallback for agentless calls */
         char **additional_writable_roots;     /* configured; NULL: none */
+        char **allowed_unix_sockets;          /* configured (allowUnixSockets) */
 };
 
 int dsh_policy_service_new(const dsh_config *config, dsh_policy_service **service_out, dsh_error *error)
@@ -33,7 +34,9 @@ int dsh_policy_service_new(const dsh_config *config, dsh_policy_service **servic
         service->default_mode = config->mode;
         service->workspace_root = config->workspace_root ? strdup(config->workspace_root) : NULL;
         service->additional_writable_roots = dsh_strv_copy(config->additional_writable_roots);
-        if ((config->workspace_root && !service->workspace_root) || !service->additional_writable_roots) {
+        service->allowed_unix_sockets = dsh_strv_copy(config->allowed_unix_sockets);
+        if ((config->workspace_root && !service->workspace_root) || !service->additional_writable_roots ||
+            !service->allowed_unix_sockets) {
                 dsh_policy_service_free(service);
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         }
@@ -47,6 +50,7 @@ void dsh_policy_service_free(dsh_policy_service *service)
                 return;
         free(service->workspace_root);
         dsh_strv_free(service->additional_writable_roots);
+        dsh_strv_free(service->allowed_unix_sockets);
         free(service);
 }
 
@@ -155,6 +159,25 @@ out_of_memory:
         return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
 }
 
+/* The config's allow-listed unix sockets, then the call's: a call may add to them, never take one away. */
+static int snapshot_unix_sockets(const dsh_policy_service *service, const dsh_policy_request *request,
+                                 dsh_policy *policy, dsh_error *error)
+{
+        char **paths = NULL;
+
+        for (char **path = service->allowed_unix_sockets; path && *path; path++)
+                if (append_unique(&paths, *path) < 0)
+                        goto out_of_memory;
+        for (char *const *path = request->allowed_unix_sockets; path && *path; path++)
+                if (append_unique(&paths, *path) < 0)
+                        goto out_of_memory;
+        policy->allowed_unix_sockets = paths;
+        return 0;
+out_of_memory:
+        dsh_strv_free(paths);
+        return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+}
+
 int dsh_policy_service_resolve(dsh_policy_service *service, const dsh_policy_request *request,
                                dsh_policy *policy_out, dsh_error *error)
 {
@@ -181,6 +204,8 @@ int dsh_policy_service_resolve(dsh_policy_service *service, const dsh_policy_req
         result = resolve_root(service, request, &policy, error);
         if (result == 0)
                 result = snapshot_writable_roots(service, request, &policy, error);
+        if (result == 0)
+                result = snapshot_unix_sockets(service, request, &policy, error);
         if (result == 0 && request->session) {
                 policy.session_id = strdup(request->session->id);
                 if (!policy.session_id)

@@ -16,6 +16,7 @@ void dsh_policy_clear(dsh_policy *policy)
         free(policy->workspace_root);
         dsh_strv_free(policy->additional_writable_roots);
         free(policy->session_id);
+        dsh_strv_free(policy->allowed_unix_sockets);
         *policy = (dsh_policy) DSH_POLICY_INIT;
 }
 
@@ -38,6 +39,11 @@ int dsh_policy_copy(dsh_policy *out, const dsh_policy *in)
         if (in->additional_writable_roots) {
                 out->additional_writable_roots = dsh_strv_copy(in->additional_writable_roots);
                 if (!out->additional_writable_roots)
+                        goto out_of_memory;
+        }
+        if (in->allowed_unix_sockets) {
+                out->allowed_unix_sockets = dsh_strv_copy(in->allowed_unix_sockets);
+                if (!out->allowed_unix_sockets)
                         goto out_of_memory;
         }
         return 0;
@@ -149,6 +155,29 @@ fail:
         return result;
 }
 
+/*
+ * An allow-listed unix socket must be one now: a name that is missing or is
+ * no socket is the caller's mistake, said here rather than found later as a
+ * refused connect.  The supervisor opens it again and compares by inode.
+ */
+static int check_allowed_unix_sockets(const dsh_policy *policy, dsh_error *error)
+{
+        for (char **path = policy->allowed_unix_sockets; path && *path; path++) {
+                struct stat status;
+
+                if ((*path)[0] != '/')
+                        return dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EINVAL,
+                                             "allowed unix socket must be an absolute path: \"%s\"", *path);
+                if (stat(*path, &status) < 0)
+                        return dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, errno,
+                                             "allowed unix socket \"%s\" does not exist: %s", *path, strerror(errno));
+                if (!S_ISSOCK(status.st_mode))
+                        return dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, ENOTSOCK,
+                                             "allowed unix socket \"%s\" is not a socket", *path);
+        }
+        return 0;
+}
+
 int dsh_policy_prepare(dsh_policy *policy, dsh_error *error)
 {
         int result;
@@ -159,5 +188,8 @@ int dsh_policy_prepare(dsh_policy *policy, dsh_error *error)
         result = prepare_workspace_root(policy, error);
         if (result < 0)
                 return result;
-        return prepare_additional_roots(policy, error);
+        result = prepare_additional_roots(policy, error);
+        if (result < 0)
+                return result;
+        return check_allowed_unix_sockets(policy, error);
 }

@@ -529,6 +529,8 @@ static int build_argv(char ***argv, const struct bwrap_call *call, const dsh_pol
                 result = append_number_option(argv, "--status-fd", call->exec_status_fd);
         if (result == 0 && call->listener_fd >= 0)
                 result = append_number_option(argv, "--listener-fd", call->listener_fd);
+        if (result == 0 && call->listener_fd >= 0 && policy->mode != DSH_MODE_WORKSPACE_WRITE)
+                result = dsh_strv_append(argv, "--refuse-metadata");
         if (result == 0 && call->controlling_terminal)
                 result = dsh_strv_append(argv, "--controlling-terminal");
         if (result == 0)
@@ -822,8 +824,12 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prep
                 keep = calloc(call.bind_count + 5, sizeof(int));
         if (result == 0 && !keep)
                 result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
-        /* Metadata beneath the roots is the supervisor's to perform (bwrap-supervisor.h); read-only refuses it all. */
-        if (result == 0 && policy->mode == DSH_MODE_WORKSPACE_WRITE)
+        /*
+         * The supervisor runs under both modes (bwrap-supervisor.h): it
+         * performs every connect, and under workspace-write the metadata
+         * beneath the roots; read-only refuses metadata in the kernel.
+         */
+        if (result == 0)
                 result = dsh_bwrap_supervisor_start(prepared, call.binds, call.bind_count, &supervisor,
                                                     &call.listener_fd, error);
         if (result < 0) {

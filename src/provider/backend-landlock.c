@@ -27,11 +27,12 @@
  * (core/metadata-filter.h): under read-only it refuses every metadata call;
  * under workspace-write it sends each one to the metadata supervisor
  * (core/metadata-supervisor.h, docs/supervisor.md), which performs it when its
- * target lies in a writable root.  The supervisor runs on a thread of the
- * process that spawned the command, so an in-place exec cannot have one:
- * under workspace-write the backend does not exec in place
- * (landlock_execs_in_place()), dsh_provider_exec() answers -EOPNOTSUPP and
- * the caller spawns.
+ * target lies in a writable root.  Under both modes the supervisor also
+ * performs every connect() (core/socket-call.h): a unix socket outside the
+ * command's own roots and the allow-list is refused.  The supervisor runs on
+ * a thread of the process that spawned the command, so an in-place exec
+ * cannot have one: the backend never execs in place (no exec op),
+ * dsh_provider_exec() answers -EOPNOTSUPP and the caller spawns.
  */
 #include <errno.h>
 #include <limits.h>
@@ -47,6 +48,7 @@
 #include "core/metadata-supervisor.h"
 #include "provider/supervision.h"
 #include "core/private-dev.h"
+#include "core/socket-call.h"
 #include "base/error.h"
 #include "base/path.h"
 #include "shield/shield.h"
@@ -203,6 +205,9 @@ static void landlock_probe(dsh_provider *provider, dsh_backend_report *report)
                         (void) dsh_strv_append(&report->partial_reasons, sentence);
                 free(sentence);
         }
+        /* Known before any call: without pidfd_getfd() the supervisor cannot perform a command's connect. */
+        if (dsh_socket_call_check_host(&problem) < 0)
+                (void) dsh_strv_append(&report->notes, problem);
         /* Known before any call: a workspace-write call whose roots hold a repository will run partial. */
         if (provider->protections.subpaths) {
                 report->enforcement = DSH_ENFORCEMENT_PARTIAL;
@@ -485,33 +490,42 @@ static int supervise_roots(dsh_metadata_supervisor *supervisor, const dsh_prepar
 }
 
 /*
- * The metadata supervisor of one workspace-write call, started and waiting
- * for its listener on `*socket_out` (the child's end, which the caller puts
- * in the plan and closes once the spawn returned).  Refuses (SANDBOX_UNAVAILABLE)
- * where the host would not let it read the command's arguments: the command
- * never runs with metadata ungoverned.
+ * The supervisor of one call, started and waiting for its listener on
+ * `*socket_out` (the child's end, which the caller puts in the plan and
+ * closes once the spawn returned).  Under both modes it performs connect();
+ * under workspace-write it also performs metadata calls in the roots.
+ * Refuses (SANDBOX_UNAVAILABLE) a workspace-write call where the host would
+ * not let it read the command's arguments: the command never runs with
+ * metadata ungoverned.  Under read-only the metadata calls are the filter's
+ * (EPERM) and a connect whose arguments cannot be read is refused (EACCES).
  */
 static int start_supervisor(const dsh_prepared_policy *prepared, char *const *held_back,
                             dsh_metadata_supervisor **supervisor_out, int *socket_out, dsh_error *error)
 {
         const dsh_policy *policy = &prepared->policy;
+        bool metadata = policy->mode == DSH_MODE_WORKSPACE_WRITE;
         dsh_metadata_supervisor *supervisor = NULL;
         int result;
 
         *supervisor_out = NULL;
         *socket_out = -1;
-        result = dsh_supervision_check_host(policy->mode, SUPERVISOR_UNAVAILABLE_CONSEQUENCE, error);
-        if (result < 0)
-                return result;
+        /* Read-only needs no metadata supervisor: where the host forbids one, it runs with every connect refused. */
+        if (metadata && dsh_supervision_check_host(policy->mode, SUPERVISOR_UNAVAILABLE_CONSEQUENCE, error) < 0)
+                return -1;
         supervisor = dsh_metadata_supervisor_new();
-        result = supervisor ? supervise_roots(supervisor, prepared) : -ENOMEM;
+        result = supervisor ? 0 : -ENOMEM;
+        if (result == 0 && metadata)
+                result = supervise_roots(supervisor, prepared);
         for (char *const *path = held_back; result == 0 && path && *path; path++)
                 result = dsh_metadata_supervisor_add_protected(supervisor, *path);
+        /* The allow-listed unix sockets (core/socket-call.h): opened now, compared by inode later. */
+        if (result == 0)
+                result = dsh_metadata_supervisor_allow_unix_sockets(supervisor, policy->allowed_unix_sockets);
         if (result < 0) {
                 char detail[512];
 
                 dsh_metadata_supervisor_free(supervisor);
-                snprintf(detail, sizeof(detail), "cannot start the metadata supervisor: %s", strerror(-result));
+                snprintf(detail, sizeof(detail), "cannot start the supervisor: %s", strerror(-result));
                 return dsh_error_set_unavailable(error, policy->mode, detail);
         }
         result = dsh_supervision_start(supervisor, policy->mode, socket_out, error);
@@ -550,7 +564,7 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
         plan.environment = environment;
         if (!facts.argv || !environment)
                 result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
-        else if (plan.metadata == DSH_METADATA_SUPERVISE)
+        else
                 result = start_supervisor(prepared, held_back, &supervisor, &plan.metadata_socket, error);
         dsh_strv_free(held_back);
         if (result < 0) {
@@ -586,52 +600,15 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
         return 0;
 }
 
-/* The metadata supervisor lives in a process that stays: an in-place exec leaves none, so workspace-write spawns. */
+/*
+ * The supervisor lives in a process that stays: an in-place exec leaves
+ * none, and every mode has one (connect is supervised in both), so the
+ * backend never execs in place and has no exec op.
+ */
 static bool landlock_execs_in_place(dsh_mode mode)
 {
-        return mode != DSH_MODE_WORKSPACE_WRITE;
-}
-
-static int landlock_exec(dsh_provider *provider, char *const *argv, const dsh_prepared_policy *prepared,
-                         dsh_exec_announce_fn announce, void *announce_data, dsh_error *error)
-{
-        const dsh_policy *policy = &prepared->policy;
-        static const dsh_spawn_options inherit = DSH_SPAWN_OPTIONS_INIT;
-        dsh_landlock_ruleset ruleset = DSH_LANDLOCK_RULESET_INIT;
-        dsh_confined_argv facts = DSH_CONFINED_ARGV_INIT;
-        dsh_exec_plan plan = DSH_EXEC_PLAN_INIT(argv);
-        dsh_spawn_failure failure;
-        char **environment = NULL;
-        int result;
-
-        /* The provider asks landlock_execs_in_place() before it prepares; asked again here so that no
-         * path execs a workspace-write command without its supervisor. */
-        if (!landlock_execs_in_place(policy->mode))
-                return -EOPNOTSUPP;
-        plan.terminal_filter = true;
-        plan.drop_capabilities = true;
-        plan.metadata = DSH_METADATA_DENY;
-        environment = command_environment(prepared);
-        if (!environment)
-                return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
-        result = build_ruleset(provider, prepared, &ruleset, &facts, NULL, NULL, error);
-        if (result < 0) {
-                dsh_strv_free(environment);
-                return result;
-        }
-        plan.landlock_ruleset_fd = ruleset.fd;
-        plan.environment = environment;
-        if (announce) {
-                facts.argv = (char **) argv;
-                announce(&facts, announce_data);
-                facts.argv = NULL;  /* borrowed */
-        }
-        dsh_confined_argv_clear(&facts);
-        dsh_exec_plan_apply(&plan, &inherit, &failure);
-        /* Still here: nothing was exec'd.  The ruleset fd may already be closed by the fd sweep. */
-        ruleset.fd = -1;
-        dsh_strv_free(environment);
-        return dsh_spawn_failure_to_error(&failure, policy->mode, argv[0], error);
+        (void) mode;
+        return false;
 }
 
 static char *landlock_runner_path(const dsh_provider *provider)
@@ -655,7 +632,6 @@ const dsh_backend_ops dsh_backend_landlock = {
         .probe = landlock_probe,
         .confine = landlock_confine,
         .spawn = landlock_spawn,
-        .exec = landlock_exec,
         .execs_in_place = landlock_execs_in_place,
         .runner_path = landlock_runner_path,
         .runner_candidates = landlock_runner_candidates,

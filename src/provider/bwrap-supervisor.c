@@ -51,11 +51,19 @@ int dsh_bwrap_supervisor_start(const dsh_prepared_policy *prepared, const struct
 
         *supervisor_out = NULL;
         *socket_out = -1;
-        result = dsh_supervision_check_host(mode, DSH_BWRAP_SUPERVISOR_UNAVAILABLE_CONSEQUENCE, error);
-        if (result < 0)
-                return result;
+        /* Read-only needs no metadata supervisor: where the host forbids one, it runs with every connect refused. */
+        if (mode == DSH_MODE_WORKSPACE_WRITE &&
+            dsh_supervision_check_host(mode, DSH_BWRAP_SUPERVISOR_UNAVAILABLE_CONSEQUENCE, error) < 0)
+                return -1;
         supervisor = dsh_metadata_supervisor_new();
-        result = supervisor ? supervise_binds(supervisor, prepared, binds, bind_count) : -ENOMEM;
+        result = supervisor ? 0 : -ENOMEM;
+        /* Under read-only no root: the kernel refuses every metadata call, the binds are all read-only anyway. */
+        if (result == 0 && mode == DSH_MODE_WORKSPACE_WRITE)
+                result = supervise_binds(supervisor, prepared, binds, bind_count);
+        /* The allow-listed unix sockets (core/socket-call.h): opened now, compared by inode later. */
+        if (result == 0)
+                result = dsh_metadata_supervisor_allow_unix_sockets(supervisor,
+                                                                    prepared->policy.allowed_unix_sockets);
         if (result < 0) {
                 char detail[512];
 

@@ -31,7 +31,9 @@ struct dsh_bwrap_bind {
 };
 
 /*
- * Starts the supervisor of one workspace-write spawn: the writable binds
+ * Starts the supervisor of one spawn, under either mode: the allow-listed
+ * unix sockets for its connects (core/socket-call.h) and, under
+ * workspace-write, the writable binds
  * (`binds`, each opened by fd) as roots at their own paths, the session's
  * scratch temp area as /tmp and its cache at its path (both their contents
  * only: the directories are the session's, their mode stays), every

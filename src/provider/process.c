@@ -54,9 +54,10 @@ static void stop_metadata_supervisor(dsh_child *child)
                                                          "call of the command failed (ENOSYS)");
         if (unreadable == 0)
                 return;
-        if (asprintf(&sentence, "the metadata supervisor refused %lu metadata call%s of the command (EACCES): it "
-                                "could not read the call's arguments or descriptors (a command that made itself "
-                                "non-dumpable, or a host that forbids reading another process)",
+        if (asprintf(&sentence, "the metadata supervisor refused %lu metadata call%s of the command (EACCES, "
+                                "connect calls included): it could not read the call's arguments or descriptors (a "
+                                "command that made itself non-dumpable, or a host that forbids reading another "
+                                "process or taking its sockets with pidfd_getfd)",
                      unreadable, unreadable == 1 ? "" : "s") >= 0)
                 (void) dsh_strv_append(&child->warnings, sentence);
         free(sentence);

@@ -34,7 +34,7 @@ typedef struct dsh_exec_plan {
         bool drop_capabilities;    /* empty every capability set and lock the securebits */
         char *const *environment;  /* the program's environment (NAME=VALUE, NULL-terminated); NULL: the caller's */
         dsh_metadata_policy metadata;  /* the metadata filter (core/metadata-filter.h), or none */
-        int metadata_socket;       /* DSH_METADATA_SUPERVISE: where the listener goes (SCM_RIGHTS), else -1 */
+        int metadata_socket;       /* where the listener goes (SCM_RIGHTS; both policies have one), else -1 */
         const struct dsh_private_devices *private_devices;  /* to move onto /dev (core/private-dev.h), or NULL */
 } dsh_exec_plan;
 

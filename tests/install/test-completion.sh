@@ -64,7 +64,7 @@ expect "$session" run --root /x --session ""
 expect "--remote" run --rem
 expect "--remote" probe --rem
 expect_without --mode run --remote host make --m
-expect "--allow-write" policy resolve --allow
+expect "--allow-unix-socket --allow-write" policy resolve --allow
 expect "context resolve" policy ""
 expect "list mode new show" session ""
 expect "$session" session mode ""

@@ -5,7 +5,7 @@
  * whole process group — on to the sandbox's process group: the command's
  * trap runs and its own status comes back, and a command without a trap
  * dies of the signal and `run` exits 128+N.  The same cases under Landlock
- * (the command exec'd in place) and under an operator's runner command (a
+ * (run stands in for the command in both modes) and under an operator's runner command (a
  * runner in run's own process group) show that all behave alike.  Then:
  * a signal ignored on entry stays ignored, Ctrl-Z stops the sandboxed
  * command and SIGCONT continues it, SIGKILL to `run` leaves nothing of the

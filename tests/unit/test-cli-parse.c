@@ -327,12 +327,15 @@ static void test_unknown_option(void **state)
         expect_run_usage_error("dsh-sandbox: usage error: run: unknown option \"-q\" (see --help)\n", "-qh", NULL);
 }
 
-/* getopt_long would take `--allow` for `--allow-write`; a script that relied on it breaks when an option is added. */
+/* getopt_long would take `--allow-w` for `--allow-write` (and took `--allow` until --allow-unix-socket came); a script that relied on it breaks when an option is added. */
 static void test_abbreviation_refused(void **state)
 {
         (void) state;
-        expect_run_usage_error("dsh-sandbox: usage error: run: unknown option \"--allow\" (options are not "
+        expect_run_usage_error("dsh-sandbox: usage error: run: unknown option \"--allow-w\" (options are not "
                                "abbreviated: --allow-write) (see --help)\n",
+                               "--allow-w", "/x", "true", NULL);
+        /* Since --allow-unix-socket, a prefix of two options: unknown all the same. */
+        expect_run_usage_error("dsh-sandbox: usage error: run: unknown option \"--allow\" (see --help)\n",
                                "--allow", "/x", "true", NULL);
         expect_run_usage_error("dsh-sandbox: usage error: run: unknown option \"--mo\" (options are not "
                                "abbreviated: --mode) (see --help)\n",

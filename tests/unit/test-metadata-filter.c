@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -57,6 +58,9 @@ static uint32_t run(const struct sock_filter *program, size_t length, const stru
                         break;
                 case BPF_JMP | BPF_JA:
                         pc += instruction->k;
+                        break;
+                case BPF_ALU | BPF_AND | BPF_K:
+                        accumulator &= instruction->k;
                         break;
                 case BPF_RET | BPF_K:
                         return instruction->k;
@@ -143,6 +147,44 @@ static void check_creation(const struct sock_filter *program, size_t length)
         }
 }
 
+static bool is_socket_creating_call(int nr)
+{
+        return nr == __NR_socket || nr == __NR_socketpair;
+}
+
+/*
+ * socket and socketpair: an AF_UNIX datagram socket is refused (EACCES)
+ * whatever flags ride in the type and whatever the high bits say; every
+ * other family and type is allowed.
+ */
+static void check_socket_rules(const struct sock_filter *program, size_t length, int nr)
+{
+        const uint32_t eacces = SECCOMP_RET_ERRNO | EACCES;
+        static const uint64_t refused_types[] = { SOCK_DGRAM, SOCK_RAW, SOCK_DGRAM | SOCK_CLOEXEC,
+                                                  SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, SOCK_RAW | SOCK_NONBLOCK,
+                                                  0xffffffff00000000ULL | SOCK_DGRAM };
+        static const uint64_t allowed_types[] = { SOCK_STREAM, SOCK_SEQPACKET, SOCK_STREAM | SOCK_CLOEXEC,
+                                                  SOCK_SEQPACKET | SOCK_NONBLOCK };
+        struct seccomp_data data = { .arch = AUDIT_ARCH_X86_64, .nr = nr };
+
+        for (size_t i = 0; i < sizeof(refused_types) / sizeof(refused_types[0]); i++) {
+                data.args[0] = AF_UNIX;
+                data.args[1] = refused_types[i];
+                assert_int_equal(run(program, length, &data), eacces);
+                data.args[0] = 0xffffffff00000000ULL | AF_UNIX;  /* an int: the kernel reads the low 32 bits */
+                assert_int_equal(run(program, length, &data), eacces);
+                data.args[0] = AF_INET;
+                assert_int_equal(run(program, length, &data), SECCOMP_RET_ALLOW);
+                data.args[0] = AF_NETLINK;
+                assert_int_equal(run(program, length, &data), SECCOMP_RET_ALLOW);
+        }
+        for (size_t i = 0; i < sizeof(allowed_types) / sizeof(allowed_types[0]); i++) {
+                data.args[0] = AF_UNIX;
+                data.args[1] = allowed_types[i];
+                assert_int_equal(run(program, length, &data), SECCOMP_RET_ALLOW);
+        }
+}
+
 static void check_program(dsh_metadata_policy policy, bool terminal_rule, uint32_t action)
 {
         static const uint32_t supervised[] = { DSH_FS_IOC_SETFLAGS, DSH_FS_IOC32_SETFLAGS, DSH_FS_IOC_FSSETXATTR };
@@ -166,8 +208,13 @@ static void check_program(dsh_metadata_policy policy, bool terminal_rule, uint32
                         assert_int_equal(run(program, length, &data), eperm);  /* under both modes */
                 else if (is_creation_call(nr))
                         continue;  /* check_creation() */
+                else if (nr == __NR_connect)
+                        assert_int_equal(run(program, length, &data), SECCOMP_RET_USER_NOTIF);  /* under both modes */
+                else if (is_socket_creating_call(nr))
+                        check_socket_rules(program, length, nr);
                 else if (run(program, length, &data) != SECCOMP_RET_ALLOW)
-                        fail_msg("system call %d is neither a metadata call nor io_uring, yet the filter does not allow it", nr);
+                        fail_msg("system call %d is neither a metadata call, a socket call nor io_uring, yet the filter "
+                                 "does not allow it", nr);
         }
         check_creation(program, length);
         data.nr = __NR_ioctl;
@@ -253,8 +300,12 @@ static void test_deny_filter_on_the_kernel(void **state)
         if (pid == 0) {
                 int failures = 0;
 
-                if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-                    dsh_install_metadata_filter(DSH_METADATA_DENY, -1, true) < 0)
+                int sockets[2];
+
+                /* The listener leaves at once (connect is the supervisor's): nobody serves it here. */
+                if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets) < 0 ||
+                    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+                    dsh_install_metadata_filter(DSH_METADATA_DENY, sockets[1], true) < 0)
                         _exit(100);
                 /* Arguments the kernel would reject (a missing file, a bad fd): only the filter answers EPERM. */
                 failures += chmod("/nonexistent", 0) == 0 || errno != EPERM;
@@ -280,6 +331,10 @@ static void test_deny_filter_on_the_kernel(void **state)
                 failures += ioctl(-1, DSH_TIOCGPTPEER, O_RDWR) == 0 || errno != EBADF;
                 failures += fstat(-1, &(struct stat) { 0 }) == 0 || errno != EBADF;
                 failures += getppid() <= 0;
+                /* An AF_UNIX datagram socket cannot be made; a stream one can. */
+                failures += socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0) >= 0 || errno != EACCES;
+                failures += socketpair(AF_UNIX, SOCK_RAW, 0, (int[2]) { 0 }) == 0 || errno != EACCES;
+                failures += socket(AF_UNIX, SOCK_STREAM, 0) < 0;
                 _exit(failures);
         }
         assert_int_equal(waitpid(pid, &status, 0), pid);

@@ -205,7 +205,7 @@ STALL_CONNECT_NR = "42" if os.uname().machine == "x86_64" else "203"
 # once, so 8 are answered EAGAIN at once; the program prints how many, once each thread is either
 # answered or waiting inside connect.
 WORKER_BOUND = textwrap.dedent("""
-    import errno, socket, sys, threading
+    import errno, socket, sys, threading, time
     port = int(sys.argv[1])
     answers, tids = [], []
     def connect():
@@ -226,8 +226,10 @@ WORKER_BOUND = textwrap.dedent("""
             except OSError:
                 pass
         return count
-    while len(tids) < 40 or len(answers) + waiting() < 40:
-        pass
+    # A thread whose connect waits for the supervisor shows the call too: wait (bounded) for the 8 answers.
+    deadline = time.monotonic() + 60
+    while (len(tids) < 40 or len(answers) + waiting() < 40 or len(answers) < 8) and time.monotonic() < deadline:
+        time.sleep(0.01)
     print(sorted(answers).count("EAGAIN"), len(answers), flush=True)
     sys.stdin.read()
 """).replace("CONNECT_NR", "42" if os.uname().machine == "x86_64" else "203")

@@ -242,9 +242,9 @@ sys.exit(subprocess.run(sys.argv[1:]).returncode)
 
 
 class UnderAnotherSupervisor(Workspace):
-    def check_refused(self, backend):
+    def check_refused(self, backend, mode="workspace-write"):
         marker = os.path.join(self.workspace, "ran")
-        command = [PYTHON, "-c", UNDER_A_LISTENER, BIN, "run", "--backend", backend, "--mode", "workspace-write",
+        command = [PYTHON, "-c", UNDER_A_LISTENER, BIN, "run", "--backend", backend, "--mode", mode,
                    "--root", self.workspace, "--", "touch", marker]
         result = subprocess.run(command, cwd=self.workspace, capture_output=True, text=True, timeout=PATIENCE,
                                 check=False)
@@ -261,18 +261,14 @@ class UnderAnotherSupervisor(Workspace):
     def test_landlock_workspace_write_refused_with_the_reason(self):
         self.check_refused("landlock")
 
+    # Read-only has a supervisor too (it performs connect): refused there as well, never run with connect unanswered.
     @unittest.skipUnless(BWRAP, "bwrap cannot make a sandbox on this host")
+    def test_bwrap_read_only_refused_with_the_reason(self):
+        self.check_refused("bwrap", "read-only")
 
-    def test_bwrap_read_only_runs_with_metadata_refused(self):
-        before = host_state(self.file)
-        command = [PYTHON, "-c", UNDER_A_LISTENER, BIN, "run", "--backend", "bwrap", "--mode", "read-only",
-                   "--root", self.workspace, "--", "sh", "-c", "chmod 600 file; echo chmod $?; echo ran"]
-        result = subprocess.run(command, cwd=self.workspace, capture_output=True, text=True, timeout=PATIENCE,
-                                check=False)
-        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
-        self.assertIn("ran", result.stdout)
-        self.assertEqual(outcomes(result.stdout).get("chmod"), 1, result.stdout)
-        self.assertEqual(host_state(self.file), before)
+    @unittest.skipUnless(LANDLOCK, "the kernel has no Landlock")
+    def test_landlock_read_only_refused_with_the_reason(self):
+        self.check_refused("landlock", "read-only")
 
 
 REFUSE_EXEC = os.environ.get("REFUSE_EXEC_BIN", "")

@@ -357,8 +357,9 @@ static bool exit_reads_as_signal(int exit_code)
 }
 
 #define HELD_BACK_TEXT                                                                                        \
-        "the sandbox holds back %s: the change was refused, whatever the exit status says (git's hooks and "    \
-        "config run code at the user's next git command outside the sandbox); to change it, retry this exact " \
+        "the sandbox holds back %s: the change was refused, whatever the exit status says (it runs code "      \
+        "outside the sandbox later: git's hooks and config at the user's next git command, the agent's "        \
+        "launch config at its next start, a startup file at the next shell); to change it, retry this exact "   \
         "command once with sandbox_permissions \"danger-full-access\" + justification, which asks the user, or " \
         "ask the user"
 #define HELD_BACK_OVERFLOW_TEXT                                                                               \

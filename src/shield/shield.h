@@ -48,15 +48,38 @@ typedef struct dsh_shield {
          * aside if it appeared.
          */
         char **must_stay_absent;
+        /*
+         * Protected subpaths that are not git's (the agent's launch config,
+         * a home's startup files) and do not exist: nothing can be bound
+         * over a missing name without creating it on the host, so bwrap
+         * audits them as it audits `must_stay_absent` once the command is
+         * gone, and the file guard refuses to create them.  A missing one
+         * is no gap to report: every directory lacks most of them.
+         */
+        char **kept_absent;
         bool has_subpaths;       /* some protected subpath exists (or should) beneath a writable root */
 } dsh_shield;
 
-#define DSH_SHIELD_INIT { NULL, NULL, NULL, NULL, NULL, false }
+#define DSH_SHIELD_INIT { NULL, NULL, NULL, NULL, NULL, NULL, false }
+
+/* The prefix of a protected subpath that names a place in the user's home rather than in every root. */
+#define DSH_SHIELD_HOME_PREFIX "~/"
 
 /*
- * After the command is gone: every path of `must_stay_absent` that exists
- * now is renamed aside (NAME.dsh-sandbox-quarantine-PID) and described in a
- * new sentence appended to `*warnings`.  Returns the number moved.
+ * The user's homes, canonical and deduplicated (a new vector; NULL when
+ * none resolves): $HOME when it is absolute, and the passwd entry's of the
+ * effective uid (dsh_passwd_home()).  Both, because either is where a shell or git run by the user
+ * later may look (a login shell reads the passwd entry's; everything else
+ * $HOME); one that does not exist has nothing in it to protect.
+ */
+DSH_INTERNAL char **dsh_shield_user_homes(void);
+
+/*
+ * After the command is gone: every path of `must_stay_absent` (canonical
+ * when planned) that exists now is renamed aside
+ * (NAME.dsh-sandbox-quarantine-PID) and described in a new sentence appended
+ * to `*warnings`; so is a symlink that appeared on the way to it (the path
+ * is walked from "/" by fds, no symlink followed).  Returns the number moved.
  */
 DSH_INTERNAL int dsh_shield_audit(char *const *must_stay_absent, char ***warnings);
 

@@ -181,6 +181,8 @@ class FileGuard(AgentConfigCase):
     def table(self, root, existing, missing):
         plant(root, existing)
         plant(root, ["ordinary.txt"])
+        for name in missing:  # the leaf missing, its directory there (.config without git)
+            os.makedirs(os.path.dirname(os.path.join(root, name)), exist_ok=True)
         for name in existing + missing:
             top = name.split("/")[0]
             self.assert_denied(self.fs(root, "write", name, stdin="hostile\n"), f"write {name}")

@@ -607,44 +607,47 @@ static bool is_home_subpath(const char *subpath)
 }
 
 /*
- * Keeps `path` (lexical, absolute, beneath `holder`; missing now) absent.
- * Nothing can be bound over a name that does not exist without creating it
- * on the host, so bwrap checks after the command that it is still missing
+ * Keeps `path` (absolute, beneath `holder`; missing now) absent.  Nothing
+ * can be bound over a name that does not exist without creating it on the
+ * host, so bwrap checks after the command that it is still missing
  * (dsh_shield_audit()), and the file guard refuses to create it.  The audit
  * walks the path by fds and follows no symlink, moving aside the first one
- * it meets: that is sound only if the path holds no symlink now, so that
- * any symlink met later is one the command planted inside its roots — a
- * path that does not read the same canonicalized is not kept, but reported.
+ * it meets: sound only because the path holds no symlink now (its base, a
+ * root or a home, is canonical, and protect_entry() found no symlink after
+ * it), so that any symlink met later is one the command planted.
  */
 static int keep_absent(struct subpath_plan *plan, const char *holder, const char *path)
 {
-        dsh_autofree char *canonical = NULL;
-
         if (!plan->with_subpaths)
                 return 0;  /* a missing one is no gap to report (shield.h): Landlock keeps nothing */
-        canonical = dsh_path_canonical(path);
-        if (!canonical)
-                return -errno;
-        if (strcmp(canonical, path) != 0 || !dsh_path_is_beneath(canonical, holder))
-                return note_unprotected(plan, path, "moved while the sandbox examined it", "");
-        if (strv_contains(plan->shield->kept_absent, canonical))
+        if (!dsh_path_is_beneath(path, holder))
+                return -EXDEV;
+        if (strv_contains(plan->shield->kept_absent, path))
                 return 0;
-        return dsh_strv_append(&plan->shield->kept_absent, canonical);
+        return dsh_strv_append(&plan->shield->kept_absent, path);
 }
 
 /*
  * A protected subpath that is not git's (the agent's launch config, a
- * home's startup files) at `path` (lexical, absolute) beneath `holder`: held
- * back when it exists, kept absent when it does not; reached through a
- * symlink the command could repoint, it is a gap like any other.
+ * home's startup files): `name` in canonical directory `base` (a writable
+ * root, or a home that `holder` holds).  Held back when it exists, kept
+ * absent when it does not; reached through a symlink the command could
+ * repoint, it is a gap like any other.  A single name missing in `base`
+ * needs no walk of its route: `base` is canonical (the cost matters here:
+ * two dozen names per root, at every call).
  */
-static int protect_entry(struct subpath_plan *plan, const char *holder, const char *path)
+static int protect_entry(struct subpath_plan *plan, const char *holder, const char *base, const char *name)
 {
+        dsh_autofree char *path = NULL;
         dsh_autofree char *symlink = NULL;
         struct stat status;
 
+        if (asprintf(&path, "%s/%s", strcmp(base, "/") == 0 ? "" : base, name) < 0)
+                return -ENOMEM;
         if (lstat(path, &status) == 0 || (errno != ENOENT && errno != ENOTDIR))
                 return protect_candidate(plan, holder, path, false);
+        if (!strchr(name, '/'))
+                return keep_absent(plan, holder, path);
         symlink = repointable_symlink_on_route(plan->roots, path);
         if (symlink)
                 return note_unprotected(plan, path, "is reached through a symlink the command could repoint: ",
@@ -691,15 +694,9 @@ static int protect_homes(struct subpath_plan *plan)
 
                 for (char **subpath = plan->protections->subpaths; holder && result == 0 && subpath && *subpath;
                      subpath++) {
-                        dsh_autofree char *candidate = NULL;
-
-                        if (!is_home_subpath(*subpath))
-                                continue;
-                        if (asprintf(&candidate, "%s/%s", strcmp(*home, "/") == 0 ? "" : *home,
-                                     *subpath + strlen(DSH_SHIELD_HOME_PREFIX)) < 0)
-                                result = -ENOMEM;
-                        else
-                                result = protect_entry(plan, holder, candidate);
+                        if (is_home_subpath(*subpath))
+                                result = protect_entry(plan, holder, *home,
+                                                       *subpath + strlen(DSH_SHIELD_HOME_PREFIX));
                 }
         }
         dsh_strv_free(homes);
@@ -713,13 +710,9 @@ static int protect_root(struct subpath_plan *plan, const char *root)
         int result = 0;
 
         for (char **subpath = plan->protections->subpaths; result == 0 && subpath && *subpath; subpath++) {
-                dsh_autofree char *candidate = NULL;
-
                 if (strncmp(*subpath, ".git/", 5) == 0 || is_home_subpath(*subpath))
                         continue;  /* mapped to the real git directories below; a home's in protect_homes() */
-                if (asprintf(&candidate, "%s/%s", strcmp(root, "/") == 0 ? "" : root, *subpath) < 0)
-                        return -ENOMEM;
-                result = protect_entry(plan, root, candidate);
+                result = protect_entry(plan, root, root, *subpath);
         }
         if (result < 0 || asprintf(&dotgit, "%s/.git", strcmp(root, "/") == 0 ? "" : root) < 0)
                 return result < 0 ? result : -ENOMEM;
@@ -815,65 +808,89 @@ static int move_aside(int directory, const char *name, const char *shown, char *
 }
 
 /*
- * One component of audit_path()'s walk, at `*cursor` in `path`, looked up
- * in `directory`: the directory to go on in (a new fd), or -1 where the
- * walk ends.  Sets `*moved` when it moved something aside.
+ * One step of walk_to_directory(): the component at `*cursor` in `path`,
+ * looked up in `directory` without following it.  The directory to go on in
+ * (a new fd), or -1 where the walk ends: the component is missing (nothing
+ * appeared beneath it), is not a directory, or is a symlink, which is moved
+ * aside (setting `*moved`).
  */
 static int audit_component(int directory, const char *path, const char **cursor, char ***warnings, int *moved)
 {
         dsh_autofree char *name = NULL;
         dsh_autofree char *shown = NULL;
         struct stat status;
-        size_t length;
+        size_t length = strcspn(*cursor, "/");
 
-        while (**cursor == '/')
-                (*cursor)++;
-        length = strcspn(*cursor, "/");
-        if (length == 0)
-                return -1;
         name = strndup(*cursor, length);
         if (!name || fstatat(directory, name, &status, AT_SYMLINK_NOFOLLOW) < 0)
-                return -1;  /* not there: nothing appeared */
+                return -1;
         *cursor += length;
-        if ((*cursor)[strspn(*cursor, "/")] == '\0' || S_ISLNK(status.st_mode)) {
+        if (S_ISLNK(status.st_mode)) {
                 shown = strndup(path, (size_t) (*cursor - path));
                 if (shown)
-                        *moved = move_aside(directory, name, shown, warnings);
+                        *moved += move_aside(directory, name, shown, warnings);
                 return -1;
         }
         if (!S_ISDIR(status.st_mode))
-                return -1;  /* a file where a directory was: nothing resolves beneath it */
+                return -1;
         return openat(directory, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
 /*
- * Walks canonical `path` from "/" by fds, following no symlink: what was a
- * directory when the call was planned and is a symlink now was replaced by
- * the command (it could change only its writable roots; every path kept
- * absent held no symlink when planned: keep_absent()), and a symlink leads
- * the user's next reader wherever the command chose, so the first one met
- * is moved aside, as is the entry itself when it exists.  1 when moved.
+ * Opens canonical directory `path`, walked from "/" by fds, following no
+ * symlink: what was a directory when the call was planned and is a symlink
+ * now was replaced by the command (it could change only its writable roots;
+ * every path audited held no symlink when planned: keep_absent()), and a
+ * symlink leads the user's next reader wherever the command chose, so the
+ * first one met is moved aside.  The fd, or -1 when the walk ended early.
  */
-static int audit_path(const char *path, char ***warnings)
+static int walk_to_directory(const char *path, char ***warnings, int *moved)
 {
         int directory = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
         const char *cursor = path;
-        int moved = 0;
 
         while (directory >= 0) {
-                int next = audit_component(directory, path, &cursor, warnings, &moved);
+                int next;
 
+                while (*cursor == '/')
+                        cursor++;
+                if (!*cursor)
+                        return directory;
+                next = audit_component(directory, path, &cursor, warnings, moved);
                 close(directory);
                 directory = next;
         }
-        return moved;
+        return -1;
 }
 
+/*
+ * The paths come in runs of one directory (a root's or a home's names), so
+ * the directory walked to for one is kept for the next one in it: one walk
+ * per directory, one fstatat() per name.
+ */
 int dsh_shield_audit(char *const *must_stay_absent, char ***warnings)
 {
-        int moved = 0;
+        dsh_autofree char *walked = NULL;
+        int directory = -1, moved = 0;
 
-        for (char *const *path = must_stay_absent; path && *path; path++)
-                moved += audit_path(*path, warnings);
+        for (char *const *path = must_stay_absent; path && *path; path++) {
+                const char *slash = strrchr(*path, '/');
+                dsh_autofree char *parent = slash ? strndup(*path, slash == *path ? 1 : (size_t) (slash - *path)) : NULL;
+                struct stat status;
+
+                if (!parent || !slash[1])
+                        continue;
+                if (!walked || strcmp(walked, parent) != 0) {
+                        if (directory >= 0)
+                                close(directory);
+                        directory = walk_to_directory(parent, warnings, &moved);
+                        free(walked);
+                        walked = dsh_steal_pointer(&parent);
+                }
+                if (directory >= 0 && fstatat(directory, slash + 1, &status, AT_SYMLINK_NOFOLLOW) == 0)
+                        moved += move_aside(directory, slash + 1, *path, warnings);
+        }
+        if (directory >= 0)
+                close(directory);
         return moved;
 }

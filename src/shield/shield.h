@@ -16,12 +16,16 @@
  *    call could repoint is refused by every backend;
  *  - protected subpaths inside every writable root (".git/hooks",
  *    ".git/config" by default, mapped to the real git directory and common
- *    directory of a linked worktree or submodule): what runs later,
- *    unconfined, when the user types `git commit`.  Held back like the
- *    sandbox's own files where the backend can; where it cannot (Landlock),
- *    or where one cannot be held back without creating it on the host, the
- *    call runs with enforcement "partial" and says why — or is refused when
- *    the deployment requires them.
+ *    directory of a linked worktree or submodule; the agents' launch config,
+ *    ".mcp.json", ".claude", ...) and, "~/NAME", in a home a writable root
+ *    holds (".bashrc", ".local/bin", ...): what runs later, unconfined, when
+ *    the user types `git commit`, starts the agent or opens a shell.  Held
+ *    back like the sandbox's own files where the backend can; where it
+ *    cannot (Landlock: when one exists), or where a git one cannot be held
+ *    back without creating it on the host, the call runs with enforcement
+ *    "partial" and says why — or is refused when the deployment requires
+ *    them.  A missing one that is not git's is kept absent instead
+ *    (kept_absent below).
  *
  * Every path here is canonical; containment is decided on canonical paths.
  */
@@ -68,9 +72,10 @@ typedef struct dsh_shield {
 /*
  * The user's homes, canonical and deduplicated (a new vector; NULL when
  * none resolves): $HOME when it is absolute, and the passwd entry's of the
- * effective uid (dsh_passwd_home()).  Both, because either is where a shell or git run by the user
- * later may look (a login shell reads the passwd entry's; everything else
- * $HOME); one that does not exist has nothing in it to protect.
+ * effective uid (dsh_passwd_home()).  Both, because either is where a shell
+ * or git run by the user later may look (a login shell reads the passwd
+ * entry's; everything else $HOME); one that does not exist has nothing in
+ * it to protect.
  */
 DSH_INTERNAL char **dsh_shield_user_homes(void);
 
@@ -97,7 +102,8 @@ DSH_INTERNAL void dsh_shield_clear(dsh_shield *shield);
  * a symlink it could repoint.  With `with_subpaths`, the protected subpaths
  * beneath every writable root are planned too (git directories found and
  * mapped: git-layout.h); otherwise only `has_subpaths` is decided.  Reads
- * nothing but its arguments and the file system.
+ * nothing but its arguments, the file system and the user's homes
+ * (dsh_shield_user_homes()).
  */
 DSH_INTERNAL int dsh_shield_plan(const dsh_policy *policy, const dsh_protections *protections, char *const *runners,
                                  const char *host_temp_area, bool with_subpaths, dsh_shield *shield,

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -781,21 +782,51 @@ int dsh_shield_plan(const dsh_policy *policy, const dsh_protections *protections
 }
 
 /*
- * Renames `name` in `directory` aside and says so in `*warnings`; `shown` is
+ * Renames `name` in `directory` to NAME.dsh-sandbox-quarantine-PID-RANDOM,
+ * never over an existing entry.  The name is unpredictable and a few are
+ * tried: the command, which knows the pattern, could otherwise plant a
+ * non-empty directory under the one name tried and make the move fail,
+ * keeping its entry in place.  0, or the errno of the last attempt.
+ */
+static int rename_aside(int directory, const char *name, char **aside)
+{
+        int last_errno = EEXIST;
+
+        for (int attempt = 0; attempt < 8 && (last_errno == EEXIST || last_errno == ENOTEMPTY); attempt++) {
+                unsigned int random_part = 0;
+
+                free(*aside);
+                *aside = NULL;
+                if (getrandom(&random_part, sizeof(random_part), 0) != (ssize_t) sizeof(random_part) ||
+                    asprintf(aside, "%s.dsh-sandbox-quarantine-%ld-%08x", name, (long) getpid(), random_part) < 0) {
+                        *aside = NULL;
+                        return ENOMEM;
+                }
+                if (renameat2(directory, name, directory, *aside, RENAME_NOREPLACE) == 0)
+                        return 0;
+                last_errno = errno;
+                /* A file system without RENAME_NOREPLACE: the random name is as good as free there. */
+                if (last_errno == EINVAL && renameat(directory, name, directory, *aside) == 0)
+                        return 0;
+        }
+        return last_errno;
+}
+
+/*
+ * Moves `name` in `directory` aside and says so in `*warnings`; `shown` is
  * its whole path.  1 when it was moved.
  */
 static int move_aside(int directory, const char *name, const char *shown, char ***warnings)
 {
         dsh_autofree char *aside = NULL;
         dsh_autofree char *sentence = NULL;
+        int failure = rename_aside(directory, name, &aside);
 
-        if (asprintf(&aside, "%s.dsh-sandbox-quarantine-%ld", name, (long) getpid()) < 0)
-                return 0;
-        if (renameat(directory, name, directory, aside) < 0) {
+        if (failure != 0) {
                 if (asprintf(&sentence, "the command created %s, which something outside the sandbox would trust "
                                         "later (git's hooks and config, the agent's launch config, a startup file), "
                                         "and it could not be moved aside (%s): remove it",
-                             shown, strerror(errno)) >= 0)
+                             shown, strerror(failure)) >= 0)
                         (void) dsh_strv_append(warnings, sentence);
                 return 0;
         }
@@ -870,7 +901,7 @@ static int walk_to_directory(const char *path, char ***warnings, int *moved)
  */
 int dsh_shield_audit(char *const *must_stay_absent, char ***warnings)
 {
-        dsh_autofree char *walked = NULL;
+        char *walked = NULL;
         int directory = -1, moved = 0;
 
         for (char *const *path = must_stay_absent; path && *path; path++) {
@@ -890,6 +921,7 @@ int dsh_shield_audit(char *const *must_stay_absent, char ***warnings)
                 if (directory >= 0 && fstatat(directory, slash + 1, &status, AT_SYMLINK_NOFOLLOW) == 0)
                         moved += move_aside(directory, slash + 1, *path, warnings);
         }
+        free(walked);
         if (directory >= 0)
                 close(directory);
         return moved;

@@ -81,10 +81,11 @@ DSH_INTERNAL char **dsh_shield_user_homes(void);
 
 /*
  * After the command is gone: every path of `must_stay_absent` (canonical
- * when planned) that exists now is renamed aside
- * (NAME.dsh-sandbox-quarantine-PID) and described in a new sentence appended
- * to `*warnings`; so is a symlink that appeared on the way to it (the path
- * is walked from "/" by fds, no symlink followed).  Returns the number moved.
+ * when planned) that exists now is renamed aside, never over an existing
+ * entry (NAME.dsh-sandbox-quarantine-PID-RANDOM), and described in a new
+ * sentence appended to `*warnings`; so is a symlink that appeared on the
+ * way to it (the path is walked from "/" by fds, no symlink followed).
+ * Returns the number moved.
  */
 DSH_INTERNAL int dsh_shield_audit(char *const *must_stay_absent, char ***warnings);
 

@@ -165,6 +165,14 @@ class BashToolUnderBwrap(AgentConfigCase):
         self.assertFalse(os.path.lexists(os.path.join(root, ".mcp.json")))
         self.assertIn(f"the command created {root}/.mcp.json", result.stderr)
         self.assertIn("moved aside", result.stderr)
+        # As the agent sees it: a denial, whatever the exit status, the path named in the warnings.
+        answer = self.scratch.dsh("bash", "--json", "--backend", "bwrap", "--mode", "workspace-write", "--root", root,
+                                  "--", "mkdir -p .claude && echo '{\"hooks\":{}}' > .claude/settings.json")
+        facts = json.loads(answer.stdout)
+        self.assertEqual(facts["kind"], "denied", facts)
+        self.assertEqual(facts["exitCode"], 0, facts)
+        self.assertTrue(any(f"{root}/.claude" in warning for warning in facts["warnings"]), facts)
+        self.assertFalse(os.path.lexists(os.path.join(root, ".claude")))
 
 
 class FileGuard(AgentConfigCase):

@@ -25,7 +25,8 @@
  */
 #define WHERE_WRITES_GO                                                                                        \
         "The sandbox's mode decides where changes may go: under \\\"workspace-write\\\", beneath the workspace " \
-        "root and its extra writable roots (never .git/hooks, .git/config or the sandbox's own files); under "  \
+        "root and its extra writable roots (never .git/hooks, .git/config, the agent's own launch config "     \
+        "such as .mcp.json, .claude or .vscode, a home's startup files, or the sandbox's own files); under "    \
         "\\\"read-only\\\", nowhere but a private /tmp where the backend gives one; under "                      \
         "\\\"danger-full-access\\\", everywhere. The server's instructions name the policy in force and what "   \
         "/tmp is. Relative paths are taken from the workspace root. "

@@ -5,7 +5,7 @@
  *   {"mode": "read-only", "workspaceRoot": "/abs", "additionalWritableRoots": ["/abs"],
  *    "backends": ["bwrap", "landlock"], "probeTimeoutMs": 5000,
  *    "runnerCommand": ["/usr/bin/runner", "--flag"], "runnerFailureSignatures": ["runner: "],
- *    "protectedSubpaths": [".git/hooks", ".git/config"], "requireProtectedSubpaths": false,
+ *    "protectedSubpaths": {"add": ["secrets"], "remove": [".vscode"]}, "requireProtectedSubpaths": false,
  *    "sshCommand": ["ssh", "-F", "/abs/ssh_config"], "remoteProgram": "dsh-sandbox",
  *    "fileReadLimitBytes": 16777216}
  *
@@ -38,11 +38,14 @@ typedef struct dsh_config {
         char **runner_failure_signatures;     /* required with runner_command */
         /*
          * Names relative to each writable root that a confined command may not
-         * change (protectedSubpaths): each non-empty, relative, its components
-         * neither empty nor "." nor "..".  NULL with protected_subpaths_set
-         * false: the key is absent and the default applies (.git/hooks and
-         * .git/config); an empty vector with protected_subpaths_set true: `[]`,
-         * the feature turned off.
+         * change (protectedSubpaths): each non-empty, relative ("~/NAME": NAME
+         * in the user's home), its components neither empty nor "." nor "..".
+         * NULL with protected_subpaths_set false: the key is absent and the
+         * default applies (dsh_provider_default_protected_subpaths()); an empty
+         * vector with protected_subpaths_set true: `[]`, the feature turned
+         * off.  The object form {"add": [...], "remove": [...]} is resolved at
+         * load into the whole list here (the defaults, minus each removed one,
+         * which must be a default, plus each added one).
          */
         char **protected_subpaths;
         bool protected_subpaths_set;

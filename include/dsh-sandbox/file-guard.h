@@ -21,10 +21,13 @@
  *     are in the resolved policy) and the temp area — the host's /tmp, the
  *     one Landlock grants — minus the shield: the sandbox's own files, the
  *     protected subpaths (".git/hooks", ".git/config" by default, mapped to
- *     the real git directories) and the directories that hold them (which
- *     can be written in, but not removed or renamed), as bwrap holds them
- *     back.  A protected subpath that does not exist is denied too (bwrap
- *     can only report it); a workspace-write policy that no runner would
+ *     the real git directories; the agents' launch config such as
+ *     ".mcp.json" and ".claude"; a home's startup files where a root holds
+ *     the home: dsh_provider_default_protected_subpaths()) and the
+ *     directories that hold them (which can be written in, but not removed
+ *     or renamed), as bwrap holds them back.  A protected subpath that does
+ *     not exist is denied too (bwrap can only report it or move it aside
+ *     afterwards); a workspace-write policy that no runner would
  *     accept (a writable root holding a runner, or inside the sandbox's own
  *     files) is refused when the guard is made, with the runner's error.
  *

@@ -191,19 +191,33 @@ DSH_PUBLIC int dsh_provider_set_protected_executables(dsh_provider *provider, ch
 
 /*
  * Names relative to every writable root that a confined command must not
- * change (default ".git/hooks" and ".git/config"; NULL or an empty list turns
- * the protection off).  A name starting with ".git/" is also applied to the
- * real git directory and common directory of a linked worktree or submodule
- * checkout, and to the git directories of submodules.  bwrap binds each
- * existing one read-only and pins its ancestors (and makes a linked
- * worktree's git directories writable, so git keeps working); one that does
- * not exist cannot be held back without creating it on the host, and
- * Landlock cannot hold any back: the call then reports enforcement
- * "partial" with the reason — or, with `required`, is refused with
- * SANDBOX_PREPARATION_FAILED.  Returns 0 or -EINVAL (an absolute name, an
+ * change (the defaults below; NULL or an empty list turns the protection
+ * off).  A name starting with "~/" names a place in the user's home instead
+ * ($HOME and the passwd entry's), protected only where a writable root is
+ * that home or an ancestor of it.  A name starting with ".git/" is also
+ * applied to the real git directory and common directory of a linked
+ * worktree or submodule checkout, and to the git directories of submodules.
+ * bwrap binds each existing one read-only and pins its ancestors (and makes
+ * a linked worktree's git directories writable, so git keeps working).  A
+ * missing ".git/" one cannot be held back without creating it on the host:
+ * the call reports enforcement "partial" with the reason; a missing other
+ * one is kept absent: when dsh-sandbox spawns the command under bwrap, one
+ * the command created is moved aside once the command is gone (a warning
+ * says so), and the file guard refuses to create it.  Landlock cannot hold
+ * any back: a call whose roots hold an existing one (or a git directory)
+ * reports "partial".  With `required`, each "partial" of these is a refusal
+ * (SANDBOX_PREPARATION_FAILED).  Returns 0 or -EINVAL (an absolute name, an
  * empty, "." or ".." component).
  */
-/* The default protected subpaths, NULL-terminated: ".git/hooks", ".git/config". */
+/*
+ * The default protected subpaths, NULL-terminated: ".git/hooks",
+ * ".git/config"; the agents' launch configuration ".mcp.json", ".claude",
+ * ".codex", ".cursor", ".gemini", ".vscode", ".idea", ".agents",
+ * ".gitmodules", ".envrc", ".husky"; and in the home "~/.bashrc",
+ * "~/.bash_profile", "~/.bash_login", "~/.bash_logout", "~/.profile",
+ * "~/.zshrc", "~/.zshenv", "~/.zprofile", "~/.gitconfig", "~/.config/git",
+ * "~/.local/bin", "~/.npmrc", "~/.pypirc".
+ */
 DSH_PUBLIC const char *const *dsh_provider_default_protected_subpaths(void);
 
 DSH_PUBLIC int dsh_provider_set_protected_subpaths(dsh_provider *provider, const char *const *subpaths, bool required,

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/xdg.h"
 
@@ -22,4 +24,19 @@ char *dsh_xdg_directory(const char *override_variable, const char *xdg_variable,
         else
                 return NULL;
         return length < 0 ? NULL : directory;
+}
+
+char *dsh_passwd_home(void)
+{
+        FILE *file = fopen("/etc/passwd", "re");
+        struct passwd *entry;
+        char *home = NULL;
+
+        if (!file)
+                return NULL;
+        while (!home && (entry = fgetpwent(file)))
+                if (entry->pw_uid == geteuid())
+                        home = strdup(entry->pw_dir);
+        fclose(file);
+        return home;
 }

@@ -15,4 +15,12 @@
 DSH_INTERNAL char *dsh_xdg_directory(const char *override_variable, const char *xdg_variable,
                                      const char *home_fallback);
 
+/*
+ * This user's (the effective uid's) home in /etc/passwd, read with
+ * fgetpwent (the CLI is linked statically, where getpwuid's NSS modules are
+ * not to be relied on); NULL when the user is not listed there (a directory
+ * service) or out of memory.  Caller frees.
+ */
+DSH_INTERNAL char *dsh_passwd_home(void);
+
 #endif

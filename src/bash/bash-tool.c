@@ -357,10 +357,15 @@ static bool exit_reads_as_signal(int exit_code)
 }
 
 #define HELD_BACK_TEXT                                                                                        \
-        "the sandbox holds back %s: the change was refused, whatever the exit status says (git's hooks and "    \
-        "config run code at the user's next git command outside the sandbox); to change it, retry this exact " \
+        "the sandbox holds back %s: the change was refused, whatever the exit status says (it runs code "      \
+        "outside the sandbox later: git's hooks and config at the user's next git command, the agent's "        \
+        "launch config at its next start, a startup file at the next shell); to change it, retry this exact "   \
         "command once with sandbox_permissions \"danger-full-access\" + justification, which asks the user, or " \
         "ask the user"
+#define MOVED_ASIDE_TEXT                                                                                      \
+        "the command created a path the sandbox keeps absent (the warnings name it: the agent's launch "       \
+        "config, a startup file or git's commondir, which run code outside the sandbox later); it was moved "  \
+        "aside once the command was gone; to create it, ask the user"
 #define HELD_BACK_OVERFLOW_TEXT                                                                               \
         "the watch of the files the sandbox holds back overflowed (the command created files next to them "    \
         "faster than they were read): a refused change to them may not be reported as a denial"
@@ -376,15 +381,19 @@ static bool exit_reads_as_signal(int exit_code)
  * for a command that failed.  Either can be faked by the command, against
  * its own call only; the out-of-band one cannot be hidden by it, not even
  * by deleting the lock at once (held-back-watch.c).
- * A signal death stays no denial.  Sets *refused; names the paths in the
- * message.  Returns 0 or -ENOMEM.
+ * A signal death stays no denial.  A path the sandbox keeps absent that the
+ * command created (moved aside once it was gone: dsh_child_moved_aside())
+ * is a denial too, whatever the exit status.  Sets *refused; names the
+ * paths in the message.  Returns 0 or -ENOMEM.
  */
 static int attribute_held_back(const dsh_bash_execution *run, dsh_bash_result *result, int exit_code, bool *refused)
 {
         dsh_held_back_watch *watch = dsh_child_held_back_watch(run->child);
         dsh_autofree char *paths = NULL;
 
-        *refused = false;
+        *refused = dsh_child_moved_aside(run->child) > 0;
+        if (*refused && result_set_message(result, "%s", MOVED_ASIDE_TEXT) < 0)
+                return -ENOMEM;
         if (!watch)
                 return 0;
         if (dsh_held_back_watch_overflowed(watch) && result_add_warning(result, HELD_BACK_OVERFLOW_TEXT) < 0)
@@ -397,11 +406,13 @@ static int attribute_held_back(const dsh_bash_execution *run, dsh_bash_result *r
          */
         if (exit_code > 0 && !exit_reads_as_signal(exit_code))
                 dsh_held_back_watch_match_text(watch, result->standard_error.text, result->standard_error.length);
-        *refused = dsh_held_back_watch_saw_attempt(watch) || dsh_held_back_watch_named(watch);
-        paths = *refused ? dsh_held_back_watch_refused_paths(watch) : NULL;
-        if (*refused && !paths)
+        if (!dsh_held_back_watch_saw_attempt(watch) && !dsh_held_back_watch_named(watch))
+                return 0;
+        *refused = true;
+        paths = dsh_held_back_watch_refused_paths(watch);
+        if (!paths)
                 return -ENOMEM;
-        return paths ? result_set_message(result, HELD_BACK_TEXT, paths) : 0;
+        return result_set_message(result, HELD_BACK_TEXT, paths);
 }
 
 /*

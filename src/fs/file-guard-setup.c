@@ -19,6 +19,7 @@
 #include "dsh-sandbox/runtime.h"
 
 #include "base/error.h"
+#include "base/path.h"
 #include "base/path-fd.h"
 #include "fs/file-guard-state.h"
 #include "fs/path-walk.h"
@@ -26,23 +27,42 @@
 #include "provider/provider-protections.h"
 #include "shield/shield.h"
 
-/* ROOT/SUBPATH for every writable root and protected subpath: denied whether it exists or not. */
+static int spell(dsh_file_guard *guard, const char *directory, const char *subpath)
+{
+        dsh_autofree char *spelled = NULL;
+
+        if (asprintf(&spelled, "%s/%s", strcmp(directory, "/") == 0 ? "" : directory, subpath) < 0)
+                return -ENOMEM;
+        return dsh_strv_append(&guard->protected_spellings, spelled);
+}
+
+/*
+ * ROOT/SUBPATH for every writable root and protected subpath, and HOME/NAME
+ * for every "~/NAME" and every home a writable root holds: denied whether
+ * it exists or not.
+ */
 static int spell_protected_subpaths(dsh_file_guard *guard, const dsh_protections *protections)
 {
         const dsh_policy *policy = &guard->prepared.policy;
+        size_t prefix = strlen(DSH_SHIELD_HOME_PREFIX);
+        char **homes = dsh_shield_user_homes();
+        int result = 0;
 
         for (size_t i = 0; i < guard->prepared.root_count; i++) {
                 const char *root = i == 0 ? policy->workspace_root : policy->additional_writable_roots[i - 1];
 
-                for (char **subpath = protections->subpaths; subpath && *subpath; subpath++) {
-                        dsh_autofree char *spelled = NULL;
-
-                        if (asprintf(&spelled, "%s/%s", strcmp(root, "/") == 0 ? "" : root, *subpath) < 0 ||
-                            dsh_strv_append(&guard->protected_spellings, spelled) < 0)
-                                return -ENOMEM;
+                for (char **subpath = protections->subpaths; result == 0 && subpath && *subpath; subpath++)
+                        result = strncmp(*subpath, DSH_SHIELD_HOME_PREFIX, prefix) == 0 ? 0 : spell(guard, root, *subpath);
+                for (char **home = homes; result == 0 && home && *home; home++) {
+                        if (!dsh_path_is_beneath(*home, root))
+                                continue;
+                        for (char **subpath = protections->subpaths; result == 0 && subpath && *subpath; subpath++)
+                                if (strncmp(*subpath, DSH_SHIELD_HOME_PREFIX, prefix) == 0)
+                                        result = spell(guard, *home, *subpath + prefix);
                 }
         }
-        return 0;
+        dsh_strv_free(homes);
+        return result;
 }
 
 /* The host's temp area, canonical and open, when this host has one. */

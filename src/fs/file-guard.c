@@ -195,10 +195,11 @@ static bool is_shielded(const dsh_file_guard *guard, const char *path, bool entr
         const dsh_shield *shield = &guard->shield;
 
         if (beneath_any(shield->read_only, path) || beneath_any(shield->must_stay_absent, path) ||
-            beneath_any(guard->protected_spellings, path))
+            beneath_any(shield->kept_absent, path) || beneath_any(guard->protected_spellings, path))
                 return true;
         return entry_moves && (holds_any(shield->read_only, path) || holds_any(shield->must_stay_absent, path) ||
-                               holds_any(guard->protected_spellings, path) || holds_any(shield->pins, path));
+                               holds_any(shield->kept_absent, path) || holds_any(guard->protected_spellings, path) ||
+                               holds_any(shield->pins, path));
 }
 
 /*

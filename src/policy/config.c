@@ -286,35 +286,142 @@ static int load_runner_signatures(const struct load_context *context, const char
  */
 static int check_subpath(const struct load_context *context, const char *key, size_t index, const char *subpath)
 {
+        const char *given = subpath;
+
+        if (strncmp(subpath, "~/", 2) == 0)
+                subpath += 2;  /* a place in the user's home, and there only */
         if (subpath[0] == '/')
                 return key_error(context, key, "entry %zu (\"%s\") must be relative: it names a place inside each "
-                                               "writable root", index, subpath);
+                                               "writable root", index, given);
         for (const char *component = subpath;; component++) {
                 size_t length = strcspn(component, "/");
 
                 if (length == 0)
                         return key_error(context, key, "entry %zu (\"%s\") must not contain an empty component",
-                                         index, subpath);
+                                         index, given);
                 if (length == 2 && strncmp(component, "..", 2) == 0)
                         return key_error(context, key, "entry %zu (\"%s\") must not contain \"..\": it would name "
-                                                       "a place outside the writable root", index, subpath);
+                                                       "a place outside the writable root", index, given);
                 if (length == 1 && component[0] == '.')
                         return key_error(context, key, "entry %zu (\"%s\") must not contain \".\" components",
-                                         index, subpath);
+                                         index, given);
                 component += length;
                 if (*component == '\0')
                         return 0;
         }
 }
 
+/* The checked strings of `value` (an array) under `key`, into `*out`. */
+static int load_subpath_list(const struct load_context *context, const char *key, json_t *value, char ***out)
+{
+        int result = load_string_array(context, key, value, true, true, out);
+
+        for (size_t i = 0; result == 0 && (*out)[i]; i++)
+                result = check_subpath(context, key, i, (*out)[i]);
+        return result;
+}
+
+static bool default_subpath(const char *subpath)
+{
+        for (const char *const *entry = dsh_provider_default_protected_subpaths(); *entry; entry++)
+                if (strcmp(*entry, subpath) == 0)
+                        return true;
+        return false;
+}
+
+static bool strv_has(char *const *strv, const char *value)
+{
+        for (; strv && *strv; strv++)
+                if (strcmp(*strv, value) == 0)
+                        return true;
+        return false;
+}
+
+static int unknown_member(const struct load_context *context, const char *key, const char *member)
+{
+        dsh_autofree char *quoted = quoted_text(member);
+
+        return key_error(context, key, "unknown member %s (expected \"add\" and \"remove\")",
+                         quoted ? quoted : "\"?\"");
+}
+
+/* The defaults but `removed`, then `added` (a new vector, [] when empty); NULL when out of memory. */
+static char **merged_subpaths(char *const *removed, char *const *added)
+{
+        char **subpaths = calloc(1, sizeof(char *));
+
+        for (const char *const *entry = dsh_provider_default_protected_subpaths(); subpaths && *entry; entry++)
+                if (!strv_has(removed, *entry) && dsh_strv_append(&subpaths, *entry) < 0) {
+                        dsh_strv_free(subpaths);
+                        return NULL;
+                }
+        for (size_t i = 0; subpaths && added && added[i]; i++)
+                if (!strv_has(subpaths, added[i]) && dsh_strv_append(&subpaths, added[i]) < 0) {
+                        dsh_strv_free(subpaths);
+                        return NULL;
+                }
+        return subpaths;
+}
+
+/*
+ * {"add": [...], "remove": [...]}: the defaults, minus each removed one,
+ * plus each added one.  A removal names a default or is an error: a typo in
+ * it would otherwise leave a default the user believes gone in force, or
+ * one believed removed from an older list silently kept.
+ */
+static int load_subpath_changes(const struct load_context *context, const char *key, json_t *value, char ***out)
+{
+        char **added = NULL, **removed = NULL, **subpaths;
+        const char *member;
+        json_t *item;
+        int result = 0;
+
+        json_object_foreach(value, member, item) {
+                if (strcmp(member, "add") == 0)
+                        result = load_subpath_list(context, "protectedSubpaths.add", item, &added);
+                else if (strcmp(member, "remove") == 0)
+                        result = load_subpath_list(context, "protectedSubpaths.remove", item, &removed);
+                else
+                        result = unknown_member(context, key, member);
+                if (result < 0)
+                        goto out;
+        }
+        for (size_t i = 0; removed && removed[i]; i++)
+                if (!default_subpath(removed[i])) {
+                        dsh_autofree char *quoted = quoted_text(removed[i]);
+
+                        result = key_error(context, "protectedSubpaths.remove",
+                                           "entry %zu (%s) is not a default protected subpath", i,
+                                           quoted ? quoted : "\"?\"");
+                        goto out;
+                }
+        subpaths = merged_subpaths(removed, added);
+        if (!subpaths)
+                result = out_of_memory(context);
+        *out = subpaths;
+out:
+        dsh_strv_free(added);
+        dsh_strv_free(removed);
+        return result;
+}
+
+/*
+ * A list replaces the defaults (`[]` turns the feature off); an object
+ * changes them (load_subpath_changes()).
+ */
 static int load_protected_subpaths(const struct load_context *context, const char *key, json_t *value,
                                    dsh_config *config)
 {
         char **subpaths = NULL;
-        int result = load_string_array(context, key, value, true, true, &subpaths);
+        int result;
 
-        for (size_t i = 0; result == 0 && subpaths[i]; i++)
-                result = check_subpath(context, key, i, subpaths[i]);
+        if (json_is_object(value))
+                result = load_subpath_changes(context, key, value, &subpaths);
+        else if (json_is_array(value))
+                result = load_subpath_list(context, key, value, &subpaths);
+        else
+                result = key_error(context, key, "expected an array of strings, or an object with \"add\" and "
+                                                 "\"remove\" arrays");
         if (result < 0) {
                 dsh_strv_free(subpaths);
                 return result;

@@ -587,6 +587,19 @@ static int create_missing_protected(const dsh_shield *shield, dsh_error *error)
         return 0;
 }
 
+/*
+ * A spawn of its own sees the command gone (no process of the sandbox
+ * outlives bwrap's pid 1), so the protected subpaths kept absent are
+ * audited then with `commondir`: one the command created is moved aside.
+ */
+static int audit_kept_absent(dsh_shield *shield, dsh_error *error)
+{
+        for (char **path = shield->kept_absent; path && *path; path++)
+                if (dsh_strv_append(&shield->must_stay_absent, *path) < 0)
+                        return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        return 0;
+}
+
 /* Resolves the runner and the last step of one call, plans its shield, its scratch and its variables. */
 static int prepare_call(dsh_provider *provider, const dsh_prepared_policy *prepared, struct bwrap_call *call,
                         dsh_error *error)
@@ -808,6 +821,8 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prep
         pid_t pid = -1, reported_pid = 0;
 
         result = prepare_call(provider, prepared, &call, error);
+        if (result == 0)
+                result = audit_kept_absent(&call.shield, error);
         call.scratch_by_fd = true;
         call.controlling_terminal = options->controlling_terminal;
         if (result == 0)

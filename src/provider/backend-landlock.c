@@ -59,8 +59,9 @@
 #define LANDLOCK_PARTIAL_NOTICE "landlock-run: partial enforcement (older Landlock ABI)"
 #define ABI_PARTIAL_REASON "the kernel's Landlock ABI is older than 5 and does not govern ioctl(2) on device files"
 #define SUBPATHS_PARTIAL_REASON \
-        "Landlock can only grant: the protected subpaths (such as .git/hooks and .git/config) inside a writable " \
-        "root cannot be held back: a confined command could change what runs at the next git command"
+        "Landlock can only grant: the protected subpaths inside a writable root (such as .git/hooks and " \
+        ".git/config, the agent's launch config .mcp.json or .claude, a home's .bashrc) cannot be held back: a " \
+        "confined command could change what runs unconfined at the next git command or agent start"
 #define SUPERVISOR_UNAVAILABLE_CONSEQUENCE \
         "Landlock alone does not govern chmod, chown, utimes or extended attributes, so workspace-write under " \
         "Landlock is refused here rather than run with them ungoverned"

@@ -83,4 +83,10 @@ DSH_INTERNAL int dsh_provider_spawn_watched(dsh_provider *provider, char *const 
 /* The child's held-back watch (owned by the child), or NULL when none was armed.  process.c. */
 DSH_INTERNAL dsh_held_back_watch *dsh_child_held_back_watch(const dsh_child *child);
 
+/*
+ * How many paths the sandbox keeps absent the command had created, each
+ * moved aside once it was gone and named in dsh_child_warnings().  process.c.
+ */
+DSH_INTERNAL int dsh_child_moved_aside(const dsh_child *child);
+
 #endif

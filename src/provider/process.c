@@ -86,6 +86,11 @@ dsh_held_back_watch *dsh_child_held_back_watch(const dsh_child *child)
         return child->held_back_watch;
 }
 
+int dsh_child_moved_aside(const dsh_child *child)
+{
+        return child->moved_aside;
+}
+
 pid_t dsh_child_pid(const dsh_child *child)
 {
         return child->pid;

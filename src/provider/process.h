@@ -32,6 +32,7 @@ struct dsh_child {
         int exec_errno;                 /* the program could not be executed (errno), else 0 */
         char *stale_verdict_path;       /* the persisted verdict to drop when the runner fails */
         char **audit_absent;            /* paths the command must not have created (see dsh_shield_audit()) */
+        int moved_aside;                /* how many of them it had created: moved aside at settle */
         char **warnings;                /* what the sandbox undid or noticed after the command, sentences */
         struct dsh_metadata_supervisor *metadata_supervisor;  /* Landlock workspace-write: stopped at settle */
         bool watch_held_back;           /* the spawner asked for a held-back watch (dsh_provider_spawn_watched) */

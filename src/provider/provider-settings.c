@@ -27,8 +27,24 @@ static const dsh_backend_ops *const known_backends[] = {
         NULL,
 };
 
-/* Hooks and config run unconfined at the user's next `git commit`: held back by default. */
-static const char *const default_protected_subpaths[] = { ".git/hooks", ".git/config", NULL };
+/*
+ * Held back by default, each because something outside the sandbox runs
+ * what it says, unconfined, later: git's hooks and config at the user's next
+ * `git commit`; the agent's own launch configuration when the agent next
+ * starts or opens the folder (.mcp.json starts MCP servers with any flags,
+ * .claude/settings.json hooks, .vscode/tasks.json `runOn: folderOpen`,
+ * direnv's .envrc, husky's hooks, .gitmodules' submodule URLs); and, where a
+ * writable root holds the user's home ("~/"), what a shell, git, npm or pip
+ * reads when the user next runs one.
+ */
+static const char *const default_protected_subpaths[] = {
+        ".git/hooks", ".git/config",
+        ".mcp.json", ".claude", ".codex", ".cursor", ".gemini", ".vscode", ".idea", ".agents", ".gitmodules",
+        ".envrc", ".husky",
+        "~/.bashrc", "~/.bash_profile", "~/.bash_login", "~/.bash_logout", "~/.profile", "~/.zshrc", "~/.zshenv",
+        "~/.zprofile", "~/.gitconfig", "~/.config/git", "~/.local/bin", "~/.npmrc", "~/.pypirc",
+        NULL,
+};
 
 void dsh_provider_forget_verdict(dsh_provider *provider)
 {
@@ -259,9 +275,9 @@ int dsh_provider_set_protected_executables(dsh_provider *provider, char *const *
 /* A name relative to a writable root: no empty, "." or ".." component, not absolute. */
 static bool subpath_is_valid(const char *subpath)
 {
-        const char *component = subpath;
+        const char *component = strncmp(subpath, "~/", 2) == 0 ? subpath + 2 : subpath;  /* in the home */
 
-        if (!subpath[0] || subpath[0] == '/')
+        if (!component[0] || component[0] == '/')
                 return false;
         for (;;) {
                 size_t length = strcspn(component, "/");
@@ -284,8 +300,8 @@ int dsh_provider_set_protected_subpaths(dsh_provider *provider, const char *cons
                 if (!subpath_is_valid(*subpath)) {
                         dsh_strv_free(copy);
                         return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
-                                             "a protected subpath must be a relative path without \".\" or \"..\" "
-                                             "components: \"%s\"",
+                                             "a protected subpath must be a relative path (\"~/\" for one in the home) "
+                                             "without \".\" or \"..\" components: \"%s\"",
                                              *subpath);
                 }
                 if (dsh_strv_append(&copy, *subpath) < 0) {

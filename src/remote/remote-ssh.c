@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
-#include <pwd.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,26 +57,6 @@ char *dsh_remote_home_control_directory(void)
 }
 
 /*
- * This user's home in /etc/passwd, read with fgetpwent (the CLI is linked
- * statically, where getpwuid's NSS modules are not to be relied on); NULL
- * when the user is not listed there (a directory service).  Caller frees.
- */
-static char *passwd_home(void)
-{
-        FILE *file = fopen("/etc/passwd", "re");
-        struct passwd *entry;
-        char *home = NULL;
-
-        if (!file)
-                return NULL;
-        while (!home && (entry = fgetpwent(file)))
-                if (entry->pw_uid == geteuid())
-                        home = strdup(entry->pw_dir);
-        fclose(file);
-        return home;
-}
-
-/*
  * The user's ~/.ssh: where ssh reads its config (the passwd entry's home,
  * whatever $HOME says), or, with `from_environment`, $HOME's, which other
  * programs of the user take for it.  NULL when there is none that is
@@ -85,7 +64,7 @@ static char *passwd_home(void)
  */
 char *dsh_remote_user_ssh_directory(bool from_environment)
 {
-        dsh_autofree char *listed = from_environment ? NULL : passwd_home();
+        dsh_autofree char *listed = from_environment ? NULL : dsh_passwd_home();
         const char *home = from_environment ? getenv("HOME") : listed;
         char *directory = NULL;
 

@@ -6,11 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/error.h"
 #include "base/path.h"
+#include "base/xdg.h"
 #include "shield/git-layout.h"
 #include "shield/shield.h"
 
@@ -46,6 +48,7 @@ void dsh_shield_clear(dsh_shield *shield)
         dsh_strv_free(shield->extra_writable);
         dsh_strv_free(shield->unprotected);
         dsh_strv_free(shield->must_stay_absent);
+        dsh_strv_free(shield->kept_absent);
         *shield = (dsh_shield) DSH_SHIELD_INIT;
 }
 
@@ -599,6 +602,108 @@ static int protect_linked_git_directory(struct subpath_plan *plan, const char *r
         return result;
 }
 
+static bool is_home_subpath(const char *subpath)
+{
+        return strncmp(subpath, DSH_SHIELD_HOME_PREFIX, strlen(DSH_SHIELD_HOME_PREFIX)) == 0;
+}
+
+/*
+ * Keeps `path` (absolute, beneath `holder`; missing now) absent.  Nothing
+ * can be bound over a name that does not exist without creating it on the
+ * host, so bwrap checks after the command that it is still missing
+ * (dsh_shield_audit()), and the file guard refuses to create it.  The audit
+ * walks the path by fds and follows no symlink, moving aside the first one
+ * it meets: sound only because the path holds no symlink now (its base, a
+ * root or a home, is canonical, and protect_entry() found no symlink after
+ * it), so that any symlink met later is one the command planted.
+ */
+static int keep_absent(struct subpath_plan *plan, const char *holder, const char *path)
+{
+        if (!plan->with_subpaths)
+                return 0;  /* a missing one is no gap to report (shield.h): Landlock keeps nothing */
+        if (!dsh_path_is_beneath(path, holder))
+                return -EXDEV;
+        if (strv_contains(plan->shield->kept_absent, path))
+                return 0;
+        return dsh_strv_append(&plan->shield->kept_absent, path);
+}
+
+/*
+ * A protected subpath that is not git's (the agent's launch config, a
+ * home's startup files): `name` in canonical directory `base` (a writable
+ * root, or a home that `holder` holds).  Held back when it exists, kept
+ * absent when it does not; reached through a symlink the command could
+ * repoint, it is a gap like any other.  A single name missing in `base`
+ * needs no walk of its route: `base` is canonical (the cost matters here:
+ * two dozen names per root, at every call).
+ */
+static int protect_entry(struct subpath_plan *plan, const char *holder, const char *base, const char *name)
+{
+        dsh_autofree char *path = NULL;
+        dsh_autofree char *symlink = NULL;
+        struct stat status;
+
+        if (asprintf(&path, "%s/%s", strcmp(base, "/") == 0 ? "" : base, name) < 0)
+                return -ENOMEM;
+        if (lstat(path, &status) == 0 || (errno != ENOENT && errno != ENOTDIR))
+                return protect_candidate(plan, holder, path, false);
+        if (!strchr(name, '/'))
+                return keep_absent(plan, holder, path);
+        symlink = repointable_symlink_on_route(plan->roots, path);
+        if (symlink)
+                return note_unprotected(plan, path, "is reached through a symlink the command could repoint: ",
+                                        symlink);
+        if (errno != 0)
+                return note_unprotected(plan, path, "cannot be examined: ", strerror(errno));
+        return keep_absent(plan, holder, path);
+}
+
+char **dsh_shield_user_homes(void)
+{
+        dsh_autofree char *listed = dsh_passwd_home();
+        const char *candidates[] = { getenv("HOME"), listed };
+        char **homes = NULL;
+
+        for (size_t i = 0; i < sizeof(candidates) / sizeof(*candidates); i++) {
+                dsh_autofree char *canonical = NULL;
+                struct stat status;
+
+                if (!candidates[i] || candidates[i][0] != '/' || stat(candidates[i], &status) < 0 ||
+                    !S_ISDIR(status.st_mode))
+                        continue;
+                canonical = dsh_path_canonical(candidates[i]);
+                if (canonical && !strv_contains(homes, canonical) && dsh_strv_append(&homes, canonical) < 0) {
+                        dsh_strv_free(homes);
+                        return NULL;
+                }
+        }
+        return homes;
+}
+
+/*
+ * The startup files of a home that a writable root holds (the root is the
+ * home or an ancestor): a shell, git, npm or pip run by the user later, out
+ * of any sandbox, reads them.  The "~/" subpaths apply there, and only there.
+ */
+static int protect_homes(struct subpath_plan *plan)
+{
+        char **homes = dsh_shield_user_homes();
+        int result = 0;
+
+        for (char **home = homes; result == 0 && home && *home; home++) {
+                const char *holder = root_holding(plan->roots, *home);
+
+                for (char **subpath = plan->protections->subpaths; holder && result == 0 && subpath && *subpath;
+                     subpath++) {
+                        if (is_home_subpath(*subpath))
+                                result = protect_entry(plan, holder, *home,
+                                                       *subpath + strlen(DSH_SHIELD_HOME_PREFIX));
+                }
+        }
+        dsh_strv_free(homes);
+        return result;
+}
+
 static int protect_root(struct subpath_plan *plan, const char *root)
 {
         dsh_autofree char *dotgit = NULL;
@@ -606,13 +711,9 @@ static int protect_root(struct subpath_plan *plan, const char *root)
         int result = 0;
 
         for (char **subpath = plan->protections->subpaths; result == 0 && subpath && *subpath; subpath++) {
-                dsh_autofree char *candidate = NULL;
-
-                if (strncmp(*subpath, ".git/", 5) == 0)
-                        continue;  /* mapped to the real git directories below */
-                if (asprintf(&candidate, "%s/%s", strcmp(root, "/") == 0 ? "" : root, *subpath) < 0)
-                        return -ENOMEM;
-                result = protect_candidate(plan, root, candidate, true);
+                if (strncmp(*subpath, ".git/", 5) == 0 || is_home_subpath(*subpath))
+                        continue;  /* mapped to the real git directories below; a home's in protect_homes() */
+                result = protect_entry(plan, root, root, *subpath);
         }
         if (result < 0 || asprintf(&dotgit, "%s/.git", strcmp(root, "/") == 0 ? "" : root) < 0)
                 return result < 0 ? result : -ENOMEM;
@@ -636,7 +737,7 @@ static int plan_subpaths(struct subpath_plan *plan, const dsh_policy *policy)
         result = protect_root(plan, policy->workspace_root);
         for (char **root = policy->additional_writable_roots; result == 0 && root && *root; root++)
                 result = protect_root(plan, *root);
-        return result;
+        return result < 0 ? result : protect_homes(plan);
 }
 
 static int compare_paths(const void *left, const void *right)
@@ -680,31 +781,148 @@ int dsh_shield_plan(const dsh_policy *policy, const dsh_protections *protections
         return 0;
 }
 
+/*
+ * Renames `name` in `directory` to NAME.dsh-sandbox-quarantine-PID-RANDOM,
+ * never over an existing entry.  The name is unpredictable and a few are
+ * tried: the command, which knows the pattern, could otherwise plant a
+ * non-empty directory under the one name tried and make the move fail,
+ * keeping its entry in place.  0, or the errno of the last attempt.
+ */
+static int rename_aside(int directory, const char *name, char **aside)
+{
+        int last_errno = EEXIST;
+
+        for (int attempt = 0; attempt < 8 && (last_errno == EEXIST || last_errno == ENOTEMPTY); attempt++) {
+                unsigned int random_part = 0;
+
+                free(*aside);
+                *aside = NULL;
+                if (getrandom(&random_part, sizeof(random_part), 0) != (ssize_t) sizeof(random_part) ||
+                    asprintf(aside, "%s.dsh-sandbox-quarantine-%ld-%08x", name, (long) getpid(), random_part) < 0) {
+                        *aside = NULL;
+                        return ENOMEM;
+                }
+                if (renameat2(directory, name, directory, *aside, RENAME_NOREPLACE) == 0)
+                        return 0;
+                last_errno = errno;
+                /* A file system without RENAME_NOREPLACE: the random name is as good as free there. */
+                if (last_errno == EINVAL && renameat(directory, name, directory, *aside) == 0)
+                        return 0;
+        }
+        return last_errno;
+}
+
+/*
+ * Moves `name` in `directory` aside and says so in `*warnings`; `shown` is
+ * its whole path.  1 when it was moved.
+ */
+static int move_aside(int directory, const char *name, const char *shown, char ***warnings)
+{
+        dsh_autofree char *aside = NULL;
+        dsh_autofree char *sentence = NULL;
+        int failure = rename_aside(directory, name, &aside);
+
+        if (failure != 0) {
+                if (asprintf(&sentence, "the command created %s, which something outside the sandbox would trust "
+                                        "later (git's hooks and config, the agent's launch config, a startup file), "
+                                        "and it could not be moved aside (%s): remove it",
+                             shown, strerror(failure)) >= 0)
+                        (void) dsh_strv_append(warnings, sentence);
+                return 0;
+        }
+        if (asprintf(&sentence, "the command created %s, which something outside the sandbox would trust later "
+                                "(git's hooks and config, the agent's launch config, a startup file); moved aside "
+                                "to %.*s%s",
+                     shown, (int) (strlen(shown) - strlen(name)), shown, aside) >= 0)
+                (void) dsh_strv_append(warnings, sentence);
+        return 1;
+}
+
+/*
+ * One step of walk_to_directory(): the component at `*cursor` in `path`,
+ * looked up in `directory` without following it.  The directory to go on in
+ * (a new fd), or -1 where the walk ends: the component is missing (nothing
+ * appeared beneath it), is not a directory, or is a symlink, which is moved
+ * aside (setting `*moved`).
+ */
+static int audit_component(int directory, const char *path, const char **cursor, char ***warnings, int *moved)
+{
+        dsh_autofree char *name = NULL;
+        dsh_autofree char *shown = NULL;
+        struct stat status;
+        size_t length = strcspn(*cursor, "/");
+
+        name = strndup(*cursor, length);
+        if (!name || fstatat(directory, name, &status, AT_SYMLINK_NOFOLLOW) < 0)
+                return -1;
+        *cursor += length;
+        if (S_ISLNK(status.st_mode)) {
+                shown = strndup(path, (size_t) (*cursor - path));
+                if (shown)
+                        *moved += move_aside(directory, name, shown, warnings);
+                return -1;
+        }
+        if (!S_ISDIR(status.st_mode))
+                return -1;
+        return openat(directory, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/*
+ * Opens canonical directory `path`, walked from "/" by fds, following no
+ * symlink: what was a directory when the call was planned and is a symlink
+ * now was replaced by the command (it could change only its writable roots;
+ * every path audited held no symlink when planned: keep_absent()), and a
+ * symlink leads the user's next reader wherever the command chose, so the
+ * first one met is moved aside.  The fd, or -1 when the walk ended early.
+ */
+static int walk_to_directory(const char *path, char ***warnings, int *moved)
+{
+        int directory = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        const char *cursor = path;
+
+        while (directory >= 0) {
+                int next;
+
+                while (*cursor == '/')
+                        cursor++;
+                if (!*cursor)
+                        return directory;
+                next = audit_component(directory, path, &cursor, warnings, moved);
+                close(directory);
+                directory = next;
+        }
+        return -1;
+}
+
+/*
+ * The paths come in runs of one directory (a root's or a home's names), so
+ * the directory walked to for one is kept for the next one in it: one walk
+ * per directory, one fstatat() per name.
+ */
 int dsh_shield_audit(char *const *must_stay_absent, char ***warnings)
 {
-        int moved = 0;
+        char *walked = NULL;
+        int directory = -1, moved = 0;
 
         for (char *const *path = must_stay_absent; path && *path; path++) {
-                dsh_autofree char *aside = NULL;
-                dsh_autofree char *sentence = NULL;
+                const char *slash = strrchr(*path, '/');
+                dsh_autofree char *parent = slash ? strndup(*path, slash == *path ? 1 : (size_t) (slash - *path)) : NULL;
                 struct stat status;
 
-                if (lstat(*path, &status) < 0)
+                if (!parent || !slash[1])
                         continue;
-                if (asprintf(&aside, "%s.dsh-sandbox-quarantine-%ld", *path, (long) getpid()) < 0)
-                        continue;
-                if (rename(*path, aside) < 0) {
-                        if (asprintf(&sentence, "the command created %s, which redirects git's hooks and config, "
-                                                "and it could not be moved aside (%s): remove it before running git",
-                                     *path, strerror(errno)) >= 0)
-                                (void) dsh_strv_append(warnings, sentence);
-                        continue;
+                if (!walked || strcmp(walked, parent) != 0) {
+                        if (directory >= 0)
+                                close(directory);
+                        directory = walk_to_directory(parent, warnings, &moved);
+                        free(walked);
+                        walked = dsh_steal_pointer(&parent);
                 }
-                moved++;
-                if (asprintf(&sentence, "the command created %s, which would redirect git's hooks and config; moved "
-                                        "aside to %s",
-                             *path, aside) >= 0)
-                        (void) dsh_strv_append(warnings, sentence);
+                if (directory >= 0 && fstatat(directory, slash + 1, &status, AT_SYMLINK_NOFOLLOW) == 0)
+                        moved += move_aside(directory, slash + 1, *path, warnings);
         }
+        free(walked);
+        if (directory >= 0)
+                close(directory);
         return moved;
 }

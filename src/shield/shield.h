@@ -16,12 +16,16 @@
  *    call could repoint is refused by every backend;
  *  - protected subpaths inside every writable root (".git/hooks",
  *    ".git/config" by default, mapped to the real git directory and common
- *    directory of a linked worktree or submodule): what runs later,
- *    unconfined, when the user types `git commit`.  Held back like the
- *    sandbox's own files where the backend can; where it cannot (Landlock),
- *    or where one cannot be held back without creating it on the host, the
- *    call runs with enforcement "partial" and says why — or is refused when
- *    the deployment requires them.
+ *    directory of a linked worktree or submodule; the agents' launch config,
+ *    ".mcp.json", ".claude", ...) and, "~/NAME", in a home a writable root
+ *    holds (".bashrc", ".local/bin", ...): what runs later, unconfined, when
+ *    the user types `git commit`, starts the agent or opens a shell.  Held
+ *    back like the sandbox's own files where the backend can; where it
+ *    cannot (Landlock: when one exists), or where a git one cannot be held
+ *    back without creating it on the host, the call runs with enforcement
+ *    "partial" and says why — or is refused when the deployment requires
+ *    them.  A missing one that is not git's is kept absent instead
+ *    (kept_absent below).
  *
  * Every path here is canonical; containment is decided on canonical paths.
  */
@@ -48,15 +52,40 @@ typedef struct dsh_shield {
          * aside if it appeared.
          */
         char **must_stay_absent;
+        /*
+         * Protected subpaths that are not git's (the agent's launch config,
+         * a home's startup files) and do not exist: nothing can be bound
+         * over a missing name without creating it on the host, so bwrap
+         * audits them as it audits `must_stay_absent` once the command is
+         * gone, and the file guard refuses to create them.  A missing one
+         * is no gap to report: every directory lacks most of them.
+         */
+        char **kept_absent;
         bool has_subpaths;       /* some protected subpath exists (or should) beneath a writable root */
 } dsh_shield;
 
-#define DSH_SHIELD_INIT { NULL, NULL, NULL, NULL, NULL, false }
+#define DSH_SHIELD_INIT { NULL, NULL, NULL, NULL, NULL, NULL, false }
+
+/* The prefix of a protected subpath that names a place in the user's home rather than in every root. */
+#define DSH_SHIELD_HOME_PREFIX "~/"
 
 /*
- * After the command is gone: every path of `must_stay_absent` that exists
- * now is renamed aside (NAME.dsh-sandbox-quarantine-PID) and described in a
- * new sentence appended to `*warnings`.  Returns the number moved.
+ * The user's homes, canonical and deduplicated (a new vector; NULL when
+ * none resolves): $HOME when it is absolute, and the passwd entry's of the
+ * effective uid (dsh_passwd_home()).  Both, because either is where a shell
+ * or git run by the user later may look (a login shell reads the passwd
+ * entry's; everything else $HOME); one that does not exist has nothing in
+ * it to protect.
+ */
+DSH_INTERNAL char **dsh_shield_user_homes(void);
+
+/*
+ * After the command is gone: every path of `must_stay_absent` (canonical
+ * when planned) that exists now is renamed aside, never over an existing
+ * entry (NAME.dsh-sandbox-quarantine-PID-RANDOM), and described in a new
+ * sentence appended to `*warnings`; so is a symlink that appeared on the
+ * way to it (the path is walked from "/" by fds, no symlink followed).
+ * Returns the number moved.
  */
 DSH_INTERNAL int dsh_shield_audit(char *const *must_stay_absent, char ***warnings);
 
@@ -74,7 +103,8 @@ DSH_INTERNAL void dsh_shield_clear(dsh_shield *shield);
  * a symlink it could repoint.  With `with_subpaths`, the protected subpaths
  * beneath every writable root are planned too (git directories found and
  * mapped: git-layout.h); otherwise only `has_subpaths` is decided.  Reads
- * nothing but its arguments and the file system.
+ * nothing but its arguments, the file system and the user's homes
+ * (dsh_shield_user_homes()).
  */
 DSH_INTERNAL int dsh_shield_plan(const dsh_policy *policy, const dsh_protections *protections, char *const *runners,
                                  const char *host_temp_area, bool with_subpaths, dsh_shield *shield,

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "dsh-sandbox/config.h"
+#include "dsh-sandbox/provider.h"
 #include "test-support.h"
 
 /* Every blocking open in this file would hang the suite; an alarm turns that into a failure. */
@@ -330,6 +331,45 @@ static void test_protected_subpaths(void **state)
         load_bad(f, "{\"protectedSubpaths\":null}", "protectedSubpaths", "expected an array of strings");
 }
 
+static bool strv_has(char *const *strv, const char *value)
+{
+        for (; strv && *strv; strv++)
+                if (strcmp(*strv, value) == 0)
+                        return true;
+        return false;
+}
+
+/* {"add", "remove"}: the defaults changed, not replaced; a removal names a default or is refused. */
+static void test_protected_subpath_changes(void **state)
+{
+        fixture *f = *state;
+        size_t defaults = 0;
+
+        while (dsh_provider_default_protected_subpaths()[defaults])
+                defaults++;
+        load_good(f, "{\"protectedSubpaths\":{\"add\":[\"secrets\",\"~/.ssh/config\"],\"remove\":[\".vscode\"]}}");
+        assert_true(f->config.protected_subpaths_set);
+        assert_int_equal(dsh_strv_length(f->config.protected_subpaths), defaults - 1 + 2);
+        assert_true(strv_has(f->config.protected_subpaths, ".git/hooks"));
+        assert_true(strv_has(f->config.protected_subpaths, ".mcp.json"));
+        assert_true(strv_has(f->config.protected_subpaths, "~/.bashrc"));
+        assert_true(strv_has(f->config.protected_subpaths, "secrets"));
+        assert_true(strv_has(f->config.protected_subpaths, "~/.ssh/config"));
+        assert_false(strv_has(f->config.protected_subpaths, ".vscode"));
+        /* An empty object is the defaults; adding a default again does not list it twice. */
+        load_good(f, "{\"protectedSubpaths\":{\"add\":[\".claude\"]}}");
+        assert_int_equal(dsh_strv_length(f->config.protected_subpaths), defaults);
+        load_good(f, "{\"protectedSubpaths\":{}}");
+        assert_int_equal(dsh_strv_length(f->config.protected_subpaths), defaults);
+        load_bad(f, "{\"protectedSubpaths\":{\"remove\":[\".claude\",\"build\"]}}", "protectedSubpaths.remove",
+                 "entry 1 (\"build\") is not a default protected subpath");
+        load_bad(f, "{\"protectedSubpaths\":{\"add\":[\"~/../etc\"]}}", "protectedSubpaths.add",
+                 "entry 0 (\"~/../etc\") must not contain \"..\"");
+        load_bad(f, "{\"protectedSubpaths\":{\"add\":[\"/etc\"]}}", "protectedSubpaths.add", "must be relative");
+        load_bad(f, "{\"protectedSubpaths\":{\"add\":\"x\"}}", "protectedSubpaths.add", "expected an array");
+        load_bad(f, "{\"protectedSubpaths\":{\"keep\":[]}}", "protectedSubpaths", "unknown member \"keep\"");
+}
+
 static void test_require_protected_subpaths(void **state)
 {
         fixture *f = *state;
@@ -438,6 +478,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_file_read_limit, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_runner_command, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_protected_subpaths, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_protected_subpath_changes, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_require_protected_subpaths, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_unknown_key, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_file_errors, setup, teardown),

@@ -206,6 +206,99 @@ static void test_missing_hooks_and_symlinked_dotgit_are_reported(void **state)
         assert_true(test_contains(f->shield.unprotected[0], "is a symlink the command could repoint"));
 }
 
+static char *const agent_subpaths[] = { (char *) ".mcp.json", (char *) ".claude", (char *) "~/.bashrc",
+                                        (char *) "~/.local/bin", NULL };
+
+/* HOME set to `name` under the fixture for one plan (the passwd entry's home, /root, lies in no root here). */
+static void use_home(struct fixture *f, const char *name)
+{
+        char *home = at(f, name);
+
+        assert_int_equal(setenv("HOME", home, 1), 0);
+        free(home);
+}
+
+/*
+ * The agent's launch config at a root, a home's startup files where the
+ * root is the home: an existing one held back, a missing one kept absent
+ * (no "partial" for it), and only what is on disk makes Landlock partial.
+ */
+static void test_agent_config_held_back_or_kept_absent(void **state)
+{
+        struct fixture *f = *state;
+        char *saved_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+
+        shell(f, "mkdir -p ws/.claude elsewhere && touch ws/.claude/settings.json ws/.bashrc");
+        use_policy(f, DSH_MODE_WORKSPACE_WRITE, "ws");
+        f->protections.subpaths = dsh_strv_copy(agent_subpaths);
+        use_home(f, "ws");
+        assert_int_equal(plan(f, NULL, true), 0);
+        assert_true(holds(f->shield.read_only, f, "ws/.claude"));
+        assert_true(holds(f->shield.read_only, f, "ws/.bashrc"));
+        assert_true(holds(f->shield.kept_absent, f, "ws/.mcp.json"));
+        assert_true(holds(f->shield.kept_absent, f, "ws/.local/bin"));
+        assert_null(f->shield.unprotected);
+        assert_true(f->shield.has_subpaths);
+        /* Planned for Landlock: nothing kept, and with none of them on disk the call is full. */
+        assert_int_equal(plan(f, NULL, false), 0);
+        assert_null(f->shield.kept_absent);
+        assert_true(f->shield.has_subpaths);
+        shell(f, "rm -rf ws/.claude ws/.bashrc");
+        assert_int_equal(plan(f, NULL, false), 0);
+        assert_false(f->shield.has_subpaths);
+        /* A home outside the roots: its names are not the root's. */
+        use_home(f, "elsewhere");
+        assert_int_equal(plan(f, NULL, true), 0);
+        assert_true(holds(f->shield.kept_absent, f, "ws/.mcp.json"));
+        assert_false(holds(f->shield.kept_absent, f, "ws/.bashrc"));
+        assert_false(holds(f->shield.kept_absent, f, "ws/.local/bin"));
+        if (saved_home)
+                setenv("HOME", saved_home, 1);
+        free(saved_home);
+}
+
+/*
+ * The audit after the command: a created entry is moved aside, and a
+ * symlink planted on the way (ws/.local -> the fixture's "target", which
+ * holds a bin/) is moved aside itself, never followed: the directory it
+ * pointed at keeps its name.
+ */
+static void test_audit_moves_what_appeared_and_follows_no_symlink(void **state)
+{
+        struct fixture *f = *state;
+        char *saved_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+        char **warnings = NULL;
+        char *path;
+        struct stat status;
+
+        shell(f, "mkdir -p ws target/bin");
+        use_policy(f, DSH_MODE_WORKSPACE_WRITE, "ws");
+        f->protections.subpaths = dsh_strv_copy(agent_subpaths);
+        use_home(f, "ws");
+        assert_int_equal(plan(f, NULL, true), 0);
+        shell(f, "echo x > ws/.mcp.json && ln -s ../target ws/.local");
+        assert_int_equal(dsh_shield_audit(f->shield.kept_absent, &warnings), 2);
+        assert_int_equal(dsh_strv_length(warnings), 2);
+        path = at(f, "ws/.mcp.json");
+        assert_int_equal(lstat(path, &status), -1);
+        free(path);
+        path = at(f, "ws/.local");
+        assert_int_equal(lstat(path, &status), -1);
+        free(path);
+        path = at(f, "target/bin");
+        assert_int_equal(lstat(path, &status), 0);
+        assert_true(S_ISDIR(status.st_mode));
+        free(path);
+        /* Nothing appeared: nothing moved, nothing said. */
+        dsh_strv_free(warnings);
+        warnings = NULL;
+        assert_int_equal(dsh_shield_audit(f->shield.kept_absent, &warnings), 0);
+        assert_null(warnings);
+        if (saved_home)
+                setenv("HOME", saved_home, 1);
+        free(saved_home);
+}
+
 static void test_protected_path_inside_a_root_is_held_back_outside_left_alone(void **state)
 {
         struct fixture *f = *state;
@@ -332,6 +425,9 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_read_only_grants_nothing_to_shield, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_git_hooks_and_config_held_back_in_a_repository, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_missing_hooks_and_symlinked_dotgit_are_reported, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_agent_config_held_back_or_kept_absent, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_audit_moves_what_appeared_and_follows_no_symlink, setup,
+                                                teardown),
                 cmocka_unit_test_setup_teardown(test_protected_path_inside_a_root_is_held_back_outside_left_alone,
                                                 setup, teardown),
                 cmocka_unit_test_setup_teardown(test_root_inside_the_sandboxs_own_files_is_refused, setup, teardown),

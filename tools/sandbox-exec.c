@@ -3,7 +3,7 @@
  * dsh-sandbox-exec: the last step inside the bwrap sandbox, between bwrap and
  * the command.
  *
- *   dsh-sandbox-exec [--status-fd N] [--listener-fd N] [--refuse-metadata] [--controlling-terminal] -- PROGRAM [ARG...]
+ *   dsh-sandbox-exec [--status-fd N] [--listener-fd N] [--temp-root] [--controlling-terminal] -- PROGRAM [ARG...]
  *
  * bwrap sets up the mounts; three things are left that bwrap cannot do and
  * that must happen inside the sandbox, right before the command runs:
@@ -70,7 +70,7 @@
 struct exec_request {
         int status_fd;
         int listener_fd;                /* --listener-fd: the socket the metadata listener goes out on, or -1 */
-        bool refuse_metadata;           /* --refuse-metadata: read-only, the kernel refuses every metadata call */
+        bool temp_root;                 /* --temp-root: read-only; /tmp, the sandbox's own tmpfs, is the one root */
         bool controlling_terminal;      /* --controlling-terminal: stdin becomes the command's own */
         char **command;
 };
@@ -126,8 +126,8 @@ static int parse_arguments(int argc, char **argv, struct exec_request *request)
                 result = parse_fd_option(argc, argv, &i, "--listener-fd", &request->listener_fd);
         if (result != 0)
                 return result;
-        if (i < argc && strcmp(argv[i], "--refuse-metadata") == 0) {
-                request->refuse_metadata = true;
+        if (i < argc && strcmp(argv[i], "--temp-root") == 0) {
+                request->temp_root = true;
                 i++;
         }
         if (i < argc && strcmp(argv[i], "--controlling-terminal") == 0) {
@@ -135,7 +135,7 @@ static int parse_arguments(int argc, char **argv, struct exec_request *request)
                 i++;
         }
         if (i >= argc || strcmp(argv[i], "--") != 0 || i + 1 >= argc)
-                return fail(EINVAL, "usage error: expected [--status-fd N] [--listener-fd N] [--refuse-metadata] "
+                return fail(EINVAL, "usage error: expected [--status-fd N] [--listener-fd N] [--temp-root] "
                                     "[--controlling-terminal] -- PROGRAM [ARG...]");
         request->command = &argv[i + 1];
         return 0;
@@ -280,9 +280,7 @@ static int rehome_stdio(void)
  * for, so this holds in a process an ancestor's supervisor already watches
  * too.
  *
- * With --listener-fd N (spawned by the library, both modes; with
- * --refuse-metadata under read-only, where the kernel refuses every metadata
- * call and the supervisor performs connect alone): the
+ * With --listener-fd N (spawned by the library, both modes): the
  * filter asks for a listener and sends it over N (SCM_RIGHTS) to the
  * supervisor thread in the process that spawned bwrap, which stays as
  * bwrap's parent (an ancestor of the command, as Yama's ptrace_scope 1
@@ -297,7 +295,28 @@ static int rehome_stdio(void)
  * bwrap's own processes still hold leads nowhere once the supervisor has
  * answered: it closes its end, and the listener was only ever here.
  */
-static int install_metadata_filter(int listener_socket, bool refuse_metadata)
+/*
+ * --temp-root (read-only): the sandbox's /tmp is a tmpfs bwrap made for this
+ * call alone, which no host path names, so the supervisor cannot open it
+ * itself; its fd follows the listener, opened here before the command
+ * exists (nothing of the command's can have been mounted or swapped there
+ * yet).  It is the one root of a read-only call: `chmod +x /tmp/app` works,
+ * every other metadata change is refused (core/metadata-supervisor.h,
+ * dsh_metadata_supervisor_expect_root()).
+ */
+static int send_temp_root(int listener_socket)
+{
+        int fd = open("/tmp", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int result;
+
+        if (fd < 0)
+                return -errno;
+        result = dsh_send_fd(listener_socket, fd);
+        close(fd);
+        return result;
+}
+
+static int install_metadata_filter(int listener_socket, bool temp_root)
 {
         char answer = 0;
         ssize_t length;
@@ -305,9 +324,10 @@ static int install_metadata_filter(int listener_socket, bool refuse_metadata)
 
         if (result == 0)
                 result = dsh_install_metadata_filter(listener_socket < 0 ? DSH_METADATA_UNSUPERVISED
-                                                     : refuse_metadata   ? DSH_METADATA_DENY
                                                                          : DSH_METADATA_SUPERVISE,
                                                      listener_socket, true);
+        if (result == 0 && temp_root)
+                result = send_temp_root(listener_socket);
         if (result == -EBUSY)
                 return fail(EBUSY, "%s", DSH_METADATA_NESTED_LISTENER_REASON);
         if (result < 0)
@@ -365,7 +385,7 @@ int main(int argc, char **argv)
          * fail here as under Landlock, on the pty an interactive `run` made
          * for the command too.
          */
-        result = install_metadata_filter(request.listener_fd, request.refuse_metadata);
+        result = install_metadata_filter(request.listener_fd, request.temp_root);
         if (result != 0)
                 return result;
         execvp(request.command[0], request.command);

@@ -441,7 +441,7 @@ static size_t build_program(struct sock_filter *program, uint32_t action, uint32
 }
 
 /* sendmsg() of one fd with SCM_RIGHTS; no allocation (the control buffer is on the stack). */
-static int send_fd(int socket_fd, int fd)
+int dsh_send_fd(int socket_fd, int fd)
 {
         char byte = 'L';
         struct iovec data = { &byte, 1 };
@@ -509,7 +509,7 @@ int dsh_install_metadata_filter(dsh_metadata_policy policy, int socket_fd, bool 
         listener = syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, flags, &fprog);
         if (listener < 0)
                 return -errno;
-        result = send_fd(socket_fd, (int) listener);
+        result = dsh_send_fd(socket_fd, (int) listener);
         close((int) listener);
         return result;
 }

@@ -139,4 +139,7 @@ size_t dsh_metadata_filter_program(dsh_metadata_policy policy, bool terminal_rul
  */
 int dsh_receive_fd(int socket_fd);
 
+/* Sends `fd` with SCM_RIGHTS on `socket_fd` (one byte of data; EINTR retried).  Returns 0 or a negative errno. */
+int dsh_send_fd(int socket_fd, int fd);
+
 #endif

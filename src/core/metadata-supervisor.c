@@ -89,6 +89,7 @@ struct dsh_metadata_supervisor {
         size_t protected_count;
         dsh_socket_calls *sockets;      /* connect: the allow-list and the workers (socket-call.h) */
         int socket_fd;                  /* start(): where the listener arrives */
+        char *arriving_root;            /* a root whose fd follows the listener on that socket, at this path; or NULL */
         int stop_fd;                    /* start(): an eventfd the stopper writes */
         pthread_t thread;
         bool started;
@@ -170,6 +171,16 @@ int dsh_metadata_supervisor_add_root_seen_at(dsh_metadata_supervisor *supervisor
         return add_root(supervisor, directory_fd, command_path, contents_only, true);
 }
 
+int dsh_metadata_supervisor_expect_root(dsh_metadata_supervisor *supervisor, const char *command_path)
+{
+        size_t length = strlen(command_path);
+
+        if (command_path[0] != '/' || length >= PATH_MAX || supervisor->arriving_root)
+                return -EINVAL;
+        supervisor->arriving_root = strdup(command_path);
+        return supervisor->arriving_root ? 0 : -ENOMEM;
+}
+
 int dsh_metadata_supervisor_add_root_path(dsh_metadata_supervisor *supervisor, const char *path, bool contents_only)
 {
         int fd = dsh_metadata_open_resolved(AT_FDCWD, path, O_PATH | O_DIRECTORY,
@@ -229,6 +240,7 @@ static void supervisor_destroy(dsh_metadata_supervisor *supervisor)
                 close(supervisor->stop_fd);
         free(supervisor->roots);
         free(supervisor->protected_paths);
+        free(supervisor->arriving_root);
         free(supervisor);
 }
 
@@ -872,11 +884,34 @@ static void acknowledge_listener(int socket_fd)
                 ;
 }
 
+/*
+ * The root that follows the listener (dsh_metadata_supervisor_expect_root()):
+ * received and added before anything is served, by this thread, which alone
+ * reads the roots from here on.  Without it nothing is served: the sender
+ * gets no answer and never execs the command.
+ */
+static int receive_arriving_root(dsh_metadata_supervisor *supervisor)
+{
+        int fd = dsh_receive_fd(supervisor->socket_fd);
+        int result;
+
+        if (fd < 0)
+                return fd;
+        result = add_root(supervisor, fd, supervisor->arriving_root, true, true);
+        close(fd);
+        return result;
+}
+
 static void *supervisor_thread(void *data)
 {
         dsh_metadata_supervisor *supervisor = data;
         int dropped = drop_thread_capabilities();
         int listener = dsh_receive_fd(supervisor->socket_fd);
+
+        if (listener >= 0 && supervisor->arriving_root && receive_arriving_root(supervisor) < 0) {
+                close(listener);
+                listener = -1;
+        }
 
         /*
          * A supervisor that kept a capability could do what the command

@@ -100,6 +100,16 @@ int dsh_metadata_supervisor_add_root(dsh_metadata_supervisor *supervisor, int di
 int dsh_metadata_supervisor_add_root_seen_at(dsh_metadata_supervisor *supervisor, int directory_fd,
                                              const char *command_path, bool contents_only);
 
+/*
+ * A root the supervisor learns only once the command's sandbox exists: its
+ * directory fd follows the listener on the start socket (dsh_send_fd()), and
+ * the command sees it at `command_path`.  Its contents only: bwrap's
+ * read-only mode gives its private /tmp (a tmpfs of the sandbox's own, which
+ * no host path names) this way.  The thread serves nothing until it has it.
+ * Returns 0 or a negative errno.
+ */
+int dsh_metadata_supervisor_expect_root(dsh_metadata_supervisor *supervisor, const char *command_path);
+
 /* The same, opening canonical `path` itself (O_PATH, no symlink followed).  Returns 0 or a negative errno. */
 int dsh_metadata_supervisor_add_root_path(dsh_metadata_supervisor *supervisor, const char *path, bool contents_only);
 

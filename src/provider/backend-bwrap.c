@@ -529,8 +529,10 @@ static int build_argv(char ***argv, const struct bwrap_call *call, const dsh_pol
                 result = append_number_option(argv, "--status-fd", call->exec_status_fd);
         if (result == 0 && call->listener_fd >= 0)
                 result = append_number_option(argv, "--listener-fd", call->listener_fd);
-        if (result == 0 && call->listener_fd >= 0 && policy->mode != DSH_MODE_WORKSPACE_WRITE)
-                result = dsh_strv_append(argv, "--refuse-metadata");
+        /* A /tmp that is a tmpfs of the call's own (read-only, or no scratch): its fd follows the listener. */
+        if (result == 0 && call->listener_fd >= 0 &&
+            (policy->mode != DSH_MODE_WORKSPACE_WRITE || !dsh_scratch_present(call->scratch)))
+                result = dsh_strv_append(argv, "--temp-root");
         if (result == 0 && call->controlling_terminal)
                 result = dsh_strv_append(argv, "--controlling-terminal");
         if (result == 0)

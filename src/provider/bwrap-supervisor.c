@@ -57,9 +57,16 @@ int dsh_bwrap_supervisor_start(const dsh_prepared_policy *prepared, const struct
                 return -1;
         supervisor = dsh_metadata_supervisor_new();
         result = supervisor ? 0 : -ENOMEM;
-        /* Under read-only no root: the kernel refuses every metadata call, the binds are all read-only anyway. */
+        /*
+         * Under read-only one root, the call's private /tmp, whose fd
+         * dsh-sandbox-exec sends after the listener (--temp-root): every bind
+         * is read-only, and the host's device nodes are no root either.  A
+         * workspace-write call without a scratch has that tmpfs too.
+         */
         if (result == 0 && mode == DSH_MODE_WORKSPACE_WRITE)
                 result = supervise_binds(supervisor, prepared, binds, bind_count);
+        if (result == 0 && (mode != DSH_MODE_WORKSPACE_WRITE || !dsh_scratch_present(&prepared->scratch)))
+                result = dsh_metadata_supervisor_expect_root(supervisor, BWRAP_TEMP_AREA);
         /* The allow-listed unix sockets (core/socket-call.h): opened now, compared by inode later. */
         if (result == 0)
                 result = dsh_metadata_supervisor_allow_unix_sockets(supervisor,

@@ -37,9 +37,10 @@ struct dsh_bwrap_bind {
  * (`binds`, each opened by fd) as roots at their own paths, the session's
  * scratch temp area as /tmp and its cache at its path (both their contents
  * only: the directories are the session's, their mode stays), every
- * read-only bind as a protected path.  Without a scratch /tmp is a tmpfs
- * of the call's own that the supervisor holds no fd of: metadata changes
- * there are refused.  *socket_out: the end dsh-sandbox-exec sends the
+ * read-only bind as a protected path.  Under read-only, and without a
+ * scratch, /tmp is a tmpfs of the call's own: its fd arrives after the
+ * listener (dsh-sandbox-exec --temp-root) and is the root the supervisor
+ * expects (dsh_metadata_supervisor_expect_root()).  *socket_out: the end dsh-sandbox-exec sends the
  * listener on (bwrap must inherit it).  Returns 0, or SANDBOX_UNAVAILABLE
  * with the reason (the host forbids reading the command, or the thread
  * cannot start).

@@ -222,18 +222,12 @@ class BwrapOnly:
 
     def test_read_only_has_scratch_that_changes_nothing_on_the_host(self):
         program, source = self.unique("app"), self.unique("app-source")
-        loaders = sorted(glob.glob("/lib64/ld-linux-x86-64.so*")) + sorted(glob.glob("/lib/ld-linux-aarch64.so*"))
-        if not loaders:
-            self.skipTest("no x86-64 or aarch64 dynamic loader to run a program without its x bit")
-        # Read-only refuses every metadata change, the private /tmp's included (docs/supervisor.md):
-        # the linker's chmod +x fails, so the program is run through the dynamic loader.
         line = (f"f=$(mktemp) && echo scratch > \"$f\" && cat \"$f\" && "
                 f"printf 'int main(void) {{ return 42; }}\\n' > /tmp/{source}.c && "
-                f"cc -o /tmp/{program} /tmp/{source}.c && {{ chmod +x /tmp/{program} 2>/dev/null; echo \"chmod $?\"; }} && "
-                f"{loaders[0]} /tmp/{program}; echo \"status $?\"; "
+                f"cc -o /tmp/{program} /tmp/{source}.c && /tmp/{program}; echo \"status $?\"; "
                 f"{PYTHON} -c 'import tempfile; tempfile.NamedTemporaryFile(); print(\"tempfile ok\")'")
         out = self.ok(self.run_mode("read-only", "sh", "-c", line))
-        self.assertEqual(out.splitlines(), ["scratch", "chmod 1", "status 42", "tempfile ok"])
+        self.assertEqual(out.splitlines(), ["scratch", "status 42", "tempfile ok"])
         for name in (program, source + ".c"):
             self.assertFalse(os.path.lexists(os.path.join("/tmp", name)), name)
         self.assertEqual(self.keys(), [], "read-only made a scratch on the host")

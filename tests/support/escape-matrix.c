@@ -93,17 +93,18 @@ typedef struct escape_row {
 } escape_row;
 
 /*
- * A metadata change in the workspace: refused under read-only by both backends (the metadata filter's
- * EPERM), made under workspace-write (by the metadata supervisor, on both).
+ * A metadata change in the workspace: refused under read-only by both backends (Landlock's metadata
+ * filter's EPERM; bwrap's supervisor's EACCES, whose one read-only root is the call's private /tmp),
+ * made under workspace-write (by the metadata supervisor, on both).
  */
 #define METADATA_INSIDE(operation, target, requirement, watched, ...)                                        \
         { operation, target, __VA_ARGS__, { watched }, .requires = requirement,                                 \
-          .bwrap = { DENY("EPERM"), ALLOW }, .landlock = { DENY("EPERM"), ALLOW } }
+          .bwrap = { DENY("EACCES"), ALLOW }, .landlock = { DENY("EPERM"), ALLOW } }
 
 /* A metadata change of {out}/file, by whatever route: refused under both modes by both backends. */
 #define METADATA_OUTSIDE(operation, target, requirement, ...)                                                  \
         { operation, target, __VA_ARGS__, { "{out}/file" }, .requires = requirement,                            \
-          .bwrap = { DENY("EPERM"), DENY("EACCES") }, .landlock = { DENY("EPERM"), DENY("EACCES") } }
+          .bwrap = { DENY("EACCES"), DENY("EACCES") }, .landlock = { DENY("EPERM"), DENY("EACCES") } }
 
 /*
  * The dialects: bwrap answers a write on a read-only mount with EROFS; a
@@ -208,8 +209,9 @@ static const escape_row rows[] = {
           .bwrap = { DENY("EROFS"), DENY("EROFS") }, .landlock = { DENY("EACCES"), DENY("EACCES") } },
 
         /*
-         * Metadata, the same on both backends (one supervisor, docs/supervisor.md): the metadata filter
-         * refuses every such call under read-only (EPERM), and under workspace-write the metadata
+         * Metadata, the same on both backends (one supervisor, docs/supervisor.md): refused everywhere
+         * under read-only (Landlock's filter: EPERM; bwrap's supervisor, whose one root is the call's
+         * private /tmp: EACCES), and under workspace-write the metadata
          * supervisor performs it in the writable roots and refuses it elsewhere (EACCES) — whatever
          * the route: a plain path, a symlink in the workspace to the outside file, "..", the file opened
          * read-only and named /proc/self/fd/N, or a descriptor opened read-only.
@@ -231,20 +233,20 @@ static const escape_row rows[] = {
          * read-only: its own mode stays on both.
          */
         { "chmod", "the temp area /tmp itself", { "chmod", "/tmp", "1777" }, { NULL }, .observe = ESCAPE_OBSERVE_ERRNO,
-          .requires = ESCAPE_REQUIRES_ROOT, .bwrap = { DENY("EPERM"), DENY("EACCES") },
+          .requires = ESCAPE_REQUIRES_ROOT, .bwrap = { DENY("EACCES"), DENY("EACCES") },
           .landlock = { DENY("EPERM"), DENY("EACCES") } },
         /*
          * The host's device nodes, which bwrap's /dev binds in (and Landlock's grants name): a chmod to the
          * mode they have already changes nothing but the inode's ctime, which the state compares.
          */
         { "chmod", "the host's /dev/null", { "chmod", "/dev/null", "666" }, { "/dev/null" },
-          .bwrap = { DENY("EPERM"), DENY("EACCES") }, .landlock = { DENY("EPERM"), DENY("EACCES") } },
+          .bwrap = { DENY("EACCES"), DENY("EACCES") }, .landlock = { DENY("EPERM"), DENY("EACCES") } },
         { "chmod", "the host's /dev/zero", { "chmod", "/dev/zero", "666" }, { "/dev/zero" },
-          .bwrap = { DENY("EPERM"), DENY("EACCES") }, .landlock = { DENY("EPERM"), DENY("EACCES") } },
+          .bwrap = { DENY("EACCES"), DENY("EACCES") }, .landlock = { DENY("EPERM"), DENY("EACCES") } },
         { "touch-d", "the host's /dev/urandom", { "touch-d", "/dev/urandom", "86400" }, { "/dev/urandom" },
-          .bwrap = { DENY("EPERM"), DENY("EACCES") }, .landlock = { DENY("EPERM"), DENY("EACCES") } },
+          .bwrap = { DENY("EACCES"), DENY("EACCES") }, .landlock = { DENY("EPERM"), DENY("EACCES") } },
         { "chown", "the host's /dev/tty", { "chown", "/dev/tty", "-1", "-1" }, { "/dev/tty" },
-          .bwrap = { DENY("EPERM"), DENY("EACCES") }, .landlock = { DENY("EPERM"), DENY("EACCES") } },
+          .bwrap = { DENY("EACCES"), DENY("EACCES") }, .landlock = { DENY("EPERM"), DENY("EACCES") } },
         /* Set-user-ID and set-group-ID bits: never, on either backend, through any call (EPERM). */
         { "chmod", "workspace, set-user-ID", { "chmod", "{ws}/file", "4755" }, { "{ws}/file" },
           .bwrap = { DENY("EPERM"), DENY("EPERM") }, .landlock = { DENY("EPERM"), DENY("EPERM") } },
@@ -273,11 +275,11 @@ static const escape_row rows[] = {
         METADATA_OUTSIDE("chown", "outside through /proc/self/fd/N", ESCAPE_REQUIRES_ROOT,
                          { "via-proc-fd", "chown", "{out}/file", "-1", ESCAPE_GROUP_TEXT }),
         { "lchown", "a symlink in the workspace", { "lchown", "{ws}/symlink", "-1", ESCAPE_GROUP_TEXT },
-          { "{ws}/symlink", "{ws}/file" }, .requires = ESCAPE_REQUIRES_ROOT, .bwrap = { DENY("EPERM"), ALLOW },
+          { "{ws}/symlink", "{ws}/file" }, .requires = ESCAPE_REQUIRES_ROOT, .bwrap = { DENY("EACCES"), ALLOW },
           .landlock = { DENY("EPERM"), ALLOW } },
         { "lchown", "a symlink outside", { "lchown", "{out}/symlink", "-1", ESCAPE_GROUP_TEXT },
           { "{out}/symlink", "{out}/file" }, .requires = ESCAPE_REQUIRES_ROOT,
-          .bwrap = { DENY("EPERM"), DENY("EACCES") },
+          .bwrap = { DENY("EACCES"), DENY("EACCES") },
           .landlock = { DENY("EPERM"), DENY("EACCES") } },
         METADATA_INSIDE("utimes", "workspace", ESCAPE_REQUIRES_NOTHING, "{ws}/file",
                         { "utimes", "{ws}/file", "86400" }),
@@ -293,9 +295,9 @@ static const escape_row rows[] = {
                          { "via-proc-fd", "touch-d", "{out}/file", "86400" }),
         { "touch-h", "a symlink in the workspace", { "touch-h", "{ws}/symlink", "86400" },
           { "{ws}/symlink", "{ws}/file" },
-          .bwrap = { DENY("EPERM"), ALLOW }, .landlock = { DENY("EPERM"), ALLOW } },
+          .bwrap = { DENY("EACCES"), ALLOW }, .landlock = { DENY("EPERM"), ALLOW } },
         { "touch-h", "a symlink outside", { "touch-h", "{out}/symlink", "86400" }, { "{out}/symlink", "{out}/file" },
-          .bwrap = { DENY("EPERM"), DENY("EACCES") }, .landlock = { DENY("EPERM"), DENY("EACCES") } },
+          .bwrap = { DENY("EACCES"), DENY("EACCES") }, .landlock = { DENY("EPERM"), DENY("EACCES") } },
         METADATA_INSIDE("futimens", "workspace, opened read-only", ESCAPE_REQUIRES_NOTHING, "{ws}/file",
                         { "futimens", "{ws}/file", "86400" }),
         METADATA_OUTSIDE("futimens", "outside, opened read-only", ESCAPE_REQUIRES_NOTHING,

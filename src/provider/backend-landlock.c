@@ -50,6 +50,7 @@
 #include "base/path.h"
 #include "shield/shield.h"
 #include "provider/spawn.h"
+#include "provider/stand-in-spawn.h"
 
 #define LANDLOCK_TEMP_AREA "/tmp"
 #define LANDLOCK_SINK "/dev/null"
@@ -569,7 +570,8 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
                 return result;
         }
         plan.landlock_ruleset_fd = ruleset.fd;
-        pid = dsh_spawn_exec_plan(&plan, options, &failure);
+        /* Through a stand-in: nothing the command starts outlives the call (stand-in-spawn.h). */
+        pid = dsh_spawn_standing_in(&plan, options, &failure);
         dsh_strv_free(environment);
         dsh_landlock_ruleset_close(&ruleset);
         /* Mounted in the child's namespace by now, or gone with the child: ours are no longer needed. */

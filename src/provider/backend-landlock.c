@@ -208,6 +208,16 @@ static void landlock_probe(dsh_provider *provider, dsh_backend_report *report)
                 report->enforcement = DSH_ENFORCEMENT_PARTIAL;
                 (void) dsh_strv_append(&report->partial_reasons, SUBPATHS_PARTIAL_REASON);
         }
+        /*
+         * Nothing outlives a spawned call only while its stand-in lives
+         * (provider/stand-in-spawn.h); the signal scope is what keeps the
+         * command itself from killing it.
+         */
+        if (abi < DSH_LANDLOCK_SCOPE_ABI)
+                (void) dsh_strv_append(&report->notes,
+                                       "below Landlock ABI 6 the domain has no signal scope: a confined command "
+                                       "can kill its call's stand-in (SIGKILL) and leave processes running after "
+                                       "the call");
         /* It cannot mount: /tmp is the host's in both modes, and read-only has nowhere to write. */
         (void) dsh_strv_append(&report->notes, "read-only: no scratch space under landlock (/tmp is the host's, "
                                                "not writable); TMPDIR=/tmp");

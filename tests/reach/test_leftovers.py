@@ -27,16 +27,25 @@ LANDLOCK_RUN = os.environ.get("LANDLOCK_RUN_BIN", "")
 # The leftover's own delay before it writes, and how much longer the test waits before it looks at the disk.
 LEFTOVER_SLEEP = 1
 LOOK_AFTER = LEFTOVER_SLEEP + 1.5
-PATIENCE = 60
+LONG_SLEEP = 3
+PATIENCE = 30
 
-# Each shape leaves one process behind that writes FILE once it runs on, by a different way out of the call.
+# Each shape leaves one process behind that writes FILE once it runs on, by a different way out of the call.  The
+# leftover says it is out (READY) and the command waits for that before it ends: the call returns only once the
+# leftover has left the command's process group and session, never while it is still on its way out.
 SHAPES = {
-    "setsid": "setsid sh -c 'sleep {sleep}; echo x >> {file}' &",
-    "double_fork": "( sh -c 'sleep {sleep}; echo x >> {file}' & ) ; :",
-    "nohup": "nohup sh -c 'sleep {sleep}; echo x >> {file}' >/dev/null 2>&1 &",
-    # Stopped, it waits for a SIGCONT that this test sends to whatever is left of the call.
-    "stopped": "setsid sh -c 'kill -STOP $$; echo x >> {file}' &",
+    "setsid": "setsid sh -c 'echo $$ > {ready}; sleep {sleep}; echo x >> {file}' &",
+    # The daemon's way: a subshell starts it in a session of its own and exits at once, orphaning it.
+    "double_fork": "( setsid sh -c 'echo $$ > {ready}; sleep {sleep}; echo x >> {file}' & ) ; :",
+    "nohup": "nohup setsid sh -c 'echo $$ > {ready}; sleep {sleep}; echo x >> {file}' >{file}.out 2>&1 &",
+    # Stopped, it would write on a SIGCONT; the test sends one to whatever is left of the call.
+    "stopped": "setsid sh -c 'echo $$ > {ready}; kill -STOP $$; echo x >> {file}' &",
+    # It then tries to SIGKILL the process that would end it (its parent: the stand-in, or landlock-run); Landlock's
+    # signal scope (ABI 6) refuses that.
+    "kills_stand_in": "setsid sh -c 'echo $$ > {ready}; sleep {sleep}; echo x >> {file}' &",
 }
+AFTER_READY = {"kills_stand_in": "kill -KILL $PPID 2>/dev/null; :"}
+WAIT_READY = "while [ ! -s {ready} ]; do sleep 0.01; done"
 
 
 def processes_with_marker(marker):
@@ -84,12 +93,22 @@ class Leftovers(unittest.TestCase):
                               check=False)
 
     def check_nothing_outlives(self, surface, shape):
+        if shape == "kills_stand_in" and livability.landlock_abi() < 6:
+            self.skipTest("below Landlock ABI 6 the domain has no signal scope: the command can kill its stand-in")
         leftover = os.path.join(self.workspace, "leftover")
-        script = SHAPES[shape].format(sleep=LEFTOVER_SLEEP, file=leftover) + "\necho started"
+        ready = os.path.join(self.workspace, "ready")
+        script = "\n".join([SHAPES[shape].format(sleep=LEFTOVER_SLEEP, file=leftover, ready=ready),
+                            WAIT_READY.format(ready=ready), AFTER_READY.get(shape, ":"), "echo started"])
         outcome = self.call(surface, script)
         self.assertEqual(outcome.returncode, 0, outcome.stderr)
         self.assertIn("started", outcome.stdout)
-        self.assertEqual(processes_with_marker(self.marker), [], "a process of the call outlived it")
+        left = processes_with_marker(self.marker)
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGCONT)   # a stopped leftover would now write
+            except ProcessLookupError:
+                pass
+        self.assertEqual(left, [], "a process of the call outlived it")
         # Had one escaped the /proc look, it would write within its sleep; a stopped one would on SIGCONT.
         time.sleep(LOOK_AFTER)
         self.assertFalse(os.path.exists(leftover), "a leftover wrote the workspace after its call returned")
@@ -104,6 +123,41 @@ class Leftovers(unittest.TestCase):
             outcome = self.call(surface, script)
             self.assertEqual(outcome.returncode, 0, f"{surface}: {outcome.stderr}")
             self.assertTrue(os.path.exists(during), surface)
+
+    def start_leftover_then_hang(self):
+        ready = os.path.join(self.workspace, "ready")
+        leftover = os.path.join(self.workspace, "leftover")
+        # It sleeps longer than the bash tool's timeout below, so only a leftover that outlived its call writes.
+        script = "\n".join([SHAPES["setsid"].format(sleep=LONG_SLEEP, file=leftover, ready=ready),
+                            WAIT_READY.format(ready=ready), "echo started", "exec sleep 600"])
+        return script, leftover
+
+    def check_ended(self, leftover):
+        self.assertEqual(processes_with_marker(self.marker), [], "a process of the call outlived it")
+        time.sleep(LONG_SLEEP + 1.5)
+        self.assertFalse(os.path.exists(leftover), "a leftover wrote the workspace after its call returned")
+
+    def test_bash_timeout_ends_the_leftovers_too(self):
+        # The timeout's SIGKILL is the stand-in's end request: the command and what it left go, not the stand-in first.
+        script, leftover = self.start_leftover_then_hang()
+        outcome = subprocess.run([BIN, "bash", "--backend", "landlock", "--mode", "workspace-write", "--timeout",
+                                  "500", "--", script], cwd=self.workspace, env=self.environment,
+                                 stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=PATIENCE,
+                                 check=False)
+        self.assertIn("started", outcome.stdout)
+        self.assertNotEqual(outcome.returncode, 0)
+        self.check_ended(leftover)
+
+    def test_run_terminated_ends_the_leftovers_too(self):
+        # SIGTERM to run goes on to the command; once it dies of it, its leftovers are ended before run ends.
+        script, leftover = self.start_leftover_then_hang()
+        call = subprocess.Popen(self.surface_argv("run", script), cwd=self.workspace, env=self.environment,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
+        self.assertEqual(call.stdout.readline().strip(), "started")
+        call.send_signal(signal.SIGTERM)
+        self.assertEqual(call.wait(timeout=PATIENCE), -signal.SIGTERM)
+        call.stdout.close()
+        self.check_ended(leftover)
 
     def test_exit_status_and_signal_pass_through(self):
         for surface in ("run", "landlock_run"):

@@ -106,9 +106,15 @@ int dsh_leftovers_end(void)
         int total = 0, empty_rounds = 0;
 
         for (;;) {
-                int killed = kill_every_child();
-                pid_t reaped;
+                pid_t reaped = waitpid(-1, NULL, WNOHANG | __WALL);
+                int killed;
 
+                /* The common case, nothing left: known without reading /proc. */
+                if (reaped < 0 && errno == ECHILD)
+                        return total;
+                if (reaped > 0)
+                        continue;
+                killed = kill_every_child();
                 if (killed < 0) {
                         /* Unlisted, they cannot be killed: reap what has ended, never wait for the rest. */
                         while (waitpid(-1, NULL, WNOHANG | __WALL) > 0)
@@ -116,11 +122,9 @@ int dsh_leftovers_end(void)
                         return -ENOENT;
                 }
                 total += killed;
+                /* A child lives that no list showed: list again (the look above reaps what ended meanwhile). */
                 if (killed == 0) {
-                        reaped = waitpid(-1, NULL, WNOHANG | __WALL);
-                        if (reaped < 0 && errno == ECHILD)
-                                return total;
-                        if (reaped == 0 && ++empty_rounds > MAX_EMPTY_ROUNDS)
+                        if (++empty_rounds > MAX_EMPTY_ROUNDS)
                                 return -EAGAIN;
                         continue;
                 }

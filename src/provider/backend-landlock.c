@@ -550,7 +550,7 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
         dsh_private_devices devices = DSH_PRIVATE_DEVICES_INIT;
         char **held_back = NULL, **environment = NULL;
         dsh_spawn_failure failure;
-        pid_t pid;
+        pid_t pid, command;
         int result;
 
         plan.terminal_filter = true;
@@ -581,7 +581,7 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
         }
         plan.landlock_ruleset_fd = ruleset.fd;
         /* Through a stand-in: nothing the command starts outlives the call (stand-in-spawn.h). */
-        pid = dsh_spawn_standing_in(&plan, options, &failure);
+        pid = dsh_spawn_standing_in(&plan, options, &command, &failure);
         dsh_strv_free(environment);
         dsh_landlock_ruleset_close(&ruleset);
         /* Mounted in the child's namespace by now, or gone with the child: ours are no longer needed. */
@@ -598,6 +598,9 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
                                      strerror((int) -pid));
         }
         child->pid = pid;
+        /* The command leads the group or session it asked for; its stand-in is not in it. */
+        if (options->new_process_group || options->new_session)
+                child->process_group = command;
         child->mode = policy->mode;
         child->facts = facts;
         /* The spawn returned only once the child exec'd the command: its pre-exec report is the status channel. */

@@ -5,7 +5,6 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -85,37 +84,11 @@ static void report_and_exit(int report_fd, dsh_spawn_stage stage, int errno_valu
         _exit(125);
 }
 
-static int redirect(int fd, int target)
-{
-        if (fd < 0 || fd == target)
-                return 0;
-        return dup2(fd, target) < 0 ? -1 : 0;
-}
-
-/*
- * Group, stdio, session and terminal, as dsh_exec_plan_apply() would give
- * them to the command: here the stand-in takes them, and the command, its
- * child, inherits them.  Returns 0, or -1 with errno set.
- */
-static int take_process_arrangement(const dsh_spawn_options *options)
-{
-        if (options->new_process_group && !options->new_session && setpgid(0, 0) < 0)
-                return -1;
-        if (redirect(options->stdin_fd, 0) < 0 || redirect(options->stdout_fd, 1) < 0 ||
-            redirect(options->stderr_fd, 2) < 0)
-                return -1;
-        if ((options->new_session || options->controlling_terminal) && setsid() < 0)
-                return -1;
-        if (options->controlling_terminal && ioctl(0, TIOCSCTTY, 0) < 0)
-                return -1;
-        return 0;
-}
-
 /*
  * Waits for the command, passing signals on (stand-in-spawn.h), and returns
  * its wait status.  Every signal is blocked: each is taken here in turn.
  */
-static int wait_for_command(pid_t command, bool own_group)
+static int wait_for_command(pid_t command)
 {
         sigset_t every;
         int status = 0;
@@ -132,7 +105,7 @@ static int wait_for_command(pid_t command, bool own_group)
                                 return status;
                 } else if (signal_number == DSH_STAND_IN_END_SIGNAL) {
                         kill(command, SIGKILL);
-                } else if (!own_group && info.si_code <= 0) {
+                } else if (info.si_code <= 0) {
                         /* Sent to the stand-in by a process: the command's, as if it were exec'd here. */
                         kill(command, signal_number);
                 }
@@ -175,8 +148,7 @@ static void end_like(int wait_status)
 static void stand_in_main(const dsh_exec_plan *plan, const dsh_spawn_options *options,
                           const sigset_t *command_mask, pid_t caller, int report_fd)
 {
-        dsh_spawn_options command_options = DSH_SPAWN_OPTIONS_INIT;
-        bool own_group = options->new_process_group || options->new_session;
+        dsh_spawn_options command_options = *options;
         struct stand_in_report report = { -1, { DSH_SPAWN_STAGE_NONE, 0 } };
         pid_t command;
 
@@ -186,9 +158,9 @@ static void stand_in_main(const dsh_exec_plan *plan, const dsh_spawn_options *op
             (prctl(PR_SET_PDEATHSIG, DSH_STAND_IN_END_SIGNAL, 0, 0, 0) < 0 || getppid() != caller))
                 report_and_exit(report_fd, DSH_SPAWN_STAGE_SETUP, errno ? errno : ESRCH);
         /* Fail closed: a stand-in that cannot adopt would let the command's leftovers go. */
-        if (dsh_leftovers_adopt() < 0 || take_process_arrangement(options) < 0)
+        if (dsh_leftovers_adopt() < 0)
                 report_and_exit(report_fd, DSH_SPAWN_STAGE_SETUP, errno);
-        command_options.cwd_fd = options->cwd_fd;
+        /* Group, session, terminal and stdio are the command's to take, as without a stand-in. */
         command_options.die_with_parent = true;   /* a SIGKILL to this process still ends the command */
         command = dsh_spawn_exec_plan_masked(plan, &command_options, command_mask, &report.failure);
         if (command < 0 && command != -ECHILD)
@@ -206,7 +178,7 @@ static void stand_in_main(const dsh_exec_plan *plan, const dsh_spawn_options *op
         if (syscall(__NR_close_range, 0U, ~0U, 0U) < 0)
                 for (int fd = 0; fd < 1024; fd++)
                         close(fd);
-        report.failure.errno_value = wait_for_command(command, own_group);
+        report.failure.errno_value = wait_for_command(command);
         (void) dsh_leftovers_end();
         end_like(report.failure.errno_value);
 }
@@ -234,7 +206,7 @@ static void reap(pid_t pid)
                 ;
 }
 
-pid_t dsh_spawn_standing_in(const dsh_exec_plan *plan, const dsh_spawn_options *options,
+pid_t dsh_spawn_standing_in(const dsh_exec_plan *plan, const dsh_spawn_options *options, pid_t *command_out,
                             dsh_spawn_failure *failure)
 {
         struct stand_in_report report = { -1, { DSH_SPAWN_STAGE_SETUP, EIO } };
@@ -243,6 +215,7 @@ pid_t dsh_spawn_standing_in(const dsh_exec_plan *plan, const dsh_spawn_options *
         int report_pipe[2], fork_errno;
 
         *failure = (dsh_spawn_failure) { DSH_SPAWN_STAGE_NONE, 0 };
+        *command_out = -1;
         if (pipe2(report_pipe, O_CLOEXEC) < 0)
                 return -errno;
         sigfillset(&every);
@@ -274,5 +247,6 @@ pid_t dsh_spawn_standing_in(const dsh_exec_plan *plan, const dsh_spawn_options *
                 *failure = (dsh_spawn_failure) { DSH_SPAWN_STAGE_SETUP, EAGAIN };
                 return -ECHILD;
         }
+        *command_out = report.command;
         return stand_in;
 }

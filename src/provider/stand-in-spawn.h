@@ -22,13 +22,15 @@
  * and ends the way the command ended (core/stand-in.h).  The caller sees it
  * as the child (dsh_child_pid()); its wait status is the command's.
  *
- * Signals.  The stand-in blocks every signal and takes them one by one
- * (sigwaitinfo).  With a group of its own (new_process_group, new_session)
- * it leads the group the command runs in: what the caller sends the group
- * reaches the command directly, and the stand-in drops its copy.  Without,
- * it passes on to the command by pid what was sent to it by a process
- * (kill, sigqueue), never what the terminal sent its whole group (the
- * command got that too).  SIGKILL cannot be passed on, and a SIGKILL to the
+ * Signals.  The command takes its group, session, terminal and stdio as it
+ * would without a stand-in (the spawn options go to it unchanged), and the
+ * stand-in stays in the caller's group and session, so the command's group
+ * is the command's alone: what the caller sends it reaches the command
+ * directly (dsh_child_process_group() names it).  The stand-in blocks every
+ * signal and takes them one by one (sigwaitinfo): what a process sent it
+ * (kill, sigqueue) it passes on to the command by pid, never what the
+ * terminal sent its whole group (the command, in the same group unless it
+ * asked for its own, got that too).  SIGKILL cannot be passed on, and a SIGKILL to the
  * stand-in would orphan the leftovers: so dsh_signal_command() never sends
  * one to a stand-in this process spawned; it sends DSH_STAND_IN_END_SIGNAL,
  * on which the stand-in kills the command (its unreaped child: the pid is
@@ -56,13 +58,15 @@
 
 /*
  * As dsh_spawn_exec_plan(), through a stand-in: returns the stand-in's pid
- * once the command has exec'd (the command is the stand-in's child), or
- * -ECHILD with `failure` filled (the stand-in reaped), or another negative
- * errno when the stand-in could not be created.  The stand-in is known to
- * dsh_signal_command() until dsh_stand_in_forget().
+ * once the command has exec'd (the command, whose pid goes to
+ * `*command_out`, is the stand-in's child), or -ECHILD with `failure`
+ * filled (the stand-in reaped), or another negative errno when the stand-in
+ * could not be created.  The stand-in is known to dsh_signal_command() until
+ * dsh_stand_in_forget().  At most 256 stand-ins live at once in a process:
+ * past that the spawn fails (EAGAIN) rather than leave one unknown.
  */
 DSH_INTERNAL pid_t dsh_spawn_standing_in(const dsh_exec_plan *plan, const dsh_spawn_options *options,
-                                         dsh_spawn_failure *failure);
+                                         pid_t *command_out, dsh_spawn_failure *failure);
 
 /* Whether `pid` is a stand-in this process spawned and has not reaped.  Async-signal-safe. */
 DSH_INTERNAL bool dsh_stand_in_is_known(pid_t pid);
@@ -72,8 +76,8 @@ DSH_INTERNAL void dsh_stand_in_forget(pid_t pid);
 
 /*
  * dsh_signal_command() for a stand-in: SIGKILL becomes the end request, any
- * other signal goes to `group` (the stand-in drops its own copy) or, without
- * one, to the stand-in, which passes it on.  Async-signal-safe.
+ * other signal goes to `group` (the command's own) or, without one, to the
+ * stand-in, which passes it on.  Async-signal-safe.
  */
 DSH_INTERNAL void dsh_stand_in_signal(pid_t stand_in, pid_t group, int signal_number);
 

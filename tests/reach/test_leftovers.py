@@ -159,6 +159,20 @@ class Leftovers(unittest.TestCase):
         call.stdout.close()
         self.check_ended(leftover)
 
+    def test_run_killed_ends_the_leftovers_too(self):
+        # SIGKILL to run cannot be passed on: the stand-in's death signal (run asks die_with_parent) is the end
+        # request, so the command and what it left go with run.
+        script, leftover = self.start_leftover_then_hang()
+        call = subprocess.Popen(self.surface_argv("run", script), cwd=self.workspace, env=self.environment,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
+        self.assertEqual(call.stdout.readline().strip(), "started")
+        call.kill()
+        self.assertEqual(call.wait(timeout=PATIENCE), -signal.SIGKILL)
+        # The stand-in ends the call after run is gone: its pipe's end of file says the last process has ended.
+        self.assertEqual(call.stdout.read(), "")
+        call.stdout.close()
+        self.check_ended(leftover)
+
     def test_exit_status_and_signal_pass_through(self):
         for surface in ("run", "landlock_run"):
             self.assertEqual(self.call(surface, "setsid sleep 30 & exit 7").returncode, 7, surface)

@@ -25,6 +25,10 @@
  * kernel refuses a fork with a fatal signal pending), so the set only
  * shrinks; a stopped process (SIGSTOP) still dies of SIGKILL.
  *
+ * A fork bomb: each round kills the layer of processes that are this
+ * process's children, while deeper ones may still fork; the end comes once
+ * it stops growing (no pids limit is set here, nor by bwrap).
+ *
  * What it cannot stop: a SIGKILL to this process itself.  Its orphans then
  * go to the next subreaper up, or init, and live on.  Under Landlock ABI 6
  * and later the command cannot send that signal (the domain's signal scope);

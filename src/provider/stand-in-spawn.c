@@ -77,10 +77,10 @@ struct stand_in_report {
 static void report_and_exit(int report_fd, dsh_spawn_stage stage, int errno_value)
 {
         struct stand_in_report report = { -1, { stage, errno_value } };
+        /* Unreported (the caller is gone), the caller's end of file would be a failure all the same. */
+        ssize_t written = write(report_fd, &report, sizeof(report));
 
-        /* Unreported, the caller reads end of file: a failure all the same. */
-        if (write(report_fd, &report, sizeof(report)) < 0)
-                _exit(125);
+        (void) written;
         _exit(125);
 }
 
@@ -151,6 +151,7 @@ static void stand_in_main(const dsh_exec_plan *plan, const dsh_spawn_options *op
         dsh_spawn_options command_options = *options;
         struct stand_in_report report = { -1, { DSH_SPAWN_STAGE_NONE, 0 } };
         pid_t command;
+        int wait_status;
 
         (void) prctl(PR_SET_NAME, "dsh-stand-in", 0, 0, 0);
         /* The caller's end is the call's end: the end request, which this process acts on, never a bare kill. */
@@ -178,9 +179,10 @@ static void stand_in_main(const dsh_exec_plan *plan, const dsh_spawn_options *op
         if (syscall(__NR_close_range, 0U, ~0U, 0U) < 0)
                 for (int fd = 0; fd < 1024; fd++)
                         close(fd);
-        report.failure.errno_value = wait_for_command(command);
+        wait_status = wait_for_command(command);
+        /* The command has ended: so does everything it started, before the caller learns of its end. */
         (void) dsh_leftovers_end();
-        end_like(report.failure.errno_value);
+        end_like(wait_status);
 }
 
 /* Reads the stand-in's report; false when it ended without one. */

@@ -36,7 +36,10 @@
  * memory and terminals are out of sight.  The launcher then stands in for the command — it
  * dies with it and exits with its status or dies of its signal, signals
  * sent to the launcher reach the command, and the command is killed if the
- * launcher is — so the contract holds either way.
+ * launcher is — so the contract holds either way.  It is also the command's
+ * child subreaper (src/core/leftovers.h): what the command left running
+ * (`setsid`, a double fork) is killed once the command has ended, before
+ * the launcher ends, so nothing of a writing call outlives it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -57,6 +60,7 @@
 #include "core/kernel-abi.h"
 #include "config.h"
 #include "core/landlock.h"
+#include "core/leftovers.h"
 #include "core/metadata-filter.h"
 #include "core/metadata-supervisor.h"
 #include "core/private-dev.h"
@@ -291,6 +295,10 @@ static int launch_supervised(const struct launch_request *request, int ruleset_f
                 return fail("landlock ruleset error: cannot supervise metadata: %s", problem);
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets) < 0)
                 return fail("landlock ruleset error: cannot supervise metadata: %s", strerror(errno));
+        /* What the command leaves behind is reparented here, and ended with it (core/leftovers.h). */
+        result = dsh_leftovers_adopt();
+        if (result < 0)
+                return fail("landlock ruleset error: cannot become the command's subreaper: %s", strerror(-result));
         fflush(NULL);
         pid = fork();
         if (pid < 0)
@@ -327,6 +335,9 @@ static int launch_supervised(const struct launch_request *request, int ruleset_f
                 if (errno != EINTR)
                         return fail("cannot wait for the command: %s", strerror(errno));
         command_pid = 0;
+        /* The command has ended: so does everything it started, before the launcher reports its end. */
+        if (dsh_leftovers_end() < 0)
+                fputs("landlock-run: warning: processes the command left behind could not all be ended\n", stderr);
         dsh_metadata_supervisor_free(supervisor);
         return dsh_stand_in_end_like(wait_status);
 }

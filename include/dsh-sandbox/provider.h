@@ -318,7 +318,13 @@ typedef struct dsh_spawn_options {
  */
 typedef struct dsh_child dsh_child;
 
-/* The process spawned: the command itself, or the runner that runs it (bwrap). */
+/*
+ * The process spawned: the command itself (danger-full-access), the runner
+ * that runs it (bwrap), or under Landlock the call's stand-in, the process
+ * between the caller and the command that ends whatever the command leaves
+ * running when it ends (docs/backends.md, "Landlock: nothing outlives its
+ * call").  Its wait status is the command's.
+ */
 DSH_PUBLIC pid_t dsh_child_pid(const dsh_child *child);
 
 /*
@@ -343,9 +349,12 @@ DSH_PUBLIC pid_t dsh_child_process_group(const dsh_child *child);
  * sandbox's init's, are then still theirs).  A runner that dies of the
  * signal (or whose sandbox does) before the command was exec'd is reported
  * by dsh_child_wait() as a runner failure: the caller, who sent the signal,
- * knows better.  Async-signal-safe (open, read, close, kill, waitid; errno
- * is not preserved): a signal handler that passes signals on can call it
- * with values it keeps in sig_atomic_t.
+ * knows better.  A Landlock stand-in this process spawned is never sent
+ * SIGKILL: for SIGKILL it is asked (SIGRTMAX) to kill the command and then
+ * what the command left; a SIGKILL sent to its pid by other means ends the
+ * command but orphans those.  Async-signal-safe (open, read, close, kill,
+ * waitid; errno is not preserved): a signal handler that passes signals on
+ * can call it with values it keeps in sig_atomic_t.
  */
 DSH_PUBLIC void dsh_signal_command(pid_t runner, pid_t group, int signal_number);
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The session store: one append-only JSONL log per session, replayed into a small fold and appended
- * to under an exclusive flock (the format and crash rules: policy-service.h, docs/sessions.md).
+ * to under an exclusive flock, taken within a bound (session-lock.h; the format and crash rules:
+ * policy-service.h, docs/sessions.md).
  * Reading and validating the log is session-log.c's: the one JSON reader not on base/json-core.h's
  * decoder, on purpose (session.h says why).
  */
@@ -21,6 +22,7 @@
 
 #include "base/error.h"
 #include "base/fd-io.h"
+#include "policy/session-lock.h"
 #include "policy/session-log.h"
 #include "policy/session.h"
 #include "base/xdg.h"
@@ -434,17 +436,6 @@ int dsh_session_create(dsh_session_store *store, const char *cwd, dsh_session *p
 
 /* -------------------------------------------------------------- append -- */
 
-static int lock_log(dsh_session *session, int operation, dsh_error *error)
-{
-        while (flock(session->fd, operation) < 0) {
-                if (errno == EINTR)
-                        continue;
-                return dsh_error_set(error, DSH_ERROR_SYSTEM, errno, "cannot lock session log %s: %s", session->path,
-                                     strerror(errno));
-        }
-        return 0;
-}
-
 /*
  * Called with the lock held.  Every writer holds the lock from before it
  * reads the end of the file until after its fdatasync, so bytes past the last
@@ -520,7 +511,8 @@ int session_append_built(dsh_session *session, const char *type, session_event_b
                 *appended_out = false;
         if (!session->writable)
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, EROFS, "session log %s is not writable", session->path);
-        result = lock_log(session, LOCK_EX, error);
+        /* Within a bound (session-lock.h): a reader that holds the lock cannot make this wait for ever. */
+        result = dsh_session_lock_take(session->fd, session->path, error);
         if (result < 0)
                 return result;
         result = dsh_session_refresh(session, error);

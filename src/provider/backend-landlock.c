@@ -53,6 +53,7 @@
 #include "base/path.h"
 #include "shield/shield.h"
 #include "provider/spawn.h"
+#include "provider/stand-in-spawn.h"
 
 #define LANDLOCK_TEMP_AREA "/tmp"
 #define LANDLOCK_SINK "/dev/null"
@@ -214,6 +215,16 @@ static void landlock_probe(dsh_provider *provider, dsh_backend_report *report)
                 report->enforcement = DSH_ENFORCEMENT_PARTIAL;
                 (void) dsh_strv_append(&report->partial_reasons, SUBPATHS_PARTIAL_REASON);
         }
+        /*
+         * Nothing outlives a spawned call only while its stand-in lives
+         * (provider/stand-in-spawn.h); the signal scope is what keeps the
+         * command itself from killing it.
+         */
+        if (abi < DSH_LANDLOCK_SCOPE_ABI)
+                (void) dsh_strv_append(&report->notes,
+                                       "below Landlock ABI 6 the domain has no signal scope: a confined command "
+                                       "can kill its call's stand-in (SIGKILL) and leave processes running after "
+                                       "the call");
         /* It cannot mount: /tmp is the host's in both modes, and read-only has nowhere to write. */
         (void) dsh_strv_append(&report->notes, "read-only: no scratch space under landlock (/tmp is the host's, "
                                                "not writable); TMPDIR=/tmp");
@@ -546,7 +557,7 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
         dsh_private_devices devices = DSH_PRIVATE_DEVICES_INIT;
         char **held_back = NULL, **environment = NULL;
         dsh_spawn_failure failure;
-        pid_t pid;
+        pid_t pid, command;
         int result;
 
         plan.terminal_filter = true;
@@ -576,7 +587,8 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
                 return result;
         }
         plan.landlock_ruleset_fd = ruleset.fd;
-        pid = dsh_spawn_exec_plan(&plan, options, &failure);
+        /* Through a stand-in: nothing the command starts outlives the call (stand-in-spawn.h). */
+        pid = dsh_spawn_standing_in(&plan, options, &command, &failure);
         dsh_strv_free(environment);
         dsh_landlock_ruleset_close(&ruleset);
         /* Mounted in the child's namespace by now, or gone with the child: ours are no longer needed. */
@@ -593,6 +605,9 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
                                      strerror((int) -pid));
         }
         child->pid = pid;
+        /* The command leads the group or session it asked for; its stand-in is not in it. */
+        if (options->new_process_group || options->new_session)
+                child->process_group = command;
         child->mode = policy->mode;
         child->facts = facts;
         /* The spawn returned only once the child exec'd the command: its pre-exec report is the status channel. */

@@ -20,6 +20,7 @@
 #include "provider/held-back-watch.h"
 #include "provider/process.h"
 #include "provider/spawn.h"
+#include "provider/stand-in-spawn.h"
 #include "provider/verdict-cache.h"
 
 #define COLLECT_LIMIT (64 * 1024)
@@ -68,6 +69,7 @@ void dsh_child_free(dsh_child *child)
         if (!child)
                 return;
         stop_metadata_supervisor(child);
+        dsh_stand_in_forget(child->pid);
         dsh_confined_argv_clear(&child->facts);
         if (child->runner_status_fd >= 0)
                 close(child->runner_status_fd);
@@ -191,6 +193,12 @@ void dsh_signal_command(pid_t runner, pid_t group, int signal_number)
         bool sandbox = group > 0 && group != runner && runner > 0;
         bool reached = false;
 
+        /* A Landlock call's stand-in (stand-in-spawn.h): never a SIGKILL, which would orphan its leftovers. */
+        if (dsh_stand_in_is_known(runner)) {
+                dsh_stand_in_signal(runner, group, signal_number);
+                return;
+        }
+
         if (group > 0 && (!sandbox || signal_number == SIGKILL || sandbox_init_has_child(group)))
                 reached = kill(-group, signal_number) == 0;
         if (reached && signal_number != SIGKILL)
@@ -258,6 +266,7 @@ int dsh_spawn_unconfined(char *const *argv, const dsh_spawn_options *options, ds
 
 void dsh_child_settle(dsh_child *child, int wait_status)
 {
+        dsh_stand_in_forget(child->pid);   /* reaped: its pid may name another process from now on */
         stop_metadata_supervisor(child);
         if (child->backend && child->backend->settle)
                 child->backend->settle(child, wait_status);

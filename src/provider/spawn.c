@@ -213,6 +213,12 @@ static size_t child_stack_size(char *const *argv)
 pid_t dsh_spawn_exec_plan(const dsh_exec_plan *plan, const dsh_spawn_options *options,
                           dsh_spawn_failure *failure)
 {
+        return dsh_spawn_exec_plan_masked(plan, options, NULL, failure);
+}
+
+pid_t dsh_spawn_exec_plan_masked(const dsh_exec_plan *plan, const dsh_spawn_options *options,
+                                 const sigset_t *child_mask, dsh_spawn_failure *failure)
+{
         struct child_arguments arguments = { plan, options, NULL, getpid(), { DSH_SPAWN_STAGE_NONE, 0 } };
         size_t page = (size_t) sysconf(_SC_PAGESIZE);
         size_t stack_size = child_stack_size(plan->argv);
@@ -233,7 +239,7 @@ pid_t dsh_spawn_exec_plan(const dsh_exec_plan *plan, const dsh_spawn_options *op
         }
         sigfillset(&all_signals);
         pthread_sigmask(SIG_BLOCK, &all_signals, &parent_mask);
-        arguments.parent_mask = &parent_mask;
+        arguments.parent_mask = child_mask ? child_mask : &parent_mask;
         pid = clone(child_main, mapping + page + stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD, &arguments);
         clone_errno = errno;
         pthread_sigmask(SIG_SETMASK, &parent_mask, NULL);

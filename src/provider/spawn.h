@@ -9,6 +9,7 @@
 #ifndef DSH_SANDBOX_SPAWN_H
 #define DSH_SANDBOX_SPAWN_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -54,6 +55,10 @@ typedef struct dsh_spawn_failure {
  */
 DSH_INTERNAL pid_t dsh_spawn_exec_plan(const dsh_exec_plan *plan, const dsh_spawn_options *options,
                                        dsh_spawn_failure *failure);
+
+/* The same, the child starting with `child_mask` blocked (NULL: the calling thread's mask, as above). */
+DSH_INTERNAL pid_t dsh_spawn_exec_plan_masked(const dsh_exec_plan *plan, const dsh_spawn_options *options,
+                                              const sigset_t *child_mask, dsh_spawn_failure *failure);
 
 /*
  * Applies the plan to the calling process and execs: the body of the spawned

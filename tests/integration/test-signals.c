@@ -553,7 +553,13 @@ static void test_bwrap_child_names_the_sandbox_group(void **state)
         scratch_destroy(&scratch);
 }
 
-/* Under Landlock the command is the child: it leads its group when asked to, else no group is named. */
+/*
+ * Under Landlock the child is the call's stand-in and the command its child
+ * (docs/backends.md, "Landlock: nothing outlives its call"): the command leads
+ * a group when asked to, which the stand-in is not in; else no group is
+ * named and both share the caller's.  Either way a signal sent to the child
+ * by pid reaches the command, and one sent to the group named reaches it too.
+ */
 static void test_landlock_child_leads_its_group_when_asked(void **state)
 {
         struct scratch scratch;
@@ -571,10 +577,27 @@ static void test_landlock_child_leads_its_group_when_asked(void **state)
 
                 unlink(scratch.ready);
                 spawn_trapped(provider, &scratch, asked, &child);
-                assert_int_equal(dsh_child_process_group(child), asked ? dsh_child_pid(child) : 0);
-                assert_int_equal(getpgid(dsh_child_pid(child)), asked ? dsh_child_pid(child) : getpgid(0));
+                assert_int_equal(getpgid(dsh_child_pid(child)), getpgid(0));
+                if (asked) {
+                        pid_t group = dsh_child_process_group(child);
+
+                        assert_true(group > 1);
+                        assert_int_not_equal(group, dsh_child_pid(child));
+                        assert_int_equal(getpgid(group), group);   /* the command leads it */
+                } else {
+                        assert_int_equal(dsh_child_process_group(child), 0);
+                }
                 assert_true(test_wait_for_file(scratch.ready));
                 assert_int_equal(kill(dsh_child_pid(child), SIGTERM), 0);
+                assert_int_equal(wait_child(child), 3);
+                dsh_child_free(child);
+                /* The same through the group. */
+                if (!asked)
+                        continue;
+                unlink(scratch.ready);
+                spawn_trapped(provider, &scratch, asked, &child);
+                assert_true(test_wait_for_file(scratch.ready));
+                assert_int_equal(kill(-dsh_child_process_group(child), SIGTERM), 0);
                 assert_int_equal(wait_child(child), 3);
                 dsh_child_free(child);
         }

@@ -427,6 +427,9 @@ def serving_helpers():
                 argv = handle.read().split(b"\0")
             if b"remote-helper" not in argv:
                 continue
+            with open("/proc/%s/comm" % entry, "rb") as handle:
+                if handle.read().strip() == b"dsh-stand-in":
+                    continue   # a Landlock call's stand-in, forked from the helper: its argv is the helper's
             pid = int(entry)
             while pid > 1 and pid != SERVER.process.pid:
                 pid = parent_pid(pid)

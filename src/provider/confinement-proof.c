@@ -203,13 +203,31 @@ static void remove_proof_directory(int directory_fd, const char *path)
         (void) rmdir(path);
 }
 
-/* Why a run said nothing: out of time, or the backend could not run it. */
+
+
+/* A new string, or NULL when out of memory. */
+static __attribute__((format(printf, 1, 2))) char *sentence(const char *format, ...)
+{
+        char *text = NULL;
+        va_list arguments;
+        int length;
+
+        va_start(arguments, format);
+        length = vasprintf(&text, format, arguments);
+        va_end(arguments);
+        return length < 0 ? NULL : text;
+}
+
+/* Why a run said nothing: out of time (no `error`), or the backend could not run it (`error` says why). */
 static void set_not_run(struct proof_run *run, const dsh_provider *provider, const dsh_backend_ops *backend,
-                        bool timed_out)
+                        const dsh_error *error)
 {
         run->outcome = PROOF_NOT_RUN;
-        run->reason = timed_out ? dsh_probe_timeout_reason(provider, backend)
-                                : strdup("the confinement check could not run under this backend");
+        if (!error)
+                run->reason = dsh_probe_timeout_reason(provider, backend);
+        else
+                run->reason = sentence("the confinement check could not run under this backend: %s",
+                                       error->message ? error->message : "no reason given");
 }
 
 /* One run: a fresh directory and secret, the confined write, the judgement. */
@@ -239,13 +257,13 @@ static void run_proof(dsh_provider *provider, const dsh_backend_ops *backend, st
         }
         result = dsh_provider_run_bounded_with_input(provider, backend, argv, &policy, input, &exit_code,
                                                      &stderr_text, &error);
-        dsh_error_clear(&error);
         /* Judged whatever the run's own outcome: a command that escaped and then stalled escaped all the same. */
         run->outcome = judge_proof(directory_fd, secret);
         run->disturbed = has_strangers(directory_fd, secret);
         remove_proof_directory(directory_fd, directory);
         if (run->outcome == PROOF_CONFINED && (result < 0 || exit_code < 0))
-                set_not_run(run, provider, backend, result == 0);
+                set_not_run(run, provider, backend, result < 0 ? &error : NULL);
+        dsh_error_clear(&error);
 }
 
 /* Replaces the report's reason with `reason` (owned) and makes it unusable. */
@@ -255,19 +273,6 @@ static void refuse(dsh_backend_report *report, char *reason, bool transient)
         report->transient = transient;
         free(report->reason);
         report->reason = reason;
-}
-
-/* A new string, or NULL when out of memory. */
-static __attribute__((format(printf, 1, 2))) char *sentence(const char *format, ...)
-{
-        char *text = NULL;
-        va_list arguments;
-        int length;
-
-        va_start(arguments, format);
-        length = vasprintf(&text, format, arguments);
-        va_end(arguments);
-        return length < 0 ? NULL : text;
 }
 
 /* The verdict of one or two runs into `report` (the rules are at the top of this file). */

@@ -18,6 +18,7 @@ void dsh_protections_clear(dsh_protections *protections)
         dsh_strv_free(protections->executables);
         dsh_strv_free(protections->subpaths);
         free(protections->launcher_directory);
+        dsh_strv_free(protections->hidden);
         *protections = (dsh_protections) DSH_PROTECTIONS_INIT;
 }
 

@@ -27,7 +27,10 @@
  *    confined process and bwrap's pid namespace hides.)
  *  - judged: on the directory's own fd (a rename of it changes nothing), the
  *    secret's file read back with O_NOFOLLOW, never access():
- *      absent                     the write failed: confines.  Any other
+ *      absent                     the write failed: confines, once the
+ *                                 command said on stderr that it read the
+ *                                 secret (a runner that does not hand stdin
+ *                                 on would otherwise pass).  Any other
  *                                 entry there means something else writes
  *                                 the sandbox's cache: a note, and the
  *                                 verdict is used but not persisted;
@@ -60,8 +63,17 @@
 #define SECRET_BYTES 16
 #define SECRET_LENGTH (2 * SECRET_BYTES)
 
-/* Reads the secret, then creates the file it names, holding it, and never one that exists (set -C). */
-#define PROOF_SCRIPT "IFS= read -r name || exit 0; set -C; printf '%s\\n' \"$name\" > \"$1/$name\"; exit 0"
+/*
+ * Reads the secret and says so on stderr, then creates the file it names,
+ * holding it, and never one that exists (set -C).  Without that word on
+ * stderr a missing file proves nothing: a runner that does not hand stdin
+ * on (a passthrough with </dev/null) would otherwise pass for one that
+ * confines.
+ */
+#define SECRET_READ "dsh-sandbox-proof: secret read"
+#define PROOF_SCRIPT                                                                                              \
+        "IFS= read -r name || exit 0; echo '" SECRET_READ "' >&2; set -C; printf '%s\\n' \"$name\" > \"$1/$name\"; " \
+        "exit 0"
 
 enum proof_outcome {
         PROOF_NOT_RUN,   /* no directory, no secret, out of time: `reason` says why */
@@ -230,6 +242,14 @@ static void set_not_run(struct proof_run *run, const dsh_provider *provider, con
                                        error->message ? error->message : "no reason given");
 }
 
+/* No file, but the command never read its secret: nothing was tried, so nothing is proved. */
+static void set_unread(struct proof_run *run, const dsh_backend_ops *backend)
+{
+        run->outcome = PROOF_NOT_RUN;
+        run->reason = sentence("the confinement check's command under %s never read its secret on stdin: "
+                               "its write proves nothing", backend->name);
+}
+
 /* One run: a fresh directory and secret, the confined write, the judgement. */
 static void run_proof(dsh_provider *provider, const dsh_backend_ops *backend, struct proof_run *run)
 {
@@ -263,6 +283,8 @@ static void run_proof(dsh_provider *provider, const dsh_backend_ops *backend, st
         remove_proof_directory(directory_fd, directory);
         if (run->outcome == PROOF_CONFINED && (result < 0 || exit_code < 0))
                 set_not_run(run, provider, backend, result < 0 ? &error : NULL);
+        else if (run->outcome == PROOF_CONFINED && !(stderr_text && strstr(stderr_text, SECRET_READ)))
+                set_unread(run, backend);
         dsh_error_clear(&error);
 }
 

@@ -69,7 +69,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ -n "$fd" ] && eval "echo '{ \"child-pid\": 1 }' >&$fd"
-exec "$@"
+exec "$@" %(stdin)s
 """
 # Escapes on the first proof only, then is the real bwrap.
 FIRST_ONLY = r"""case "$proof" in */probe-*) [ "$(wc -l < "$(dirname "$0")/proofs.log")" -gt 1 ] && exec /usr/bin/bwrap "$@";; esac"""
@@ -202,7 +202,7 @@ class ProbeCase(unittest.TestCase):
             pass
 
     def test_a_genuine_escape_is_proved_twice_then_persisted(self):
-        report = self.probe(self.runner("bwrap", PASSTHROUGH_BWRAP % {"first_only": ""}))
+        report = self.probe(self.runner("bwrap", PASSTHROUGH_BWRAP % {"first_only": "", "stdin": ""}))
         self.assertIn("could still write outside its policy on this host (proved twice)", report)
         self.assertIn("auto selects    landlock", report)
         proofs = self.proofs()
@@ -211,10 +211,18 @@ class ProbeCase(unittest.TestCase):
         self.assertEqual(self.cached_selection(), "landlock")
 
     def test_an_escape_a_second_run_does_not_confirm_is_not_persisted(self):
-        report = self.probe(self.runner("bwrap", PASSTHROUGH_BWRAP % {"first_only": FIRST_ONLY}))
+        report = self.probe(self.runner("bwrap", PASSTHROUGH_BWRAP % {"first_only": FIRST_ONLY, "stdin": ""}))
         self.assertIn("wrote outside its policy once but not on a second run", report)
         self.assertIn("auto selects    landlock", report)   # passed over for now: it escaped once
         self.assertEqual(len(self.proofs()), 2)
+        self.assertIsNone(self.cached_selection())
+
+    def test_a_runner_that_swallows_stdin_proves_nothing(self):
+        # Confines nothing and hands the command /dev/null: the secret's file never appears, because the
+        # command never learnt its name.  A missing file is no proof without the command's word that it read.
+        report = self.probe(self.runner("bwrap", PASSTHROUGH_BWRAP % {"first_only": "", "stdin": "< /dev/null"}))
+        self.assertIn("never read its secret on stdin", report)
+        self.assertIn("auto selects    landlock", report)
         self.assertIsNone(self.cached_selection())
 
     def test_a_raced_proof_concludes_nothing_and_is_not_persisted(self):

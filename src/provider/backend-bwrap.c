@@ -461,7 +461,7 @@ static int append_read_only_temp_area(char ***argv, const dsh_policy *policy)
  * ssh control directories, protections.h).  Read-only is not enough for
  * them: connect() to a socket needs no write access to its mount, and the
  * master behind it does what any client asks.  Each was made beforehand
- * when missing (create_missing_hidden()), so a master started while the
+ * when missing (dsh_protections_make_hidden()), so a master started while the
  * command runs is hidden too: the host's new directory would otherwise
  * appear through the read-only view of "/".
  */
@@ -589,19 +589,6 @@ static int create_missing_protected(const dsh_shield *shield, dsh_error *error)
         return 0;
 }
 
-/*
- * A hidden directory that does not exist yet is made now (0700, as the
- * remote makes it), so that the tmpfs covers it for the whole call.  One
- * that cannot be made cannot hold a master's socket either (the remote
- * makes it as this same user): it is then left alone.
- */
-static void create_missing_hidden(char *const *hidden)
-{
-        for (char *const *path = hidden; path && *path; path++)
-                if (access(*path, F_OK) < 0)
-                        (void) dsh_path_make_directories(*path, 0700);
-}
-
 /* Resolves the runner and the last step of one call, plans its shield, its scratch and its variables. */
 static int prepare_call(dsh_provider *provider, const dsh_prepared_policy *prepared, struct bwrap_call *call,
                         dsh_error *error)
@@ -634,7 +621,7 @@ static int prepare_call(dsh_provider *provider, const dsh_prepared_policy *prepa
                                      call->shield.unprotected[0]);
         result = create_missing_protected(&call->shield, error);
         call->hidden = provider->protections.hidden;
-        create_missing_hidden(call->hidden);
+        dsh_protections_make_hidden(&provider->protections);
         if (result == 0 && policy->mode == DSH_MODE_WORKSPACE_WRITE && plan_binds(call, policy) < 0)
                 result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         return result;

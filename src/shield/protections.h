@@ -37,6 +37,13 @@ typedef struct dsh_protections {
 
 #define DSH_PROTECTIONS_INIT { NULL, NULL, NULL, false, NULL, NULL }
 
+/*
+ * Makes each missing directory of `hidden` (0700), where the remote would
+ * make it, so that a backend can hide it for a whole call (protections.c).
+ * Best effort: one that may not or cannot be made is left alone.
+ */
+DSH_INTERNAL void dsh_protections_make_hidden(const dsh_protections *protections);
+
 /* Frees what `protections` owns and resets it to DSH_PROTECTIONS_INIT. */
 DSH_INTERNAL void dsh_protections_clear(dsh_protections *protections);
 

@@ -137,6 +137,37 @@ class SharedMasterCase(unittest.TestCase):
             self.skipTest("bwrap cannot make a sandbox on this host")
         self.assert_master_out_of_reach("bwrap")
 
+    def test_bwrap_hides_a_master_started_while_the_command_runs(self):
+        # The control directory does not exist when the call starts: bwrap makes it first, so that the
+        # tmpfs covers the directory a master started later creates (else it would show through "/").
+        if not bwrap_works():
+            self.skipTest("bwrap cannot make a sandbox on this host")
+        control = os.path.join(self.runtime_dir, "dsh-sandbox", "ssh")
+        self.assertFalse(os.path.exists(control))
+        trigger = os.path.join(self.outside, "master-is-up")
+        waiter = subprocess.Popen(
+            [BIN, "run", "--backend", "bwrap", "--mode", "read-only", "--root", self.workspace, "--", "sh", "-c",
+             'echo ready; while [ ! -s "$1" ]; do sleep 0.05; done; '
+             'ssh -F /dev/null -S "$(cat "$1")" -O check x 2>/dev/null; echo "check $?"; '
+             'ls -A "$2"; echo listed', "sh", trigger, control],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, env=self.env())
+        try:
+            self.assertEqual(waiter.stdout.readline().strip(), "ready")
+            control_socket = self.start_master()
+            with open(trigger + ".new", "w") as handle:
+                handle.write(control_socket)
+            os.rename(trigger + ".new", trigger)
+            output, errors = waiter.communicate(timeout=PATIENCE)
+        finally:
+            if waiter.poll() is None:
+                waiter.kill()
+                waiter.wait()
+        lines = output.splitlines()
+        self.assertIn("listed", lines, output + errors)
+        self.assertNotEqual(lines[0], "check 0", "the master answered a command that started before it")
+        self.assertEqual(lines[1], "listed", "the command saw the master's socket: " + output)
+        self.assertTrue(self.master_answers(control_socket))
+
     def test_landlock_read_only_cannot_reach_the_master(self):
         if landlock_abi() == 0:
             self.skipTest("the kernel has no Landlock")

@@ -10,6 +10,7 @@
  *         workspace-write: --bind-fd FD /tmp (the session's scratch; else --tmpfs /tmp)
  *                          --bind-fd FD WS [--bind-fd FD ROOT]... [pins, read-only binds]
  *                          [--tmpfs SCRATCH-BASE --bind-fd FD CACHE]
+ *         [--tmpfs HIDDEN --remount-ro HIDDEN]...
  *         --setenv TMPDIR /tmp [--setenv CACHE-VARIABLE DIR]...
  *         [--chdir DIR] [--json-status-fd N] -- dsh-sandbox-exec [--status-fd M] [--listener-fd L]
  *         -- ARGV...
@@ -32,6 +33,9 @@
  *   /proc knobs     read-only: uid 0 without capabilities may still write
  *                   root-owned sysctls (proc_read_only below);
  *   --unshare-ipc   the host's System V IPC and message queues out of reach;
+ *   hidden dirs     an empty read-only tmpfs over the remote's ssh control
+ *                   directories: a read-only socket still connects, and the
+ *                   master does what its client asks (append_hidden());
  *   --new-session   no controlling terminal (and dsh-sandbox-exec's seccomp
  *                   filter refuses TIOCSTI on any terminal it could take);
  *                   a pty the caller made for the command
@@ -155,15 +159,16 @@ struct bwrap_call {
         size_t bind_count;
         int json_status_fd;     /* bwrap's --json-status-fd, or -1 */
         int exec_status_fd;     /* dsh-sandbox-exec's --status-fd, or -1 */
-        int listener_fd;        /* dsh-sandbox-exec's --listener-fd (spawn, workspace-write), or -1 */
+        int listener_fd;        /* dsh-sandbox-exec's --listener-fd (spawn, both modes), or -1 */
         const dsh_scratch *scratch;     /* the prepared policy's (borrowed); none: a tmpfs on /tmp */
         bool scratch_by_fd;     /* spawn: the scratch is bound from its fds; confine: by name */
         char **variables;       /* NAME, VALUE pairs for --setenv (scratch.h) */
         bool controlling_terminal;      /* dsh_spawn_options.controlling_terminal: dsh-sandbox-exec takes stdin's */
         char *chdir_path;       /* spawn only: --chdir, the path of the caller's cwd fd; NULL: none */
+        char *const *hidden;    /* the protections' hidden directories (borrowed): see append_hidden() */
 };
 
-#define BWRAP_CALL_INIT { NULL, NULL, DSH_SHIELD_INIT, NULL, 0, -1, -1, -1, NULL, false, NULL, false, NULL }
+#define BWRAP_CALL_INIT { NULL, NULL, DSH_SHIELD_INIT, NULL, 0, -1, -1, -1, NULL, false, NULL, false, NULL, NULL }
 
 static void bwrap_call_clear(struct bwrap_call *call)
 {
@@ -469,6 +474,27 @@ static int append_read_only_temp_area(char ***argv, const dsh_policy *policy)
         return result;
 }
 
+/*
+ * Made last, in both modes, over whatever the roots and the shield bound
+ * there: an empty read-only tmpfs over each hidden directory (the remote's
+ * ssh control directories, protections.h).  Read-only is not enough for
+ * them: connect() to a socket needs no write access to its mount, and the
+ * master behind it does what any client asks.  Each was made beforehand
+ * when missing (dsh_protections_make_hidden()), so a master started while the
+ * command runs is hidden too: the host's new directory would otherwise
+ * appear through the read-only view of "/".
+ */
+static int append_hidden(char ***argv, const struct bwrap_call *call)
+{
+        for (char *const *path = call->hidden; path && *path; path++) {
+                const char *words[] = { "--tmpfs", *path, "--remount-ro", *path, NULL };
+
+                if (access(*path, F_OK) == 0 && append_words(argv, words) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
 /* --setenv for each of the call's variables (TMPDIR, the caches: scratch.h). */
 static int append_variables(char ***argv, const struct bwrap_call *call)
 {
@@ -512,6 +538,8 @@ static int build_argv(char ***argv, const struct bwrap_call *call, const dsh_pol
                 result = append_writable_binds(argv, call, policy);
         else if (result == 0)
                 result = append_read_only_temp_area(argv, policy);
+        if (result == 0)
+                result = append_hidden(argv, call);
         if (result == 0)
                 result = append_variables(argv, call);
         if (result == 0 && call->chdir_path) {
@@ -633,6 +661,8 @@ static int prepare_call(dsh_provider *provider, const dsh_prepared_policy *prepa
                                      "a protected subpath cannot be held back and requireProtectedSubpaths is set: %s",
                                      call->shield.unprotected[0]);
         result = create_missing_protected(&call->shield, error);
+        call->hidden = provider->protections.hidden;
+        dsh_protections_make_hidden(&provider->protections);
         if (result == 0 && policy->mode == DSH_MODE_WORKSPACE_WRITE && plan_binds(call, policy) < 0)
                 result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         return result;

@@ -35,6 +35,9 @@ typedef struct dsh_backend_report {
          * but never persisted: a persisted verdict must rest on deterministic
          * facts only (not installed, not trusted, ABI too old, namespaces
          * blocked...), or one bad moment would select a backend for good.
+         * On a usable report: usable for this provider, but a verdict that
+         * selects it is not persisted either (its confinement proof was
+         * disturbed: confinement-proof.c).
          */
         bool transient;
 } dsh_backend_report;
@@ -159,6 +162,9 @@ DSH_INTERNAL int dsh_probe_report_fill(dsh_provider *provider, const dsh_backend
  * with dsh_provider_end_probe().  probe.c.
  */
 DSH_INTERNAL bool dsh_provider_begin_probe(dsh_provider *provider);
+
+/* "a bwrap probe did not finish within 300 ms (probeTimeoutMs)": a new string, NULL when out of memory.  probe.c. */
+DSH_INTERNAL char *dsh_probe_timeout_reason(const dsh_provider *provider, const dsh_backend_ops *backend);
 DSH_INTERNAL void dsh_provider_end_probe(dsh_provider *provider, bool started);
 
 /*
@@ -174,5 +180,10 @@ DSH_INTERNAL void dsh_provider_end_probe(dsh_provider *provider, bool started);
 DSH_INTERNAL int dsh_provider_run_bounded(dsh_provider *provider, const dsh_backend_ops *backend, char *const *argv,
                                           const dsh_policy *policy, int *exit_code, char **stderr_text,
                                           dsh_error *error);
+
+/* dsh_provider_run_bounded() with stdin on `stdin_fd` (borrowed; the caller closes it) instead of /dev/null. */
+DSH_INTERNAL int dsh_provider_run_bounded_with_input(dsh_provider *provider, const dsh_backend_ops *backend,
+                                                     char *const *argv, const dsh_policy *policy, int stdin_fd,
+                                                     int *exit_code, char **stderr_text, dsh_error *error);
 
 #endif

@@ -14,11 +14,11 @@
 #include <unistd.h>
 
 #include "provider/backend.h"
+#include "provider/confinement-proof.h"
 #include "base/error.h"
 #include "provider/process.h"
 
-/* "a bwrap probe did not finish within 300 ms (probeTimeoutMs)"; NULL when out of memory. */
-static char *probe_timeout_reason(const dsh_provider *provider, const dsh_backend_ops *backend)
+char *dsh_probe_timeout_reason(const dsh_provider *provider, const dsh_backend_ops *backend)
 {
         char *reason = NULL;
 
@@ -36,56 +36,6 @@ static dsh_policy probe_policy(void)
         policy.mode = DSH_MODE_READ_ONLY;
         policy.workspace_root = (char *) "/";
         return policy;
-}
-
-/*
- * A probe must prove confinement, not only that a command starts (bwrap run
- * by root without dropping capabilities starts fine and confines nothing):
- * a confined shell tries to create a file in a fresh directory outside the
- * read-only policy, and the backend stays usable only if no file appears.
- */
-static void prove_confinement(dsh_provider *provider, const dsh_backend_ops *backend, dsh_backend_report *report)
-{
-        static const char *const parents[] = { "/tmp", "/var/tmp", NULL };
-        char directory[64], target[96];
-        char *argv[] = { (char *) "sh", (char *) "-c", (char *) "echo escaped > \"$1\"; exit 0", (char *) "sh",
-                         target, NULL };
-        dsh_policy policy = probe_policy();
-        dsh_error error = DSH_ERROR_INIT;
-        dsh_autofree char *stderr_text = NULL;
-        bool made = false, escaped;
-        int exit_code = 0;
-
-        for (const char *const *parent = parents; *parent && !made; parent++) {
-                snprintf(directory, sizeof(directory), "%s/dsh-sandbox-probe.XXXXXX", *parent);
-                made = mkdtemp(directory) != NULL;
-        }
-        if (!made)
-                return;  /* nowhere to try: the functional run above is all the evidence there is */
-        snprintf(target, sizeof(target), "%s/escaped", directory);
-        if (dsh_provider_run_bounded(provider, backend, argv, &policy, &exit_code, &stderr_text, &error) < 0 ||
-            exit_code < 0) {
-                report->usable = false;
-                report->transient = true;  /* out of time or of a resource: proves nothing either way */
-                free(report->reason);
-                if (exit_code < 0)
-                        report->reason = probe_timeout_reason(provider, backend);
-                else
-                        report->reason = strdup("the confinement check could not run under this backend");
-        }
-        escaped = access(target, F_OK) == 0;
-        unlink(target);
-        rmdir(directory);
-        if (escaped) {
-                report->usable = false;
-                report->transient = false;  /* a proven escape is a fact about the runner, not a bad moment */
-                free(report->reason);
-                if (asprintf(&report->reason, "a command confined by %s could still write outside its policy on "
-                                              "this host: it does not confine here",
-                             backend->name) < 0)
-                        report->reason = NULL;
-        }
-        dsh_error_clear(&error);
 }
 
 /*
@@ -110,7 +60,7 @@ void dsh_probe_backend(dsh_provider *provider, const dsh_backend_ops *backend, d
         if (!report->runner_path && backend->runner_path)
                 report->runner_path = backend->runner_path(provider);
         if (report->usable && backend->probe_is_functional)
-                prove_confinement(provider, backend, report);
+                dsh_confinement_proof(provider, backend, report);
         if (!report->usable || backend->probe_is_functional)
                 goto out;
         if (dsh_provider_run_bounded(provider, backend, argv, &policy, &exit_code, &stderr_text, &error) < 0) {
@@ -121,14 +71,14 @@ void dsh_probe_backend(dsh_provider *provider, const dsh_backend_ops *backend, d
                 report->usable = false;
                 report->transient = true;
                 if (exit_code < 0)
-                        report->reason = probe_timeout_reason(provider, backend);
+                        report->reason = dsh_probe_timeout_reason(provider, backend);
                 else if (asprintf(&report->reason, "a confined `true` failed under %s with status %d: %.*s",
                                   backend->name, exit_code, stderr_text ? (int) strcspn(stderr_text, "\n") : 0,
                                   stderr_text ? stderr_text : "") < 0)
                         report->reason = NULL;
         }
         if (report->usable)
-                prove_confinement(provider, backend, report);
+                dsh_confinement_proof(provider, backend, report);
 out:
         dsh_error_clear(&error);
         dsh_provider_end_probe(provider, started);
@@ -150,6 +100,14 @@ void dsh_provider_end_probe(dsh_provider *provider, bool started)
 
 int dsh_provider_run_bounded(dsh_provider *provider, const dsh_backend_ops *backend, char *const *argv,
                              const dsh_policy *policy, int *exit_code, char **stderr_text, dsh_error *error)
+{
+        return dsh_provider_run_bounded_with_input(provider, backend, argv, policy, -1, exit_code, stderr_text,
+                                                   error);
+}
+
+int dsh_provider_run_bounded_with_input(dsh_provider *provider, const dsh_backend_ops *backend, char *const *argv,
+                                        const dsh_policy *policy, int stdin_fd, int *exit_code, char **stderr_text,
+                                        dsh_error *error)
 {
         dsh_spawn_options options = DSH_SPAWN_OPTIONS_INIT;
         dsh_prepared_policy prepared = DSH_PREPARED_POLICY_INIT;
@@ -182,7 +140,7 @@ int dsh_provider_run_bounded(dsh_provider *provider, const dsh_backend_ops *back
                                        strerror(pipe_errno));
                 goto out;
         }
-        options.stdin_fd = null_fd;
+        options.stdin_fd = stdin_fd >= 0 ? stdin_fd : null_fd;
         options.stdout_fd = null_fd;
         options.stderr_fd = errors[1];
         /* A group of its own, so that the deadline takes whatever the runner started along with it. */

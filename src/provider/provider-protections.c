@@ -12,6 +12,25 @@ const dsh_protections *dsh_provider_protections(const dsh_provider *provider)
         return &provider->protections;
 }
 
+/* Copies absolute `hidden` (NULL: none) into the provider's protections. */
+static int set_hidden_directories(dsh_provider *provider, char *const *hidden, dsh_error *error)
+{
+        char **copy = NULL;
+
+        for (char *const *path = hidden; path && *path; path++)
+                if ((*path)[0] != '/')
+                        return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
+                                             "a hidden directory must be absolute: \"%s\"", *path);
+        if (hidden) {
+                copy = dsh_strv_copy(hidden);
+                if (!copy)
+                        return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        }
+        dsh_strv_free(provider->protections.hidden);
+        provider->protections.hidden = copy;
+        return 0;
+}
+
 int dsh_provider_set_protections(dsh_provider *provider, const dsh_protections *protections, dsh_error *error)
 {
         int result = dsh_provider_set_protected_subpaths(provider, (const char *const *) protections->subpaths,
@@ -21,6 +40,8 @@ int dsh_provider_set_protections(dsh_provider *provider, const dsh_protections *
                 result = dsh_provider_set_protected_paths(provider, protections->paths, error);
         if (result == 0)
                 result = dsh_provider_set_protected_executables(provider, protections->executables, error);
+        if (result == 0)
+                result = set_hidden_directories(provider, protections->hidden, error);
         return result;
 }
 

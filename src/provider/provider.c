@@ -91,6 +91,7 @@ static const dsh_backend_ops *probe_chain(dsh_provider *provider)
                 dsh_probe_backend(provider, provider->backends[i], &report);
                 if (report.usable) {
                         provider->selected = provider->backends[i];
+                        clean = clean && !report.transient;  /* usable, but its proof was disturbed */
                         dsh_backend_report_clear(&report);
                         if (clean)
                                 persist_verdict(provider, provider->selected);
@@ -444,8 +445,8 @@ int dsh_provider_probe(dsh_provider *provider, dsh_probe_report *report, dsh_err
                                 continue;
                         if (usable[j])
                                 selected = candidates[j];
-                        else
-                                clean = clean && !transient[j];
+                        /* Unusable for a moment, or usable with a disturbed proof: either way not persisted. */
+                        clean = clean && !transient[j];
                 }
         provider->verdict_cached = true;
         provider->selected = selected;

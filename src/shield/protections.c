@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* The protections: see protections.h. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/path.h"
 #include "config.h"
 #include "dsh-sandbox/sandbox.h"
 #include "shield/protections.h"
@@ -18,6 +21,7 @@ void dsh_protections_clear(dsh_protections *protections)
         dsh_strv_free(protections->executables);
         dsh_strv_free(protections->subpaths);
         free(protections->launcher_directory);
+        dsh_strv_free(protections->hidden);
         *protections = (dsh_protections) DSH_PROTECTIONS_INIT;
 }
 
@@ -56,4 +60,44 @@ char *dsh_protections_launcher_path(const dsh_protections *protections, const ch
         if (asprintf(&path, "%s/%s", DSH_SANDBOX_LIBEXECDIR, name) < 0)
                 return NULL;
         return path;
+}
+
+/*
+ * Whether what is missing of `path` may be made below its nearest existing
+ * ancestor: one this user or root owns, that nobody else can write in (or
+ * sticky), as the remote requires of the places it keeps its sockets
+ * (src/remote/remote-ssh.c).  Elsewhere — an XDG_RUNTIME_DIR of another
+ * user, kept across sudo — the remote keeps no master, so there is nothing
+ * to hide, and nothing of ours is left in another user's directory.
+ */
+static bool may_create_below_ancestor(const char *path)
+{
+        char ancestor[PATH_MAX];
+        struct stat status;
+        char *slash;
+
+        if (snprintf(ancestor, sizeof(ancestor), "%s", path) >= (int) sizeof(ancestor))
+                return false;
+        while (lstat(ancestor, &status) < 0) {
+                slash = strrchr(ancestor, '/');
+                if (errno != ENOENT || !slash || slash == ancestor)
+                        return false;
+                *slash = '\0';
+        }
+        return S_ISDIR(status.st_mode) && (status.st_uid == geteuid() || status.st_uid == 0) &&
+               (!(status.st_mode & (S_IWGRP | S_IWOTH)) || (status.st_mode & S_ISVTX));
+}
+
+/*
+ * A hidden directory that does not exist yet is made now (0700, as the
+ * remote makes it), so that the tmpfs covers it for the whole call: a
+ * master started meanwhile is hidden too.  One that may not or cannot be
+ * made cannot hold a master's socket either (the remote makes it as this
+ * same user, under the same rule): it is then left alone.
+ */
+void dsh_protections_make_hidden(const dsh_protections *protections)
+{
+        for (char *const *path = protections->hidden; path && *path; path++)
+                if (access(*path, F_OK) < 0 && errno == ENOENT && may_create_below_ancestor(*path))
+                        (void) dsh_path_make_directories(*path, 0700);
 }

@@ -25,9 +25,24 @@ typedef struct dsh_protections {
          * where the other launchers are looked for first; "" for "/", NULL: none.
          */
         char *launcher_directory;
+        /*
+         * Own directories no confined command may even look into, absolute,
+         * each also one of `paths`: the remote's ssh control directories,
+         * whose sockets answer whoever connects (`-O forward`, `-O exit`, new
+         * sessions).  bwrap lays an empty read-only tmpfs over each; Landlock
+         * cannot hide and refuses a root containing one, as for every path.
+         */
+        char **hidden;
 } dsh_protections;
 
-#define DSH_PROTECTIONS_INIT { NULL, NULL, NULL, false, NULL }
+#define DSH_PROTECTIONS_INIT { NULL, NULL, NULL, false, NULL, NULL }
+
+/*
+ * Makes each missing directory of `hidden` (0700), where the remote would
+ * make it, so that a backend can hide it for a whole call (protections.c).
+ * Best effort: one that may not or cannot be made is left alone.
+ */
+DSH_INTERNAL void dsh_protections_make_hidden(const dsh_protections *protections);
 
 /* Frees what `protections` owns and resets it to DSH_PROTECTIONS_INIT. */
 DSH_INTERNAL void dsh_protections_clear(dsh_protections *protections);

@@ -63,12 +63,15 @@ static char *write_late_failing_bwrap(const char *directory)
         return path;
 }
 
-/* A `bwrap` that starts fine and confines nothing: it skips to `--` and execs the command. */
+/*
+ * A `bwrap` that starts fine and confines nothing: it skips to `--` and execs the command.
+ * bash, not sh: dash cannot redirect to the status fd once it is above 9.
+ */
 static char *write_passthrough_bwrap(const char *directory)
 {
         char *path = test_path_join(directory, "bwrap-passthrough");
 
-        test_write_file(path, "#!/bin/sh\n"
+        test_write_file(path, "#!/bin/bash\n"
                               "fd=''\n"
                               "while [ $# -gt 0 ]; do\n"
                               "  case \"$1\" in\n"

@@ -336,7 +336,7 @@ static char *copy_or_null(const char *text)
  * runtime uses others: the next call of another front end (the CLI) reads
  * those.
  */
-static int hide_control_directories(dsh_protections *protections, dsh_error *error);
+static int hide_own_directories(const dsh_runtime *runtime, dsh_protections *protections, dsh_error *error);
 
 static int protect_own_files(dsh_protections *protections, const dsh_runtime *runtime, const char *cache_directory,
                              dsh_error *error)
@@ -375,22 +375,31 @@ static int protect_own_files(dsh_protections *protections, const dsh_runtime *ru
                 return out_of_memory(error);
         }
         protections->paths = paths;
-        return hide_control_directories(protections, error);
+        return hide_own_directories(runtime, protections, error);
 }
 
 /*
- * The remote's ssh control directories are not only kept unchanged but
- * hidden (protections.h: `hidden`): a read-only view of a master's control
- * socket is enough to connect to it, and the unconfined master then does
- * what it is asked — `-O forward -L PATH:...` creates a socket file wherever
- * this user can write, `-O exit` ends it, a new session runs on the remote.
+ * Some of the sandbox's own directories are not only kept unchanged but
+ * hidden (protections.h: `hidden`), because a read-only view is enough to
+ * act through them:
+ *  - the remote's ssh control directories: a read-only view of a master's
+ *    control socket is enough to connect to it, and the unconfined master
+ *    then does what it is asked — `-O forward -L PATH:...` creates a socket
+ *    file wherever this user can write, `-O exit` ends it, a new session
+ *    runs on the remote;
+ *  - the session store: flock() needs only a read-only descriptor, so a
+ *    command that can open the log can hold its lock while the user narrows
+ *    the session (the lock is bounded too: policy/session-lock.h).
  */
-static int hide_control_directories(dsh_protections *protections, dsh_error *error)
+static int hide_own_directories(const dsh_runtime *runtime, dsh_protections *protections, dsh_error *error)
 {
         int result = append_protected(&protections->hidden, dsh_remote_default_control_directory());
 
         if (result == 0)
                 result = append_protected(&protections->hidden, dsh_remote_home_control_directory());
+        if (result == 0 && runtime->session_store)
+                result = append_protected(&protections->hidden,
+                                          copy_or_null(dsh_session_store_directory(runtime->session_store)));
         return result < 0 ? out_of_memory(error) : 0;
 }
 

@@ -64,11 +64,13 @@
  *                   /dev/null, /dev/zero, /dev/urandom, /dev/tty..., whose
  *                   metadata no mount protects (a chmod 000 inside would be
  *                   the host's);
- *   --listener-fd   (spawn, workspace-write) where dsh-sandbox-exec sends the
- *                   filter's listener: the metadata supervisor in this process
- *                   performs metadata calls beneath the roots
- *                   (bwrap-supervisor.h); confine's argv has none, refuses
- *                   every metadata call, and is partial under workspace-write;
+ *   --listener-fd   (spawn, both modes) where dsh-sandbox-exec sends the
+ *                   filter's listener: the supervisor in this process
+ *                   performs every connect and the metadata calls beneath
+ *                   the roots (bwrap-supervisor.h), with --temp-root the
+ *                   call's private /tmp among them; confine's argv has none,
+ *                   refuses every metadata call and every connect, and is
+ *                   partial under workspace-write;
  *   held-back watch (the bash tool's spawn only) inotify on the directories of
  *                   what is bound read-only, armed before bwrap starts: a
  *                   refused replacement of .git/config (EBUSY, or a git that

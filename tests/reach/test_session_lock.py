@@ -113,10 +113,22 @@ class SessionLock(unittest.TestCase):
             self.skipTest("this kernel has no Landlock")
         self.confined_holder("landlock", "workspace-write")
 
-    def test_holder_confined_bwrap_read_only(self):
+    def test_bwrap_hides_the_store(self):
+        # Under bwrap the session store is one of the sandbox's hidden directories: nothing to open, nothing to lock.
         if not livability.bwrap_works():
             self.skipTest("bwrap cannot make a sandbox on this host")
-        self.confined_holder("bwrap", "read-only")
+        for mode in ("read-only", "workspace-write"):
+            with self.subTest(mode=mode):
+                looked = subprocess.run([BIN, "run", "--backend", "bwrap", "--mode", mode, "--root", self.workspace,
+                                         "--", "sh", "-c", 'ls -A "$1"; flock -n -s "$2" true; echo "flock $?"', "sh",
+                                         os.path.dirname(self.log), self.log],
+                                        cwd=self.workspace, env=self.environment, stdin=subprocess.DEVNULL,
+                                        capture_output=True, text=True, timeout=PATIENCE, check=False)
+                self.assertEqual(looked.returncode, 0, looked.stderr)
+                # An empty directory (ls prints nothing), and no log to open (flock(1): 73, cannot open or create).
+                self.assertEqual(looked.stdout.splitlines(), ["flock 73"], looked.stdout + looked.stderr)
+                switched = self.dsh("session", "mode", self.session, "workspace-write", bound=BOUND_MS)
+                self.assertEqual(switched.returncode, 0, switched.stderr)
 
     def test_free_lock_switches_at_once(self):
         switched = self.dsh("session", "mode", self.session, "workspace-write", bound=BOUND_MS)

@@ -395,15 +395,20 @@ class SocketReach:
         daemon = self.daemon(name, "abstract")
         self.each(lambda backend, mode: self.assert_refused(backend, mode, daemon, name))
 
-    def test_daemon_in_the_hosts_tmp_is_refused_under_landlock(self):
-        if self.backend != "landlock":
-            self.skipTest("bwrap's /tmp is the sandbox's own tmpfs: no host daemon is there")
+    def test_daemon_in_the_hosts_tmp_is_out_of_reach(self):
+        # Landlock: the host's /tmp is shared, never the command's own root (refused, EACCES). bwrap: the
+        # command's /tmp is a tmpfs or the session's scratch, so the host's socket is not even there (ENOENT).
         self.tmp_place = tempfile.mkdtemp(prefix="dsh-reach-", dir="/tmp")
         path = os.path.join(self.tmp_place, "tmux-like.sock")
         daemon = self.daemon(path, "tmp")
         for mode in MODES:
             with self.subTest(mode=mode):
-                self.assert_refused(self.backend, mode, daemon, path)
+                if self.backend == "landlock":
+                    self.assert_refused(self.backend, mode, daemon, path)
+                    continue
+                outcome = self.run_confined(self.backend, mode, CONNECT, "unix", path)
+                self.assertEqual(outcome.stdout.strip(), "errno 2", f"{mode}: {outcome.stdout}{outcome.stderr}")
+                self.assertFalse(daemon.reached(), f"{mode}: the daemon's canary appeared")
 
     def test_socket_in_the_workspace_is_reached_under_workspace_write(self):
         path = os.path.join(self.workspace, "own.sock")

@@ -875,13 +875,14 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prep
                 result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         /*
          * The supervisor runs under both modes (bwrap-supervisor.h): it
-         * performs every connect, and under workspace-write the metadata
-         * beneath the roots; read-only refuses metadata in the kernel.
+         * performs every connect, and the metadata calls beneath the roots
+         * (under read-only the call's private /tmp alone).
          */
         if (result == 0)
                 result = dsh_bwrap_supervisor_start(prepared, call.binds, call.bind_count, &supervisor,
                                                     &call.listener_fd, error);
         if (result < 0) {
+                free(keep);
                 close(json_pipe[0]);
                 close(json_pipe[1]);
                 close(exec_pipe[0]);

@@ -8,6 +8,8 @@
  * one that failed.  Exit status: 0 once the attempt was made, 2 for bad usage.
  */
 #include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,6 +87,25 @@ static int bind_socket(const char *path)
         if (fd < 0)
                 return errno;
         result = status_of(bind(fd, (struct sockaddr *) &address, sizeof(address)));
+        close(fd);
+        return result;
+}
+
+/* connect() to a unix stream socket at `name` (abstract when `abstract`): 0 or the errno. */
+static int connect_unix(const char *name, bool abstract)
+{
+        struct sockaddr_un address = { .sun_family = AF_UNIX };
+        size_t offset = abstract ? 1 : 0;
+        socklen_t length = (socklen_t) (offsetof(struct sockaddr_un, sun_path) + offset + strlen(name));
+        int fd, result;
+
+        if (strlen(name) + offset >= sizeof(address.sun_path))
+                return ENAMETOOLONG;
+        memcpy(address.sun_path + offset, name, strlen(name));
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return errno;
+        result = status_of(connect(fd, (struct sockaddr *) &address, abstract ? length : sizeof(address)));
         close(fd);
         return result;
 }
@@ -328,6 +349,20 @@ static int attempt(const char *operation, char **arguments, int count)
         if (strcmp(operation, "bind-socket") == 0) {
                 WANTS(1);
                 return bind_socket(arguments[0]);
+        }
+        if (strcmp(operation, "connect-unix") == 0 || strcmp(operation, "connect-abstract") == 0) {
+                WANTS(1);
+                return connect_unix(arguments[0], strcmp(operation, "connect-abstract") == 0);
+        }
+        if (strcmp(operation, "socket-dgram") == 0) {
+                int fd;
+
+                WANTS(0);
+                fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+                if (fd < 0)
+                        return errno;
+                close(fd);
+                return 0;
         }
         if (strcmp(operation, "symlink") == 0) {
                 WANTS(2);

@@ -16,7 +16,9 @@
 #include <string.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -207,6 +209,28 @@ static const escape_row rows[] = {
           .bwrap = { DENY("EROFS"), DENY("EPERM") }, .landlock = { DENY("EACCES"), DENY("EACCES") } },
         { "mknod-char-device", "outside", { "mknod-char", "{out}/new" }, { "{out}/new" },
           .bwrap = { DENY("EROFS"), DENY("EROFS") }, .landlock = { DENY("EACCES"), DENY("EACCES") } },
+
+        /*
+         * Daemon sockets (docs/security.md, "Unix sockets"): the supervisor performs every connect,
+         * on both backends and in both modes. A host daemon listening on a pathname outside every root
+         * ({out}/daemon.sock), the same through a symlink in the workspace, or on an abstract name, is
+         * refused (EACCES); the command's own socket in the workspace is reached under
+         * workspace-write. A unix datagram socket is refused outright: it sends to any pathname
+         * without a connect the supervisor would see.
+         */
+        { "connect-unix", "a host daemon outside every root", { "connect-unix", "{out}/daemon.sock" }, { NULL },
+          .observe = ESCAPE_OBSERVE_ERRNO, .bwrap = { DENY("EACCES"), DENY("EACCES") },
+          .landlock = { DENY("EACCES"), DENY("EACCES") } },
+        { "connect-unix", "a host daemon through a symlink in the workspace", { "connect-unix", "{ws}/symlink-sock" },
+          { NULL }, .observe = ESCAPE_OBSERVE_ERRNO, .bwrap = { DENY("EACCES"), DENY("EACCES") },
+          .landlock = { DENY("EACCES"), DENY("EACCES") } },
+        { "connect-unix", "a socket in the workspace", { "connect-unix", "{ws}/daemon.sock" }, { NULL },
+          .observe = ESCAPE_OBSERVE_ERRNO, .bwrap = { DENY("EACCES"), ALLOW }, .landlock = { DENY("EACCES"), ALLOW } },
+        { "connect-abstract", "a host daemon on an abstract name", { "connect-abstract", "{abstract}" }, { NULL },
+          .observe = ESCAPE_OBSERVE_ERRNO, .bwrap = { DENY("EACCES"), DENY("EACCES") },
+          .landlock = { DENY("EACCES"), DENY("EACCES") } },
+        { "socket-dgram", "a unix datagram socket", { "socket-dgram" }, { NULL }, .observe = ESCAPE_OBSERVE_ERRNO,
+          .bwrap = { DENY("EACCES"), DENY("EACCES") }, .landlock = { DENY("EACCES"), DENY("EACCES") } },
 
         /*
          * Metadata, the same on both backends (one supervisor, docs/supervisor.md): refused everywhere
@@ -417,6 +441,8 @@ typedef struct escape_case {
         char *argv[8];       /* escape-op and its arguments */
         char *watch[3];
         char *stdin_path;
+        int listeners[3];    /* {ws}/daemon.sock, {out}/daemon.sock, {abstract}: listening in this process */
+        char *abstract;      /* the abstract socket's name, without its leading NUL */
 } escape_case;
 
 /* What a case did. */
@@ -595,7 +621,8 @@ static char *expand(const escape_case *c, const char *template)
         const struct {
                 const char *name;
                 const char *value;
-        } places[] = { { "{ws}", c->workspace }, { "{out}", c->outside }, { "{tmp}", c->tmp }, { "{shm}", c->shm } };
+        } places[] = { { "{ws}", c->workspace }, { "{out}", c->outside }, { "{tmp}", c->tmp }, { "{shm}", c->shm },
+                       { "{abstract}", c->abstract } };
         char *text = NULL;
         size_t size = 0;
         FILE *buffer = open_memstream(&text, &size);
@@ -620,8 +647,26 @@ static char *expand(const escape_case *c, const char *template)
         return text;
 }
 
-static void make_tree(const char *directory)
+/* A unix stream socket bound at `name` (abstract when `abstract`) and listening: a connect succeeds without accept. */
+static int listen_unix(const char *name, bool abstract)
 {
+        struct sockaddr_un address = { .sun_family = AF_UNIX };
+        socklen_t length = (socklen_t) (offsetof(struct sockaddr_un, sun_path) + strlen(name) + (abstract ? 1 : 0));
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+        assert_true(fd >= 0);
+        assert_true(strlen(name) + 1 < sizeof(address.sun_path));
+        memcpy(address.sun_path + (abstract ? 1 : 0), name, strlen(name));
+        assert_int_equal(bind(fd, (struct sockaddr *) &address, abstract ? length : sizeof(address)), 0);
+        assert_int_equal(listen(fd, 16), 0);
+        return fd;
+}
+
+/* The tree of {ws} or {out}; returns the fd of its listening daemon.sock (the host daemon a command must not reach). */
+static int make_tree(const char *directory)
+{
+        char *socket_path = test_path_join(directory, "daemon.sock");
+        int listener;
         char *file = test_path_join(directory, "file");
         char *subdirectory = test_path_join(directory, "dir");
         char *link = test_path_join(directory, "symlink");
@@ -632,9 +677,12 @@ static void make_tree(const char *directory)
         (void) setxattr(file, "user.dsh-existing", "kept", 4, 0);  /* where user xattrs exist (their rows say so) */
         assert_int_equal(mkdir(subdirectory, 0755), 0);
         assert_int_equal(symlink("file", link), 0);
+        listener = listen_unix(socket_path, false);
+        free(socket_path);
         free(file);
         free(subdirectory);
         free(link);
+        return listener;
 }
 
 static void case_prepare(escape_case *c, const escape_row *row, escape_backend backend, dsh_mode mode)
@@ -655,13 +703,18 @@ static void case_prepare(escape_case *c, const escape_row *row, escape_backend b
         counter++;
         assert_true(asprintf(&c->tmp, "/tmp/dsh-escape-matrix-%d-%u", (int) getpid(), counter) > 0);
         assert_true(asprintf(&c->shm, "/dev/shm/dsh-escape-matrix-%d-%u", (int) getpid(), counter) > 0);
-        make_tree(c->workspace);
-        make_tree(c->outside);
+        c->listeners[0] = make_tree(c->workspace);
+        c->listeners[1] = make_tree(c->outside);
+        assert_true(asprintf(&c->abstract, "dsh-escape-matrix-%d-%u", (int) getpid(), counter) > 0);
+        c->listeners[2] = listen_unix(c->abstract, true);
         {
                 char *link_out = test_path_join(c->workspace, "symlink-out");
+                char *socket_link = test_path_join(c->workspace, "symlink-sock");
 
                 assert_int_equal(symlink("../out/file", link_out), 0);
+                assert_int_equal(symlink("../out/daemon.sock", socket_link), 0);
                 free(link_out);
+                free(socket_link);
         }
         c->argv[count++] = strdup(helper);
         for (size_t i = 0; i < 5 && row->argv[i]; i++)
@@ -681,6 +734,10 @@ static void case_prepare(escape_case *c, const escape_row *row, escape_backend b
 
 static void case_clear(escape_case *c)
 {
+        for (size_t i = 0; i < 3; i++)
+                if (c->listeners[i] > 0)
+                        close(c->listeners[i]);
+        free(c->abstract);
         remove_path(c->tmp);
         remove_path(c->shm);
         remove_path(c->directory);

@@ -4,7 +4,8 @@
 # baseline (A B A B ..., bench/interleave), median of the pair ratios:
 #   bwrap     baseline: a static trampoline that spawns the exact bwrap argv `run --backend bwrap
 #                       -- bash -c true` spawns (recorded by a bwrap stand-in that logs its argv, status
-#                       fds included: the trampoline opens them on /dev/null) and waits for it
+#                       fds included: the trampoline opens them on /dev/null) and waits for it; without
+#                       the supervisor's --listener-fd, whose cost is the candidate's to show
 #             candidate: dsh-sandbox run --backend bwrap -- bash -c true
 #             target <= 1.05x
 #   clone     baseline: `git clone --no-hardlinks` of a local repository (400 files in 20 directories,
@@ -47,6 +48,12 @@ bwrap_pair() {
         python3 - "$scratch/argv" "$scratch/baseline" <<'PY' || return 1
 import sys
 words = open(sys.argv[1], "rb").read().split(b"\0")[:-1]
+# The supervisor's socket has nobody at its other end in the baseline: dsh-sandbox-exec runs unsupervised
+# there (its filter refuses metadata and connect in the kernel), so what the supervisor costs is the candidate's.
+if b"--listener-fd" in words:
+    at = words.index(b"--listener-fd")
+    del words[at:at + 2]
+words = [word for word in words if word != b"--temp-root"]
 fds = [words[i + 1] for i, word in enumerate(words) if word in (b"--json-status-fd", b"--status-fd")]
 baseline = [b"--open-fd " + fd for fd in fds] + [b"--wait", b"/usr/bin/bwrap"] + words
 open(sys.argv[2], "wb").write(b"\0".join(part for item in baseline for part in item.split(b" ")) + b"\0")

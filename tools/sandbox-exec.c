@@ -29,7 +29,10 @@
  *     (TIOCSTI, TIOCLINUX) refused, set-id creation refused, and every
  *     metadata call (chmod, chown, utimes, xattrs, inode flags) refused
  *     (EPERM) or, with --listener-fd, sent to the metadata supervisor in
- *     the process that spawned bwrap (install_metadata_filter() says how).
+ *     the process that spawned bwrap (install_metadata_filter() says how),
+ *     which performs every connect as well.  Then a Landlock domain of the
+ *     command's own, so that bwrap's unfiltered pid 1 is out of its ptrace
+ *     reach (enter_own_domain()).
  *     bwrap binds the host's /dev/null, /dev/zero, /dev/urandom and
  *     /dev/tty into its /dev: without this, a chmod of them inside would
  *     change the host's inodes.
@@ -62,6 +65,7 @@
 #include <unistd.h>
 
 #include "core/metadata-filter.h"
+#include "core/landlock.h"
 #include "core/process-hardening.h"
 #include "core/sandbox-exec-status.h"
 
@@ -346,6 +350,29 @@ static int install_metadata_filter(int listener_socket, bool temp_root)
         return 0;
 }
 
+/*
+ * bwrap's pid 1 inside the sandbox (its init, the command's parent) runs
+ * without this filter and still holds the caller's stdio: a command that
+ * could ptrace it (where Yama allows an attach to a parent) would make every
+ * system call the filter refuses through it, and one that could open
+ * /proc/1/fd/0 (ptrace read access, which Yama never restricts) would write
+ * a stdin the caller opened read-only.  A Landlock domain of the command's
+ * own (core/landlock.h) ends both: ptrace and those /proc entries reach only
+ * processes of the same domain.  A kernel without Landlock cannot give it:
+ * the command runs, and the backend reports the call partial, saying why
+ * (DSH_BWRAP_NO_DOMAIN_REASON).
+ */
+static int enter_own_domain(void)
+{
+        int result = dsh_landlock_enter_own_domain();
+
+        if (result == -ENOSYS || result == -EOPNOTSUPP)
+                return 0;
+        if (result < 0)
+                return fail(-result, "cannot enter a Landlock domain of the command's own: %s", strerror(-result));
+        return 0;
+}
+
 int main(int argc, char **argv)
 {
         struct exec_request request = { .status_fd = -1 };
@@ -386,6 +413,9 @@ int main(int argc, char **argv)
          * for the command too.
          */
         result = install_metadata_filter(request.listener_fd, request.temp_root);
+        if (result != 0)
+                return result;
+        result = enter_own_domain();
         if (result != 0)
                 return result;
         execvp(request.command[0], request.command);

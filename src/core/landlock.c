@@ -104,6 +104,18 @@ int dsh_landlock_ruleset_grant_fd(dsh_landlock_ruleset *ruleset, int fd, bool wr
                 return -errno;
         if (!S_ISDIR(status.st_mode))
                 rule.allowed_access &= FILE_RIGHTS;
+        /*
+         * A directory every user shares (world-writable and sticky: the
+         * host's /tmp) is writable, but nothing may be linked or moved
+         * between it and another directory (REFER withheld: EXDEV).  Other
+         * programs keep their sockets there — tmux's, an ssh-agent's — and a
+         * hard link of one into the workspace would put that inode beneath
+         * the command's own root, where the supervisor lets a connect reach
+         * it (a link needs REFER on both sides).  mv and shutil.move fall
+         * back to a copy.
+         */
+        if (writable && S_ISDIR(status.st_mode) && (status.st_mode & S_ISVTX) && (status.st_mode & S_IWOTH))
+                rule.allowed_access &= ~DSH_LANDLOCK_ACCESS_FS_REFER;
         if (syscall(__NR_landlock_add_rule, ruleset->fd, LANDLOCK_RULE_PATH_BENEATH_TYPE, &rule, 0) < 0)
                 return -errno;
         return 0;
@@ -137,6 +149,26 @@ void dsh_landlock_ruleset_close(dsh_landlock_ruleset *ruleset)
         if (ruleset->fd >= 0)
                 close(ruleset->fd);
         ruleset->fd = -1;
+}
+
+int dsh_landlock_enter_own_domain(void)
+{
+        struct dsh_landlock_ruleset_attr attr = { 0 };
+        int abi = dsh_landlock_abi();
+        long fd;
+        int result;
+
+        if (abi < 0)
+                return abi;
+        /* Block devices are never made by a capability-less process anyway: this handles a right nobody has. */
+        attr.handled_access_fs = DSH_LANDLOCK_ACCESS_FS_MAKE_BLOCK;
+        attr.scoped = dsh_landlock_scopes(abi);
+        fd = syscall(__NR_landlock_create_ruleset, &attr, sizeof(attr), 0);
+        if (fd < 0)
+                return -errno;
+        result = dsh_landlock_enforce((int) fd);
+        close((int) fd);
+        return result;
 }
 
 /*

@@ -25,7 +25,7 @@
 #include "core/socket-call.h"
 
 /*
- * Blocking connects in flight at once.  One more is answered EAGAIN (what a
+ * Connects in flight at once.  One more is answered EAGAIN (what a
  * full unix backlog answers a non-blocking connect): a command cannot make
  * the supervisor start threads without bound.
  */
@@ -408,7 +408,7 @@ bool dsh_socket_call_handle(dsh_socket_calls *calls, dsh_metadata_call *c, const
                             dsh_socket_containment_fn contained, void *containment_data)
 {
         struct connect_job job = { c->listener, c->id, -1, -1, { 0 }, 0 };
-        int family = 0, flags, result;
+        int family = 0, result;
         socklen_t size = sizeof(family);
 
         if (!dsh_metadata_find_thread_pidfd(c))
@@ -432,17 +432,16 @@ bool dsh_socket_call_handle(dsh_socket_calls *calls, dsh_metadata_call *c, const
                 return c->unreadable;
         }
         /*
-         * O_NONBLOCK is the open file's, shared with the command: a thread of
-         * it that clears the flag right after this read makes the inline
-         * connect wait, which stalls only this command's own supervisor.
+         * Every connect is performed by a worker, never on the supervisor's
+         * own thread, not even on a socket that looks non-blocking:
+         * O_NONBLOCK is the open file's, shared with the command, and a
+         * thread of it that clears the flag between a check here and the
+         * connect would make the connect wait — with the supervisor holding
+         * the socket (its pidfd_getfd copy), a connect to a full backlog the
+         * command controls never returns.  A worker is cancelled when the
+         * listener hangs up (dsh_socket_calls_stop()), so such a connect
+         * ends with its command.
          */
-        flags = fcntl(job.socket_fd, F_GETFL);
-        if (flags >= 0 && (flags & O_NONBLOCK)) {
-                result = perform(&job);
-                job_close(&job);
-                answer(c->listener, c->id, result);
-                return false;
-        }
         result = start_worker(calls, &job);
         if (result < 0)
                 answer(c->listener, c->id, result);

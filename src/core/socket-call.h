@@ -31,11 +31,14 @@
  *     would reach them all, and it may not CONTINUE;
  *   - any other family passes as asked: decide_connect() in socket-call.c is the
  *     one decision a network policy extends (decide_connect() in socket-call.c);
- *   - a blocking connect may wait for long (a TCP handshake, a full unix
- *     backlog): it is performed in a worker thread, which the supervisor
- *     thread (capability-less) creates, so it has no capability either
- *     (checked again there), and which answers that one notification; a
- *     non-blocking one inline (EINPROGRESS is the kernel's answer).
+ *   - a connect may wait for long (a TCP handshake, a full unix backlog),
+ *     and whether the socket blocks is the command's to change at any
+ *     moment (O_NONBLOCK is the shared open file's): every connect is
+ *     performed in a worker thread, which the supervisor thread
+ *     (capability-less) creates, so it has no capability either (checked
+ *     again there), which answers that one notification, and which is
+ *     cancelled when the listener hangs up.  The supervisor's own thread
+ *     never waits on the command.
  *
  * libc (and pthread) only.
  */

@@ -102,6 +102,7 @@
 #include "provider/provider-protections.h"
 #include "provider/bwrap-probe.h"
 #include "provider/bwrap-status.h"
+#include "core/landlock.h"
 #include "provider/bwrap-supervisor.h"
 #include "provider/bwrap-trust.h"
 #include "base/error.h"
@@ -585,6 +586,8 @@ static int set_dialect(dsh_confined_argv *out, const dsh_shield *shield, const s
         for (char **reason = shield->unprotected; reason && *reason; reason++)
                 if (dsh_confined_argv_add_partial_reason(out, *reason) < 0)
                         return -ENOMEM;
+        if (dsh_landlock_abi() < 0 && dsh_confined_argv_add_partial_reason(out, DSH_BWRAP_NO_DOMAIN_REASON) < 0)
+                return -ENOMEM;
         /* The metadata filter's EPERM (metadata refused, a set-id bit), and the supervisor's EACCES. */
         if (dsh_strv_append(&out->denial_signatures, BWRAP_DENIAL_SIGNATURE) < 0 ||
             dsh_strv_append(&out->denial_signatures, METADATA_DENIAL_SIGNATURE) < 0 ||

@@ -15,6 +15,7 @@
 
 #include "provider/backend.h"
 #include "provider/bwrap-probe.h"
+#include "core/landlock.h"
 #include "provider/bwrap-supervisor.h"
 #include "provider/bwrap-trust.h"
 #include "provider/process.h"
@@ -238,6 +239,10 @@ void dsh_bwrap_probe(dsh_provider *provider, dsh_backend_report *report)
                 report->usable = true;
                 report->enforcement = DSH_ENFORCEMENT_FULL;
                 add_supervisor_reason(report);
+                if (dsh_landlock_abi() < 0) {
+                        report->enforcement = DSH_ENFORCEMENT_PARTIAL;
+                        (void) dsh_strv_append(&report->partial_reasons, DSH_BWRAP_NO_DOMAIN_REASON);
+                }
                 add_temp_area_notes(provider, report);
                 goto out;
         }

@@ -23,6 +23,18 @@
         "under bwrap the metadata supervisor governs chmod, chown, utimes and extended attributes in the writable " \
         "roots, so workspace-write under bwrap is refused here rather than run with them ungoverned"
 
+/*
+ * Where the kernel has no Landlock, dsh-sandbox-exec cannot put the command
+ * in a domain of its own, and bwrap's pid 1 (no seccomp filter, the caller's
+ * stdio still open) stays within its ptrace reach (tools/sandbox-exec.c,
+ * enter_own_domain()): every call says so.
+ */
+#define DSH_BWRAP_NO_DOMAIN_REASON \
+        "this kernel has no Landlock, so the command cannot be kept out of ptrace reach of bwrap's own init " \
+        "(pid 1 in the sandbox, which no seccomp filter governs): where Yama allows a process to attach to its " \
+        "parent, the command can make through it the calls the filter refuses, and read or write the " \
+        "descriptors it holds (/proc/1/fd)"
+
 /* One bind over bwrap's read-only root (backend-bwrap.c plans them). */
 struct dsh_bwrap_bind {
         const char *path;       /* canonical, and where the command sees it; borrowed */

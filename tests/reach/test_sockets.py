@@ -323,6 +323,26 @@ class SocketReach:
             self.assert_refused(backend, mode, daemon, path)
         self.each(body)
 
+    def test_a_hard_link_out_of_the_hosts_tmp_is_refused(self):
+        # /tmp is writable under Landlock workspace-write, but nothing may be linked out of it (no REFER on a
+        # directory every user shares): a link of tmux's socket into the workspace would be "the command's own".
+        # The filesystems differ on some hosts, where the kernel refuses the link itself: nothing to show then.
+        if os.stat("/tmp").st_dev != os.stat(self.workspace).st_dev:
+            self.skipTest("/tmp and the workspace are on different filesystems: a link between them is EXDEV anyway")
+        self.tmp_place = tempfile.mkdtemp(prefix="dsh-reach-", dir="/tmp")
+        path = os.path.join(self.tmp_place, "tmux-like.sock")
+        daemon = self.daemon(path, "tmp-link")
+        link = os.path.join(self.workspace, "linked.sock")
+        outcome = subprocess.run([BIN, "run", "--backend", self.backend, "--mode", "workspace-write", "--root",
+                                  self.workspace, "--", "sh", "-c", 'ln "$1" "$2"; echo "ln $?"', "sh", path, link],
+                                 capture_output=True, text=True, check=False)
+        self.assertEqual(outcome.stdout.strip(), "ln 1", outcome.stdout + outcome.stderr)
+        # Landlock: EXDEV; bwrap: the command's /tmp is its own, the host's socket is not even there.
+        expected = "Invalid cross-device link" if self.backend == "landlock" else "No such file or directory"
+        self.assertIn(expected, outcome.stderr)
+        self.assertFalse(os.path.lexists(link))
+        self.assertFalse(daemon.reached())
+
     def test_blocking_connects_in_flight_are_bounded(self):
         def body(backend, mode):
             stuck = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

@@ -164,6 +164,45 @@ head -c 4 /dev/zero | od -An -tx1 | tr -d ' \n'; echo
         self.check_mode("workspace-write")
 
 
+# Reaches for bwrap's own init (pid 1 in the sandbox: the command's parent, which no filter governs and which
+# still holds the caller's stdio): an attach, a read of its memory map, a write through its stdin.
+INIT_REACH = r"""
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+print("attach", 0 if libc.ptrace(16, 1, None, None) == 0 else ctypes.get_errno())  # PTRACE_ATTACH
+for name, action in (("maps", lambda: open("/proc/1/maps").read()),
+                     ("stdin", lambda: open("/proc/1/fd/0", "a").write("through-init\n"))):
+    try:
+        action()
+        print(name, 0)
+    except OSError as failure:
+        print(name, failure.errno)
+"""
+
+
+@unittest.skipUnless(BWRAP, "bwrap cannot make a sandbox on this host")
+@unittest.skipUnless(LANDLOCK, "the kernel has no Landlock: bwrap reports its init within reach as partial")
+class BwrapInit(Workspace):
+    """bwrap's pid 1 is out of the command's reach: the command lives in a Landlock domain of its own."""
+
+    def test_init_is_out_of_reach_in_both_modes(self):
+        for mode in ("read-only", "workspace-write"):
+            with self.subTest(mode=mode):
+                before = host_state(self.outside_file)
+                with open(self.outside_file) as stdin:  # read-only, outside every root
+                    result = subprocess.run([BIN, "run", "--backend", "bwrap", "--mode", mode, "--root",
+                                             self.workspace, "--", PYTHON, "-c", INIT_REACH],
+                                            cwd=self.workspace, stdin=stdin, capture_output=True, text=True,
+                                            timeout=PATIENCE, check=False)
+                self.assertEqual(result.returncode, 0, result.stderr)
+                reported = outcomes(result.stdout)
+                for name in ("attach", "maps", "stdin"):
+                    self.assertIn(reported.get(name), (1, 13), f"{mode} {name}: {result.stdout}")  # EPERM, EACCES
+                with open(self.outside_file) as handle:
+                    self.assertEqual(handle.read(), "x\n", "the read-only stdin was written through bwrap's init")
+                self.assertEqual(host_state(self.outside_file), before)
+
+
 @unittest.skipUnless(BWRAP, "bwrap cannot make a sandbox on this host")
 class BwrapWorkspaceWrite(Workspace):
     """Metadata under bwrap workspace-write: performed beneath the roots only, by the supervisor."""

@@ -381,8 +381,12 @@ static const escape_row rows[] = {
         { "proc-self-cwd", "outside (cwd in the workspace)", { "write", "/proc/self/cwd/../out/file" },
           { "{out}/file" }, .bwrap = { DENY("EROFS"), DENY("EROFS") },
           .landlock = { DENY("EACCES"), DENY("EACCES") } },
+        /* bwrap's pid 1 is outside the command's own Landlock domain: its /proc entries need ptrace access. */
         { "proc-1-root", "outside", { "write", "/proc/1/root{out}/file" }, { "{out}/file" },
-          .bwrap = { DENY("EROFS"), DENY("EROFS") }, .landlock = { DENY("EACCES"), DENY("EACCES") } },
+          .bwrap = { DENY("EACCES"), DENY("EACCES") }, .landlock = { DENY("EACCES"), DENY("EACCES") } },
+        { "proc-1-stdin", "bwrap's init's stdin, the outside file opened read-only", { "write", "/proc/1/fd/0" },
+          { "{out}/file" }, .stdin_path = "{out}/file", .bwrap = { DENY("EACCES"), DENY("EACCES") },
+          .landlock = { DENY("EACCES"), DENY("EACCES") } },
 
         /* The caller's stdio, opened read-only outside, reopened for writing through /proc/self/fd. */
         { "stdin-reopen", "outside file as stdin", { "write", "/proc/self/fd/0" }, { "{out}/file" },

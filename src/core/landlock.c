@@ -151,6 +151,21 @@ void dsh_landlock_ruleset_close(dsh_landlock_ruleset *ruleset)
         ruleset->fd = -1;
 }
 
+/* REFER beneath "/" in the ruleset `ruleset_fd`.  Returns 0 or a negative errno. */
+static int grant_refer_everywhere(int ruleset_fd)
+{
+        struct dsh_landlock_path_beneath_attr rule = { .allowed_access = DSH_LANDLOCK_ACCESS_FS_REFER };
+        int result = 0;
+
+        rule.parent_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (rule.parent_fd < 0)
+                return -errno;
+        if (syscall(__NR_landlock_add_rule, ruleset_fd, LANDLOCK_RULE_PATH_BENEATH_TYPE, &rule, 0) < 0)
+                result = -errno;
+        close(rule.parent_fd);
+        return result;
+}
+
 int dsh_landlock_enter_own_domain(void)
 {
         struct dsh_landlock_ruleset_attr attr = { 0 };
@@ -160,13 +175,23 @@ int dsh_landlock_enter_own_domain(void)
 
         if (abi < 0)
                 return abi;
+        /*
+         * A domain that does not handle REFER refuses every rename and link
+         * across directories (EXDEV), as ABI 1 did, so REFER is handled and
+         * granted beneath "/": nothing moves that the mounts would not let
+         * move.  Below ABI 2 that cannot be said, and no domain is entered.
+         */
+        if (abi < 2)
+                return -EOPNOTSUPP;
         /* Block devices are never made by a capability-less process anyway: this handles a right nobody has. */
-        attr.handled_access_fs = DSH_LANDLOCK_ACCESS_FS_MAKE_BLOCK;
+        attr.handled_access_fs = DSH_LANDLOCK_ACCESS_FS_MAKE_BLOCK | DSH_LANDLOCK_ACCESS_FS_REFER;
         attr.scoped = dsh_landlock_scopes(abi);
         fd = syscall(__NR_landlock_create_ruleset, &attr, sizeof(attr), 0);
         if (fd < 0)
                 return -errno;
-        result = dsh_landlock_enforce((int) fd);
+        result = grant_refer_everywhere((int) fd);
+        if (result == 0)
+                result = dsh_landlock_enforce((int) fd);
         close((int) fd);
         return result;
 }

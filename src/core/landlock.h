@@ -126,15 +126,17 @@ int dsh_landlock_enforce(int ruleset_fd);
 
 /*
  * Puts the calling thread in a Landlock domain of its own that takes away
- * no file right it uses (it handles only the making of block devices, and
- * grants nothing), with every scope the ABI has.  What it is for is the
+ * no file right it uses (it handles only the making of block devices, which
+ * it grants nowhere, and renaming across directories, which it grants
+ * everywhere), with every scope the ABI has.  What it is for is the
  * domain itself: a process in a domain can ptrace, and open the /proc
  * entries that need ptrace access (fd/, mem, root, environ), only of
  * processes in the same domain or one nested in it, and (ABI 6) signal only
  * those.  Under bwrap this keeps the sandbox's init — bwrap's pid 1, which
  * no seccomp filter governs and which holds the caller's stdio — out of the
  * command's reach.  Returns 0 or a negative errno (-ENOSYS, -EOPNOTSUPP: no
- * Landlock on this kernel).
+ * Landlock on this kernel, or only ABI 1, whose domains refuse every rename
+ * across directories).
  */
 int dsh_landlock_enter_own_domain(void);
 

@@ -586,7 +586,7 @@ static int set_dialect(dsh_confined_argv *out, const dsh_shield *shield, const s
         for (char **reason = shield->unprotected; reason && *reason; reason++)
                 if (dsh_confined_argv_add_partial_reason(out, *reason) < 0)
                         return -ENOMEM;
-        if (dsh_landlock_abi() < 0 && dsh_confined_argv_add_partial_reason(out, DSH_BWRAP_NO_DOMAIN_REASON) < 0)
+        if (dsh_landlock_abi() < 2 && dsh_confined_argv_add_partial_reason(out, DSH_BWRAP_NO_DOMAIN_REASON) < 0)
                 return -ENOMEM;
         /* The metadata filter's EPERM (metadata refused, a set-id bit), and the supervisor's EACCES. */
         if (dsh_strv_append(&out->denial_signatures, BWRAP_DENIAL_SIGNATURE) < 0 ||

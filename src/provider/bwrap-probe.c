@@ -239,7 +239,7 @@ void dsh_bwrap_probe(dsh_provider *provider, dsh_backend_report *report)
                 report->usable = true;
                 report->enforcement = DSH_ENFORCEMENT_FULL;
                 add_supervisor_reason(report);
-                if (dsh_landlock_abi() < 0) {
+                if (dsh_landlock_abi() < 2) {
                         report->enforcement = DSH_ENFORCEMENT_PARTIAL;
                         (void) dsh_strv_append(&report->partial_reasons, DSH_BWRAP_NO_DOMAIN_REASON);
                 }

@@ -30,7 +30,7 @@
  * enter_own_domain()): every call says so.
  */
 #define DSH_BWRAP_NO_DOMAIN_REASON \
-        "this kernel has no Landlock, so the command cannot be kept out of ptrace reach of bwrap's own init " \
+        "this kernel has no Landlock (or only its first ABI), so the command cannot be kept out of ptrace reach of bwrap's own init " \
         "(pid 1 in the sandbox, which no seccomp filter governs): where Yama allows a process to attach to its " \
         "parent, the command can make through it the calls the filter refuses, and read or write the " \
         "descriptors it holds (/proc/1/fd)"

@@ -22,6 +22,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "core/landlock.h"
 #include "dsh-sandbox/provider.h"
 #include "test-support.h"
 
@@ -215,7 +216,9 @@ static void test_bwrap_private_pid_namespace(void **state)
         assert_true(atoi(result.stdout_text) < 10);
         assert_true(atoi(strchr(result.stdout_text, '\n') + 1) < 10);
         assert_false(test_path_exists(target));
-        assert_true(test_contains(result.stderr_text, "Read-only file system"));
+        /* bwrap's init lies outside the command's own Landlock domain (EACCES); without one, its root is read-only. */
+        assert_true(test_contains(result.stderr_text, dsh_landlock_abi() >= 2 ? "Permission denied"
+                                                                                : "Read-only file system"));
         test_process_result_clear(&result);
         free(script);
         free(target);

@@ -202,6 +202,16 @@ class BwrapInit(Workspace):
                     self.assertEqual(handle.read(), "x\n", "the read-only stdin was written through bwrap's init")
                 self.assertEqual(host_state(self.outside_file), before)
 
+    def test_the_domain_takes_no_rename_away(self):
+        # A domain that did not handle REFER would refuse every rename across directories (EXDEV): git's
+        # `branch -m`, mv between two directories of the workspace.
+        os.makedirs(os.path.join(self.workspace, "a"))
+        os.makedirs(os.path.join(self.workspace, "b"))
+        result = self.run_confined("bwrap", "workspace-write", ["sh", "-c", "echo moved > a/f && mv a/f b/f"])
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(os.path.join(self.workspace, "b", "f")) as handle:
+            self.assertEqual(handle.read(), "moved\n")
+
 
 @unittest.skipUnless(BWRAP, "bwrap cannot make a sandbox on this host")
 class BwrapWorkspaceWrite(Workspace):

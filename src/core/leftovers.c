@@ -65,7 +65,8 @@ static int kill_children_of_task(const char *task_name)
 /* One round: SIGKILL to every child of every thread.  -1 when the children cannot be listed. */
 static int kill_every_child(void)
 {
-        char buffer[1024];
+        /* The kernel pads each record to 8 bytes: aligned for struct dirent64 from the buffer's start. */
+        _Alignas(struct dirent64) char buffer[1024];
         int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         int killed = 0;
         long length;
@@ -75,7 +76,7 @@ static int kill_every_child(void)
         /* getdents64 rather than opendir(): no allocation, safe in a forked child. */
         while ((length = syscall(SYS_getdents64, fd, buffer, sizeof(buffer))) > 0) {
                 for (long offset = 0; offset < length;) {
-                        struct dirent64 *entry = (struct dirent64 *) (buffer + offset);
+                        struct dirent64 *entry = (void *) (buffer + offset);
                         int count;
 
                         offset += entry->d_reclen;

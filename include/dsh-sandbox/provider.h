@@ -404,23 +404,22 @@ DSH_PUBLIC int dsh_provider_spawn(dsh_provider *provider, char *const *argv, con
  * under danger-full-access), like execvp(): it returns only on failure, with
  * the same errors as dsh_provider_spawn(), and the command never ran.  Every
  * fd above 2 is closed first.  On failure the calling process may already be
- * restricted: it should only report the error and exit.  This is the
- * cheapest path for a command-line front end (no extra process at all).
+ * restricted: it should only report the error and exit.
  *
- * Only a backend that confines the calling process itself (Landlock) can do
- * this.  A backend that runs a separate runner (bwrap, a runner command) needs
- * a parent that stays to tell the runner's failures from the command's, and
- * Landlock under workspace-write needs one to host its metadata supervisor
- * (docs/supervisor.md): for those it returns -EOPNOTSUPP as soon as the
- * backend is selected (the selection, which may probe, is the provider's
- * verdict that the spawn then reuses), before the policy is prepared: with
- * `error` untouched and nothing else done, and the caller uses
- * dsh_provider_spawn() instead.
+ * No backend confines a command in place any more: bwrap and a runner
+ * command need a parent that stays to tell the runner's failures from the
+ * command's, and Landlock needs one to host its supervisor, which performs
+ * the command's connect calls in both modes and its metadata changes under
+ * workspace-write, and the stand-in that ends what the command leaves
+ * (docs/supervisor.md).  So under read-only and workspace-write it returns
+ * -EOPNOTSUPP as soon as a backend is selected (the selection, which may
+ * probe, is the provider's verdict that the spawn then reuses), before the
+ * policy is prepared: with `error` untouched and nothing else done, and the
+ * caller uses dsh_provider_spawn() instead.  Without a usable backend it
+ * fails as dsh_provider_spawn() would.
  *
- * `announce` (may be NULL) is called once the backend has decided how the
- * command will be confined and before anything is applied, with the facts
- * (backend, enforcement, dialect): the caller's last chance to report, e.g.,
- * partial enforcement.  It is not called under danger-full-access.
+ * `announce` (may be NULL) was called with the facts of an in-place
+ * confinement before it was applied; with none left, it is never called.
  */
 typedef void (*dsh_exec_announce_fn)(const dsh_confined_argv *facts, void *data);
 

@@ -980,7 +980,6 @@ const dsh_backend_ops dsh_backend_bwrap = {
         .probe = dsh_bwrap_probe,
         .confine = bwrap_confine,
         .spawn = bwrap_spawn,
-        .exec = NULL,
         .probe_is_functional = true,
         .temp_area_is_scratch = true,
         .runner_path = bwrap_runner_path,

@@ -621,12 +621,6 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
  * none, and every mode has one (connect is supervised in both), so the
  * backend never execs in place and has no exec op.
  */
-static bool landlock_execs_in_place(dsh_mode mode)
-{
-        (void) mode;
-        return false;
-}
-
 static char *landlock_runner_path(const dsh_provider *provider)
 {
         return provider->landlock_run_path ? strdup(provider->landlock_run_path) : NULL;
@@ -648,7 +642,6 @@ const dsh_backend_ops dsh_backend_landlock = {
         .probe = landlock_probe,
         .confine = landlock_confine,
         .spawn = landlock_spawn,
-        .execs_in_place = landlock_execs_in_place,
         .runner_path = landlock_runner_path,
         .runner_candidates = landlock_runner_candidates,
 };

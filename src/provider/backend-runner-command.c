@@ -95,6 +95,5 @@ const dsh_backend_ops dsh_backend_runner_command = {
         .probe = runner_command_probe,
         .confine = runner_command_confine,
         .spawn = runner_command_spawn,
-        .exec = NULL,
         .probe_is_functional = true,
 };

@@ -56,14 +56,6 @@ typedef struct dsh_backend_ops {
         /* Spawns `argv` confined; the policy is prepared (its roots open) and confined. */
         int (*spawn)(dsh_provider *provider, char *const *argv, const dsh_prepared_policy *prepared,
                      const dsh_spawn_options *options, dsh_child *child, dsh_error *error);
-        /* Replaces the calling process with `argv` confined; returns only on failure.
-         * NULL for a backend that needs a runner process. */
-        int (*exec)(dsh_provider *provider, char *const *argv, const dsh_prepared_policy *prepared,
-                    dsh_exec_announce_fn announce, void *announce_data, dsh_error *error);
-        /* Whether exec() confines a command of `mode` in place.  Asked before the policy is
-         * prepared: NULL or false, and dsh_provider_exec() answers -EOPNOTSUPP at once and
-         * the caller spawns, preparing the policy once. */
-        bool (*execs_in_place)(dsh_mode mode);
         /* True when probe() already runs a confined command; otherwise the provider
          * follows a usable static probe with a functional run of `true` through spawn(). */
         bool probe_is_functional;

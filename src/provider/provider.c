@@ -346,40 +346,29 @@ int dsh_provider_spawn_watched(dsh_provider *provider, char *const *argv, const 
         return provider_spawn(provider, argv, policy, options, true, child_out, error);
 }
 
-/* Whether the backend would replace the calling process for this mode (backend.h: execs_in_place). */
-static bool backend_execs_in_place(const dsh_backend_ops *backend, dsh_mode mode)
-{
-        return backend->exec && backend->execs_in_place && backend->execs_in_place(mode);
-}
-
 /*
- * dsh_provider_exec() under a confined mode: select, decide, then prepare.
- * The backend that would be selected decides first whether it can exec in
- * place for this mode; when it cannot, the answer is -EOPNOTSUPP before
- * anything is prepared (no roots opened, no scratch made), and the caller's
- * spawn prepares the policy once and reuses the selection, which the
+ * dsh_provider_exec() under a confined mode.  No backend confines the calling
+ * process in place any more: bwrap and a runner command need a runner
+ * process, and Landlock a parent that stays to host its supervisor (which
+ * performs every connect, in both modes) and the stand-in that ends what the
+ * command leaves.  So once a backend is selected the answer is -EOPNOTSUPP,
+ * before anything is prepared (no roots opened, no scratch made), and the
+ * caller's spawn prepares the policy once and reuses the selection, which the
  * provider keeps.  No usable backend is reported after the preparation, as
  * dsh_provider_spawn() reports it: a bad root is named before "unavailable".
  */
-static int exec_confined(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
-                         dsh_exec_announce_fn announce, void *announce_data, dsh_error *error)
+static int exec_confined(dsh_provider *provider, char *const *argv, const dsh_policy *policy, dsh_error *error)
 {
         dsh_prepared_policy prepared = DSH_PREPARED_POLICY_INIT;
-        const dsh_backend_ops *backend;
         int result = check_call(argv, policy, error);
 
         if (result < 0)
                 return result;
-        backend = select_backend(provider);
-        if (backend && !backend_execs_in_place(backend, policy->mode))
-                return -EOPNOTSUPP;  /* a runner process, or a supervisor: only a parent that stays can host them */
+        if (select_backend(provider))
+                return -EOPNOTSUPP;
         result = prepare_call(provider, argv, policy, &prepared, error);
-        if (result < 0)
-                return result;
-        if (!backend)
+        if (result == 0)
                 result = dsh_error_set_unavailable(error, prepared.policy.mode, provider->unavailable_detail);
-        else
-                result = backend->exec(provider, argv, &prepared, announce, announce_data, error);
         dsh_prepared_policy_clear(&prepared);
         return result;
 }
@@ -403,10 +392,13 @@ int dsh_provider_exec(dsh_provider *provider, char *const *argv, const dsh_polic
         dsh_error *reported = error ? error : &local_error;
         int result;
 
+        /* Kept for the API: no confined call execs in place any more, so nothing is ever announced. */
+        (void) announce;
+        (void) announce_data;
         if (policy->mode == DSH_MODE_DANGER_FULL_ACCESS)
                 result = exec_unconfined(argv, policy, reported);
         else
-                result = exec_confined(provider, argv, policy, announce, announce_data, reported);
+                result = exec_confined(provider, argv, policy, reported);
         /* -EOPNOTSUPP leaves `error` untouched: it is an answer, not a failure. */
         if (result != -EOPNOTSUPP)
                 result = boundary_result(result, reported);

@@ -5,8 +5,7 @@ The test plays the host: it starts "daemons" of its own (a unix stream server on
 every root, one on an abstract name, one in the host's /tmp, one inside the workspace, TCP servers on
 loopback) and each writes a canary file when a client connects.  A confined command (`dsh-sandbox
 run`, python3 inside) tries to reach them; a refusal is judged by the command's errno *and* by the
-canary, which must not appear.  Under bwrap the supervisor arrives with part A of the issue: those
-cases skip, saying so, while a unix datagram socket can still be made there.
+canary, which must not appear.  Every case runs on both backends.
 """
 import json
 import os
@@ -25,7 +24,6 @@ import livability  # noqa: E402
 
 BIN = livability.BIN
 MODES = ("read-only", "workspace-write")
-BWRAP_PENDING = "needs part A: the supervisor under bwrap"
 
 
 class Daemon:
@@ -258,9 +256,6 @@ class SocketReach:
         self.closers = []
         self.tmp_place = None
         self.addCleanup(shutil.rmtree, self.place, True)
-        # Under bwrap the filter (and its supervisor) comes with part A: until then there is none to test.
-        if self.backend == "bwrap" and "dgram made" in self.run_confined("bwrap", "read-only", DATAGRAMS).stdout:
-            self.skipTest(BWRAP_PENDING)
 
     def tearDown(self):
         for close in self.closers:
@@ -277,6 +272,20 @@ class SocketReach:
         server = TcpServer(os.path.join(self.place, name + ".canary"))
         self.closers.append(server.close)
         return server
+
+    def stuck_listener(self):
+        """A loopback TCP listener whose accept queue is full and never drained: the next SYN is dropped,
+        so a blocking connect to it waits (for minutes). Returns the listening socket."""
+        stuck = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        stuck.bind(("127.0.0.1", 0))
+        stuck.listen(0)
+        self.closers.append(stuck.close)
+        for _ in range(3):
+            filler = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            filler.setblocking(False)
+            filler.connect_ex(stuck.getsockname())
+            self.closers.append(filler.close)
+        return stuck
 
     def run_confined(self, backend, mode, program, *arguments, extra=(), stdin=None):
         argv = [BIN, "run", "--backend", backend, "--mode", mode, "--root", self.workspace, *extra, "--",
@@ -345,15 +354,7 @@ class SocketReach:
 
     def test_blocking_connects_in_flight_are_bounded(self):
         def body(backend, mode):
-            stuck = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            stuck.bind(("127.0.0.1", 0))
-            stuck.listen(0)
-            self.closers.append(stuck.close)
-            for _ in range(3):
-                filler = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-                filler.setblocking(False)
-                filler.connect_ex(stuck.getsockname())
-                self.closers.append(filler.close)
+            stuck = self.stuck_listener()
             argv = [BIN, "run", "--backend", backend, "--mode", mode, "--root", self.workspace, "--",
                     "python3", "-c", WORKER_BOUND, str(stuck.getsockname()[1])]
             with subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -471,18 +472,7 @@ class SocketReach:
 
     def test_a_pending_blocking_connect_does_not_stall_other_calls(self):
         def body(backend, mode):
-            stuck = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            stuck.bind(("127.0.0.1", 0))
-            stuck.listen(0)
-            self.closers.append(stuck.close)
-            # Fill the accept queue (never accepted): the next SYN is dropped, so a connect waits.
-            fillers = []
-            for _ in range(3):
-                filler = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-                filler.setblocking(False)
-                filler.connect_ex(stuck.getsockname())
-                fillers.append(filler)
-            self.closers.extend(filler.close for filler in fillers)
+            stuck = self.stuck_listener()
             good = self.tcp(f"good-{backend}-{mode}")
             target = os.path.join(self.workspace, "file")
             with open(target, "w", encoding="utf-8") as handle:
@@ -512,15 +502,7 @@ class LandlockSocketReach(SocketReach, unittest.TestCase):
         """landlock-run serves until the command is gone, then stops its workers: a connect still waiting
         (a SYN nobody answers, for minutes) is cancelled, and the launcher ends as the command did."""
         launcher = os.environ.get("LANDLOCK_RUN_BIN") or os.path.join(os.path.dirname(BIN), "landlock-run")
-        stuck = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        stuck.bind(("127.0.0.1", 0))
-        stuck.listen(0)
-        self.closers.append(stuck.close)
-        for _ in range(3):
-            filler = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            filler.setblocking(False)
-            filler.connect_ex(stuck.getsockname())
-            self.closers.append(filler.close)
+        stuck = self.stuck_listener()
         program = ("import os, socket\nprint(os.getpid(), flush=True)\n"
                    f"socket.socket().connect(('127.0.0.1', {stuck.getsockname()[1]}))\n")
         for grants in (["--ro", "/"], ["--ro", "/", "--rw", self.workspace]):

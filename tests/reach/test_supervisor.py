@@ -402,6 +402,24 @@ class ConfinedArgv(Workspace):
         with open(os.path.join(self.workspace, "written")) as handle:  # writes still work: only metadata is refused
             self.assertEqual(handle.read(), "data\n")
 
+    def test_argv_refuses_every_connect(self):
+        # Nobody outside performs a connect for it: even a socket in its own workspace is refused in the kernel.
+        path = os.path.join(self.workspace, "own.sock")
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.addCleanup(listener.close)
+        listener.bind(path)
+        listener.listen(4)
+        program = ("import socket, sys\ns = socket.socket(socket.AF_UNIX)\n"
+                   "try:\n    s.connect(sys.argv[1]); print('connect', 0)\n"
+                   "except OSError as e:\n    print('connect', e.errno)\n")
+        result = run_tool(["confine", "--backend", "bwrap", "--mode", "workspace-write", "--root", self.workspace,
+                           "--", PYTHON, "-c", program, path], self.workspace)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        spawned = subprocess.run(json.loads(result.stdout)["argv"], cwd=self.workspace, capture_output=True,
+                                 text=True, timeout=PATIENCE, check=False)
+        self.assertEqual(spawned.returncode, 0, spawned.stderr)
+        self.assertEqual(outcomes(spawned.stdout).get("connect"), 13, spawned.stdout)  # EACCES
+
 
 if __name__ == "__main__":
     sys.exit(run_suite(__name__))

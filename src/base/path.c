@@ -37,14 +37,14 @@ static void remove_last_component(char *path)
                 *slash = '\0';
 }
 
-/*
- * Filesystem semantics first, lexical normalization after: each component
- * that exists is resolved with realpath (so `link/..` goes where chdir goes,
- * not to the lexical parent of `link`); only once a component does not exist
- * is the rest normalized lexically, since a missing directory has no
- * identity to resolve.  `..` after an existing prefix is its real parent:
- * the prefix is canonical, so it holds no symlink to walk back through.
- */
+/* Skips the slashes at *cursor; the length of the component that follows (0: none left). */
+static size_t next_component(const char **cursor)
+{
+        while (**cursor == '/')
+                (*cursor)++;
+        return strcspn(*cursor, "/");
+}
+
 char *dsh_path_from_cwd(const char *path)
 {
         dsh_autofree char *cwd = NULL;
@@ -62,10 +62,18 @@ char *dsh_path_from_cwd(const char *path)
         return absolute;
 }
 
+/*
+ * Filesystem semantics first, lexical normalization after: each component
+ * that exists is resolved with realpath (so `link/..` goes where chdir goes,
+ * not to the lexical parent of `link`); only once a component does not exist
+ * is the rest normalized lexically, since a missing directory has no
+ * identity to resolve.  `..` after an existing prefix is its real parent:
+ * the prefix is canonical, so it holds no symlink to walk back through.
+ */
 char *dsh_path_canonical(const char *path)
 {
         char *resolved = realpath(path, NULL);
-        size_t lexical_depth = 0;
+        size_t lexical_depth = 0, length;
         const char *cursor;
 
         if (resolved)
@@ -77,14 +85,7 @@ char *dsh_path_canonical(const char *path)
         resolved = strdup("/");
         if (!resolved)
                 return NULL;
-        for (cursor = path; *cursor;) {
-                size_t length;
-
-                while (*cursor == '/')
-                        cursor++;
-                length = strcspn(cursor, "/");
-                if (length == 0)
-                        break;
+        for (cursor = path; (length = next_component(&cursor)) > 0; cursor += length) {
                 if (length == 1 && cursor[0] == '.') {
                         /* nothing */
                 } else if (length == 2 && cursor[0] == '.' && cursor[1] == '.') {
@@ -120,7 +121,6 @@ char *dsh_path_canonical(const char *path)
                                 lexical_depth = 1;
                         }
                 }
-                cursor += length;
         }
         return resolved;
 out_of_memory:
@@ -142,6 +142,7 @@ char *dsh_path_normalize_lexically(const char *path)
 {
         char *normalized;
         const char *cursor;
+        size_t length;
 
         if (path[0] != '/') {
                 errno = EINVAL;
@@ -150,14 +151,7 @@ char *dsh_path_normalize_lexically(const char *path)
         normalized = strdup("/");
         if (!normalized)
                 return NULL;
-        for (cursor = path; *cursor;) {
-                size_t length;
-
-                while (*cursor == '/')
-                        cursor++;
-                length = strcspn(cursor, "/");
-                if (length == 0)
-                        break;
+        for (cursor = path; (length = next_component(&cursor)) > 0; cursor += length) {
                 if (length == 2 && cursor[0] == '.' && cursor[1] == '.') {
                         remove_last_component(normalized);
                 } else if (!(length == 1 && cursor[0] == '.') && append_component(&normalized, cursor, length) < 0) {
@@ -165,7 +159,6 @@ char *dsh_path_normalize_lexically(const char *path)
                         errno = ENOMEM;
                         return NULL;
                 }
-                cursor += length;
         }
         return normalized;
 }

@@ -332,10 +332,13 @@ static const char *own_file_among(const dsh_provider *provider, char *const *hel
  * receives what the shield would hold back — the protected subpaths that
  * exist in the writable roots: Landlock cannot keep their content from
  * being written, but the metadata supervisor keeps their metadata (a hook's
- * executable bit) unchanged.
+ * executable bit) unchanged.  `*kept_absent` (may be NULL) receives the
+ * protected subpaths missing from the roots (the agent's launch config, a
+ * home's startup files), which a spawn audits once the call is over
+ * (landlock_settle()).
  */
 static int check_shield(const dsh_provider *provider, const dsh_policy *policy, bool *subpaths_open,
-                        char ***held_back, dsh_error *error)
+                        char ***held_back, char ***kept_absent, dsh_error *error)
 {
         dsh_shield shield = DSH_SHIELD_INIT;
         int result = dsh_provider_plan_shield(provider, policy, LANDLOCK_TEMP_AREA, held_back != NULL, &shield,
@@ -357,6 +360,8 @@ static int check_shield(const dsh_provider *provider, const dsh_policy *policy, 
                 *subpaths_open = shield.has_subpaths;
         if (result == 0 && held_back)
                 *held_back = dsh_steal_pointer(&shield.read_only);
+        if (result == 0 && kept_absent)
+                *kept_absent = dsh_steal_pointer(&shield.kept_absent);
         dsh_shield_clear(&shield);
         return result;
 }
@@ -384,7 +389,7 @@ static int landlock_confine(dsh_provider *provider, char *const *argv, const dsh
 
         if (problem)
                 return dsh_error_set_unavailable(error, policy->mode, problem);
-        if (check_shield(provider, policy, &subpaths_open, NULL, error) < 0)
+        if (check_shield(provider, policy, &subpaths_open, NULL, NULL, error) < 0)
                 return -EPERM;
         if (dsh_strv_append(&out->argv, provider->landlock_run_path) < 0 ||
             for_each_grant(prepared, append_grant_arguments, &out->argv) < 0 ||
@@ -434,14 +439,14 @@ static int add_grant_rule(const struct landlock_grant *grant, void *context)
  */
 static int build_ruleset(const dsh_provider *provider, const dsh_prepared_policy *prepared,
                          dsh_landlock_ruleset *ruleset, dsh_confined_argv *facts, char ***held_back,
-                         const dsh_private_devices *devices, dsh_error *error)
+                         char ***kept_absent, const dsh_private_devices *devices, dsh_error *error)
 {
         const dsh_policy *policy = &prepared->policy;
         struct ruleset_builder builder = { ruleset, NULL, NULL };
         const char *problem;
         char detail[PATH_MAX + 128];
         bool subpaths_open;
-        int result = check_shield(provider, policy, &subpaths_open, held_back, error);
+        int result = check_shield(provider, policy, &subpaths_open, held_back, kept_absent, error);
 
         if (result < 0)
                 return result;
@@ -555,7 +560,7 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
         dsh_exec_plan plan = DSH_EXEC_PLAN_INIT(argv);
         dsh_metadata_supervisor *supervisor = NULL;
         dsh_private_devices devices = DSH_PRIVATE_DEVICES_INIT;
-        char **held_back = NULL, **environment = NULL;
+        char **held_back = NULL, **kept_absent = NULL, **environment = NULL;
         dsh_spawn_failure failure;
         pid_t pid, command;
         int result;
@@ -566,8 +571,11 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
         /* Where the caller may mount (core/private-dev.h); elsewhere the host's stay read-only. */
         if (policy->mode == DSH_MODE_WORKSPACE_WRITE && dsh_private_devices_create(&devices) == 0)
                 plan.private_devices = &devices;
-        result = build_ruleset(provider, prepared, &ruleset, &facts, &held_back, plan.private_devices, error);
+        result = build_ruleset(provider, prepared, &ruleset, &facts, &held_back, &kept_absent, plan.private_devices,
+                               error);
         if (result < 0) {
+                dsh_strv_free(held_back);
+                dsh_strv_free(kept_absent);
                 dsh_private_devices_close(&devices);
                 return result;
         }
@@ -580,6 +588,7 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
                 result = start_supervisor(prepared, held_back, &supervisor, &plan.metadata_socket, error);
         dsh_strv_free(held_back);
         if (result < 0) {
+                dsh_strv_free(kept_absent);
                 dsh_strv_free(environment);
                 dsh_private_devices_close(&devices);
                 dsh_landlock_ruleset_close(&ruleset);
@@ -597,6 +606,7 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
         if (plan.metadata_socket >= 0)
                 close(plan.metadata_socket);
         if (pid < 0) {
+                dsh_strv_free(kept_absent);
                 dsh_metadata_supervisor_stop(supervisor, NULL);
                 dsh_confined_argv_clear(&facts);
                 if (pid == -ECHILD)
@@ -613,7 +623,23 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
         /* The spawn returned only once the child exec'd the command: its pre-exec report is the status channel. */
         child->command_started = true;
         child->metadata_supervisor = supervisor;
+        child->audit_absent = kept_absent;
         return 0;
+}
+
+/*
+ * After waitpid() on the stand-in: it ends only once the command and
+ * everything it left have been killed and reaped (stand-in-spawn.h), so no
+ * process of the call is left to race the audit.  A protected subpath that
+ * was missing and now exists (a `.mcp.json` the command wrote, which the
+ * agent would run unconfined) is moved aside and reported, as under bwrap
+ * (shield.h: dsh_shield_audit()).  Landlock cannot refuse the creation
+ * itself: a root is granted whole.
+ */
+static void landlock_settle(dsh_child *child, int wait_status)
+{
+        (void) wait_status;
+        child->moved_aside = dsh_shield_audit(child->audit_absent, &child->warnings);
 }
 
 /*
@@ -644,4 +670,5 @@ const dsh_backend_ops dsh_backend_landlock = {
         .spawn = landlock_spawn,
         .runner_path = landlock_runner_path,
         .runner_candidates = landlock_runner_candidates,
+        .settle = landlock_settle,
 };

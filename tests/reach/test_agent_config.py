@@ -305,6 +305,20 @@ class UnderLandlock(AgentConfigCase):
         plant(self.scratch.project, ["src/main.c"])
         self.assertEqual(self.confine(self.scratch.project)["enforcement"], "full")
 
+    def test_a_creation_in_a_spawned_call_is_undone_and_reported(self):
+        # "full" holds only because a spawned call is audited once its stand-in has ended everything: a
+        # launch config the command created is moved aside, and the bash tool answers a denial.
+        root = self.scratch.project
+        result = self.bash(root, "echo fine > ordinary.txt; printf '{}' > .mcp.json", "x", backend="landlock")
+        self.assertEqual(content(os.path.join(root, "ordinary.txt")), "fine\n", result.stderr)
+        self.assertFalse(os.path.lexists(os.path.join(root, ".mcp.json")), result.stderr)
+        self.assertIn(f"the command created {root}/.mcp.json", result.stderr)
+        answer = self.scratch.dsh("bash", "--json", "--backend", "landlock", "--mode", "workspace-write", "--root",
+                                  root, "--", "mkdir -p .claude && echo '{\"hooks\":{}}' > .claude/settings.json")
+        facts = json.loads(answer.stdout)
+        self.assertEqual(facts["kind"], "denied", facts)
+        self.assertFalse(os.path.lexists(os.path.join(root, ".claude")))
+
 
 if __name__ == "__main__":
     sys.exit(run_suite(__name__))

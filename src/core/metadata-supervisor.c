@@ -35,6 +35,8 @@
 #include "core/metadata-supervisor.h"
 #include "core/metadata-tracee.h"
 #include "core/socket-call.h"
+#include "core/write-call.h"
+#include "core/write-supervisor.h"
 
 /*
  * A call must be decided within this bound, measured from its receipt; one
@@ -85,9 +87,13 @@ struct dsh_metadata_supervisor {
         size_t next_allowed;
         struct supervised_root *roots;
         size_t root_count;
-        char **protected_paths;
-        size_t protected_count;
+        dsh_held_back *held_back;       /* protected paths, the sandbox's own files: held back inside the roots */
+        size_t held_back_count;
         dsh_socket_calls *sockets;      /* connect: the allow-list and the workers (socket-call.h) */
+        dsh_write_supervisor *writes;   /* write intent performed (Landlock) or watched (bwrap); NULL: unseen */
+        pthread_mutex_t records_lock;   /* the refusals: written by the thread, taken by the stopper */
+        dsh_refusals refusals;
+        atomic_ulong write_calls;
         int socket_fd;                  /* start(): where the listener arrives */
         char *arriving_root;            /* a root whose fd follows the listener on that socket, at this path; or NULL */
         int stop_fd;                    /* start(): an eventfd the stopper writes */
@@ -116,6 +122,8 @@ dsh_metadata_supervisor *dsh_metadata_supervisor_new(void)
         supervisor->stop_fd = -1;
         for (size_t i = 0; i < ALLOWED_CACHE_SIZE; i++)
                 supervisor->allowed[i].fd = -1;
+        pthread_mutex_init(&supervisor->records_lock, NULL);
+        atomic_init(&supervisor->write_calls, 0);
         atomic_init(&supervisor->references, 1);
         atomic_init(&supervisor->unreadable_calls, 0);
         atomic_init(&supervisor->capabilities_kept, false);
@@ -194,22 +202,49 @@ int dsh_metadata_supervisor_add_root_path(dsh_metadata_supervisor *supervisor, c
         return result;
 }
 
-int dsh_metadata_supervisor_add_protected(dsh_metadata_supervisor *supervisor, const char *path)
+int dsh_metadata_supervisor_hold_back(dsh_metadata_supervisor *supervisor, const char *path, dsh_refusal_rule rule)
 {
-        char **paths;
+        dsh_held_back *held;
+        struct stat status;
+        size_t length = strlen(path);
         char *copy;
 
-        if (path[0] != '/')
+        if (path[0] != '/' || length >= PATH_MAX)
                 return -EINVAL;
-        paths = realloc(supervisor->protected_paths, (supervisor->protected_count + 1) * sizeof(char *));
-        if (!paths)
+        held = realloc(supervisor->held_back, (supervisor->held_back_count + 1) * sizeof(*held));
+        if (!held)
                 return -ENOMEM;
-        supervisor->protected_paths = paths;
+        supervisor->held_back = held;
         copy = strdup(path);
         if (!copy)
                 return -ENOMEM;
-        paths[supervisor->protected_count++] = copy;
+        /* Its inode as the call begins: a hard link made to it before would reach it under another name. */
+        held = &supervisor->held_back[supervisor->held_back_count++];
+        *held = (dsh_held_back) { copy, length, rule, lstat(path, &status) == 0, 0, 0 };
+        if (held->exists) {
+                held->dev = status.st_dev;
+                held->ino = status.st_ino;
+        }
         return 0;
+}
+
+int dsh_metadata_supervisor_add_protected(dsh_metadata_supervisor *supervisor, const char *path)
+{
+        return dsh_metadata_supervisor_hold_back(supervisor, path, DSH_REFUSAL_PROTECTED_SUBPATH);
+}
+
+int dsh_metadata_supervisor_perform_writes(dsh_metadata_supervisor *supervisor, int ruleset_fd)
+{
+        if (ruleset_fd < 0 || supervisor->writes)
+                return -EINVAL;
+        supervisor->writes = dsh_write_supervisor_new(ruleset_fd);
+        return supervisor->writes ? 0 : -ENOMEM;
+}
+
+void dsh_metadata_supervisor_watch_writes(dsh_metadata_supervisor *supervisor)
+{
+        if (!supervisor->writes)
+                supervisor->writes = dsh_write_supervisor_new(-1);
 }
 
 int dsh_metadata_supervisor_allow_unix_sockets(dsh_metadata_supervisor *supervisor, char *const *paths)
@@ -226,20 +261,23 @@ int dsh_metadata_supervisor_allow_unix_sockets(dsh_metadata_supervisor *supervis
 static void supervisor_destroy(dsh_metadata_supervisor *supervisor)
 {
         dsh_socket_calls_free(supervisor->sockets);
+        dsh_write_supervisor_free(supervisor->writes);
         dsh_metadata_tracee_clear(&supervisor->tracee);
+        dsh_refusals_clear(&supervisor->refusals);
+        pthread_mutex_destroy(&supervisor->records_lock);
         for (size_t i = 0; i < ALLOWED_CACHE_SIZE; i++)
                 if (supervisor->allowed[i].fd >= 0)
                         close(supervisor->allowed[i].fd);
         for (size_t i = 0; i < supervisor->root_count; i++)
                 close(supervisor->roots[i].fd);
-        for (size_t i = 0; i < supervisor->protected_count; i++)
-                free(supervisor->protected_paths[i]);
+        for (size_t i = 0; i < supervisor->held_back_count; i++)
+                free(supervisor->held_back[i].path);
         if (supervisor->socket_fd >= 0)
                 close(supervisor->socket_fd);
         if (supervisor->stop_fd >= 0)
                 close(supervisor->stop_fd);
         free(supervisor->roots);
-        free(supervisor->protected_paths);
+        free(supervisor->held_back);
         free(supervisor->arriving_root);
         free(supervisor);
 }
@@ -421,8 +459,8 @@ static int reopen_contained(dsh_metadata_supervisor *supervisor, const char *nam
                 reopened = reopen_in_root(supervisor, name, target, own_roots_only);
         if (reopened < 0)
                 return -1;
-        for (size_t i = 0; i < supervisor->protected_count; i++)
-                if (path_within(name, supervisor->protected_paths[i], strlen(supervisor->protected_paths[i]))) {
+        for (size_t i = 0; i < supervisor->held_back_count; i++)
+                if (path_within(name, supervisor->held_back[i].path, supervisor->held_back[i].length)) {
                         close(reopened);
                         return -1;
                 }
@@ -501,6 +539,64 @@ static int check_socket_target(void *data, int fd, const struct stat *target)
                 return -EACCES;
         close(reopened);
         return 0;
+}
+
+/* ----------------------------------------------------------------- records -- */
+
+static void record_refusal(void *data, const char *op, const char *path, dsh_refusal_rule rule)
+{
+        dsh_metadata_supervisor *supervisor = data;
+
+        pthread_mutex_lock(&supervisor->records_lock);
+        dsh_refusals_add(&supervisor->refusals, op, path, rule);
+        pthread_mutex_unlock(&supervisor->records_lock);
+}
+
+/* The write supervisor's containment test: the metadata one, on a directory or a file it opened. */
+static int target_in_root(void *data, int fd, const struct stat *target)
+{
+        return check_target(data, fd, target);
+}
+
+static dsh_write_scope write_scope(dsh_metadata_supervisor *supervisor)
+{
+        return (dsh_write_scope) { supervisor->held_back, supervisor->held_back_count, target_in_root,
+                                   record_refusal, supervisor };
+}
+
+static const char *metadata_op_name(dsh_metadata_change kind)
+{
+        switch (kind) {
+        case DSH_METADATA_CHMOD:
+                return "chmod";
+        case DSH_METADATA_CHOWN:
+                return "chown";
+        case DSH_METADATA_TIMES:
+                return "utimes";
+        case DSH_METADATA_SETXATTR:
+                return "setxattr";
+        case DSH_METADATA_REMOVEXATTR:
+                return "removexattr";
+        case DSH_METADATA_FILE_SETATTR:
+        case DSH_METADATA_IOCTL:
+                return "setattr";
+        case DSH_METADATA_PTY_PEER:
+                break;
+        }
+        return "ioctl";
+}
+
+/* A metadata change refused by containment: written down under the rule that refused it. */
+static void record_metadata_refusal(dsh_metadata_supervisor *supervisor, dsh_metadata_change kind, int target)
+{
+        dsh_write_scope scope = write_scope(supervisor);
+        const dsh_held_back *held;
+        char name[PATH_MAX];
+
+        if (descriptor_name(target, name, sizeof(name)) < 0 || name[0] != '/')
+                return;
+        held = dsh_write_held_back_at(&scope, name, false);
+        record_refusal(supervisor, metadata_op_name(kind), name, held ? held->rule : DSH_REFUSAL_OUTSIDE_ROOTS);
 }
 
 /* ------------------------------------------------------------------ acting -- */
@@ -784,8 +880,11 @@ static int handle_call(dsh_metadata_supervisor *supervisor, dsh_metadata_call *c
         }
         if (result == 0)
                 result = dsh_metadata_open_target(c, &op, &form, &target);
-        if (result == 0)
+        if (result == 0) {
                 result = fstat(target, &status) < 0 ? -errno : check_target(supervisor, target, &status);
+                if (result == -EACCES)
+                        record_metadata_refusal(supervisor, op.kind, target);
+        }
         if (result == 0 && monotonic_ms() > c->deadline_ms)
                 result = -EACCES;
         if (result == 0 && !dsh_metadata_call_still_valid(c))
@@ -814,6 +913,14 @@ static int serve_one(dsh_metadata_supervisor *supervisor, int listener)
                 return errno == EINTR || errno == ENOENT ? 0 : -errno;
         c = (dsh_metadata_call) { &supervisor->tracee, listener, request.id, (pid_t) request.pid, -1,
                                   monotonic_ms() + CALL_DEADLINE_MS, false, false };
+        if (supervisor->writes && dsh_write_call_is_ours(request.data.nr)) {
+                dsh_write_scope scope = write_scope(supervisor);
+
+                atomic_fetch_add(&supervisor->write_calls, 1);
+                if (dsh_write_call_handle(supervisor->writes, &c, &request, &scope))
+                        atomic_fetch_add(&supervisor->unreadable_calls, 1);
+                return 0;
+        }
         if (dsh_socket_call_is_ours(request.data.nr)) {
                 if (dsh_socket_call_handle(supervisor->sockets, &c, &request, check_socket_target, supervisor))
                         atomic_fetch_add(&supervisor->unreadable_calls, 1);
@@ -972,17 +1079,15 @@ int dsh_metadata_supervisor_start(dsh_metadata_supervisor *supervisor, int socke
         return result;
 }
 
-unsigned long dsh_metadata_supervisor_stop(dsh_metadata_supervisor *supervisor, bool *served_nothing)
+void dsh_metadata_supervisor_stop_reporting(dsh_metadata_supervisor *supervisor, dsh_supervisor_report *report)
 {
         uint64_t one = 1;
         struct timespec deadline;
-        unsigned long unreadable;
 
-        if (served_nothing)
-                *served_nothing = false;
-
+        if (report)
+                *report = (dsh_supervisor_report) { 0, false, 0, DSH_REFUSALS_INIT };
         if (!supervisor)
-                return 0;
+                return;
         if (supervisor->started) {
                 (void) !write(supervisor->stop_fd, &one, sizeof(one));
                 clock_gettime(CLOCK_REALTIME, &deadline);
@@ -990,9 +1095,24 @@ unsigned long dsh_metadata_supervisor_stop(dsh_metadata_supervisor *supervisor, 
                 if (pthread_timedjoin_np(supervisor->thread, NULL, &deadline) != 0)
                         pthread_detach(supervisor->thread);  /* stuck in a call: it releases its half when it returns */
         }
-        unreadable = atomic_load(&supervisor->unreadable_calls);
-        if (served_nothing)
-                *served_nothing = atomic_load(&supervisor->capabilities_kept);
+        if (report) {
+                report->unreadable_calls = atomic_load(&supervisor->unreadable_calls);
+                report->served_nothing = atomic_load(&supervisor->capabilities_kept);
+                report->write_calls = atomic_load(&supervisor->write_calls);
+                pthread_mutex_lock(&supervisor->records_lock);
+                dsh_refusals_move(&report->refusals, &supervisor->refusals);
+                pthread_mutex_unlock(&supervisor->records_lock);
+        }
         supervisor_release(supervisor);
-        return unreadable;
+}
+
+unsigned long dsh_metadata_supervisor_stop(dsh_metadata_supervisor *supervisor, bool *served_nothing)
+{
+        dsh_supervisor_report report;
+
+        dsh_metadata_supervisor_stop_reporting(supervisor, &report);
+        dsh_refusals_clear(&report.refusals);
+        if (served_nothing)
+                *served_nothing = report.served_nothing;
+        return report.unreadable_calls;
 }

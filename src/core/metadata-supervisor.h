@@ -73,6 +73,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/refusals.h"
+
 typedef struct dsh_metadata_supervisor dsh_metadata_supervisor;
 
 /* A new supervisor with no root (everything refused); NULL when out of memory. */
@@ -126,6 +128,35 @@ int dsh_metadata_supervisor_allow_unix_sockets(dsh_metadata_supervisor *supervis
 int dsh_metadata_supervisor_add_protected(dsh_metadata_supervisor *supervisor, const char *path);
 
 /*
+ * A canonical path held back inside the roots, for `rule`: nothing beneath
+ * it changes, nothing is made, renamed or linked there, it is renamed or
+ * removed with nothing of it, whether it exists now or not (a missing
+ * `.mcp.json` stays missing).  DSH_REFUSAL_PROTECTED_SUBPATH is what
+ * dsh_metadata_supervisor_add_protected() adds; DSH_REFUSAL_OWN_FILE names
+ * the sandbox's own files.  Write intent is decided only where the
+ * supervisor performs or watches writes (below).  Returns 0 or a negative
+ * errno.
+ */
+int dsh_metadata_supervisor_hold_back(dsh_metadata_supervisor *supervisor, const char *path, dsh_refusal_rule rule);
+
+/*
+ * Under Landlock: every write-intent call (write-call.h) is decided here —
+ * a held-back path refused — and performed by a thread of the supervisor's
+ * own that is restricted with `ruleset_fd` (duplicated), the command's own
+ * ruleset, so that Landlock stays the boundary for everything outside the
+ * roots (write-supervisor.c says why).  Returns 0 or a negative errno.
+ */
+int dsh_metadata_supervisor_perform_writes(dsh_metadata_supervisor *supervisor, int ruleset_fd);
+
+/*
+ * Under bwrap, whose mounts decide every write: write-intent calls are only
+ * recorded (a refusal the mounts will make is written down) and then let
+ * through to the kernel; a missing held-back path is refused here besides
+ * (write-supervisor.c says why letting them through is safe there).
+ */
+void dsh_metadata_supervisor_watch_writes(dsh_metadata_supervisor *supervisor);
+
+/*
  * Whether a supervisor can read a child's arguments on this host, checked
  * before anything runs: Yama's ptrace_scope 2 or 3 forbids
  * process_vm_readv() (and pidfd_getfd()) without CAP_SYS_PTRACE, which the
@@ -168,6 +199,21 @@ int dsh_metadata_supervisor_start(dsh_metadata_supervisor *supervisor, int socke
  * and so served no call at all.
  */
 unsigned long dsh_metadata_supervisor_stop(dsh_metadata_supervisor *supervisor, bool *served_nothing);
+
+/* What a stopped supervisor saw of its call. */
+typedef struct dsh_supervisor_report {
+        unsigned long unreadable_calls;         /* refused because the command could not be read */
+        bool served_nothing;                    /* the thread kept a capability and served no call */
+        unsigned long write_calls;              /* write-intent notifications received */
+        dsh_refusals refusals;                  /* every write refused (the caller's to clear) */
+} dsh_supervisor_report;
+
+/*
+ * dsh_metadata_supervisor_stop() that also hands over the refusal records
+ * and the counts in `*report` (may be NULL).  A thread left stuck keeps
+ * its records: only those made by then are handed over.
+ */
+void dsh_metadata_supervisor_stop_reporting(dsh_metadata_supervisor *supervisor, dsh_supervisor_report *report);
 
 /* The number of calls refused so far for that reason (for a serving loop run by the caller). */
 unsigned long dsh_metadata_supervisor_unreadable_calls(const dsh_metadata_supervisor *supervisor);

@@ -330,6 +330,10 @@ static int check_shield(const dsh_provider *provider, const dsh_policy *policy, 
         int result = dsh_provider_plan_shield(provider, policy, LANDLOCK_TEMP_AREA, held_back != NULL, &shield,
                                               error);
 
+        /* A missing commondir, which would send git elsewhere for hooks and config, is kept absent the same way. */
+        for (char **path = shield.must_stay_absent; result == 0 && path && *path; path++)
+                if (dsh_strv_append(&shield.kept_absent, *path) < 0)
+                        result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         if (result == 0 && held_back)
                 *held_back = dsh_steal_pointer(&shield.read_only);
         if (result == 0 && kept_absent)

@@ -72,10 +72,13 @@
 #include <limits.h>
 #include <linux/magic.h>
 #include <linux/openat2.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
@@ -83,6 +86,7 @@
 #include <unistd.h>
 
 #include "core/kernel-abi.h"
+#include "core/landlock.h"
 #include "core/write-call.h"
 #include "core/write-performer.h"
 #include "core/write-supervisor.h"
@@ -524,6 +528,129 @@ static int open_own_descriptor(struct write_call *call, int command_fd)
 }
 
 /*
+ * A FIFO opened for writing alone waits in the kernel until a reader opens
+ * it, and the reader may well need the supervisor first (a shell that
+ * writes a log before it reads the FIFO): waiting here would stop every
+ * other call of the command.  So such an open is tried without waiting
+ * (O_NONBLOCK: ENXIO while no reader is there), and, failing that, left to
+ * a worker thread of its own that tries again until a reader comes or the
+ * call is gone.  The worker is restricted with the same ruleset as the
+ * performer before it opens anything: Landlock still decides whether the
+ * command may write to that FIFO at all.  What it opens is the FIFO
+ * decided on (an O_PATH fd of it, reopened through /proc/thread-self/fd),
+ * never a name again.
+ */
+#define FIFO_WORKER_LIMIT 16
+#define FIFO_RETRY_NS (5 * 1000 * 1000)
+
+static atomic_int fifo_workers;
+
+struct fifo_job {
+        int listener;                   /* a duplicate: the call is answered on it */
+        uint64_t id;
+        int fifo;                       /* O_PATH */
+        int ruleset_fd;
+        int flags;
+        bool close_on_exec;
+};
+
+static bool waits_for_reader(const struct location *where, int flags)
+{
+        return where->exists && S_ISFIFO(where->status.st_mode) && (flags & O_ACCMODE) == O_WRONLY &&
+               !(flags & O_NONBLOCK);
+}
+
+static void fifo_job_free(struct fifo_job *job)
+{
+        close(job->listener);
+        close(job->fifo);
+        close(job->ruleset_fd);
+        free(job);
+        atomic_fetch_sub(&fifo_workers, 1);
+}
+
+static bool fifo_call_pending(const struct fifo_job *job)
+{
+        uint64_t id = job->id;
+
+        return ioctl(job->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+}
+
+static void *fifo_worker(void *data)
+{
+        struct fifo_job *job = data;
+        dsh_metadata_call answer = { .listener = job->listener, .id = job->id };
+        struct timespec pause = { 0, FIFO_RETRY_NS };
+        char reopen[64];
+        int fd = -ENXIO;
+
+        snprintf(reopen, sizeof(reopen), "/proc/thread-self/fd/%d", job->fifo);
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || dsh_landlock_enforce(job->ruleset_fd) < 0)
+                fd = -EACCES;
+        while (fd == -ENXIO && fifo_call_pending(job)) {
+                fd = open(reopen, job->flags | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+                fd = fd < 0 ? -errno : fd;
+                if (fd == -ENXIO)
+                        nanosleep(&pause, NULL);
+        }
+        if (fd >= 0 && fcntl(fd, F_SETFL, job->flags) < 0) {
+                close(fd);
+                fd = -errno;
+        }
+        if (fd >= 0) {
+                (void) respond_with_fd(&answer, fd, job->close_on_exec);
+                close(fd);
+        } else if (fd != -ENXIO) {
+                respond(&answer, fd, false);
+        }
+        fifo_job_free(job);
+        return NULL;
+}
+
+/* Hands the open of the FIFO at `where` to a worker (fifo_worker()).  1: it will answer; else the errno. */
+static int open_fifo_later(struct write_call *call, const struct location *where)
+{
+        struct fifo_job *job = calloc(1, sizeof(*job));
+        pthread_attr_t attributes;
+        pthread_t thread;
+        int result = job ? 0 : -ENOMEM;
+
+        if (result == 0 && atomic_fetch_add(&fifo_workers, 1) >= FIFO_WORKER_LIMIT) {
+                atomic_fetch_sub(&fifo_workers, 1);
+                free(job);
+                return -EAGAIN;
+        }
+        if (result < 0)
+                return result;
+        *job = (struct fifo_job) { fcntl(call->c->listener, F_DUPFD_CLOEXEC, 3), call->c->id,
+                                   openat(where->parent, where->last, O_PATH | O_NOFOLLOW | O_CLOEXEC),
+                                   fcntl(call->supervisor->ruleset_fd, F_DUPFD_CLOEXEC, 3),
+                                   call->op.open_flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC),
+                                   (call->op.open_flags & O_CLOEXEC) != 0 };
+        if (job->listener < 0 || job->fifo < 0 || job->ruleset_fd < 0) {
+                result = -EACCES;
+        } else if (pthread_attr_init(&attributes) == 0) {
+                pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+                pthread_attr_setstacksize(&attributes, 64 * 1024);
+                result = -pthread_create(&thread, &attributes, fifo_worker, job);
+                pthread_attr_destroy(&attributes);
+        } else {
+                result = -ENOMEM;
+        }
+        if (result == 0)
+                return 1;
+        if (job->listener >= 0)
+                close(job->listener);
+        if (job->fifo >= 0)
+                close(job->fifo);
+        if (job->ruleset_fd >= 0)
+                close(job->ruleset_fd);
+        free(job);
+        atomic_fetch_sub(&fifo_workers, 1);
+        return result;
+}
+
+/*
  * open, openat, creat with write intent.  O_TMPFILE names a directory,
  * where a nameless file is made (giving it a name later is a linkat,
  * decided then); O_CREAT|O_EXCL never follows a symlink, as in the kernel.
@@ -557,10 +684,20 @@ static int handle_open(struct write_call *call)
 
                 performed.dirfd = where.parent;
                 performed.name = where.last;
+                if (waits_for_reader(&where, flags))
+                        performed.flags |= O_NONBLOCK;
                 opened = perform(call, &performed);
-                if (opened < 0)
+                if (opened == -ENXIO && waits_for_reader(&where, flags))
+                        result = open_fifo_later(call, &where);
+                else if (opened < 0)
                         note_landlock_refusal(call, &where, opened);
-                result = answer_open(call, opened);
+                /* Opened at once (a reader was there): the command waits on its writes as it asked. */
+                if (opened >= 0 && waits_for_reader(&where, flags) && fcntl((int) opened, F_SETFL, flags) < 0) {
+                        close((int) opened);
+                        opened = -EACCES;
+                }
+                if (opened != -ENXIO || !waits_for_reader(&where, flags))
+                        result = answer_open(call, opened);
         }
         location_clear(&where);
         return result;

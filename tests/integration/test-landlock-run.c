@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -122,6 +123,22 @@ static void test_usage_errors(void **state)
                 { { "--setenv", "", "v", "--", "touch", marker }, "landlock-run: usage error: --setenv: invalid variable name: \n" },
                 { { "--setenv", "A=B", "v", "--", "touch", marker },
                   "landlock-run: usage error: --setenv: invalid variable name: A=B\n" },
+                /* A held-back path the supervisor could not match by name is refused, never taken as given. */
+                { { "--protect", NULL }, "landlock-run: usage error: --protect requires a path\n" },
+                { { "--protect", "relative/.git/hooks", "--", "touch", marker },
+                  "landlock-run: usage error: --protect: not a canonical absolute path: relative/.git/hooks\n" },
+                { { "--protect", "", "--", "touch", marker },
+                  "landlock-run: usage error: --protect: not a canonical absolute path: \n" },
+                { { "--protect", "/w//.git/hooks", "--", "touch", marker },
+                  "landlock-run: usage error: --protect: not a canonical absolute path: /w//.git/hooks\n" },
+                { { "--protect", "/w/./.git", "--", "touch", marker },
+                  "landlock-run: usage error: --protect: not a canonical absolute path: /w/./.git\n" },
+                { { "--protect", "/w/x/../.git", "--", "touch", marker },
+                  "landlock-run: usage error: --protect: not a canonical absolute path: /w/x/../.git\n" },
+                { { "--protect", "/w/.git/hooks/", "--", "touch", marker },
+                  "landlock-run: usage error: --protect: not a canonical absolute path: /w/.git/hooks/\n" },
+                { { "--protect", "/w/.git/..", "--", "touch", marker },
+                  "landlock-run: usage error: --protect: not a canonical absolute path: /w/.git/..\n" },
         };
 
         (void) state;
@@ -140,6 +157,64 @@ static void test_usage_errors(void **state)
                 test_process_result_clear(&result);
         }
         free(marker);
+}
+
+/*
+ * A --protect path that reaches a symlink (a component or the last one) is
+ * refused before anything runs: the supervisor matches names, and one
+ * through a symlink would hold nothing back.  A canonical one, existing or
+ * missing, inside a --rw directory or not, is taken and the command runs
+ * (`true` makes no write-intent call).
+ */
+static void test_protect_paths_checked_at_launch(void **state)
+{
+        char *canonical = realpath(scratch, NULL);
+        char *real = test_path_join(canonical, "real");
+        char *link = test_path_join(canonical, "link");
+        char *through_link = test_path_join(link, "hooks");
+        char *hooks = test_path_join(real, "hooks");
+        char *missing = test_path_join(canonical, ".mcp.json");
+        char *missing_deeper = test_path_join(canonical, ".claude/settings.json");
+        char *expected = NULL;
+        test_process_result result;
+
+        (void) state;
+        TEST_REQUIRE_LANDLOCK();
+        assert_non_null(canonical);
+        assert_int_equal(mkdir(real, 0755), 0);
+        assert_int_equal(mkdir(hooks, 0755), 0);
+        assert_int_equal(symlink("real", link), 0);
+        {
+                const char *refused[] = { link, through_link };
+
+                for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+                        launch(&result, "--ro", "/", "--rw", canonical, "--protect", refused[i], "--", "true", NULL);
+                        assert_int_equal(result.exit_code, 125);
+                        assert_true(asprintf(&expected,
+                                             "landlock-run: usage error: --protect: not a canonical absolute path (it "
+                                             "reaches a symlink): %s\n",
+                                             refused[i]) > 0);
+                        assert_string_equal(result.stderr_text, expected);
+                        free(expected);
+                        test_process_result_clear(&result);
+                }
+        }
+        launch(&result, "--ro", "/", "--rw", canonical, "--protect", hooks, "--protect", missing, "--protect",
+               missing_deeper, "--protect", "/usr/lib", "--", "true", NULL);
+        assert_int_equal(result.exit_code, 0);
+        assert_string_equal(result.stderr_text, "");
+        test_process_result_clear(&result);
+        /* Without a --rw directory too (the supervisor still decides write intent there). */
+        launch(&result, "--ro", "/", "--protect", hooks, "--", "true", NULL);
+        assert_int_equal(result.exit_code, 0);
+        test_process_result_clear(&result);
+        free(missing_deeper);
+        free(missing);
+        free(hooks);
+        free(through_link);
+        free(link);
+        free(real);
+        free(canonical);
 }
 
 static void test_unopenable_grant_refuses(void **state)
@@ -301,6 +376,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_probe_line, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_help_and_version, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_usage_errors, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_protect_paths_checked_at_launch, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_unopenable_grant_refuses, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_sink_and_shm, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_existing_file_not_truncated, setup, teardown),

@@ -353,19 +353,32 @@ static int set_facts(dsh_confined_argv *out, int abi, dsh_mode mode)
         return 0;
 }
 
+/* Each path of `paths` (NULL: none) as landlock-run's `--protect PATH`: held back by its supervisor. */
+static int append_protect_arguments(char ***argv, char *const *paths)
+{
+        for (char *const *path = paths; path && *path; path++)
+                if (dsh_strv_append(argv, "--protect") < 0 || dsh_strv_append(argv, *path) < 0)
+                        return -ENOMEM;
+        return 0;
+}
+
 static int landlock_confine(dsh_provider *provider, char *const *argv, const dsh_prepared_policy *prepared,
                             dsh_confined_argv *out, dsh_error *error)
 {
         const dsh_policy *policy = &prepared->policy;
         int abi = dsh_landlock_abi();
         const char *problem = abi_problem(abi);
+        char **held_back = NULL, **kept_absent = NULL;
 
         if (problem)
                 return dsh_error_set_unavailable(error, policy->mode, problem);
-        if (check_shield(provider, policy, NULL, NULL, error) < 0)
+        if (check_shield(provider, policy, &held_back, &kept_absent, error) < 0)
                 return -EPERM;
+        /* The protected subpaths, those that exist and those kept absent: the launcher's supervisor holds both back. */
         if (dsh_strv_append(&out->argv, provider->landlock_run_path) < 0 ||
             for_each_grant(prepared, append_grant_arguments, &out->argv) < 0 ||
+            append_protect_arguments(&out->argv, held_back) < 0 ||
+            append_protect_arguments(&out->argv, kept_absent) < 0 ||
             append_variable_arguments(prepared, &out->argv) < 0 || dsh_strv_append(&out->argv, "--") < 0)
                 goto out_of_memory;
         for (char *const *argument = argv; *argument; argument++)
@@ -373,8 +386,12 @@ static int landlock_confine(dsh_provider *provider, char *const *argv, const dsh
                         goto out_of_memory;
         if (set_facts(out, abi, policy->mode) < 0)
                 goto out_of_memory;
+        dsh_strv_free(held_back);
+        dsh_strv_free(kept_absent);
         return 0;
 out_of_memory:
+        dsh_strv_free(held_back);
+        dsh_strv_free(kept_absent);
         dsh_confined_argv_clear(out);
         return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
 }

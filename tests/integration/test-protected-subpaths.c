@@ -287,6 +287,47 @@ static void test_landlock_reports_full(void **state)
 }
 
 /*
+ * A repository without .git/hooks: nothing names it to Landlock's supervisor
+ * (the shield holds back what exists and keeps absent only the non-git
+ * names), so the command could create a hook there.  The call must say
+ * "partial" and why, as bwrap does, never "full"; requireProtectedSubpaths
+ * refuses it, and the command does not run.
+ */
+static void test_landlock_missing_hooks_reported(void **state)
+{
+        char *repository = make_repository("landlock-nohooks");
+        char *config_required = test_path_join(scratch, "required.json");
+        char *marker = test_path_join(repository, "ran");
+        const char *confine[] = { test_dsh_sandbox_path(), "confine", "--backend", "landlock", "--mode",
+                                  "workspace-write", "--root", repository, "--", "true", NULL };
+        const char *required[] = { test_dsh_sandbox_path(), "run", "--config", config_required, "--backend",
+                                   "landlock", "--mode", "workspace-write", "--root", repository, "--", "touch",
+                                   marker, NULL };
+        test_process_result result;
+
+        (void) state;
+        host_shell(repository, "rm -rf .git/hooks");
+        test_write_file(config_required, "{\"requireProtectedSubpaths\": true}\n");
+        test_run(confine, env(), &result);
+        assert_int_equal(result.exit_code, 0);
+        assert_true(test_contains(result.stdout_text, "\"enforcement\":\"partial\""));
+        assert_true(test_contains(result.stdout_text, "cannot be held back without creating it"));
+        test_process_result_clear(&result);
+        run_confined("landlock", repository, "true", &result);
+        assert_int_equal(result.exit_code, 0);
+        assert_true(test_contains(result.stderr_text, "notice: partial enforcement under landlock"));
+        test_process_result_clear(&result);
+        test_run(required, env(), &result);
+        assert_int_equal(result.exit_code, 125);
+        assert_true(test_contains(result.stderr_text, "requireProtectedSubpaths"));
+        assert_false(test_path_exists(marker));
+        test_process_result_clear(&result);
+        free(marker);
+        free(config_required);
+        free(repository);
+}
+
+/*
  * Configured: requireProtectedSubpaths no longer refuses a Landlock call
  * (the subpaths are held back there now), and the hook is still refused; []
  * turns the feature off, and then the same write lands (so the refusal
@@ -344,6 +385,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_missing_hooks_reported_not_created, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_landlock_holds_hooks_and_config, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_landlock_reports_full, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_landlock_missing_hooks_reported, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_configured_subpaths, setup, teardown),
         };
 

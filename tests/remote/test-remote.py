@@ -209,7 +209,7 @@ class Running(RemoteCase):
 
     def test_partial_enforcement_on_the_remote_is_announced_here(self):
         # bwrap cannot bind over a repository's missing .git/hooks without creating it on the host: partial,
-        # said before it runs.  (Under Landlock a protected subpath is held back since issue 20: full.)
+        # said before it runs.  (Under Landlock an existing one is held back since issue 20: full.)
         subprocess.run(["git", "init", "-q", self.workspace], check=True)
         shutil.rmtree(os.path.join(self.workspace, ".git", "hooks"))
         result = self.dsh("run", "--backend", "bwrap", "--mode", "workspace-write", "--root", self.workspace,
@@ -217,6 +217,7 @@ class Running(RemoteCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn(b"dsh-sandbox: notice: partial enforcement under bwrap: ", result.stderr)
         self.assertIn(b".git/hooks does not exist", result.stderr)
+        os.makedirs(os.path.join(self.workspace, ".git", "hooks"))
         full = self.dsh("run", "--backend", "landlock", "--mode", "workspace-write", "--root", self.workspace,
                         command=["true"])
         self.assertEqual(full.returncode, 0, full.stderr)

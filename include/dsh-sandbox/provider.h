@@ -412,11 +412,11 @@ typedef struct dsh_write_refusal {
  * many more there were.
  * `*refusals` (may be NULL) points into the child, valid until
  * dsh_child_free(); it is NULL when there is none.  Returns the count.  Not
- * every refusal is here: a write the kernel refused before any supervisor
- * saw it (a read-only mount's plain write() on an fd opened before the
- * call, a Landlock refusal of an operation the filter does not send) has no
- * record; an empty list does not prove the command wrote nothing it could
- * not.  Under danger-full-access, and for a runner command, always empty.
+ * every refusal is here: one made where no supervisor looks has no record
+ * (a call the filter does not send; under Landlock read-only a metadata
+ * change, which the filter refuses itself), so an empty list does not
+ * prove the command was refused nothing.  Under danger-full-access, and for
+ * a runner command, always empty.
  */
 DSH_PUBLIC size_t dsh_child_refusals(const dsh_child *child, const dsh_write_refusal **refusals,
                                      unsigned long *dropped);

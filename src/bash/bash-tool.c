@@ -19,6 +19,7 @@
 #include "dsh-sandbox/bash-tool.h"
 #include "base/error.h"
 #include "provider/held-back-watch.h"
+#include "provider/process.h"
 #include "base/path-fd.h"
 
 /* The exact texts (docs/bash-tool.md); "%s" is a mode. */
@@ -111,47 +112,18 @@ static int result_add_warning(dsh_bash_result *result, const char *warning)
         return dsh_strv_append(&result->warnings, warning);
 }
 
-static void free_refused_writes(dsh_write_refusal *refusals, size_t count)
+/* The child's refusal records, moved into the result (the child goes with the run). */
+static void result_take_refused_writes(dsh_bash_result *result, dsh_child *child)
 {
-        for (size_t i = 0; i < count; i++) {
-                free(refusals[i].op);
-                free(refusals[i].path);
-                free(refusals[i].rule);
-        }
-        free(refusals);
-}
-
-/* The child's refusal records, copied into the result (the child goes with the run). */
-static int result_add_refused_writes(dsh_bash_result *result, const dsh_child *child)
-{
-        const dsh_write_refusal *refusals = NULL;
-        unsigned long dropped = 0;
-        size_t count = dsh_child_refusals(child, &refusals, &dropped);
-
-        result->refused_writes_dropped = dropped;
-        if (count == 0)
-                return 0;
-        result->refused_writes = calloc(count, sizeof(*result->refused_writes));
-        if (!result->refused_writes)
-                return -ENOMEM;
-        for (size_t i = 0; i < count; i++) {
-                dsh_write_refusal *copy = &result->refused_writes[i];
-
-                result->refused_write_count = i + 1;   /* each copy is freed by the clear, whole or not */
-                copy->op = strdup(refusals[i].op);
-                copy->path = strdup(refusals[i].path);
-                copy->rule = strdup(refusals[i].rule);
-                if (!copy->op || !copy->path || !copy->rule)
-                        return -ENOMEM;
-        }
-        return 0;
+        result->refused_write_count = dsh_child_take_refusals(child, &result->refused_writes,
+                                                              &result->refused_writes_dropped);
 }
 
 void dsh_bash_result_clear(dsh_bash_result *result)
 {
         if (!result)
                 return;
-        free_refused_writes(result->refused_writes, result->refused_write_count);
+        dsh_write_refusals_free(result->refused_writes, result->refused_write_count);
         free(result->standard_output.text);
         free(result->standard_error.text);
         free(result->sandbox.backend);
@@ -545,8 +517,7 @@ static int collect_facts(dsh_bash_execution *run, const dsh_policy *policy, dsh_
         for (const char *const *warning = dsh_child_warnings(run->child); *warning; warning++)
                 if (result_add_warning(result, *warning) < 0)
                         return -ENOMEM;
-        if (result_add_refused_writes(result, run->child) < 0)
-                return -ENOMEM;
+        result_take_refused_writes(result, run->child);
         if (run->drain_cut &&
             result_add_warning(result, "a process that left the command's process group (setsid) still held its "
                                        "output when the command ended: the output was not read further, and that "

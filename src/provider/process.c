@@ -41,7 +41,7 @@ dsh_child *dsh_child_new(void)
 
 _Static_assert(DSH_WRITE_REFUSALS_MAX == DSH_REFUSALS_MAX, "the public bound is the supervisor's");
 
-static void free_refusals(dsh_write_refusal *refusals, size_t count)
+void dsh_write_refusals_free(dsh_write_refusal *refusals, size_t count)
 {
         for (size_t i = 0; i < count; i++) {
                 free(refusals[i].op);
@@ -139,7 +139,7 @@ void dsh_child_free(dsh_child *child)
         dsh_strv_free(child->audit_absent);
         dsh_strv_free(child->warnings);
         dsh_held_back_watch_free(child->held_back_watch);
-        free_refusals(child->refusals, child->refusal_count);
+        dsh_write_refusals_free(child->refusals, child->refusal_count);
         free(child);
 }
 
@@ -303,6 +303,17 @@ size_t dsh_child_refusals(const dsh_child *child, const dsh_write_refusal **refu
         if (dropped)
                 *dropped = child->refusals_dropped;
         return child->refusal_count;
+}
+
+size_t dsh_child_take_refusals(dsh_child *child, dsh_write_refusal **refusals, unsigned long *dropped)
+{
+        size_t count = child->refusal_count;
+
+        *refusals = dsh_steal_pointer(&child->refusals);
+        child->refusal_count = 0;
+        if (dropped)
+                *dropped = child->refusals_dropped;
+        return count;
 }
 
 unsigned long dsh_child_write_calls(const dsh_child *child)

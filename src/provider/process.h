@@ -51,6 +51,17 @@ struct dsh_child {
  */
 DSH_INTERNAL unsigned long dsh_child_write_calls(const dsh_child *child);
 
+/*
+ * After dsh_child_wait(): the child's refusal records (dsh_child_refusals())
+ * handed to the caller, who frees them with dsh_write_refusals_free(); the
+ * child keeps none (its dropped count stays).  Returns the count; `*refusals`
+ * is NULL when there is none.
+ */
+DSH_INTERNAL size_t dsh_child_take_refusals(dsh_child *child, dsh_write_refusal **refusals, unsigned long *dropped);
+
+/* Frees `count` records, their strings and the array (NULL: nothing). */
+DSH_INTERNAL void dsh_write_refusals_free(dsh_write_refusal *refusals, size_t count);
+
 /* A new, empty child (pid -1, fds -1); NULL when out of memory. */
 DSH_INTERNAL dsh_child *dsh_child_new(void);
 

@@ -2,7 +2,7 @@
 /*
  * The refusal records a finished child hands out (dsh_child_refusals(),
  * dsh-sandbox/provider.h), on the real kernel, for each backend: a real
- * confined `bash -c` through dsh_provider_spawn(), whose supervisor is a
+ * confined program through dsh_provider_spawn(), whose supervisor is a
  * thread of this process, and the disk checked after it.  A refused change
  * is recorded {op, path, rule} with the rule that refused it (outside the
  * roots; a protected subpath), and the file is unchanged; a command that
@@ -103,15 +103,16 @@ static mode_t mode_of(const char *path)
 }
 
 /*
- * `bash -c script` under `mode` with `backend` the sole backend, started in
- * the workspace, its output discarded; waited for and settled, so that its
- * records are final.  The script must end with status 0: a run that failed
- * for another reason proves nothing about its records.
+ * `argv` under `mode` with `backend` the sole backend, started in the
+ * workspace, its output discarded; waited for and settled, so that its
+ * records are final.  A program, not a shell: bash opens /dev/tty for
+ * writing as it starts, a write-intent call of its own that would stand
+ * beside every record here.  It must end with `status` (a refused chmod
+ * exits 1): a run that failed for another reason proves nothing.
  */
-static dsh_child *run_bash(const char *backend, dsh_mode mode, const char *script)
+static dsh_child *run_command(const char *backend, dsh_mode mode, const char *const *argv, int status)
 {
         const char *const sole[] = { backend, NULL };
-        const char *const argv[] = { "/bin/bash", "-c", script, NULL };
         dsh_spawn_options options = DSH_SPAWN_OPTIONS_INIT;
         dsh_policy policy = DSH_POLICY_INIT;
         dsh_error error = DSH_ERROR_INIT;
@@ -135,7 +136,8 @@ static dsh_child *run_bash(const char *backend, dsh_mode mode, const char *scrip
                 fail_msg("spawn under %s: %s", backend, error.message);
         assert_int_equal(dsh_child_wait(child, &wait_status), 0);
         assert_true(WIFEXITED(wait_status));
-        assert_int_equal(WEXITSTATUS(wait_status), 0);
+        if (WEXITSTATUS(wait_status) != status)
+                fail_msg("%s under %s exited %d, not %d", argv[0], backend, WEXITSTATUS(wait_status), status);
         close(null_fd);
         close(cwd_fd);
         dsh_policy_clear(&policy);
@@ -162,16 +164,15 @@ static void test_outside_roots_is_recorded(void **state)
 {
         const char *backend = require_backend(state);
         dsh_autofree char *target = test_path_join(scratch.outside, "f");
-        dsh_autofree char *script = NULL;
         mode_t hostname_mode = mode_of(HOSTNAME_PATH);
         unsigned long dropped = 1;
         dsh_child *child;
 
         test_write_file(target, "kept\n");
         assert_int_equal(chmod(target, 0644), 0);
-        script = format_text("chmod 600 " HOSTNAME_PATH "; chmod 600 '%s'; chmod 600 '%s'; chmod 600 '%s'; true",
-                             target, target, target);
-        child = run_bash(backend, DSH_MODE_WORKSPACE_WRITE, script);
+        child = run_command(backend, DSH_MODE_WORKSPACE_WRITE,
+                            (const char *const[]) { "/bin/chmod", "600", HOSTNAME_PATH, target, target, target, NULL },
+                            1);
         assert_int_equal(mode_of(HOSTNAME_PATH), hostname_mode);
         assert_int_equal(mode_of(target), 0644);
         assert_refusal(child, 0, "chmod", HOSTNAME_PATH, "outside-roots");
@@ -185,8 +186,8 @@ static void test_outside_roots_is_recorded(void **state)
 static void test_protected_subpath_is_recorded(void **state)
 {
         const char *backend = require_backend(state);
-        dsh_autofree char *script = format_text("chmod -x '%s'; true", scratch.hook);
-        dsh_child *child = run_bash(backend, DSH_MODE_WORKSPACE_WRITE, script);
+        dsh_child *child = run_command(backend, DSH_MODE_WORKSPACE_WRITE,
+                                       (const char *const[]) { "/bin/chmod", "-x", scratch.hook, NULL }, 1);
 
         assert_int_equal(mode_of(scratch.hook), 0755);
         assert_refusal(child, 0, "chmod", scratch.hook, "protected-subpath");
@@ -198,38 +199,42 @@ static void test_protected_subpath_is_recorded(void **state)
 static void test_reads_make_no_record_and_no_write_call(void **state)
 {
         const char *backend = require_backend(state);
-        const char *scripts[] = { "true", "grep -r . . /etc/hostname > /dev/null; cat .git/HEAD > /dev/null; true" };
+        const char *const nothing[] = { "/bin/true", NULL };
+        const char *const reads[] = { "/bin/grep", "-r", "-q", "no such text in the tree", ".", HOSTNAME_PATH, NULL };
+        const struct {
+                const char *const *argv;
+                int status;
+        } commands[] = { { nothing, 0 }, { reads, 1 } };
 
-        for (size_t i = 0; i < sizeof(scripts) / sizeof(scripts[0]); i++) {
+        for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
                 static const dsh_write_refusal sentinel;
                 const dsh_write_refusal *refusals = &sentinel;   /* anything but NULL: the call must set it */
                 unsigned long dropped = 1;
-                dsh_child *child = run_bash(backend, DSH_MODE_WORKSPACE_WRITE, scripts[i]);
+                dsh_child *child = run_command(backend, DSH_MODE_WORKSPACE_WRITE, commands[i].argv,
+                                               commands[i].status);
 
                 assert_int_equal(dsh_child_refusals(child, &refusals, &dropped), 0);
                 assert_null(refusals);
                 assert_int_equal(dropped, 0);
                 if (dsh_child_write_calls(child) != 0)
-                        fail_msg("'%s' under %s sent %lu write-intent calls", scripts[i], backend,
+                        fail_msg("%s under %s sent %lu write-intent calls", commands[i].argv[0], backend,
                                  dsh_child_write_calls(child));
                 dsh_child_free(child);
         }
 }
 
-/* The other side of the line above: a write in the workspace is a write-intent call, made, with no record. */
+/* The other side of the line above: a file made in the workspace is a write-intent call, made, with no record. */
 static void test_a_write_is_counted_not_recorded(void **state)
 {
         const char *backend = require_backend(state);
         dsh_autofree char *made = test_path_join(scratch.workspace, "made");
-        dsh_autofree char *text = NULL;
-        dsh_child *child = run_bash(backend, DSH_MODE_WORKSPACE_WRITE, "echo written > made");
+        dsh_child *child = run_command(backend, DSH_MODE_WORKSPACE_WRITE,
+                                       (const char *const[]) { "/usr/bin/touch", made, NULL }, 0);
 
-        text = test_read_file(made);
-        assert_non_null(text);
-        assert_string_equal(text, "written\n");
+        assert_true(test_path_exists(made));
         assert_int_equal(dsh_child_refusals(child, NULL, NULL), 0);
         if (dsh_child_write_calls(child) == 0)
-                fail_msg("a redirection into the workspace under %s sent no write-intent call", backend);
+                fail_msg("touch of a new file in the workspace under %s sent no write-intent call", backend);
         dsh_child_free(child);
 }
 
@@ -238,26 +243,26 @@ static void test_records_are_bounded(void **state)
 {
         const char *backend = require_backend(state);
         dsh_autofree char *directory = test_path_join(scratch.outside, "many");
-        dsh_autofree char *script = format_text("chmod 600 '%s'/f*; true", directory);
+        char *paths[BOUND_FILES];
+        const char *argv[BOUND_FILES + 3] = { "/bin/chmod", "600" };
         unsigned long dropped = 0;
         dsh_child *child;
 
         assert_int_equal(mkdir(directory, 0755), 0);
         for (int i = 0; i < BOUND_FILES; i++) {
-                dsh_autofree char *path = format_text("%s/f%03d", directory, i);
-
-                test_write_file(path, "");
-                assert_int_equal(chmod(path, 0644), 0);
+                paths[i] = format_text("%s/f%03d", directory, i);
+                test_write_file(paths[i], "");
+                assert_int_equal(chmod(paths[i], 0644), 0);
+                argv[i + 2] = paths[i];
         }
-        child = run_bash(backend, DSH_MODE_WORKSPACE_WRITE, script);
+        child = run_command(backend, DSH_MODE_WORKSPACE_WRITE, argv, 1);
         assert_int_equal(dsh_child_refusals(child, NULL, &dropped), DSH_WRITE_REFUSALS_MAX);
         assert_int_equal(dropped, BOUND_FILES - DSH_WRITE_REFUSALS_MAX);
         for (int i = 0; i < BOUND_FILES; i++) {
-                dsh_autofree char *path = format_text("%s/f%03d", directory, i);
-
-                assert_int_equal(mode_of(path), 0644);
+                assert_int_equal(mode_of(paths[i]), 0644);
                 if (i < DSH_WRITE_REFUSALS_MAX)
-                        assert_refusal(child, (size_t) i, "chmod", path, "outside-roots");
+                        assert_refusal(child, (size_t) i, "chmod", paths[i], "outside-roots");
+                free(paths[i]);
         }
         dsh_child_free(child);
 }
@@ -266,13 +271,13 @@ static void test_records_are_bounded(void **state)
 static void test_unconfined_call_has_no_record(void **state)
 {
         dsh_autofree char *target = test_path_join(scratch.outside, "g");
-        dsh_autofree char *script = format_text("chmod 600 '%s'", target);
         dsh_child *child;
 
         (void) state;
         test_write_file(target, "");
         assert_int_equal(chmod(target, 0644), 0);
-        child = run_bash("landlock", DSH_MODE_DANGER_FULL_ACCESS, script);
+        child = run_command("landlock", DSH_MODE_DANGER_FULL_ACCESS,
+                            (const char *const[]) { "/bin/chmod", "600", target, NULL }, 0);
         assert_int_equal(mode_of(target), 0600);
         assert_int_equal(dsh_child_refusals(child, NULL, NULL), 0);
         assert_int_equal(dsh_child_write_calls(child), 0);

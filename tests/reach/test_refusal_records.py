@@ -8,8 +8,9 @@ Each case runs the built `dsh-sandbox` ($DSH_SANDBOX_BIN) as a client would — 
 $DSH_TEST_SCRATCH, and judges the result object and the disk:
 
 - a chmod beneath no writable root is refused, the file unchanged, and the result's
-  `refusedWrites` holds exactly {op "chmod", path, rule "outside-roots"};
-- a command that does nothing has `refusedWrites: []` and no `refusedWritesDropped`;
+  `refusedWrites` holds exactly {op "chmod", path, rule "outside-roots"} after the shell's own;
+- a command that refuses nothing adds no record to the shell's own, and has no
+  `refusedWritesDropped`;
 - a command that prints a refusal's text on stderr (and exits 1 as one would) has no record:
   the records come from the enforcing layer, not from what the command says;
 - a path that is not UTF-8 still gives a result, the byte written \\xNN;
@@ -17,8 +18,12 @@ $DSH_TEST_SCRATCH, and judges the result object and the disk:
 - danger-full-access makes the change and has no record;
 - the mcp bash tool's outputSchema requires `refusedWrites`.
 
-Which rule each refusal gets (a protected subpath, the sandbox's own file) is
-tests/integration/test-refusal-records.c's; here the records' way through the front ends.
+The bash tool runs `bash -c`, and bash opens /dev/tty for writing as it starts (it has none: the
+call has no terminal), which Landlock refuses: a record of the shell's own, before the command's.
+Each case measures it with `true` on the same backend and expects it first, so that the lists
+compared stay exact. Which rule each refusal gets (a protected subpath, the sandbox's own file),
+and that a command doing nothing has no record at all, is tests/integration/test-refusal-records.c's;
+here the records' way through the front ends.
 
 Output is unittest's verbose form on stdout, one line per case, then "N passed, N failed,
 N skipped" (a "# SKIP: case: reason" line for each skip).
@@ -71,6 +76,18 @@ class Records(unittest.TestCase):
 
     def tearDown(self):
         shutil.rmtree(self.home, ignore_errors=True)
+
+    baselines = {}
+
+    def shell_records(self, backend):
+        """The records `bash -c true` has on `backend`: the shell's own, before any command's."""
+        if backend not in Records.baselines:
+            result = self.bash_json(backend, "true")
+            workspace = [record for record in result["refusedWrites"]
+                         if record["path"].startswith(self.workspace + "/")]
+            self.assertEqual(workspace, [], result)
+            Records.baselines[backend] = result["refusedWrites"]
+        return Records.baselines[backend]
 
     def outside_record(self, path=None):
         return {"op": "chmod", "path": path or self.target, "rule": "outside-roots"}
@@ -141,16 +158,17 @@ class Records(unittest.TestCase):
             with self.subTest(backend=backend):
                 result = self.bash_json(backend, f"chmod 600 '{self.target}'; true")
                 self.assertEqual(result["sandbox"]["backend"], backend)
-                self.assertEqual(result["refusedWrites"], [self.outside_record()], result)
+                self.assertEqual(result["refusedWrites"], self.shell_records(backend) + [self.outside_record()],
+                                 result)
                 self.assertNotIn("refusedWritesDropped", result)
                 self.assertEqual(mode_of(self.target), 0o644)
 
-    def test_bash_json_nothing_refused_is_an_empty_list(self):
+    def test_bash_json_nothing_refused_adds_no_record(self):
         for backend in BACKENDS:
             with self.subTest(backend=backend):
                 result = self.bash_json(backend, "echo made > made; cat made")
                 self.assertEqual(result["stdout"]["text"], "made\n", result)
-                self.assertEqual(result["refusedWrites"], [], result)
+                self.assertEqual(result["refusedWrites"], self.shell_records(backend), result)
                 self.assertNotIn("refusedWritesDropped", result)
 
     def test_stderr_text_makes_no_record(self):
@@ -158,7 +176,7 @@ class Records(unittest.TestCase):
             with self.subTest(backend=backend):
                 result = self.bash_json(backend, f"printf %s {shlex.quote(FORGED_STDERR)} >&2; exit 1")
                 self.assertEqual(result["stderr"]["text"], FORGED_STDERR, result)
-                self.assertEqual(result["refusedWrites"], [], result)
+                self.assertEqual(result["refusedWrites"], self.shell_records(backend), result)
 
     def test_a_path_that_is_not_utf8_keeps_the_result(self):
         name = os.path.join(os.fsencode(self.outside), b"\xff-name")
@@ -168,7 +186,7 @@ class Records(unittest.TestCase):
         for backend in BACKENDS:
             with self.subTest(backend=backend):
                 result = self.bash_json(backend, f"chmod 600 '{self.outside}'/*-name; true")
-                self.assertEqual(result["refusedWrites"],
+                self.assertEqual(result["refusedWrites"], self.shell_records(backend) +
                                  [self.outside_record(os.path.join(self.outside, "\\xff-name"))], result)
                 self.assertEqual(mode_of(name), 0o644)
 
@@ -184,8 +202,9 @@ class Records(unittest.TestCase):
                           "command": f"chmod 600 '{self.target}'; true"}
                 answers = self.serve([("bash.run", policy), ("job.start", policy),
                                       ("job.wait", lambda answers: {"jobId": answers[2]["jobId"]})])
-                self.assertEqual(answers[1]["refusedWrites"], [self.outside_record()], answers[1])
-                self.assertEqual(answers[3]["refusedWrites"], [self.outside_record()], answers[3])
+                expected = self.shell_records(backend) + [self.outside_record()]
+                self.assertEqual(answers[1]["refusedWrites"], expected, answers[1])
+                self.assertEqual(answers[3]["refusedWrites"], expected, answers[3])
                 self.assertEqual(mode_of(self.target), 0o644)
 
     def test_serve_bounds_the_records_and_counts_the_rest(self):
@@ -201,8 +220,10 @@ class Records(unittest.TestCase):
                 answers = self.serve([("bash.run", {"mode": "workspace-write", "root": self.workspace,
                                                     "backend": backend, "command": f"chmod 600 '{many}'/f*; true"})])
                 result = answers[1]
-                self.assertEqual(result["refusedWrites"], [self.outside_record(path) for path in paths[:RECORDS_KEPT]])
-                self.assertEqual(result["refusedWritesDropped"], BOUND_FILES - RECORDS_KEPT)
+                shell = self.shell_records(backend)
+                kept = RECORDS_KEPT - len(shell)
+                self.assertEqual(result["refusedWrites"], shell + [self.outside_record(path) for path in paths[:kept]])
+                self.assertEqual(result["refusedWritesDropped"], BOUND_FILES - kept)
                 self.assertEqual({mode_of(path) for path in paths}, {0o644})
 
     def test_mcp_structured_content_carries_the_records(self):
@@ -216,7 +237,8 @@ class Records(unittest.TestCase):
                 self.assertIn("refusedWrites", bash["outputSchema"]["required"])
                 content = answers[3]["structuredContent"]
                 self.assertEqual(content["sandbox"]["backend"], backend)
-                self.assertEqual(content["refusedWrites"], [self.outside_record()], content)
+                self.assertEqual(content["refusedWrites"], self.shell_records(backend) + [self.outside_record()],
+                                 content)
                 self.assertEqual(mode_of(self.target), 0o644)
 
 

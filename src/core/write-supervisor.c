@@ -483,12 +483,19 @@ static void note_read_only_mount(struct write_call *call, const struct location 
                                     DSH_REFUSAL_OUTSIDE_ROOTS);
 }
 
-/* Landlock refused what was performed: written down when the parent lies beneath no root. */
+/*
+ * Landlock refused what was performed: written down when the parent lies
+ * beneath no root.  A device node is no file the command changes: opening
+ * one the policy does not grant (bash opens /dev/tty as it starts, for job
+ * control) is refused without a record, or every call would carry one.
+ */
 static void note_landlock_refusal(struct write_call *call, const struct location *where, long result)
 {
         struct stat status;
 
         if (result != -EACCES && result != -EPERM && result != -EXDEV && result != -EROFS)
+                return;
+        if (where->exists && (S_ISCHR(where->status.st_mode) || S_ISBLK(where->status.st_mode)))
                 return;
         if (fstat(where->parent, &status) == 0 && call->scope->in_root(call->scope->data, where->parent, &status) < 0)
                 call->scope->record(call->scope->data, dsh_write_op_name(call->op.op), where->name,

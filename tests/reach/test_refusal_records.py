@@ -19,9 +19,9 @@ $DSH_TEST_SCRATCH, and judges the result object and the disk:
 - the mcp bash tool's outputSchema requires `refusedWrites`.
 
 The bash tool runs `bash -c`, and bash opens /dev/tty for writing as it starts (it has none: the
-call has no terminal), which Landlock refuses: a record of the shell's own, before the command's.
-Each case measures it with `true` on the same backend and expects it first, so that the lists
-compared stay exact. Which rule each refusal gets (a protected subpath, the sandbox's own file),
+call has no terminal), which Landlock refuses without a record (a device node is no file changed).
+Each case still measures the shell's own records with `true` on the same backend and expects them
+first, so that the lists compared stay exact whatever the shell does. Which rule each refusal gets (a protected subpath, the sandbox's own file),
 and that a command doing nothing has no record at all, is tests/integration/test-refusal-records.c's;
 here the records' way through the front ends.
 

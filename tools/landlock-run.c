@@ -416,6 +416,8 @@ static int launch(const struct launch_request *request)
         dsh_metadata_supervisor *supervisor;
         dsh_private_devices devices = DSH_PRIVATE_DEVICES_INIT;
         bool private_devices;
+        dsh_metadata_policy metadata;
+        const char *unread;
         int ruleset_fd, roots, write_result;
 
         if (dsh_close_inherited_fds(-1, -1) < 0)
@@ -437,9 +439,16 @@ static int launch(const struct launch_request *request)
          * Every write-intent call is the supervisor's, decided and performed
          * under this very ruleset (duplicated inside: the fd is closed once
          * the child has it), in both modes: with no --rw directory Landlock
-         * refuses each one there as it would have in the command.
+         * refuses each one there as it would have in the command — where
+         * the supervisor can read the command: with no --rw directory on a
+         * host that forbids it, the kernel decides them (no record is kept).
          */
-        write_result = ruleset_fd >= 0 ? dsh_metadata_supervisor_perform_writes(supervisor, ruleset_fd) : 0;
+        metadata = roots > 0 ? DSH_METADATA_SUPERVISE
+                   : dsh_metadata_supervisor_check_host(&unread) == 0 ? DSH_METADATA_DENY
+                                                                       : DSH_METADATA_DENY_KERNEL_WRITES;
+        write_result = ruleset_fd >= 0 && metadata != DSH_METADATA_DENY_KERNEL_WRITES
+                               ? dsh_metadata_supervisor_perform_writes(supervisor, ruleset_fd)
+                               : 0;
         if (write_result < 0) {
                 fail("landlock ruleset error: cannot supervise writes: %s", strerror(-write_result));
                 close(ruleset_fd);
@@ -450,8 +459,7 @@ static int launch(const struct launch_request *request)
                 dsh_metadata_supervisor_free(supervisor);
                 return LAUNCHER_FAILURE;
         }
-        return launch_supervised(request, ruleset_fd, supervisor, private_devices ? &devices : NULL,
-                                 roots > 0 ? DSH_METADATA_SUPERVISE : DSH_METADATA_DENY);
+        return launch_supervised(request, ruleset_fd, supervisor, private_devices ? &devices : NULL, metadata);
 }
 
 /* Each --setenv, in order (a later one of the same name wins), before anything is exec'd. */

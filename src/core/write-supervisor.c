@@ -180,9 +180,13 @@ static const dsh_held_back *held_back_inode(const dsh_write_scope *scope, const 
 static const dsh_held_back *holding(const dsh_write_scope *scope, const struct location *where, bool or_above)
 {
         const dsh_held_back *held = dsh_write_held_back_at(scope, where->name, or_above);
+        struct stat parent;
 
         if (!held && where->exists)
                 held = held_back_inode(scope, &where->status);
+        /* A held-back directory reached by another name (a mount the user made of it): its parent inode says so. */
+        if (!held && fstat(where->parent, &parent) == 0)
+                held = held_back_inode(scope, &parent);
         return held;
 }
 

@@ -180,9 +180,13 @@ static const dsh_held_back *held_back_inode(const dsh_write_scope *scope, const 
 static const dsh_held_back *holding(const dsh_write_scope *scope, const struct location *where, bool or_above)
 {
         const dsh_held_back *held = dsh_write_held_back_at(scope, where->name, or_above);
+        struct stat parent;
 
         if (!held && where->exists)
                 held = held_back_inode(scope, &where->status);
+        /* A held-back directory reached by another name (a mount the user made of it): its parent inode says so. */
+        if (!held && fstat(where->parent, &parent) == 0)
+                held = held_back_inode(scope, &parent);
         return held;
 }
 
@@ -343,16 +347,28 @@ static int describe(struct location *where)
         return 0;
 }
 
+static bool trailing_slash(const char *path)
+{
+        size_t length = strlen(path);
+
+        return length > 1 && path[length - 1] == '/';
+}
+
 /*
  * `path` resolved as the calling thread would, to one parent and one last
  * component; a symlink in that last place is followed when `follow` (a
  * relative one from its own directory, an absolute one from the thread's
- * root).  Returns 0 or the negative errno to answer.
+ * root), and always when the path ends in a slash, which then names a
+ * directory or nothing (ENOTDIR, as in the kernel).  Returns 0 or the
+ * negative errno to answer.
  */
 static int locate(dsh_metadata_call *c, int dirfd, const char *path, bool follow, struct location *where)
 {
         char text[PATH_MAX];
+        bool directory = trailing_slash(path);
         int result = open_parent(c, -1, dirfd, path, where);
+
+        follow = follow || directory;
 
         for (int hop = 0; result == 0; hop++) {
                 ssize_t length;
@@ -372,6 +388,8 @@ static int locate(dsh_metadata_call *c, int dirfd, const char *path, bool follow
                 result = open_parent(c, parent, AT_FDCWD, text, where);
                 close(parent);
         }
+        if (result == 0 && directory && where->exists && !S_ISDIR(where->status.st_mode))
+                return -ENOTDIR;
         return result;
 }
 
@@ -734,6 +752,9 @@ static int handle_open(struct write_call *call)
                 strcat(path, "/.");
         if (result == 0)
                 result = locate(call->c, call->op.dirfd, path, follow, &where);
+        /* "NEW/" names a directory: no file is made there (the kernel's EISDIR). */
+        if (result == 0 && (flags & O_CREAT) && !where.exists && trailing_slash(path))
+                result = -EISDIR;
         if (result == 0)
                 result = check_held_back(call, &where, false);
         if (result == 0 && call->watching)

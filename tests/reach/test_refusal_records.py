@@ -171,6 +171,15 @@ class Records(unittest.TestCase):
                 self.assertEqual(result["refusedWrites"], self.shell_records(backend), result)
                 self.assertNotIn("refusedWritesDropped", result)
 
+    def test_a_call_that_refuses_nothing_has_an_empty_list(self):
+        # bash's own open of /dev/tty as it starts, refused under Landlock, is a device node, no file
+        # changed: it leaves no record (docs/bash-tool.md), so the shell's own records are none at all.
+        for backend in BACKENDS:
+            with self.subTest(backend=backend):
+                result = self.bash_json(backend, "true")
+                self.assertEqual(result["refusedWrites"], [], result)
+                self.assertNotIn("refusedWritesDropped", result)
+
     def test_stderr_text_makes_no_record(self):
         for backend in BACKENDS:
             with self.subTest(backend=backend):

@@ -42,8 +42,8 @@ interleave="$build/bench/interleave"
 start_runs=${START_RUNS:-41}
 grep_runs=${GREP_RUNS:-15}
 grep_repeat=${GREP_REPEAT:-25}
-clone_runs=${CLONE_RUNS:-21}
-build_runs=${BUILD_RUNS:-9}
+clone_runs=${CLONE_RUNS:-15}
+build_runs=${BUILD_RUNS:-7}
 tar_runs=${TAR_RUNS:-21}
 bench_require write-intent "$tool" "$notify_floor" "$interleave"
 tool=$(cd "$(dirname "$tool")" && pwd)/$(basename "$tool")

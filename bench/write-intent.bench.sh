@@ -21,6 +21,10 @@
 #                       program) into a fresh build directory of the workspace, unconfined
 #             candidate: the same under run --backend landlock --mode workspace-write
 #             goal <= 1.10x
+#   call      one write-intent open (O_WRONLY|O_CREAT|O_TRUNC of one file, then close), against a
+#             plain read open, CALL_COUNT times in one process (bench/write-intent-call, timed inside
+#             it: no start-up), unconfined, under notify-floor and under each backend, CALL_ROUNDS
+#             rounds in turn, the median of each; what one call costs is each minus unconfined.
 #   tar       baseline: `tar xpf` of 3,000 files with their modes and times into a fresh directory
 #                       of the workspace under bench/notify-floor (the same filter, every notification
 #                       answered CONTINUE at once: the kernel's round trip alone, the floor of any
@@ -39,16 +43,20 @@ build=${1:-${BUILD_DIR:-build}}
 tool="$build/dsh-sandbox"
 notify_floor="$build/bench/notify-floor"
 interleave="$build/bench/interleave"
+call="$build/bench/write-intent-call"
 start_runs=${START_RUNS:-41}
 grep_runs=${GREP_RUNS:-15}
 grep_repeat=${GREP_REPEAT:-25}
 clone_runs=${CLONE_RUNS:-15}
 build_runs=${BUILD_RUNS:-7}
 tar_runs=${TAR_RUNS:-21}
-bench_require write-intent "$tool" "$notify_floor" "$interleave"
+call_rounds=${CALL_ROUNDS:-7}
+call_count=${CALL_COUNT:-2000}
+bench_require write-intent "$tool" "$notify_floor" "$interleave" "$call"
 tool=$(cd "$(dirname "$tool")" && pwd)/$(basename "$tool")
 interleave=$(cd "$(dirname "$interleave")" && pwd)/$(basename "$interleave")
 notify_floor=$(cd "$(dirname "$notify_floor")" && pwd)/$(basename "$notify_floor")
+call=$(cd "$(dirname "$call")" && pwd)/$(basename "$call")
 bench_scratch
 export HOME="$scratch/home"
 mkdir -p "$HOME" "$scratch/workspace"
@@ -142,6 +150,53 @@ if command -v meson >/dev/null 2>&1 && command -v ninja >/dev/null 2>&1 && bench
         rm -rf "$scratch"/workspace/tmp.*
 else
         echo "write-intent: no meson or ninja; the build pair is not measured"
+fi
+
+# call_ways: the four ways write-intent-call runs, one a line: a name, then the command's prefix.
+call_ways() {
+        printf '%s\n' "unconfined|" "notify-floor|$notify_floor"
+        printf '%s\n' "run landlock workspace-write|$tool run --backend landlock --mode workspace-write --root $scratch/workspace --"
+        [ -x /usr/bin/bwrap ] &&
+                printf '%s\n' "run bwrap workspace-write|$tool run --backend bwrap --mode workspace-write --root $scratch/workspace --"
+}
+
+# call_median NAME FIELD: the median of FIELD (2: write, 4: read) over the rounds NAME ran.
+call_median() {
+        awk -v field="$2" '{ print $field }' "$scratch/call-$(printf '%s' "$1" | tr ' ' '-')" | sort -n |
+                awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+echo "-- one write-intent call: open(O_WRONLY|O_CREAT|O_TRUNC) + close, $call_count in one process, against a read open"
+: > "$scratch/workspace/call-target"
+round=0
+call_failed=""
+while [ $round -lt "$call_rounds" ]; do
+        while IFS='|' read -r way prefix; do
+                # $prefix is words of this build's paths and options: split on purpose.
+                $prefix "$call" "$call_count" "$scratch/workspace/call-target" \
+                        < /dev/null >> "$scratch/call-$(printf '%s' "$way" | tr ' ' '-')" 2>/dev/null || call_failed="$way"
+        done <<EOF_WAYS
+$(call_ways)
+EOF_WAYS
+        round=$((round + 1))
+done
+if [ -n "$call_failed" ]; then
+        echo "write-intent: write-intent-call failed under $call_failed; the call pairs are not measured"
+else
+        while IFS='|' read -r way prefix; do
+                printf '%-28s write %s us, read %s us  (median of %s rounds, in turn)\n' "$way" \
+                        "$(call_median "$way" 2)" "$(call_median "$way" 4)" "$call_rounds"
+        done <<EOF_WAYS
+$(call_ways)
+EOF_WAYS
+        base=$(call_median unconfined 2)
+        while IFS='|' read -r way prefix; do
+                [ "$way" = unconfined ] && continue
+                printf '%-28s %s us over unconfined, per write-intent call\n' "$way" \
+                        "$(awk -v w="$(call_median "$way" 2)" -v b="$base" 'BEGIN { printf "%.1f", w - b }')"
+        done <<EOF_WAYS
+$(call_ways)
+EOF_WAYS
 fi
 
 if ! bench_make_archive "$scratch/source" "$scratch/archive.tar"; then

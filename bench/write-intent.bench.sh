@@ -44,12 +44,12 @@ tool="$build/dsh-sandbox"
 notify_floor="$build/bench/notify-floor"
 interleave="$build/bench/interleave"
 call="$build/bench/write-intent-call"
-start_runs=${START_RUNS:-41}
+start_runs=${START_RUNS:-21}
 grep_runs=${GREP_RUNS:-15}
 grep_repeat=${GREP_REPEAT:-25}
 clone_runs=${CLONE_RUNS:-15}
 build_runs=${BUILD_RUNS:-7}
-tar_runs=${TAR_RUNS:-21}
+tar_runs=${TAR_RUNS:-15}
 call_rounds=${CALL_ROUNDS:-7}
 call_count=${CALL_COUNT:-2000}
 bench_require write-intent "$tool" "$notify_floor" "$interleave" "$call"

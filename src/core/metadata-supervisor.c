@@ -12,6 +12,7 @@
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -61,6 +62,8 @@ struct supervised_root {
         bool contents_only;
         bool command_view;        /* path is the command's own mount point (bwrap): never learned from the fd */
         bool shared;              /* world-writable and sticky (the host's /tmp): every user's, not the command's */
+        dev_t dev;                /* the directory's, held open by `fd`: its number names no other */
+        ino_t ino;
 };
 
 /*
@@ -95,6 +98,7 @@ struct dsh_metadata_supervisor {
         pthread_mutex_t records_lock;   /* the refusals: written by the thread, taken by the stopper */
         dsh_refusals refusals;
         atomic_ulong write_calls;
+        bool own_umask;                 /* the serving thread unshared CLONE_FS: its umask is its own */
         int socket_fd;                  /* start(): where the listener arrives */
         char *arriving_root;            /* a root whose fd follows the listener on that socket, at this path; or NULL */
         int stop_fd;                    /* start(): an eventfd the stopper writes */
@@ -165,6 +169,8 @@ static int add_root(dsh_metadata_supervisor *supervisor, int directory_fd, const
         root->contents_only = contents_only;
         root->command_view = command_view;
         root->shared = shared;
+        root->dev = status.st_dev;
+        root->ino = status.st_ino;
         return 0;
 }
 
@@ -559,10 +565,41 @@ static int target_in_root(void *data, int fd, const struct stat *target)
         return check_target(data, fd, target);
 }
 
+/*
+ * The write supervisor's test for a directory it makes something in: a
+ * writable root itself (a contents-only one too: /tmp's own directory is
+ * where its contents are made) or a directory beneath one, by the same
+ * reopening beneath the root's fd.  A directory found strictly beneath a
+ * root and outside every held-back path goes to the cache, as in
+ * check_target(); a root's own directory does not (its metadata is not the
+ * command's to change).
+ */
+static int directory_in_root(void *data, int fd, const struct stat *directory, const char *name)
+{
+        dsh_metadata_supervisor *supervisor = data;
+        int reopened;
+
+        (void) fd;
+        /* A root's own directory is known by its inode, held by the root's fd (no name to trust). */
+        for (size_t i = 0; i < supervisor->root_count; i++)
+                if (supervisor->roots[i].dev == directory->st_dev && supervisor->roots[i].ino == directory->st_ino)
+                        return 0;
+        if (allowed_before(supervisor, directory))
+                return 0;
+        /* The name is the directory's own, just read (d_path): it only picks the root; the inode decides. */
+        if (name[0] != '/')
+                return -EACCES;
+        reopened = reopen_contained(supervisor, name, directory, false);
+        if (reopened < 0)
+                return -EACCES;
+        remember_allowed(supervisor, reopened, directory);
+        return 0;
+}
+
 static dsh_write_scope write_scope(dsh_metadata_supervisor *supervisor)
 {
         return (dsh_write_scope) { supervisor->held_back, supervisor->held_back_count, target_in_root,
-                                   record_refusal, supervisor };
+                                   directory_in_root, supervisor->own_umask, record_refusal, supervisor };
 }
 
 static const char *metadata_op_name(dsh_metadata_change kind)
@@ -881,6 +918,9 @@ static void *supervisor_thread(void *data)
 {
         dsh_metadata_supervisor *supervisor = data;
         int dropped = drop_thread_capabilities();
+
+        /* A umask of its own: it creates files for the command with the command's (write-supervisor.c). */
+        supervisor->own_umask = unshare(CLONE_FS) == 0;
         int listener = dsh_receive_fd(supervisor->socket_fd);
 
         if (listener >= 0 && supervisor->arriving_root && receive_arriving_root(supervisor) < 0) {

@@ -94,6 +94,7 @@ bool dsh_write_call_is_ours(int nr)
         case __NR_linkat:
         case __NR_symlinkat:
         case __NR_truncate:
+        case __NR_umask:
                 return true;
         default:
                 return false;
@@ -279,6 +280,10 @@ int dsh_write_request_decode(int nr, const uint64_t *args, dsh_write_request *re
                 request->length = (int64_t) args[1];
                 request->follow = true;
                 return request->length < 0 ? -EINVAL : 0;
+        case __NR_umask:
+                request->op = DSH_WRITE_UMASK;
+                request->mode = (mode_t) (args[0] & 0777);
+                return 0;
         default:
                 return decode_legacy(nr, args, request);
         }
@@ -305,6 +310,8 @@ const char *dsh_write_op_name(dsh_write_op op)
                 return "symlink";
         case DSH_WRITE_TRUNCATE:
                 return "truncate";
+        case DSH_WRITE_UMASK:
+                return "umask";
         }
         return "write";
 }

@@ -30,6 +30,7 @@ typedef enum dsh_write_op {
         DSH_WRITE_LINK,         /* link, linkat */
         DSH_WRITE_SYMLINK,      /* symlink, symlinkat */
         DSH_WRITE_TRUNCATE,     /* truncate */
+        DSH_WRITE_UMASK,        /* umask: no write, the mask of what is created next (let through) */
 } dsh_write_op;
 
 typedef struct dsh_write_request {

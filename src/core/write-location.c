@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "core/write-location.h"
@@ -162,9 +163,17 @@ static int describe(dsh_write_location *where)
 
         if (result < 0)
                 return result;
-        /* Beneath /proc "self" would be the supervisor: no write there is the command's to make. */
-        if (fstatfs(where->parent, &filesystem) == 0 && filesystem.f_type == PROC_SUPER_MAGIC)
+        if (fstat(where->parent, &where->parent_status) < 0)
+                return -errno;
+        /*
+         * Beneath /proc "self" would be the supervisor: no write there is the
+         * command's to make.  Only a file system with no device of its own
+         * (major 0: procfs, tmpfs...) can be procfs; asked then alone.
+         */
+        if (major(where->parent_status.st_dev) == 0 && fstatfs(where->parent, &filesystem) == 0 &&
+            filesystem.f_type == PROC_SUPER_MAGIC)
                 return -EACCES;
+        where->parent_length = strlen(parent_name);
         if (strcmp(where->last, ".") == 0)
                 result = snprintf(where->name, sizeof(where->name), "%s", parent_name);
         else

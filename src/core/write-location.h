@@ -23,6 +23,8 @@ typedef struct dsh_write_location {
         int parent;                     /* O_PATH directory (ours), or -1 */
         char last[NAME_MAX + 2];        /* the last component, "." for the directory itself */
         char name[PATH_MAX];            /* the parent's name joined with `last`: what the command reaches */
+        size_t parent_length;           /* `name`'s first bytes that name the parent ("/" for the root) */
+        struct stat parent_status;      /* fstat of `parent` */
         bool exists;
         struct stat status;             /* lstat of `last` in `parent`, when it exists */
 } dsh_write_location;

@@ -32,10 +32,15 @@ static long performed(long value)
         return value < 0 ? -errno : value;
 }
 
-static long perform(const dsh_performed_call *call)
+/* The umask this thread set last (-1: none yet): set again only when it differs. */
+static _Thread_local int thread_umask = -1;
+
+long dsh_write_perform_now(const dsh_performed_call *call)
 {
-        if (call->creates)
+        if (call->creates && thread_umask != (int) call->umask) {
                 umask(call->umask);
+                thread_umask = (int) call->umask;
+        }
         switch (call->kind) {
         case DSH_PERFORM_OPENAT:
                 return performed(openat(call->dirfd, call->name, call->flags, call->mode));
@@ -85,7 +90,7 @@ static void *performer_thread(void *data)
                         ;
                 if (!performer->call)
                         return NULL;
-                performer->result = perform(performer->call);
+                performer->result = dsh_write_perform_now(performer->call);
                 sem_post(&performer->answered);
         }
 }

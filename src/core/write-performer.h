@@ -56,6 +56,15 @@ dsh_write_performer *dsh_write_performer_start(int ruleset_fd);
 /* Performs `call` on the thread and waits for it: the result (an fd, or 0) or a negative errno. */
 long dsh_write_performer_perform(dsh_write_performer *performer, const dsh_performed_call *call);
 
+/*
+ * Performs `call` in the calling thread itself, with no restriction of its
+ * own: only for what the supervisor proved lies in a writable root, where
+ * Landlock grants every right the call needs (write-supervisor.c says
+ * which).  The caller's thread must have a umask of its own (CLONE_FS
+ * unshared) when `call->creates`.  The result or a negative errno.
+ */
+long dsh_write_perform_now(const dsh_performed_call *call);
+
 /* Ends the thread and frees it. */
 void dsh_write_performer_stop(dsh_write_performer *performer);
 

@@ -71,6 +71,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/openat2.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -79,6 +80,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
@@ -93,7 +95,25 @@
 /* __O_TMPFILE without O_DIRECTORY: the kernel's own bit. */
 #define KERNEL_O_TMPFILE_BIT 020000000
 
+/*
+ * The command's umask, per thread lately seen: /proc/<tid>/status costs
+ * about 20 µs to read, more than the rest of a creation.  An entry holds
+ * the thread's pidfd and counts only while that thread lives (a tid reused
+ * by a new task is another entry); every umask() of the command empties
+ * the cache (the filter sends it: threads sharing a umask need no other
+ * bookkeeping, and it is rare).
+ */
+#define UMASK_CACHE_SIZE 8
+
+struct umask_entry {
+        pid_t tid;
+        int pidfd;                      /* -1: empty */
+        mode_t mask;
+};
+
 struct dsh_write_supervisor {
+        struct umask_entry umasks[UMASK_CACHE_SIZE];
+        size_t next_umask;
         int ruleset_fd;                 /* Landlock's ruleset, ours; -1: watch only (bwrap) */
         dsh_write_performer *performer; /* started at the first performed call */
         bool performer_failed;          /* it could not be restricted: nothing is performed */
@@ -102,6 +122,47 @@ struct dsh_write_supervisor {
         char text[PATH_MAX];            /* a symlink's text */
 };
 
+static void forget_umasks(dsh_write_supervisor *supervisor)
+{
+        for (size_t i = 0; i < UMASK_CACHE_SIZE; i++) {
+                if (supervisor->umasks[i].pidfd >= 0)
+                        close(supervisor->umasks[i].pidfd);
+                supervisor->umasks[i].pidfd = -1;
+        }
+}
+
+/* Whether the task of `pidfd` still lives (its pidfd is not yet readable). */
+static bool task_alive(int pidfd)
+{
+        struct pollfd event = { pidfd, POLLIN, 0 };
+
+        return poll(&event, 1, 0) == 0;
+}
+
+/* The calling thread's umask: from the cache, or read and kept (with its pidfd, when there is one). */
+static int command_umask(dsh_write_supervisor *supervisor, dsh_metadata_call *c, mode_t *mask)
+{
+        struct umask_entry *slot;
+        int result;
+
+        for (size_t i = 0; i < UMASK_CACHE_SIZE; i++) {
+                slot = &supervisor->umasks[i];
+                if (slot->pidfd >= 0 && slot->tid == c->tid && task_alive(slot->pidfd)) {
+                        *mask = slot->mask;
+                        return 0;
+                }
+        }
+        result = dsh_metadata_command_umask(c, mask);
+        if (result < 0 || c->pidfd < 0)
+                return result;
+        slot = &supervisor->umasks[supervisor->next_umask];
+        supervisor->next_umask = (supervisor->next_umask + 1) % UMASK_CACHE_SIZE;
+        if (slot->pidfd >= 0)
+                close(slot->pidfd);
+        *slot = (struct umask_entry) { c->tid, fcntl(c->pidfd, F_DUPFD_CLOEXEC, 3), *mask };
+        return 0;
+}
+
 dsh_write_supervisor *dsh_write_supervisor_new(int ruleset_fd)
 {
         dsh_write_supervisor *supervisor = calloc(1, sizeof(*supervisor));
@@ -109,6 +170,8 @@ dsh_write_supervisor *dsh_write_supervisor_new(int ruleset_fd)
         if (!supervisor)
                 return NULL;
         supervisor->ruleset_fd = -1;
+        for (size_t i = 0; i < UMASK_CACHE_SIZE; i++)
+                supervisor->umasks[i].pidfd = -1;
         if (ruleset_fd >= 0) {
                 supervisor->ruleset_fd = fcntl(ruleset_fd, F_DUPFD_CLOEXEC, 3);
                 if (supervisor->ruleset_fd < 0) {
@@ -124,6 +187,7 @@ void dsh_write_supervisor_free(dsh_write_supervisor *supervisor)
         if (!supervisor)
                 return;
         dsh_write_performer_stop(supervisor->performer);
+        forget_umasks(supervisor);
         if (supervisor->ruleset_fd >= 0)
                 close(supervisor->ruleset_fd);
         free(supervisor);
@@ -166,13 +230,12 @@ static const dsh_held_back *held_back_inode(const dsh_write_scope *scope, const 
 static const dsh_held_back *holding(const dsh_write_scope *scope, const dsh_write_location *where, bool or_above)
 {
         const dsh_held_back *held = dsh_write_held_back_at(scope, where->name, or_above);
-        struct stat parent;
 
         if (!held && where->exists)
                 held = held_back_inode(scope, &where->status);
         /* A held-back directory reached by another name (a mount the user made of it): its parent inode says so. */
-        if (!held && fstat(where->parent, &parent) == 0)
-                held = held_back_inode(scope, &parent);
+        if (!held && where->parent >= 0)
+                held = held_back_inode(scope, &where->parent_status);
         return held;
 }
 
@@ -294,19 +357,46 @@ static dsh_write_performer *performer_of(dsh_write_supervisor *supervisor)
  * be still pending (its thread alive: every /proc/<tid> entry opened for it
  * was that thread's) and within its deadline.  The result, or -EACCES.
  */
-static long perform(struct write_call *call, dsh_performed_call *performed)
+/*
+ * Whether the call may be performed by the serving thread itself rather
+ * than handed to the performer (a round trip between two threads, most of
+ * what a write-intent call costs).  Only where Landlock grants every right
+ * the call needs, so that its verdict is known without asking it: a
+ * directory proven beneath a writable root (every right but making
+ * devices, which needs CAP_MKNOD, which no thread here has), or /dev/null,
+ * granted in every mode.  Never a rename or a link: Landlock's REFER right
+ * also judges where the file comes from (a hard link of a file outside the
+ * roots), so those always go to the performer.
+ */
+static bool performs_here(const struct write_call *call, const dsh_write_location *where)
 {
-        dsh_write_performer *performer = performer_of(call->supervisor);
+        char parent_name[PATH_MAX];
 
-        if (!performer || monotonic_ms() > call->c->deadline_ms || !dsh_metadata_call_still_valid(call->c))
+        if (!call->scope->own_umask)
+                return false;
+        if (where->exists && S_ISCHR(where->status.st_mode) && where->status.st_rdev == makedev(1, 3))
+                return true;
+        memcpy(parent_name, where->name, where->parent_length);
+        parent_name[where->parent_length] = '\0';
+        return call->scope->directory_in_root(call->scope->data, where->parent, &where->parent_status,
+                                              parent_name) == 0;
+}
+
+/*
+ * Performs `performed` — on the restricted performer, or, `here`, on this
+ * thread (performs_here()) — once the call is known to be still pending
+ * (its thread alive: every /proc/<tid> entry opened for it was that
+ * thread's) and within its deadline.  The result, or -EACCES.
+ */
+static long perform(struct write_call *call, dsh_performed_call *performed, bool here)
+{
+        dsh_write_performer *performer = here ? NULL : performer_of(call->supervisor);
+
+        if ((!here && !performer) || monotonic_ms() > call->c->deadline_ms || !dsh_metadata_call_still_valid(call->c))
                 return -EACCES;
-        if (performed->creates) {
-                int result = dsh_metadata_command_umask(call->c, &performed->umask);
-
-                if (result < 0)
-                        return -EACCES;
-        }
-        return dsh_write_performer_perform(performer, performed);
+        if (performed->creates && command_umask(call->supervisor, call->c, &performed->umask) < 0)
+                return -EACCES;
+        return here ? dsh_write_perform_now(performed) : dsh_write_performer_perform(performer, performed);
 }
 
 static bool open_creates(int flags)
@@ -358,7 +448,7 @@ static int open_dsh_write_own_descriptor(struct write_call *call, int command_fd
                 snprintf(reopen, sizeof(reopen), "/proc/thread-self/fd/%d", fd);
                 performed.flags = (call->op.open_flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW | KERNEL_O_TMPFILE_BIT)) |
                                   O_NOCTTY | O_CLOEXEC;
-                result = answer_open(call, perform(call, &performed));
+                result = answer_open(call, perform(call, &performed, false));
         }
         close(fd);
         return result;
@@ -526,7 +616,7 @@ static int handle_open(struct write_call *call)
                 performed.name = where.last;
                 if (waits_for_reader(&where, flags))
                         performed.flags |= O_NONBLOCK;
-                opened = perform(call, &performed);
+                opened = perform(call, &performed, performs_here(call, &where));
                 if (opened == -ENXIO && waits_for_reader(&where, flags))
                         result = open_fifo_later(call, &where);
                 else if (opened < 0)
@@ -565,7 +655,7 @@ static int handle_make(struct write_call *call)
                 performed.name = where.last;
                 performed.text = call->supervisor->text;
                 performed.creates = call->op.op != DSH_WRITE_SYMLINK;
-                result = (int) perform(call, &performed);
+                result = (int) perform(call, &performed, performs_here(call, &where));
                 if (result < 0)
                         note_landlock_refusal(call, &where, result);
         }
@@ -588,7 +678,7 @@ static int handle_remove(struct write_call *call)
         if (result == 0 && !call->watching) {
                 performed.dirfd = where.parent;
                 performed.name = where.last;
-                result = (int) perform(call, &performed);
+                result = (int) perform(call, &performed, performs_here(call, &where));
                 if (result < 0)
                         note_landlock_refusal(call, &where, result);
         }
@@ -619,7 +709,7 @@ static int handle_rename(struct write_call *call)
                 performed.name = from.last;
                 performed.new_dirfd = to.parent;
                 performed.new_name = to.last;
-                result = (int) perform(call, &performed);
+                result = (int) perform(call, &performed, false);
                 if (result < 0) {
                         note_landlock_refusal(call, &from, result);
                         note_landlock_refusal(call, &to, result);
@@ -643,11 +733,15 @@ static int handle_link(struct write_call *call)
         dsh_write_location from = DSH_WRITE_LOCATION_INIT, to = DSH_WRITE_LOCATION_INIT;
         dsh_performed_call performed = { .kind = DSH_PERFORM_LINKAT };
         char source[64];
+        int command_fd = call->op.dirfd;
+        /* linkat(AT_FDCWD, "/proc/self/fd/N", ..., AT_SYMLINK_FOLLOW), open(2)'s way to name an O_TMPFILE: descriptor N. */
+        bool by_descriptor = call->op.empty_path ||
+                             (call->op.follow && dsh_write_own_descriptor(call->supervisor->path, &command_fd));
         int source_fd = -1, result = dsh_metadata_copy_path(call->c, call->op.new_path, call->supervisor->new_path,
                                                             sizeof(call->supervisor->new_path));
 
-        if (result == 0 && call->op.empty_path) {
-                source_fd = dsh_metadata_acquire_descriptor(call->c, call->op.dirfd, false);
+        if (result == 0 && by_descriptor) {
+                source_fd = dsh_metadata_acquire_descriptor(call->c, command_fd, false);
                 result = source_fd < 0 ? source_fd : 0;
                 if (result == 0 && (fstat(source_fd, &from.status) < 0 || dsh_write_descriptor_name(source_fd, from.name,
                                                                                           sizeof(from.name)) < 0))
@@ -682,7 +776,7 @@ static int handle_link(struct write_call *call)
                 }
                 performed.new_dirfd = to.parent;
                 performed.new_name = to.last;
-                result = (int) perform(call, &performed);
+                result = (int) perform(call, &performed, false);
                 if (result < 0)
                         note_landlock_refusal(call, &to, result);
         }
@@ -714,7 +808,7 @@ static int handle_truncate(struct write_call *call)
         if (result == 0 && !call->watching) {
                 snprintf(target, sizeof(target), "/proc/thread-self/fd/%d", fd);
                 performed.name = target;
-                result = (int) perform(call, &performed);
+                result = (int) perform(call, &performed, performs_here(call, &where));
                 if (result < 0)
                         note_landlock_refusal(call, &where, result);
         }
@@ -743,6 +837,8 @@ static int decide(struct write_call *call)
                 return handle_link(call);
         case DSH_WRITE_TRUNCATE:
                 return handle_truncate(call);
+        case DSH_WRITE_UMASK:
+                break;  /* answered by dsh_write_call_handle(), never decided */
         }
         return -EACCES;
 }
@@ -757,6 +853,17 @@ bool dsh_write_call_handle(dsh_write_supervisor *supervisor, dsh_metadata_call *
         for (int i = 0; i < 6; i++)
                 args[i] = request->data.args[i];
         result = dsh_write_request_decode(request->data.nr, args, &call.op);
+        /*
+         * umask() changes no file: its one argument is a register, nothing
+         * is decided on it, so the kernel may well apply it (CONTINUE reads
+         * no pointer).  What the supervisor knew of the command's umask is
+         * forgotten: the next creation reads it again.
+         */
+        if (result == 0 && call.op.op == DSH_WRITE_UMASK) {
+                forget_umasks(supervisor);
+                respond(c, 0, true);
+                return false;
+        }
         if (result == 0 && !dsh_metadata_find_thread_pidfd(c))
                 return false;  /* the thread is gone: the tid may already name another */
         if (result == 0 && !(call.op.op == DSH_WRITE_LINK && call.op.empty_path))

@@ -41,6 +41,14 @@ typedef struct dsh_write_scope {
          * own test (check_target()): 0, or -EACCES.
          */
         int (*in_root)(void *data, int fd, const struct stat *target);
+        /*
+         * Whether the open directory `fd` (fstat in `directory`, its name in
+         * `name`) is a writable root or lies beneath one (what is made in it
+         * is beneath the root: a contents-only root's own directory counts):
+         * 0, or -EACCES.
+         */
+        int (*directory_in_root)(void *data, int fd, const struct stat *directory, const char *name);
+        bool own_umask;                 /* the serving thread has a umask of its own (CLONE_FS unshared) */
         /* Writes one refusal record (the supervisor keeps them, locked). */
         void (*record)(void *data, const char *op, const char *path, dsh_refusal_rule rule);
         void *data;

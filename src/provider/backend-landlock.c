@@ -302,18 +302,6 @@ static int set_dialect(dsh_confined_argv *out, dsh_enforcement enforcement, dsh_
  * writable root are refused by the shield itself.
  */
 
-/* Whether `path` (canonical) is one of the sandbox's own files (the provider's protected paths). */
-static bool own_file(const dsh_provider *provider, const char *path)
-{
-        for (char *const *given = provider->protections.paths; given && *given; given++) {
-                dsh_autofree char *canonical = dsh_path_canonical(*given);
-
-                if (canonical && strcmp(path, canonical) == 0)
-                        return true;
-        }
-        return false;
-}
-
 /*
  * The shield for a Landlock call.  `*held_back` (may be NULL: not wanted)
  * receives what the shield holds back that exists — the protected subpaths
@@ -530,8 +518,7 @@ static int hold_back(const dsh_provider *provider, dsh_metadata_supervisor *supe
 
         for (char *const *path = held_back; result == 0 && path && *path; path++)
                 result = dsh_metadata_supervisor_hold_back(supervisor, *path,
-                                                           own_file(provider, *path) ? DSH_REFUSAL_OWN_FILE
-                                                                                     : DSH_REFUSAL_PROTECTED_SUBPATH);
+                                                           dsh_provider_held_back_rule(provider, *path));
         for (char *const *path = kept_absent; result == 0 && path && *path; path++)
                 result = dsh_metadata_supervisor_hold_back(supervisor, *path, DSH_REFUSAL_PROTECTED_SUBPATH);
         return result;

@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "provider/bwrap-supervisor.h"
+#include "provider/provider-protections.h"
 #include "provider/supervision.h"
 
 #define BWRAP_TEMP_AREA "/tmp"
@@ -18,15 +19,16 @@
  * anyway (EROFS: the supervisor acts through the command's own mount), and
  * named as protected so that it is refused before anything is tried.
  */
-static int supervise_binds(dsh_metadata_supervisor *supervisor, const dsh_prepared_policy *prepared,
-                           const struct dsh_bwrap_bind *binds, size_t bind_count)
+static int supervise_binds(const dsh_provider *provider, dsh_metadata_supervisor *supervisor,
+                           const dsh_prepared_policy *prepared, const struct dsh_bwrap_bind *binds, size_t bind_count)
 {
         const dsh_scratch *scratch = &prepared->scratch;
         int result = 0;
 
         for (size_t i = 0; result == 0 && i < bind_count; i++) {
                 if (!binds[i].writable)
-                        result = dsh_metadata_supervisor_add_protected(supervisor, binds[i].path);
+                        result = dsh_metadata_supervisor_hold_back(supervisor, binds[i].path,
+                                                                   dsh_provider_held_back_rule(provider, binds[i].path));
                 else if (binds[i].fd >= 0)
                         result = dsh_metadata_supervisor_add_root_seen_at(supervisor, binds[i].fd, binds[i].path,
                                                                           false);
@@ -41,7 +43,8 @@ static int supervise_binds(dsh_metadata_supervisor *supervisor, const dsh_prepar
         return result;
 }
 
-int dsh_bwrap_supervisor_start(const dsh_prepared_policy *prepared, const struct dsh_bwrap_bind *binds,
+int dsh_bwrap_supervisor_start(const dsh_provider *provider, const dsh_prepared_policy *prepared,
+                               const struct dsh_bwrap_bind *binds,
                                size_t bind_count, char *const *kept_absent,
                                dsh_metadata_supervisor **supervisor_out, int *socket_out, dsh_error *error)
 {
@@ -64,7 +67,7 @@ int dsh_bwrap_supervisor_start(const dsh_prepared_policy *prepared, const struct
          * workspace-write call without a scratch has that tmpfs too.
          */
         if (result == 0 && mode == DSH_MODE_WORKSPACE_WRITE)
-                result = supervise_binds(supervisor, prepared, binds, bind_count);
+                result = supervise_binds(provider, supervisor, prepared, binds, bind_count);
         for (char *const *path = kept_absent; result == 0 && mode == DSH_MODE_WORKSPACE_WRITE && path && *path; path++)
                 result = dsh_metadata_supervisor_hold_back(supervisor, *path, DSH_REFUSAL_PROTECTED_SUBPATH);
         if (result == 0)

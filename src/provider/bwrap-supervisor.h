@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "core/metadata-supervisor.h"
+#include "dsh-sandbox/provider.h"
 #include "provider/prepared-policy.h"
 #include "base/util.h"
 
@@ -61,7 +62,8 @@ struct dsh_bwrap_bind {
  * with the reason (the host forbids reading the command, or the thread
  * cannot start).
  */
-DSH_INTERNAL int dsh_bwrap_supervisor_start(const dsh_prepared_policy *prepared, const struct dsh_bwrap_bind *binds,
+DSH_INTERNAL int dsh_bwrap_supervisor_start(const dsh_provider *provider, const dsh_prepared_policy *prepared,
+                                            const struct dsh_bwrap_bind *binds,
                                             size_t bind_count, char *const *kept_absent,
                                             dsh_metadata_supervisor **supervisor_out, int *socket_out,
                                             dsh_error *error);

@@ -2,9 +2,11 @@
 /* The provider's protections as the runtime and the file guard reach them: see provider-protections.h. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "provider/backend.h"
 #include "base/error.h"
+#include "base/path.h"
 #include "provider/provider-protections.h"
 
 const dsh_protections *dsh_provider_protections(const dsh_provider *provider)
@@ -98,4 +100,15 @@ bool dsh_provider_temp_area_is_scratch(dsh_provider *provider)
 const char *dsh_provider_scratch_dir(const dsh_provider *provider)
 {
         return provider->scratch_dir;
+}
+
+dsh_refusal_rule dsh_provider_held_back_rule(const dsh_provider *provider, const char *path)
+{
+        for (char *const *given = provider->protections.paths; given && *given; given++) {
+                dsh_autofree char *canonical = dsh_path_canonical(*given);
+
+                if (canonical && strcmp(path, canonical) == 0)
+                        return DSH_REFUSAL_OWN_FILE;
+        }
+        return DSH_REFUSAL_PROTECTED_SUBPATH;
 }

@@ -12,6 +12,7 @@
 
 #include "dsh-sandbox/provider.h"
 #include "base/util.h"
+#include "core/refusals.h"
 #include "shield/protections.h"
 #include "shield/shield.h"
 
@@ -44,6 +45,13 @@ DSH_INTERNAL char **dsh_provider_runner_candidates(const dsh_provider *provider,
 DSH_INTERNAL int dsh_provider_plan_shield(const dsh_provider *provider, const dsh_policy *policy,
                                           const char *host_temp_area, bool with_subpaths, dsh_shield *shield,
                                           dsh_error *error);
+
+/*
+ * The rule a held-back `path` (canonical) is refused under: one of the
+ * sandbox's own files (the provider's protected paths, canonicalized), or
+ * a protected subpath.  For the supervisor's refusal records.
+ */
+DSH_INTERNAL dsh_refusal_rule dsh_provider_held_back_rule(const dsh_provider *provider, const char *path);
 
 /*
  * Whether the command's /tmp is the call's scratch temp area under the

@@ -397,6 +397,44 @@ static int note_unprotected(struct subpath_plan *plan, const char *path, const c
         return result;
 }
 
+static int keep_absent(struct subpath_plan *plan, const char *holder, const char *path);
+
+/*
+ * A git subpath that is missing while its directory exists (`.git` without
+ * `hooks`): nothing can be bound over a missing name without creating it on
+ * the host, so it is kept absent like a missing launch config — the
+ * supervisor refuses its creation during the call (both backends), and a
+ * spawn moves aside what appeared once the command is gone.  Kept by its
+ * canonical name (the directory resolved, the name joined), which is what
+ * the supervisor and the audit compare; a directory that resolves outside
+ * its holder is a gap, reported.
+ */
+static int keep_missing(struct subpath_plan *plan, const char *holder, const char *path)
+{
+        dsh_autofree char *directory = strdup(path);
+        dsh_autofree char *canonical_directory = NULL;
+        dsh_autofree char *canonical = NULL;
+        char *slash = directory ? strrchr(directory, '/') : NULL;
+
+        if (!directory)
+                return -ENOMEM;
+        if (!slash || slash == directory || !holder)
+                return note_unprotected(plan, path,
+                                        "does not exist, and it cannot be held back without creating it on the host",
+                                        "");
+        *slash = '\0';
+        canonical_directory = dsh_path_canonical(directory);
+        if (!canonical_directory)
+                return -errno;
+        if (asprintf(&canonical, "%s/%s", strcmp(canonical_directory, "/") == 0 ? "" : canonical_directory,
+                     slash + 1) < 0)
+                return -ENOMEM;
+        if (!dsh_path_is_beneath(canonical, holder))
+                return note_unprotected(plan, path, "moved while the sandbox examined it", "");
+        plan->shield->has_subpaths = true;
+        return keep_absent(plan, holder, canonical);
+}
+
 /*
  * One protected candidate `path` (lexical, absolute) that the writable root
  * or git directory `holder` contains.  `required_to_exist`: a missing entry
@@ -424,9 +462,7 @@ static int protect_candidate(struct subpath_plan *plan, const char *holder, cons
         if (lstat(path, &status) < 0) {
                 if (!required_to_exist)
                         return 0;
-                return note_unprotected(plan, path,
-                                        "does not exist, and it cannot be held back without creating it on the host",
-                                        "");
+                return keep_missing(plan, holder, path);
         }
         plan->shield->has_subpaths = true;
         if (!plan->with_subpaths)

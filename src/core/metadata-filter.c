@@ -123,10 +123,62 @@ static const struct {
         { __NR_mknodat, CREATES_MODE_2 },
 };
 
+/*
+ * Write intent (write-call.h), sent to the supervisor under both modes
+ * that have one (DSH_METADATA_DENY, DSH_METADATA_SUPERVISE): Landlock can
+ * only grant, so inside a writable root only the supervisor can hold a
+ * protected subpath back (write-supervisor.c), and under bwrap it writes
+ * down what the mounts refuse.  These calls make, remove, rename or write
+ * through a name whatever their arguments, so the kernel decides them on
+ * the number alone; an open is sent only with write intent in its flags,
+ * and creat, mknod and mknodat after the set-id test (creation_syscalls
+ * above), so that a plain read never notifies: a read-heavy command pays
+ * nothing.  Where nobody supervises (DSH_METADATA_UNSUPERVISED) they are
+ * allowed, as before: the mounts decide.
+ */
+static const int write_intent_syscalls[] = {
+#ifdef __NR_mkdir
+        __NR_mkdir,
+#endif
+        __NR_mkdirat,
+#ifdef __NR_unlink
+        __NR_unlink,
+#endif
+        __NR_unlinkat,
+#ifdef __NR_rmdir
+        __NR_rmdir,
+#endif
+#ifdef __NR_rename
+        __NR_rename,
+#endif
+#ifdef __NR_renameat
+        __NR_renameat,
+#endif
+        __NR_renameat2,
+#ifdef __NR_link
+        __NR_link,
+#endif
+        __NR_linkat,
+#ifdef __NR_symlink
+        __NR_symlink,
+#endif
+        __NR_symlinkat,
+        __NR_truncate,
+};
+
 #define SET_ID_BITS 06000U
 /* The kernel's own O_TMPFILE bit: glibc's __O_TMPFILE also holds O_DIRECTORY, which every directory open sets. */
 #define KERNEL_O_TMPFILE_BIT 020000000U
 #define CREATION_FLAGS ((uint32_t) O_CREAT | KERNEL_O_TMPFILE_BIT)
+/*
+ * An open with write intent: it may write (an access mode of O_WRONLY,
+ * O_RDWR, or 3, which has both bits), truncate, or create.  The kernel reads
+ * the flags as an int: the low 32 bits of the register.  O_APPEND alone
+ * writes nothing (it needs a writing access mode); O_PATH with any of these
+ * is sent too (the kernel then ignores them: sending it costs a round trip,
+ * never a write let through).
+ */
+#define WRITE_INTENT_FLAGS ((uint32_t) (O_WRONLY | O_RDWR | O_TRUNC) | CREATION_FLAGS)
 
 static const uint32_t supervised_ioctls[] = { DSH_FS_IOC_SETFLAGS, DSH_FS_IOC32_SETFLAGS, DSH_FS_IOC_FSSETXATTR };
 static const uint32_t refused_ioctls[] = { DSH_FS_IOC_SETVERSION, DSH_FS_IOC32_SETVERSION, DSH_FS_IOC_ENABLE_VERITY,
@@ -147,9 +199,9 @@ static const int socket_creating_syscalls[] = { __NR_socket, __NR_socketpair };
 
 #define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 #define METADATA_SYSCALL_COUNT (COUNT(metadata_syscalls) - 1)
-/* metadata calls, refused calls, creations, openat2, ioctl, connect, socket and socketpair */
-#define BRANCH_COUNT (METADATA_SYSCALL_COUNT + COUNT(refused_syscalls) + COUNT(creation_syscalls) + 3 + \
-                      COUNT(socket_creating_syscalls))
+/* metadata calls, refused calls, creations, write intent, openat2, ioctl, connect, socket and socketpair */
+#define BRANCH_COUNT (METADATA_SYSCALL_COUNT + COUNT(refused_syscalls) + COUNT(creation_syscalls) + \
+                      COUNT(write_intent_syscalls) + 3 + COUNT(socket_creating_syscalls))
 /* The type argument's low bits name the type; SOCK_NONBLOCK and SOCK_CLOEXEC ride above them (SOCK_TYPE_MASK). */
 #define SOCKET_TYPE_MASK 0xfU
 /* A leaf of the decision tree tests up to this many numbers one after the other. */
@@ -174,6 +226,7 @@ typedef enum branch_target {
         TO_NO_SYSCALL,
         TO_NOTIFY,      /* connect: always the supervisor's */
         TO_SOCKET,      /* socket, socketpair: the family and type tests */
+        TO_WRITE,       /* a write-intent call: the supervisor's where there is one */
 } branch_target;
 
 typedef struct branch {
@@ -184,9 +237,16 @@ typedef struct branch {
 typedef struct program_builder {
         struct sock_filter *program;
         size_t at;
-        size_t allow_at, ioctl_at, socket_at, action_at, notify_at, refuse_at, eacces_at;
-        size_t open_at, openat_at, mode_at[3], no_syscall_at;  /* mode_at[i]: the mode in args[i + 1] */
+        size_t allow_at, ioctl_at, socket_at, action_at, notify_at, write_at, refuse_at, eacces_at;
+        size_t open_at, openat_at, mode_at[3], creation_allow_at, no_syscall_at;  /* mode_at[i]: args[i + 1] */
 } program_builder;
+
+/* The answers that depend on the policy. */
+typedef struct program_actions {
+        uint32_t metadata;      /* a metadata call: EPERM (deny) or USER_NOTIF (supervise) */
+        uint32_t connect;       /* USER_NOTIF, EACCES where nobody supervises */
+        uint32_t write;         /* a write-intent call: USER_NOTIF, ALLOW where nobody supervises */
+} program_actions;
 
 /* The instructions the tree over `count` sorted numbers takes. */
 static size_t tree_size(size_t count)
@@ -230,6 +290,8 @@ static size_t branch_address(const program_builder *builder, branch_target targe
                 return builder->notify_at;
         case TO_SOCKET:
                 return builder->socket_at;
+        case TO_WRITE:
+                return builder->write_at;
         case TO_IOCTL:
         default:
                 return builder->ioctl_at;
@@ -289,29 +351,35 @@ static void emit_load_argument(program_builder *builder, unsigned int index)
 }
 
 /*
- * The creation tests (creation_syscalls above), every jump forward:
- *   OPEN:    flags (args[1]) & CREATION_FLAGS ? MODE(args[2]) : ALLOW
- *   OPENAT:  flags (args[2]) & CREATION_FLAGS ? MODE(args[3]) : ALLOW
- *   MODE(i): args[i] & 06000 ? REFUSE : ALLOW, for i = 1, 2, 3
+ * The creation and write-intent tests of the calls that depend on their
+ * arguments (creation_syscalls above), every jump forward.  The set-id test
+ * comes first: a set-id creation is refused by the kernel itself whoever
+ * supervises.  A flags test that does not jump leaves the flags loaded for
+ * the next one.
+ *   OPEN:    flags (args[1]) & CREATION_FLAGS ? MODE(1) : flags & WRITE_INTENT_FLAGS ? WRITE : ALLOW
+ *   OPENAT:  flags (args[2]) & CREATION_FLAGS ? MODE(2) : flags & WRITE_INTENT_FLAGS ? WRITE : ALLOW
+ *   MODE(i): args[i + 1] & 06000 ? REFUSE : WRITE, for i = 0, 1, 2 (creat and mknod; mknodat and open; openat)
  *   ALLOW
  */
+static void emit_open_tests(program_builder *builder, unsigned int flags_index, size_t mode_at)
+{
+        emit_load_argument(builder, flags_index);
+        emit(builder, (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CREATION_FLAGS,
+                                                    offset_to(builder, mode_at), 0));
+        emit(builder, (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, WRITE_INTENT_FLAGS,
+                                                    offset_to(builder, builder->write_at),
+                                                    offset_to(builder, builder->creation_allow_at)));
+}
+
 static void emit_creation_tests(program_builder *builder)
 {
-        builder->open_at = builder->at;
-        emit_load_argument(builder, 1);
-        emit(builder, (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CREATION_FLAGS,
-                                                    offset_to(builder, builder->mode_at[1]),
-                                                    offset_to(builder, builder->mode_at[2] + 2)));
-        builder->openat_at = builder->at;
-        emit_load_argument(builder, 2);
-        emit(builder, (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CREATION_FLAGS,
-                                                    offset_to(builder, builder->mode_at[2]),
-                                                    offset_to(builder, builder->mode_at[2] + 2)));
+        emit_open_tests(builder, 1, builder->mode_at[1]);
+        emit_open_tests(builder, 2, builder->mode_at[2]);
         for (unsigned int i = 0; i < 3; i++) {
                 emit_load_argument(builder, i + 1);
                 emit(builder, (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, SET_ID_BITS,
                                                             offset_to(builder, builder->refuse_at),
-                                                            offset_to(builder, builder->mode_at[2] + 2)));
+                                                            offset_to(builder, builder->write_at)));
         }
         emit(builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
 }
@@ -342,16 +410,68 @@ static void emit_socket_tests(program_builder *builder)
         emit(builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
 }
 
+/* Every number the tree tests, with where it leads, sorted by number; returns how many. */
+static size_t fill_branches(branch *branches)
+{
+        size_t count = 0;
+
+        for (size_t i = 0; i < METADATA_SYSCALL_COUNT; i++)
+                branches[count++] = (branch) { (uint32_t) metadata_syscalls[i], TO_ACTION };
+        for (size_t i = 0; i < COUNT(refused_syscalls); i++)
+                branches[count++] = (branch) { (uint32_t) refused_syscalls[i], TO_REFUSE };
+        for (size_t i = 0; i < COUNT(creation_syscalls); i++)
+                branches[count++] = (branch) { (uint32_t) creation_syscalls[i].nr,
+                                               creation_target(creation_syscalls[i].kind) };
+        for (size_t i = 0; i < COUNT(write_intent_syscalls); i++)
+                branches[count++] = (branch) { (uint32_t) write_intent_syscalls[i], TO_WRITE };
+        branches[count++] = (branch) { __NR_openat2, TO_NO_SYSCALL };
+        branches[count++] = (branch) { __NR_ioctl, TO_IOCTL };
+        branches[count++] = (branch) { __NR_connect, TO_NOTIFY };
+        for (size_t i = 0; i < COUNT(socket_creating_syscalls); i++)
+                branches[count++] = (branch) { (uint32_t) socket_creating_syscalls[i], TO_SOCKET };
+        /* Sorted by number (insertion sort: a few dozen entries, and nothing may allocate). */
+        for (size_t i = 1; i < count; i++)
+                for (size_t j = i; j > 0 && branches[j - 1].nr > branches[j].nr; j--) {
+                        branch swap = branches[j];
+
+                        branches[j] = branches[j - 1];
+                        branches[j - 1] = swap;
+                }
+        return count;
+}
+
+/* Where each block of the layout below starts, before anything is emitted (every jump is forward). */
+static void place_blocks(program_builder *builder, size_t ioctl_tests)
+{
+        builder->allow_at = 6 + tree_size(BRANCH_COUNT);
+        builder->open_at = builder->allow_at + 1;
+        builder->openat_at = builder->open_at + 3;
+        for (size_t i = 0; i < 3; i++)
+                builder->mode_at[i] = builder->openat_at + 3 + 2 * i;
+        builder->creation_allow_at = builder->mode_at[2] + 2;
+        builder->ioctl_at = builder->creation_allow_at + 1;
+        builder->socket_at = builder->ioctl_at + 1 + ioctl_tests + 1;
+        builder->action_at = builder->socket_at + SOCKET_TESTS_SIZE;
+        builder->notify_at = builder->action_at + 1;
+        builder->write_at = builder->notify_at + 1;
+        builder->refuse_at = builder->write_at + 1;
+        builder->no_syscall_at = builder->refuse_at + 1;
+        builder->eacces_at = builder->no_syscall_at + 1;
+}
+
 /*
  * Builds the program into `program` (on the caller's stack: nothing here
  * allocates).  Layout:
  *
  *   arch check, x32 check           kill the process on either
  *   decision tree over the numbers  a metadata call -> ACTION, io_uring -> REFUSE, ioctl -> IOCTL,
- *                                   a creation -> its test, openat2 -> NO_SYSCALL,
- *                                   connect -> NOTIFY, socket and socketpair -> SOCKET, else ALLOW
+ *                                   open, openat, creat, mknod, mknodat -> their test,
+ *                                   mkdir, unlink, rmdir, rename, link, symlink, truncate (and their *at) -> WRITE,
+ *                                   openat2 -> NO_SYSCALL, connect -> NOTIFY,
+ *                                   socket and socketpair -> SOCKET, else ALLOW
  *   ALLOW
- *   creation tests                  a set-id mode -> REFUSE, else ALLOW (emit_creation_tests())
+ *   creation and write-intent tests a set-id mode -> REFUSE, write intent -> WRITE, else ALLOW
+ *                                   (emit_creation_tests())
  *   IOCTL: load the command (low 32 bits: what the kernel dispatches on)
  *     supervised attribute ioctls   -> ACTION
  *     refused attribute ioctls      -> REFUSE
@@ -362,54 +482,26 @@ static void emit_socket_tests(program_builder *builder)
  *   ACTION                          EPERM (deny) or USER_NOTIF (supervise)
  *   NOTIFY                          USER_NOTIF (both modes: the supervisor performs connect);
  *                                   EACCES where nobody supervises (DSH_METADATA_UNSUPERVISED)
+ *   WRITE                           USER_NOTIF (both modes: the supervisor decides write intent);
+ *                                   ALLOW where nobody supervises (the mounts decide)
  *   REFUSE                          EPERM
  *   NO_SYSCALL                      ENOSYS (openat2)
  *   EACCES                          EACCES (an AF_UNIX datagram socket)
  *
  * Returns the program's length, or 0 if it would not fit.
  */
-static size_t build_program(struct sock_filter *program, uint32_t action, uint32_t connect_action, bool terminal_rule,
+static size_t build_program(struct sock_filter *program, const program_actions *actions, bool terminal_rule,
                             bool pty_peer_rule)
 {
         static const uint32_t terminal_ioctls[] = { TIOCSTI, TIOCLINUX, TIOCSETD };
         branch branches[BRANCH_COUNT];
         size_t ioctl_tests = COUNT(supervised_ioctls) + COUNT(refused_ioctls) +
                              (terminal_rule ? COUNT(terminal_ioctls) : 0) + (pty_peer_rule ? 1 : 0);
-        program_builder builder = { program, 0, 0, 0, 0, 0 };
-        size_t count = 0;
+        program_builder builder = { .program = program };
 
-        for (size_t i = 0; i < METADATA_SYSCALL_COUNT; i++)
-                branches[count++] = (branch) { (uint32_t) metadata_syscalls[i], TO_ACTION };
-        for (size_t i = 0; i < COUNT(refused_syscalls); i++)
-                branches[count++] = (branch) { (uint32_t) refused_syscalls[i], TO_REFUSE };
-        for (size_t i = 0; i < COUNT(creation_syscalls); i++)
-                branches[count++] = (branch) { (uint32_t) creation_syscalls[i].nr,
-                                               creation_target(creation_syscalls[i].kind) };
-        branches[count++] = (branch) { __NR_openat2, TO_NO_SYSCALL };
-        branches[count++] = (branch) { __NR_ioctl, TO_IOCTL };
-        branches[count++] = (branch) { __NR_connect, TO_NOTIFY };
-        for (size_t i = 0; i < COUNT(socket_creating_syscalls); i++)
-                branches[count++] = (branch) { (uint32_t) socket_creating_syscalls[i], TO_SOCKET };
-        /* Sorted by number (insertion sort: a few dozen entries, and nothing may allocate). */
-        for (size_t i = 1; i < BRANCH_COUNT; i++)
-                for (size_t j = i; j > 0 && branches[j - 1].nr > branches[j].nr; j--) {
-                        branch swap = branches[j];
-
-                        branches[j] = branches[j - 1];
-                        branches[j - 1] = swap;
-                }
-        builder.allow_at = 6 + tree_size(BRANCH_COUNT);
-        builder.open_at = builder.allow_at + 1;
-        builder.openat_at = builder.open_at + 2;
-        for (size_t i = 0; i < 3; i++)
-                builder.mode_at[i] = builder.openat_at + 2 + 2 * i;
-        builder.ioctl_at = builder.mode_at[2] + 3;
-        builder.socket_at = builder.ioctl_at + 1 + ioctl_tests + 1;
-        builder.action_at = builder.socket_at + SOCKET_TESTS_SIZE;
-        builder.notify_at = builder.action_at + 1;
-        builder.refuse_at = builder.notify_at + 1;
-        builder.no_syscall_at = builder.refuse_at + 1;
-        builder.eacces_at = builder.no_syscall_at + 1;
+        if (fill_branches(branches) != BRANCH_COUNT)
+                return 0;
+        place_blocks(&builder, ioctl_tests);
         if (builder.eacces_at + 1 > PROGRAM_CAPACITY || builder.eacces_at > 255)
                 return 0;
         emit(&builder, (struct sock_filter) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)));
@@ -432,8 +524,9 @@ static size_t build_program(struct sock_filter *program, uint32_t action, uint32
                 emit_ioctl_test(&builder, DSH_TIOCGPTPEER, builder.action_at);
         emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
         emit_socket_tests(&builder);
-        emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, action));
-        emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, connect_action));
+        emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, actions->metadata));
+        emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, actions->connect));
+        emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, actions->write));
         emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)));
         emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA)));
         emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EACCES & SECCOMP_RET_DATA)));
@@ -467,19 +560,27 @@ int dsh_send_fd(int socket_fd, int fd)
 size_t dsh_metadata_filter_program(dsh_metadata_policy policy, bool terminal_rule, struct sock_filter *program,
                                    size_t capacity)
 {
-        const uint32_t action = policy == DSH_METADATA_SUPERVISE ? SECCOMP_RET_USER_NOTIF
-                                                                 : SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA);
-        /* Nobody to perform a connect: refused, never let through (its decision depends on a pointer). */
-        const uint32_t connect_action = policy == DSH_METADATA_UNSUPERVISED
-                                                ? SECCOMP_RET_ERRNO | (EACCES & SECCOMP_RET_DATA)
-                                                : SECCOMP_RET_USER_NOTIF;
+        const bool supervised = policy != DSH_METADATA_UNSUPERVISED;
+        const program_actions actions = {
+                .metadata = policy == DSH_METADATA_SUPERVISE ? SECCOMP_RET_USER_NOTIF
+                                                             : SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA),
+                /* Nobody to perform a connect: refused, never let through (its decision depends on a pointer). */
+                .connect = supervised ? SECCOMP_RET_USER_NOTIF : SECCOMP_RET_ERRNO | (EACCES & SECCOMP_RET_DATA),
+                /*
+                 * Nobody to decide write intent: only a harness-spawned bwrap
+                 * argv runs so, and there its mounts refuse every write the
+                 * supervisor would (and its own Landlock domain holds what
+                 * they do not): the call goes on to the kernel, as before.
+                 */
+                .write = supervised ? SECCOMP_RET_USER_NOTIF : SECCOMP_RET_ALLOW,
+        };
         struct sock_filter built[PROGRAM_CAPACITY];
         size_t length;
 
         if (policy != DSH_METADATA_DENY && policy != DSH_METADATA_SUPERVISE && policy != DSH_METADATA_UNSUPERVISED)
                 return 0;
         /* Only a supervisor can answer it: under DENY the kernel (and Landlock) decides, as without the filter. */
-        length = build_program(built, action, connect_action, terminal_rule, policy == DSH_METADATA_SUPERVISE);
+        length = build_program(built, &actions, terminal_rule, policy == DSH_METADATA_SUPERVISE);
         if (length == 0 || length > capacity)
                 return 0;
         memcpy(program, built, length * sizeof(*built));

@@ -15,11 +15,19 @@
  * without a system call the filter could see; so is creating a file with a
  * set-user-ID or set-group-ID bit (EPERM: open/openat with O_CREAT or
  * O_TMPFILE, creat, mknod, mknodat, decided on the mode register), and
- * openat2, whose mode is behind a pointer, fails with ENOSYS
- * (metadata-filter.c).  Under both, every connect() goes to the supervisor,
+ * openat2, whose flags and mode are behind a pointer, fails with ENOSYS
+ * (metadata-filter.c; the one deviation from issue 20, which asked for it to
+ * be supervised).  Under both, every connect() goes to the supervisor,
  * which performs it (socket-call.h), and an AF_UNIX datagram socket cannot
- * be made (EACCES): so both modes have a listener.  Installed by the
- * Landlock child and, under bwrap, by dsh-sandbox-exec.
+ * be made (EACCES); and so does every write-intent call (write-call.h): an
+ * open or openat whose flags hold O_WRONLY, O_RDWR, O_CREAT, O_TRUNC or
+ * O_TMPFILE (decided on the flags register, so that a plain read never
+ * notifies), creat, mknod, mknodat (after the set-id test), mkdir, unlink,
+ * rmdir, the rename family, link, symlink and truncate: the supervisor
+ * decides them (write-supervisor.h).  So both modes have a listener.
+ * DSH_METADATA_UNSUPERVISED sends nothing anywhere: write intent is then
+ * the kernel's (the mounts') to decide.  Installed by the Landlock child
+ * and, under bwrap, by dsh-sandbox-exec.
  * libc only, no allocation: installed between clone() and exec().
  */
 #ifndef DSH_SANDBOX_METADATA_FILTER_H
@@ -39,7 +47,8 @@ typedef enum dsh_metadata_policy {
         /*
          * No supervisor at all (an argv a harness spawns itself, which nobody
          * outside the sandbox watches): EPERM for every metadata call and
-         * EACCES for every connect, decided by the kernel; no listener.
+         * EACCES for every connect, decided by the kernel; write intent
+         * allowed (bwrap's mounts decide it); no listener.
          */
         DSH_METADATA_UNSUPERVISED,
 } dsh_metadata_policy;
@@ -102,7 +111,7 @@ const int *dsh_metadata_syscalls(void);
  * x32-numbered one: no call reaches the kernel under a number the filter did
  * not look at.
  *
- * DENY and SUPERVISE ask for a listener (connect is supervised under both)
+ * DENY and SUPERVISE ask for a listener (connect and write intent are supervised under both)
  * with NEW_LISTENER and WAIT_KILLABLE_RECV (once the supervisor has received a call, only a fatal
  * signal interrupts the caller's wait: a call it is performing is never
  * restarted and performed twice), sends the listener over the unix socket

@@ -435,3 +435,47 @@ int dsh_metadata_copy_exact(dsh_metadata_call *c, uint64_t address, void *buffer
 {
         return copy_exact(c, address, buffer, size);
 }
+
+int dsh_metadata_copy_path(dsh_metadata_call *c, uint64_t address, char *buffer, size_t capacity)
+{
+        return copy_string(c, address, buffer, capacity, ENAMETOOLONG);
+}
+
+int dsh_metadata_open_base(dsh_metadata_call *c, const char *path, int dirfd, uint64_t *resolve)
+{
+        *resolve = RESOLVE_NO_MAGICLINKS;
+        if (path[0] == '/') {
+                *resolve |= RESOLVE_IN_ROOT;
+                return open_thread_entry(c, "root", O_PATH | O_DIRECTORY);
+        }
+        if (dirfd == AT_FDCWD)
+                return open_thread_entry(c, "cwd", O_PATH | O_DIRECTORY);
+        return dsh_metadata_acquire_descriptor(c, dirfd, false);
+}
+
+/*
+ * The calling thread's umask, from the "Umask:" line of /proc/<tid>/status
+ * (4.7): what the kernel would apply to a file the command creates.
+ * Returns 0 with `*umask_out` set, or a negative errno.
+ */
+int dsh_metadata_command_umask(dsh_metadata_call *c, mode_t *umask_out)
+{
+        static const char key[] = "\nUmask:";
+        char status[4096];
+        const char *line;
+        ssize_t length;
+        int fd = open_thread_entry(c, "status", O_RDONLY);
+
+        if (fd < 0)
+                return fd;
+        length = read(fd, status, sizeof(status) - 1);
+        close(fd);
+        if (length <= 0)
+                return -EIO;
+        status[length] = '\0';
+        line = strstr(status, key);
+        if (!line)
+                return -EIO;
+        *umask_out = (mode_t) (strtoul(line + sizeof(key) - 1, NULL, 8) & 0777);
+        return 0;
+}

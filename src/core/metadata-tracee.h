@@ -139,6 +139,20 @@ int dsh_metadata_open_path(dsh_metadata_call *c, const char *path, int dirfd, bo
 /* Exactly `size` bytes at `address` in the command, copied once into `buffer`: 0, -EFAULT or -EPERM. */
 int dsh_metadata_copy_exact(dsh_metadata_call *c, uint64_t address, void *buffer, size_t size);
 
+/* A path of at most `capacity` bytes with its NUL, copied once: 0, -ENAMETOOLONG, -EFAULT or -EPERM. */
+int dsh_metadata_copy_path(dsh_metadata_call *c, uint64_t address, char *buffer, size_t capacity);
+
+/*
+ * Where the calling thread resolves `path` from: its root for an absolute
+ * path (`*resolve` then holds RESOLVE_IN_ROOT), its cwd (AT_FDCWD), or its
+ * descriptor `dirfd`; `*resolve` always holds RESOLVE_NO_MAGICLINKS.
+ * Returns the O_PATH fd (ours) or a negative errno.
+ */
+int dsh_metadata_open_base(dsh_metadata_call *c, const char *path, int dirfd, uint64_t *resolve);
+
+/* The calling thread's umask: 0 with `*umask_out` set, or a negative errno. */
+int dsh_metadata_command_umask(dsh_metadata_call *c, mode_t *umask_out);
+
 /* openat2() with `resolve`, O_CLOEXEC added, retried while a rename races it (EAGAIN).  The fd or -errno. */
 int dsh_metadata_open_resolved(int directory_fd, const char *path, int flags, uint64_t resolve);
 

@@ -62,9 +62,12 @@ bool dsh_write_call_is_ours(int nr);
  * Decodes the call `nr` with `args` into `request`.  Returns 0, or the
  * negative errno to answer at once: -EINVAL for flags the kernel refuses
  * (unknown unlinkat, renameat2 or linkat flags, RENAME_EXCHANGE with
- * another flag, a negative truncate length), -EACCES for a call that is
- * not a write-intent call (the filter should not have sent it: what cannot
- * be decided is refused).
+ * another flag, a negative truncate length; an open's O_CREAT with
+ * O_DIRECTORY, its O_TMPFILE with O_CREAT or without a writing access
+ * mode), -EACCES for a call that is not a write-intent call (the filter
+ * should not have sent it: what cannot be decided is refused).  An open's
+ * flags come out as the kernel keeps them (unknown bits dropped, O_PATH
+ * beating the others, `mode` 0 unless it creates), ready for openat2().
  */
 int dsh_write_request_decode(int nr, const uint64_t *args, dsh_write_request *request);
 

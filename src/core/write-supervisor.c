@@ -1,44 +1,939 @@
 /* SPDX-License-Identifier: MIT */
-/* Write intent, decided and performed: see write-supervisor.h.  (To be filled in.) */
+/*
+ * Write intent, decided and performed (write-supervisor.h; docs/supervisor.md,
+ * "Write intent").
+ *
+ * Why the supervisor performs writes under Landlock.  Landlock grants a root
+ * whole: beneath a writable root it can hold nothing back, and the command
+ * could plant `.git/hooks/pre-commit`, give `.git/config` a core.hooksPath
+ * or rewrite the agent's `.mcp.json` — code that runs unconfined at the
+ * user's next commit or agent start.  Which name a call reaches depends on
+ * a path behind a pointer, and SECCOMP_USER_NOTIF_FLAG_CONTINUE would let
+ * the kernel read that pointer again after the decision (another thread of
+ * the command rewrites it in between).  So the decision and the effect are
+ * both made here, on what was copied once:
+ *
+ *   - the path is copied out of the command once (bounded) and resolved here
+ *     as the calling thread would resolve it: from its cwd, its descriptor
+ *     or its root (metadata-tracee.h), every component but the last by the
+ *     kernel (openat2, no magic link), the last one by this code (a symlink
+ *     there is read and followed, up to the kernel's 40, when the call
+ *     follows it), so what is decided is one open parent directory and one
+ *     name in it;
+ *   - the name the command reaches is the parent's own name (a directory
+ *     has exactly one: no hard link to a directory, and Landlock forbids
+ *     mounts) joined with the last component; it is refused when it lies in
+ *     a held-back path (a protected subpath, the sandbox's own files), or,
+ *     for a rename, a removal of a directory or an exchange, when it holds
+ *     one (moving `.git` away and back would take its hooks along).  An
+ *     existing target is refused too when its inode is a held-back one (a
+ *     hard link made before the call reaches it by another name); no new
+ *     name can be given to one during the call, because link and rename
+ *     from a held-back path are refused here;
+ *   - nothing can change between the decision and the effect: every call
+ *     that changes a name (the list in write-call.h) is sent here and
+ *     served by this one thread, one at a time, and io_uring and openat2 are
+ *     refused by the filter.  The effect is made on the very parent fd that
+ *     was decided on, with O_NOFOLLOW for the last component (its symlinks
+ *     were followed above), so the name cannot be swapped for a symlink
+ *     either;
+ *   - the effect is made by a thread of the supervisor's own that is
+ *     restricted with the command's own Landlock ruleset
+ *     (write-performer.h): whatever lies outside the roots is refused by the
+ *     kernel exactly as it would be for the command, so a mistake here can
+ *     at worst let the command write what Landlock lets it write anyway.
+ *     The supervisor decides only what Landlock cannot express;
+ *   - an opened file is handed to the command with SECCOMP_IOCTL_NOTIF_ADDFD
+ *     (SEND: installed and answered at once, the command's close-on-exec
+ *     flag as it asked); the file is opened O_NOCTTY, so it never becomes
+ *     the supervisor's controlling terminal;
+ *   - what is not a path: /dev/stdin, /dev/stdout, /dev/stderr, /dev/fd/N
+ *     and /proc/self/fd/N name the command's own descriptor N, which is
+ *     taken (pidfd_getfd) and reopened through the performer's
+ *     /proc/thread-self/fd, so Landlock judges the file itself; any other
+ *     write beneath /proc (where "self" would be the supervisor) is refused;
+ *   - fail closed: a call that cannot be read, resolved or decided in time
+ *     is refused (EACCES), a performer that cannot be restricted performs
+ *     nothing, and once the listener is gone the kernel fails every further
+ *     call with ENOSYS.
+ *
+ * Why letting a call through is safe under bwrap.  There the mounts decide
+ * every write: each writable root is a bind, everything else read-only, and
+ * each existing held-back path a read-only bind of its own.  Whatever path
+ * the kernel reads again after CONTINUE, it resolves it in the command's
+ * mount namespace, whose mounts do not depend on anything decided here.  So
+ * under bwrap this code only writes down the refusal the mounts will make
+ * (a read-only mount beneath the name), and refuses outright a name that is
+ * held back but missing (a bind cannot cover a missing file; the audit after
+ * the call remains what guarantees it, since a refusal here can be raced).
+ */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <linux/openat2.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "core/kernel-abi.h"
+#include "core/landlock.h"
+#include "core/write-call.h"
+#include "core/write-performer.h"
 #include "core/write-supervisor.h"
 
+/* The kernel's bound on the symlinks one lookup follows (MAXSYMLINKS). */
+#define SYMLINK_HOPS 40
+/* __O_TMPFILE without O_DIRECTORY: the kernel's own bit. */
+#define KERNEL_O_TMPFILE_BIT 020000000
+
 struct dsh_write_supervisor {
-        int ruleset_fd;
+        int ruleset_fd;                 /* Landlock's ruleset, ours; -1: watch only (bwrap) */
+        dsh_write_performer *performer; /* started at the first performed call */
+        bool performer_failed;          /* it could not be restricted: nothing is performed */
+        char path[PATH_MAX];            /* the call's paths, copied once */
+        char new_path[PATH_MAX];
+        char text[PATH_MAX];            /* a symlink's text */
 };
+
+/* Where a name leads: one open parent directory and the last component in it. */
+struct location {
+        int parent;                     /* O_PATH directory (ours), or -1 */
+        char last[NAME_MAX + 2];        /* the last component, "." for the directory itself */
+        char name[PATH_MAX];            /* the parent's name joined with `last`: what the command reaches */
+        bool exists;
+        struct stat status;             /* lstat of `last` in `parent`, when it exists */
+};
+
+#define LOCATION_INIT { .parent = -1 }
 
 dsh_write_supervisor *dsh_write_supervisor_new(int ruleset_fd)
 {
         dsh_write_supervisor *supervisor = calloc(1, sizeof(*supervisor));
 
-        if (supervisor)
-                supervisor->ruleset_fd = ruleset_fd;
+        if (!supervisor)
+                return NULL;
+        supervisor->ruleset_fd = -1;
+        if (ruleset_fd >= 0) {
+                supervisor->ruleset_fd = fcntl(ruleset_fd, F_DUPFD_CLOEXEC, 3);
+                if (supervisor->ruleset_fd < 0) {
+                        free(supervisor);
+                        return NULL;
+                }
+        }
         return supervisor;
 }
 
 void dsh_write_supervisor_free(dsh_write_supervisor *supervisor)
 {
+        if (!supervisor)
+                return;
+        dsh_write_performer_stop(supervisor->performer);
+        if (supervisor->ruleset_fd >= 0)
+                close(supervisor->ruleset_fd);
         free(supervisor);
+}
+
+/* ---------------------------------------------------------------- held back -- */
+
+static bool path_within(const char *path, const char *directory, size_t length)
+{
+        if (length == 1)
+                return path[0] == '/';
+        return strncmp(path, directory, length) == 0 && (path[length] == '\0' || path[length] == '/');
+}
+
+const dsh_held_back *dsh_write_held_back_at(const dsh_write_scope *scope, const char *path, bool or_above)
+{
+        for (size_t i = 0; i < scope->held_back_count; i++) {
+                const dsh_held_back *held = &scope->held_back[i];
+
+                if (path_within(path, held->path, held->length) || (or_above && path_within(held->path, path,
+                                                                                               strlen(path))))
+                        return held;
+        }
+        return NULL;
+}
+
+/* The held-back path whose inode (as the call began) `status` is, or NULL. */
+static const dsh_held_back *held_back_inode(const dsh_write_scope *scope, const struct stat *status)
+{
+        for (size_t i = 0; i < scope->held_back_count; i++) {
+                const dsh_held_back *held = &scope->held_back[i];
+
+                if (held->exists && held->dev == status->st_dev && held->ino == status->st_ino)
+                        return held;
+        }
+        return NULL;
+}
+
+/* What holds `where` back: its name, or (when it exists) its inode; NULL when nothing does. */
+static const dsh_held_back *holding(const dsh_write_scope *scope, const struct location *where, bool or_above)
+{
+        const dsh_held_back *held = dsh_write_held_back_at(scope, where->name, or_above);
+
+        if (!held && where->exists)
+                held = held_back_inode(scope, &where->status);
+        return held;
+}
+
+/* ---------------------------------------------------------------- resolving -- */
+
+static void location_clear(struct location *where)
+{
+        if (where->parent >= 0)
+                close(where->parent);
+        where->parent = -1;
+}
+
+/* The name of our fd (d_path, as the command sees it: metadata-supervisor.c says why). */
+static int descriptor_name(int fd, char *name, size_t size)
+{
+        char link[64];
+        ssize_t length;
+
+        snprintf(link, sizeof(link), "/proc/thread-self/fd/%d", fd);
+        length = readlink(link, name, size);
+        if (length < 0)
+                return -errno;
+        if ((size_t) length >= size)
+                return -ENAMETOOLONG;
+        name[length] = '\0';
+        return name[0] == '/' ? 0 : -EACCES;
+}
+
+/*
+ * Splits `path` into the directory part (in `directory`, "" for none) and
+ * its last component (in `last`): trailing slashes dropped, and a path that
+ * ends in "." or ".." names a directory itself (the whole path, last ".").
+ */
+static int split_path(const char *path, char *directory, char *last)
+{
+        size_t length = strlen(path);
+        const char *slash;
+        size_t start;
+
+        if (length == 0)
+                return -ENOENT;
+        while (length > 1 && path[length - 1] == '/')
+                length--;
+        slash = memrchr(path, '/', length);
+        start = slash ? (size_t) (slash - path) + 1 : 0;
+        if (length - start > NAME_MAX)
+                return -ENAMETOOLONG;
+        memcpy(last, path + start, length - start);
+        last[length - start] = '\0';
+        if (start == length || strcmp(last, ".") == 0 || strcmp(last, "..") == 0) {
+                memcpy(directory, path, length);
+                directory[length] = '\0';
+                strcpy(last, ".");
+                return 0;
+        }
+        memcpy(directory, path, start);
+        directory[start == 1 ? 1 : (start ? start - 1 : 0)] = '\0';
+        return 0;
+}
+
+/* The parent of `path` opened from the calling thread's cwd, root, or `dirfd` (or `from`, our fd, when >= 0). */
+static int open_parent(dsh_metadata_call *c, int from, int dirfd, const char *path, struct location *where)
+{
+        char directory[PATH_MAX];
+        uint64_t resolve = RESOLVE_NO_MAGICLINKS;
+        int base, result = split_path(path, directory, where->last);
+
+        if (result < 0)
+                return result;
+        if (path[0] == '/' || from < 0) {
+                base = dsh_metadata_open_base(c, path, path[0] == '/' ? AT_FDCWD : dirfd, &resolve);
+                if (base < 0)
+                        return base;
+        } else {
+                base = fcntl(from, F_DUPFD_CLOEXEC, 3);
+                if (base < 0)
+                        return -errno;
+        }
+        where->parent = directory[0] ? dsh_metadata_open_resolved(base, directory, O_PATH | O_DIRECTORY, resolve)
+                                     : base;
+        if (directory[0])
+                close(base);
+        return where->parent < 0 ? where->parent : 0;
+}
+
+/* Learns whether the last component exists (lstat) and what the command reaches by it. */
+static int describe(struct location *where)
+{
+        char parent_name[PATH_MAX];
+        struct statfs filesystem;
+        int result = descriptor_name(where->parent, parent_name, sizeof(parent_name));
+
+        if (result < 0)
+                return result;
+        /* Beneath /proc "self" would be the supervisor: no write there is the command's to make. */
+        if (fstatfs(where->parent, &filesystem) == 0 && filesystem.f_type == PROC_SUPER_MAGIC)
+                return -EACCES;
+        if (strcmp(where->last, ".") == 0)
+                result = snprintf(where->name, sizeof(where->name), "%s", parent_name);
+        else
+                result = snprintf(where->name, sizeof(where->name), "%s%s%s", parent_name,
+                                  strcmp(parent_name, "/") == 0 ? "" : "/", where->last);
+        if (result < 0 || (size_t) result >= sizeof(where->name))
+                return -ENAMETOOLONG;
+        where->exists = fstatat(where->parent, where->last, &where->status, AT_SYMLINK_NOFOLLOW) == 0;
+        return 0;
+}
+
+/*
+ * `path` resolved as the calling thread would, to one parent and one last
+ * component; a symlink in that last place is followed when `follow` (a
+ * relative one from its own directory, an absolute one from the thread's
+ * root).  Returns 0 or the negative errno to answer.
+ */
+static int locate(dsh_metadata_call *c, int dirfd, const char *path, bool follow, struct location *where)
+{
+        char text[PATH_MAX];
+        int result = open_parent(c, -1, dirfd, path, where);
+
+        for (int hop = 0; result == 0; hop++) {
+                ssize_t length;
+                int parent;
+
+                result = describe(where);
+                if (result < 0 || !follow || !where->exists || !S_ISLNK(where->status.st_mode))
+                        break;
+                if (hop == SYMLINK_HOPS)
+                        return -ELOOP;
+                length = readlinkat(where->parent, where->last, text, sizeof(text));
+                if (length < 0 || (size_t) length >= sizeof(text))
+                        return length < 0 ? -errno : -ENAMETOOLONG;
+                text[length] = '\0';
+                parent = where->parent;
+                where->parent = -1;
+                result = open_parent(c, parent, AT_FDCWD, text, where);
+                close(parent);
+        }
+        return result;
+}
+
+/*
+ * The command's own descriptor named by a path that is none: /dev/stdin,
+ * /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N and
+ * /proc/thread-self/fd/N (what bash's `> /dev/stderr` and `>(...)` open).
+ * True with `*fd` set when `path` is one of them.
+ */
+static bool own_descriptor(const char *path, int *fd)
+{
+        static const char *const standard[] = { "/dev/stdin", "/dev/stdout", "/dev/stderr" };
+        char proc_form[PATH_MAX];
+
+        for (int i = 0; i < 3; i++)
+                if (strcmp(path, standard[i]) == 0) {
+                        *fd = i;
+                        return true;
+                }
+        if (strncmp(path, "/dev/fd/", 8) == 0) {
+                snprintf(proc_form, sizeof(proc_form), "/proc/self/fd/%s", path + 8);
+                return dsh_metadata_own_descriptor_path(proc_form, fd);
+        }
+        return dsh_metadata_own_descriptor_path(path, fd);
+}
+
+/* ---------------------------------------------------------------- answering -- */
+
+static void respond(const dsh_metadata_call *c, int error, bool let_through)
+{
+        struct seccomp_notif_resp response = { .id = c->id, .val = 0, .error = error < 0 ? error : 0,
+                                               .flags = let_through ? SECCOMP_USER_NOTIF_FLAG_CONTINUE : 0 };
+
+        while (ioctl(c->listener, SECCOMP_IOCTL_NOTIF_SEND, &response) < 0 && errno == EINTR)
+                ;
+}
+
+/* Installs our `fd` in the command as the call's result (its close-on-exec flag as asked). */
+static int respond_with_fd(const dsh_metadata_call *c, int fd, bool close_on_exec)
+{
+        struct seccomp_notif_addfd addfd = { .id = c->id, .flags = SECCOMP_ADDFD_FLAG_SEND, .srcfd = (uint32_t) fd,
+                                             .newfd = 0, .newfd_flags = close_on_exec ? O_CLOEXEC : 0 };
+        int result;
+
+        do
+                result = ioctl(c->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
+        while (result < 0 && errno == EINTR);
+        /* ENOENT: the call is gone (its thread died): nobody to answer. */
+        return result < 0 && errno != ENOENT ? -errno : 0;
+}
+
+static long long monotonic_ms(void)
+{
+        struct timespec now;
+
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        return (long long) now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+/* ------------------------------------------------------------------ a call -- */
+
+/* One write-intent call being decided: the request, what it reaches, and the decision so far. */
+struct write_call {
+        dsh_write_supervisor *supervisor;
+        dsh_metadata_call *c;
+        const dsh_write_scope *scope;
+        dsh_write_request op;
+        bool watching;                  /* bwrap: record, then let through */
+        bool refused;                   /* refuse() decided: answered EACCES, never let through */
+};
+
+/* Refuses the call for `rule` at `name`: written down, answered EACCES. */
+static int refuse(struct write_call *call, const char *name, dsh_refusal_rule rule)
+{
+        call->refused = true;
+        call->scope->record(call->scope->data, dsh_write_op_name(call->op.op), name, rule);
+        return -EACCES;
+}
+
+/* Refused when `where` is held back (by name, or, with `or_above`, because it holds a held-back path). */
+static int check_held_back(struct write_call *call, const struct location *where, bool or_above)
+{
+        const dsh_held_back *held = holding(call->scope, where, or_above);
+
+        if (!held)
+                return 0;
+        /* Under bwrap an existing held-back path is a read-only bind: the mount refuses it, write it down only. */
+        if (call->watching && held->exists) {
+                call->scope->record(call->scope->data, dsh_write_op_name(call->op.op), where->name, held->rule);
+                return 0;
+        }
+        return refuse(call, where->name, held->rule);
+}
+
+/*
+ * Under bwrap: the refusal a read-only mount will make, written down (the
+ * target's mount when it exists, else its parent's).  Nothing is decided.
+ */
+static void note_read_only_mount(struct write_call *call, const struct location *where)
+{
+        struct statvfs status;
+        int fd = where->exists ? openat(where->parent, where->last, O_PATH | O_NOFOLLOW | O_CLOEXEC) : -1;
+        int probed = fstatvfs(fd >= 0 ? fd : where->parent, &status);
+
+        if (fd >= 0)
+                close(fd);
+        if (probed == 0 && (status.f_flag & ST_RDONLY) && !holding(call->scope, where, false))
+                call->scope->record(call->scope->data, dsh_write_op_name(call->op.op), where->name,
+                                    DSH_REFUSAL_OUTSIDE_ROOTS);
+}
+
+/* Landlock refused what was performed: written down when the parent lies beneath no root. */
+static void note_landlock_refusal(struct write_call *call, const struct location *where, long result)
+{
+        struct stat status;
+
+        if (result != -EACCES && result != -EPERM && result != -EXDEV && result != -EROFS)
+                return;
+        if (fstat(where->parent, &status) == 0 && call->scope->in_root(call->scope->data, where->parent, &status) < 0)
+                call->scope->record(call->scope->data, dsh_write_op_name(call->op.op), where->name,
+                                    DSH_REFUSAL_OUTSIDE_ROOTS);
+}
+
+static dsh_write_performer *performer_of(dsh_write_supervisor *supervisor)
+{
+        if (!supervisor->performer && !supervisor->performer_failed) {
+                supervisor->performer = dsh_write_performer_start(supervisor->ruleset_fd);
+                supervisor->performer_failed = !supervisor->performer;
+        }
+        return supervisor->performer;
+}
+
+/*
+ * Performs `performed` on the restricted thread, once the call is known to
+ * be still pending (its thread alive: every /proc/<tid> entry opened for it
+ * was that thread's) and within its deadline.  The result, or -EACCES.
+ */
+static long perform(struct write_call *call, dsh_performed_call *performed)
+{
+        dsh_write_performer *performer = performer_of(call->supervisor);
+
+        if (!performer || monotonic_ms() > call->c->deadline_ms || !dsh_metadata_call_still_valid(call->c))
+                return -EACCES;
+        if (performed->creates) {
+                int result = dsh_metadata_command_umask(call->c, &performed->umask);
+
+                if (result < 0)
+                        return -EACCES;
+        }
+        return dsh_write_performer_perform(performer, performed);
+}
+
+static bool open_creates(int flags)
+{
+        return (flags & O_CREAT) || (flags & KERNEL_O_TMPFILE_BIT);
+}
+
+/* The flags the performer opens with: its symlinks followed already, never a controlling terminal, ours cloexec. */
+static int performer_open_flags(int flags)
+{
+        return flags | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC;
+}
+
+/* Answers an open with the file the performer opened (or its errno); a held-back inode reached by a race is closed. */
+static int answer_open(struct write_call *call, long opened)
+{
+        struct stat status;
+        int result;
+
+        if (opened < 0)
+                return (int) opened;
+        if (fstat((int) opened, &status) == 0 && held_back_inode(call->scope, &status)) {
+                close((int) opened);
+                return -EACCES;
+        }
+        result = respond_with_fd(call->c, (int) opened, (call->op.open_flags & O_CLOEXEC) != 0);
+        close((int) opened);
+        return result < 0 ? result : 1;
+}
+
+/* An open of the command's own descriptor N (own_descriptor()): that file reopened by the performer. */
+static int open_own_descriptor(struct write_call *call, int command_fd)
+{
+        char reopen[64], name[PATH_MAX];
+        struct stat status;
+        int fd = dsh_metadata_acquire_descriptor(call->c, command_fd, false), result = 0;
+        dsh_performed_call performed = { .kind = DSH_PERFORM_OPENAT, .dirfd = AT_FDCWD, .name = reopen };
+
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, &status) < 0)
+                result = -errno;
+        if (result == 0 && held_back_inode(call->scope, &status))
+                result = -EACCES;
+        if (result == 0 && descriptor_name(fd, name, sizeof(name)) == 0 &&
+            dsh_write_held_back_at(call->scope, name, false))
+                result = refuse(call, name, dsh_write_held_back_at(call->scope, name, false)->rule);
+        if (result == 0) {
+                snprintf(reopen, sizeof(reopen), "/proc/thread-self/fd/%d", fd);
+                performed.flags = (call->op.open_flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW | KERNEL_O_TMPFILE_BIT)) |
+                                  O_NOCTTY | O_CLOEXEC;
+                result = answer_open(call, perform(call, &performed));
+        }
+        close(fd);
+        return result;
+}
+
+/*
+ * A FIFO opened for writing alone waits in the kernel until a reader opens
+ * it, and the reader may well need the supervisor first (a shell that
+ * writes a log before it reads the FIFO): waiting here would stop every
+ * other call of the command.  So such an open is tried without waiting
+ * (O_NONBLOCK: ENXIO while no reader is there), and, failing that, left to
+ * a worker thread of its own that tries again until a reader comes or the
+ * call is gone.  The worker is restricted with the same ruleset as the
+ * performer before it opens anything: Landlock still decides whether the
+ * command may write to that FIFO at all.  What it opens is the FIFO
+ * decided on (an O_PATH fd of it, reopened through /proc/thread-self/fd),
+ * never a name again.
+ */
+#define FIFO_WORKER_LIMIT 16
+#define FIFO_RETRY_NS (5 * 1000 * 1000)
+
+static atomic_int fifo_workers;
+
+struct fifo_job {
+        int listener;                   /* a duplicate: the call is answered on it */
+        uint64_t id;
+        int fifo;                       /* O_PATH */
+        int ruleset_fd;
+        int flags;
+        bool close_on_exec;
+};
+
+static bool waits_for_reader(const struct location *where, int flags)
+{
+        return where->exists && S_ISFIFO(where->status.st_mode) && (flags & O_ACCMODE) == O_WRONLY &&
+               !(flags & O_NONBLOCK);
+}
+
+static void fifo_job_free(struct fifo_job *job)
+{
+        close(job->listener);
+        close(job->fifo);
+        close(job->ruleset_fd);
+        free(job);
+        atomic_fetch_sub(&fifo_workers, 1);
+}
+
+static bool fifo_call_pending(const struct fifo_job *job)
+{
+        uint64_t id = job->id;
+
+        return ioctl(job->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+}
+
+static void *fifo_worker(void *data)
+{
+        struct fifo_job *job = data;
+        dsh_metadata_call answer = { .listener = job->listener, .id = job->id };
+        struct timespec pause = { 0, FIFO_RETRY_NS };
+        char reopen[64];
+        int fd = -ENXIO;
+
+        snprintf(reopen, sizeof(reopen), "/proc/thread-self/fd/%d", job->fifo);
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || dsh_landlock_enforce(job->ruleset_fd) < 0)
+                fd = -EACCES;
+        while (fd == -ENXIO && fifo_call_pending(job)) {
+                fd = open(reopen, job->flags | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+                fd = fd < 0 ? -errno : fd;
+                if (fd == -ENXIO)
+                        nanosleep(&pause, NULL);
+        }
+        if (fd >= 0 && fcntl(fd, F_SETFL, job->flags) < 0) {
+                close(fd);
+                fd = -errno;
+        }
+        if (fd >= 0) {
+                (void) respond_with_fd(&answer, fd, job->close_on_exec);
+                close(fd);
+        } else if (fd != -ENXIO) {
+                respond(&answer, fd, false);
+        }
+        fifo_job_free(job);
+        return NULL;
+}
+
+/* Hands the open of the FIFO at `where` to a worker (fifo_worker()).  1: it will answer; else the errno. */
+static int open_fifo_later(struct write_call *call, const struct location *where)
+{
+        struct fifo_job *job = calloc(1, sizeof(*job));
+        pthread_attr_t attributes;
+        pthread_t thread;
+        int result = job ? 0 : -ENOMEM;
+
+        if (result == 0 && atomic_fetch_add(&fifo_workers, 1) >= FIFO_WORKER_LIMIT) {
+                atomic_fetch_sub(&fifo_workers, 1);
+                free(job);
+                return -EAGAIN;
+        }
+        if (result < 0)
+                return result;
+        *job = (struct fifo_job) { fcntl(call->c->listener, F_DUPFD_CLOEXEC, 3), call->c->id,
+                                   openat(where->parent, where->last, O_PATH | O_NOFOLLOW | O_CLOEXEC),
+                                   fcntl(call->supervisor->ruleset_fd, F_DUPFD_CLOEXEC, 3),
+                                   call->op.open_flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC),
+                                   (call->op.open_flags & O_CLOEXEC) != 0 };
+        if (job->listener < 0 || job->fifo < 0 || job->ruleset_fd < 0) {
+                result = -EACCES;
+        } else if (pthread_attr_init(&attributes) == 0) {
+                pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+                pthread_attr_setstacksize(&attributes, 64 * 1024);
+                result = -pthread_create(&thread, &attributes, fifo_worker, job);
+                pthread_attr_destroy(&attributes);
+        } else {
+                result = -ENOMEM;
+        }
+        if (result == 0)
+                return 1;
+        if (job->listener >= 0)
+                close(job->listener);
+        if (job->fifo >= 0)
+                close(job->fifo);
+        if (job->ruleset_fd >= 0)
+                close(job->ruleset_fd);
+        free(job);
+        atomic_fetch_sub(&fifo_workers, 1);
+        return result;
+}
+
+/*
+ * open, openat, creat with write intent.  O_TMPFILE names a directory,
+ * where a nameless file is made (giving it a name later is a linkat,
+ * decided then); O_CREAT|O_EXCL never follows a symlink, as in the kernel.
+ */
+static int handle_open(struct write_call *call)
+{
+        struct location where = LOCATION_INIT;
+        const int flags = call->op.open_flags;
+        bool tmpfile = (flags & KERNEL_O_TMPFILE_BIT) != 0;
+        bool follow = call->op.follow && !((flags & O_CREAT) && (flags & O_EXCL));
+        dsh_performed_call performed = { .kind = DSH_PERFORM_OPENAT, .flags = performer_open_flags(flags),
+                                         .mode = call->op.mode, .creates = open_creates(flags) };
+        char *path = call->supervisor->path;
+        int command_fd, result = 0;
+
+        if (!tmpfile && own_descriptor(path, &command_fd))
+                return call->watching ? 0 : open_own_descriptor(call, command_fd);
+        /* O_TMPFILE: the directory itself is where the file goes ("DIR/." resolves it whole). */
+        if (tmpfile && strlen(path) + 3 > sizeof(call->supervisor->path))
+                result = -ENAMETOOLONG;
+        else if (tmpfile)
+                strcat(path, "/.");
+        if (result == 0)
+                result = locate(call->c, call->op.dirfd, path, follow, &where);
+        if (result == 0)
+                result = check_held_back(call, &where, false);
+        if (result == 0 && call->watching)
+                note_read_only_mount(call, &where);
+        if (result == 0 && !call->watching) {
+                long opened;
+
+                performed.dirfd = where.parent;
+                performed.name = where.last;
+                if (waits_for_reader(&where, flags))
+                        performed.flags |= O_NONBLOCK;
+                opened = perform(call, &performed);
+                if (opened == -ENXIO && waits_for_reader(&where, flags))
+                        result = open_fifo_later(call, &where);
+                else if (opened < 0)
+                        note_landlock_refusal(call, &where, opened);
+                /* Opened at once (a reader was there): the command waits on its writes as it asked. */
+                if (opened >= 0 && waits_for_reader(&where, flags) && fcntl((int) opened, F_SETFL, flags) < 0) {
+                        close((int) opened);
+                        opened = -EACCES;
+                }
+                if (opened != -ENXIO || !waits_for_reader(&where, flags))
+                        result = answer_open(call, opened);
+        }
+        location_clear(&where);
+        return result;
+}
+
+/* mkdir, mknod, symlink: a new name, refused in a held-back path. */
+static int handle_make(struct write_call *call)
+{
+        struct location where = LOCATION_INIT;
+        dsh_performed_call performed = { .mode = call->op.mode, .device = call->op.device, .creates = true };
+        int result = locate(call->c, call->op.dirfd, call->supervisor->path, false, &where);
+
+        if (result == 0 && call->op.op == DSH_WRITE_SYMLINK)
+                result = dsh_metadata_copy_path(call->c, call->op.symlink_target, call->supervisor->text,
+                                                sizeof(call->supervisor->text));
+        if (result == 0)
+                result = check_held_back(call, &where, false);
+        if (result == 0 && call->watching)
+                note_read_only_mount(call, &where);
+        if (result == 0 && !call->watching) {
+                performed.kind = call->op.op == DSH_WRITE_MKDIR ? DSH_PERFORM_MKDIRAT
+                                 : call->op.op == DSH_WRITE_MKNOD ? DSH_PERFORM_MKNODAT
+                                                                  : DSH_PERFORM_SYMLINKAT;
+                performed.dirfd = where.parent;
+                performed.name = where.last;
+                performed.text = call->supervisor->text;
+                performed.creates = call->op.op != DSH_WRITE_SYMLINK;
+                result = (int) perform(call, &performed);
+                if (result < 0)
+                        note_landlock_refusal(call, &where, result);
+        }
+        location_clear(&where);
+        return result;
+}
+
+/* unlink, rmdir: a directory removed may not hold a held-back path either. */
+static int handle_remove(struct write_call *call)
+{
+        struct location where = LOCATION_INIT;
+        bool directory = call->op.op == DSH_WRITE_RMDIR;
+        dsh_performed_call performed = { .kind = DSH_PERFORM_UNLINKAT, .flags = directory ? AT_REMOVEDIR : 0 };
+        int result = locate(call->c, call->op.dirfd, call->supervisor->path, false, &where);
+
+        if (result == 0)
+                result = check_held_back(call, &where, directory);
+        if (result == 0 && call->watching)
+                note_read_only_mount(call, &where);
+        if (result == 0 && !call->watching) {
+                performed.dirfd = where.parent;
+                performed.name = where.last;
+                result = (int) perform(call, &performed);
+                if (result < 0)
+                        note_landlock_refusal(call, &where, result);
+        }
+        location_clear(&where);
+        return result;
+}
+
+/* rename, renameat, renameat2: neither name may be, or hold, a held-back path. */
+static int handle_rename(struct write_call *call)
+{
+        struct location from = LOCATION_INIT, to = LOCATION_INIT;
+        dsh_performed_call performed = { .kind = DSH_PERFORM_RENAMEAT2, .flags = (int) call->op.rename_flags };
+        int result = dsh_metadata_copy_path(call->c, call->op.new_path, call->supervisor->new_path,
+                                            sizeof(call->supervisor->new_path));
+
+        if (result == 0)
+                result = locate(call->c, call->op.dirfd, call->supervisor->path, false, &from);
+        if (result == 0)
+                result = locate(call->c, call->op.new_dirfd, call->supervisor->new_path, false, &to);
+        if (result == 0)
+                result = check_held_back(call, &from, true);
+        if (result == 0)
+                result = check_held_back(call, &to, true);
+        if (result == 0 && call->watching)
+                note_read_only_mount(call, &from);
+        if (result == 0 && !call->watching) {
+                performed.dirfd = from.parent;
+                performed.name = from.last;
+                performed.new_dirfd = to.parent;
+                performed.new_name = to.last;
+                result = (int) perform(call, &performed);
+                if (result < 0) {
+                        note_landlock_refusal(call, &from, result);
+                        note_landlock_refusal(call, &to, result);
+                }
+        }
+        location_clear(&from);
+        location_clear(&to);
+        return result;
+}
+
+/*
+ * link, linkat: the new name may not lie in a held-back path, and the file
+ * linked may not be one (a second name for a hook would take writes past
+ * every check on its first).  A source given by descriptor (AT_EMPTY_PATH)
+ * or reached through a symlink (AT_SYMLINK_FOLLOW) is linked through the
+ * performer's /proc/thread-self/fd, the unprivileged way to link an open
+ * file.
+ */
+static int handle_link(struct write_call *call)
+{
+        struct location from = LOCATION_INIT, to = LOCATION_INIT;
+        dsh_performed_call performed = { .kind = DSH_PERFORM_LINKAT };
+        char source[64];
+        int source_fd = -1, result = dsh_metadata_copy_path(call->c, call->op.new_path, call->supervisor->new_path,
+                                                            sizeof(call->supervisor->new_path));
+
+        if (result == 0 && call->op.empty_path) {
+                source_fd = dsh_metadata_acquire_descriptor(call->c, call->op.dirfd, false);
+                result = source_fd < 0 ? source_fd : 0;
+                if (result == 0 && (fstat(source_fd, &from.status) < 0 || descriptor_name(source_fd, from.name,
+                                                                                          sizeof(from.name)) < 0))
+                        strcpy(from.name, "/");  /* a nameless file (O_TMPFILE): nothing held back by name */
+                from.exists = true;
+        } else if (result == 0) {
+                result = locate(call->c, call->op.dirfd, call->supervisor->path, call->op.follow, &from);
+                if (result == 0 && !from.exists)
+                        result = -ENOENT;
+                if (result == 0 && call->op.follow) {
+                        source_fd = openat(from.parent, from.last, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                        result = source_fd < 0 ? -errno : 0;
+                }
+        }
+        if (result == 0)
+                result = locate(call->c, call->op.new_dirfd, call->supervisor->new_path, false, &to);
+        if (result == 0)
+                result = check_held_back(call, &from, false);
+        if (result == 0)
+                result = check_held_back(call, &to, false);
+        if (result == 0 && call->watching)
+                note_read_only_mount(call, &to);
+        if (result == 0 && !call->watching) {
+                if (source_fd >= 0) {
+                        snprintf(source, sizeof(source), "/proc/thread-self/fd/%d", source_fd);
+                        performed.dirfd = AT_FDCWD;
+                        performed.name = source;
+                        performed.flags = AT_SYMLINK_FOLLOW;
+                } else {
+                        performed.dirfd = from.parent;
+                        performed.name = from.last;
+                }
+                performed.new_dirfd = to.parent;
+                performed.new_name = to.last;
+                result = (int) perform(call, &performed);
+                if (result < 0)
+                        note_landlock_refusal(call, &to, result);
+        }
+        if (source_fd >= 0)
+                close(source_fd);
+        location_clear(&from);
+        location_clear(&to);
+        return result;
+}
+
+/* truncate: the file a path leads to (symlinks followed), truncated through the performer's /proc. */
+static int handle_truncate(struct write_call *call)
+{
+        struct location where = LOCATION_INIT;
+        dsh_performed_call performed = { .kind = DSH_PERFORM_TRUNCATE, .length = call->op.length };
+        char target[64];
+        int fd = -1, result = locate(call->c, call->op.dirfd, call->supervisor->path, true, &where);
+
+        if (result == 0 && !where.exists)
+                result = -ENOENT;
+        if (result == 0)
+                result = check_held_back(call, &where, false);
+        if (result == 0 && call->watching)
+                note_read_only_mount(call, &where);
+        if (result == 0 && !call->watching) {
+                fd = openat(where.parent, where.last, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                result = fd < 0 ? -errno : 0;
+        }
+        if (result == 0 && !call->watching) {
+                snprintf(target, sizeof(target), "/proc/thread-self/fd/%d", fd);
+                performed.name = target;
+                result = (int) perform(call, &performed);
+                if (result < 0)
+                        note_landlock_refusal(call, &where, result);
+        }
+        if (fd >= 0)
+                close(fd);
+        location_clear(&where);
+        return result;
+}
+
+/* Decides the call: 1 when it was answered already (an fd handed over), else 0 or the errno to answer. */
+static int decide(struct write_call *call)
+{
+        switch (call->op.op) {
+        case DSH_WRITE_OPEN:
+                return handle_open(call);
+        case DSH_WRITE_MKDIR:
+        case DSH_WRITE_MKNOD:
+        case DSH_WRITE_SYMLINK:
+                return handle_make(call);
+        case DSH_WRITE_UNLINK:
+        case DSH_WRITE_RMDIR:
+                return handle_remove(call);
+        case DSH_WRITE_RENAME:
+                return handle_rename(call);
+        case DSH_WRITE_LINK:
+                return handle_link(call);
+        case DSH_WRITE_TRUNCATE:
+                return handle_truncate(call);
+        }
+        return -EACCES;
 }
 
 bool dsh_write_call_handle(dsh_write_supervisor *supervisor, dsh_metadata_call *c,
                            const struct seccomp_notif *request, const dsh_write_scope *scope)
 {
-        (void) supervisor;
-        (void) c;
-        (void) request;
-        (void) scope;
-        return false;
-}
+        struct write_call call = { supervisor, c, scope, { 0 }, supervisor->ruleset_fd < 0, false };
+        uint64_t args[6];
+        int result;
 
-const dsh_held_back *dsh_write_held_back_at(const dsh_write_scope *scope, const char *path, bool or_above)
-{
-        (void) scope;
-        (void) path;
-        (void) or_above;
-        return NULL;
+        for (int i = 0; i < 6; i++)
+                args[i] = request->data.args[i];
+        result = dsh_write_request_decode(request->data.nr, args, &call.op);
+        if (result == 0 && !dsh_metadata_find_thread_pidfd(c))
+                return false;  /* the thread is gone: the tid may already name another */
+        if (result == 0 && !(call.op.op == DSH_WRITE_LINK && call.op.empty_path))
+                result = dsh_metadata_copy_path(c, call.op.path, supervisor->path, sizeof(supervisor->path));
+        if (result == 0)
+                result = decide(&call);
+        if (result == 1)
+                return false;
+        /* Watching, only a refusal of ours is answered: anything else (our own reading failed too) the mounts decide. */
+        if (call.watching) {
+                respond(c, call.refused ? -EACCES : 0, !call.refused);
+                return false;
+        }
+        if (c->unreadable && result < 0) {
+                respond(c, -EACCES, false);
+                return true;
+        }
+        respond(c, result, false);
+        return false;
 }

@@ -882,8 +882,9 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prep
          * (under read-only the call's private /tmp alone).
          */
         if (result == 0)
-                result = dsh_bwrap_supervisor_start(prepared, call.binds, call.bind_count, &supervisor,
-                                                    &call.listener_fd, error);
+                result = dsh_bwrap_supervisor_start(prepared, call.binds, call.bind_count,
+                                                    call.shield.must_stay_absent, &supervisor, &call.listener_fd,
+                                                    error);
         if (result < 0) {
                 free(keep);
                 close(json_pipe[0]);

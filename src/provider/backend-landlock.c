@@ -59,10 +59,6 @@
 #define LANDLOCK_SINK "/dev/null"
 #define LANDLOCK_PARTIAL_NOTICE "landlock-run: partial enforcement (older Landlock ABI)"
 #define ABI_PARTIAL_REASON "the kernel's Landlock ABI is older than 5 and does not govern ioctl(2) on device files"
-#define SUBPATHS_PARTIAL_REASON \
-        "Landlock can only grant: the protected subpaths inside a writable root (such as .git/hooks and " \
-        ".git/config, the agent's launch config .mcp.json or .claude, a home's .bashrc) cannot be held back: a " \
-        "confined command could change what runs unconfined at the next git command or agent start"
 #define SUPERVISOR_UNAVAILABLE_CONSEQUENCE \
         "Landlock alone does not govern chmod, chown, utimes or extended attributes, so workspace-write under " \
         "Landlock is refused here rather than run with them ungoverned"
@@ -210,11 +206,6 @@ static void landlock_probe(dsh_provider *provider, dsh_backend_report *report)
         /* Known before any call: without pidfd_getfd() the supervisor cannot perform a command's connect. */
         if (dsh_socket_call_check_host(&problem) < 0)
                 (void) dsh_strv_append(&report->notes, problem);
-        /* Known before any call: a workspace-write call whose roots hold a repository will run partial. */
-        if (provider->protections.subpaths) {
-                report->enforcement = DSH_ENFORCEMENT_PARTIAL;
-                (void) dsh_strv_append(&report->partial_reasons, SUBPATHS_PARTIAL_REASON);
-        }
         /*
          * Nothing outlives a spawned call only while its stand-in lives
          * (provider/stand-in-spawn.h); the signal scope is what keeps the
@@ -303,61 +294,46 @@ static int set_dialect(dsh_confined_argv *out, dsh_enforcement enforcement, dsh_
 
 
 /*
- * Landlock can only grant: nothing beneath a granted root can be held back.
- * So a call whose writable roots (the host's /tmp included) contain one of
- * the sandbox's own protected paths is refused rather than run with those
- * files writable, and one whose roots hold protected subpaths (a git
- * repository's hooks and config) runs "partial", saying why — or is refused
- * when the deployment requires them held back.  Runners in a writable root
- * are refused by the shield itself.  `*subpaths_open` tells the caller to
- * report partial enforcement.
+ * Landlock can only grant: nothing beneath a granted root can be held back
+ * by the kernel.  The supervisor holds them back instead
+ * (core/write-supervisor.h): every write-intent call is decided there, and
+ * a protected subpath, a missing agent config or one of the sandbox's own
+ * files inside a root is refused by name and by inode.  Runners in a
+ * writable root are refused by the shield itself.
  */
-/* The first of `held_back` that is one of the sandbox's own files (the provider's protected paths), or NULL. */
-static const char *own_file_among(const dsh_provider *provider, char *const *held_back)
+
+/* Whether `path` (canonical) is one of the sandbox's own files (the provider's protected paths). */
+static bool own_file(const dsh_provider *provider, const char *path)
 {
-        if (!held_back)
-                return NULL;
         for (char *const *given = provider->protections.paths; given && *given; given++) {
                 dsh_autofree char *canonical = dsh_path_canonical(*given);
 
-                for (char *const *path = held_back; canonical && path && *path; path++)
-                        if (strcmp(*path, canonical) == 0)
-                                return *path;
+                if (canonical && strcmp(path, canonical) == 0)
+                        return true;
         }
-        return NULL;
+        return false;
 }
 
 /*
  * The shield for a Landlock call.  `*held_back` (may be NULL: not wanted)
- * receives what the shield would hold back — the protected subpaths that
- * exist in the writable roots: Landlock cannot keep their content from
- * being written, but the metadata supervisor keeps their metadata (a hook's
- * executable bit) unchanged.  `*kept_absent` (may be NULL) receives the
- * protected subpaths missing from the roots (the agent's launch config, a
- * home's startup files), which a spawn audits once the call is over
- * (landlock_settle()).
+ * receives what the shield holds back that exists — the protected subpaths
+ * and the sandbox's own files in the writable roots — and `*kept_absent`
+ * (may be NULL) the protected subpaths missing from the roots (the agent's
+ * launch config, a home's startup files).  The supervisor refuses every
+ * write to both; a spawn also audits the missing ones once the call is over
+ * (landlock_settle()), which a harness-spawned argv has not.
  */
-static int check_shield(const dsh_provider *provider, const dsh_policy *policy, bool *subpaths_open,
-                        char ***held_back, char ***kept_absent, dsh_error *error)
+static int check_shield(const dsh_provider *provider, const dsh_policy *policy, char ***held_back,
+                        char ***kept_absent, dsh_error *error)
 {
         dsh_shield shield = DSH_SHIELD_INIT;
         int result = dsh_provider_plan_shield(provider, policy, LANDLOCK_TEMP_AREA, held_back != NULL, &shield,
                                               error);
-        const char *own_file = result == 0 ? own_file_among(provider, shield.read_only) : NULL;
 
-        *subpaths_open = false;
-        if (own_file)
-                result = dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EPERM,
-                                       "a writable root of this call contains \"%s\", the sandbox's own files, and "
-                                       "Landlock cannot hold it back: a confined command could change the policy "
-                                       "of later calls. Use a narrower root, or the bwrap backend",
-                                       own_file);
-        else if (result == 0 && shield.has_subpaths && provider->protections.require_subpaths)
-                result = dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EPERM,
-                                       "%s, and requireProtectedSubpaths is set. Use the bwrap backend",
-                                       SUBPATHS_PARTIAL_REASON);
-        else if (result == 0)
-                *subpaths_open = shield.has_subpaths;
+        /* A missing commondir, which would send git elsewhere for hooks and config, is kept absent the same way. */
+        for (char **path = shield.must_stay_absent; result == 0 && path && *path; path++)
+                if (dsh_strv_append(&shield.kept_absent, *path) < 0)
+                        result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         if (result == 0 && held_back)
                 *held_back = dsh_steal_pointer(&shield.read_only);
         if (result == 0 && kept_absent)
@@ -367,14 +343,12 @@ static int check_shield(const dsh_provider *provider, const dsh_policy *policy, 
 }
 
 /* The facts of a Landlock run: the dialect, and every reason it is partial. */
-static int set_facts(dsh_confined_argv *out, int abi, bool subpaths_open, dsh_mode mode)
+static int set_facts(dsh_confined_argv *out, int abi, dsh_mode mode)
 {
         if (set_dialect(out, dsh_landlock_enforcement(abi), mode) < 0)
                 return -ENOMEM;
         if (dsh_landlock_enforcement(abi) == DSH_ENFORCEMENT_PARTIAL &&
             dsh_confined_argv_add_partial_reason(out, ABI_PARTIAL_REASON) < 0)
-                return -ENOMEM;
-        if (subpaths_open && dsh_confined_argv_add_partial_reason(out, SUBPATHS_PARTIAL_REASON) < 0)
                 return -ENOMEM;
         return 0;
 }
@@ -385,11 +359,10 @@ static int landlock_confine(dsh_provider *provider, char *const *argv, const dsh
         const dsh_policy *policy = &prepared->policy;
         int abi = dsh_landlock_abi();
         const char *problem = abi_problem(abi);
-        bool subpaths_open;
 
         if (problem)
                 return dsh_error_set_unavailable(error, policy->mode, problem);
-        if (check_shield(provider, policy, &subpaths_open, NULL, NULL, error) < 0)
+        if (check_shield(provider, policy, NULL, NULL, error) < 0)
                 return -EPERM;
         if (dsh_strv_append(&out->argv, provider->landlock_run_path) < 0 ||
             for_each_grant(prepared, append_grant_arguments, &out->argv) < 0 ||
@@ -398,7 +371,7 @@ static int landlock_confine(dsh_provider *provider, char *const *argv, const dsh
         for (char *const *argument = argv; *argument; argument++)
                 if (dsh_strv_append(&out->argv, *argument) < 0)
                         goto out_of_memory;
-        if (set_facts(out, abi, subpaths_open, policy->mode) < 0)
+        if (set_facts(out, abi, policy->mode) < 0)
                 goto out_of_memory;
         return 0;
 out_of_memory:
@@ -445,8 +418,7 @@ static int build_ruleset(const dsh_provider *provider, const dsh_prepared_policy
         struct ruleset_builder builder = { ruleset, NULL, NULL };
         const char *problem;
         char detail[PATH_MAX + 128];
-        bool subpaths_open;
-        int result = check_shield(provider, policy, &subpaths_open, held_back, kept_absent, error);
+        int result = check_shield(provider, policy, held_back, kept_absent, error);
 
         if (result < 0)
                 return result;
@@ -478,7 +450,7 @@ static int build_ruleset(const dsh_provider *provider, const dsh_prepared_policy
                 return dsh_error_set_unavailable(error, policy->mode, detail);
         }
         /* The facts are complete before anything runs: no allocation can fail once the command does. */
-        if (set_facts(facts, ruleset->abi, subpaths_open, policy->mode) < 0) {
+        if (set_facts(facts, ruleset->abi, policy->mode) < 0) {
                 dsh_landlock_ruleset_close(ruleset);
                 dsh_confined_argv_clear(facts);
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
@@ -516,7 +488,27 @@ static int supervise_roots(dsh_metadata_supervisor *supervisor, const dsh_prepar
  * metadata ungoverned.  Under read-only the metadata calls are the filter's
  * (EPERM) and a connect whose arguments cannot be read is refused (EACCES).
  */
-static int start_supervisor(const dsh_prepared_policy *prepared, char *const *held_back,
+/*
+ * What the supervisor holds back inside the roots: each existing protected
+ * subpath and own file (by name and inode), and each missing protected
+ * subpath (by name: nothing may be made there).
+ */
+static int hold_back(const dsh_provider *provider, dsh_metadata_supervisor *supervisor, char *const *held_back,
+                     char *const *kept_absent)
+{
+        int result = 0;
+
+        for (char *const *path = held_back; result == 0 && path && *path; path++)
+                result = dsh_metadata_supervisor_hold_back(supervisor, *path,
+                                                           own_file(provider, *path) ? DSH_REFUSAL_OWN_FILE
+                                                                                     : DSH_REFUSAL_PROTECTED_SUBPATH);
+        for (char *const *path = kept_absent; result == 0 && path && *path; path++)
+                result = dsh_metadata_supervisor_hold_back(supervisor, *path, DSH_REFUSAL_PROTECTED_SUBPATH);
+        return result;
+}
+
+static int start_supervisor(const dsh_provider *provider, const dsh_prepared_policy *prepared, int ruleset_fd,
+                            char *const *held_back, char *const *kept_absent,
                             dsh_metadata_supervisor **supervisor_out, int *socket_out, dsh_error *error)
 {
         const dsh_policy *policy = &prepared->policy;
@@ -533,8 +525,11 @@ static int start_supervisor(const dsh_prepared_policy *prepared, char *const *he
         result = supervisor ? 0 : -ENOMEM;
         if (result == 0 && metadata)
                 result = supervise_roots(supervisor, prepared);
-        for (char *const *path = held_back; result == 0 && path && *path; path++)
-                result = dsh_metadata_supervisor_add_protected(supervisor, *path);
+        if (result == 0)
+                result = hold_back(provider, supervisor, held_back, kept_absent);
+        /* Every write-intent call decided there and performed under the command's own ruleset. */
+        if (result == 0)
+                result = dsh_metadata_supervisor_perform_writes(supervisor, ruleset_fd);
         /* The allow-listed unix sockets (core/socket-call.h): opened now, compared by inode later. */
         if (result == 0)
                 result = dsh_metadata_supervisor_allow_unix_sockets(supervisor, policy->allowed_unix_sockets);
@@ -585,7 +580,8 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
         if (!facts.argv || !environment)
                 result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         else
-                result = start_supervisor(prepared, held_back, &supervisor, &plan.metadata_socket, error);
+                result = start_supervisor(provider, prepared, ruleset.fd, held_back, kept_absent, &supervisor,
+                                          &plan.metadata_socket, error);
         dsh_strv_free(held_back);
         if (result < 0) {
                 dsh_strv_free(kept_absent);

@@ -42,8 +42,8 @@ static int supervise_binds(dsh_metadata_supervisor *supervisor, const dsh_prepar
 }
 
 int dsh_bwrap_supervisor_start(const dsh_prepared_policy *prepared, const struct dsh_bwrap_bind *binds,
-                               size_t bind_count, dsh_metadata_supervisor **supervisor_out, int *socket_out,
-                               dsh_error *error)
+                               size_t bind_count, char *const *kept_absent,
+                               dsh_metadata_supervisor **supervisor_out, int *socket_out, dsh_error *error)
 {
         dsh_mode mode = prepared->policy.mode;
         dsh_metadata_supervisor *supervisor = NULL;
@@ -65,6 +65,10 @@ int dsh_bwrap_supervisor_start(const dsh_prepared_policy *prepared, const struct
          */
         if (result == 0 && mode == DSH_MODE_WORKSPACE_WRITE)
                 result = supervise_binds(supervisor, prepared, binds, bind_count);
+        for (char *const *path = kept_absent; result == 0 && mode == DSH_MODE_WORKSPACE_WRITE && path && *path; path++)
+                result = dsh_metadata_supervisor_hold_back(supervisor, *path, DSH_REFUSAL_PROTECTED_SUBPATH);
+        if (result == 0)
+                dsh_metadata_supervisor_watch_writes(supervisor);
         if (result == 0 && (mode != DSH_MODE_WORKSPACE_WRITE || !dsh_scratch_present(&prepared->scratch)))
                 result = dsh_metadata_supervisor_expect_root(supervisor, BWRAP_TEMP_AREA);
         /* The allow-listed unix sockets (core/socket-call.h): opened now, compared by inode later. */

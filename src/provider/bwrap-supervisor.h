@@ -52,13 +52,18 @@ struct dsh_bwrap_bind {
  * read-only bind as a protected path.  Under read-only, and without a
  * scratch, /tmp is a tmpfs of the call's own: its fd arrives after the
  * listener (dsh-sandbox-exec --temp-root) and is the root the supervisor
- * expects (dsh_metadata_supervisor_expect_root()).  *socket_out: the end dsh-sandbox-exec sends the
- * listener on (bwrap must inherit it).  Returns 0, or SANDBOX_UNAVAILABLE
+ * expects (dsh_metadata_supervisor_expect_root()).  Under both modes it
+ * watches write-intent calls (core/write-supervisor.h: the mounts decide,
+ * it writes down what they refuse), and refuses outright a write that would
+ * create one of `kept_absent` (the protected paths no bind can cover; the
+ * audit after the call stays what guarantees them).  *socket_out: the end
+ * dsh-sandbox-exec sends the listener on (bwrap must inherit it).  Returns 0, or SANDBOX_UNAVAILABLE
  * with the reason (the host forbids reading the command, or the thread
  * cannot start).
  */
 DSH_INTERNAL int dsh_bwrap_supervisor_start(const dsh_prepared_policy *prepared, const struct dsh_bwrap_bind *binds,
-                                            size_t bind_count, dsh_metadata_supervisor **supervisor_out,
-                                            int *socket_out, dsh_error *error);
+                                            size_t bind_count, char *const *kept_absent,
+                                            dsh_metadata_supervisor **supervisor_out, int *socket_out,
+                                            dsh_error *error);
 
 #endif

@@ -4,8 +4,11 @@
  * every system call number by a small interpreter of the instructions it
  * uses — each metadata call gets the mode's action, the attribute and
  * terminal ioctls theirs, everything else is allowed, and a foreign
- * architecture or an x32 number kills — then installed for real in a child,
- * where each metadata call fails with EPERM and nothing else does.
+ * architecture or an x32 number kills, each write-intent call goes to the
+ * supervisor where there is one and a plain read never does — then
+ * installed for real in a child, where each metadata call fails with EPERM,
+ * each write-intent call fails once its listener is gone, and nothing else
+ * does.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -97,6 +100,26 @@ static const struct creation_call creation_calls[] = {
         { __NR_mknodat, -1, 2 },
 };
 
+/* The calls sent to the supervisor whatever their arguments (write-call.h): they make, remove, rename or truncate. */
+static const int write_intent_calls[] = {
+        __NR_mkdir,  __NR_mkdirat, __NR_unlink, __NR_unlinkat, __NR_rmdir,   __NR_rename,    __NR_renameat,
+        __NR_renameat2, __NR_link, __NR_linkat, __NR_symlink, __NR_symlinkat, __NR_truncate,
+};
+
+static bool is_write_intent_call(int nr)
+{
+        for (size_t i = 0; i < sizeof(write_intent_calls) / sizeof(write_intent_calls[0]); i++)
+                if (write_intent_calls[i] == nr)
+                        return true;
+        return false;
+}
+
+/* Where a write-intent call goes: the supervisor, or the kernel where nobody supervises. */
+static uint32_t write_action_of(dsh_metadata_policy policy)
+{
+        return policy == DSH_METADATA_UNSUPERVISED ? SECCOMP_RET_ALLOW : SECCOMP_RET_USER_NOTIF;
+}
+
 static bool is_creation_call(int nr)
 {
         for (size_t i = 0; i < sizeof(creation_calls) / sizeof(creation_calls[0]); i++)
@@ -106,12 +129,13 @@ static bool is_creation_call(int nr)
 }
 
 /*
- * Set-id creation refused (EPERM) whatever the mode: open and openat only
- * when they create, every other mode allowed, high bits of the registers
- * ignored as the kernel ignores them; openat2 ENOSYS (its mode is behind a
- * pointer).
+ * Set-id creation refused (EPERM) whatever the mode, before anything is
+ * sent: open and openat only when they create; every other mode is write
+ * intent (the supervisor's, or allowed where nobody supervises); high bits
+ * of the registers ignored as the kernel ignores them; openat2 ENOSYS (its
+ * flags and mode are behind a pointer).
  */
-static void check_creation(const struct sock_filter *program, size_t length)
+static void check_creation(const struct sock_filter *program, size_t length, uint32_t write_action)
 {
         const uint32_t eperm = SECCOMP_RET_ERRNO | EPERM;
         const unsigned int set_id_modes[] = { 04755, 02755, 06000, 04000 | S_IFREG };
@@ -131,7 +155,9 @@ static void check_creation(const struct sock_filter *program, size_t length)
                                 assert_int_equal(run(program, length, &data), eperm);
                         }
                         data.args[call->mode_argument] = 0755 | S_ISVTX;
-                        assert_int_equal(run(program, length, &data), SECCOMP_RET_ALLOW);
+                        assert_int_equal(run(program, length, &data), write_action);
+                        data.args[call->mode_argument] = 0;
+                        assert_int_equal(run(program, length, &data), write_action);
                 }
                 if (call->flags_argument < 0)
                         continue;
@@ -144,6 +170,54 @@ static void check_creation(const struct sock_filter *program, size_t length)
                 struct seccomp_data data = { .arch = AUDIT_ARCH_X86_64, .nr = __NR_openat2 };
 
                 assert_int_equal(run(program, length, &data), SECCOMP_RET_ERRNO | ENOSYS);
+        }
+}
+
+/*
+ * open and openat: a plain read is allowed by the program itself (no
+ * notification: a read-heavy command pays nothing), every flag of write
+ * intent goes to `write_action`, alone or with the read-side flags, and
+ * the kernel's int is the low 32 bits of the register.
+ */
+static void check_open_intent(const struct sock_filter *program, size_t length, uint32_t write_action)
+{
+        /* O_LARGEFILE as the kernel spells it on x86_64 (glibc's is 0 there). */
+        static const uint64_t reads[] = {
+                O_RDONLY, O_RDONLY | O_CLOEXEC, O_RDONLY | O_CLOEXEC | O_DIRECTORY | O_NOFOLLOW,
+                O_PATH | O_CLOEXEC, O_PATH | O_NOFOLLOW | O_DIRECTORY, O_RDONLY | O_NONBLOCK | O_NOCTTY | 0100000,
+                O_RDONLY | O_APPEND, O_RDONLY | O_EXCL | O_NOATIME | O_DIRECT | O_SYNC | O_ASYNC,
+                0xffffffff00000000ULL | O_RDONLY | O_CLOEXEC, 0xffffffff00000000ULL | O_DIRECTORY,
+        };
+        static const uint64_t writes[] = {
+                O_WRONLY, O_RDWR, O_ACCMODE, O_CREAT, O_TRUNC, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+                O_RDWR | O_CREAT | O_EXCL, O_WRONLY | O_APPEND, O_RDONLY | O_TRUNC, O_TMPFILE | O_WRONLY,
+                020000000 | O_RDONLY, O_PATH | O_WRONLY, 0xffffffff00000000ULL | O_WRONLY,
+                0xffffffff00000000ULL | O_TRUNC, 0xffffffff00000000ULL | O_CREAT,
+        };
+        static const struct {
+                int nr;
+                int flags_argument;
+        } opens[] = { { __NR_open, 1 }, { __NR_openat, 2 } };
+
+        for (size_t o = 0; o < sizeof(opens) / sizeof(opens[0]); o++) {
+                struct seccomp_data data = { .arch = AUDIT_ARCH_X86_64, .nr = opens[o].nr };
+
+                /* The mode register of a call that does not create is never read: garbage in it changes nothing. */
+                data.args[opens[o].flags_argument + 1] = 06777;
+                for (size_t i = 0; i < sizeof(reads) / sizeof(reads[0]); i++) {
+                        data.args[opens[o].flags_argument] = reads[i];
+                        if (run(program, length, &data) != SECCOMP_RET_ALLOW)
+                                fail_msg("system call %d with flags %#llx (a read) is not allowed by the program",
+                                         opens[o].nr, (unsigned long long) reads[i]);
+                }
+                data.args[opens[o].flags_argument + 1] = 0644;
+                for (size_t i = 0; i < sizeof(writes) / sizeof(writes[0]); i++) {
+                        data.args[opens[o].flags_argument] = writes[i];
+                        if (run(program, length, &data) != write_action)
+                                fail_msg("system call %d with flags %#llx (write intent) gives %#x, not %#x",
+                                         opens[o].nr, (unsigned long long) writes[i],
+                                         run(program, length, &data), write_action);
+                }
         }
 }
 
@@ -207,7 +281,9 @@ static void check_program(dsh_metadata_policy policy, bool terminal_rule, uint32
                 else if (is_io_uring_call(nr))
                         assert_int_equal(run(program, length, &data), eperm);  /* under both modes */
                 else if (is_creation_call(nr))
-                        continue;  /* check_creation() */
+                        continue;  /* check_creation(), check_open_intent() */
+                else if (is_write_intent_call(nr))
+                        assert_int_equal(run(program, length, &data), write_action_of(policy));
                 else if (nr == __NR_connect)  /* the supervisor's under both modes; refused where nobody supervises */
                         assert_int_equal(run(program, length, &data), policy == DSH_METADATA_UNSUPERVISED
                                                                               ? SECCOMP_RET_ERRNO | EACCES
@@ -215,10 +291,11 @@ static void check_program(dsh_metadata_policy policy, bool terminal_rule, uint32
                 else if (is_socket_creating_call(nr))
                         check_socket_rules(program, length, nr);
                 else if (run(program, length, &data) != SECCOMP_RET_ALLOW)
-                        fail_msg("system call %d is neither a metadata call, a socket call nor io_uring, yet the filter "
-                                 "does not allow it", nr);
+                        fail_msg("system call %d is neither a metadata call, a write-intent call, a socket call nor "
+                                 "io_uring, yet the filter does not allow it", nr);
         }
-        check_creation(program, length);
+        check_creation(program, length, write_action_of(policy));
+        check_open_intent(program, length, write_action_of(policy));
         data.nr = __NR_ioctl;
         for (size_t i = 0; i < sizeof(supervised) / sizeof(supervised[0]); i++) {
                 data.args[1] = supervised[i];
@@ -292,7 +369,13 @@ static void test_every_metadata_call_is_listed(void **state)
 #endif
 }
 
-/* Installed for real (read-only): each metadata call fails with EPERM before the kernel looks at it. */
+/*
+ * Installed for real (read-only): each metadata call fails with EPERM before
+ * the kernel looks at it.  The listener is gone at once (nobody serves it
+ * here): so each write-intent call fails with ENOSYS, even one the kernel
+ * would allow (a supervisor gone never lets a write through), while every
+ * plain read still reaches the kernel (it never notifies).
+ */
 static void test_deny_filter_on_the_kernel(void **state)
 {
         int status = 0;
@@ -306,11 +389,17 @@ static void test_deny_filter_on_the_kernel(void **state)
 
                 int sockets[2];
 
-                /* The listener leaves at once (connect is the supervisor's): nobody serves it here. */
+                /*
+                 * The listener leaves at once (connect and write intent are the
+                 * supervisor's), and both ends of its socket are closed: the
+                 * listener in flight is released, and nobody serves the filter.
+                 */
                 if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets) < 0 ||
                     prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
                     dsh_install_metadata_filter(DSH_METADATA_DENY, sockets[1], true) < 0)
                         _exit(100);
+                close(sockets[0]);
+                close(sockets[1]);
                 /* Arguments the kernel would reject (a missing file, a bad fd): only the filter answers EPERM. */
                 failures += chmod("/nonexistent", 0) == 0 || errno != EPERM;
                 failures += fchmod(-1, 0) == 0 || errno != EPERM;
@@ -328,9 +417,36 @@ static void test_deny_filter_on_the_kernel(void **state)
                 failures += creat("/nonexistent/x", 06755) >= 0 || errno != EPERM;
                 failures += mknod("/nonexistent/x", S_IFREG | 04755, 0) == 0 || errno != EPERM;
                 failures += syscall(__NR_openat2, AT_FDCWD, "/", NULL, 0) >= 0 || errno != ENOSYS;
-                /* Not metadata: the kernel's own answer. */
-                failures += open("/nonexistent/x", O_CREAT | O_WRONLY, 0755) >= 0 || errno != ENOENT;
+                /* Write intent with its supervisor gone: ENOSYS, even where the kernel would have allowed it. */
+                failures += open("/nonexistent/x", O_CREAT | O_WRONLY, 0755) >= 0 || errno != ENOSYS;
+                failures += open("/dev/null", O_WRONLY | O_CLOEXEC) >= 0 || errno != ENOSYS;
+                failures += openat(AT_FDCWD, "/dev/null", O_RDWR | O_CLOEXEC) >= 0 || errno != ENOSYS;
+                failures += openat(AT_FDCWD, "/dev/null", O_RDONLY | O_TRUNC | O_CLOEXEC) >= 0 || errno != ENOSYS;
+                failures += creat("/nonexistent/x", 0644) >= 0 || errno != ENOSYS;
+                failures += mkdir("/nonexistent/x", 0755) == 0 || errno != ENOSYS;
+                failures += syscall(__NR_mkdirat, AT_FDCWD, "/nonexistent/x", 0755) == 0 || errno != ENOSYS;
+                failures += unlink("/nonexistent") == 0 || errno != ENOSYS;
+                failures += rmdir("/nonexistent") == 0 || errno != ENOSYS;
+                failures += rename("/nonexistent", "/nonexistent2") == 0 || errno != ENOSYS;
+                failures += syscall(__NR_renameat2, AT_FDCWD, "/a", AT_FDCWD, "/b", 0) == 0 || errno != ENOSYS;
+                failures += link("/nonexistent", "/nonexistent2") == 0 || errno != ENOSYS;
+                failures += symlink("/nonexistent", "/nonexistent2") == 0 || errno != ENOSYS;
+                failures += truncate("/nonexistent", 0) == 0 || errno != ENOSYS;
+                failures += mknod("/nonexistent/x", S_IFIFO | 0644, 0) == 0 || errno != ENOSYS;
+                /* A plain read is not write intent: the kernel's own answer. */
                 failures += open("/nonexistent", O_RDONLY, 04755) >= 0 || errno != ENOENT;
+                failures += openat(AT_FDCWD, "/nonexistent", O_RDONLY | O_DIRECTORY | O_CLOEXEC) >= 0 ||
+                            errno != ENOENT;
+                {
+                        int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+                        int path_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+                        failures += null_fd < 0 || path_fd < 0;
+                        if (null_fd >= 0)
+                                close(null_fd);
+                        if (path_fd >= 0)
+                                close(path_fd);
+                }
                 failures += ioctl(-1, FIONREAD, NULL) == 0 || errno != EBADF;
                 failures += ioctl(-1, DSH_TIOCGPTPEER, O_RDWR) == 0 || errno != EBADF;
                 failures += fstat(-1, &(struct stat) { 0 }) == 0 || errno != EBADF;

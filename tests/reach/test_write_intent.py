@@ -70,39 +70,128 @@ ORDINARY_TARGETS = {
     "git_description": (".git/description", True),
 }
 
-OPEN_CREATING = ("import os, sys; fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o755); "
-                 "os.write(fd, b'evil\\n')")
-# /proc/self/fd/N of an O_PATH descriptor reopened for writing: of the file, or of its directory and the name.
-PROC_FD_REOPEN = r"""
-import os, sys
-target = sys.argv[1]
-if os.path.lexists(target):
-    path = "/proc/self/fd/%d" % os.open(target, os.O_PATH)
-else:
+# The doors a shell cannot open, one function each: `"$PY" -c "$PY_DOORS" NAME TARGET` (the cwd the
+# workspace).  Each writes "evil\n" where it reaches; a failure is a traceback and a non-zero status.
+PY_DOORS = r"""
+import ctypes, os, sys, threading
+libc = ctypes.CDLL(None, use_errno=True)
+AT_FDCWD, AT_SYMLINK_FOLLOW, RENAME_EXCHANGE, CLONE_FS, CLONE_FILES = -100, 0x400, 2, 0x200, 0x400
+EVIL = b"evil\n"
+
+
+def checked(result, what):
+    if result < 0:
+        raise OSError(ctypes.get_errno(), what + ": " + os.strerror(ctypes.get_errno()))
+    return result
+
+
+def write_creating(path, **where):
+    os.write(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644, **where), EVIL)
+
+
+def open_creat_0755(target):
+    os.write(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o755), EVIL)
+
+
+def read_only_truncate(target):
+    # Linux truncates on O_RDONLY|O_TRUNC: write intent without a write access mode.
+    os.close(os.open(target, os.O_RDONLY | os.O_TRUNC))
+
+
+def flags_with_high_bits(target):
+    # openat's flags are an int: bits above 31 are dropped by the kernel, not by a filter that reads them.
+    fd = checked(libc.syscall(257, AT_FDCWD, target.encode(), ctypes.c_uint64((1 << 32) | os.O_WRONLY | os.O_TRUNC),
+                              0), "openat")
+    os.write(fd, EVIL)
+
+
+def openat_from_directory(target):
     directory, name = os.path.split(target)
-    path = "/proc/self/fd/%d/%s" % (os.open(directory or ".", os.O_PATH | os.O_DIRECTORY), name)
-os.write(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), b"evil\n")
-"""
-# An unnamed file written in the workspace, then given the name by linkat(AT_SYMLINK_FOLLOW) of its magic
-# link (os.link does not follow it: it would link /proc's own entry, EXDEV).
-TMPFILE_LINK_IN = r"""
-import ctypes, os, sys
-libc = ctypes.CDLL(None, use_errno=True)
-fd = os.open(".", os.O_TMPFILE | os.O_WRONLY, 0o755)
-os.write(fd, b"evil\n")
-if libc.linkat(-100, b"/proc/self/fd/%d" % fd, -100, sys.argv[1].encode(), 0x400) != 0:  # AT_SYMLINK_FOLLOW
-    sys.exit("linkat: " + os.strerror(ctypes.get_errno()))
-"""
-EXCHANGE = r"""
-import ctypes, os, sys
-libc = ctypes.CDLL(None, use_errno=True)
-if libc.renameat2(-100, b"x.new", -100, sys.argv[1].encode(), 2) != 0:  # RENAME_EXCHANGE
-    sys.exit("renameat2: " + os.strerror(ctypes.get_errno()))
+    write_creating(name, dir_fd=os.open(directory or ".", os.O_PATH | os.O_DIRECTORY))
+
+
+def proc_self_fd_of_o_path(target):
+    # /proc/self/fd/N of an O_PATH descriptor reopened for writing: of the file, or of its directory and the name.
+    if os.path.lexists(target):
+        write_creating("/proc/self/fd/%d" % os.open(target, os.O_PATH))
+    else:
+        directory, name = os.path.split(target)
+        write_creating("/proc/self/fd/%d/%s" % (os.open(directory or ".", os.O_PATH | os.O_DIRECTORY), name))
+
+
+def tmpfile_linked_in(target):
+    # An unnamed file written in the workspace, named by linkat(AT_SYMLINK_FOLLOW) of its magic link.
+    fd = os.open(".", os.O_TMPFILE | os.O_WRONLY, 0o755)
+    os.write(fd, EVIL)
+    checked(libc.linkat(AT_FDCWD, b"/proc/self/fd/%d" % fd, AT_FDCWD, target.encode(), AT_SYMLINK_FOLLOW), "linkat")
+
+
+def exchange(target):
+    checked(libc.renameat2(AT_FDCWD, b"x.new", AT_FDCWD, target.encode(), RENAME_EXCHANGE), "renameat2")
+
+
+def in_thread(body):
+    failures = []
+
+    def run():
+        try:
+            body()
+        except OSError as failure:
+            failures.append(failure)
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    if failures:
+        raise failures[0]
+
+
+def thread_own_cwd(target):
+    # The writing thread has a cwd of its own, the target's directory; the process's stays the workspace.
+    directory, name = os.path.split(target)
+
+    def body():
+        checked(libc.unshare(CLONE_FS), "unshare")
+        os.chdir(directory or ".")
+        write_creating(name)
+    in_thread(body)
+    if directory and os.path.lexists(name):
+        sys.exit("the thread's write landed in the process's cwd")
+
+
+def thread_own_fd_table(target):
+    # Descriptor 50 is the workspace in the process's table and the target's directory in the thread's.
+    directory, name = os.path.split(target)
+    os.dup2(os.open(".", os.O_PATH | os.O_DIRECTORY), 50)
+
+    def body():
+        checked(libc.unshare(CLONE_FILES), "unshare")
+        os.dup2(os.open(directory or ".", os.O_PATH | os.O_DIRECTORY), 50)
+        write_creating(name, dir_fd=50)
+    in_thread(body)
+    if directory and os.path.lexists(name):
+        sys.exit("the thread's write landed in the process's descriptor's directory")
+
+
+def openat2(target):
+    # openat2's flags are behind a pointer: the filter refuses it (ENOSYS) rather than guess.
+    how = (ctypes.c_uint64 * 3)(os.O_WRONLY | os.O_TRUNC, 0, 0)
+    os.write(checked(libc.syscall(437, AT_FDCWD, target.encode(), how, ctypes.sizeof(how)), "openat2"), EVIL)
+
+
+globals()[sys.argv[1]](sys.argv[2])
 """
 
 
 def is_evil(path):
     return os.path.isfile(path) and not os.path.islink(path) and read(path) == EVIL
+
+
+def is_empty(path):
+    return os.path.isfile(path) and os.path.getsize(path) == 0
+
+
+def python_door(name):
+    return f'"$PY" -c "$PY_DOORS" {name} "$T"'
 
 
 class Door(typing.NamedTuple):
@@ -118,7 +207,17 @@ class Door(typing.NamedTuple):
 DOORS = {
     "write": Door("", 'echo evil > "$T"', (True, False), is_evil),
     "append": Door("", 'echo evil >> "$T"', (True, False), lambda p: read(p).endswith(EVIL)),
-    "open_creat_0755": Door("", f'"$PY" -c "{OPEN_CREATING}" "$T"', (True, False), is_evil),
+    "open_creat_0755": Door("", python_door("open_creat_0755"), (True, False), is_evil),
+    "read_only_truncate": Door("", python_door("read_only_truncate"), (True,), is_empty),
+    "flags_with_high_bits": Door("", python_door("flags_with_high_bits"), (True,), lambda p: read(p) == EVIL),
+    "openat_from_directory": Door("", python_door("openat_from_directory"), (True, False), is_evil),
+    "symlinked_directory": Door('ln -s "$PWD/$(dirname "$T")" dir.link', 'echo evil > "dir.link/$(basename "$T")"',
+                                (True, False), is_evil),
+    "thread_own_cwd": Door("", python_door("thread_own_cwd"), (True, False), is_evil),
+    "thread_own_fd_table": Door("", python_door("thread_own_fd_table"), (True, False), is_evil),
+    "mkfifo": Door("", 'mkfifo "$T"', (False,), lambda p: stat.S_ISFIFO(os.lstat(p).st_mode)),
+    # Refused by the filter on every path (docs: openat2's flags are behind a pointer): no ordinary counterpart.
+    "openat2": Door("", python_door("openat2"), (True, False), is_evil, ordinary=False),
     "rename_in": Door("echo evil > x.new", 'mv -f x.new "$T"', (True, False), is_evil, across=True),
     "link_in": Door("echo evil > x.new", 'ln -f x.new "$T"', (True, False), is_evil, across=True),
     "link_out_then_write": Door("", 'ln "$T" out.link && echo evil >> out.link', (True,),
@@ -127,13 +226,12 @@ DOORS = {
     "symlink_elsewhere_written": Door('ln -s "$PWD/$T" through.link', "echo evil > through.link", (True, False),
                                       is_evil),
     "dot_dot": Door("mkdir -p sub", 'echo evil > "sub/../$T"', (True, False), is_evil),
-    "proc_self_fd_of_o_path": Door("", '"$PY" -c "$PROC_FD_REOPEN" "$T"', (True, False), is_evil),
-    "tmpfile_linked_in": Door("", '"$PY" -c "$TMPFILE_LINK_IN" "$T"', (False,), is_evil),
-    "exchange": Door("echo evil > x.new", '"$PY" -c "$EXCHANGE" "$T"', (True,), is_evil, across=True),
+    "proc_self_fd_of_o_path": Door("", python_door("proc_self_fd_of_o_path"), (True, False), is_evil),
+    "tmpfile_linked_in": Door("", python_door("tmpfile_linked_in"), (False,), is_evil),
+    "exchange": Door("echo evil > x.new", python_door("exchange"), (True,), is_evil, across=True),
     "unlink": Door("", 'rm -f "$T"', (True,), lambda p: not os.path.lexists(p)),
     "mkdir": Door("", 'mkdir -p "$T"', (False,), os.path.isdir),
-    "truncate": Door("", 'truncate -s 0 "$T"', (True, False),
-                     lambda p: os.path.isfile(p) and os.path.getsize(p) == 0),
+    "truncate": Door("", 'truncate -s 0 "$T"', (True, False), is_empty),
     # Through a directory on the way: moved away, written beneath, moved back.  A directory that holds a
     # protected subpath cannot be moved on either backend (bwrap pins it), so these have no ordinary
     # counterpart: .git/description is not reached by renaming .git either.
@@ -210,8 +308,7 @@ class Workspace(unittest.TestCase):
                         XDG_CACHE_HOME=os.path.join(self.home, ".cache"), GIT_CONFIG_NOSYSTEM="1",
                         GIT_AUTHOR_NAME="Test", GIT_AUTHOR_EMAIL="test@example.invalid",
                         GIT_COMMITTER_NAME="Test", GIT_COMMITTER_EMAIL="test@example.invalid", LC_ALL="C",
-                        PY=PYTHON, PROC_FD_REOPEN=PROC_FD_REOPEN, TMPFILE_LINK_IN=TMPFILE_LINK_IN,
-                        EXCHANGE=EXCHANGE)
+                        PY=PYTHON, PY_DOORS=PY_DOORS)
         self.env.pop("DSH_SANDBOX_CONFIG", None)
         host_git(self.env, "init", "-q", "-b", "main", self.workspace)
         self.write(".git/hooks/pre-commit", HOOK, 0o755)
@@ -306,7 +403,7 @@ for _class in (DoorsUnderLandlock, DoorsUnderBwrap):
 ORDINARY_WRITES = {
     "o_creat_o_excl": (f"\"$PY\" -c \"import os; os.write(os.open('excl.txt', os.O_WRONLY | os.O_CREAT | "
                        f"os.O_EXCL, 0o644), b'excl\\n')\" && echo ok", "excl.txt", "excl\n"),
-    "o_tmpfile_linkat": ('"$PY" -c "$TMPFILE_LINK_IN" linked.txt && echo ok', "linked.txt", EVIL),
+    "o_tmpfile_linkat": ('"$PY" -c "$PY_DOORS" tmpfile_linked_in linked.txt && echo ok', "linked.txt", EVIL),
     "rename_over": ("echo over > over.new && mv -f over.new notes.txt && echo ok", "notes.txt", "over\n"),
     "dev_null": ("echo gone > /dev/null && echo ok", None, None),
     "process_substitution": ("bash -c 'echo via-subst > >(cat > subst.txt); wait $!' && echo ok", "subst.txt",

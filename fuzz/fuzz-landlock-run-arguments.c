@@ -4,7 +4,8 @@
  * NUL-separated pieces are the arguments after argv[0]).  Beyond memory
  * errors and UB it checks what the launch relies on: a failure is the
  * contract's 125; --probe, --help and --version come alone; a command
- * follows a `--` and is not empty; every grant names a piece of argv.
+ * follows a `--` and is not empty; every grant names a piece of argv, and
+ * so does every --protect path, which is canonical in form.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -42,8 +43,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(request.grant_count <= (size_t) (argc - 1) / 2);
         for (size_t i = 0; i < request.grant_count; i++)
                 FUZZ_CHECK(fuzz_argv_contains(argv, request.grants[i].path));
+        /* A held-back path is one piece of argv, canonical in form: a name the supervisor can match. */
+        FUZZ_CHECK(request.protected_count <= (size_t) (argc - 1) / 2);
+        for (size_t i = 0; i < request.protected_count; i++) {
+                FUZZ_CHECK(fuzz_argv_contains(argv, request.protected_paths[i]));
+                FUZZ_CHECK(request.protected_paths[i][0] == '/' && !strstr(request.protected_paths[i], "//") &&
+                           !strstr(request.protected_paths[i], "/./") && !strstr(request.protected_paths[i], "/../"));
+        }
         free(request.grants);
         free(request.variables);
+        free(request.protected_paths);
         fuzz_argv_free(argv);
         return 0;
 }

@@ -45,6 +45,16 @@
 #define STREAM_SCHEMA                                                                                          \
         "{\"type\": \"object\", \"properties\": {\"text\": {\"type\": \"string\"}, \"truncated\": {\"type\": "      \
         "\"boolean\"}, \"bytes\": {\"type\": \"integer\"}}, \"required\": [\"text\", \"truncated\", \"bytes\"]}"
+/*
+ * A write the sandbox refused, as its enforcing layer recorded it
+ * (docs/bash-tool.md, "Refused writes").  The rule is named, not
+ * enumerated: a client that checks structuredContent against the schema
+ * must not throw a whole result away for a rule a newer remote added.
+ */
+#define REFUSED_WRITE_SCHEMA                                                                                   \
+        "{\"type\": \"object\", \"properties\": {\"op\": {\"type\": \"string\"}, \"path\": {\"type\": \"string\"}, "   \
+        "\"rule\": {\"type\": \"string\", \"description\": \"outside-roots, protected-subpath, own-file or "          \
+        "masked-path\"}}, \"required\": [\"op\", \"path\", \"rule\"]}"
 #define BASH_RESULT_SCHEMA                                                                                     \
         "{\"type\": \"object\", \"properties\": {"                                                              \
         " \"kind\": {\"type\": \"string\", \"enum\": [\"completed\", \"denied\", \"runner-failed\", \"timed-out\", "  \
@@ -60,9 +70,11 @@
         " \"message\": {\"type\": \"string\"},"                                                                  \
         " \"error\": {\"type\": \"object\", \"properties\": {\"code\": {\"type\": \"string\"}, \"message\": "         \
         "{\"type\": \"string\"}}},"                                                                              \
-        " \"warnings\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}}"                                  \
+        " \"warnings\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}},"                                 \
+        " \"refusedWrites\": {\"type\": \"array\", \"items\": " REFUSED_WRITE_SCHEMA "},"                              \
+        " \"refusedWritesDropped\": {\"type\": \"integer\"}"                                                       \
         "}, \"required\": [\"kind\", \"exitCode\", \"signal\", \"timedOut\", \"cancelled\", \"stdout\", \"stderr\", " \
-        "\"sandbox\", \"markers\"]}"
+        "\"sandbox\", \"markers\", \"refusedWrites\"]}"
 
 static const char *const tool_definitions[] = {
         "{\"name\": \"bash\", \"title\": \"Run a shell command in the sandbox\","

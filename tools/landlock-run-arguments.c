@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* landlock-run's command line: the flags of the upstream launcher contract and its exact usage lines. */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,11 +21,47 @@ int fail(const char *format, ...)
         return LAUNCHER_FAILURE;
 }
 
+bool landlock_run_path_is_canonical_form(const char *path)
+{
+        const char *component = path;
+
+        if (path[0] != '/' || strlen(path) >= PATH_MAX)
+                return false;
+        if (path[1] == '\0')
+                return true;
+        while (*component == '/') {
+                const char *end = strchrnul(component + 1, '/');
+                size_t length = (size_t) (end - component - 1);
+
+                if (length == 0 || (length == 1 && component[1] == '.') ||
+                    (length == 2 && component[1] == '.' && component[2] == '.'))
+                        return false;
+                component = end;
+        }
+        return true;
+}
+
+/*
+ * `--protect PATH`, beyond the upstream contract (where it was an unknown
+ * argument): the supervisor holds PATH back (core/metadata-supervisor.h,
+ * dsh_metadata_supervisor_hold_back()).  It compares the names it resolves
+ * with PATH, so a name that is not canonical would never match and hold
+ * nothing back: it is refused, never taken as given.
+ */
+static int parse_protected_path(struct launch_request *request, const char *path)
+{
+        if (!landlock_run_path_is_canonical_form(path))
+                return fail("usage error: --protect: not a canonical absolute path: %s", path);
+        request->protected_paths[request->protected_count++] = path;
+        return 0;
+}
+
 int landlock_run_parse_arguments(int argc, char **argv, struct launch_request *request)
 {
         request->grants = calloc((size_t) argc, sizeof(struct launch_grant));
         request->variables = calloc((size_t) argc, sizeof(struct launch_variable));
-        if (!request->grants || !request->variables)
+        request->protected_paths = calloc((size_t) argc, sizeof(const char *));
+        if (!request->grants || !request->variables || !request->protected_paths)
                 return fail("landlock ruleset error: %s", strerror(ENOMEM));
         /*
          * Beyond the upstream contract, where both were usage errors (125):
@@ -55,6 +92,11 @@ int landlock_run_parse_arguments(int argc, char **argv, struct launch_request *r
                                 return fail("usage error: %s requires a path", argument);
                         request->grants[request->grant_count].path = argv[++i];
                         request->grants[request->grant_count++].writable = argument[3] == 'w';
+                } else if (strcmp(argument, "--protect") == 0) {
+                        if (i + 1 >= argc)
+                                return fail("usage error: --protect requires a path");
+                        if (parse_protected_path(request, argv[++i]) != 0)
+                                return LAUNCHER_FAILURE;
                 } else if (strcmp(argument, "--setenv") == 0) {
                         /*
                          * Beyond the upstream contract (where it was an unknown

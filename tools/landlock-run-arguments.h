@@ -26,6 +26,9 @@ struct launch_variable {
 struct launch_request {
         struct launch_grant *grants;   /* owned: free() it, also after a failed parse */
         size_t grant_count;
+        /* `--protect PATH`: held back inside the --rw directories; each points into argv. */
+        const char **protected_paths;  /* owned: free() it, also after a failed parse */
+        size_t protected_count;
         struct launch_variable *variables;   /* owned: free() it, also after a failed parse */
         size_t variable_count;
         char **command;                /* points into argv; NULL for --probe */
@@ -39,11 +42,16 @@ struct launch_request {
 int fail(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
 /*
- * Parses `[--ro PATH]... [--rw PATH]... [--setenv NAME VALUE]... [--new-session] -- ARGV...`,
- * `--probe`, `--help` or `--version` into `request` (zeroed by the caller).
- * The last two, like --probe, come alone.  Returns 0, or LAUNCHER_FAILURE
- * after printing the usage line.
+ * Parses `[--ro PATH]... [--rw PATH]... [--protect PATH]... [--setenv NAME VALUE]... [--new-session]
+ * -- ARGV...`, `--probe`, `--help` or `--version` into `request` (zeroed by
+ * the caller).  The last two, like --probe, come alone.  A --protect path
+ * must be absolute and canonical in form (no empty, `.` or `..` component,
+ * no trailing slash): only its form is checked here, its symlinks by the
+ * launch.  Returns 0, or LAUNCHER_FAILURE after printing the usage line.
  */
 int landlock_run_parse_arguments(int argc, char **argv, struct launch_request *request);
+
+/* Whether `path` is absolute with no empty, `.` or `..` component and no trailing slash ("/" is). */
+bool landlock_run_path_is_canonical_form(const char *path);
 
 #endif

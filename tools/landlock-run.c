@@ -2,7 +2,8 @@
 /*
  * landlock-run: the minimal Landlock launcher.
  *
- *   landlock-run [--ro PATH]... [--rw PATH]... [--setenv NAME VALUE]... [--new-session] -- ARGV...
+ *   landlock-run [--ro PATH]... [--rw PATH]... [--protect PATH]... [--setenv NAME VALUE]... [--new-session]
+ *                -- ARGV...
  *   landlock-run --probe
  *
  * A drop-in for the upstream launcher contract (docs/cli.md): the same flags,
@@ -40,6 +41,14 @@
  * child subreaper (src/core/leftovers.h): what the command left running
  * (`setsid`, a double fork) is killed once the command has ended, before
  * the launcher ends, so nothing of a writing call outlives it.
+ *
+ * Write intent (an open that may write, create or truncate; mkdir, mknod,
+ * unlink, rmdir, rename, link, symlink, truncate): Landlock can only grant,
+ * so beneath a --rw directory it cannot keep anything unwritable.  Every
+ * such call goes to the supervisor (src/core/write-supervisor.h), which
+ * refuses one that touches a `--protect PATH` (whether PATH exists or not)
+ * and performs every other itself on a thread restricted by the command's
+ * own ruleset, so that Landlock stays the boundary everywhere else.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -69,7 +78,8 @@
 #include "landlock-run-arguments.h"
 
 static const char help_text[] =
-        "Usage: landlock-run [--ro PATH]... [--rw PATH]... [--setenv NAME VALUE]... [--new-session] -- ARGV...\n"
+        "Usage: landlock-run [--ro PATH]... [--rw PATH]... [--protect PATH]... [--setenv NAME VALUE]...\n"
+        "                    [--new-session] -- ARGV...\n"
         "       landlock-run --probe | --help | --version\n"
         "Runs ARGV (found on PATH, environment unchanged but for each --setenv) confined by Landlock: read and execute\n"
         "beneath each --ro PATH; beneath each --rw PATH, every access the kernel's Landlock ABI\n"
@@ -79,6 +89,9 @@ static const char help_text[] =
         "socket only beneath a --rw directory; no unix datagram socket) and, beneath a --rw directory,\n"
         "its chmod, chown, utimes and extended attributes, which are refused elsewhere (with a --rw\n"
         "directory, a /dev/shm and a /dev/pts of its own where the launcher may mount).\n"
+        "--protect PATH (absolute, canonical) stays unwritable inside the --rw directories: nothing\n"
+        "is written, made, renamed, linked or removed there, whether it exists or not; the supervisor\n"
+        "performs every other write the command asks for, within the same grants.\n"
         "--new-session also calls setsid().\n"
         "--probe prints whether this kernel enforces Landlock fully or partially.\n"
         "Exit status: ARGV's own once it runs (even 125); 125 for every launcher failure (usage,\n"
@@ -229,6 +242,62 @@ static int supervise_writable_directories(const struct launch_request *request, 
         return roots;
 }
 
+/*
+ * Whether `path` (canonical in form: landlock_run_path_is_canonical_form())
+ * reaches no symlink: every component that exists now, the last one
+ * included, is no symlink; the first missing one ends the walk (a protected
+ * subpath kept absent, such as a missing .mcp.json).  The supervisor
+ * compares the names it resolves with this one, so a path through a
+ * symlink would never match and hold nothing back: such a path is refused
+ * (a component swapped for a symlink since the caller resolved it shows
+ * here).  Returns 0, -ELOOP for a symlink, or lstat()'s errno.
+ */
+static int check_reaches_no_symlink(const char *path)
+{
+        char prefix[PATH_MAX];
+        const char *end = path;
+
+        while (*end) {
+                struct stat status;
+
+                end = strchrnul(end + 1, '/');
+                if ((size_t) (end - path) >= sizeof(prefix))
+                        return -ENAMETOOLONG;
+                memcpy(prefix, path, (size_t) (end - path));
+                prefix[end - path] = '\0';
+                if (lstat(prefix, &status) < 0)
+                        return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+                if (S_ISLNK(status.st_mode))
+                        return -ELOOP;
+        }
+        return 0;
+}
+
+/*
+ * Each `--protect PATH`, held back by `supervisor` as a protected subpath:
+ * the write supervisor refuses every write-intent call that touches it.  A
+ * path outside every --rw directory is held back too, which changes
+ * nothing there: Landlock refuses every write outside them already.
+ * Returns 0, or LAUNCHER_FAILURE after printing the line.
+ */
+static int hold_back_protected_paths(const struct launch_request *request, dsh_metadata_supervisor *supervisor)
+{
+        for (size_t i = 0; i < request->protected_count; i++) {
+                const char *path = request->protected_paths[i];
+                int result = check_reaches_no_symlink(path);
+
+                if (result == -ELOOP)
+                        return fail("usage error: --protect: not a canonical absolute path (it reaches a symlink): %s",
+                                    path);
+                if (result < 0)
+                        return fail("usage error: --protect: cannot examine %s: %s", path, strerror(-result));
+                result = dsh_metadata_supervisor_hold_back(supervisor, path, DSH_REFUSAL_PROTECTED_SUBPATH);
+                if (result < 0)
+                        return fail("landlock ruleset error: cannot supervise writes: %s", strerror(-result));
+        }
+        return 0;
+}
+
 /* ------------------------------------------------------- standing in -- */
 
 static volatile sig_atomic_t command_pid;
@@ -347,7 +416,9 @@ static int launch(const struct launch_request *request)
         dsh_metadata_supervisor *supervisor;
         dsh_private_devices devices = DSH_PRIVATE_DEVICES_INIT;
         bool private_devices;
-        int ruleset_fd, roots;
+        dsh_metadata_policy metadata;
+        const char *unread;
+        int ruleset_fd, roots, write_result;
 
         if (dsh_close_inherited_fds(-1, -1) < 0)
                 return fail("landlock ruleset error: cannot close inherited descriptors: %s", strerror(errno));
@@ -357,16 +428,38 @@ static int launch(const struct launch_request *request)
                 dsh_metadata_supervisor_free(supervisor);
                 return fail("landlock ruleset error: cannot supervise metadata: %s", strerror(-roots));
         }
+        if (hold_back_protected_paths(request, supervisor) != 0) {
+                dsh_metadata_supervisor_free(supervisor);
+                return LAUNCHER_FAILURE;
+        }
         /* A writable directory: the command writes, and gets a /dev of its own where the launcher may mount. */
         private_devices = roots > 0 && dsh_private_devices_create(&devices) == 0;
         ruleset_fd = build_ruleset(request, private_devices ? &devices : NULL);
+        /*
+         * Every write-intent call is the supervisor's, decided and performed
+         * under this very ruleset (duplicated inside: the fd is closed once
+         * the child has it), in both modes: with no --rw directory Landlock
+         * refuses each one there as it would have in the command — where
+         * the supervisor can read the command: with no --rw directory on a
+         * host that forbids it, the kernel decides them (no record is kept).
+         */
+        metadata = roots > 0 ? DSH_METADATA_SUPERVISE
+                   : dsh_metadata_supervisor_check_host(&unread) == 0 ? DSH_METADATA_DENY
+                                                                       : DSH_METADATA_DENY_KERNEL_WRITES;
+        write_result = ruleset_fd >= 0 && metadata != DSH_METADATA_DENY_KERNEL_WRITES
+                               ? dsh_metadata_supervisor_perform_writes(supervisor, ruleset_fd)
+                               : 0;
+        if (write_result < 0) {
+                fail("landlock ruleset error: cannot supervise writes: %s", strerror(-write_result));
+                close(ruleset_fd);
+                ruleset_fd = -1;
+        }
         if (ruleset_fd < 0) {
                 dsh_private_devices_close(&devices);
                 dsh_metadata_supervisor_free(supervisor);
                 return LAUNCHER_FAILURE;
         }
-        return launch_supervised(request, ruleset_fd, supervisor, private_devices ? &devices : NULL,
-                                 roots > 0 ? DSH_METADATA_SUPERVISE : DSH_METADATA_DENY);
+        return launch_supervised(request, ruleset_fd, supervisor, private_devices ? &devices : NULL, metadata);
 }
 
 /* Each --setenv, in order (a later one of the same name wins), before anything is exec'd. */
@@ -393,5 +486,6 @@ int main(int argc, char **argv)
                 result = launch(&request);
         free(request.grants);
         free(request.variables);
+        free(request.protected_paths);
         return result;
 }

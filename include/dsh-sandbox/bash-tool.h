@@ -219,12 +219,22 @@ typedef struct dsh_bash_result {
                                            for the model; else NULL */
         dsh_error error;                /* runner-failed: SANDBOX_UNAVAILABLE with " Runner failure: <detail>" */
         char **warnings;                /* for the user: what the sandbox undid or noticed (never NULL) */
+        /*
+         * The writes the sandbox refused the command, as the enforcing layer
+         * recorded them (dsh_child_refusals(): its bounds, and what it does
+         * not hold), owned by the result; NULL and 0 when none.  A record of
+         * what happened, not a verdict: `kind` and `sandbox.denied` are
+         * decided as "Attribution" in docs/bash-tool.md says.
+         */
+        dsh_write_refusal *refused_writes;
+        size_t refused_write_count;
+        unsigned long refused_writes_dropped;   /* refusals past the bound */
 } dsh_bash_result;
 
 #define DSH_BASH_RESULT_INIT                                                                                   \
         { DSH_BASH_COMPLETED, -1, 0, false, false, { NULL, 0, false, 0 }, { NULL, 0, false, 0 },              \
           { DSH_MODE_READ_ONLY, NULL, DSH_ENFORCEMENT_FULL, false, false, false }, NULL, NULL, DSH_ERROR_INIT, \
-          NULL }
+          NULL, NULL, 0, 0 }
 
 /*
  * Runs `request->command` as the bash tool, through `runtime`'s provider,

@@ -386,6 +386,42 @@ DSH_PUBLIC bool dsh_child_runner_failed(const dsh_child *child);
 DSH_PUBLIC const char *const *dsh_child_warnings(const dsh_child *child);
 
 /*
+ * One write the sandbox refused the command: the operation ("open",
+ * "mkdir", "rename", "chmod", "chown", "utimes", "setxattr"...), its path
+ * (absolute, as the supervisor resolved it against the command's cwd or
+ * directory fd), and the rule that refused it: "outside-roots" (beneath no
+ * writable root of the call), "protected-subpath" (.git/hooks, .git/config,
+ * the agent's launch config...), "own-file" (the sandbox's own files),
+ * "masked-path" (a path the policy masks).  The enforcing layer writes these
+ * records (the supervisor, which refused or watched the call), never the
+ * command: unlike a line on stderr, a command cannot forge one.
+ */
+typedef struct dsh_write_refusal {
+        char *op;
+        char *path;
+        char *rule;
+} dsh_write_refusal;
+
+/* The records kept per call; past them only a count. */
+#define DSH_WRITE_REFUSALS_MAX 64
+
+/*
+ * After dsh_child_wait(): the writes refused to the command, in the order
+ * they were refused (a refusal the same as the one before it is kept once),
+ * at most DSH_WRITE_REFUSALS_MAX; `*dropped` (may be NULL) receives how
+ * many more there were.
+ * `*refusals` (may be NULL) points into the child, valid until
+ * dsh_child_free(); it is NULL when there is none.  Returns the count.  Not
+ * every refusal is here: one made where no supervisor looks has no record
+ * (a call the filter does not send; under Landlock read-only a metadata
+ * change, which the filter refuses itself), so an empty list does not
+ * prove the command was refused nothing.  Under danger-full-access, and for
+ * a runner command, always empty.
+ */
+DSH_PUBLIC size_t dsh_child_refusals(const dsh_child *child, const dsh_write_refusal **refusals,
+                                     unsigned long *dropped);
+
+/*
  * Spawns `argv` confined under `policy` (or unconfined, on purpose, under
  * danger-full-access).  Returns once the command has been exec'd: a failure
  * before that is reported here and the command never ran —

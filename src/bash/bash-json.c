@@ -65,6 +65,49 @@ static json_t *encode_bash_sandbox(dsh_json_encoder *encoder, const dsh_bash_san
         return object;
 }
 
+/*
+ * One refusal record.  Its path is the command's choice, any bytes: a byte
+ * that is not UTF-8 is written \xNN (as in the output), so that a command
+ * cannot make the whole result unencodable by naming such a path.
+ */
+static json_t *encode_refused_write(dsh_json_encoder *encoder, const dsh_write_refusal *refusal,
+                                    const dsh_json_path *path)
+{
+        json_t *object = dsh_json_encoder_new(encoder, json_object());
+        dsh_autofree char *escaped = NULL;
+
+        if (encoder->failed)
+                return object;
+        escaped = dsh_json_utf8_escaped(refusal->path);
+        if (!escaped) {
+                dsh_json_encoder_out_of_memory(encoder);
+                return object;
+        }
+        dsh_json_set_string_member(encoder, object, path, "op", refusal->op);
+        dsh_json_set_string_member(encoder, object, path, "path", escaped);
+        dsh_json_set_string_member(encoder, object, path, "rule", refusal->rule);
+        return object;
+}
+
+/* "refusedWrites" (always, [] when none) and "refusedWritesDropped" (only when some were). */
+static void encode_refused_writes(dsh_json_encoder *encoder, json_t *object, const dsh_bash_result *result)
+{
+        dsh_json_path list_path = dsh_json_path_key(&dsh_json_root, "refusedWrites");
+        json_t *list = dsh_json_encoder_new(encoder, json_array());
+
+        for (size_t i = 0; i < result->refused_write_count && !encoder->failed; i++) {
+                dsh_json_path item_path = dsh_json_path_index(&list_path, i);
+
+                dsh_json_append_element(encoder, list,
+                                        encode_refused_write(encoder, &result->refused_writes[i], &item_path));
+        }
+        dsh_json_set_member(encoder, object, "refusedWrites", list);
+        if (result->refused_writes_dropped > 0)
+                dsh_json_set_member(encoder, object, "refusedWritesDropped",
+                                    dsh_json_encoder_new(encoder,
+                                                         json_integer((json_int_t) result->refused_writes_dropped)));
+}
+
 json_t *dsh_json_bash_result_value(const dsh_bash_result *result, const char *what, dsh_error *error)
 {
         dsh_json_encoder encoder = { what, error, false };
@@ -94,6 +137,7 @@ json_t *dsh_json_bash_result_value(const dsh_bash_result *result, const char *wh
                 dsh_json_set_member(&encoder, object, "error", dsh_json_error_value(&result->error, what, error));
         if (result->warnings && result->warnings[0])
                 dsh_json_set_strings_member(&encoder, object, &dsh_json_root, "warnings", result->warnings);
+        encode_refused_writes(&encoder, object, result);
         return dsh_json_encoder_finish(&encoder, object);
 }
 
@@ -165,11 +209,71 @@ static int decode_bash_kind(dsh_json_decoder *decoder, const json_t *object, dsh
         return dsh_json_invalid(decoder->error, decoder->what, &path, "must be one of the bash result kinds");
 }
 
+static int decode_refused_write(dsh_json_decoder *decoder, const json_t *value, const dsh_json_path *path,
+                                dsh_write_refusal *out)
+{
+        static const char *const keys[] = { "op", "path", "rule", NULL };
+        int result = dsh_json_check_object(decoder, value, path, keys);
+
+        if (result == 0)
+                result = dsh_json_decode_string_member(decoder, value, path, "op",
+                                                       DSH_JSON_REQUIRED | DSH_JSON_TEXT_NON_EMPTY |
+                                                       DSH_JSON_TEXT_SINGLE_LINE, &out->op);
+        if (result == 0)
+                result = dsh_json_decode_string_member(decoder, value, path, "path",
+                                                       DSH_JSON_REQUIRED | DSH_JSON_TEXT_NON_EMPTY, &out->path);
+        if (result == 0)
+                result = dsh_json_decode_string_member(decoder, value, path, "rule",
+                                                       DSH_JSON_REQUIRED | DSH_JSON_TEXT_NON_EMPTY |
+                                                       DSH_JSON_TEXT_SINGLE_LINE, &out->rule);
+        return result;
+}
+
+/*
+ * "refusedWrites" and "refusedWritesDropped", absent from a result an older
+ * helper wrote: then none.  No more records than a call keeps: a peer that
+ * sends more is not one of ours.  The rule is taken as a name, not checked
+ * against a list: a newer peer's new rule must not lose the whole result.
+ */
+static int decode_refused_writes(dsh_json_decoder *decoder, const json_t *object, dsh_bash_result *out)
+{
+        dsh_json_path path = dsh_json_path_key(&dsh_json_root, "refusedWrites");
+        dsh_json_path dropped_path = dsh_json_path_key(&dsh_json_root, "refusedWritesDropped");
+        const json_t *list = json_object_get(object, "refusedWrites");
+        const json_t *dropped = json_object_get(object, "refusedWritesDropped");
+        size_t count = json_array_size(list);
+        int result = 0;
+
+        if (dropped && (!json_is_integer(dropped) || json_integer_value(dropped) < 0))
+                return dsh_json_invalid(decoder->error, decoder->what, &dropped_path, "must be a non-negative integer");
+        out->refused_writes_dropped = dropped ? (unsigned long) json_integer_value(dropped) : 0;
+        if (!list)
+                return 0;
+        if (!json_is_array(list))
+                return dsh_json_invalid(decoder->error, decoder->what, &path, "must be an array of objects");
+        if (count > DSH_WRITE_REFUSALS_MAX)
+                return dsh_json_invalid(decoder->error, decoder->what, &path, "must hold at most %d records",
+                                        DSH_WRITE_REFUSALS_MAX);
+        if (count == 0)
+                return 0;
+        out->refused_writes = calloc(count, sizeof(*out->refused_writes));
+        if (!out->refused_writes)
+                return dsh_json_out_of_memory(decoder->error, decoder->what);
+        for (size_t i = 0; i < count && result == 0; i++) {
+                dsh_json_path item = dsh_json_path_index(&path, i);
+
+                out->refused_write_count = i + 1;   /* each record is freed by the clear, whole or not */
+                result = decode_refused_write(decoder, json_array_get(list, i), &item, &out->refused_writes[i]);
+        }
+        return result;
+}
+
 int dsh_json_bash_result_from_value(const json_t *value, const char *what, dsh_bash_result *result_out,
                                     dsh_error *error)
 {
         static const char *const keys[] = { "kind", "exitCode", "signal", "timedOut", "cancelled", "stdout",
-                                            "stderr", "sandbox", "markers", "message", "error", "warnings", NULL };
+                                            "stderr", "sandbox", "markers", "message", "error", "warnings",
+                                            "refusedWrites", "refusedWritesDropped", NULL };
         dsh_bash_result decoded = DSH_BASH_RESULT_INIT;
         dsh_json_decoder decoder = { what, error };
         const json_t *error_value;
@@ -200,6 +304,8 @@ int dsh_json_bash_result_from_value(const json_t *value, const char *what, dsh_b
                 result = dsh_json_error_from_value(error_value, what, &decoded.error, error);
         if (result == 0)
                 result = dsh_json_decode_string_list(&decoder, value, &dsh_json_root, "warnings", 0, &decoded.warnings);
+        if (result == 0)
+                result = decode_refused_writes(&decoder, value, &decoded);
         /* Never NULL in a result (dsh-sandbox/bash-tool.h): absent reads as none. */
         if (result == 0 && !decoded.warnings && !(decoded.warnings = calloc(1, sizeof(char *))))
                 result = dsh_json_out_of_memory(error, what);

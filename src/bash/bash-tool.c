@@ -19,6 +19,7 @@
 #include "dsh-sandbox/bash-tool.h"
 #include "base/error.h"
 #include "provider/held-back-watch.h"
+#include "provider/process.h"
 #include "base/path-fd.h"
 
 /* The exact texts (docs/bash-tool.md); "%s" is a mode. */
@@ -111,10 +112,18 @@ static int result_add_warning(dsh_bash_result *result, const char *warning)
         return dsh_strv_append(&result->warnings, warning);
 }
 
+/* The child's refusal records, moved into the result (the child goes with the run). */
+static void result_take_refused_writes(dsh_bash_result *result, dsh_child *child)
+{
+        result->refused_write_count = dsh_child_take_refusals(child, &result->refused_writes,
+                                                              &result->refused_writes_dropped);
+}
+
 void dsh_bash_result_clear(dsh_bash_result *result)
 {
         if (!result)
                 return;
+        dsh_write_refusals_free(result->refused_writes, result->refused_write_count);
         free(result->standard_output.text);
         free(result->standard_error.text);
         free(result->sandbox.backend);
@@ -486,7 +495,7 @@ static int attribute(dsh_bash_execution *run, dsh_bash_result *result, dsh_error
         return 0;
 }
 
-/* The child's facts and warnings, the streams as kept, and what the drain left behind. */
+/* The child's facts, warnings and refusal records, the streams as kept, and what the drain left behind. */
 static int collect_facts(dsh_bash_execution *run, const dsh_policy *policy, dsh_bash_result *result)
 {
         const dsh_confined_argv *facts = dsh_child_facts(run->child);
@@ -508,6 +517,7 @@ static int collect_facts(dsh_bash_execution *run, const dsh_policy *policy, dsh_
         for (const char *const *warning = dsh_child_warnings(run->child); *warning; warning++)
                 if (result_add_warning(result, *warning) < 0)
                         return -ENOMEM;
+        result_take_refused_writes(result, run->child);
         if (run->drain_cut &&
             result_add_warning(result, "a process that left the command's process group (setsid) still held its "
                                        "output when the command ended: the output was not read further, and that "

@@ -557,6 +557,12 @@ int dsh_send_fd(int socket_fd, int fd)
         return 0;
 }
 
+static bool known_policy(dsh_metadata_policy policy)
+{
+        return policy == DSH_METADATA_DENY || policy == DSH_METADATA_SUPERVISE || policy == DSH_METADATA_UNSUPERVISED ||
+               policy == DSH_METADATA_DENY_KERNEL_WRITES;
+}
+
 size_t dsh_metadata_filter_program(dsh_metadata_policy policy, bool terminal_rule, struct sock_filter *program,
                                    size_t capacity)
 {
@@ -572,12 +578,13 @@ size_t dsh_metadata_filter_program(dsh_metadata_policy policy, bool terminal_rul
                  * supervisor would (and its own Landlock domain holds what
                  * they do not): the call goes on to the kernel, as before.
                  */
-                .write = supervised ? SECCOMP_RET_USER_NOTIF : SECCOMP_RET_ALLOW,
+                .write = supervised && policy != DSH_METADATA_DENY_KERNEL_WRITES ? SECCOMP_RET_USER_NOTIF
+                                                                                 : SECCOMP_RET_ALLOW,
         };
         struct sock_filter built[PROGRAM_CAPACITY];
         size_t length;
 
-        if (policy != DSH_METADATA_DENY && policy != DSH_METADATA_SUPERVISE && policy != DSH_METADATA_UNSUPERVISED)
+        if (!known_policy(policy))
                 return 0;
         /* Only a supervisor can answer it: under DENY the kernel (and Landlock) decides, as without the filter. */
         length = build_program(built, &actions, terminal_rule, policy == DSH_METADATA_SUPERVISE);
@@ -596,7 +603,7 @@ int dsh_install_metadata_filter(dsh_metadata_policy policy, int socket_fd, bool 
         long listener;
         int result;
 
-        if (policy != DSH_METADATA_DENY && policy != DSH_METADATA_SUPERVISE && policy != DSH_METADATA_UNSUPERVISED)
+        if (!known_policy(policy))
                 return -EINVAL;
         fprog.len = (unsigned short) dsh_metadata_filter_program(policy, terminal_rule, program, PROGRAM_CAPACITY);
         if (fprog.len == 0)

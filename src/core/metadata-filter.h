@@ -51,6 +51,14 @@ typedef enum dsh_metadata_policy {
          * allowed (bwrap's mounts decide it); no listener.
          */
         DSH_METADATA_UNSUPERVISED,
+        /*
+         * DENY where the supervisor cannot read the command (Yama's
+         * ptrace_scope 2, a seccomp profile refusing process_vm_readv):
+         * write intent goes on to the kernel, where Landlock refuses every
+         * write of read-only without a record; a supervisor that could not
+         * read a path would refuse even the writes to /dev/null.
+         */
+        DSH_METADATA_DENY_KERNEL_WRITES,
 } dsh_metadata_policy;
 
 /*

@@ -188,6 +188,8 @@ static void decode_creation(dsh_write_request *request, dsh_write_op op, int dir
 /* The calls of the older numbers (absent on aarch64): each is its *at form from the cwd. */
 static int decode_legacy(int nr, const uint64_t *args, dsh_write_request *request)
 {
+        (void) args;            /* unused where the architecture has none of these (aarch64) */
+        (void) request;
         switch (nr) {
 #ifdef __NR_open
         case __NR_open:

@@ -180,9 +180,13 @@ static const dsh_held_back *held_back_inode(const dsh_write_scope *scope, const 
 static const dsh_held_back *holding(const dsh_write_scope *scope, const struct location *where, bool or_above)
 {
         const dsh_held_back *held = dsh_write_held_back_at(scope, where->name, or_above);
+        struct stat parent;
 
         if (!held && where->exists)
                 held = held_back_inode(scope, &where->status);
+        /* A held-back directory reached by another name (a mount the user made of it): its parent inode says so. */
+        if (!held && fstat(where->parent, &parent) == 0)
+                held = held_back_inode(scope, &parent);
         return held;
 }
 
@@ -244,22 +248,74 @@ static int split_path(const char *path, char *directory, char *last)
 }
 
 /* The parent of `path` opened from the calling thread's cwd, root, or `dirfd` (or `from`, our fd, when >= 0). */
+/*
+ * The command's own magic links at the head of a path: /proc/self/root,
+ * /proc/self/cwd and /proc/self/fd/N (or thread-self's, or /dev/fd/N),
+ * which the kernel would follow to the command's root, cwd or open file,
+ * and which this supervisor resolves no magic link to reach (in its own
+ * /proc, "self" is itself).  Returns the base they lead to, with `*rest`
+ * the path beneath it ("." for none), -ENOENT when `path` starts with none
+ * of them, or another negative errno.
+ */
+static int magic_base(dsh_metadata_call *c, const char *path, const char **rest, uint64_t *resolve)
+{
+        const char *link = NULL;
+        char *end;
+        int base;
+
+        if (strncmp(path, "/proc/self/", 11) == 0)
+                link = path + 11;
+        else if (strncmp(path, "/proc/thread-self/", 18) == 0)
+                link = path + 18;
+        else if (strncmp(path, "/dev/fd/", 8) == 0)
+                link = path + 5;
+        if (!link)
+                return -ENOENT;
+        if (strncmp(link, "root", 4) == 0 && (link[4] == '/' || !link[4])) {
+                base = dsh_metadata_open_base(c, "/", AT_FDCWD, resolve);
+                *rest = link + 4;
+        } else if (strncmp(link, "cwd", 3) == 0 && (link[3] == '/' || !link[3])) {
+                base = dsh_metadata_open_base(c, ".", AT_FDCWD, resolve);
+                *rest = link + 3;
+        } else if (strncmp(link, "fd/", 3) == 0 && link[3] >= '0' && link[3] <= '9') {
+                long fd = strtol(link + 3, &end, 10);
+
+                if ((*end != '/' && *end) || fd > INT_MAX)
+                        return -ENOENT;
+                base = dsh_metadata_acquire_descriptor(c, (int) fd, false);
+                *rest = end;
+        } else {
+                return -ENOENT;
+        }
+        while (**rest == '/')
+                (*rest)++;
+        if (!**rest)
+                *rest = ".";
+        return base;
+}
+
+/*
+ * The parent of `path` opened as the calling thread would reach it: from
+ * its cwd, its root or its descriptor `dirfd`, or from `from` (our fd, when
+ * >= 0: a relative symlink's directory), or from one of its own magic links.
+ */
 static int open_parent(dsh_metadata_call *c, int from, int dirfd, const char *path, struct location *where)
 {
         char directory[PATH_MAX];
         uint64_t resolve = RESOLVE_NO_MAGICLINKS;
-        int base, result = split_path(path, directory, where->last);
+        const char *rest = path;
+        int base = path[0] == '/' ? magic_base(c, path, &rest, &resolve) : -ENOENT, result;
 
-        if (result < 0)
-                return result;
-        if (path[0] == '/' || from < 0) {
+        if (base == -ENOENT && (path[0] == '/' || from < 0))
                 base = dsh_metadata_open_base(c, path, path[0] == '/' ? AT_FDCWD : dirfd, &resolve);
-                if (base < 0)
-                        return base;
-        } else {
-                base = fcntl(from, F_DUPFD_CLOEXEC, 3);
-                if (base < 0)
-                        return -errno;
+        else if (base == -ENOENT && (base = fcntl(from, F_DUPFD_CLOEXEC, 3)) < 0)
+                base = -errno;
+        if (base < 0)
+                return base;
+        result = split_path(rest, directory, where->last);
+        if (result < 0) {
+                close(base);
+                return result;
         }
         where->parent = directory[0] ? dsh_metadata_open_resolved(base, directory, O_PATH | O_DIRECTORY, resolve)
                                      : base;
@@ -291,16 +347,28 @@ static int describe(struct location *where)
         return 0;
 }
 
+static bool trailing_slash(const char *path)
+{
+        size_t length = strlen(path);
+
+        return length > 1 && path[length - 1] == '/';
+}
+
 /*
  * `path` resolved as the calling thread would, to one parent and one last
  * component; a symlink in that last place is followed when `follow` (a
  * relative one from its own directory, an absolute one from the thread's
- * root).  Returns 0 or the negative errno to answer.
+ * root), and always when the path ends in a slash, which then names a
+ * directory or nothing (ENOTDIR, as in the kernel).  Returns 0 or the
+ * negative errno to answer.
  */
 static int locate(dsh_metadata_call *c, int dirfd, const char *path, bool follow, struct location *where)
 {
         char text[PATH_MAX];
+        bool directory = trailing_slash(path);
         int result = open_parent(c, -1, dirfd, path, where);
+
+        follow = follow || directory;
 
         for (int hop = 0; result == 0; hop++) {
                 ssize_t length;
@@ -320,6 +388,8 @@ static int locate(dsh_metadata_call *c, int dirfd, const char *path, bool follow
                 result = open_parent(c, parent, AT_FDCWD, text, where);
                 close(parent);
         }
+        if (result == 0 && directory && where->exists && !S_ISDIR(where->status.st_mode))
+                return -ENOTDIR;
         return result;
 }
 
@@ -431,12 +501,19 @@ static void note_read_only_mount(struct write_call *call, const struct location 
                                     DSH_REFUSAL_OUTSIDE_ROOTS);
 }
 
-/* Landlock refused what was performed: written down when the parent lies beneath no root. */
+/*
+ * Landlock refused what was performed: written down when the parent lies
+ * beneath no root.  A device node is no file the command changes: opening
+ * one the policy does not grant (bash opens /dev/tty as it starts, for job
+ * control) is refused without a record, or every call would carry one.
+ */
 static void note_landlock_refusal(struct write_call *call, const struct location *where, long result)
 {
         struct stat status;
 
         if (result != -EACCES && result != -EPERM && result != -EXDEV && result != -EROFS)
+                return;
+        if (where->exists && (S_ISCHR(where->status.st_mode) || S_ISBLK(where->status.st_mode)))
                 return;
         if (fstat(where->parent, &status) == 0 && call->scope->in_root(call->scope->data, where->parent, &status) < 0)
                 call->scope->record(call->scope->data, dsh_write_op_name(call->op.op), where->name,
@@ -675,6 +752,9 @@ static int handle_open(struct write_call *call)
                 strcat(path, "/.");
         if (result == 0)
                 result = locate(call->c, call->op.dirfd, path, follow, &where);
+        /* "NEW/" names a directory: no file is made there (the kernel's EISDIR). */
+        if (result == 0 && (flags & O_CREAT) && !where.exists && trailing_slash(path))
+                result = -EISDIR;
         if (result == 0)
                 result = check_held_back(call, &where, false);
         if (result == 0 && call->watching)

@@ -353,19 +353,32 @@ static int set_facts(dsh_confined_argv *out, int abi, dsh_mode mode)
         return 0;
 }
 
+/* Each path of `paths` (NULL: none) as landlock-run's `--protect PATH`: held back by its supervisor. */
+static int append_protect_arguments(char ***argv, char *const *paths)
+{
+        for (char *const *path = paths; path && *path; path++)
+                if (dsh_strv_append(argv, "--protect") < 0 || dsh_strv_append(argv, *path) < 0)
+                        return -ENOMEM;
+        return 0;
+}
+
 static int landlock_confine(dsh_provider *provider, char *const *argv, const dsh_prepared_policy *prepared,
                             dsh_confined_argv *out, dsh_error *error)
 {
         const dsh_policy *policy = &prepared->policy;
         int abi = dsh_landlock_abi();
         const char *problem = abi_problem(abi);
+        char **held_back = NULL, **kept_absent = NULL;
 
         if (problem)
                 return dsh_error_set_unavailable(error, policy->mode, problem);
-        if (check_shield(provider, policy, NULL, NULL, error) < 0)
+        if (check_shield(provider, policy, &held_back, &kept_absent, error) < 0)
                 return -EPERM;
+        /* The protected subpaths, those that exist and those kept absent: the launcher's supervisor holds both back. */
         if (dsh_strv_append(&out->argv, provider->landlock_run_path) < 0 ||
             for_each_grant(prepared, append_grant_arguments, &out->argv) < 0 ||
+            append_protect_arguments(&out->argv, held_back) < 0 ||
+            append_protect_arguments(&out->argv, kept_absent) < 0 ||
             append_variable_arguments(prepared, &out->argv) < 0 || dsh_strv_append(&out->argv, "--") < 0)
                 goto out_of_memory;
         for (char *const *argument = argv; *argument; argument++)
@@ -373,8 +386,12 @@ static int landlock_confine(dsh_provider *provider, char *const *argv, const dsh
                         goto out_of_memory;
         if (set_facts(out, abi, policy->mode) < 0)
                 goto out_of_memory;
+        dsh_strv_free(held_back);
+        dsh_strv_free(kept_absent);
         return 0;
 out_of_memory:
+        dsh_strv_free(held_back);
+        dsh_strv_free(kept_absent);
         dsh_confined_argv_clear(out);
         return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
 }
@@ -479,16 +496,6 @@ static int supervise_roots(dsh_metadata_supervisor *supervisor, const dsh_prepar
 }
 
 /*
- * The supervisor of one call, started and waiting for its listener on
- * `*socket_out` (the child's end, which the caller puts in the plan and
- * closes once the spawn returned).  Under both modes it performs connect();
- * under workspace-write it also performs metadata calls in the roots.
- * Refuses (SANDBOX_UNAVAILABLE) a workspace-write call where the host would
- * not let it read the command's arguments: the command never runs with
- * metadata ungoverned.  Under read-only the metadata calls are the filter's
- * (EPERM) and a connect whose arguments cannot be read is refused (EACCES).
- */
-/*
  * What the supervisor holds back inside the roots: each existing protected
  * subpath and own file (by name and inode), and each missing protected
  * subpath (by name: nothing may be made there).
@@ -507,9 +514,29 @@ static int hold_back(const dsh_provider *provider, dsh_metadata_supervisor *supe
         return result;
 }
 
-static int start_supervisor(const dsh_provider *provider, const dsh_prepared_policy *prepared, int ruleset_fd,
-                            char *const *held_back, char *const *kept_absent,
-                            dsh_metadata_supervisor **supervisor_out, int *socket_out, dsh_error *error)
+/* Whether this host lets the supervisor read a command's arguments (dsh_metadata_supervisor_check_host()). */
+static bool supervisor_reads_commands(void)
+{
+        const char *reason;
+
+        return dsh_metadata_supervisor_check_host(&reason) == 0;
+}
+
+/*
+ * The supervisor of one call, started and waiting for its listener on
+ * `*socket_out` (the child's end, which the caller puts in the plan and
+ * closes once the spawn returned).  Under both modes it performs connect()
+ * and every write-intent call (`filter` says whether the filter sends them);
+ * under workspace-write it also performs metadata calls in the roots.
+ * Refuses (SANDBOX_UNAVAILABLE) a workspace-write call where the host would
+ * not let it read the command's arguments: the command never runs with
+ * metadata ungoverned.  Under read-only the metadata calls are the filter's
+ * (EPERM) and a connect whose arguments cannot be read is refused (EACCES).
+ */
+static int start_supervisor(const dsh_provider *provider, const dsh_prepared_policy *prepared,
+                            dsh_metadata_policy filter, int ruleset_fd, char *const *held_back,
+                            char *const *kept_absent, dsh_metadata_supervisor **supervisor_out, int *socket_out,
+                            dsh_error *error)
 {
         const dsh_policy *policy = &prepared->policy;
         bool metadata = policy->mode == DSH_MODE_WORKSPACE_WRITE;
@@ -527,8 +554,13 @@ static int start_supervisor(const dsh_provider *provider, const dsh_prepared_pol
                 result = supervise_roots(supervisor, prepared);
         if (result == 0)
                 result = hold_back(provider, supervisor, held_back, kept_absent);
-        /* Every write-intent call decided there and performed under the command's own ruleset. */
-        if (result == 0)
+        /*
+         * Every write-intent call decided there and performed under the
+         * command's own ruleset — where it can read the command: under
+         * read-only on a host that forbids it, the kernel decides them
+         * (DSH_METADATA_DENY_KERNEL_WRITES) and no record is kept.
+         */
+        if (result == 0 && filter != DSH_METADATA_DENY_KERNEL_WRITES)
                 result = dsh_metadata_supervisor_perform_writes(supervisor, ruleset_fd);
         /* The allow-listed unix sockets (core/socket-call.h): opened now, compared by inode later. */
         if (result == 0)
@@ -562,7 +594,9 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
 
         plan.terminal_filter = true;
         plan.drop_capabilities = true;
-        plan.metadata = policy->mode == DSH_MODE_WORKSPACE_WRITE ? DSH_METADATA_SUPERVISE : DSH_METADATA_DENY;
+        plan.metadata = policy->mode == DSH_MODE_WORKSPACE_WRITE ? DSH_METADATA_SUPERVISE
+                        : supervisor_reads_commands()            ? DSH_METADATA_DENY
+                                                                 : DSH_METADATA_DENY_KERNEL_WRITES;
         /* Where the caller may mount (core/private-dev.h); elsewhere the host's stay read-only. */
         if (policy->mode == DSH_MODE_WORKSPACE_WRITE && dsh_private_devices_create(&devices) == 0)
                 plan.private_devices = &devices;
@@ -580,8 +614,8 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
         if (!facts.argv || !environment)
                 result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         else
-                result = start_supervisor(provider, prepared, ruleset.fd, held_back, kept_absent, &supervisor,
-                                          &plan.metadata_socket, error);
+                result = start_supervisor(provider, prepared, plan.metadata, ruleset.fd, held_back, kept_absent,
+                                          &supervisor, &plan.metadata_socket, error);
         dsh_strv_free(held_back);
         if (result < 0) {
                 dsh_strv_free(kept_absent);

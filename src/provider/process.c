@@ -15,6 +15,7 @@
 
 #include "provider/backend.h"
 #include "core/metadata-supervisor.h"
+#include "core/refusals.h"
 #include "core/stand-in.h"
 #include "base/error.h"
 #include "provider/held-back-watch.h"
@@ -38,18 +39,76 @@ dsh_child *dsh_child_new(void)
         return child;
 }
 
-/* Stops the child's metadata supervisor, if any, and says what it had to refuse for want of access. */
+_Static_assert(DSH_WRITE_REFUSALS_MAX == DSH_REFUSALS_MAX, "the public bound is the supervisor's");
+
+void dsh_write_refusals_free(dsh_write_refusal *refusals, size_t count)
+{
+        for (size_t i = 0; i < count; i++) {
+                free(refusals[i].op);
+                free(refusals[i].path);
+                free(refusals[i].rule);
+        }
+        free(refusals);
+}
+
+/*
+ * The supervisor's records, in the public shape, on the child (`records` is
+ * emptied).  The op and rule names are copied, so that the child owns every
+ * string it hands out; what cannot be kept for want of memory is counted
+ * dropped, never lost without a trace.
+ */
+static void keep_refusals(dsh_child *child, dsh_refusals *records)
+{
+        dsh_write_refusal *kept = records->count ? calloc(records->count, sizeof(*kept)) : NULL;
+        size_t count = 0;
+
+        child->refusals_dropped += records->dropped;
+        for (size_t i = 0; i < records->count; i++) {
+                const dsh_refusal *record = &records->items[i];
+                dsh_write_refusal refusal = { NULL, NULL, NULL };
+
+                if (kept) {
+                        refusal.op = strdup(record->op);
+                        refusal.path = strdup(record->path);
+                        refusal.rule = strdup(dsh_refusal_rule_name(record->rule));
+                }
+                if (refusal.op && refusal.path && refusal.rule) {
+                        kept[count++] = refusal;
+                        continue;
+                }
+                free(refusal.op);
+                free(refusal.path);
+                free(refusal.rule);
+                child->refusals_dropped++;
+        }
+        dsh_refusals_clear(records);
+        if (count == 0) {
+                free(kept);
+                kept = NULL;
+        }
+        child->refusals = kept;
+        child->refusal_count = count;
+}
+
+/*
+ * Stops the child's metadata supervisor, if any (either backend's), keeps
+ * what it refused and counted, and says what it had to refuse for want of
+ * access.
+ */
 static void stop_metadata_supervisor(dsh_child *child)
 {
+        dsh_supervisor_report report;
         unsigned long unreadable;
-        bool served_nothing;
         char *sentence = NULL;
 
         if (!child->metadata_supervisor)
                 return;
-        unreadable = dsh_metadata_supervisor_stop(child->metadata_supervisor, &served_nothing);
+        dsh_metadata_supervisor_stop_reporting(child->metadata_supervisor, &report);
         child->metadata_supervisor = NULL;
-        if (served_nothing)
+        child->write_calls = report.write_calls;
+        keep_refusals(child, &report.refusals);
+        unreadable = report.unreadable_calls;
+        if (report.served_nothing)
                 (void) dsh_strv_append(&child->warnings, "the metadata supervisor could not drop its capabilities "
                                                          "and served nothing: every chmod, chown, utimes and xattr "
                                                          "call of the command failed (ENOSYS)");
@@ -80,6 +139,7 @@ void dsh_child_free(dsh_child *child)
         dsh_strv_free(child->audit_absent);
         dsh_strv_free(child->warnings);
         dsh_held_back_watch_free(child->held_back_watch);
+        dsh_write_refusals_free(child->refusals, child->refusal_count);
         free(child);
 }
 
@@ -234,6 +294,31 @@ const char *const *dsh_child_warnings(const dsh_child *child)
         static const char *const none[] = { NULL };
 
         return child->warnings ? (const char *const *) child->warnings : none;
+}
+
+size_t dsh_child_refusals(const dsh_child *child, const dsh_write_refusal **refusals, unsigned long *dropped)
+{
+        if (refusals)
+                *refusals = child->refusals;
+        if (dropped)
+                *dropped = child->refusals_dropped;
+        return child->refusal_count;
+}
+
+size_t dsh_child_take_refusals(dsh_child *child, dsh_write_refusal **refusals, unsigned long *dropped)
+{
+        size_t count = child->refusal_count;
+
+        *refusals = dsh_steal_pointer(&child->refusals);
+        child->refusal_count = 0;
+        if (dropped)
+                *dropped = child->refusals_dropped;
+        return count;
+}
+
+unsigned long dsh_child_write_calls(const dsh_child *child)
+{
+        return child->write_calls;
 }
 
 int dsh_spawn_unconfined(char *const *argv, const dsh_spawn_options *options, dsh_child *child, dsh_error *error)

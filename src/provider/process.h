@@ -34,10 +34,33 @@ struct dsh_child {
         char **audit_absent;            /* paths the command must not have created (see dsh_shield_audit()) */
         int moved_aside;                /* how many of them it had created: moved aside at settle */
         char **warnings;                /* what the sandbox undid or noticed after the command, sentences */
-        struct dsh_metadata_supervisor *metadata_supervisor;  /* Landlock workspace-write: stopped at settle */
+        struct dsh_metadata_supervisor *metadata_supervisor;  /* both backends' supervisor: stopped at settle */
+        dsh_write_refusal *refusals;    /* what the supervisor refused or saw refused, kept at settle; owned */
+        size_t refusal_count;
+        unsigned long refusals_dropped; /* refusals past the bound, or that could not be kept */
+        unsigned long write_calls;      /* write-intent notifications the supervisor received */
         bool watch_held_back;           /* the spawner asked for a held-back watch (dsh_provider_spawn_watched) */
         struct dsh_held_back_watch *held_back_watch;  /* armed by a backend that holds files back; NULL: none */
 };
+
+/*
+ * After dsh_child_wait(): how many write-intent calls the command's filter
+ * sent its supervisor (the filter decides in BPF, so a plain read sends
+ * none).  A diagnostic, for the tests and the benchmarks: a read-heavy
+ * command shows 0.  0 when no supervisor ran.
+ */
+DSH_INTERNAL unsigned long dsh_child_write_calls(const dsh_child *child);
+
+/*
+ * After dsh_child_wait(): the child's refusal records (dsh_child_refusals())
+ * handed to the caller, who frees them with dsh_write_refusals_free(); the
+ * child keeps none (its dropped count stays).  Returns the count; `*refusals`
+ * is NULL when there is none.
+ */
+DSH_INTERNAL size_t dsh_child_take_refusals(dsh_child *child, dsh_write_refusal **refusals, unsigned long *dropped);
+
+/* Frees `count` records, their strings and the array (NULL: nothing). */
+DSH_INTERNAL void dsh_write_refusals_free(dsh_write_refusal *refusals, size_t count);
 
 /* A new, empty child (pid -1, fds -1); NULL when out of memory. */
 DSH_INTERNAL dsh_child *dsh_child_new(void);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -122,6 +123,22 @@ static void test_usage_errors(void **state)
                 { { "--setenv", "", "v", "--", "touch", marker }, "landlock-run: usage error: --setenv: invalid variable name: \n" },
                 { { "--setenv", "A=B", "v", "--", "touch", marker },
                   "landlock-run: usage error: --setenv: invalid variable name: A=B\n" },
+                /* A held-back path the supervisor could not match by name is refused, never taken as given. */
+                { { "--protect", NULL }, "landlock-run: usage error: --protect requires a path\n" },
+                { { "--protect", "relative/.git/hooks", "--", "touch", marker },
+                  "landlock-run: usage error: --protect: not a canonical absolute path: relative/.git/hooks\n" },
+                { { "--protect", "", "--", "touch", marker },
+                  "landlock-run: usage error: --protect: not a canonical absolute path: \n" },
+                { { "--protect", "/w//.git/hooks", "--", "touch", marker },
+                  "landlock-run: usage error: --protect: not a canonical absolute path: /w//.git/hooks\n" },
+                { { "--protect", "/w/./.git", "--", "touch", marker },
+                  "landlock-run: usage error: --protect: not a canonical absolute path: /w/./.git\n" },
+                { { "--protect", "/w/x/../.git", "--", "touch", marker },
+                  "landlock-run: usage error: --protect: not a canonical absolute path: /w/x/../.git\n" },
+                { { "--protect", "/w/.git/hooks/", "--", "touch", marker },
+                  "landlock-run: usage error: --protect: not a canonical absolute path: /w/.git/hooks/\n" },
+                { { "--protect", "/w/.git/..", "--", "touch", marker },
+                  "landlock-run: usage error: --protect: not a canonical absolute path: /w/.git/..\n" },
         };
 
         (void) state;
@@ -140,6 +157,186 @@ static void test_usage_errors(void **state)
                 test_process_result_clear(&result);
         }
         free(marker);
+}
+
+/*
+ * A --protect path that reaches a symlink (a component or the last one) is
+ * refused before anything runs: the supervisor matches names, and one
+ * through a symlink would hold nothing back.  A canonical one, existing or
+ * missing, inside a --rw directory or not, is taken and the command runs
+ * (`true` makes no write-intent call).
+ */
+static void test_protect_paths_checked_at_launch(void **state)
+{
+        char *canonical = realpath(scratch, NULL);
+        char *real = test_path_join(canonical, "real");
+        char *link = test_path_join(canonical, "link");
+        char *through_link = test_path_join(link, "hooks");
+        char *hooks = test_path_join(real, "hooks");
+        char *missing = test_path_join(canonical, ".mcp.json");
+        char *missing_deeper = test_path_join(canonical, ".claude/settings.json");
+        char *expected = NULL;
+        test_process_result result;
+
+        (void) state;
+        TEST_REQUIRE_LANDLOCK();
+        assert_non_null(canonical);
+        assert_int_equal(mkdir(real, 0755), 0);
+        assert_int_equal(mkdir(hooks, 0755), 0);
+        assert_int_equal(symlink("real", link), 0);
+        {
+                const char *refused[] = { link, through_link };
+
+                for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+                        launch(&result, "--ro", "/", "--rw", canonical, "--protect", refused[i], "--", "true", NULL);
+                        assert_int_equal(result.exit_code, 125);
+                        assert_true(asprintf(&expected,
+                                             "landlock-run: usage error: --protect: not a canonical absolute path (it "
+                                             "reaches a symlink): %s\n",
+                                             refused[i]) > 0);
+                        assert_string_equal(result.stderr_text, expected);
+                        free(expected);
+                        test_process_result_clear(&result);
+                }
+        }
+        launch(&result, "--ro", "/", "--rw", canonical, "--protect", hooks, "--protect", missing, "--protect",
+               missing_deeper, "--protect", "/usr/lib", "--", "true", NULL);
+        assert_int_equal(result.exit_code, 0);
+        assert_string_equal(result.stderr_text, "");
+        test_process_result_clear(&result);
+        /* Without a --rw directory too (the supervisor still decides write intent there). */
+        launch(&result, "--ro", "/", "--protect", hooks, "--", "true", NULL);
+        assert_int_equal(result.exit_code, 0);
+        test_process_result_clear(&result);
+        free(missing_deeper);
+        free(missing);
+        free(hooks);
+        free(through_link);
+        free(link);
+        free(real);
+        free(canonical);
+}
+
+/*
+ * Every door into a --protect path, judged on disk: an existing hook is not
+ * written, appended to, truncated, replaced or removed, no hook is created
+ * (O_CREAT with 0755, a rename in, a hard link in, a symlink), not through
+ * `..` nor /proc/self/fd, the held-back directory (or its parent) is not
+ * renamed or removed whole, and a missing .mcp.json stays missing whatever is tried.  Writes
+ * beside them are performed.  The same writes without --protect land (the
+ * control): it is --protect that holds.
+ */
+#define PROTECT_DOORS_SCRIPT                                                                              \
+        "cd \"$1\" || exit 90; h=.git/hooks\n"                                                              \
+        "echo evil > $h/pre-commit; echo evil >> $h/pre-commit; true > $h/pre-commit\n"                        \
+        "truncate -s 0 $h/pre-commit; python3 -c 'import os; os.truncate(\"'$h'/pre-commit\", 0)'\n"       \
+        "(umask 0; set -C; echo evil > $h/post-checkout); install -m 0755 /dev/null $h/pre-push\n"            \
+        "echo evil > planted; chmod 755 planted; cp planted planted2\n"                                      \
+        "mv planted2 $h/pre-rebase; ln planted $h/pre-merge-commit; ln -s ../../planted $h/commit-msg\n"     \
+        "mkdir -p sub; echo evil > sub/../$h/pre-commit; echo evil > ./$h/../hooks/pre-applypatch\n"         \
+        "exec 3< $h; echo evil > /proc/self/fd/3/pre-commit; echo evil > /proc/self/fd/3/post-merge\n"       \
+        "rm -f $h/pre-commit; mv $h .git/hooks-gone; mv .git .git-moved; rm -rf $h .git; mkdir $h/new-dir\n"  \
+        "echo '{}' > .mcp.json; mkdir .mcp.json; ln -s planted .mcp.json; ln planted .mcp.json\n"            \
+        "mv planted .mcp.json; mkfifo .mcp.json\n"                                                           \
+        "echo ok > plain && mkdir plain-dir && mv plain-dir moved-dir && echo ok > moved-dir/inside\n"
+
+static void make_protect_workspace(const char *workspace)
+{
+        char *git = test_path_join(workspace, ".git");
+        char *hooks = test_path_join(git, "hooks");
+        char *hook = test_path_join(hooks, "pre-commit");
+
+        assert_int_equal(mkdir(git, 0755), 0);
+        assert_int_equal(mkdir(hooks, 0755), 0);
+        test_write_file(hook, "original\n");
+        free(hook);
+        free(hooks);
+        free(git);
+}
+
+static void test_protect_holds_back_every_door(void **state)
+{
+        char *workspace = realpath(scratch, NULL);
+        char *hooks = test_path_join(workspace, ".git/hooks");
+        char *hook = test_path_join(hooks, "pre-commit");
+        char *mcp_config = test_path_join(workspace, ".mcp.json");
+        char *plain = test_path_join(workspace, "plain");
+        char *inside = test_path_join(workspace, "moved-dir/inside");
+        char *gone = test_path_join(workspace, ".git/hooks-gone");
+        char *moved = test_path_join(workspace, ".git-moved");
+        const char *other_hooks[] = { "post-checkout", "pre-push", "pre-rebase", "pre-merge-commit", "commit-msg",
+                                      "pre-applypatch", "post-merge", "new-dir" };
+        test_process_result result;
+        char *content;
+
+        (void) state;
+        TEST_REQUIRE_LANDLOCK();
+        assert_non_null(workspace);
+        make_protect_workspace(workspace);
+        launch(&result, "--ro", "/", "--rw", "/dev/null", "--rw", workspace, "--protect", hooks, "--protect",
+               mcp_config, "--", "sh", "-c", PROTECT_DOORS_SCRIPT, "sh", workspace, NULL);
+        assert_int_equal(result.exit_code, 0);
+        content = test_read_file(hook);
+        assert_string_equal(content, "original\n");
+        free(content);
+        for (size_t i = 0; i < sizeof(other_hooks) / sizeof(other_hooks[0]); i++) {
+                char *planted = test_path_join(hooks, other_hooks[i]);
+                struct stat status;
+
+                if (lstat(planted, &status) == 0)
+                        fail_msg("%s was planted in the protected hooks", planted);
+                free(planted);
+        }
+        assert_false(test_path_exists(gone));
+        assert_false(test_path_exists(moved));
+        assert_false(test_path_exists(mcp_config));
+        {
+                struct stat status;
+
+                assert_true(lstat(mcp_config, &status) < 0 && errno == ENOENT);
+        }
+        /* Beside them, the supervisor performed every write. */
+        content = test_read_file(plain);
+        assert_string_equal(content, "ok\n");
+        free(content);
+        content = test_read_file(inside);
+        assert_string_equal(content, "ok\n");
+        free(content);
+        test_process_result_clear(&result);
+        free(moved);
+        free(gone);
+        free(inside);
+        free(plain);
+        free(mcp_config);
+        free(hook);
+        free(hooks);
+        free(workspace);
+}
+
+/* The control: the same doors without --protect change the hook and make .mcp.json. */
+static void test_without_protect_the_doors_open(void **state)
+{
+        char *workspace = realpath(scratch, NULL);
+        char *hook = test_path_join(workspace, ".git/hooks/pre-commit");
+        char *mcp_config = test_path_join(workspace, ".mcp.json");
+        test_process_result result;
+        char *content;
+
+        (void) state;
+        TEST_REQUIRE_LANDLOCK();
+        assert_non_null(workspace);
+        make_protect_workspace(workspace);
+        launch(&result, "--ro", "/", "--rw", "/dev/null", "--rw", workspace, "--", "sh", "-c",
+               "cd \"$1\" && echo evil > .git/hooks/pre-commit && echo '{}' > .mcp.json", "sh", workspace, NULL);
+        assert_int_equal(result.exit_code, 0);
+        content = test_read_file(hook);
+        assert_string_equal(content, "evil\n");
+        free(content);
+        assert_true(test_path_exists(mcp_config));
+        test_process_result_clear(&result);
+        free(mcp_config);
+        free(hook);
+        free(workspace);
 }
 
 static void test_unopenable_grant_refuses(void **state)
@@ -301,6 +498,9 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_probe_line, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_help_and_version, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_usage_errors, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_protect_paths_checked_at_launch, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_protect_holds_back_every_door, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_without_protect_the_doors_open, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_unopenable_grant_refuses, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_sink_and_shm, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_existing_file_not_truncated, setup, teardown),

@@ -241,10 +241,34 @@ static void test_confine_names_the_launcher(void **state)
                                                "/tmp", "--rw", workspace, "--setenv", "TMPDIR", "/tmp", "--", "make",
                                                "-j2", NULL };
                 const char **expected = access("/dev/ptmx", F_OK) == 0 ? with_ptys : without_ptys;
+                size_t grants = 0, at = 0, protected_paths = 0;
+                bool mcp_config_held = false;
+                char *mcp_config = test_path_join(workspace, ".mcp.json");
 
-                assert_int_equal(dsh_strv_length(confined.argv), dsh_strv_length((char **) expected));
-                for (size_t i = 0; expected[i]; i++)
-                        assert_string_equal(confined.argv[i], expected[i]);
+                while (strcmp(expected[grants], "--setenv") != 0)
+                        grants++;
+                for (; at < grants; at++)
+                        assert_string_equal(confined.argv[at], expected[at]);
+                /*
+                 * Then every protected subpath of the roots as `--protect PATH`
+                 * (the launcher's supervisor holds them back): canonical, in a
+                 * root, the missing .mcp.json among them (kept absent).
+                 */
+                for (; confined.argv[at] && strcmp(confined.argv[at], "--protect") == 0; at += 2, protected_paths++) {
+                        const char *path = confined.argv[at + 1];
+
+                        assert_non_null(path);
+                        assert_true(strncmp(path, workspace, strlen(workspace)) == 0 ||
+                                    strncmp(path, "/tmp/", 5) == 0);
+                        assert_null(strstr(path, "//"));
+                        mcp_config_held |= strcmp(path, mcp_config) == 0;
+                }
+                assert_true(protected_paths > 0);
+                assert_true(mcp_config_held);
+                for (size_t i = grants; expected[i]; i++, at++)
+                        assert_string_equal(confined.argv[at], expected[i]);
+                assert_null(confined.argv[at]);
+                free(mcp_config);
         }
         assert_int_equal(confined.runner_failure_rules[0].allowed_exit_code_count, 1);
         assert_int_equal(confined.runner_failure_rules[0].allowed_exit_codes[0], 125);
@@ -252,6 +276,19 @@ static void test_confine_names_the_launcher(void **state)
         assert_string_equal(confined.runner_failure_rules[0].informational_lines[0],
                             "landlock-run: partial enforcement (older Landlock ABI)");
         dsh_confined_argv_clear(&confined);
+        /* The launcher takes every --protect the backend gives it (`true` makes no write-intent call). */
+        {
+                const char *true_argv[] = { "true", NULL };
+                test_process_result result;
+
+                assert_int_equal(dsh_provider_confine(provider, (char *const *) true_argv, &policy, &confined, &error),
+                                 0);
+                test_run((const char *const *) confined.argv, NULL, &result);
+                assert_string_equal(result.stderr_text, "");
+                assert_int_equal(result.exit_code, 0);
+                test_process_result_clear(&result);
+                dsh_confined_argv_clear(&confined);
+        }
         /* danger-full-access is never handed to a provider. */
         policy.mode = DSH_MODE_DANGER_FULL_ACCESS;
         assert_true(dsh_provider_confine(provider, (char *const *) argv, &policy, &confined, &error) < 0);

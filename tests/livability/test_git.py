@@ -8,7 +8,7 @@ or, for some commands, a warning and exit 0 with nothing recorded.  Each such ca
 as the sandbox's denial (kind "denied", the spec's markers, the message naming the file), with
 .git/config unchanged on disk; ordinary git work must complete unmarked; a command that only
 prints EBUSY's words for a path that is not held back is not a denial.  Under Landlock the
-protected subpaths are "partial" (Landlock cannot hold them back): what holds today is tested.
+supervisor holds them back (it decides every write-intent call): the same writes are denied there.
 
 Each case is a real `dsh-sandbox bash` (the built one: $DSH_SANDBOX_BIN) over a real git
 repository under $DSH_TEST_SCRATCH; every verdict is checked against the disk.  Output is
@@ -252,15 +252,33 @@ class HeldBackThroughMcp(GitWorkspace):
 
 
 @unittest.skipUnless(LANDLOCK, "the kernel has no Landlock")
-class ProtectedSubpathsUnderLandlock(GitWorkspace):
-    """Landlock only grants: .git/config cannot be held back, the call says "partial", and git writes it."""
+@unittest.skipUnless(landlock_abi() >= 1, "Landlock is not enforced on this kernel")
+class HeldBackUnderLandlock(GitWorkspace):
+    """Landlock grants the root whole; the supervisor holds .git/config and .git/hooks back, as bwrap does."""
     backend = "landlock"
 
-    def test_config_set_completes_partial_and_writes(self):
-        result = self.assert_completed("git config x.y z")
-        self.assertEqual(result["sandbox"]["enforcement"], "partial", result)
-        self.assertEqual(result["exitCode"], 0)
-        self.assertIn("[x]", self.config_bytes().decode())
+    def test_config_set_is_denied_and_the_config_unchanged(self):
+        result = self.bash("git config x.y z")
+        self.assertEqual(result["kind"], "denied", result)
+        self.assertEqual(result["sandbox"]["enforcement"], "full", result)
+        self.assertNotEqual(result["exitCode"], 0, result)
+        self.assertEqual(self.config_bytes(), self.config_before)
+
+    def test_a_hook_write_is_denied_and_nothing_planted(self):
+        result = self.bash("echo 'touch /tmp/owned' > .git/hooks/pre-commit")
+        self.assertEqual(result["kind"], "denied", result)
+        self.assertFalse(os.path.exists(os.path.join(self.repo, ".git", "hooks", "pre-commit")))
+
+    def test_ordinary_git_work_is_not_marked(self):
+        steps = ["echo more >> README && git add README", "git commit -q -m second", "git branch topic",
+                 "git status --short", "git log --oneline", "git checkout -q topic", "git stash list",
+                 "git gc -q"]
+        for step in steps:
+            with self.subTest(step=step):
+                result = self.assert_completed(step)
+                self.assertEqual(result["exitCode"], 0, result)
+        self.assertIn("second", self.host_git("-C", self.repo, "log", "--oneline", "-1"))
+        self.assertEqual(self.config_bytes(), self.config_before)
 
 
 class ToolDescription(unittest.TestCase):

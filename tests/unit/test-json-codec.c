@@ -909,7 +909,7 @@ static void test_bash_result_golden_bytes(void **state)
                             "\"bytes\":22},\"sandbox\":{\"mode\":\"read-only\",\"backend\":\"bwrap\","
                             "\"enforcement\":\"partial\",\"denied\":true,\"runnerFailed\":false},"
                             "\"markers\":[\"[sandbox: file access denied under read-only mode]\"],"
-                            "\"warnings\":[\"undone\"]}");
+                            "\"warnings\":[\"undone\"],\"refusedWrites\":[]}");
         free(text);
 
         /* A runner failure: no exit code, no backend or enforcement, the error object. */
@@ -928,7 +928,7 @@ static void test_bash_result_golden_bytes(void **state)
                             "\"stderr\":{\"text\":\"\",\"truncated\":false,\"bytes\":0},\"sandbox\":{\"mode\":"
                             "\"workspace-write\",\"backend\":null,\"enforcement\":null,\"denied\":false,"
                             "\"runnerFailed\":true},\"markers\":[],\"error\":{\"code\":\"SANDBOX_UNAVAILABLE\","
-                            "\"message\":\"gone\"}}");
+                            "\"message\":\"gone\"},\"refusedWrites\":[]}");
         free(text);
 
         /* Killed by a signal while cancelled, with the message. */
@@ -945,8 +945,104 @@ static void test_bash_result_golden_bytes(void **state)
         assert_true(strstr(text, "\"kind\":\"cancelled\",\"exitCode\":null,\"signal\":2,\"timedOut\":false,"
                                  "\"cancelled\":true,") != NULL);
         assert_true(strstr(text, "\"backend\":\"landlock\",\"enforcement\":\"full\"") != NULL);
-        assert_true(strstr(text, "\"markers\":[],\"message\":\"cancelled\"}") != NULL);
+        assert_true(strstr(text, "\"markers\":[],\"message\":\"cancelled\",\"refusedWrites\":[]}") != NULL);
         free(text);
+}
+
+/*
+ * The refusal records: each {op, path, rule} in order, a path byte that is
+ * not UTF-8 written \xNN (the command chose the name: it must not cost the
+ * result), the dropped count only when some were; read back as written,
+ * and a list longer than a call keeps, or a record missing a member, refused.
+ */
+static void test_bash_result_refused_writes(void **state)
+{
+        char *no_markers[] = { NULL };
+        dsh_write_refusal refusals[] = { { "chmod", "/etc/hostname", "outside-roots" },
+                                         { "open", "/w/.git/hooks/\xffpre-commit", "protected-subpath" } };
+        dsh_bash_result result = DSH_BASH_RESULT_INIT, decoded = DSH_BASH_RESULT_INIT;
+        dsh_error error = DSH_ERROR_INIT;
+        dsh_autofree char *text = NULL;
+        char *too_many = NULL;
+        size_t used = 0;
+        FILE *out;
+
+        (void) state;
+        result.standard_output = (dsh_bash_output) { "", 0, false, 0 };
+        result.standard_error = (dsh_bash_output) { "", 0, false, 0 };
+        result.markers = no_markers;
+        result.refused_writes = refusals;
+        result.refused_write_count = 2;
+        result.refused_writes_dropped = 7;
+        assert_int_equal(dsh_json_encode_bash_result(&result, &text, &error), 0);
+        assert_true(strstr(text, "\"markers\":[],\"refusedWrites\":[{\"op\":\"chmod\",\"path\":\"/etc/hostname\","
+                                 "\"rule\":\"outside-roots\"},{\"op\":\"open\",\"path\":"
+                                 "\"/w/.git/hooks/\\\\xffpre-commit\",\"rule\":\"protected-subpath\"}],"
+                                 "\"refusedWritesDropped\":7}") != NULL);
+
+        assert_int_equal(dsh_json_decode_bash_result(text, strlen(text), &decoded, &error), 0);
+        assert_int_equal(decoded.refused_write_count, 2);
+        assert_int_equal(decoded.refused_writes_dropped, 7);
+        assert_string_equal(decoded.refused_writes[0].op, "chmod");
+        assert_string_equal(decoded.refused_writes[0].path, "/etc/hostname");
+        assert_string_equal(decoded.refused_writes[0].rule, "outside-roots");
+        assert_string_equal(decoded.refused_writes[1].path, "/w/.git/hooks/\\xffpre-commit");
+        assert_string_equal(decoded.refused_writes[1].rule, "protected-subpath");
+        dsh_bash_result_clear(&decoded);
+
+        /* A result an older helper wrote (no member): none. */
+        {
+                const char *old = "{\"kind\":\"completed\",\"exitCode\":0,\"signal\":null,\"timedOut\":false,"
+                                  "\"cancelled\":false,\"stdout\":{\"text\":\"\",\"truncated\":false,\"bytes\":0},"
+                                  "\"stderr\":{\"text\":\"\",\"truncated\":false,\"bytes\":0},\"sandbox\":{\"mode\":"
+                                  "\"read-only\",\"backend\":\"bwrap\",\"enforcement\":\"full\",\"denied\":false,"
+                                  "\"runnerFailed\":false},\"markers\":[]}";
+
+                assert_int_equal(dsh_json_decode_bash_result(old, strlen(old), &decoded, &error), 0);
+                assert_int_equal(decoded.refused_write_count, 0);
+                assert_null(decoded.refused_writes);
+                assert_int_equal(decoded.refused_writes_dropped, 0);
+                dsh_bash_result_clear(&decoded);
+        }
+
+        /* A record without its rule, a negative count, and one record more than a call keeps. */
+        {
+                static const char *const broken[][2] = {
+                        { "{\"op\":\"chmod\",\"path\":\"/x\"}]", "\"refusedWrites\"[0].\"rule\" is missing" },
+                        { "]", NULL },
+                };
+                char *prefix = strndup(text, (size_t) (strstr(text, "\"refusedWrites\"") - text));
+
+                assert_non_null(prefix);
+                for (size_t i = 0; i < sizeof(broken) / sizeof(broken[0]); i++) {
+                        char *bad = NULL;
+
+                        if (!broken[i][1])
+                                assert_true(asprintf(&bad, "%s\"refusedWrites\":[],\"refusedWritesDropped\":-1}",
+                                                     prefix) > 0);
+                        else
+                                assert_true(asprintf(&bad, "%s\"refusedWrites\":[%s}", prefix, broken[i][0]) > 0);
+                        assert_int_equal(dsh_json_decode_bash_result(bad, strlen(bad), &decoded, &error), -EINVAL);
+                        assert_non_null(strstr(error.message, broken[i][1] ? broken[i][1]
+                                                                          : "\"refusedWritesDropped\" must be a "
+                                                                            "non-negative integer"));
+                        dsh_error_clear(&error);
+                        free(bad);
+                }
+                out = open_memstream(&too_many, &used);
+                assert_non_null(out);
+                fprintf(out, "%s\"refusedWrites\":[", prefix);
+                for (int i = 0; i <= DSH_WRITE_REFUSALS_MAX; i++)
+                        fprintf(out, "%s{\"op\":\"chmod\",\"path\":\"/x%d\",\"rule\":\"outside-roots\"}", i ? "," : "",
+                                i);
+                fputs("]}", out);
+                assert_int_equal(fclose(out), 0);
+                assert_int_equal(dsh_json_decode_bash_result(too_many, used, &decoded, &error), -EINVAL);
+                assert_non_null(strstr(error.message, "\"refusedWrites\" must hold at most 64 records"));
+                dsh_error_clear(&error);
+                free(too_many);
+                free(prefix);
+        }
 }
 
 /* The approval request: exact bytes; a command JSON cannot carry is refused, not shown altered. */
@@ -996,6 +1092,7 @@ int main(void)
                 cmocka_unit_test(test_session_show_and_list),
                 cmocka_unit_test(test_mode_event_data),
                 cmocka_unit_test(test_bash_result_golden_bytes),
+                cmocka_unit_test(test_bash_result_refused_writes),
                 cmocka_unit_test(test_bash_escalation_golden_and_refusal),
         };
 

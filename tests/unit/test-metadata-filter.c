@@ -25,6 +25,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
@@ -462,12 +463,53 @@ static void test_deny_filter_on_the_kernel(void **state)
         assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/*
+ * Installed for real where nobody supervises (a harness-spawned bwrap argv):
+ * no listener, write intent goes on to the kernel (its own answer, here
+ * ENOENT), set-id creation is still EPERM, metadata EPERM, connect EACCES.
+ */
+static void test_unsupervised_filter_on_the_kernel(void **state)
+{
+        int status = 0;
+        pid_t pid;
+
+        (void) state;
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                struct sockaddr_un address = { .sun_family = AF_UNIX, .sun_path = "/nonexistent/socket" };
+                int failures = 0, fd;
+
+                if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+                    dsh_install_metadata_filter(DSH_METADATA_UNSUPERVISED, -1, true) < 0)
+                        _exit(100);
+                failures += open("/nonexistent/x", O_CREAT | O_WRONLY, 0644) >= 0 || errno != ENOENT;
+                failures += mkdir("/nonexistent/x", 0755) == 0 || errno != ENOENT;
+                failures += rename("/nonexistent", "/nonexistent2") == 0 || errno != ENOENT;
+                failures += truncate("/nonexistent", 0) == 0 || errno != ENOENT;
+                failures += open("/nonexistent/x", O_CREAT | O_WRONLY, 04755) >= 0 || errno != EPERM;
+                failures += chmod("/nonexistent", 0) == 0 || errno != EPERM;
+                fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+                failures += fd < 0 || write(fd, "x", 1) != 1;
+                if (fd >= 0)
+                        close(fd);
+                fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                failures += fd < 0 || connect(fd, (struct sockaddr *) &address, sizeof(address)) == 0 ||
+                            errno != EACCES;
+                _exit(failures);
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_program_over_every_number),
                 cmocka_unit_test(test_every_metadata_call_is_listed),
                 cmocka_unit_test(test_deny_filter_on_the_kernel),
+                cmocka_unit_test(test_unsupervised_filter_on_the_kernel),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,7 +22,8 @@ directories of its own outside the workspace.
   O_WRONLY|O_TRUNC; both sides must have been hit, and the hook never changes.
 - git keeps working: add, commit, branch, stash, rebase, gc, a linked worktree inside the
   workspace, work in a submodule; the hooks and configs stay as they were.
-- Records: the bash tool's result names each refused write with its path and rule.
+- Records: the bash tool's result names each refused write with its op, path and rule (outside-roots,
+  protected-subpath, own-file).
 
 Both backends, workspace-write.  Output is unittest's verbose form on stdout, one line per case,
 then "N passed, N failed, N skipped" (a "# SKIP: case: reason" line for each skip).
@@ -597,32 +598,51 @@ class GitUnderBwrap(Git):
 class Records(Workspace):
     """The bash tool's result names each refused write: the enforcing layer's record, not stderr's text."""
 
+    def bash(self, root, command):
+        done = subprocess.run([BIN, "bash", "--backend", self.backend, "--mode", "workspace-write", "--root", root,
+                               "--json", "--", command], cwd=root, env=self.env, capture_output=True, text=True,
+                              timeout=PATIENCE, check=False)
+        try:
+            return json.loads(done.stdout)
+        except ValueError:
+            self.fail(f"no result object: {done.stdout!r} {done.stderr!r}")
+
+    def assert_recorded(self, result, expected):
+        """Each (op, path, rule) expected is among the records."""
+        records = [(record["op"], record["path"], record["rule"]) for record in result["refusedWrites"]]
+        for record in expected:
+            self.assertIn(record, records, f"under {self.backend}")
+
     def test_each_refusal_has_its_path_and_rule(self):
         outside = f"/etc/dsh-write-intent-{os.getpid()}-{self.backend}"
-        hook = self.path(".git/hooks/pre-commit")
-        before = entry_state(hook)
-        command = f"echo evil > {outside}; echo evil > {hook}; echo fine > {self.path('notes.txt')}; true"
+        hook, config, mcp = self.path(".git/hooks/pre-commit"), self.path(".git/config"), self.path(".mcp.json")
+        before = {name: entry_state(name) for name in (hook, config, mcp)}
+        command = (f"echo evil > {outside}; echo evil > {hook}; echo evil > x.new; mv -f x.new {config}; "
+                   f"mkdir {mcp}; rm -f {hook}; echo fine > {self.path('notes.txt')}; true")
         try:
-            done = subprocess.run([BIN, "bash", "--backend", self.backend, "--mode", "workspace-write", "--root",
-                                   self.workspace, "--json", "--", command], cwd=self.workspace, env=self.env,
-                                  capture_output=True, text=True, timeout=PATIENCE, check=False)
+            result = self.bash(self.workspace, command)
         finally:
             leaked = os.path.lexists(outside)
             if leaked:
                 os.unlink(outside)
         self.assertFalse(leaked, f"{outside} was written on the host")
-        self.assertEqual(entry_state(hook), before)
+        self.assertEqual({name: entry_state(name) for name in before}, before)
         self.assertEqual(read(self.path("notes.txt")), "fine\n")
-        result = json.loads(done.stdout)
-        if "refusedWrites" not in result:
-            self.skipTest("the bash tool's result has no refusedWrites yet (issue 20, part B)")
-        records = {(record["path"], record["rule"]) for record in result["refusedWrites"]}
-        self.assertIn((outside, "outside-roots"), records, result["refusedWrites"])
-        self.assertIn((hook, "protected-subpath"), records, result["refusedWrites"])
-        self.assertNotIn(self.path("notes.txt"), {path for path, _rule in records})
-        for record in result["refusedWrites"]:
-            if record["path"] in (outside, hook):
-                self.assertEqual(record["op"], "open", record)
+        self.assert_recorded(result, [("open", outside, "outside-roots"), ("open", hook, "protected-subpath"),
+                                      ("rename", config, "protected-subpath"), ("mkdir", mcp, "protected-subpath"),
+                                      ("unlink", hook, "protected-subpath")])
+        written = (self.path("notes.txt"), self.path("x.new"))
+        self.assertFalse([record for record in result["refusedWrites"] if record["path"] in written],
+                         result["refusedWrites"])
+
+    def test_the_sandboxs_own_file_has_its_own_rule(self):
+        # The home as the root: the sandbox's config directory lies inside it, and is its own.
+        own = os.path.join(self.home, ".config", "dsh-sandbox")
+        os.makedirs(own)
+        config = os.path.join(own, "config.json")
+        result = self.bash(self.home, f"echo '{{\"mode\": \"danger-full-access\"}}' > {config}; true")
+        self.assertFalse(os.path.lexists(config), f"{config} was written under {self.backend}")
+        self.assert_recorded(result, [("open", config, "own-file")])
 
 
 class RecordsUnderLandlock(Records):

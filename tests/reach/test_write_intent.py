@@ -173,6 +173,14 @@ def thread_own_fd_table(target):
         sys.exit("the thread's write landed in the process's descriptor's directory")
 
 
+def chroot_in_a_user_namespace(target):
+    # A user namespace of its own gives the command CAP_SYS_CHROOT there, and Landlock does not forbid chroot:
+    # rooted at .git, "/hooks/pre-commit" is the hook, whatever "/" means to the supervisor.
+    checked(libc.unshare(0x10000000), "unshare")  # CLONE_NEWUSER
+    os.chroot(".git")
+    write_creating("/" + target[len(".git/"):])
+
+
 def openat2(target):
     # openat2's flags are behind a pointer: the filter refuses it (ENOSYS) rather than guess.
     how = (ctypes.c_uint64 * 3)(os.O_WRONLY | os.O_TRUNC, 0, 0)
@@ -217,6 +225,9 @@ DOORS = {
     "thread_own_cwd": Door("", python_door("thread_own_cwd"), (True, False), is_evil),
     "thread_own_fd_table": Door("", python_door("thread_own_fd_table"), (True, False), is_evil),
     "mkfifo": Door("", 'mkfifo "$T"', (False,), lambda p: stat.S_ISFIFO(os.lstat(p).st_mode)),
+    "cwd_inside": Door("", 'cd "$(dirname "$T")" && echo evil > "$(basename "$T")"', (True, False), is_evil),
+    "chroot_in_a_user_namespace": Door("", python_door("chroot_in_a_user_namespace"), (True, False), is_evil,
+                                       ".git/"),
     # Refused by the filter on every path (docs: openat2's flags are behind a pointer): no ordinary counterpart.
     "openat2": Door("", python_door("openat2"), (True, False), is_evil, ordinary=False),
     "rename_in": Door("echo evil > x.new", 'mv -f x.new "$T"', (True, False), is_evil, across=True),

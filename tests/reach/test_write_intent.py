@@ -8,13 +8,16 @@ and Python, as a client would, over a git repository of its own under $DSH_TEST_
 directories of its own outside the workspace.
 
 - Doors: every way a hostile command reaches a protected subpath (`.git/hooks/pre-commit` existing and
-  missing, `.git/config`, a missing `.mcp.json`, a missing `settings.json` in an existing `.claude`): write, append, O_CREAT 0755, rename
-  in, link in, link out and write the link, a symlink at the name, a symlink elsewhere written
-  through, `..`, /proc/self/fd of an O_PATH descriptor, an O_TMPFILE linked in, an exchange, `.git`
-  or `.git/hooks` renamed away and back, unlink, mkdir, truncate.  Each must fail, and the disk must
-  show nothing changed: the bytes, mode, inode and link count of an existing one, no entry at a
-  missing one, nothing beside it (not even a quarantined copy).  The same door on an ordinary file
-  (in the workspace, and `.git/description` beside the hooks) must succeed and show its effect.
+  missing, `.git/config`, a missing `.mcp.json`, a missing `settings.json` in an existing `.claude`): write,
+  append, O_CREAT 0755, O_RDONLY|O_TRUNC, flags with bits above 31, openat from the directory's fd, a
+  symlinked directory, `..`, the cwd inside, a thread with a cwd or a descriptor table of its own, chroot
+  from a user namespace, rename in, link in, link out and write the link, a symlink at the name, a
+  symlink elsewhere written through, /proc/self/fd of an O_PATH descriptor, an O_TMPFILE linked in, an
+  exchange, `.git` or `.git/hooks` renamed away and back, unlink, mkdir, mkfifo, truncate, openat2.
+  Each must fail, and the disk must show nothing changed: the bytes, mode, inode and link count of an
+  existing one, no entry at a missing one, nothing beside it (not even a quarantined copy).  The same
+  door on an ordinary file (in the workspace, and `.git/description` beside the hooks) must succeed and
+  show its effect.
 - Ordinary writes a supervisor that performs them must still get right: O_CREAT|O_EXCL, O_TMPFILE and
   linkat, `> /dev/null`, `> /dev/stderr`, bash's `>(cat)`, a FIFO with its reader.
 - The race: tests/helpers/write-race.c flips a name between the hook and a plain file (the path's
@@ -24,6 +27,9 @@ directories of its own outside the workspace.
   workspace, work in a submodule; the hooks and configs stay as they were.
 - Records: the bash tool's result names each refused write with its op, path and rule (outside-roots,
   protected-subpath, own-file).
+
+That a read-heavy command makes no notification at all is tests/integration/test-write-intent-reads.c:
+it reads the supervisor's own count, which only the library hands out.
 
 Both backends, workspace-write.  Output is unittest's verbose form on stdout, one line per case,
 then "N passed, N failed, N skipped" (a "# SKIP: case: reason" line for each skip).
@@ -191,6 +197,11 @@ globals()[sys.argv[1]](sys.argv[2])
 """
 
 
+def read(path):
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        return handle.read()
+
+
 def is_evil(path):
     return os.path.isfile(path) and not os.path.islink(path) and read(path) == EVIL
 
@@ -260,11 +271,6 @@ DOOR_SCRIPT = """T="$1"
 %s
 echo "attack-status $?"
 """
-
-
-def read(path):
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        return handle.read()
 
 
 def entry_state(path):

@@ -36,21 +36,9 @@ interleave=$(cd "$(dirname "$interleave")" && pwd)/$(basename "$interleave")
 notify_floor=$(cd "$(dirname "$notify_floor")" && pwd)/$(basename "$notify_floor")
 bench_scratch
 
-# 3,000 files in 30 directories, modes 0600/0644/0640/0755 in turn, one fixed time.
-mkdir -p "$scratch/source" "$scratch/workspace"
-(
-        cd "$scratch/source" || exit 1
-        i=0
-        while [ $i -lt 3000 ]; do
-                directory=d$((i % 30))
-                [ -d $directory ] || mkdir $directory
-                echo $i > $directory/f$i
-                i=$((i + 1))
-        done
-        find . -type f -name 'f*[0]' -exec chmod 0600 {} + && find . -type f -name 'f*[13]' -exec chmod 0640 {} + &&
-                find . -type f -name 'f*[57]' -exec chmod 0755 {} + &&
-                find . -exec touch -h -d '2020-01-02 03:04:05 UTC' {} + && tar cf "$scratch/archive.tar" .
-) || { echo "metadata-supervisor: cannot build the archive; nothing measured"; exit 0; }
+mkdir -p "$scratch/workspace"
+bench_make_archive "$scratch/source" "$scratch/archive.tar" ||
+        { echo "metadata-supervisor: cannot build the archive; nothing measured"; exit 0; }
 cd "$scratch/workspace" || exit 0
 extract='d=$(mktemp -d -p .) && cd "$d" && exec tar xpf "$0" "$@"'
 run_ws="$tool run --backend landlock --mode workspace-write --root $scratch/workspace --"

@@ -64,43 +64,6 @@ PY
                 "$floor" "$@" --vs-- "$tool" run --backend bwrap -- bash -c true
 }
 
-# A repository of 400 files in 20 directories, in 4 commits.
-make_repository() {
-        repository="$scratch/repository"
-        mkdir -p "$repository" && cd "$repository" || return 1
-        git init -q . && git config user.email bench@example.com && git config user.name bench || return 1
-        for commit in 1 2 3 4; do
-                i=0
-                while [ $i -lt 100 ]; do
-                        directory=d$((i % 20))
-                        mkdir -p $directory
-                        printf 'commit %s file %s\n%0200d\n' $commit $i $i > $directory/f$commit-$i.txt
-                        i=$((i + 1))
-                done
-                git add -A && git commit -q -m "commit $commit" || return 1
-        done
-        cd "$scratch/workspace"
-}
-
-# A C project of 24 files: a library of 20 sources with their headers and a program that uses it.
-make_project() {
-        project="$scratch/project"
-        mkdir -p "$project/src" || return 1
-        sources=""
-        i=0
-        while [ $i -lt 20 ]; do
-                printf '#include "part%d.h"\nint part%d(int x) { int s = 0; for (int i = 0; i < x; i++) s += i * %d; return s; }\n' \
-                        $i $i $i > "$project/src/part$i.c"
-                printf 'int part%d(int x);\n' $i > "$project/src/part$i.h"
-                sources="$sources 'src/part$i.c',"
-                i=$((i + 1))
-        done
-        printf '#include <stdio.h>\n#include "part0.h"\nint main(void) { printf("%%d\\n", part0(10)); return 0; }\n' \
-                > "$project/src/main.c"
-        printf "project('bench', 'c')\nparts = static_library('parts', [%s])\nexecutable('bench', 'src/main.c', link_with : parts)\n" \
-                "$sources" > "$project/meson.build"
-}
-
 if [ -x /usr/bin/bwrap ]; then
         echo "-- bwrap run -- bash -c true against a trampoline spawning the same argv (target <= 1.05x)"
         bwrap_pair || echo "reach: the bwrap pair could not be measured here"
@@ -110,7 +73,9 @@ fi
 
 cd "$scratch/workspace" || exit 0
 run_ws="$tool run --backend landlock --mode workspace-write --root $scratch/workspace --"
-if command -v git >/dev/null 2>&1 && make_repository; then
+repository="$scratch/repository"
+project="$scratch/project"
+if command -v git >/dev/null 2>&1 && bench_make_repository "$repository"; then
         clone='d=$(mktemp -d -p .) && exec git clone -q --no-hardlinks "$0" "$d/clone"'
         echo "-- git clone of a local repository, 400 files (target <= 1.10x)"
         "$interleave" --runs "$clone_runs" --warmup 2 --name-a "unconfined" --name-b "run workspace-write" -- \
@@ -120,7 +85,7 @@ if command -v git >/dev/null 2>&1 && make_repository; then
 else
         echo "reach: no git, or the repository cannot be made; the clone pair is not measured"
 fi
-if command -v meson >/dev/null 2>&1 && command -v ninja >/dev/null 2>&1 && make_project; then
+if command -v meson >/dev/null 2>&1 && command -v ninja >/dev/null 2>&1 && bench_make_project "$project"; then
         compile='d=$(mktemp -d -p .) && meson setup "$d/build" "$0" >/dev/null && exec ninja -C "$d/build"'
         echo "-- meson setup and ninja of a small C project, 24 files (target <= 1.10x)"
         "$interleave" --runs "$build_runs" --warmup 1 --name-a "unconfined" --name-b "run workspace-write" -- \

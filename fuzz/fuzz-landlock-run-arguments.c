@@ -46,9 +46,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         /* A held-back path is one piece of argv, canonical in form: a name the supervisor can match. */
         FUZZ_CHECK(request.protected_count <= (size_t) (argc - 1) / 2);
         for (size_t i = 0; i < request.protected_count; i++) {
-                FUZZ_CHECK(fuzz_argv_contains(argv, request.protected_paths[i]));
-                FUZZ_CHECK(request.protected_paths[i][0] == '/' && !strstr(request.protected_paths[i], "//") &&
-                           !strstr(request.protected_paths[i], "/./") && !strstr(request.protected_paths[i], "/../"));
+                const char *path = request.protected_paths[i];
+                size_t length = strlen(path);
+
+                FUZZ_CHECK(fuzz_argv_contains(argv, path));
+                FUZZ_CHECK(path[0] == '/' && !strstr(path, "//") && !strstr(path, "/./") && !strstr(path, "/../"));
+                /* No trailing slash (but "/" itself), no trailing "." or ".." component. */
+                FUZZ_CHECK(length == 1 || path[length - 1] != '/');
+                FUZZ_CHECK(!(length >= 2 && strcmp(path + length - 2, "/.") == 0));
+                FUZZ_CHECK(!(length >= 3 && strcmp(path + length - 3, "/..") == 0));
         }
         free(request.grants);
         free(request.variables);

@@ -353,9 +353,9 @@ static void emit_load_argument(program_builder *builder, unsigned int index)
 /*
  * The creation and write-intent tests of the calls that depend on their
  * arguments (creation_syscalls above), every jump forward.  The set-id test
- * comes first: a set-id creation is refused by the kernel itself whoever
- * supervises.  A flags test that does not jump leaves the flags loaded for
- * the next one.
+ * comes first: a set-id creation is refused by the filter itself, on the
+ * mode register, whoever supervises and whatever a supervisor would decide.
+ * A flags test that does not jump leaves the flags loaded for the next one.
  *   OPEN:    flags (args[1]) & CREATION_FLAGS ? MODE(1) : flags & WRITE_INTENT_FLAGS ? WRITE : ALLOW
  *   OPENAT:  flags (args[2]) & CREATION_FLAGS ? MODE(2) : flags & WRITE_INTENT_FLAGS ? WRITE : ALLOW
  *   MODE(i): args[i + 1] & 06000 ? REFUSE : WRITE, for i = 0, 1, 2 (creat and mknod; mknodat and open; openat)

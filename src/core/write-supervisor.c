@@ -70,7 +70,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -80,7 +79,6 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
@@ -88,11 +86,10 @@
 #include "core/kernel-abi.h"
 #include "core/landlock.h"
 #include "core/write-call.h"
+#include "core/write-location.h"
 #include "core/write-performer.h"
 #include "core/write-supervisor.h"
 
-/* The kernel's bound on the symlinks one lookup follows (MAXSYMLINKS). */
-#define SYMLINK_HOPS 40
 /* __O_TMPFILE without O_DIRECTORY: the kernel's own bit. */
 #define KERNEL_O_TMPFILE_BIT 020000000
 
@@ -104,17 +101,6 @@ struct dsh_write_supervisor {
         char new_path[PATH_MAX];
         char text[PATH_MAX];            /* a symlink's text */
 };
-
-/* Where a name leads: one open parent directory and the last component in it. */
-struct location {
-        int parent;                     /* O_PATH directory (ours), or -1 */
-        char last[NAME_MAX + 2];        /* the last component, "." for the directory itself */
-        char name[PATH_MAX];            /* the parent's name joined with `last`: what the command reaches */
-        bool exists;
-        struct stat status;             /* lstat of `last` in `parent`, when it exists */
-};
-
-#define LOCATION_INIT { .parent = -1 }
 
 dsh_write_supervisor *dsh_write_supervisor_new(int ruleset_fd)
 {
@@ -177,7 +163,7 @@ static const dsh_held_back *held_back_inode(const dsh_write_scope *scope, const 
 }
 
 /* What holds `where` back: its name, or (when it exists) its inode; NULL when nothing does. */
-static const dsh_held_back *holding(const dsh_write_scope *scope, const struct location *where, bool or_above)
+static const dsh_held_back *holding(const dsh_write_scope *scope, const dsh_write_location *where, bool or_above)
 {
         const dsh_held_back *held = dsh_write_held_back_at(scope, where->name, or_above);
         struct stat parent;
@@ -188,232 +174,6 @@ static const dsh_held_back *holding(const dsh_write_scope *scope, const struct l
         if (!held && fstat(where->parent, &parent) == 0)
                 held = held_back_inode(scope, &parent);
         return held;
-}
-
-/* ---------------------------------------------------------------- resolving -- */
-
-static void location_clear(struct location *where)
-{
-        if (where->parent >= 0)
-                close(where->parent);
-        where->parent = -1;
-}
-
-/* The name of our fd (d_path, as the command sees it: metadata-supervisor.c says why). */
-static int descriptor_name(int fd, char *name, size_t size)
-{
-        char link[64];
-        ssize_t length;
-
-        snprintf(link, sizeof(link), "/proc/thread-self/fd/%d", fd);
-        length = readlink(link, name, size);
-        if (length < 0)
-                return -errno;
-        if ((size_t) length >= size)
-                return -ENAMETOOLONG;
-        name[length] = '\0';
-        return name[0] == '/' ? 0 : -EACCES;
-}
-
-/*
- * Splits `path` into the directory part (in `directory`, "" for none) and
- * its last component (in `last`): trailing slashes dropped, and a path that
- * ends in "." or ".." names a directory itself (the whole path, last ".").
- */
-static int split_path(const char *path, char *directory, char *last)
-{
-        size_t length = strlen(path);
-        const char *slash;
-        size_t start;
-
-        if (length == 0)
-                return -ENOENT;
-        while (length > 1 && path[length - 1] == '/')
-                length--;
-        slash = memrchr(path, '/', length);
-        start = slash ? (size_t) (slash - path) + 1 : 0;
-        if (length - start > NAME_MAX)
-                return -ENAMETOOLONG;
-        memcpy(last, path + start, length - start);
-        last[length - start] = '\0';
-        if (start == length || strcmp(last, ".") == 0 || strcmp(last, "..") == 0) {
-                memcpy(directory, path, length);
-                directory[length] = '\0';
-                strcpy(last, ".");
-                return 0;
-        }
-        memcpy(directory, path, start);
-        directory[start == 1 ? 1 : (start ? start - 1 : 0)] = '\0';
-        return 0;
-}
-
-/* The parent of `path` opened from the calling thread's cwd, root, or `dirfd` (or `from`, our fd, when >= 0). */
-/*
- * The command's own magic links at the head of a path: /proc/self/root,
- * /proc/self/cwd and /proc/self/fd/N (or thread-self's, or /dev/fd/N),
- * which the kernel would follow to the command's root, cwd or open file,
- * and which this supervisor resolves no magic link to reach (in its own
- * /proc, "self" is itself).  Returns the base they lead to, with `*rest`
- * the path beneath it ("." for none), -ENOENT when `path` starts with none
- * of them, or another negative errno.
- */
-static int magic_base(dsh_metadata_call *c, const char *path, const char **rest, uint64_t *resolve)
-{
-        const char *link = NULL;
-        char *end;
-        int base;
-
-        if (strncmp(path, "/proc/self/", 11) == 0)
-                link = path + 11;
-        else if (strncmp(path, "/proc/thread-self/", 18) == 0)
-                link = path + 18;
-        else if (strncmp(path, "/dev/fd/", 8) == 0)
-                link = path + 5;
-        if (!link)
-                return -ENOENT;
-        if (strncmp(link, "root", 4) == 0 && (link[4] == '/' || !link[4])) {
-                base = dsh_metadata_open_base(c, "/", AT_FDCWD, resolve);
-                *rest = link + 4;
-        } else if (strncmp(link, "cwd", 3) == 0 && (link[3] == '/' || !link[3])) {
-                base = dsh_metadata_open_base(c, ".", AT_FDCWD, resolve);
-                *rest = link + 3;
-        } else if (strncmp(link, "fd/", 3) == 0 && link[3] >= '0' && link[3] <= '9') {
-                long fd = strtol(link + 3, &end, 10);
-
-                if ((*end != '/' && *end) || fd > INT_MAX)
-                        return -ENOENT;
-                base = dsh_metadata_acquire_descriptor(c, (int) fd, false);
-                *rest = end;
-        } else {
-                return -ENOENT;
-        }
-        while (**rest == '/')
-                (*rest)++;
-        if (!**rest)
-                *rest = ".";
-        return base;
-}
-
-/*
- * The parent of `path` opened as the calling thread would reach it: from
- * its cwd, its root or its descriptor `dirfd`, or from `from` (our fd, when
- * >= 0: a relative symlink's directory), or from one of its own magic links.
- */
-static int open_parent(dsh_metadata_call *c, int from, int dirfd, const char *path, struct location *where)
-{
-        char directory[PATH_MAX];
-        uint64_t resolve = RESOLVE_NO_MAGICLINKS;
-        const char *rest = path;
-        int base = path[0] == '/' ? magic_base(c, path, &rest, &resolve) : -ENOENT, result;
-
-        if (base == -ENOENT && (path[0] == '/' || from < 0))
-                base = dsh_metadata_open_base(c, path, path[0] == '/' ? AT_FDCWD : dirfd, &resolve);
-        else if (base == -ENOENT && (base = fcntl(from, F_DUPFD_CLOEXEC, 3)) < 0)
-                base = -errno;
-        if (base < 0)
-                return base;
-        result = split_path(rest, directory, where->last);
-        if (result < 0) {
-                close(base);
-                return result;
-        }
-        where->parent = directory[0] ? dsh_metadata_open_resolved(base, directory, O_PATH | O_DIRECTORY, resolve)
-                                     : base;
-        if (directory[0])
-                close(base);
-        return where->parent < 0 ? where->parent : 0;
-}
-
-/* Learns whether the last component exists (lstat) and what the command reaches by it. */
-static int describe(struct location *where)
-{
-        char parent_name[PATH_MAX];
-        struct statfs filesystem;
-        int result = descriptor_name(where->parent, parent_name, sizeof(parent_name));
-
-        if (result < 0)
-                return result;
-        /* Beneath /proc "self" would be the supervisor: no write there is the command's to make. */
-        if (fstatfs(where->parent, &filesystem) == 0 && filesystem.f_type == PROC_SUPER_MAGIC)
-                return -EACCES;
-        if (strcmp(where->last, ".") == 0)
-                result = snprintf(where->name, sizeof(where->name), "%s", parent_name);
-        else
-                result = snprintf(where->name, sizeof(where->name), "%s%s%s", parent_name,
-                                  strcmp(parent_name, "/") == 0 ? "" : "/", where->last);
-        if (result < 0 || (size_t) result >= sizeof(where->name))
-                return -ENAMETOOLONG;
-        where->exists = fstatat(where->parent, where->last, &where->status, AT_SYMLINK_NOFOLLOW) == 0;
-        return 0;
-}
-
-static bool trailing_slash(const char *path)
-{
-        size_t length = strlen(path);
-
-        return length > 1 && path[length - 1] == '/';
-}
-
-/*
- * `path` resolved as the calling thread would, to one parent and one last
- * component; a symlink in that last place is followed when `follow` (a
- * relative one from its own directory, an absolute one from the thread's
- * root), and always when the path ends in a slash, which then names a
- * directory or nothing (ENOTDIR, as in the kernel).  Returns 0 or the
- * negative errno to answer.
- */
-static int locate(dsh_metadata_call *c, int dirfd, const char *path, bool follow, struct location *where)
-{
-        char text[PATH_MAX];
-        bool directory = trailing_slash(path);
-        int result = open_parent(c, -1, dirfd, path, where);
-
-        follow = follow || directory;
-
-        for (int hop = 0; result == 0; hop++) {
-                ssize_t length;
-                int parent;
-
-                result = describe(where);
-                if (result < 0 || !follow || !where->exists || !S_ISLNK(where->status.st_mode))
-                        break;
-                if (hop == SYMLINK_HOPS)
-                        return -ELOOP;
-                length = readlinkat(where->parent, where->last, text, sizeof(text));
-                if (length < 0 || (size_t) length >= sizeof(text))
-                        return length < 0 ? -errno : -ENAMETOOLONG;
-                text[length] = '\0';
-                parent = where->parent;
-                where->parent = -1;
-                result = open_parent(c, parent, AT_FDCWD, text, where);
-                close(parent);
-        }
-        if (result == 0 && directory && where->exists && !S_ISDIR(where->status.st_mode))
-                return -ENOTDIR;
-        return result;
-}
-
-/*
- * The command's own descriptor named by a path that is none: /dev/stdin,
- * /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N and
- * /proc/thread-self/fd/N (what bash's `> /dev/stderr` and `>(...)` open).
- * True with `*fd` set when `path` is one of them.
- */
-static bool own_descriptor(const char *path, int *fd)
-{
-        static const char *const standard[] = { "/dev/stdin", "/dev/stdout", "/dev/stderr" };
-        char proc_form[PATH_MAX];
-
-        for (int i = 0; i < 3; i++)
-                if (strcmp(path, standard[i]) == 0) {
-                        *fd = i;
-                        return true;
-                }
-        if (strncmp(path, "/dev/fd/", 8) == 0) {
-                snprintf(proc_form, sizeof(proc_form), "/proc/self/fd/%s", path + 8);
-                return dsh_metadata_own_descriptor_path(proc_form, fd);
-        }
-        return dsh_metadata_own_descriptor_path(path, fd);
 }
 
 /* ---------------------------------------------------------------- answering -- */
@@ -470,7 +230,7 @@ static int refuse(struct write_call *call, const char *name, dsh_refusal_rule ru
 }
 
 /* Refused when `where` is held back (by name, or, with `or_above`, because it holds a held-back path). */
-static int check_held_back(struct write_call *call, const struct location *where, bool or_above)
+static int check_held_back(struct write_call *call, const dsh_write_location *where, bool or_above)
 {
         const dsh_held_back *held = holding(call->scope, where, or_above);
 
@@ -488,7 +248,7 @@ static int check_held_back(struct write_call *call, const struct location *where
  * Under bwrap: the refusal a read-only mount will make, written down (the
  * target's mount when it exists, else its parent's).  Nothing is decided.
  */
-static void note_read_only_mount(struct write_call *call, const struct location *where)
+static void note_read_only_mount(struct write_call *call, const dsh_write_location *where)
 {
         struct statvfs status;
         int fd = where->exists ? openat(where->parent, where->last, O_PATH | O_NOFOLLOW | O_CLOEXEC) : -1;
@@ -507,7 +267,7 @@ static void note_read_only_mount(struct write_call *call, const struct location 
  * one the policy does not grant (bash opens /dev/tty as it starts, for job
  * control) is refused without a record, or every call would carry one.
  */
-static void note_landlock_refusal(struct write_call *call, const struct location *where, long result)
+static void note_landlock_refusal(struct write_call *call, const dsh_write_location *where, long result)
 {
         struct stat status;
 
@@ -577,8 +337,8 @@ static int answer_open(struct write_call *call, long opened)
         return result < 0 ? result : 1;
 }
 
-/* An open of the command's own descriptor N (own_descriptor()): that file reopened by the performer. */
-static int open_own_descriptor(struct write_call *call, int command_fd)
+/* An open of the command's own descriptor N (dsh_write_own_descriptor()): that file reopened by the performer. */
+static int open_dsh_write_own_descriptor(struct write_call *call, int command_fd)
 {
         char reopen[64], name[PATH_MAX];
         struct stat status;
@@ -591,7 +351,7 @@ static int open_own_descriptor(struct write_call *call, int command_fd)
                 result = -errno;
         if (result == 0 && held_back_inode(call->scope, &status))
                 result = -EACCES;
-        if (result == 0 && descriptor_name(fd, name, sizeof(name)) == 0 &&
+        if (result == 0 && dsh_write_descriptor_name(fd, name, sizeof(name)) == 0 &&
             dsh_write_held_back_at(call->scope, name, false))
                 result = refuse(call, name, dsh_write_held_back_at(call->scope, name, false)->rule);
         if (result == 0) {
@@ -631,7 +391,7 @@ struct fifo_job {
         bool close_on_exec;
 };
 
-static bool waits_for_reader(const struct location *where, int flags)
+static bool waits_for_reader(const dsh_write_location *where, int flags)
 {
         return where->exists && S_ISFIFO(where->status.st_mode) && (flags & O_ACCMODE) == O_WRONLY &&
                !(flags & O_NONBLOCK);
@@ -685,7 +445,7 @@ static void *fifo_worker(void *data)
 }
 
 /* Hands the open of the FIFO at `where` to a worker (fifo_worker()).  1: it will answer; else the errno. */
-static int open_fifo_later(struct write_call *call, const struct location *where)
+static int open_fifo_later(struct write_call *call, const dsh_write_location *where)
 {
         struct fifo_job *job = calloc(1, sizeof(*job));
         pthread_attr_t attributes;
@@ -734,7 +494,7 @@ static int open_fifo_later(struct write_call *call, const struct location *where
  */
 static int handle_open(struct write_call *call)
 {
-        struct location where = LOCATION_INIT;
+        dsh_write_location where = DSH_WRITE_LOCATION_INIT;
         const int flags = call->op.open_flags;
         bool tmpfile = (flags & KERNEL_O_TMPFILE_BIT) != 0;
         bool follow = call->op.follow && !((flags & O_CREAT) && (flags & O_EXCL));
@@ -743,17 +503,17 @@ static int handle_open(struct write_call *call)
         char *path = call->supervisor->path;
         int command_fd, result = 0;
 
-        if (!tmpfile && own_descriptor(path, &command_fd))
-                return call->watching ? 0 : open_own_descriptor(call, command_fd);
+        if (!tmpfile && dsh_write_own_descriptor(path, &command_fd))
+                return call->watching ? 0 : open_dsh_write_own_descriptor(call, command_fd);
         /* O_TMPFILE: the directory itself is where the file goes ("DIR/." resolves it whole). */
         if (tmpfile && strlen(path) + 3 > sizeof(call->supervisor->path))
                 result = -ENAMETOOLONG;
         else if (tmpfile)
                 strcat(path, "/.");
         if (result == 0)
-                result = locate(call->c, call->op.dirfd, path, follow, &where);
+                result = dsh_write_locate(call->c, call->op.dirfd, path, follow, &where);
         /* "NEW/" names a directory: no file is made there (the kernel's EISDIR). */
-        if (result == 0 && (flags & O_CREAT) && !where.exists && trailing_slash(path))
+        if (result == 0 && (flags & O_CREAT) && !where.exists && dsh_write_trailing_slash(path))
                 result = -EISDIR;
         if (result == 0)
                 result = check_held_back(call, &where, false);
@@ -779,16 +539,16 @@ static int handle_open(struct write_call *call)
                 if (opened != -ENXIO || !waits_for_reader(&where, flags))
                         result = answer_open(call, opened);
         }
-        location_clear(&where);
+        dsh_write_location_clear(&where);
         return result;
 }
 
 /* mkdir, mknod, symlink: a new name, refused in a held-back path. */
 static int handle_make(struct write_call *call)
 {
-        struct location where = LOCATION_INIT;
+        dsh_write_location where = DSH_WRITE_LOCATION_INIT;
         dsh_performed_call performed = { .mode = call->op.mode, .device = call->op.device, .creates = true };
-        int result = locate(call->c, call->op.dirfd, call->supervisor->path, false, &where);
+        int result = dsh_write_locate(call->c, call->op.dirfd, call->supervisor->path, false, &where);
 
         if (result == 0 && call->op.op == DSH_WRITE_SYMLINK)
                 result = dsh_metadata_copy_path(call->c, call->op.symlink_target, call->supervisor->text,
@@ -809,17 +569,17 @@ static int handle_make(struct write_call *call)
                 if (result < 0)
                         note_landlock_refusal(call, &where, result);
         }
-        location_clear(&where);
+        dsh_write_location_clear(&where);
         return result;
 }
 
 /* unlink, rmdir: a directory removed may not hold a held-back path either. */
 static int handle_remove(struct write_call *call)
 {
-        struct location where = LOCATION_INIT;
+        dsh_write_location where = DSH_WRITE_LOCATION_INIT;
         bool directory = call->op.op == DSH_WRITE_RMDIR;
         dsh_performed_call performed = { .kind = DSH_PERFORM_UNLINKAT, .flags = directory ? AT_REMOVEDIR : 0 };
-        int result = locate(call->c, call->op.dirfd, call->supervisor->path, false, &where);
+        int result = dsh_write_locate(call->c, call->op.dirfd, call->supervisor->path, false, &where);
 
         if (result == 0)
                 result = check_held_back(call, &where, directory);
@@ -832,22 +592,22 @@ static int handle_remove(struct write_call *call)
                 if (result < 0)
                         note_landlock_refusal(call, &where, result);
         }
-        location_clear(&where);
+        dsh_write_location_clear(&where);
         return result;
 }
 
 /* rename, renameat, renameat2: neither name may be, or hold, a held-back path. */
 static int handle_rename(struct write_call *call)
 {
-        struct location from = LOCATION_INIT, to = LOCATION_INIT;
+        dsh_write_location from = DSH_WRITE_LOCATION_INIT, to = DSH_WRITE_LOCATION_INIT;
         dsh_performed_call performed = { .kind = DSH_PERFORM_RENAMEAT2, .flags = (int) call->op.rename_flags };
         int result = dsh_metadata_copy_path(call->c, call->op.new_path, call->supervisor->new_path,
                                             sizeof(call->supervisor->new_path));
 
         if (result == 0)
-                result = locate(call->c, call->op.dirfd, call->supervisor->path, false, &from);
+                result = dsh_write_locate(call->c, call->op.dirfd, call->supervisor->path, false, &from);
         if (result == 0)
-                result = locate(call->c, call->op.new_dirfd, call->supervisor->new_path, false, &to);
+                result = dsh_write_locate(call->c, call->op.new_dirfd, call->supervisor->new_path, false, &to);
         if (result == 0)
                 result = check_held_back(call, &from, true);
         if (result == 0)
@@ -865,8 +625,8 @@ static int handle_rename(struct write_call *call)
                         note_landlock_refusal(call, &to, result);
                 }
         }
-        location_clear(&from);
-        location_clear(&to);
+        dsh_write_location_clear(&from);
+        dsh_write_location_clear(&to);
         return result;
 }
 
@@ -880,7 +640,7 @@ static int handle_rename(struct write_call *call)
  */
 static int handle_link(struct write_call *call)
 {
-        struct location from = LOCATION_INIT, to = LOCATION_INIT;
+        dsh_write_location from = DSH_WRITE_LOCATION_INIT, to = DSH_WRITE_LOCATION_INIT;
         dsh_performed_call performed = { .kind = DSH_PERFORM_LINKAT };
         char source[64];
         int source_fd = -1, result = dsh_metadata_copy_path(call->c, call->op.new_path, call->supervisor->new_path,
@@ -889,12 +649,12 @@ static int handle_link(struct write_call *call)
         if (result == 0 && call->op.empty_path) {
                 source_fd = dsh_metadata_acquire_descriptor(call->c, call->op.dirfd, false);
                 result = source_fd < 0 ? source_fd : 0;
-                if (result == 0 && (fstat(source_fd, &from.status) < 0 || descriptor_name(source_fd, from.name,
+                if (result == 0 && (fstat(source_fd, &from.status) < 0 || dsh_write_descriptor_name(source_fd, from.name,
                                                                                           sizeof(from.name)) < 0))
                         strcpy(from.name, "/");  /* a nameless file (O_TMPFILE): nothing held back by name */
                 from.exists = true;
         } else if (result == 0) {
-                result = locate(call->c, call->op.dirfd, call->supervisor->path, call->op.follow, &from);
+                result = dsh_write_locate(call->c, call->op.dirfd, call->supervisor->path, call->op.follow, &from);
                 if (result == 0 && !from.exists)
                         result = -ENOENT;
                 if (result == 0 && call->op.follow) {
@@ -903,7 +663,7 @@ static int handle_link(struct write_call *call)
                 }
         }
         if (result == 0)
-                result = locate(call->c, call->op.new_dirfd, call->supervisor->new_path, false, &to);
+                result = dsh_write_locate(call->c, call->op.new_dirfd, call->supervisor->new_path, false, &to);
         if (result == 0)
                 result = check_held_back(call, &from, false);
         if (result == 0)
@@ -928,18 +688,18 @@ static int handle_link(struct write_call *call)
         }
         if (source_fd >= 0)
                 close(source_fd);
-        location_clear(&from);
-        location_clear(&to);
+        dsh_write_location_clear(&from);
+        dsh_write_location_clear(&to);
         return result;
 }
 
 /* truncate: the file a path leads to (symlinks followed), truncated through the performer's /proc. */
 static int handle_truncate(struct write_call *call)
 {
-        struct location where = LOCATION_INIT;
+        dsh_write_location where = DSH_WRITE_LOCATION_INIT;
         dsh_performed_call performed = { .kind = DSH_PERFORM_TRUNCATE, .length = call->op.length };
         char target[64];
-        int fd = -1, result = locate(call->c, call->op.dirfd, call->supervisor->path, true, &where);
+        int fd = -1, result = dsh_write_locate(call->c, call->op.dirfd, call->supervisor->path, true, &where);
 
         if (result == 0 && !where.exists)
                 result = -ENOENT;
@@ -960,7 +720,7 @@ static int handle_truncate(struct write_call *call)
         }
         if (fd >= 0)
                 close(fd);
-        location_clear(&where);
+        dsh_write_location_clear(&where);
         return result;
 }
 

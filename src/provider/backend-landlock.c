@@ -322,13 +322,24 @@ static bool own_file(const dsh_provider *provider, const char *path)
  * launch config, a home's startup files).  The supervisor refuses every
  * write to both; a spawn also audits the missing ones once the call is over
  * (landlock_settle()), which a harness-spawned argv has not.
+ *
+ * `*unprotected` (may be NULL) receives why a protected subpath is in
+ * neither list (the shield's sentences: a git one that does not exist, one
+ * reached through a symlink the command could repoint).  Nothing holds such
+ * a path back, so the call must not claim "full" (set_facts()), and with
+ * requireProtectedSubpaths it is refused, as bwrap refuses it.
  */
 static int check_shield(const dsh_provider *provider, const dsh_policy *policy, char ***held_back,
-                        char ***kept_absent, dsh_error *error)
+                        char ***kept_absent, char ***unprotected, dsh_error *error)
 {
         dsh_shield shield = DSH_SHIELD_INIT;
         int result = dsh_provider_plan_shield(provider, policy, LANDLOCK_TEMP_AREA, held_back != NULL, &shield,
                                               error);
+
+        if (result == 0 && shield.unprotected && provider->protections.require_subpaths)
+                result = dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EPERM,
+                                       "a protected subpath cannot be held back and requireProtectedSubpaths is set: %s",
+                                       shield.unprotected[0]);
 
         /* A missing commondir, which would send git elsewhere for hooks and config, is kept absent the same way. */
         for (char **path = shield.must_stay_absent; result == 0 && path && *path; path++)
@@ -338,18 +349,23 @@ static int check_shield(const dsh_provider *provider, const dsh_policy *policy, 
                 *held_back = dsh_steal_pointer(&shield.read_only);
         if (result == 0 && kept_absent)
                 *kept_absent = dsh_steal_pointer(&shield.kept_absent);
+        if (result == 0 && unprotected)
+                *unprotected = dsh_steal_pointer(&shield.unprotected);
         dsh_shield_clear(&shield);
         return result;
 }
 
-/* The facts of a Landlock run: the dialect, and every reason it is partial. */
-static int set_facts(dsh_confined_argv *out, int abi, dsh_mode mode)
+/* The facts of a Landlock run: the dialect, and every reason it is partial (`unprotected`: check_shield()'s). */
+static int set_facts(dsh_confined_argv *out, int abi, dsh_mode mode, char *const *unprotected)
 {
-        if (set_dialect(out, dsh_landlock_enforcement(abi), mode) < 0)
+        if (set_dialect(out, unprotected ? DSH_ENFORCEMENT_PARTIAL : dsh_landlock_enforcement(abi), mode) < 0)
                 return -ENOMEM;
         if (dsh_landlock_enforcement(abi) == DSH_ENFORCEMENT_PARTIAL &&
             dsh_confined_argv_add_partial_reason(out, ABI_PARTIAL_REASON) < 0)
                 return -ENOMEM;
+        for (char *const *reason = unprotected; reason && *reason; reason++)
+                if (dsh_confined_argv_add_partial_reason(out, *reason) < 0)
+                        return -ENOMEM;
         return 0;
 }
 
@@ -368,11 +384,11 @@ static int landlock_confine(dsh_provider *provider, char *const *argv, const dsh
         const dsh_policy *policy = &prepared->policy;
         int abi = dsh_landlock_abi();
         const char *problem = abi_problem(abi);
-        char **held_back = NULL, **kept_absent = NULL;
+        char **held_back = NULL, **kept_absent = NULL, **unprotected = NULL;
 
         if (problem)
                 return dsh_error_set_unavailable(error, policy->mode, problem);
-        if (check_shield(provider, policy, &held_back, &kept_absent, error) < 0)
+        if (check_shield(provider, policy, &held_back, &kept_absent, &unprotected, error) < 0)
                 return -EPERM;
         /* The protected subpaths, those that exist and those kept absent: the launcher's supervisor holds both back. */
         if (dsh_strv_append(&out->argv, provider->landlock_run_path) < 0 ||
@@ -384,14 +400,16 @@ static int landlock_confine(dsh_provider *provider, char *const *argv, const dsh
         for (char *const *argument = argv; *argument; argument++)
                 if (dsh_strv_append(&out->argv, *argument) < 0)
                         goto out_of_memory;
-        if (set_facts(out, abi, policy->mode) < 0)
+        if (set_facts(out, abi, policy->mode, unprotected) < 0)
                 goto out_of_memory;
         dsh_strv_free(held_back);
         dsh_strv_free(kept_absent);
+        dsh_strv_free(unprotected);
         return 0;
 out_of_memory:
         dsh_strv_free(held_back);
         dsh_strv_free(kept_absent);
+        dsh_strv_free(unprotected);
         dsh_confined_argv_clear(out);
         return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
 }
@@ -435,7 +453,8 @@ static int build_ruleset(const dsh_provider *provider, const dsh_prepared_policy
         struct ruleset_builder builder = { ruleset, NULL, NULL };
         const char *problem;
         char detail[PATH_MAX + 128];
-        int result = check_shield(provider, policy, held_back, kept_absent, error);
+        char **unprotected = NULL;
+        int result = check_shield(provider, policy, held_back, kept_absent, &unprotected, error);
 
         if (result < 0)
                 return result;
@@ -447,6 +466,7 @@ static int build_ruleset(const dsh_provider *provider, const dsh_prepared_policy
                         snprintf(detail, sizeof(detail), "landlock ruleset error: %s", strerror(-result));
                         problem = detail;
                 }
+                dsh_strv_free(unprotected);
                 return dsh_error_set_unavailable(error, policy->mode, problem);
         }
         result = for_each_grant(prepared, add_grant_rule, &builder);
@@ -464,10 +484,13 @@ static int build_ruleset(const dsh_provider *provider, const dsh_prepared_policy
                 else
                         snprintf(detail, sizeof(detail), "landlock ruleset error: %s", strerror(-result));
                 dsh_landlock_ruleset_close(ruleset);
+                dsh_strv_free(unprotected);
                 return dsh_error_set_unavailable(error, policy->mode, detail);
         }
         /* The facts are complete before anything runs: no allocation can fail once the command does. */
-        if (set_facts(facts, ruleset->abi, policy->mode) < 0) {
+        result = set_facts(facts, ruleset->abi, policy->mode, unprotected);
+        dsh_strv_free(unprotected);
+        if (result < 0) {
                 dsh_landlock_ruleset_close(ruleset);
                 dsh_confined_argv_clear(facts);
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");

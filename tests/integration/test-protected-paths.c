@@ -2,7 +2,8 @@
 /*
  * The sandbox's own files (config, session state, verdict cache) stay out of
  * a confined command's reach even when a writable root contains them:
- * bwrap binds them read-only, Landlock refuses the call.  Checked on disk.
+ * bwrap binds them read-only, under Landlock the write supervisor refuses
+ * every write to them.  Checked on disk.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -102,22 +103,54 @@ static void test_named_config_file_in_workspace_is_read_only(void **state)
         free(config);
 }
 
-static void test_landlock_refuses_a_root_holding_own_files(void **state)
+/*
+ * Landlock can only grant, so the write supervisor holds the sandbox's own
+ * files back: a root holding them runs, and every write to them (an
+ * existing config rewritten, renamed away or removed, a session record or
+ * a verdict planted in their existing directories) is refused, while the
+ * workspace beside them is written.  Checked on disk.
+ */
+static void test_landlock_holds_back_own_files_in_a_root(void **state)
 {
-        char *marker = test_path_join(home, "ran");
-        char *script = NULL;
+        char *config = NULL, *session = NULL, *cache = NULL, *moved = NULL, *command = NULL;
+        char *ordinary = test_path_join(home, "project-file");
+        char *content;
         test_process_result result;
 
         (void) state;
-        assert_true(asprintf(&script, "touch '%s'", marker) > 0);
-        run_in_home("landlock", NULL, NULL, script, &result);
-        assert_int_equal(result.exit_code, 125);
-        assert_true(test_contains(result.stderr_text, "dsh-sandbox: SANDBOX_PREPARATION_FAILED: "));
-        assert_true(test_contains(result.stderr_text, "the sandbox's own files"));
-        assert_false(test_path_exists(marker));
+        assert_true(asprintf(&config, "%s/.config/dsh-sandbox/config.json", home) > 0);
+        assert_true(asprintf(&session, "%s/.local/state/dsh-sandbox/forged.jsonl", home) > 0);
+        assert_true(asprintf(&cache, "%s/.cache/dsh-sandbox/verdict-forged.json", home) > 0);
+        assert_true(asprintf(&moved, "%s/moved.json", home) > 0);
+        assert_true(asprintf(&command, "mkdir -p '%s/.config/dsh-sandbox' '%s/.local/state/dsh-sandbox' "
+                             "'%s/.cache/dsh-sandbox'", home, home, home) > 0);
+        assert_int_equal(system(command), 0);
+        test_write_file(config, "{}\n");
+        run_in_home("landlock", NULL, NULL,
+                    "echo '{\"runnerCommand\":[\"env\"],\"runnerFailureSignatures\":[\"x\"]}' > "
+                    "\"$HOME/.config/dsh-sandbox/config.json\"; "
+                    "mv \"$HOME/.config/dsh-sandbox/config.json\" \"$HOME/moved.json\"; "
+                    "rm -f \"$HOME/.config/dsh-sandbox/config.json\"; "
+                    "echo forged > \"$HOME/.local/state/dsh-sandbox/forged.jsonl\"; "
+                    "echo forged > \"$HOME/.cache/dsh-sandbox/verdict-forged.json\"; "
+                    "echo ok > \"$HOME/project-file\"",
+                    &result);
+        assert_int_equal(result.exit_code, 0);           /* it ran: no longer refused with 125 */
+        assert_true(test_path_exists(ordinary));         /* the workspace itself stays writable */
+        content = test_read_file(config);
+        assert_string_equal(content, "{}\n");
+        assert_false(test_path_exists(moved));
+        assert_false(test_path_exists(session));
+        assert_false(test_path_exists(cache));
+        assert_true(test_contains(result.stderr_text, "Permission denied"));
+        free(content);
         test_process_result_clear(&result);
-        free(script);
-        free(marker);
+        free(command);
+        free(moved);
+        free(ordinary);
+        free(cache);
+        free(session);
+        free(config);
 }
 
 /* A writable root inside the sandbox's own directory cannot be shielded by any backend. */
@@ -278,7 +311,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_bwrap_binds_own_files_read_only, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_named_config_file_in_workspace_is_read_only, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_landlock_refuses_a_root_holding_own_files, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_landlock_holds_back_own_files_in_a_root, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_root_inside_own_files_refused, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_bwrap_ancestors_cannot_be_renamed_away, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_symlinked_own_directory_refused, setup, teardown),

@@ -4,8 +4,8 @@
  * root are what runs, unconfined, at the user's next `git commit`.  bwrap
  * holds them back (and pins .git, so renaming it away does not help), git
  * itself keeps working, nothing is created on the host to serve as a mount
- * target; Landlock, which can only grant, reports "partial" and says why.
- * Checked on disk.
+ * target; under Landlock, which can only grant, the write supervisor holds
+ * them back (EACCES) and the call is "full".  Checked on disk.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -221,70 +221,154 @@ static void test_missing_hooks_reported_not_created(void **state)
         free(repository);
 }
 
-/* Landlock can only grant: a root holding a repository runs "partial", with the reason in confine and run. */
-static void test_landlock_reports_partial(void **state)
+/*
+ * Landlock can only grant, so the write supervisor holds the hooks and the
+ * config back (issue 20): the same attack as under bwrap is refused with
+ * EACCES, judged on disk, and a root holding a repository is "full" in
+ * confine, run and the probe.
+ */
+static void test_landlock_holds_hooks_and_config(void **state)
 {
         char *repository = make_repository("landlock");
-        char *plain = test_path_join(scratch, "no-repository");
-        const char *confine[] = { test_dsh_sandbox_path(), "confine", "--backend", "landlock", "--mode",
-                                  "workspace-write", "--root", repository, "--", "true", NULL };
-        const char *confine_plain[] = { test_dsh_sandbox_path(), "confine", "--backend", "landlock", "--mode",
-                                        "workspace-write", "--root", plain, "--", "true", NULL };
+        char *hook = test_path_join(repository, ".git/hooks/post-commit");
+        char *hooks = test_path_join(repository, ".git/hooks");
+        char *config = test_path_join(repository, ".git/config");
+        char *renamed = test_path_join(repository, ".g");
+        char *ordinary = test_path_join(repository, "ordinary");
+        char *before = test_read_file(config), *after;
         test_process_result result;
 
         (void) state;
-        host_shell(scratch, "mkdir no-repository");
+        run_confined("landlock", repository,
+                     "echo evil > .git/hooks/post-commit; printf '[core]\\n\\thooksPath = /tmp\\n' >> .git/config; "
+                     "git config core.fsmonitor 'touch /var/tmp/x'; mv .git/hooks .git/h; mv .git .g; "
+                     "mv .git/config .git/c; rm -rf .git/hooks; echo fine > ordinary",
+                     &result);
+        after = test_read_file(config);
+        assert_int_equal(result.exit_code, 0);
+        assert_true(test_path_exists(ordinary));
+        assert_false(test_path_exists(hook));
+        assert_true(test_path_exists(hooks));
+        assert_false(test_path_exists(renamed));
+        assert_string_equal(before, after);
+        assert_true(test_contains(result.stderr_text, "Permission denied"));
+        assert_false(test_contains(result.stderr_text, "partial enforcement"));
+        test_process_result_clear(&result);
+        free(after);
+        free(before);
+        free(ordinary);
+        free(renamed);
+        free(config);
+        free(hooks);
+        free(hook);
+        free(repository);
+}
+
+/* A root holding a repository is "full" under Landlock now, in confine and in the probe. */
+static void test_landlock_reports_full(void **state)
+{
+        char *repository = make_repository("landlock");
+        const char *confine[] = { test_dsh_sandbox_path(), "confine", "--backend", "landlock", "--mode",
+                                  "workspace-write", "--root", repository, "--", "true", NULL };
+        const char *probe[] = { test_dsh_sandbox_path(), "probe", "--json", NULL };
+        test_process_result result;
+
+        (void) state;
+        test_run(confine, env(), &result);
+        assert_int_equal(result.exit_code, 0);
+        assert_true(test_contains(result.stdout_text, "\"enforcement\":\"full\""));
+        assert_false(test_contains(result.stdout_text, "protected subpaths"));
+        test_process_result_clear(&result);
+        test_run(probe, env(), &result);
+        assert_true(test_contains(result.stdout_text, "\"landlock\""));
+        assert_false(test_contains(result.stdout_text, "protected subpaths"));
+        test_process_result_clear(&result);
+        free(repository);
+}
+
+/*
+ * A repository without .git/hooks: nothing names it to Landlock's supervisor
+ * (the shield holds back what exists and keeps absent only the non-git
+ * names), so the command could create a hook there.  The call must say
+ * "partial" and why, as bwrap does, never "full"; requireProtectedSubpaths
+ * refuses it, and the command does not run.
+ */
+static void test_landlock_missing_hooks_reported(void **state)
+{
+        char *repository = make_repository("landlock-nohooks");
+        char *config_required = test_path_join(scratch, "required.json");
+        char *marker = test_path_join(repository, "ran");
+        const char *confine[] = { test_dsh_sandbox_path(), "confine", "--backend", "landlock", "--mode",
+                                  "workspace-write", "--root", repository, "--", "true", NULL };
+        const char *required[] = { test_dsh_sandbox_path(), "run", "--config", config_required, "--backend",
+                                   "landlock", "--mode", "workspace-write", "--root", repository, "--", "touch",
+                                   marker, NULL };
+        test_process_result result;
+
+        (void) state;
+        host_shell(repository, "rm -rf .git/hooks");
+        test_write_file(config_required, "{\"requireProtectedSubpaths\": true}\n");
         test_run(confine, env(), &result);
         assert_int_equal(result.exit_code, 0);
         assert_true(test_contains(result.stdout_text, "\"enforcement\":\"partial\""));
-        assert_true(test_contains(result.stdout_text, "protected subpaths"));
+        assert_true(test_contains(result.stdout_text, "cannot be held back without creating it"));
         test_process_result_clear(&result);
         run_confined("landlock", repository, "true", &result);
         assert_int_equal(result.exit_code, 0);
         assert_true(test_contains(result.stderr_text, "notice: partial enforcement under landlock"));
         test_process_result_clear(&result);
-        /* The probe says so before any call. */
-        {
-                const char *probe[] = { test_dsh_sandbox_path(), "probe", "--json", NULL };
-
-                test_run(probe, env(), &result);
-                assert_true(test_contains(result.stdout_text, "\"partialReasons\""));
-                assert_true(test_contains(result.stdout_text, "protected subpaths"));
-                test_process_result_clear(&result);
-        }
-        /* No repository beneath the root: nothing to hold back, full. */
-        test_run(confine_plain, env(), &result);
-        assert_true(test_contains(result.stdout_text, "\"enforcement\":\"full\""));
+        test_run(required, env(), &result);
+        assert_int_equal(result.exit_code, 125);
+        assert_true(test_contains(result.stderr_text, "requireProtectedSubpaths"));
+        assert_false(test_path_exists(marker));
         test_process_result_clear(&result);
-        free(plain);
+        free(marker);
+        free(config_required);
         free(repository);
 }
 
-/* Configured: requireProtectedSubpaths turns each "partial" into a refusal; [] turns the feature off. */
+/*
+ * Configured: requireProtectedSubpaths no longer refuses a Landlock call
+ * (the subpaths are held back there now), and the hook is still refused; []
+ * turns the feature off, and then the same write lands (so the refusal
+ * above is the feature's, not an accident of the test).
+ */
 static void test_configured_subpaths(void **state)
 {
         char *repository = make_repository("configured");
         char *config_required = test_path_join(scratch, "required.json");
         char *config_off = test_path_join(scratch, "off.json");
         char *marker = test_path_join(repository, "ran");
-        const char *refused[] = { test_dsh_sandbox_path(), "run", "--config", config_required, "--backend", "landlock",
-                                  "--mode", "workspace-write", "--root", repository, "--", "touch", marker, NULL };
+        char *hook = test_path_join(repository, ".git/hooks/post-commit");
+        const char *required[] = { test_dsh_sandbox_path(), "run", "--config", config_required, "--backend",
+                                   "landlock", "--mode", "workspace-write", "--root", repository, "--", "sh", "-c",
+                                   "echo evil > .git/hooks/post-commit; touch ran", NULL };
         const char *off[] = { test_dsh_sandbox_path(), "confine", "--config", config_off, "--backend", "landlock",
                               "--mode", "workspace-write", "--root", repository, "--", "true", NULL };
+        const char *off_run[] = { test_dsh_sandbox_path(), "run", "--config", config_off, "--backend", "landlock",
+                                  "--mode", "workspace-write", "--root", repository, "--", "sh", "-c",
+                                  "echo evil > .git/hooks/post-commit", NULL };
         test_process_result result;
 
         (void) state;
         test_write_file(config_required, "{\"requireProtectedSubpaths\": true}\n");
         test_write_file(config_off, "{\"protectedSubpaths\": []}\n");
-        test_run(refused, env(), &result);
-        assert_int_equal(result.exit_code, 125);
-        assert_true(test_contains(result.stderr_text, "requireProtectedSubpaths"));
-        assert_false(test_path_exists(marker));
+        assert_int_equal(chdir(repository), 0);
+        test_run(required, env(), &result);
+        assert_int_equal(result.exit_code, 0);
+        assert_true(test_path_exists(marker));
+        assert_false(test_path_exists(hook));
         test_process_result_clear(&result);
         test_run(off, env(), &result);
         assert_int_equal(result.exit_code, 0);
         assert_true(test_contains(result.stdout_text, "\"enforcement\":\"full\""));
         test_process_result_clear(&result);
+        test_run(off_run, env(), &result);
+        assert_int_equal(result.exit_code, 0);
+        assert_true(test_path_exists(hook));
+        test_process_result_clear(&result);
+        assert_int_equal(chdir("/"), 0);
+        free(hook);
         free(marker);
         free(config_off);
         free(config_required);
@@ -299,7 +383,9 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_bwrap_linked_worktree, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_bwrap_submodule_hooks, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_missing_hooks_reported_not_created, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_landlock_reports_partial, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_landlock_holds_hooks_and_config, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_landlock_reports_full, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_landlock_missing_hooks_reported, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_configured_subpaths, setup, teardown),
         };
 

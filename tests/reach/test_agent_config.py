@@ -119,8 +119,9 @@ class BashToolUnderBwrap(AgentConfigCase):
         result = self.bash(root, ATTACK, *ROOT_EXISTING, *ROOT_MISSING)
         self.assertEqual(content(os.path.join(root, "ordinary.txt")), "fine\n", result.stderr)
         self.assert_held(root, ROOT_EXISTING, ROOT_MISSING)
+        # The missing ones are refused at creation during the call (issue 20), not left to the audit.
         for name in ROOT_MISSING:
-            self.assertIn(f"the command created {os.path.join(root, name)}", result.stderr)
+            self.assertNotIn(f"the command created {os.path.join(root, name)}", result.stderr)
 
     def test_a_homes_startup_files_are_protected_where_the_root_is_the_home(self):
         home = self.scratch.home
@@ -158,21 +159,42 @@ class BashToolUnderBwrap(AgentConfigCase):
         self.assertTrue(os.path.isdir("/usr/bin") and os.path.isdir("/etc"))
         self.assertEqual([name for name in os.listdir("/usr") if "quarantine" in name], [])
 
-    def test_a_later_creation_in_the_call_is_undone_and_reported(self):
+    def test_a_later_creation_in_the_call_is_refused(self):
+        # Refused at creation during the call (issue 20): nothing lands, so nothing is left for the audit to report.
         root = self.scratch.project
         script = "echo fine > ordinary.txt; sleep 0; printf '{\"mcpServers\":{}}' > .mcp.json; cat .mcp.json"
         result = self.bash(root, script, "x")
+        self.assertEqual(content(os.path.join(root, "ordinary.txt")), "fine\n", result.stderr)
         self.assertFalse(os.path.lexists(os.path.join(root, ".mcp.json")))
-        self.assertIn(f"the command created {root}/.mcp.json", result.stderr)
-        self.assertIn("moved aside", result.stderr)
-        # As the agent sees it: a denial, whatever the exit status, the path named in the warnings.
+        self.assertIn("Permission denied", result.stderr)
+        self.assertNotIn("the command created", result.stderr)
+        # As the agent sees it: a denial.
         answer = self.scratch.dsh("bash", "--json", "--backend", "bwrap", "--mode", "workspace-write", "--root", root,
                                   "--", "mkdir -p .claude && echo '{\"hooks\":{}}' > .claude/settings.json")
         facts = json.loads(answer.stdout)
         self.assertEqual(facts["kind"], "denied", facts)
-        self.assertEqual(facts["exitCode"], 0, facts)
-        self.assertTrue(any(f"{root}/.claude" in warning for warning in facts["warnings"]), facts)
         self.assertFalse(os.path.lexists(os.path.join(root, ".claude")))
+
+    def test_what_the_supervisor_cannot_refuse_is_undone_and_reported(self):
+        assert_socket_moved_aside(self, "bwrap")
+
+
+def assert_socket_moved_aside(case, backend):
+    """A unix socket bound at .mcp.json (bind() is not supervised): the audit after the call moves it aside and says so."""
+    root = case.scratch.project
+    script = ("echo fine > ordinary.txt; python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind(\".mcp.json\")'")
+    result = case.bash(root, script, "x", backend=backend)
+    case.assertEqual(content(os.path.join(root, "ordinary.txt")), "fine\n", result.stderr)
+    case.assertFalse(os.path.lexists(os.path.join(root, ".mcp.json")), result.stderr)
+    case.assertIn(f"the command created {root}/.mcp.json", result.stderr)
+    case.assertIn("moved aside", result.stderr)
+    answer = case.scratch.dsh("bash", "--json", "--backend", backend, "--mode", "workspace-write", "--root", root, "--",
+                              "python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind(\".mcp.json\")'")
+    facts = json.loads(answer.stdout)
+    case.assertEqual(facts["kind"], "denied", facts)
+    case.assertEqual(facts["exitCode"], 0, facts)
+    case.assertTrue(any(f"{root}/.mcp.json" in warning for warning in facts["warnings"]), facts)
+    case.assertFalse(os.path.lexists(os.path.join(root, ".mcp.json")))
 
 
 class FileGuard(AgentConfigCase):
@@ -283,10 +305,7 @@ class Configuration(AgentConfigCase):
 
 @unittest.skipUnless(LANDLOCK, "the kernel has no Landlock")
 class UnderLandlock(AgentConfigCase):
-    """Landlock cannot hold them back: partial where one is there, full where none is (docs/security.md).
-
-    (A home is never a Landlock root: it holds the sandbox's own files, which Landlock refuses.)
-    """
+    """The write supervisor holds them back under Landlock too (issue 20): full, and judged on disk as under bwrap."""
 
     def confine(self, root):
         result = self.scratch.dsh("confine", "--backend", "landlock", "--mode", "workspace-write", "--root", root,
@@ -294,30 +313,37 @@ class UnderLandlock(AgentConfigCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         return json.loads(result.stdout)
 
-    def test_a_root_holding_one_runs_partial_and_says_why(self):
+    def test_a_root_holding_one_runs_full_and_holds_it_back(self):
         plant(self.scratch.project, [".claude/settings.json"])
         facts = self.confine(self.scratch.project)
-        self.assertEqual(facts["enforcement"], "partial")
-        self.assertTrue(any(".claude" in reason and "cannot be held back" in reason
-                            for reason in facts["partialReasons"]), facts)
+        self.assertEqual(facts["enforcement"], "full", facts)
+        self.assertFalse(any(".claude" in reason for reason in facts.get("partialReasons", [])), facts)
+        root = self.scratch.project
+        plant(root, ROOT_EXISTING)
+        result = self.bash(root, ATTACK, *ROOT_EXISTING, *ROOT_MISSING, backend="landlock")
+        self.assertEqual(content(os.path.join(root, "ordinary.txt")), "fine\n", result.stderr)
+        self.assert_held(root, ROOT_EXISTING, ROOT_MISSING)
 
     def test_a_root_holding_none_stays_full(self):
         plant(self.scratch.project, ["src/main.c"])
         self.assertEqual(self.confine(self.scratch.project)["enforcement"], "full")
 
-    def test_a_creation_in_a_spawned_call_is_undone_and_reported(self):
-        # "full" holds only because a spawned call is audited once its stand-in has ended everything: a
-        # launch config the command created is moved aside, and the bash tool answers a denial.
+    def test_a_creation_in_a_spawned_call_is_refused(self):
         root = self.scratch.project
         result = self.bash(root, "echo fine > ordinary.txt; printf '{}' > .mcp.json", "x", backend="landlock")
         self.assertEqual(content(os.path.join(root, "ordinary.txt")), "fine\n", result.stderr)
         self.assertFalse(os.path.lexists(os.path.join(root, ".mcp.json")), result.stderr)
-        self.assertIn(f"the command created {root}/.mcp.json", result.stderr)
+        self.assertIn("Permission denied", result.stderr)
+        self.assertNotIn("the command created", result.stderr)
         answer = self.scratch.dsh("bash", "--json", "--backend", "landlock", "--mode", "workspace-write", "--root",
                                   root, "--", "mkdir -p .claude && echo '{\"hooks\":{}}' > .claude/settings.json")
         facts = json.loads(answer.stdout)
         self.assertEqual(facts["kind"], "denied", facts)
         self.assertFalse(os.path.lexists(os.path.join(root, ".claude")))
+
+    def test_what_the_supervisor_cannot_refuse_is_undone_and_reported(self):
+        # The audit after a spawned call stays: it catches what slips past the supervisor.
+        assert_socket_moved_aside(self, "landlock")
 
 
 if __name__ == "__main__":

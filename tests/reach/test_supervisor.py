@@ -331,10 +331,11 @@ class ListenerHandOver(Workspace):
     """dsh-sandbox-exec execs the command only once a supervisor acknowledged the listener."""
 
     def run_helper(self, answer):
-        marker = os.path.join(self.workspace, "ran")
+        # The command shows it ran on stdout, not in a file: a write-intent open would wait on the listener,
+        # which nobody serves here (the filter sends every write-intent call to the supervisor).
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         helper = subprocess.Popen([EXEC_HELPER, "--listener-fd", str(theirs.fileno()), "--", "sh", "-c",
-                                   f"echo ran > {marker}"], pass_fds=[theirs.fileno()], cwd=self.workspace,
+                                   "echo ran"], pass_fds=[theirs.fileno()], cwd=self.workspace,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         theirs.close()
         _, fds, _, _ = socket.recv_fds(ours, 1, 1)
@@ -345,7 +346,7 @@ class ListenerHandOver(Workspace):
         ours.close()
         stdout, stderr = helper.communicate(timeout=PATIENCE)
         os.close(listener)
-        return helper.returncode, stderr, os.path.exists(marker)
+        return helper.returncode, stderr, stdout == "ran\n"
 
     def test_no_acknowledgement_is_a_refusal(self):
         status, stderr, ran = self.run_helper(answer=False)

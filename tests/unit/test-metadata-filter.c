@@ -115,10 +115,15 @@ static bool is_write_intent_call(int nr)
         return false;
 }
 
-/* Where a write-intent call goes: the supervisor, or the kernel where nobody supervises. */
+/*
+ * Where a write-intent call goes: the supervisor, or the kernel where nobody
+ * supervises or the supervisor cannot read the command (read-only's
+ * DSH_METADATA_DENY_KERNEL_WRITES: Landlock refuses them there).
+ */
 static uint32_t write_action_of(dsh_metadata_policy policy)
 {
-        return policy == DSH_METADATA_UNSUPERVISED ? SECCOMP_RET_ALLOW : SECCOMP_RET_USER_NOTIF;
+        return policy == DSH_METADATA_UNSUPERVISED || policy == DSH_METADATA_DENY_KERNEL_WRITES ? SECCOMP_RET_ALLOW
+                                                                                                : SECCOMP_RET_USER_NOTIF;
 }
 
 static bool is_creation_call(int nr)
@@ -343,6 +348,9 @@ static void test_program_over_every_number(void **state)
         check_program(DSH_METADATA_SUPERVISE, true, SECCOMP_RET_USER_NOTIF);
         /* A harness-spawned bwrap argv: nobody answers, so metadata and connect are the kernel's refusals. */
         check_program(DSH_METADATA_UNSUPERVISED, true, SECCOMP_RET_ERRNO | EPERM);
+        /* Read-only where the supervisor cannot read the command: metadata refused, connect its, writes the kernel's. */
+        check_program(DSH_METADATA_DENY_KERNEL_WRITES, true, SECCOMP_RET_ERRNO | EPERM);
+        check_program(DSH_METADATA_DENY_KERNEL_WRITES, false, SECCOMP_RET_ERRNO | EPERM);
 #else
         skip();
 #endif
@@ -503,6 +511,49 @@ static void test_unsupervised_filter_on_the_kernel(void **state)
         assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/*
+ * Installed for real under DSH_METADATA_DENY_KERNEL_WRITES with its
+ * listener gone at once: write intent is the kernel's own answer (never
+ * sent, so never ENOSYS), set-id creation and metadata still EPERM, and
+ * connect, the supervisor's, fails (ENOSYS) rather than passes.
+ */
+static void test_deny_kernel_writes_filter_on_the_kernel(void **state)
+{
+        int status = 0;
+        pid_t pid;
+
+        (void) state;
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                struct sockaddr_un address = { .sun_family = AF_UNIX, .sun_path = "/nonexistent/socket" };
+                int failures = 0, fd, sockets[2];
+
+                if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets) < 0 ||
+                    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+                    dsh_install_metadata_filter(DSH_METADATA_DENY_KERNEL_WRITES, sockets[1], true) < 0)
+                        _exit(100);
+                close(sockets[0]);
+                close(sockets[1]);
+                failures += open("/nonexistent/x", O_CREAT | O_WRONLY, 0644) >= 0 || errno != ENOENT;
+                failures += mkdir("/nonexistent/x", 0755) == 0 || errno != ENOENT;
+                failures += unlink("/nonexistent") == 0 || errno != ENOENT;
+                failures += open("/nonexistent/x", O_CREAT | O_WRONLY, 04755) >= 0 || errno != EPERM;
+                failures += chmod("/nonexistent", 0) == 0 || errno != EPERM;
+                fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+                failures += fd < 0 || write(fd, "x", 1) != 1;
+                if (fd >= 0)
+                        close(fd);
+                fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                failures += fd < 0 || connect(fd, (struct sockaddr *) &address, sizeof(address)) == 0 ||
+                            errno != ENOSYS;
+                _exit(failures);
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -510,6 +561,7 @@ int main(void)
                 cmocka_unit_test(test_every_metadata_call_is_listed),
                 cmocka_unit_test(test_deny_filter_on_the_kernel),
                 cmocka_unit_test(test_unsupervised_filter_on_the_kernel),
+                cmocka_unit_test(test_deny_kernel_writes_filter_on_the_kernel),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

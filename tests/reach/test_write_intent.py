@@ -12,7 +12,7 @@ directories of its own outside the workspace.
   append, O_CREAT 0755, O_RDONLY|O_TRUNC, flags with bits above 31, openat from the directory's fd, a
   symlinked directory, `..`, the cwd inside, a thread with a cwd or a descriptor table of its own, chroot
   from a user namespace, rename in, link in, link out and write the link, a symlink at the name, a
-  symlink elsewhere written through, /proc/self/fd of an O_PATH descriptor, an O_TMPFILE linked in, an
+  symlink elsewhere written through, /proc/self/fd of an O_PATH descriptor, an O_TMPFILE linked in (both forms), an
   exchange, `.git` or `.git/hooks` renamed away and back, unlink, mkdir, mkfifo, truncate, openat2.
   Each must fail, and the disk must show nothing changed: the bytes, mode, inode and link count of an
   existing one, no entry at a missing one, nothing beside it (not even a quarantined copy).  The same
@@ -133,6 +133,13 @@ def tmpfile_linked_in(target):
     checked(libc.linkat(AT_FDCWD, b"/proc/self/fd/%d" % fd, AT_FDCWD, target.encode(), AT_SYMLINK_FOLLOW), "linkat")
 
 
+def tmpfile_linked_in_by_descriptor(target):
+    # The same, named by linkat(fd, "", AT_EMPTY_PATH): the other form, which needs CAP_DAC_READ_SEARCH.
+    fd = os.open(".", os.O_TMPFILE | os.O_WRONLY, 0o644)
+    os.write(fd, EVIL)
+    checked(libc.linkat(fd, b"", AT_FDCWD, target.encode(), 0x1000), "linkat")  # AT_EMPTY_PATH
+
+
 def exchange(target):
     checked(libc.renameat2(AT_FDCWD, b"x.new", AT_FDCWD, target.encode(), RENAME_EXCHANGE), "renameat2")
 
@@ -251,6 +258,7 @@ DOORS = {
     "dot_dot": Door("mkdir -p sub", 'echo evil > "sub/../$T"', (True, False), is_evil),
     "proc_self_fd_of_o_path": Door("", python_door("proc_self_fd_of_o_path"), (True, False), is_evil),
     "tmpfile_linked_in": Door("", python_door("tmpfile_linked_in"), (False,), is_evil),
+    "tmpfile_linked_in_by_descriptor": Door("", python_door("tmpfile_linked_in_by_descriptor"), (False,), is_evil),
     "exchange": Door("echo evil > x.new", python_door("exchange"), (True,), is_evil, across=True),
     "unlink": Door("", 'rm -f "$T"', (True,), lambda p: not os.path.lexists(p)),
     "mkdir": Door("", 'mkdir -p "$T"', (False,), os.path.isdir),
@@ -422,6 +430,8 @@ ORDINARY_WRITES = {
     "o_creat_o_excl": (f"\"$PY\" -c \"import os; os.write(os.open('excl.txt', os.O_WRONLY | os.O_CREAT | "
                        f"os.O_EXCL, 0o644), b'excl\\n')\" && echo ok", "excl.txt", "excl\n"),
     "o_tmpfile_linkat": ('"$PY" -c "$PY_DOORS" tmpfile_linked_in linked.txt && echo ok', "linked.txt", EVIL),
+    "o_tmpfile_linkat_empty_path": ('"$PY" -c "$PY_DOORS" tmpfile_linked_in_by_descriptor linked.txt && echo ok',
+                                    "linked.txt", EVIL),
     "rename_over": ("echo over > over.new && mv -f over.new notes.txt && echo ok", "notes.txt", "over\n"),
     "dev_null": ("echo gone > /dev/null && echo ok", None, None),
     "process_substitution": ("bash -c 'echo via-subst > >(cat > subst.txt); wait $!' && echo ok", "subst.txt",

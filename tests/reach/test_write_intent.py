@@ -458,15 +458,33 @@ class OrdinaryWrites(Workspace):
         self.assertIn("to-the-callers-stderr", result.stderr)
 
 
+    def check_umask(self):
+        """The supervisor creates with the command's umask, and learns each change of it (umask() is sent)."""
+        script = ("umask 077 && : > private && mkdir private-dir && umask 002 && : > shared && mkdir shared-dir && "
+                  "(umask 027; : > in-a-subshell) && : > after && echo ok")
+        result = self.run_confined(["sh", "-c", script])
+        self.assertEqual((result.returncode, result.stdout), (0, "ok\n"), result.stderr)
+        modes = {name: stat.S_IMODE(os.stat(self.path(name)).st_mode)
+                 for name in ("private", "private-dir", "shared", "shared-dir", "in-a-subshell", "after")}
+        self.assertEqual(modes, {"private": 0o600, "private-dir": 0o700, "shared": 0o664, "shared-dir": 0o775,
+                                 "in-a-subshell": 0o640, "after": 0o664})
+
+
 class OrdinaryWritesUnderLandlock(OrdinaryWrites):
     backend = "landlock"
 
     def test_dev_stderr(self):
         self.check_stderr()
 
+    def test_umask(self):
+        self.check_umask()
+
 
 class OrdinaryWritesUnderBwrap(OrdinaryWrites):
     backend = "bwrap"
+
+    def test_umask(self):
+        self.check_umask()
 
     def test_dev_stderr(self):
         self.check_stderr()

@@ -105,6 +105,7 @@ static const struct creation_call creation_calls[] = {
 static const int write_intent_calls[] = {
         __NR_mkdir,  __NR_mkdirat, __NR_unlink, __NR_unlinkat, __NR_rmdir,   __NR_rename,    __NR_renameat,
         __NR_renameat2, __NR_link, __NR_linkat, __NR_symlink, __NR_symlinkat, __NR_truncate,
+        __NR_umask, /* not a write: the supervisor learns the mask of what it creates next */
 };
 
 static bool is_write_intent_call(int nr)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The metadata supervisor (docs/supervisor.md), one for both backends:
+ * The supervisor (docs/supervisor.md), one for both backends, of metadata,
+ * write intent and connect.  Metadata first:
  * neither Landlock nor bwrap's mounts govern metadata everywhere — chmod,
  * chown, utimes, extended attributes and inode flags (Landlock not at all;
  * bwrap's writable binds and the host's device nodes its /dev binds in, not
@@ -35,7 +36,16 @@
  *     and another of its threads can rewrite a path between the two reads
  *     (the kernel's own header says CONTINUE cannot implement a security
  *     policy).  Every decision here depends on a pointer, so every call is
- *     either performed by the supervisor or refused, never handed back;
+ *     either performed by the supervisor or refused, never handed back.
+ *     Two calls are let through, and neither is a decision: under bwrap a
+ *     write-intent call, which the mounts decide whatever path the kernel
+ *     reads (the supervisor only writes down their refusal), and umask(),
+ *     whose one argument is a register (write-supervisor.c says why);
+ *   - write intent (write-supervisor.h): under Landlock every write-intent
+ *     call is decided here — a held-back path refused by name and by
+ *     inode — and performed on what was decided, by a thread restricted
+ *     with the command's own ruleset where Landlock's verdict is not known
+ *     beforehand, so that Landlock stays the boundary outside the roots;
  *   - time of check, time of use: the arguments are copied once out of the
  *     command (process_vm_readv, bounded) and only the copy is used; the
  *     target is opened O_PATH relative to the calling thread's own cwd,

@@ -42,7 +42,16 @@
  *     (write-performer.h): whatever lies outside the roots is refused by the
  *     kernel exactly as it would be for the command, so a mistake here can
  *     at worst let the command write what Landlock lets it write anyway.
- *     The supervisor decides only what Landlock cannot express;
+ *     The supervisor decides only what Landlock cannot express.  Where
+ *     Landlock's verdict is known without asking it, the serving thread
+ *     makes the effect itself and spares the round trip between threads:
+ *     in a directory proven beneath a writable root (its inode reached
+ *     again beneath the root's own fd, as for metadata), where the ruleset
+ *     grants every right but making devices, which needs CAP_MKNOD, which no
+ *     thread here holds; and on /dev/null, granted in every mode.  A rename
+ *     or a link always goes to the performer: Landlock's REFER right also
+ *     judges where the file comes from (a hard link of a file outside the
+ *     roots into one would be a door to it);
  *   - an opened file is handed to the command with SECCOMP_IOCTL_NOTIF_ADDFD
  *     (SEND: installed and answered at once, the command's close-on-exec
  *     flag as it asked); the file is opened O_NOCTTY, so it never becomes

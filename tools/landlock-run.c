@@ -195,6 +195,9 @@ static int confine_and_exec(const struct launch_request *request, int ruleset_fd
         result = dsh_drop_capabilities();
         if (result < 0)
                 return fail("landlock ruleset error: cannot drop capabilities: %s", strerror(-result));
+        result = dsh_forbid_core_dumps();
+        if (result < 0)
+                return fail("landlock ruleset error: cannot forbid core dumps: %s", strerror(-result));
         result = dsh_landlock_enforce(ruleset_fd);
         if (result < 0)
                 return fail("landlock ruleset error: %s", strerror(-result));

@@ -245,3 +245,26 @@ bool dsh_metadata_own_descriptor_path(const char *path, int *fd)
         }
         return false;
 }
+
+const char *dsh_metadata_change_name(dsh_metadata_change kind)
+{
+        switch (kind) {
+        case DSH_METADATA_CHMOD:
+                return "chmod";
+        case DSH_METADATA_CHOWN:
+                return "chown";
+        case DSH_METADATA_TIMES:
+                return "utimes";
+        case DSH_METADATA_SETXATTR:
+                return "setxattr";
+        case DSH_METADATA_REMOVEXATTR:
+                return "removexattr";
+        case DSH_METADATA_FILE_SETATTR:
+        case DSH_METADATA_IOCTL:
+                return "setattr";
+        case DSH_METADATA_PTY_PEER:
+                break;
+        }
+        return "ioctl";
+}
+

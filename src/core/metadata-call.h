@@ -72,6 +72,9 @@ typedef struct dsh_metadata_request {
  */
 int dsh_metadata_request_decode(int nr, const uint64_t *args, dsh_metadata_request *request);
 
+/* The change's name in a refusal record: "chmod", "chown", "utimes", "setxattr", "removexattr", "setattr". */
+const char *dsh_metadata_change_name(dsh_metadata_change kind);
+
 /*
  * True when `path` is exactly "/proc/self/fd/N" or "/proc/thread-self/fd/N"
  * with N as procfs reads a number (digits only, no leading zero, at most

@@ -307,35 +307,6 @@ unsigned long dsh_metadata_supervisor_unreadable_calls(const dsh_metadata_superv
         return atomic_load(&supervisor->unreadable_calls);
 }
 
-/* --------------------------------------------------------------- host check -- */
-
-int dsh_metadata_supervisor_check_host(const char **reason)
-{
-        char scope[16] = "";
-        int fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
-        int source = 7, target = 0;
-        struct iovec local = { &target, sizeof(target) }, remote = { &source, sizeof(source) };
-
-        if (fd >= 0) {
-                ssize_t length = read(fd, scope, sizeof(scope) - 1);
-
-                close(fd);
-                scope[length > 0 ? length : 0] = '\0';
-                if (atoi(scope) >= 2) {
-                        *reason = "Yama's ptrace_scope is 2 or more here: without CAP_SYS_PTRACE, which the metadata "
-                                  "supervisor does not keep, it cannot read a command's arguments (process_vm_readv)";
-                        return -EPERM;
-                }
-        }
-        /* Reading one's own memory is always allowed: a failure here is a seccomp profile refusing the call. */
-        if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t) sizeof(target) || target != source) {
-                *reason = "process_vm_readv() is refused on this host (a seccomp profile): the metadata supervisor "
-                          "cannot read a command's arguments";
-                return errno ? -errno : -EPERM;
-        }
-        return 0;
-}
-
 static long long monotonic_ms(void)
 {
         struct timespec now;
@@ -602,28 +573,6 @@ static dsh_write_scope write_scope(dsh_metadata_supervisor *supervisor)
                                    directory_in_root, supervisor->own_umask, record_refusal, supervisor };
 }
 
-static const char *metadata_op_name(dsh_metadata_change kind)
-{
-        switch (kind) {
-        case DSH_METADATA_CHMOD:
-                return "chmod";
-        case DSH_METADATA_CHOWN:
-                return "chown";
-        case DSH_METADATA_TIMES:
-                return "utimes";
-        case DSH_METADATA_SETXATTR:
-                return "setxattr";
-        case DSH_METADATA_REMOVEXATTR:
-                return "removexattr";
-        case DSH_METADATA_FILE_SETATTR:
-        case DSH_METADATA_IOCTL:
-                return "setattr";
-        case DSH_METADATA_PTY_PEER:
-                break;
-        }
-        return "ioctl";
-}
-
 /* A metadata change refused by containment: written down under the rule that refused it. */
 static void record_metadata_refusal(dsh_metadata_supervisor *supervisor, dsh_metadata_change kind, int target)
 {
@@ -634,7 +583,7 @@ static void record_metadata_refusal(dsh_metadata_supervisor *supervisor, dsh_met
         if (descriptor_name(target, name, sizeof(name)) < 0 || name[0] != '/')
                 return;
         held = dsh_write_held_back_at(&scope, name, false);
-        record_refusal(supervisor, metadata_op_name(kind), name, held ? held->rule : DSH_REFUSAL_OUTSIDE_ROOTS);
+        record_refusal(supervisor, dsh_metadata_change_name(kind), name, held ? held->rule : DSH_REFUSAL_OUTSIDE_ROOTS);
 }
 
 /* ------------------------------------------------------------------ serving -- */

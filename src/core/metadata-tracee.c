@@ -24,6 +24,7 @@
 
 #include "core/kernel-abi.h"
 #include "core/metadata-filter.h"
+#include "core/metadata-supervisor.h"
 #include "core/metadata-tracee.h"
 
 #define XATTR_ARGS_SIZE_VER0 16
@@ -479,3 +480,32 @@ int dsh_metadata_command_umask(dsh_metadata_call *c, mode_t *umask_out)
         *umask_out = (mode_t) (strtoul(line + sizeof(key) - 1, NULL, 8) & 0777);
         return 0;
 }
+
+/* Whether a supervisor could read the command at all, checked before anything runs (metadata-supervisor.h). */
+int dsh_metadata_supervisor_check_host(const char **reason)
+{
+        char scope[16] = "";
+        int fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
+        int source = 7, target = 0;
+        struct iovec local = { &target, sizeof(target) }, remote = { &source, sizeof(source) };
+
+        if (fd >= 0) {
+                ssize_t length = read(fd, scope, sizeof(scope) - 1);
+
+                close(fd);
+                scope[length > 0 ? length : 0] = '\0';
+                if (atoi(scope) >= 2) {
+                        *reason = "Yama's ptrace_scope is 2 or more here: without CAP_SYS_PTRACE, which the metadata "
+                                  "supervisor does not keep, it cannot read a command's arguments (process_vm_readv)";
+                        return -EPERM;
+                }
+        }
+        /* Reading one's own memory is always allowed: a failure here is a seccomp profile refusing the call. */
+        if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t) sizeof(target) || target != source) {
+                *reason = "process_vm_readv() is refused on this host (a seccomp profile): the metadata supervisor "
+                          "cannot read a command's arguments";
+                return errno ? -errno : -EPERM;
+        }
+        return 0;
+}
+

@@ -10,6 +10,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "core/kernel-abi.h"
@@ -144,6 +145,13 @@ static int drop_privileged_sets(struct __user_cap_data_struct data[CAPABILITY_WO
         if (result < 0)
                 return result;
         return lock_securebits();
+}
+
+int dsh_forbid_core_dumps(void)
+{
+        struct rlimit none = { 0, 0 };
+
+        return syscall(__NR_prlimit64, 0, RLIMIT_CORE, &none, NULL) < 0 ? -errno : 0;
 }
 
 int dsh_drop_capabilities(void)

@@ -56,4 +56,13 @@ int dsh_set_no_new_privs(void);
  */
 int dsh_drop_capabilities(void);
 
+/*
+ * No core dump, ever, hard limit included: the kernel writes one into the
+ * crashing process's cwd with no system call a filter sees, so a command
+ * could place a file inside a held-back directory (`.git/hooks/core`)
+ * under Landlock, which the supervisor would never see.  A raw system
+ * call: safe between fork() and exec().  Returns 0 or a negative errno.
+ */
+int dsh_forbid_core_dumps(void);
+
 #endif

@@ -496,6 +496,18 @@ static bool waits_for_reader(const dsh_write_location *where, int flags)
                !(flags & O_NONBLOCK);
 }
 
+/*
+ * A FIFO opened for reading alone with write intent (O_TRUNC or O_CREAT,
+ * which change nothing of a FIFO) would wait in the kernel for a writer:
+ * opened without waiting instead (a read then ends at once while no writer
+ * ever came), since nothing here may wait on the command.
+ */
+static bool waits_for_writer(const dsh_write_location *where, int flags)
+{
+        return where->exists && S_ISFIFO(where->status.st_mode) && (flags & O_ACCMODE) == O_RDONLY &&
+               !(flags & O_NONBLOCK);
+}
+
 static void fifo_job_free(struct fifo_job *job)
 {
         close(job->listener);
@@ -623,7 +635,7 @@ static int handle_open(struct write_call *call)
 
                 performed.dirfd = where.parent;
                 performed.name = where.last;
-                if (waits_for_reader(&where, flags))
+                if (waits_for_reader(&where, flags) || waits_for_writer(&where, flags))
                         performed.flags |= O_NONBLOCK;
                 opened = perform(call, &performed, performs_here(call, &where));
                 if (opened == -ENXIO && waits_for_reader(&where, flags))
@@ -631,7 +643,8 @@ static int handle_open(struct write_call *call)
                 else if (opened < 0)
                         note_landlock_refusal(call, &where, opened);
                 /* Opened at once (a reader was there): the command waits on its writes as it asked. */
-                if (opened >= 0 && waits_for_reader(&where, flags) && fcntl((int) opened, F_SETFL, flags) < 0) {
+                if (opened >= 0 && (waits_for_reader(&where, flags) || waits_for_writer(&where, flags)) &&
+                    fcntl((int) opened, F_SETFL, flags) < 0) {
                         close((int) opened);
                         opened = -EACCES;
                 }
@@ -664,7 +677,11 @@ static int handle_make(struct write_call *call)
                 performed.name = where.last;
                 performed.text = call->supervisor->text;
                 performed.creates = call->op.op != DSH_WRITE_SYMLINK;
-                result = (int) perform(call, &performed, performs_here(call, &where));
+                /* A device node is Landlock's to refuse (it grants no MAKE_CHAR or MAKE_BLOCK): its answer, EACCES. */
+                result = (int) perform(call, &performed,
+                                       performs_here(call, &where) &&
+                                               !(call->op.op == DSH_WRITE_MKNOD &&
+                                                 (S_ISCHR(call->op.mode) || S_ISBLK(call->op.mode))));
                 if (result < 0)
                         note_landlock_refusal(call, &where, result);
         }

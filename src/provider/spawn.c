@@ -111,6 +111,8 @@ void dsh_exec_plan_apply(const dsh_exec_plan *plan, const dsh_spawn_options *opt
         if (result == 0 && plan->drop_capabilities)
                 result = dsh_drop_capabilities();
         if (result == 0 && plan->landlock_ruleset_fd >= 0)
+                result = dsh_forbid_core_dumps();
+        if (result == 0 && plan->landlock_ruleset_fd >= 0)
                 result = dsh_landlock_enforce(plan->landlock_ruleset_fd);
         if (result < 0) {
                 failure->errno_value = -result;

@@ -83,6 +83,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/metadata-tracee.h"
 #include "core/refusals.h"
 
 typedef struct dsh_metadata_supervisor dsh_metadata_supervisor;
@@ -166,16 +167,7 @@ int dsh_metadata_supervisor_perform_writes(dsh_metadata_supervisor *supervisor, 
  */
 void dsh_metadata_supervisor_watch_writes(dsh_metadata_supervisor *supervisor);
 
-/*
- * Whether a supervisor can read a child's arguments on this host, checked
- * before anything runs: Yama's ptrace_scope 2 or 3 forbids
- * process_vm_readv() (and pidfd_getfd()) without CAP_SYS_PTRACE, which the
- * supervisor does not keep, and a seccomp profile (a container's) may refuse
- * either call outright.  Returns 0, or a negative errno with `*reason` a
- * static sentence.  pidfd_getfd() refused alone is no reason: the supervisor
- * then reaches the command's descriptors through /proc/<tid>/fd.
- */
-int dsh_metadata_supervisor_check_host(const char **reason);
+/* dsh_metadata_supervisor_check_host(): in metadata-tracee.h, beside what it checks. */
 
 /*
  * Serves `listener_fd` in the calling thread until the listener hangs up

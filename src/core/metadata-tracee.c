@@ -24,7 +24,6 @@
 
 #include "core/kernel-abi.h"
 #include "core/metadata-filter.h"
-#include "core/metadata-supervisor.h"
 #include "core/metadata-tracee.h"
 
 #define XATTR_ARGS_SIZE_VER0 16

@@ -153,6 +153,17 @@ int dsh_metadata_open_base(dsh_metadata_call *c, const char *path, int dirfd, ui
 /* The calling thread's umask: 0 with `*umask_out` set, or a negative errno. */
 int dsh_metadata_command_umask(dsh_metadata_call *c, mode_t *umask_out);
 
+/*
+ * Whether a supervisor can read a child's arguments on this host, checked
+ * before anything runs: Yama's ptrace_scope 2 or 3 forbids
+ * process_vm_readv() (and pidfd_getfd()) without CAP_SYS_PTRACE, which the
+ * supervisor does not keep, and a seccomp profile (a container's) may refuse
+ * either call outright.  Returns 0, or a negative errno with `*reason` a
+ * static sentence.  pidfd_getfd() refused alone is no reason: the supervisor
+ * then reaches the command's descriptors through /proc/<tid>/fd.
+ */
+int dsh_metadata_supervisor_check_host(const char **reason);
+
 /* openat2() with `resolve`, O_CLOEXEC added, retried while a rename races it (EAGAIN).  The fd or -errno. */
 int dsh_metadata_open_resolved(int directory_fd, const char *path, int flags, uint64_t resolve);
 

@@ -198,9 +198,12 @@ static void test_bwrap_submodule_hooks(void **state)
 
 /*
  * A repository without .git/hooks: creating it on the host to bind over is
- * litter, so it is not created, and the run says "partial" and why.
+ * litter, so it is not created; it is kept absent instead — the supervisor
+ * refuses its creation (and a spawn moves aside one that appeared) — so a
+ * spawned call plants no hook.  A harness-spawned argv has nobody to refuse
+ * or audit it: its confine facts stay partial.
  */
-static void test_missing_hooks_reported_not_created(void **state)
+static void test_missing_hooks_kept_absent_not_created(void **state)
 {
         char *repository = make_repository("nohooks");
         char *hooks = test_path_join(repository, ".git/hooks");
@@ -214,7 +217,10 @@ static void test_missing_hooks_reported_not_created(void **state)
         test_run(argv, env(), &result);
         assert_int_equal(result.exit_code, 0);
         assert_true(test_contains(result.stdout_text, "\"enforcement\":\"partial\""));
-        assert_true(test_contains(result.stdout_text, "cannot be held back without creating it"));
+        assert_false(test_path_exists(hooks));
+        test_process_result_clear(&result);
+        run_confined("bwrap", repository, "mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit", &result);
+        assert_int_not_equal(result.exit_code, 0);
         assert_false(test_path_exists(hooks));
         test_process_result_clear(&result);
         free(hooks);
@@ -287,17 +293,17 @@ static void test_landlock_reports_full(void **state)
 }
 
 /*
- * A repository without .git/hooks: nothing names it to Landlock's supervisor
- * (the shield holds back what exists and keeps absent only the non-git
- * names), so the command could create a hook there.  The call must say
- * "partial" and why, as bwrap does, never "full"; requireProtectedSubpaths
- * refuses it, and the command does not run.
+ * A repository without .git/hooks under Landlock: the missing directory is
+ * kept absent, so the supervisor refuses its creation (the hook is never
+ * planted), confine passes it to landlock-run (--protect) and every form
+ * says "full"; requireProtectedSubpaths has nothing to refuse.
  */
-static void test_landlock_missing_hooks_reported(void **state)
+static void test_landlock_missing_hooks_kept_absent(void **state)
 {
         char *repository = make_repository("landlock-nohooks");
         char *config_required = test_path_join(scratch, "required.json");
         char *marker = test_path_join(repository, "ran");
+        char *hooks = test_path_join(repository, ".git/hooks");
         const char *confine[] = { test_dsh_sandbox_path(), "confine", "--backend", "landlock", "--mode",
                                   "workspace-write", "--root", repository, "--", "true", NULL };
         const char *required[] = { test_dsh_sandbox_path(), "run", "--config", config_required, "--backend",
@@ -310,18 +316,20 @@ static void test_landlock_missing_hooks_reported(void **state)
         test_write_file(config_required, "{\"requireProtectedSubpaths\": true}\n");
         test_run(confine, env(), &result);
         assert_int_equal(result.exit_code, 0);
-        assert_true(test_contains(result.stdout_text, "\"enforcement\":\"partial\""));
-        assert_true(test_contains(result.stdout_text, "cannot be held back without creating it"));
+        assert_true(test_contains(result.stdout_text, "\"enforcement\":\"full\""));
+        assert_true(test_contains(result.stdout_text, "\"--protect\""));
+        assert_true(test_contains(result.stdout_text, "/.git/hooks\""));
         test_process_result_clear(&result);
-        run_confined("landlock", repository, "true", &result);
-        assert_int_equal(result.exit_code, 0);
-        assert_true(test_contains(result.stderr_text, "notice: partial enforcement under landlock"));
+        run_confined("landlock", repository, "mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit", &result);
+        assert_int_not_equal(result.exit_code, 0);
+        assert_false(test_contains(result.stderr_text, "partial enforcement"));
+        assert_false(test_path_exists(hooks));
         test_process_result_clear(&result);
         test_run(required, env(), &result);
-        assert_int_equal(result.exit_code, 125);
-        assert_true(test_contains(result.stderr_text, "requireProtectedSubpaths"));
-        assert_false(test_path_exists(marker));
+        assert_int_equal(result.exit_code, 0);
+        assert_true(test_path_exists(marker));
         test_process_result_clear(&result);
+        free(hooks);
         free(marker);
         free(config_required);
         free(repository);
@@ -382,10 +390,10 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_bwrap_git_still_works, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_bwrap_linked_worktree, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_bwrap_submodule_hooks, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_missing_hooks_reported_not_created, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_missing_hooks_kept_absent_not_created, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_landlock_holds_hooks_and_config, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_landlock_reports_full, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_landlock_missing_hooks_reported, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_landlock_missing_hooks_kept_absent, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_configured_subpaths, setup, teardown),
         };
 

@@ -208,16 +208,18 @@ class Running(RemoteCase):
         self.assertEqual(result.stdout, forged)
 
     def test_partial_enforcement_on_the_remote_is_announced_here(self):
-        # bwrap cannot bind over a repository's missing .git/hooks without creating it on the host: partial,
-        # said before it runs.  (Under Landlock an existing one is held back since issue 20: full.)
+        # A launch config reached through a symlink inside the root could be repointed by the command: no
+        # backend holds it, and the remote says so before it runs.  (Under Landlock an existing one, or a
+        # missing one, is held back since issue 20: full.)
         subprocess.run(["git", "init", "-q", self.workspace], check=True)
-        shutil.rmtree(os.path.join(self.workspace, ".git", "hooks"))
+        os.makedirs(os.path.join(self.workspace, "cfg"))
+        os.symlink("cfg", os.path.join(self.workspace, ".claude"))
         result = self.dsh("run", "--backend", "bwrap", "--mode", "workspace-write", "--root", self.workspace,
                           command=["true"])
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn(b"dsh-sandbox: notice: partial enforcement under bwrap: ", result.stderr)
-        self.assertIn(b".git/hooks does not exist", result.stderr)
-        os.makedirs(os.path.join(self.workspace, ".git", "hooks"))
+        self.assertIn(b".claude is reached through a symlink the command could repoint", result.stderr)
+        os.unlink(os.path.join(self.workspace, ".claude"))
         full = self.dsh("run", "--backend", "landlock", "--mode", "workspace-write", "--root", self.workspace,
                         command=["true"])
         self.assertEqual(full.returncode, 0, full.stderr)

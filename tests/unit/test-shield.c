@@ -186,18 +186,19 @@ static void test_git_hooks_and_config_held_back_in_a_repository(void **state)
         assert_null(f->shield.read_only);
 }
 
-static void test_missing_hooks_and_symlinked_dotgit_are_reported(void **state)
+static void test_missing_hooks_kept_absent_and_symlinked_dotgit_reported(void **state)
 {
         struct fixture *f = *state;
 
+        /* A missing .git/hooks cannot be bound over: it is kept absent (refused at creation, audited after). */
         shell(f, "mkdir -p ws/.git && touch ws/.git/config");
         use_policy(f, DSH_MODE_WORKSPACE_WRITE, "ws");
         protect_subpaths(f);
         assert_int_equal(plan(f, NULL, true), 0);
         assert_true(holds(f->shield.read_only, f, "ws/.git/config"));
         assert_false(holds(f->shield.read_only, f, "ws/.git/hooks"));
-        assert_int_equal(dsh_strv_length(f->shield.unprotected), 1);
-        assert_true(test_contains(f->shield.unprotected[0], "/ws/.git/hooks does not exist"));
+        assert_true(holds(f->shield.kept_absent, f, "ws/.git/hooks"));
+        assert_null(f->shield.unprotected);
         /* A .git that is a symlink could be repointed by the command: reported, nothing bound through it. */
         shell(f, "rm -rf ws/.git && mkdir -p elsewhere/hooks && touch elsewhere/config && ln -s ../elsewhere ws/.git");
         assert_int_equal(plan(f, NULL, true), 0);
@@ -424,7 +425,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_read_only_grants_nothing_to_shield, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_git_hooks_and_config_held_back_in_a_repository, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_missing_hooks_and_symlinked_dotgit_are_reported, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_missing_hooks_kept_absent_and_symlinked_dotgit_reported, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_agent_config_held_back_or_kept_absent, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_audit_moves_what_appeared_and_follows_no_symlink, setup,
                                                 teardown),

@@ -77,12 +77,13 @@ struct supervised_root {
  * it into a protected path changes nothing either: the command could as
  * well have changed it first and moved it after.
  */
-#define ALLOWED_CACHE_SIZE 16
+#define ALLOWED_CACHE_SIZE 64
 
 struct allowed_inode {
         int fd;                         /* O_PATH, or -1: empty */
         dev_t dev;
         ino_t ino;
+        int root;                       /* the index of the root it was found in */
 };
 
 struct dsh_metadata_supervisor {
@@ -364,7 +365,7 @@ static int reached_beneath(const struct supervised_root *root, const char *name,
 
 /* The target reopened beneath the writable root whose tree holds `name`, when it truly is there; else -1. */
 static int reopen_in_root(dsh_metadata_supervisor *supervisor, const char *name, const struct stat *target,
-                          bool own_roots_only)
+                          bool own_roots_only, int *root_out)
 {
         for (size_t i = 0; i < supervisor->root_count; i++) {
                 const struct supervised_root *root = &supervisor->roots[i];
@@ -375,8 +376,10 @@ static int reopen_in_root(dsh_metadata_supervisor *supervisor, const char *name,
                 if (root->contents_only && name[root->length == 1 ? 1 : root->length] == '\0')
                         continue;
                 fd = reached_beneath(root, name, target);
-                if (fd >= 0)
+                if (fd >= 0) {
+                        *root_out = (int) i;
                         return fd;
+                }
         }
         return -1;
 }
@@ -403,24 +406,25 @@ static bool refresh_root_names(dsh_metadata_supervisor *supervisor)
         return changed;
 }
 
-static bool allowed_before(const dsh_metadata_supervisor *supervisor, const struct stat *target)
+/* The root an inode was found in lately (the cache), or -1. */
+static int allowed_before(const dsh_metadata_supervisor *supervisor, const struct stat *target)
 {
         for (size_t i = 0; i < ALLOWED_CACHE_SIZE; i++)
                 if (supervisor->allowed[i].fd >= 0 && supervisor->allowed[i].dev == target->st_dev &&
                     supervisor->allowed[i].ino == target->st_ino)
-                        return true;
-        return false;
+                        return supervisor->allowed[i].root;
+        return -1;
 }
 
-/* Keeps `fd` (an O_PATH reference to an allowed inode; taken) in the cache, dropping the oldest. */
-static void remember_allowed(dsh_metadata_supervisor *supervisor, int fd, const struct stat *target)
+/* Keeps `fd` (an O_PATH reference to an allowed inode, found in root `root`; taken) in the cache, dropping the oldest. */
+static void remember_allowed(dsh_metadata_supervisor *supervisor, int fd, const struct stat *target, int root)
 {
         struct allowed_inode *slot = &supervisor->allowed[supervisor->next_allowed];
 
         supervisor->next_allowed = (supervisor->next_allowed + 1) % ALLOWED_CACHE_SIZE;
         if (slot->fd >= 0)
                 close(slot->fd);
-        *slot = (struct allowed_inode) { fd, target->st_dev, target->st_ino };
+        *slot = (struct allowed_inode) { fd, target->st_dev, target->st_ino, root };
 }
 
 /*
@@ -429,12 +433,12 @@ static void remember_allowed(dsh_metadata_supervisor *supervisor, int fd, const 
  * and outside every protected path: the reopened fd, else -1.
  */
 static int reopen_contained(dsh_metadata_supervisor *supervisor, const char *name, const struct stat *target,
-                            bool own_roots_only)
+                            bool own_roots_only, int *root_out)
 {
-        int reopened = reopen_in_root(supervisor, name, target, own_roots_only);
+        int reopened = reopen_in_root(supervisor, name, target, own_roots_only, root_out);
 
         if (reopened < 0 && refresh_root_names(supervisor))
-                reopened = reopen_in_root(supervisor, name, target, own_roots_only);
+                reopened = reopen_in_root(supervisor, name, target, own_roots_only, root_out);
         if (reopened < 0)
                 return -1;
         for (size_t i = 0; i < supervisor->held_back_count; i++)
@@ -477,9 +481,9 @@ static int check_target(dsh_metadata_supervisor *supervisor, int fd, const struc
         static const char deleted[] = " (deleted)";
         char name[PATH_MAX];
         size_t length;
-        int reopened;
+        int reopened, root;
 
-        if (allowed_before(supervisor, target))
+        if (allowed_before(supervisor, target) >= 0)
                 return 0;
         if (descriptor_name(fd, name, sizeof(name)) < 0)
                 return -EACCES;
@@ -489,10 +493,10 @@ static int check_target(dsh_metadata_supervisor *supervisor, int fd, const struc
                 return 0;
         if (name[0] != '/')
                 return -EACCES;  /* a pipe, a socket, an anonymous inode: no file of any root */
-        reopened = reopen_contained(supervisor, name, target, false);
+        reopened = reopen_contained(supervisor, name, target, false, &root);
         if (reopened < 0)
                 return -EACCES;
-        remember_allowed(supervisor, reopened, target);
+        remember_allowed(supervisor, reopened, target, root);
         return 0;
 }
 
@@ -508,11 +512,11 @@ static int check_socket_target(void *data, int fd, const struct stat *target)
 {
         dsh_metadata_supervisor *supervisor = data;
         char name[PATH_MAX];
-        int reopened;
+        int reopened, root;
 
         if (descriptor_name(fd, name, sizeof(name)) < 0 || name[0] != '/')
                 return -EACCES;
-        reopened = reopen_contained(supervisor, name, target, true);
+        reopened = reopen_contained(supervisor, name, target, true, &root);
         if (reopened < 0)
                 return -EACCES;
         close(reopened);
@@ -548,29 +552,39 @@ static int target_in_root(void *data, int fd, const struct stat *target)
 static int directory_in_root(void *data, int fd, const struct stat *directory, const char *name)
 {
         dsh_metadata_supervisor *supervisor = data;
-        int reopened;
+        int reopened, root;
 
         (void) fd;
         /* A root's own directory is known by its inode, held by the root's fd (no name to trust). */
         for (size_t i = 0; i < supervisor->root_count; i++)
                 if (supervisor->roots[i].dev == directory->st_dev && supervisor->roots[i].ino == directory->st_ino)
-                        return 0;
-        if (allowed_before(supervisor, directory))
-                return 0;
+                        return (int) i;
+        root = allowed_before(supervisor, directory);
+        if (root >= 0)
+                return root;
         /* The name is the directory's own, just read (d_path): it only picks the root; the inode decides. */
         if (name[0] != '/')
                 return -EACCES;
-        reopened = reopen_contained(supervisor, name, directory, false);
+        reopened = reopen_contained(supervisor, name, directory, false, &root);
         if (reopened < 0)
                 return -EACCES;
-        remember_allowed(supervisor, reopened, directory);
-        return 0;
+        remember_allowed(supervisor, reopened, directory, root);
+        return root;
+}
+
+/* Whether root `index` is one every user shares (the host's /tmp: granted without REFER under Landlock). */
+static bool root_is_shared(void *data, int index)
+{
+        const dsh_metadata_supervisor *supervisor = data;
+
+        return index < 0 || (size_t) index >= supervisor->root_count || supervisor->roots[index].shared;
 }
 
 static dsh_write_scope write_scope(dsh_metadata_supervisor *supervisor)
 {
         return (dsh_write_scope) { supervisor->held_back, supervisor->held_back_count, target_in_root,
-                                   directory_in_root, supervisor->own_umask, record_refusal, supervisor };
+                                   directory_in_root, root_is_shared, supervisor->own_umask, record_refusal,
+                                   supervisor };
 }
 
 /* A metadata change refused by containment: written down under the rule that refused it. */

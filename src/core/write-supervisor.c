@@ -388,7 +388,37 @@ static bool performs_here(const struct write_call *call, const dsh_write_locatio
         memcpy(parent_name, where->name, where->parent_length);
         parent_name[where->parent_length] = '\0';
         return call->scope->directory_in_root(call->scope->data, where->parent, &where->parent_status,
-                                              parent_name) == 0;
+                                              parent_name) >= 0;
+}
+
+/* The root `where`'s directory is proven in (directory_in_root()), or -1. */
+static int root_of(const struct write_call *call, const dsh_write_location *where)
+{
+        char parent_name[PATH_MAX];
+        int root;
+
+        memcpy(parent_name, where->name, where->parent_length);
+        parent_name[where->parent_length] = '\0';
+        root = call->scope->directory_in_root(call->scope->data, where->parent, &where->parent_status, parent_name);
+        return root < 0 ? -1 : root;
+}
+
+/*
+ * A rename or a link between two directories of one writable root that
+ * Landlock grants REFER (every root but the host's shared /tmp): both ends
+ * lie where the same rights are granted, so its verdict is known, and the
+ * file cannot come from outside the roots.  Anything else goes to the
+ * performer, Landlock's to judge.
+ */
+static bool performs_pair_here(const struct write_call *call, const dsh_write_location *from,
+                               const dsh_write_location *to)
+{
+        int root;
+
+        if (!call->scope->own_umask || from->parent < 0 || to->parent < 0)
+                return false;
+        root = root_of(call, from);
+        return root >= 0 && root_of(call, to) == root && !call->scope->root_is_shared(call->scope->data, root);
 }
 
 /*
@@ -735,7 +765,7 @@ static int handle_rename(struct write_call *call)
                 performed.name = from.last;
                 performed.new_dirfd = to.parent;
                 performed.new_name = to.last;
-                result = (int) perform(call, &performed, false);
+                result = (int) perform(call, &performed, performs_pair_here(call, &from, &to));
                 if (result < 0) {
                         note_landlock_refusal(call, &from, result);
                         note_landlock_refusal(call, &to, result);
@@ -802,7 +832,7 @@ static int handle_link(struct write_call *call)
                 }
                 performed.new_dirfd = to.parent;
                 performed.new_name = to.last;
-                result = (int) perform(call, &performed, false);
+                result = (int) perform(call, &performed, performs_pair_here(call, &from, &to));
                 if (result < 0)
                         note_landlock_refusal(call, &to, result);
         }

@@ -45,9 +45,11 @@ typedef struct dsh_write_scope {
          * Whether the open directory `fd` (fstat in `directory`, its name in
          * `name`) is a writable root or lies beneath one (what is made in it
          * is beneath the root: a contents-only root's own directory counts):
-         * 0, or -EACCES.
+         * the index of that root (>= 0), or -EACCES.
          */
         int (*directory_in_root)(void *data, int fd, const struct stat *directory, const char *name);
+        /* Whether root `index` (directory_in_root()'s) is shared by every user: Landlock grants it without REFER. */
+        bool (*root_is_shared)(void *data, int index);
         bool own_umask;                 /* the serving thread has a umask of its own (CLONE_FS unshared) */
         /* Writes one refusal record (the supervisor keeps them, locked). */
         void (*record)(void *data, const char *op, const char *path, dsh_refusal_rule rule);

@@ -325,22 +325,6 @@ static bool path_within(const char *path, const char *directory, size_t length)
         return strncmp(path, directory, length) == 0 && (path[length] == '\0' || path[length] == '/');
 }
 
-/* The name of our fd `fd` as the kernel gives it (d_path); -ENAMETOOLONG when it does not fit. */
-static int descriptor_name(int fd, char *name, size_t size)
-{
-        char link[64];
-        ssize_t length;
-
-        snprintf(link, sizeof(link), "/proc/thread-self/fd/%d", fd);
-        length = readlink(link, name, size);
-        if (length < 0)
-                return -errno;
-        if ((size_t) length >= size)
-                return -ENAMETOOLONG;
-        name[length] = '\0';
-        return 0;
-}
-
 /*
  * `name` (the target's current name) reopened beneath `root`, when that is
  * the target itself: the reopened O_PATH fd, else -1.
@@ -396,7 +380,7 @@ static bool refresh_root_names(dsh_metadata_supervisor *supervisor)
                 /* A mount point in the command's own namespace: a rename on the host does not move it. */
                 if (root->command_view)
                         continue;
-                if (descriptor_name(root->fd, name, sizeof(name)) < 0 || name[0] != '/' ||
+                if (dsh_metadata_descriptor_name(root->fd, name, sizeof(name)) < 0 || name[0] != '/' ||
                     strcmp(name, root->path) == 0)
                         continue;
                 memcpy(root->path, name, strlen(name) + 1);
@@ -485,7 +469,7 @@ static int check_target(dsh_metadata_supervisor *supervisor, int fd, const struc
 
         if (allowed_before(supervisor, target) >= 0)
                 return 0;
-        if (descriptor_name(fd, name, sizeof(name)) < 0)
+        if (dsh_metadata_descriptor_name(fd, name, sizeof(name)) < 0)
                 return -EACCES;
         length = strlen(name);
         if (target->st_nlink == 0 && length > sizeof(deleted) - 1 &&
@@ -514,7 +498,7 @@ static int check_socket_target(void *data, int fd, const struct stat *target)
         char name[PATH_MAX];
         int reopened, root;
 
-        if (descriptor_name(fd, name, sizeof(name)) < 0 || name[0] != '/')
+        if (dsh_metadata_descriptor_name(fd, name, sizeof(name)) < 0 || name[0] != '/')
                 return -EACCES;
         reopened = reopen_contained(supervisor, name, target, true, &root);
         if (reopened < 0)
@@ -594,7 +578,7 @@ static void record_metadata_refusal(dsh_metadata_supervisor *supervisor, dsh_met
         const dsh_held_back *held;
         char name[PATH_MAX];
 
-        if (descriptor_name(target, name, sizeof(name)) < 0 || name[0] != '/')
+        if (dsh_metadata_descriptor_name(target, name, sizeof(name)) < 0 || name[0] != '/')
                 return;
         held = dsh_write_held_back_at(&scope, name, false);
         record_refusal(supervisor, dsh_metadata_change_name(kind), name, held ? held->rule : DSH_REFUSAL_OUTSIDE_ROOTS);

@@ -508,3 +508,19 @@ int dsh_metadata_supervisor_check_host(const char **reason)
         return 0;
 }
 
+
+int dsh_metadata_descriptor_name(int fd, char *name, size_t size)
+{
+        char link[64];
+        ssize_t length;
+
+        snprintf(link, sizeof(link), "/proc/thread-self/fd/%d", fd);
+        length = readlink(link, name, size);
+        if (length < 0)
+                return -errno;
+        if ((size_t) length >= size)
+                return -ENAMETOOLONG;
+        name[length] = '\0';
+        return 0;
+}
+

@@ -164,6 +164,9 @@ int dsh_metadata_command_umask(dsh_metadata_call *c, mode_t *umask_out);
  */
 int dsh_metadata_supervisor_check_host(const char **reason);
 
+/* The name of our fd `fd` as the kernel gives it (d_path): 0, -ENAMETOOLONG when it does not fit, or -errno. */
+int dsh_metadata_descriptor_name(int fd, char *name, size_t size);
+
 /* openat2() with `resolve`, O_CLOEXEC added, retried while a rename races it (EAGAIN).  The fd or -errno. */
 int dsh_metadata_open_resolved(int directory_fd, const char *path, int flags, uint64_t resolve);
 

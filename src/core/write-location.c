@@ -29,19 +29,13 @@ void dsh_write_location_clear(dsh_write_location *where)
         where->parent = -1;
 }
 
-/* The name of our fd (d_path, as the command sees it: metadata-supervisor.c says why). */
+/* The name of our fd (d_path, as the command sees it: metadata-supervisor.c says why); a path, or -EACCES. */
 int dsh_write_descriptor_name(int fd, char *name, size_t size)
 {
-        char link[64];
-        ssize_t length;
+        int result = dsh_metadata_descriptor_name(fd, name, size);
 
-        snprintf(link, sizeof(link), "/proc/thread-self/fd/%d", fd);
-        length = readlink(link, name, size);
-        if (length < 0)
-                return -errno;
-        if ((size_t) length >= size)
-                return -ENAMETOOLONG;
-        name[length] = '\0';
+        if (result < 0)
+                return result;
         return name[0] == '/' ? 0 : -EACCES;
 }
 

@@ -467,9 +467,10 @@ static int answer_open(struct write_call *call, long opened)
 }
 
 /* An open of the command's own descriptor N (dsh_write_own_descriptor()): that file reopened by the performer. */
-static int open_dsh_write_own_descriptor(struct write_call *call, int command_fd)
+static int open_own_descriptor(struct write_call *call, int command_fd)
 {
         char reopen[64], name[PATH_MAX];
+        const dsh_held_back *held;
         struct stat status;
         int fd = dsh_metadata_acquire_descriptor(call->c, command_fd, false), result = 0;
         dsh_performed_call performed = { .kind = DSH_PERFORM_OPENAT, .dirfd = AT_FDCWD, .name = reopen };
@@ -478,11 +479,13 @@ static int open_dsh_write_own_descriptor(struct write_call *call, int command_fd
                 return fd;
         if (fstat(fd, &status) < 0)
                 result = -errno;
-        if (result == 0 && held_back_inode(call->scope, &status))
-                result = -EACCES;
-        if (result == 0 && dsh_write_descriptor_name(fd, name, sizeof(name)) == 0 &&
-            dsh_write_held_back_at(call->scope, name, false))
-                result = refuse(call, name, dsh_write_held_back_at(call->scope, name, false)->rule);
+        if (dsh_write_descriptor_name(fd, name, sizeof(name)) < 0)
+                strcpy(name, "/");  /* no path (a pipe, a socket): nothing held back by name */
+        held = result == 0 ? held_back_inode(call->scope, &status) : NULL;
+        if (result == 0 && !held)
+                held = dsh_write_held_back_at(call->scope, name, false);
+        if (held)
+                result = refuse(call, strcmp(name, "/") == 0 ? held->path : name, held->rule);
         if (result == 0) {
                 snprintf(reopen, sizeof(reopen), "/proc/thread-self/fd/%d", fd);
                 performed.flags = (call->op.open_flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW | KERNEL_O_TMPFILE_BIT)) |
@@ -629,6 +632,37 @@ static int open_fifo_later(struct write_call *call, const dsh_write_location *wh
 }
 
 /*
+ * Opens `where` for the command and answers with the file (1), or returns
+ * the errno to answer.  A FIFO is opened without waiting (the cases above):
+ * with no reader yet, a worker waits for one.
+ */
+static int open_at(struct write_call *call, const dsh_write_location *where, dsh_performed_call *performed)
+{
+        const int flags = call->op.open_flags;
+        bool for_a_reader = waits_for_reader(where, flags);
+        bool fifo = for_a_reader || waits_for_writer(where, flags);
+        long opened;
+
+        performed->dirfd = where->parent;
+        performed->name = where->last;
+        if (fifo)
+                performed->flags |= O_NONBLOCK;
+        opened = perform(call, performed, performs_here(call, where));
+        if (opened == -ENXIO && for_a_reader)
+                return open_fifo_later(call, where);
+        if (opened < 0) {
+                note_landlock_refusal(call, where, opened);
+                return (int) opened;
+        }
+        /* Opened at once: from here the command's reads and writes wait as it asked. */
+        if (fifo && fcntl((int) opened, F_SETFL, flags) < 0) {
+                close((int) opened);
+                return -EACCES;
+        }
+        return answer_open(call, opened);
+}
+
+/*
  * open, openat, creat with write intent.  O_TMPFILE names a directory,
  * where a nameless file is made (giving it a name later is a linkat,
  * decided then); O_CREAT|O_EXCL never follows a symlink, as in the kernel.
@@ -645,7 +679,7 @@ static int handle_open(struct write_call *call)
         int command_fd, result = 0;
 
         if (!tmpfile && dsh_write_own_descriptor(path, &command_fd))
-                return call->watching ? 0 : open_dsh_write_own_descriptor(call, command_fd);
+                return call->watching ? 0 : open_own_descriptor(call, command_fd);
         /* O_TMPFILE: the directory itself is where the file goes ("DIR/." resolves it whole). */
         if (tmpfile && strlen(path) + 3 > sizeof(call->supervisor->path))
                 result = -ENAMETOOLONG;
@@ -660,27 +694,8 @@ static int handle_open(struct write_call *call)
                 result = check_held_back(call, &where, false);
         if (result == 0 && call->watching)
                 note_read_only_mount(call, &where);
-        if (result == 0 && !call->watching) {
-                long opened;
-
-                performed.dirfd = where.parent;
-                performed.name = where.last;
-                if (waits_for_reader(&where, flags) || waits_for_writer(&where, flags))
-                        performed.flags |= O_NONBLOCK;
-                opened = perform(call, &performed, performs_here(call, &where));
-                if (opened == -ENXIO && waits_for_reader(&where, flags))
-                        result = open_fifo_later(call, &where);
-                else if (opened < 0)
-                        note_landlock_refusal(call, &where, opened);
-                /* Opened at once (a reader was there): the command waits on its writes as it asked. */
-                if (opened >= 0 && (waits_for_reader(&where, flags) || waits_for_writer(&where, flags)) &&
-                    fcntl((int) opened, F_SETFL, flags) < 0) {
-                        close((int) opened);
-                        opened = -EACCES;
-                }
-                if (opened != -ENXIO || !waits_for_reader(&where, flags))
-                        result = answer_open(call, opened);
-        }
+        if (result == 0 && !call->watching)
+                result = open_at(call, &where, &performed);
         dsh_write_location_clear(&where);
         return result;
 }

@@ -28,16 +28,31 @@
 #include "test-landlock.h"
 #include "test-support.h"
 
-/* The files `cat` reads: every one `find` lists under the tree's src/core, enough to be many. */
-#define CAT_DIRECTORY "src/core"
+/* The files `cat` reads: every one `find` lists under the tree's core/ (the sources' src/core), enough to be many. */
+#define CAT_DIRECTORY "core"
 #define CAT_MAX 512
 
 static char *workspace;
+static char *tree;
 
+static const char *source_root(void);
+
+/*
+ * The tree read: a copy of the project's src/ in the test's own scratch.
+ * The sources themselves may lie under /tmp (a clean clone), which is the
+ * session's scratch inside bwrap, not the host's: a read there would find
+ * nothing rather than read much.
+ */
 static int setup(void **state)
 {
+        char *copy = NULL;
+
         (void) state;
         workspace = test_make_directory(NULL);
+        tree = test_path_join(workspace, "tree");
+        assert_true(asprintf(&copy, "cp -R '%s/src' '%s'", source_root(), tree) > 0);
+        assert_int_equal(system(copy), 0);
+        free(copy);
         return 0;
 }
 
@@ -46,6 +61,8 @@ static int teardown(void **state)
         (void) state;
         test_remove_tree(workspace);
         workspace = NULL;
+        free(tree);
+        tree = NULL;
         return 0;
 }
 
@@ -113,7 +130,7 @@ static char **cat_argv(void)
 
         assert_non_null(argv);
         argv[count++] = strdup("cat");
-        assert_true(asprintf(&command, "find '%s/%s' -type f", source_root(), CAT_DIRECTORY) > 0);
+        assert_true(asprintf(&command, "find '%s/%s' -type f", tree, CAT_DIRECTORY) > 0);
         listing = popen(command, "r");
         assert_non_null(listing);
         while (count <= CAT_MAX && fgets(line, sizeof(line), listing)) {
@@ -123,7 +140,7 @@ static char **cat_argv(void)
         pclose(listing);
         free(command);
         if (count < 20)
-                fail_msg("only %zu files under %s/%s: not a read-heavy command", count - 1, source_root(),
+                fail_msg("only %zu files under %s/%s: not a read-heavy command", count - 1, tree,
                          CAT_DIRECTORY);
         return argv;
 }
@@ -137,9 +154,9 @@ static void free_argv(char **argv)
 
 static void check_reads_make_no_notification(const char *backend)
 {
-        char *const grep[] = { (char *) "grep", (char *) "-r", (char *) "-c", (char *) "dsh_", (char *) source_root(),
+        char *const grep[] = { (char *) "grep", (char *) "-r", (char *) "-c", (char *) "dsh_", tree,
                                NULL };
-        char *const find[] = { (char *) "find", (char *) source_root(), (char *) "-name", (char *) "*.c", NULL };
+        char *const find[] = { (char *) "find", tree, (char *) "-name", (char *) "*.c", NULL };
         char **cat = cat_argv();
         int status = -1;
 

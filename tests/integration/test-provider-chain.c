@@ -1076,6 +1076,7 @@ static void test_transient_failure_is_not_persisted(void **state)
         if (!wrapper || !landlock_works) {
                 printf("# SKIP: no fd limit makes bwrap run short while Landlock works on this host (Landlock's "
                        "supervisor needs as many fds as bwrap here): only the probes were checked\n");
+                free(wrapper);
                 test_remove_tree(bin);
                 test_remove_tree(cache);
                 skip();

@@ -153,7 +153,13 @@ static void stand_in_main(const dsh_exec_plan *plan, const dsh_spawn_options *op
         pid_t command;
         int wait_status;
 
-        (void) prctl(PR_SET_NAME, "dsh-stand-in", 0, 0, 0);
+        /*
+         * The raw call: this process is a fork of a threaded one, and a
+         * prctl() wrapper that takes a lock (a sanitizer's, which records
+         * thread names) could wait forever on one another thread held at
+         * the fork.
+         */
+        (void) syscall(__NR_prctl, PR_SET_NAME, "dsh-stand-in", 0, 0, 0);
         /* The caller's end is the call's end: the end request, which this process acts on, never a bare kill. */
         if (options->die_with_parent &&
             (prctl(PR_SET_PDEATHSIG, DSH_STAND_IN_END_SIGNAL, 0, 0, 0) < 0 || getppid() != caller))

@@ -249,6 +249,11 @@ int dsh_metadata_supervisor_perform_writes(dsh_metadata_supervisor *supervisor, 
         return supervisor->writes ? 0 : -ENOMEM;
 }
 
+int dsh_metadata_supervisor_ruleset_fd(const dsh_metadata_supervisor *supervisor)
+{
+        return supervisor && supervisor->writes ? dsh_write_supervisor_ruleset_fd(supervisor->writes) : -1;
+}
+
 void dsh_metadata_supervisor_watch_writes(dsh_metadata_supervisor *supervisor)
 {
         if (!supervisor->writes)

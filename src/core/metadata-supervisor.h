@@ -167,6 +167,13 @@ int dsh_metadata_supervisor_perform_writes(dsh_metadata_supervisor *supervisor, 
  */
 void dsh_metadata_supervisor_watch_writes(dsh_metadata_supervisor *supervisor);
 
+/*
+ * The supervisor's own copy of the ruleset given to
+ * dsh_metadata_supervisor_perform_writes(), open while the supervisor
+ * lives (a spawn may hand it to its child instead of its own), or -1.
+ */
+int dsh_metadata_supervisor_ruleset_fd(const dsh_metadata_supervisor *supervisor);
+
 /* dsh_metadata_supervisor_check_host(): in metadata-tracee.h, beside what it checks. */
 
 /*

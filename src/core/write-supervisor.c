@@ -191,6 +191,11 @@ dsh_write_supervisor *dsh_write_supervisor_new(int ruleset_fd)
         return supervisor;
 }
 
+int dsh_write_supervisor_ruleset_fd(const dsh_write_supervisor *supervisor)
+{
+        return supervisor->ruleset_fd;
+}
+
 void dsh_write_supervisor_free(dsh_write_supervisor *supervisor)
 {
         if (!supervisor)

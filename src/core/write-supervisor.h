@@ -65,6 +65,9 @@ typedef struct dsh_write_supervisor dsh_write_supervisor;
  */
 dsh_write_supervisor *dsh_write_supervisor_new(int ruleset_fd);
 
+/* Its copy of the ruleset (-1: it only watches). */
+int dsh_write_supervisor_ruleset_fd(const dsh_write_supervisor *supervisor);
+
 /* Stops its performing thread, if any, and frees it. */
 void dsh_write_supervisor_free(dsh_write_supervisor *supervisor);
 

@@ -635,7 +635,16 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
                 dsh_confined_argv_clear(&facts);
                 return result;
         }
-        plan.landlock_ruleset_fd = ruleset.fd;
+        /*
+         * The supervisor's own copy of the ruleset serves the child too, and
+         * ours goes now: a call holds one ruleset fd, not two (a command run
+         * under a tight fd limit has room for one more of its own).
+         */
+        plan.landlock_ruleset_fd = dsh_metadata_supervisor_ruleset_fd(supervisor);
+        if (plan.landlock_ruleset_fd < 0)
+                plan.landlock_ruleset_fd = ruleset.fd;
+        else
+                dsh_landlock_ruleset_close(&ruleset);
         /* Through a stand-in: nothing the command starts outlives the call (stand-in-spawn.h). */
         pid = dsh_spawn_standing_in(&plan, options, &command, &failure);
         dsh_strv_free(environment);

@@ -57,7 +57,7 @@ static void check_request(int nr, int result, const dsh_write_request *request)
         FUZZ_CHECK((result == -EACCES) == !dsh_write_call_is_ours(nr));
         if (result < 0)
                 return;
-        FUZZ_CHECK(request->op >= DSH_WRITE_OPEN && request->op <= DSH_WRITE_TRUNCATE);
+        FUZZ_CHECK(request->op >= DSH_WRITE_OPEN && request->op <= DSH_WRITE_UMASK);
         FUZZ_CHECK(dsh_write_op_name(request->op)[0] != '\0');
         switch (request->op) {
         case DSH_WRITE_OPEN:
@@ -74,6 +74,9 @@ static void check_request(int nr, int result, const dsh_write_request *request)
         case DSH_WRITE_MKDIR:
         case DSH_WRITE_MKNOD:
                 FUZZ_CHECK(request->mode <= 0xffff);
+                break;
+        case DSH_WRITE_UMASK:
+                FUZZ_CHECK((request->mode & ~0777U) == 0);
                 break;
         case DSH_WRITE_UNLINK:
         case DSH_WRITE_RMDIR:

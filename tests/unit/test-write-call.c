@@ -363,6 +363,20 @@ static void test_truncate(void **state)
         assert_int_equal(refusal(__NR_truncate, PATH_A, 0x8000000000000000ULL, 0, 0, 0), -EINVAL);
 }
 
+/* umask(mask): no write, the mask the supervisor creates with next; only its permission bits count, as in the kernel. */
+static void test_umask(void **state)
+{
+        dsh_write_request r;
+
+        (void) state;
+        assert_true(dsh_write_call_is_ours(__NR_umask));
+        r = decoded(__NR_umask, 0022, 0, 0, 0, 0);
+        assert_int_equal(r.op, DSH_WRITE_UMASK);
+        assert_int_equal(r.mode, 0022);
+        r = decoded(__NR_umask, 0xffffffff, 0, 0, 0, 0);
+        assert_int_equal(r.mode, 0777);
+}
+
 static void test_op_names(void **state)
 {
         static const struct {
@@ -372,6 +386,7 @@ static void test_op_names(void **state)
                 { DSH_WRITE_OPEN, "open" },     { DSH_WRITE_MKDIR, "mkdir" },       { DSH_WRITE_MKNOD, "mknod" },
                 { DSH_WRITE_UNLINK, "unlink" }, { DSH_WRITE_RMDIR, "rmdir" },       { DSH_WRITE_RENAME, "rename" },
                 { DSH_WRITE_LINK, "link" },     { DSH_WRITE_SYMLINK, "symlink" }, { DSH_WRITE_TRUNCATE, "truncate" },
+                { DSH_WRITE_UMASK, "umask" },
         };
 
         (void) state;
@@ -386,7 +401,8 @@ int main(void)
                 cmocka_unit_test(test_open_flag_rules),      cmocka_unit_test(test_creations),
                 cmocka_unit_test(test_removals),             cmocka_unit_test(test_renames),
                 cmocka_unit_test(test_links),                cmocka_unit_test(test_symlinks),
-                cmocka_unit_test(test_truncate),             cmocka_unit_test(test_op_names),
+                cmocka_unit_test(test_truncate),             cmocka_unit_test(test_umask),
+                cmocka_unit_test(test_op_names),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -313,22 +313,9 @@ unsigned long dsh_metadata_supervisor_unreadable_calls(const dsh_metadata_superv
         return atomic_load(&supervisor->unreadable_calls);
 }
 
-static long long monotonic_ms(void)
-{
-        struct timespec now;
-
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        return (long long) now.tv_sec * 1000 + now.tv_nsec / 1000000;
-}
 
 /* ------------------------------------------------------------- containment -- */
 
-static bool path_within(const char *path, const char *directory, size_t length)
-{
-        if (length == 1)
-                return path[0] == '/';  /* "/" */
-        return strncmp(path, directory, length) == 0 && (path[length] == '\0' || path[length] == '/');
-}
 
 /*
  * `name` (the target's current name) reopened beneath `root`, when that is
@@ -360,7 +347,7 @@ static int reopen_in_root(dsh_metadata_supervisor *supervisor, const char *name,
                 const struct supervised_root *root = &supervisor->roots[i];
                 int fd;
 
-                if ((own_roots_only && root->shared) || !path_within(name, root->path, root->length))
+                if ((own_roots_only && root->shared) || !dsh_metadata_path_within(name, root->path, root->length))
                         continue;
                 if (root->contents_only && name[root->length == 1 ? 1 : root->length] == '\0')
                         continue;
@@ -431,7 +418,7 @@ static int reopen_contained(dsh_metadata_supervisor *supervisor, const char *nam
         if (reopened < 0)
                 return -1;
         for (size_t i = 0; i < supervisor->held_back_count; i++)
-                if (path_within(name, supervisor->held_back[i].path, supervisor->held_back[i].length)) {
+                if (dsh_metadata_path_within(name, supervisor->held_back[i].path, supervisor->held_back[i].length)) {
                         close(reopened);
                         return -1;
                 }
@@ -602,11 +589,7 @@ static void record_metadata_refusal(dsh_metadata_supervisor *supervisor, dsh_met
  */
 static void respond(const dsh_metadata_call *c, int error)
 {
-        struct seccomp_notif_resp response = { .id = c->id, .val = 0, .error = error < 0 ? error : 0, .flags = 0 };
-
-        /* ENOENT: the caller is gone or was interrupted (by a fatal signal): nobody to answer. */
-        while (ioctl(c->listener, SECCOMP_IOCTL_NOTIF_SEND, &response) < 0 && errno == EINTR)
-                ;
+        dsh_metadata_call_answer(c, error);
 }
 
 /* --------------------------------------------------------------- pty peers -- */
@@ -665,31 +648,15 @@ static int open_pty_peer(dsh_metadata_call *c, const dsh_metadata_request *op)
         return peer;
 }
 
-/* Answers the call with `peer` installed in the command (its close-on-exec flag as asked). */
-static int send_pty_peer(const dsh_metadata_call *c, const dsh_metadata_request *op, int peer)
-{
-        struct seccomp_notif_addfd addfd = { .id = c->id, .flags = SECCOMP_ADDFD_FLAG_SEND, .srcfd = (uint32_t) peer,
-                                             .newfd = 0,
-                                             .newfd_flags = (uint32_t) (op->pty_peer_flags & O_CLOEXEC) };
-        int result;
-
-        do
-                result = ioctl(c->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
-        while (result < 0 && errno == EINTR);
-        return result < 0 ? -errno : 0;
-}
 
 static void handle_pty_peer(dsh_metadata_call *c, const dsh_metadata_request *op)
 {
         int peer = open_pty_peer(c, op), result = peer < 0 ? peer : 0;
 
-        if (result == 0 && monotonic_ms() > c->deadline_ms)
+        if (result == 0 && dsh_metadata_monotonic_ms() > c->deadline_ms)
                 result = -EACCES;
         if (result == 0) {
-                result = send_pty_peer(c, op, peer);
-                /* ENOENT from ADDFD: the call is gone (its thread died or was interrupted): nobody to answer. */
-                if (result == -ENOENT)
-                        result = 0;
+                result = dsh_metadata_call_answer_with_fd(c, peer, (op->pty_peer_flags & O_CLOEXEC) != 0);
         }
         if (peer >= 0)
                 close(peer);
@@ -742,7 +709,7 @@ static int handle_call(dsh_metadata_supervisor *supervisor, dsh_metadata_call *c
                 if (result == -EACCES)
                         record_metadata_refusal(supervisor, op.kind, target);
         }
-        if (result == 0 && monotonic_ms() > c->deadline_ms)
+        if (result == 0 && dsh_metadata_monotonic_ms() > c->deadline_ms)
                 result = -EACCES;
         if (result == 0 && !dsh_metadata_call_still_valid(c))
                 goto out;
@@ -769,7 +736,7 @@ static int serve_one(dsh_metadata_supervisor *supervisor, int listener)
         if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &request) < 0)
                 return errno == EINTR || errno == ENOENT ? 0 : -errno;
         c = (dsh_metadata_call) { &supervisor->tracee, listener, request.id, (pid_t) request.pid, -1,
-                                  monotonic_ms() + CALL_DEADLINE_MS, false, false };
+                                  dsh_metadata_monotonic_ms() + CALL_DEADLINE_MS, false, false };
         if (supervisor->writes && dsh_write_call_is_ours(request.data.nr)) {
                 dsh_write_scope scope = write_scope(supervisor);
 

@@ -20,6 +20,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/kernel-abi.h"
@@ -524,3 +525,50 @@ int dsh_metadata_descriptor_name(int fd, char *name, size_t size)
         return 0;
 }
 
+
+static void send_response(const dsh_metadata_call *c, int error, uint32_t flags)
+{
+        struct seccomp_notif_resp response = { .id = c->id, .val = 0, .error = error < 0 ? error : 0, .flags = flags };
+
+        /* ENOENT: the caller is gone or was interrupted (by a fatal signal): nobody to answer. */
+        while (ioctl(c->listener, SECCOMP_IOCTL_NOTIF_SEND, &response) < 0 && errno == EINTR)
+                ;
+}
+
+void dsh_metadata_call_answer(const dsh_metadata_call *c, int error)
+{
+        send_response(c, error, 0);
+}
+
+void dsh_metadata_call_let_through(const dsh_metadata_call *c)
+{
+        send_response(c, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
+}
+
+int dsh_metadata_call_answer_with_fd(const dsh_metadata_call *c, int fd, bool close_on_exec)
+{
+        struct seccomp_notif_addfd addfd = { .id = c->id, .flags = SECCOMP_ADDFD_FLAG_SEND, .srcfd = (uint32_t) fd,
+                                             .newfd = 0, .newfd_flags = close_on_exec ? O_CLOEXEC : 0 };
+        int result;
+
+        do
+                result = ioctl(c->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
+        while (result < 0 && errno == EINTR);
+        /* ENOENT: the call is gone (its thread died or was interrupted): nobody to answer. */
+        return result < 0 && errno != ENOENT ? -errno : 0;
+}
+
+long long dsh_metadata_monotonic_ms(void)
+{
+        struct timespec now;
+
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        return (long long) now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+bool dsh_metadata_path_within(const char *path, const char *directory, size_t length)
+{
+        if (length == 1)
+                return path[0] == '/';  /* "/" */
+        return strncmp(path, directory, length) == 0 && (path[length] == '\0' || path[length] == '/');
+}

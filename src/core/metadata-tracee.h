@@ -98,6 +98,34 @@ typedef struct dsh_metadata_call {
         bool reopened;                  /* the last descriptor acquired is a reopening through /proc */
 } dsh_metadata_call;
 
+/*
+ * Answers the call with `error` (0: success), a result the supervisor
+ * produced itself: never SECCOMP_USER_NOTIF_FLAG_CONTINUE.  A call gone
+ * (its thread killed) needs no answer.
+ */
+void dsh_metadata_call_answer(const dsh_metadata_call *c, int error);
+
+/*
+ * Lets the call go on to the kernel (SECCOMP_USER_NOTIF_FLAG_CONTINUE),
+ * which reads its arguments again.  Only for a call nothing was decided on
+ * (write-supervisor.c says which two).
+ */
+void dsh_metadata_call_let_through(const dsh_metadata_call *c);
+
+/*
+ * Answers the call with our `fd` installed in the command
+ * (SECCOMP_IOCTL_NOTIF_ADDFD, SEND), close-on-exec there as asked.
+ * Returns 0 (also when the call is gone) or a negative errno, the call then
+ * still to answer.
+ */
+int dsh_metadata_call_answer_with_fd(const dsh_metadata_call *c, int fd, bool close_on_exec);
+
+/* CLOCK_MONOTONIC in milliseconds: what a call's deadline is measured in. */
+long long dsh_metadata_monotonic_ms(void);
+
+/* Whether canonical `path` is `directory` (its first `length` bytes) or lies beneath it. */
+bool dsh_metadata_path_within(const char *path, const char *directory, size_t length);
+
 /* The notification is still pending: its thread is alive, so what was opened by its tid was that thread's. */
 bool dsh_metadata_call_still_valid(const dsh_metadata_call *c);
 

@@ -209,19 +209,13 @@ void dsh_write_supervisor_free(dsh_write_supervisor *supervisor)
 
 /* ---------------------------------------------------------------- held back -- */
 
-static bool path_within(const char *path, const char *directory, size_t length)
-{
-        if (length == 1)
-                return path[0] == '/';
-        return strncmp(path, directory, length) == 0 && (path[length] == '\0' || path[length] == '/');
-}
 
 const dsh_held_back *dsh_write_held_back_at(const dsh_write_scope *scope, const char *path, bool or_above)
 {
         for (size_t i = 0; i < scope->held_back_count; i++) {
                 const dsh_held_back *held = &scope->held_back[i];
 
-                if (path_within(path, held->path, held->length) || (or_above && path_within(held->path, path,
+                if (dsh_metadata_path_within(path, held->path, held->length) || (or_above && dsh_metadata_path_within(held->path, path,
                                                                                                strlen(path))))
                         return held;
         }
@@ -255,36 +249,8 @@ static const dsh_held_back *holding(const dsh_write_scope *scope, const dsh_writ
 
 /* ---------------------------------------------------------------- answering -- */
 
-static void respond(const dsh_metadata_call *c, int error, bool let_through)
-{
-        struct seccomp_notif_resp response = { .id = c->id, .val = 0, .error = error < 0 ? error : 0,
-                                               .flags = let_through ? SECCOMP_USER_NOTIF_FLAG_CONTINUE : 0 };
 
-        while (ioctl(c->listener, SECCOMP_IOCTL_NOTIF_SEND, &response) < 0 && errno == EINTR)
-                ;
-}
 
-/* Installs our `fd` in the command as the call's result (its close-on-exec flag as asked). */
-static int respond_with_fd(const dsh_metadata_call *c, int fd, bool close_on_exec)
-{
-        struct seccomp_notif_addfd addfd = { .id = c->id, .flags = SECCOMP_ADDFD_FLAG_SEND, .srcfd = (uint32_t) fd,
-                                             .newfd = 0, .newfd_flags = close_on_exec ? O_CLOEXEC : 0 };
-        int result;
-
-        do
-                result = ioctl(c->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
-        while (result < 0 && errno == EINTR);
-        /* ENOENT: the call is gone (its thread died): nobody to answer. */
-        return result < 0 && errno != ENOENT ? -errno : 0;
-}
-
-static long long monotonic_ms(void)
-{
-        struct timespec now;
-
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        return (long long) now.tv_sec * 1000 + now.tv_nsec / 1000000;
-}
 
 /* ------------------------------------------------------------------ a call -- */
 
@@ -436,7 +402,7 @@ static long perform(struct write_call *call, dsh_performed_call *performed, bool
 {
         dsh_write_performer *performer = here ? NULL : performer_of(call->supervisor);
 
-        if ((!here && !performer) || monotonic_ms() > call->c->deadline_ms || !dsh_metadata_call_still_valid(call->c))
+        if ((!here && !performer) || dsh_metadata_monotonic_ms() > call->c->deadline_ms || !dsh_metadata_call_still_valid(call->c))
                 return -EACCES;
         if (performed->creates && command_umask(call->supervisor, call->c, &performed->umask) < 0)
                 return -EACCES;
@@ -466,7 +432,7 @@ static int answer_open(struct write_call *call, long opened)
                 close((int) opened);
                 return -EACCES;
         }
-        result = respond_with_fd(call->c, (int) opened, (call->op.open_flags & O_CLOEXEC) != 0);
+        result = dsh_metadata_call_answer_with_fd(call->c, (int) opened, (call->op.open_flags & O_CLOEXEC) != 0);
         close((int) opened);
         return result < 0 ? result : 1;
 }
@@ -584,10 +550,10 @@ static void *fifo_worker(void *data)
                 fd = -errno;
         }
         if (fd >= 0) {
-                (void) respond_with_fd(&answer, fd, job->close_on_exec);
+                (void) dsh_metadata_call_answer_with_fd(&answer, fd, job->close_on_exec);
                 close(fd);
         } else if (fd != -ENXIO) {
-                respond(&answer, fd, false);
+                dsh_metadata_call_answer(&answer, fd);
         }
         fifo_job_free(job);
         return NULL;
@@ -937,7 +903,7 @@ bool dsh_write_call_handle(dsh_write_supervisor *supervisor, dsh_metadata_call *
          */
         if (result == 0 && call.op.op == DSH_WRITE_UMASK) {
                 forget_umasks(supervisor);
-                respond(c, 0, true);
+                dsh_metadata_call_let_through(c);
                 return false;
         }
         if (result == 0 && !dsh_metadata_find_thread_pidfd(c))
@@ -949,14 +915,11 @@ bool dsh_write_call_handle(dsh_write_supervisor *supervisor, dsh_metadata_call *
         if (result == 1)
                 return false;
         /* Watching, only a refusal of ours is answered: anything else (our own reading failed too) the mounts decide. */
-        if (call.watching) {
-                respond(c, call.refused ? -EACCES : 0, !call.refused);
-                return false;
-        }
-        if (c->unreadable && result < 0) {
-                respond(c, -EACCES, false);
-                return true;
-        }
-        respond(c, result, false);
-        return false;
+        if (call.watching && call.refused)
+                dsh_metadata_call_answer(c, -EACCES);
+        else if (call.watching)
+                dsh_metadata_call_let_through(c);
+        else
+                dsh_metadata_call_answer(c, c->unreadable && result < 0 ? -EACCES : result);
+        return !call.watching && c->unreadable && result < 0;
 }

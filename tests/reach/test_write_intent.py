@@ -470,8 +470,44 @@ class OrdinaryWrites(Workspace):
                                  "in-a-subshell": 0o640, "after": 0o664})
 
 
+    def check_trailing_slash(self):
+        """A path ending in a slash names a directory, as in the kernel: no file opened, made or removed."""
+        script = ("import errno, os\n"
+                  "def attempt(call):\n"
+                  "    try:\n"
+                  "        call()\n"
+                  "        return 'done'\n"
+                  "    except OSError as error:\n"
+                  "        return errno.errorcode[error.errno]\n"
+                  "print(attempt(lambda: os.open('notes.txt/', os.O_WRONLY)),\n"
+                  "      attempt(lambda: os.open('new.txt/', os.O_WRONLY | os.O_CREAT, 0o644)),\n"
+                  "      attempt(lambda: os.unlink('notes.txt/')),\n"
+                  "      attempt(lambda: os.rename('notes.txt/', 'moved.txt')))\n")
+        result = self.run_confined([PYTHON, "-c", script])
+        self.assertEqual((result.returncode, result.stdout), (0, "ENOTDIR EISDIR ENOTDIR ENOTDIR\n"), result.stderr)
+        self.assertEqual(read(self.path("notes.txt")), "notes\n")
+        self.assertFalse(os.path.lexists(self.path("new.txt")))
+        self.assertFalse(os.path.lexists(self.path("moved.txt")))
+
+
 class OrdinaryWritesUnderLandlock(OrdinaryWrites):
     backend = "landlock"
+
+    def test_trailing_slash(self):
+        self.check_trailing_slash()
+
+    def test_no_core_dump_can_be_written(self):
+        # The kernel writes a core with no call the supervisor sees (into .git/hooks, say): none at all.
+        result = self.run_confined(["sh", "-c", "ulimit -Hc; ulimit -c unlimited 2>/dev/null || echo refused"])
+        self.assertEqual((result.returncode, result.stdout), (0, "0\nrefused\n"), result.stderr)
+
+    def test_a_fifo_read_open_with_write_intent_does_not_stop_the_supervisor(self):
+        # O_RDONLY|O_TRUNC on a FIFO with no writer: answered at once, and the next write still served.
+        script = (f"mkfifo pipe && {PYTHON} -c 'import os; os.open(\"pipe\", os.O_RDONLY | os.O_TRUNC)' && "
+                  ": > after && echo ok")
+        result = self.run_confined(["sh", "-c", script])
+        self.assertEqual((result.returncode, result.stdout), (0, "ok\n"), result.stderr)
+        self.assertTrue(os.path.exists(self.path("after")))
 
     def test_dev_stderr(self):
         self.check_stderr()
@@ -482,6 +518,9 @@ class OrdinaryWritesUnderLandlock(OrdinaryWrites):
 
 class OrdinaryWritesUnderBwrap(OrdinaryWrites):
     backend = "bwrap"
+
+    def test_trailing_slash(self):
+        self.check_trailing_slash()
 
     def test_umask(self):
         self.check_umask()

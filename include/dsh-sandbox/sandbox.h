@@ -31,7 +31,7 @@ extern "C" {
 
 /* ---------------------------------------------------------------- modes -- */
 
-/* File-effect modes.  Network and process visibility are outside this vocabulary. */
+/* File-effect modes.  The network is a dimension of its own (dsh_network_policy); process visibility is outside this vocabulary. */
 typedef enum dsh_mode {
         DSH_MODE_READ_ONLY = 0,
         DSH_MODE_WORKSPACE_WRITE,
@@ -130,6 +130,73 @@ DSH_PUBLIC int dsh_strv_append(char ***strv, const char *value);
  */
 DSH_PUBLIC bool dsh_text_is_utf8(const char *text, size_t length, size_t *invalid_offset);
 
+/* ------------------------------------------------------------ network -- */
+
+/*
+ * The network dimension of a policy, beside the mode (docs/network.md).
+ * Modes speak of file effects; the network is its own choice:
+ *   - ON: today's behaviour and the default: the command reaches what the
+ *     host reaches (unix sockets stay governed by the mode: socket-call);
+ *   - OFF: nothing outside the sandbox, TCP or UDP, host loopback included;
+ *     a loopback server the command starts itself is still reached, and so
+ *     is each allowed local port;
+ *   - ALLOW_LIST: the hosts the patterns name, through the call's proxy and
+ *     DNS stub, plus each allowed local port; nothing else.
+ */
+typedef enum dsh_network_mode {
+        DSH_NETWORK_ON = 0,
+        DSH_NETWORK_OFF,
+        DSH_NETWORK_ALLOW_LIST,
+} dsh_network_mode;
+
+/* "on", "off", "allow-list"; a static string, never NULL. */
+DSH_PUBLIC const char *dsh_network_mode_name(dsh_network_mode mode);
+
+/* Parses "on" or "off" (the CLI's and the config's words; the allow-list is
+ * chosen by naming hosts).  Returns 0, or -EINVAL. */
+DSH_PUBLIC int dsh_network_mode_parse(const char *name, dsh_network_mode *mode_out);
+
+typedef struct dsh_network_policy {
+        dsh_network_mode mode;
+        /*
+         * ALLOW_LIST: the host patterns ("host", "*.domain", each with an
+         * optional ":port"; an IPv4 or bracketed IPv6 literal) and named sets
+         * ("@npm"...), NULL-terminated; dsh_policy_prepare() expands the sets
+         * and drops duplicates.  NULL means none.
+         */
+        char **allow_hosts;
+        /* Host loopback TCP/UDP ports the command may reach under OFF and ALLOW_LIST. */
+        unsigned short *allow_local_ports;
+        size_t allow_local_port_count;
+        /* "IP:PORT" of the resolver asked on the command's behalf; NULL: the host's first nameserver. */
+        char *dns_upstream;
+} dsh_network_policy;
+
+#define DSH_NETWORK_POLICY_INIT { DSH_NETWORK_ON, NULL, NULL, 0, NULL }
+
+/*
+ * Checks one allow-list entry: a host pattern or a named set.  Refused:
+ * "*" alone, a bare top-level name ("com", "*.com"), a scheme ("https://"),
+ * a path, a port outside 1..65535, an empty label, a character a host name
+ * cannot hold, an unknown named set.  Returns 0, or -EINVAL with `*reason`
+ * (if not NULL) a static sentence saying what is wrong.
+ */
+DSH_PUBLIC int dsh_network_pattern_check(const char *pattern, const char **reason);
+
+/*
+ * The named sets, NULL-terminated ("@npm", "@pypi", "@github", ...), and one
+ * set's patterns (NULL-terminated; NULL when `name` is no set).  Static.
+ */
+DSH_PUBLIC const char *const *dsh_network_named_sets(void);
+DSH_PUBLIC const char *const *dsh_network_named_set(const char *name);
+
+/* Checks a dnsUpstream value, "IPV4:PORT" or "[IPV6]:PORT".  Returns 0 or -EINVAL. */
+DSH_PUBLIC int dsh_network_upstream_check(const char *upstream);
+
+DSH_PUBLIC void dsh_network_policy_clear(dsh_network_policy *network);
+/* Deep copy into `out` (which must be cleared).  Returns 0 or -ENOMEM. */
+DSH_PUBLIC int dsh_network_policy_copy(dsh_network_policy *out, const dsh_network_policy *in);
+
 /* ------------------------------------------------------------- policy -- */
 
 /*
@@ -143,9 +210,10 @@ typedef struct dsh_policy {
         char *session_id;                   /* NULL for agentless calls */
         char **allowed_unix_sockets;        /* absolute paths of unix sockets the command may connect to
                                                wherever they lie (ssh-agent's); NULL means none */
+        dsh_network_policy network;         /* the network dimension; ON when zeroed */
 } dsh_policy;
 
-#define DSH_POLICY_INIT { DSH_MODE_READ_ONLY, NULL, NULL, NULL, NULL }
+#define DSH_POLICY_INIT { DSH_MODE_READ_ONLY, NULL, NULL, NULL, NULL, DSH_NETWORK_POLICY_INIT }
 
 DSH_PUBLIC void dsh_policy_clear(dsh_policy *policy);
 /* Deep copy into `out` (which must be cleared).  Returns 0 or -ENOMEM. */
@@ -163,6 +231,12 @@ DSH_PUBLIC int dsh_policy_copy(dsh_policy *out, const dsh_policy *in);
  *     duplicates are dropped.
  *   - each allowed unix socket must be absolute and name a socket
  *     (SANDBOX_PREPARATION_FAILED names the offending path);
+ *   - the network: every allow-list entry must pass
+ *     dsh_network_pattern_check() and dns_upstream
+ *     dsh_network_upstream_check() (DSH_ERROR_INVALID_INPUT naming the
+ *     entry); named sets are expanded, duplicates dropped; a mode other
+ *     than ON with danger-full-access is SANDBOX_UNAVAILABLE (nothing
+ *     confines that mode, so nothing could hold the network back);
  * Returns 0 or a negative errno with `error` filled.
  */
 DSH_PUBLIC int dsh_policy_prepare(dsh_policy *policy, dsh_error *error);

@@ -18,6 +18,7 @@
 
 #include "base/error.h"
 #include "base/host-pattern.h"
+#include "base/network-rules.h"
 #include "policy/network-policy.h"
 
 /* A prepared allow-list holds at most this many entries (the proxy and the stub scan them per request). */
@@ -212,36 +213,9 @@ static int prepare_local_ports(dsh_network_policy *network, dsh_error *error)
         return 0;
 }
 
-/*
- * Under ON the command reaches everything, so entries, local ports or an
- * upstream given with it say a restriction the call would not get: a
- * caller that built such a policy misread it, and is told so rather than
- * run unrestricted.  danger-full-access confines nothing, the network
- * included: no backend could hold a network policy there.
- */
-static int check_mode(const dsh_network_policy *network, dsh_mode mode, dsh_error *error)
-{
-        if ((unsigned) network->mode > DSH_NETWORK_ALLOW_LIST)
-                return dsh_error_set(error, DSH_ERROR_INVARIANT, EINVAL, "network carries unknown mode %d",
-                                     (int) network->mode);
-        if (network->mode == DSH_NETWORK_ON &&
-            (dsh_strv_length(network->allow_hosts) > 0 || network->allow_local_port_count > 0 || network->dns_upstream))
-                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
-                                     "network: allowed hosts, allowed local ports and a DNS upstream restrict the "
-                                     "network, which is on: choose off or an allow-list");
-        if (network->mode == DSH_NETWORK_OFF && dsh_strv_length(network->allow_hosts) > 0)
-                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
-                                     "network: allowed hosts select the allow-list; the network cannot be off too");
-        if (network->mode != DSH_NETWORK_ON && mode == DSH_MODE_DANGER_FULL_ACCESS)
-                return dsh_error_set(error, DSH_ERROR_SANDBOX_UNAVAILABLE, EINVAL,
-                                     "danger-full-access confines nothing, so no network policy can be held; use "
-                                     "read-only or workspace-write");
-        return 0;
-}
-
 int dsh_network_policy_prepare(dsh_network_policy *network, dsh_mode mode, dsh_error *error)
 {
-        int result = check_mode(network, mode, error);
+        int result = dsh_network_rules_check(network, mode, error);
 
         if (result < 0)
                 return result;

@@ -369,8 +369,15 @@ int dsh_json_encode_network_policy(const dsh_network_policy *network, char **tex
         dsh_error local = DSH_ERROR_INIT, *used = dsh_json_error_or(error, &local);
         dsh_json_encoder encoder = { "network", used, false };
         json_t *value = dsh_json_encoder_finish(&encoder, dsh_json_network_value(&encoder, network, &dsh_json_root));
-        int result = dsh_json_value_text(value, text_out, used);
+        int result = 0;
 
+        /* A bare "on" or "off" is a whole value here, which the core's dump (objects only) does not write. */
+        *text_out = NULL;
+        if (!value)
+                result = used->errno_value > 0 ? -used->errno_value : -EINVAL;
+        else if (!(*text_out = json_dumps(value, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY)))
+                result = dsh_error_set(used, DSH_ERROR_SYSTEM, ENOMEM, "cannot encode JSON: out of memory");
+        json_decref(value);
         dsh_error_clear(&local);
         return result;
 }

@@ -10,6 +10,9 @@
 
 #include <cmocka.h>
 
+#include "dsh-sandbox/config.h"
+#include "dsh-sandbox/json.h"
+#include "dsh-sandbox/policy-service.h"
 #include "dsh-sandbox/sandbox.h"
 #include "test-support.h"
 
@@ -262,6 +265,116 @@ static void test_prepare_empty_allow_list_is_off(void **state)
         prepared_clear(&run);
 }
 
+/* The config's network is every call's default; a call's own replaces it whole, never merged. */
+static void test_service_default_and_replacement(void **state)
+{
+        dsh_config config;
+        dsh_error error = DSH_ERROR_INIT;
+        dsh_policy_service *service = NULL;
+        dsh_policy_request request = DSH_POLICY_REQUEST_INIT;
+        dsh_network_policy own = DSH_NETWORK_POLICY_INIT;
+        dsh_policy policy;
+        char *root = test_make_directory(NULL);
+
+        (void) state;
+        assert_int_equal(dsh_config_init(&config, &error), 0);
+        config.network = sample_network();
+        request.workspace_root = root;
+        assert_int_equal(dsh_policy_service_new(&config, &service, &error), 0);
+        dsh_config_clear(&config);      /* the service keeps its own copy */
+
+        assert_int_equal(dsh_policy_service_resolve(service, &request, &policy, &error), 0);
+        assert_int_equal(policy.network.mode, DSH_NETWORK_ALLOW_LIST);
+        assert_string_equal(policy.network.allow_hosts[0], "@npm");
+        assert_int_equal(policy.network.allow_local_port_count, 2);
+        assert_string_equal(policy.network.dns_upstream, "127.0.0.1:5353");
+        dsh_policy_clear(&policy);
+
+        own.mode = DSH_NETWORK_ALLOW_LIST;
+        assert_int_equal(dsh_strv_append(&own.allow_hosts, "a.example"), 0);
+        request.network = &own;
+        assert_int_equal(dsh_policy_service_resolve(service, &request, &policy, &error), 0);
+        assert_int_equal(dsh_strv_length(policy.network.allow_hosts), 1);
+        assert_string_equal(policy.network.allow_hosts[0], "a.example");
+        assert_int_equal(policy.network.allow_local_port_count, 0);
+        assert_null(policy.network.dns_upstream);
+        assert_ptr_not_equal(policy.network.allow_hosts, own.allow_hosts);
+        dsh_policy_clear(&policy);
+
+        dsh_network_policy_clear(&own);
+        request.network = &own;         /* an explicit on: the config's allow-list is not kept */
+        assert_int_equal(dsh_policy_service_resolve(service, &request, &policy, &error), 0);
+        assert_int_equal(policy.network.mode, DSH_NETWORK_ON);
+        assert_null(policy.network.allow_hosts);
+        dsh_policy_clear(&policy);
+        dsh_policy_service_free(service);
+        test_remove_tree(root);
+}
+
+static void expect_round_trip(const dsh_network_policy *network, const char *golden)
+{
+        dsh_network_policy decoded;
+        dsh_error error = DSH_ERROR_INIT;
+        char *text = NULL;
+
+        assert_int_equal(dsh_json_encode_network_policy(network, &text, &error), 0);
+        assert_string_equal(text, golden);
+        if (dsh_json_decode_network_policy(text, strlen(text), "network", &decoded, &error) < 0)
+                fail_msg("%s: %s", text, error.message);
+        assert_int_equal(decoded.mode, network->mode);
+        assert_int_equal(dsh_strv_length(decoded.allow_hosts), dsh_strv_length(network->allow_hosts));
+        assert_int_equal(decoded.allow_local_port_count, network->allow_local_port_count);
+        dsh_network_policy_clear(&decoded);
+        free(text);
+}
+
+static void test_json_shape(void **state)
+{
+        dsh_network_policy network = DSH_NETWORK_POLICY_INIT;
+        dsh_policy policy = DSH_POLICY_INIT, decoded = DSH_POLICY_INIT;
+        dsh_error error = DSH_ERROR_INIT;
+        char *text = NULL;
+
+        (void) state;
+        expect_round_trip(&network, "\"on\"");
+        network.mode = DSH_NETWORK_OFF;
+        expect_round_trip(&network, "\"off\"");
+        network = sample_network();
+        expect_round_trip(&network, "{\"allowHosts\":[\"@npm\",\"example.com\"],\"allowLocalPorts\":[5432,6379],"
+                                    "\"dnsUpstream\":\"127.0.0.1:5353\"}");
+        /* Off with hosts would read back as an allow-list: refused, never written. */
+        network.mode = DSH_NETWORK_OFF;
+        assert_int_equal(dsh_json_encode_network_policy(&network, &text, &error), -EINVAL);
+        assert_null(text);
+        assert_string_equal(error.message, "network: is not a network policy");
+        dsh_error_clear(&error);
+
+        /* In a policy: absent is on (today's shape unchanged), any other mode its member. */
+        network.mode = DSH_NETWORK_ALLOW_LIST;
+        policy.workspace_root = (char *) "/w";
+        assert_int_equal(dsh_json_encode_policy(&policy, &text, &error), 0);
+        assert_string_equal(text, "{\"mode\":\"read-only\",\"workspaceRoot\":\"/w\"}");
+        free(text);
+        policy.network = network;
+        assert_int_equal(dsh_json_encode_policy(&policy, &text, &error), 0);
+        assert_non_null(strstr(text, ",\"network\":{\"allowHosts\":[\"@npm\",\"example.com\"],"));
+        assert_int_equal(dsh_json_decode_policy(text, strlen(text), &decoded, &error), 0);
+        assert_int_equal(decoded.network.mode, DSH_NETWORK_ALLOW_LIST);
+        assert_string_equal(decoded.network.dns_upstream, "127.0.0.1:5353");
+        free(text);
+        dsh_policy_clear(&decoded);
+        static const char bad_policy[] = "{\"mode\":\"read-only\",\"workspaceRoot\":\"/w\",\"network\":"
+                                         "{\"allowHosts\":[\"*\"]}}";
+        assert_int_equal(dsh_json_decode_policy(bad_policy, strlen(bad_policy), &decoded, &error), -EINVAL);
+        assert_string_equal(error.message, "policy: \"network\".\"allowHosts\"[0] \"*\": a pattern must name a "
+                                           "domain (\"*\" alone allows everything)");
+        dsh_error_clear(&error);
+        assert_int_equal(dsh_json_decode_network_policy("[", 1, "network", &decoded.network, &error), -EINVAL);
+        assert_int_equal(error.code, DSH_ERROR_INVALID_INPUT);
+        dsh_error_clear(&error);
+        dsh_network_policy_clear(&network);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -273,6 +386,8 @@ int main(void)
                 cmocka_unit_test(test_prepare_refuses_bad_entries),
                 cmocka_unit_test(test_prepare_refuses_what_it_cannot_hold),
                 cmocka_unit_test(test_prepare_empty_allow_list_is_off),
+                cmocka_unit_test(test_service_default_and_replacement),
+                cmocka_unit_test(test_json_shape),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

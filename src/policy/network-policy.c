@@ -111,13 +111,14 @@ int dsh_network_policy_copy(dsh_network_policy *out, const dsh_network_policy *i
         out->mode = in->mode;
         if (in->allow_hosts && !(out->allow_hosts = dsh_strv_copy(in->allow_hosts)))
                 goto out_of_memory;
-        if (in->allow_local_port_count > 0) {
+        /* A count without ports is kept as it is, for dsh_policy_prepare() to refuse: never read from NULL. */
+        out->allow_local_port_count = in->allow_local_port_count;
+        if (in->allow_local_port_count > 0 && in->allow_local_ports) {
                 out->allow_local_ports = calloc(in->allow_local_port_count, sizeof(*out->allow_local_ports));
                 if (!out->allow_local_ports)
                         goto out_of_memory;
                 memcpy(out->allow_local_ports, in->allow_local_ports,
                        in->allow_local_port_count * sizeof(*out->allow_local_ports));
-                out->allow_local_port_count = in->allow_local_port_count;
         }
         if (in->dns_upstream && !(out->dns_upstream = strdup(in->dns_upstream)))
                 goto out_of_memory;

@@ -236,6 +236,22 @@ static void test_prepare_refuses_what_it_cannot_hold(void **state)
         assert_non_null(strstr(run.error.message, "local port 0"));
         prepared_clear(&run);
 
+        /* Ports counted but not given (a caller's mistake): refused, never read from NULL, even through a copy. */
+        network = (dsh_network_policy) DSH_NETWORK_POLICY_INIT;
+        network.mode = DSH_NETWORK_OFF;
+        network.allow_local_port_count = 3;
+        assert_int_equal(prepare(&run, DSH_MODE_READ_ONLY, network), -EINVAL);
+        assert_non_null(strstr(run.error.message, "counted but not given"));
+        dsh_policy copy;
+        assert_int_equal(dsh_policy_copy(&copy, &run.policy), 0);
+        assert_int_equal(copy.network.allow_local_port_count, 3);
+        assert_null(copy.network.allow_local_ports);
+        dsh_error_clear(&run.error);
+        assert_int_equal(dsh_policy_prepare(&copy, &run.error), -EINVAL);
+        dsh_policy_clear(&copy);
+        run.policy.network.allow_local_port_count = 0;
+        prepared_clear(&run);
+
         network = (dsh_network_policy) DSH_NETWORK_POLICY_INIT;
         network.mode = (dsh_network_mode) 7;
         assert_int_equal(prepare(&run, DSH_MODE_READ_ONLY, network), -EINVAL);

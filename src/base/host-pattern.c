@@ -408,11 +408,6 @@ bool dsh_address_is_metadata(int family, const void *address)
 
 /* -------------------------------------------------------- named sets -- */
 
-struct named_set {
-        const char *name;
-        const char *const *patterns;
-};
-
 static const char *const npm_set[] = { "registry.npmjs.org", "registry.yarnpkg.com", NULL };
 static const char *const pypi_set[] = { "pypi.org", "files.pythonhosted.org", NULL };
 static const char *const github_set[] = { "github.com", "*.github.com", "*.githubusercontent.com", NULL };
@@ -421,13 +416,15 @@ static const char *const crates_set[] = { "crates.io", "*.crates.io", NULL };
 static const char *const go_set[] = { "proxy.golang.org", "sum.golang.org", "*.golang.org", NULL };
 static const char *const debian_set[] = { "deb.debian.org", "security.debian.org", NULL };
 
-static const struct named_set named_sets[] = {
-        { "@npm", npm_set },       { "@pypi", pypi_set }, { "@github", github_set }, { "@gitlab", gitlab_set },
-        { "@crates", crates_set }, { "@go", go_set },     { "@debian", debian_set },
-};
-
+/* Each name with its patterns at the same index (docs/network.md lists them). */
 static const char *const named_set_names[] = { "@npm", "@pypi", "@github", "@gitlab", "@crates", "@go", "@debian",
                                                NULL };
+static const char *const *const named_set_patterns[] = { npm_set,    pypi_set, github_set, gitlab_set,
+                                                         crates_set, go_set,   debian_set };
+
+_Static_assert(sizeof(named_set_names) / sizeof(named_set_names[0]) - 1 ==
+                       sizeof(named_set_patterns) / sizeof(named_set_patterns[0]),
+               "every named set has its patterns");
 
 const char *const *dsh_host_named_sets(void)
 {
@@ -438,8 +435,8 @@ const char *const *dsh_host_named_set(const char *name)
 {
         if (!name)
                 return NULL;
-        for (size_t i = 0; i < sizeof(named_sets) / sizeof(named_sets[0]); i++)
-                if (strcmp(named_sets[i].name, name) == 0)
-                        return named_sets[i].patterns;
+        for (size_t i = 0; named_set_names[i]; i++)
+                if (strcmp(named_set_names[i], name) == 0)
+                        return named_set_patterns[i];
         return NULL;
 }

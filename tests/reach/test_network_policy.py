@@ -156,6 +156,18 @@ class ResolvedPolicyTest(NetworkPolicyCase):
                          {"allowHosts": ["@npm", "*.example.com:443"], "allowLocalPorts": [6379],
                           "dnsUpstream": "[::1]:53"})
 
+    def test_policy_resolve_text_says_the_network_unless_it_is_on(self):
+        outcome = self.dsh("policy", "resolve", "--root", self.workspace, "--allow-host", "@npm", "--allow-local-port",
+                           "80", "--allow-host", "a.example", "--dns-upstream", "127.0.0.1:53")
+        self.assertEqual(outcome.returncode, 0, outcome.stderr)
+        lines = outcome.stdout.decode().splitlines()
+        self.assertEqual(lines[2:], ["network: allow-list", "allowHost: @npm", "allowHost: a.example",
+                                     "allowLocalPort: 80", "dnsUpstream: 127.0.0.1:53"])
+        outcome = self.dsh("policy", "resolve", "--root", self.workspace, "--network", "off")
+        self.assertEqual(outcome.stdout.decode().splitlines()[2:], ["network: off"])
+        outcome = self.dsh("policy", "resolve", "--root", self.workspace)
+        self.assertEqual(len(outcome.stdout.decode().splitlines()), 2)
+
     def test_the_config_network_is_the_default_and_flags_replace_it_whole(self):
         configured = {"allowHosts": ["@github"], "allowLocalPorts": [5432]}
         config = self.config({"network": configured})

@@ -154,31 +154,33 @@ void dsh_captures_free(dsh_captures *captures)
 /* A source as the key: the family, address and port only (an IPv4-mapped address as IPv4). */
 static bool source_key(const struct sockaddr *source, socklen_t length, struct sockaddr_storage *key)
 {
+        struct sockaddr_storage copy;   /* aligned: `source` may point anywhere */
+        struct sockaddr_in *out = (struct sockaddr_in *) key;
+
         memset(key, 0, sizeof(*key));
-        if (source->sa_family == AF_INET && length >= sizeof(struct sockaddr_in)) {
-                const struct sockaddr_in *in = (const struct sockaddr_in *) source;
-                struct sockaddr_in *out = (struct sockaddr_in *) key;
+        memset(&copy, 0, sizeof(copy));
+        memcpy(&copy, source, length < sizeof(copy) ? length : sizeof(copy));
+        if (copy.ss_family == AF_INET && length >= sizeof(struct sockaddr_in)) {
+                const struct sockaddr_in *in = (const struct sockaddr_in *) &copy;
                 out->sin_family = AF_INET;
                 out->sin_port = in->sin_port;
                 out->sin_addr = in->sin_addr;
                 return true;
         }
-        if (source->sa_family == AF_INET6 && length >= sizeof(struct sockaddr_in6)) {
-                const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *) source;
-                if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {
-                        struct sockaddr_in *out = (struct sockaddr_in *) key;
-                        out->sin_family = AF_INET;
-                        out->sin_port = in6->sin6_port;
-                        memcpy(&out->sin_addr, in6->sin6_addr.s6_addr + 12, 4);
-                        return true;
-                }
-                struct sockaddr_in6 *out = (struct sockaddr_in6 *) key;
-                out->sin6_family = AF_INET6;
-                out->sin6_port = in6->sin6_port;
-                out->sin6_addr = in6->sin6_addr;
+        if (copy.ss_family != AF_INET6 || length < sizeof(struct sockaddr_in6))
+                return false;
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *) &copy;
+        if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {
+                out->sin_family = AF_INET;
+                out->sin_port = in6->sin6_port;
+                memcpy(&out->sin_addr, in6->sin6_addr.s6_addr + 12, 4);
                 return true;
         }
-        return false;
+        struct sockaddr_in6 *out6 = (struct sockaddr_in6 *) key;
+        out6->sin6_family = AF_INET6;
+        out6->sin6_port = in6->sin6_port;
+        out6->sin6_addr = in6->sin6_addr;
+        return true;
 }
 
 static capture *capture_find(dsh_captures *captures, const struct sockaddr_storage *key, time_t now)

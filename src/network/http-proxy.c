@@ -555,7 +555,9 @@ static void client_event(struct bufferevent *client, short what, void *data)
         connection *c = data;
 
         (void) client;
-        if (c->captured && c->stage == STAGE_CAPTURED && (what & BEV_EVENT_TIMEOUT)) {
+        /* A captured connection that ended or went quiet before it named a host: what it sent is no protocol we take. */
+        if (c->captured && c->stage == STAGE_CAPTURED && (what & (BEV_EVENT_TIMEOUT | BEV_EVENT_EOF)) &&
+            ((what & BEV_EVENT_TIMEOUT) || evbuffer_get_length(bufferevent_get_input(c->client)) > 0)) {
                 refuse_captured(c, NULL, DSH_NETWORK_RULE_PROTOCOL_NOT_ALLOWED);
                 return;
         }

@@ -18,16 +18,20 @@
  * Failing closed: the service starts whole or not at all; a start that
  * cannot find an upstream, bind a listener or start its thread returns the
  * reason and the caller runs nothing.  libevent's log goes nowhere (the
- * library prints nothing); its fatal callback, for an internal error it
- * cannot return from, aborts rather than exit() the harness with a status
- * that reads as the command's.
+ * library prints nothing); its fatal callback escapes back to the start
+ * while the event base is made (new_event_base()), and otherwise, for an
+ * internal error libevent cannot return from, aborts rather than exit() the
+ * harness with a status that reads as the command's.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <event2/event.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,14 +78,18 @@ void dsh_network_record(dsh_network_context *context, dsh_network_op op, const c
 
 void dsh_network_address_text(const struct sockaddr *address, char text[INET6_ADDRSTRLEN], unsigned short *port)
 {
+        struct sockaddr_storage copy;   /* aligned: `address` may point anywhere */
+        const struct sockaddr_in *in = (const struct sockaddr_in *) &copy;
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *) &copy;
+
         text[0] = '\0';
         *port = 0;
-        if (address->sa_family == AF_INET) {
-                const struct sockaddr_in *in = (const struct sockaddr_in *) address;
+        memset(&copy, 0, sizeof(copy));
+        memcpy(&copy, address, address->sa_family == AF_INET6 ? sizeof(*in6) : sizeof(*in));
+        if (copy.ss_family == AF_INET) {
                 inet_ntop(AF_INET, &in->sin_addr, text, INET6_ADDRSTRLEN);
                 *port = ntohs(in->sin_port);
-        } else if (address->sa_family == AF_INET6) {
-                const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *) address;
+        } else if (copy.ss_family == AF_INET6) {
                 if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr))
                         inet_ntop(AF_INET, in6->sin6_addr.s6_addr + 12, text, INET6_ADDRSTRLEN);
                 else
@@ -243,27 +251,33 @@ static bool host_upstream(struct sockaddr_storage *address, socklen_t *length)
 
 typedef struct inet_view {
         int family;                     /* AF_INET for an IPv4-mapped IPv6 address */
-        const void *address;
+        uint8_t address[16];
         unsigned short port;
 } inet_view;
 
+/* The destination's address and port, copied (the supervisor's copy may lie at any alignment). */
 static bool view_of(const struct sockaddr *destination, socklen_t length, inet_view *view)
 {
-        if (destination->sa_family == AF_INET && length >= sizeof(struct sockaddr_in)) {
-                const struct sockaddr_in *in = (const struct sockaddr_in *) destination;
-                *view = (inet_view) { AF_INET, &in->sin_addr, ntohs(in->sin_port) };
+        struct sockaddr_storage copy;
+        const struct sockaddr_in *in = (const struct sockaddr_in *) &copy;
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *) &copy;
+
+        memset(view, 0, sizeof(*view));
+        memset(&copy, 0, sizeof(copy));
+        memcpy(&copy, destination, length < sizeof(copy) ? length : sizeof(copy));
+        if (copy.ss_family == AF_INET && length >= sizeof(*in)) {
+                view->family = AF_INET;
+                memcpy(view->address, &in->sin_addr, 4);
+                view->port = ntohs(in->sin_port);
                 return true;
         }
-        if (destination->sa_family == AF_INET6 && length >= sizeof(struct sockaddr_in6)) {
-                const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *) destination;
-                bool mapped = IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr);
-                *view = (inet_view) { mapped ? AF_INET : AF_INET6,
-                                      mapped ? (const void *) (in6->sin6_addr.s6_addr + 12)
-                                             : (const void *) &in6->sin6_addr,
-                                      ntohs(in6->sin6_port) };
-                return true;
-        }
-        return false;
+        if (copy.ss_family != AF_INET6 || length < sizeof(*in6))
+                return false;
+        bool mapped = IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr);
+        view->family = mapped ? AF_INET : AF_INET6;
+        memcpy(view->address, in6->sin6_addr.s6_addr + (mapped ? 12 : 0), mapped ? 4 : 16);
+        view->port = ntohs(in6->sin6_port);
+        return true;
 }
 
 static bool is_endpoint(const dsh_network_endpoint *endpoint, const inet_view *view)
@@ -374,9 +388,14 @@ static void quiet_log(int severity, const char *message)
         (void) message;
 }
 
+/* Set while this thread makes an event base: libevent's fatal path then returns through it (below). */
+static __thread jmp_buf *fatal_escape;
+
 static void fatal_error(int error)
 {
         (void) error;
+        if (fatal_escape)
+                longjmp(*fatal_escape, 1);
         abort();
 }
 
@@ -384,6 +403,49 @@ static void libevent_setup(void)
 {
         event_set_log_callback(quiet_log);
         event_set_fatal_callback(fatal_error);
+}
+
+/* Whether `count` more descriptors can be had now (each is closed again at once). */
+static bool descriptors_available(int count)
+{
+        int fds[8];
+        int made = 0;
+
+        while (made < count && (fds[made] = fcntl(0, F_DUPFD_CLOEXEC, 3)) >= 0)
+                made++;
+        if (made < count && errno == EBADF) {
+                /* No fd 0 to copy: ask for fresh ones instead. */
+                while (made < count && (fds[made] = eventfd(0, EFD_CLOEXEC)) >= 0)
+                        made++;
+        }
+        for (int i = 0; i < made; i++)
+                close(fds[i]);
+        return made == count;
+}
+
+/*
+ * libevent's event_base_new() treats a descriptor it cannot get for its
+ * signal pipe (EMFILE) as fatal and would exit the harness; out of
+ * descriptors is a reason to refuse the call, not to end the process.  So
+ * the start first makes sure the three descriptors the base takes (epoll,
+ * the signal pipe's two ends) can be had, and the fatal callback escapes
+ * back here while the base is made, for another thread that took them in
+ * between: that half-made base is leaked (its memory and its epoll
+ * descriptor) and the start fails with its reason.
+ */
+static struct event_base *new_event_base(void)
+{
+        jmp_buf escape;
+        struct event_base *volatile base = NULL;
+
+        if (!descriptors_available(4))
+                return NULL;
+        if (setjmp(escape) == 0) {
+                fatal_escape = &escape;
+                base = event_base_new();
+        }
+        fatal_escape = NULL;
+        return base;
 }
 
 static void stop_requested(evutil_socket_t fd, short what, void *data)
@@ -439,7 +501,7 @@ static int service_prepare(dsh_network_service *service, const dsh_network_polic
         }
         context->book = dsh_address_book_new();
         context->captures = dsh_captures_new();
-        context->base = event_base_new();
+        context->base = new_event_base();
         service->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         if (context->book == NULL || context->captures == NULL || context->base == NULL || service->stop_fd < 0) {
                 *reason = strdup("the network service could not start: out of memory or descriptors");

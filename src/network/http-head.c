@@ -201,11 +201,35 @@ static bool read_host_header(const char *data, dsh_http_head *head)
         return read_authority(data + host->value.offset, host->value.length, false, head);
 }
 
-static bool read_framing(const char *data, dsh_http_head *head)
+/* A header name of token characters, a value of visible characters, spaces and tabs: no NUL, no stray CR. */
+static bool header_is_plain(const char *data, const dsh_http_header *header)
 {
-        for (size_t i = 0; i < head->header_count; i++)
+        static const char token_marks[] = "!#$%&'*+-.^_`|~";
+
+        if (header->name.length == 0)
+                return false;
+        for (size_t i = 0; i < header->name.length; i++) {
+                unsigned char c = (unsigned char) data[header->name.offset + i];
+                if (!isalnum(c) && (c == '\0' || strchr(token_marks, c) == NULL))
+                        return false;
+        }
+        for (size_t i = 0; i < header->value.length; i++) {
+                unsigned char c = (unsigned char) data[header->value.offset + i];
+                if ((c < 0x20 && c != '\t') || c == 0x7f)
+                        return false;
+        }
+        return true;
+}
+
+/* Every header plain (the head is sent on: a server must read it as we did), and the body's framing. */
+static bool read_headers(const char *data, dsh_http_head *head)
+{
+        for (size_t i = 0; i < head->header_count; i++) {
+                if (!header_is_plain(data, &head->headers[i]))
+                        return false;
                 if (header_is(data, &head->headers[i], "transfer-encoding"))
                         head->chunked = true;
+        }
         return true;
 }
 
@@ -257,7 +281,7 @@ dsh_http_head_status dsh_http_head_read(const char *data, size_t length, dsh_htt
         head->minor_version = parser.http_minor;
         if (parser.content_length != ULLONG_MAX && (parser.flags & F_CONTENTLENGTH))
                 head->content_length = parser.content_length;
-        if (!read_target(data, &reader, &parser, head) || !read_host_header(data, head) || !read_framing(data, head))
+        if (!read_target(data, &reader, &parser, head) || !read_host_header(data, head) || !read_headers(data, head))
                 return DSH_HTTP_HEAD_MALFORMED;
         return DSH_HTTP_HEAD_COMPLETE;
 }

@@ -267,6 +267,8 @@ static void test_http_refuses_ambiguous_heads(void **state)
         assert_int_equal(read_head("GET / HTTP/2.0\r\nHost: a.test\r\n\r\n"), DSH_HTTP_HEAD_MALFORMED);
         assert_int_equal(read_head("\x16\x03\x01\x02\x05hello\r\n\r\n"), DSH_HTTP_HEAD_MALFORMED);
         assert_int_equal(read_head("GET / HTTP/1.1\r\nHost: a.test\r\n"), DSH_HTTP_HEAD_INCOMPLETE);
+        static const char nul[] = "GET / HTTP/1.1\r\nHost: a.test\r\nX: a\0b\r\n\r\n";
+        assert_int_equal(dsh_http_head_read(nul, sizeof(nul) - 1, &head), DSH_HTTP_HEAD_MALFORMED);
         assert_int_equal(read_head("GET / HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n"),
                          DSH_HTTP_HEAD_COMPLETE);
         assert_true(head.chunked);

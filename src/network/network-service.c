@@ -250,6 +250,7 @@ static bool host_upstream(struct sockaddr_storage *address, socklen_t *length)
 /* -------------------------------------------------------------- the gate -- */
 
 typedef struct inet_view {
+        int socket_family;              /* the destination's own: what a redirect must be given in */
         int family;                     /* AF_INET for an IPv4-mapped IPv6 address */
         uint8_t address[16];
         unsigned short port;
@@ -265,6 +266,7 @@ static bool view_of(const struct sockaddr *destination, socklen_t length, inet_v
         memset(view, 0, sizeof(*view));
         memset(&copy, 0, sizeof(copy));
         memcpy(&copy, destination, length < sizeof(copy) ? length : sizeof(copy));
+        view->socket_family = copy.ss_family;
         if (copy.ss_family == AF_INET && length >= sizeof(*in)) {
                 view->family = AF_INET;
                 memcpy(view->address, &in->sin_addr, 4);
@@ -313,14 +315,14 @@ static void route_to(const dsh_network_endpoint *endpoint, int family, bool atta
         route->length = sizeof(*in6);
 }
 
-static void route_refuse(dsh_network_context *context, const struct sockaddr *destination, dsh_network_rule rule,
+static void route_refuse(dsh_network_context *context, const inet_view *view, dsh_network_rule rule,
                          dsh_network_route *route)
 {
-        char text[INET6_ADDRSTRLEN];
-        unsigned short port;
+        char text[INET6_ADDRSTRLEN] = "-";
 
-        dsh_network_address_text(destination, text, &port);
-        dsh_network_record(context, DSH_NETWORK_OP_CONNECT, text[0] ? text : "-", port, rule);
+        if (view)
+                inet_ntop(view->family, view->address, text, sizeof(text));
+        dsh_network_record(context, DSH_NETWORK_OP_CONNECT, text, view ? view->port : 0, rule);
         route->verdict = DSH_NETWORK_REFUSE;
         route->error = EACCES;
 }
@@ -332,12 +334,13 @@ static void gate_route(void *data, int type, const struct sockaddr *destination,
         inet_view view;
 
         memset(route, 0, sizeof(*route));
+        /* Not an inet address the supervisor could have copied whole: nothing to route, refused. */
         if (!view_of(destination, length, &view)) {
-                route_refuse(context, destination, DSH_NETWORK_RULE_PROTOCOL_NOT_ALLOWED, route);
+                route_refuse(context, NULL, DSH_NETWORK_RULE_PROTOCOL_NOT_ALLOWED, route);
                 return;
         }
         if (view.port == 53) {
-                route_to(type == SOCK_STREAM ? &context->stub_tcp : &context->stub_udp, destination->sa_family,
+                route_to(type == SOCK_STREAM ? &context->stub_tcp : &context->stub_udp, view.socket_family,
                          false, route);
                 return;
         }
@@ -349,20 +352,20 @@ static void gate_route(void *data, int type, const struct sockaddr *destination,
         if (dsh_address_is_metadata(view.family, view.address) &&
             !dsh_host_patterns_allow_address(context->patterns, context->pattern_count, view.family, view.address,
                                              view.port)) {
-                route_refuse(context, destination, DSH_NETWORK_RULE_METADATA_ADDRESS, route);
+                route_refuse(context, &view, DSH_NETWORK_RULE_METADATA_ADDRESS, route);
                 return;
         }
         if (type != SOCK_STREAM) {
-                route_refuse(context, destination, DSH_NETWORK_RULE_PROTOCOL_NOT_ALLOWED, route);
+                route_refuse(context, &view, DSH_NETWORK_RULE_PROTOCOL_NOT_ALLOWED, route);
                 return;
         }
         if (dsh_address_book_knows(context->book, view.family, view.address) ||
             dsh_host_patterns_allow_address(context->patterns, context->pattern_count, view.family, view.address,
                                             view.port)) {
-                route_to(&context->proxy, destination->sa_family, true, route);
+                route_to(&context->proxy, view.socket_family, true, route);
                 return;
         }
-        route_refuse(context, destination, DSH_NETWORK_RULE_ADDRESS_NOT_RESOLVED, route);
+        route_refuse(context, &view, DSH_NETWORK_RULE_ADDRESS_NOT_RESOLVED, route);
 }
 
 static int gate_attach(void *data, const struct sockaddr *source, socklen_t source_length,

@@ -317,6 +317,76 @@ static void test_dns_malformed_query_is_formerr(void **state)
         assert_int_equal(reply[3] & 0x0f, DSH_DNS_RCODE_FORMERR);
 }
 
+/* glibc's resolver over TCP (RES_OPTIONS=use-vc) sends its A and AAAA queries back to back on one connection. */
+static void test_dns_tcp_answers_each_query(void **state)
+{
+        dsh_network_route route = route_of(SOCK_STREAM, inet_address("192.0.2.53", 53));
+        uint8_t queries[1024], reply[4096], prefix[2];
+        size_t length = 0;
+        int fd = guarded_socket(SOCK_STREAM);
+        bool seen[2] = { false, false };
+
+        (void) state;
+        for (uint16_t i = 0; i < 2; i++) {
+                size_t one = dsh_dns_query_build(allowed_name, i ? DSH_DNS_TYPE_AAAA : DSH_DNS_TYPE_A,
+                                                 (uint16_t) (900 + i), queries + length + 2, 500);
+                queries[length] = (uint8_t) (one >> 8);
+                queries[length + 1] = (uint8_t) one;
+                length += 2 + one;
+        }
+        assert_int_equal(connect(fd, (struct sockaddr *) &route.address, route.length), 0);
+        send_all(fd, queries, length);
+        for (int i = 0; i < 2; i++) {
+                assert_int_equal(recv(fd, prefix, 2, MSG_WAITALL), 2);
+                size_t expected = (size_t) prefix[0] << 8 | prefix[1];
+                assert_int_equal(recv(fd, reply, expected, MSG_WAITALL), (ssize_t) expected);
+                unsigned id = (unsigned) reply[0] << 8 | reply[1];
+                assert_true(id == 900 || id == 901);
+                assert_int_equal(reply[3] & 0x0f, DSH_DNS_RCODE_NOERROR);
+                seen[id - 900] = true;
+        }
+        close(fd);
+        assert_true(seen[0] && seen[1]);
+}
+
+/* An upstream that never answers: SERVFAIL once the exchange's 5 s are up, never an answer made up. */
+static void test_dns_silent_upstream_is_servfail(void **state)
+{
+        static const char *const hosts[] = { "allowed.dsh.test", NULL };
+        struct sockaddr_in silent = loopback(0);
+        socklen_t length = sizeof(silent);
+        int silent_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        char upstream[32];
+        dsh_network_policy network = { .mode = DSH_NETWORK_ALLOW_LIST, .allow_hosts = (char **) hosts,
+                                       .dns_upstream = upstream };
+        dsh_network_service *service = NULL;
+        dsh_network_route route;
+        uint8_t query[512], reply[512];
+        char *reason = NULL;
+        int fd;
+
+        (void) state;
+        assert_int_equal(bind(silent_fd, (struct sockaddr *) &silent, sizeof(silent)), 0);
+        assert_int_equal(getsockname(silent_fd, (struct sockaddr *) &silent, &length), 0);
+        snprintf(upstream, sizeof(upstream), "127.0.0.1:%u", ntohs(silent.sin_port));
+        assert_int_equal(dsh_network_service_start(&network, NULL, &service, &reason), 0);
+        struct sockaddr_in any = inet_address("192.0.2.53", 53);
+        dsh_network_service_gate(service)->route(dsh_network_service_gate(service)->data, SOCK_DGRAM,
+                                                 (struct sockaddr *) &any, sizeof(any), &route);
+        fd = guarded_socket(SOCK_DGRAM);
+        length = dsh_dns_query_build(allowed_name, DSH_DNS_TYPE_A, 77, query, sizeof(query));
+        assert_int_equal(connect(fd, (struct sockaddr *) &route.address, route.length), 0);
+        send_all(fd, query, length);
+        assert_true(recv(fd, reply, sizeof(reply), 0) >= 12);
+        assert_int_equal(reply[3] & 0x0f, DSH_DNS_RCODE_SERVFAIL);
+        assert_int_equal(reply[7], 0);
+        /* The silent upstream was asked: the query did leave, to it alone. */
+        assert_true(recv(silent_fd, reply, sizeof(reply), MSG_DONTWAIT) > 0);
+        close(fd);
+        close(silent_fd);
+        dsh_network_service_stop(service);
+}
+
 /* ----------------------------------------------------------------- gate -- */
 
 static void test_gate_routes(void **state)
@@ -454,6 +524,46 @@ static void test_captured_tls_by_sni(void **state)
         assert_true(test_contains(text, "failed"));
         free(text);
         expect_record(DSH_NETWORK_OP_CONNECT, "denied.dsh.test", fx.tls_port, DSH_NETWORK_RULE_HOST_NOT_ALLOWED);
+}
+
+/* An IPv6 socket to the IPv4-mapped form of a given-out address: redirected to the proxy's ::1 and let through. */
+static void test_captured_over_ipv6(void **state)
+{
+        struct sockaddr_in6 original = { .sin6_family = AF_INET6, .sin6_port = htons(fx.http_port) };
+        struct sockaddr_in6 source = { .sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+        const char request[] = "GET /six HTTP/1.1\r\nHost: allowed.dsh.test\r\n\r\n";
+        socklen_t length = sizeof(source);
+        dsh_network_route route;
+        uint8_t reply[4096];
+        int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct timeval guard = { 10, 0 };
+        char *text;
+
+        (void) state;
+        if (fd < 0 || bind(fd, (struct sockaddr *) &source, sizeof(source)) != 0) {
+                printf("# SKIP: no IPv6 loopback on this host\n");
+                if (fd >= 0)
+                        close(fd);
+                skip();
+        }
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &guard, sizeof(guard));
+        dns_ask(SOCK_DGRAM, allowed_name, 851, reply, sizeof(reply));
+        original.sin6_addr.s6_addr[10] = original.sin6_addr.s6_addr[11] = 0xff;
+        original.sin6_addr.s6_addr[12] = 127;
+        original.sin6_addr.s6_addr[15] = 1;
+        fx.gate->route(fx.gate->data, SOCK_STREAM, (struct sockaddr *) &original, sizeof(original), &route);
+        assert_int_equal(route.verdict, DSH_NETWORK_REDIRECT);
+        assert_true(route.attach);
+        assert_int_equal(route.address.ss_family, AF_INET6);
+        assert_int_equal(getsockname(fd, (struct sockaddr *) &source, &length), 0);
+        assert_int_equal(fx.gate->attach(fx.gate->data, (struct sockaddr *) &source, length,
+                                         (struct sockaddr *) &original, sizeof(original)), 0);
+        assert_int_equal(connect(fd, (struct sockaddr *) &route.address, route.length), 0);
+        send_all(fd, request, sizeof(request) - 1);
+        text = read_all(fd, NULL);
+        close(fd);
+        assert_true(test_contains(text, "line=GET /six HTTP/1.1"));
+        free(text);
 }
 
 static void test_captured_raw_tcp_is_refused(void **state)
@@ -756,7 +866,10 @@ int main(void)
                 cmocka_unit_test(test_gate_routes),
                 cmocka_unit_test(test_captured_http_by_host),
                 cmocka_unit_test(test_captured_tls_by_sni),
+                cmocka_unit_test(test_captured_over_ipv6),
                 cmocka_unit_test(test_captured_raw_tcp_is_refused),
+                cmocka_unit_test(test_dns_tcp_answers_each_query),
+                cmocka_unit_test(test_dns_silent_upstream_is_servfail),
                 cmocka_unit_test(test_proxy_absolute_uri),
                 cmocka_unit_test(test_proxy_connect),
                 cmocka_unit_test(test_proxy_connect_tunnel_checks),

@@ -44,6 +44,7 @@ typedef struct fixture {
         dsh_network_refusals refusals;
         dsh_network_service *service;
         const dsh_network_gate *gate;
+        bool inherited[1024];           /* descriptors open before the test made any */
 } fixture;
 
 static fixture fx;
@@ -187,6 +188,8 @@ static int setup(void **state)
 
         (void) state;
         signal(SIGPIPE, SIG_IGN);
+        for (int fd = 0; fd < 1024; fd++)
+                fx.inherited[fd] = fcntl(fd, F_GETFD) >= 0;
         fx.directory = test_make_directory(NULL);
         fx.query_log = test_path_join(fx.directory, "queries.log");
         fx.cert = test_path_join(fx.directory, "cert.pem");
@@ -745,6 +748,38 @@ static void test_proxy_refuses_what_it_cannot_read(void **state)
         expect_record(DSH_NETWORK_OP_HTTP, "allowed.dsh.test", 80, DSH_NETWORK_RULE_BAD_REQUEST);
 }
 
+/*
+ * The harness spawns commands while the service runs: none of its
+ * descriptors (listeners, the loop's, accepted and outbound connections) may
+ * reach a command.  Checked with a proxied connection held open mid-way.
+ */
+static void test_descriptors_are_close_on_exec(void **state)
+{
+        char authority[64];
+        const char *proxy_url = dsh_network_service_proxy_url(fx.service);
+        struct sockaddr_in proxy = loopback((unsigned short) atoi(strrchr(proxy_url, ':') + 1));
+        int held = guarded_socket(SOCK_STREAM), checked = 0;
+        char request[128], established[64];
+        int request_length;
+
+        (void) state;
+        snprintf(authority, sizeof(authority), "allowed.dsh.test:%u", fx.tls_port);
+        request_length = snprintf(request, sizeof(request), "CONNECT %s HTTP/1.1\r\n\r\n", authority);
+        assert_int_equal(connect(held, (struct sockaddr *) &proxy, sizeof(proxy)), 0);
+        send_all(held, request, (size_t) request_length);
+        assert_true(recv(held, established, 39, MSG_WAITALL) == 39);
+        for (int fd = 3; fd < 1024; fd++) {
+                int flags = fcntl(fd, F_GETFD);
+                if (flags < 0 || fd == held || fx.inherited[fd])
+                        continue;
+                checked++;
+                if (!(flags & FD_CLOEXEC))
+                        fail_msg("descriptor %d is not close-on-exec", fd);
+        }
+        close(held);
+        assert_true(checked >= 6);      /* the listeners, the loop's, the upstream of the held tunnel */
+}
+
 /* ---------------------------------------------------------- fail closed -- */
 
 static int start_expecting_failure(const char *upstream, const char *expected_reason)
@@ -874,6 +909,7 @@ int main(void)
                 cmocka_unit_test(test_proxy_connect),
                 cmocka_unit_test(test_proxy_connect_tunnel_checks),
                 cmocka_unit_test(test_proxy_refuses_what_it_cannot_read),
+                cmocka_unit_test(test_descriptors_are_close_on_exec),
                 cmocka_unit_test(test_start_fails_closed),
                 cmocka_unit_test(test_start_without_descriptors),
         };

@@ -115,6 +115,26 @@ bool dsh_address_book_has(dsh_address_book *book, const char *name, int family, 
         return book_find(book, name, family, address);
 }
 
+bool dsh_address_book_find(dsh_address_book *book, const char *name, int *family, uint8_t address[16])
+{
+        const book_entry *best = NULL;
+        time_t now = now_seconds();
+
+        pthread_mutex_lock(&book->lock);
+        for (size_t i = 0; i < DSH_ADDRESS_BOOK_MAX; i++) {
+                const book_entry *entry = &book->entries[i];
+                if (entry->expires > now && strcmp(entry->name, name) == 0 &&
+                    (best == NULL || entry->expires > best->expires))
+                        best = entry;
+        }
+        if (best) {
+                *family = best->family;
+                memcpy(address, best->address, 16);
+        }
+        pthread_mutex_unlock(&book->lock);
+        return best != NULL;
+}
+
 bool dsh_address_book_knows(dsh_address_book *book, int family, const void *address)
 {
         return book_find(book, NULL, family, address);

@@ -34,6 +34,13 @@ DSH_INTERNAL void dsh_address_book_add(dsh_address_book *book, const char *name,
 /* Whether `name` (lower case) was given out `address` and the entry has not expired. */
 DSH_INTERNAL bool dsh_address_book_has(dsh_address_book *book, const char *name, int family, const void *address);
 
+/*
+ * An unexpired address `name` was given out (the latest-expiring one), into
+ * *family and `address` (16 bytes; 4 used for AF_INET).  Returns whether
+ * there is one: the proxy's cache of its own resolutions.
+ */
+DSH_INTERNAL bool dsh_address_book_find(dsh_address_book *book, const char *name, int *family, uint8_t address[16]);
+
 /* Whether any name was given out `address` and its entry has not expired. */
 DSH_INTERNAL bool dsh_address_book_knows(dsh_address_book *book, int family, const void *address);
 

@@ -334,6 +334,11 @@ static void resolved(void *data, dsh_dns_resolution_status status, const dsh_dns
         c->resolution = NULL;           /* freed by the resolution once this returns */
         switch (status) {
         case DSH_DNS_RESOLVED:
+                /* Checked as the stub checks an answer (no metadata address): kept in the book as the stub keeps it. */
+                for (size_t i = 0; i < answer->address_count; i++)
+                        for (size_t n = 0; n < answer->name_count; n++)
+                                dsh_address_book_add(context_of(c)->book, answer->names[n], answer->addresses[i].family,
+                                                     answer->addresses[i].bytes, answer->addresses[i].ttl);
                 set_destination(c, answer->addresses[0].family, answer->addresses[0].bytes, c->port);
                 connect_server(c);
                 return;
@@ -387,6 +392,12 @@ static void decide_authority(connection *c)
         }
         if (!dsh_host_patterns_allow(context->patterns, context->pattern_count, c->host, c->port)) {
                 refuse_request(c, 403, c->host, c->port, DSH_NETWORK_RULE_HOST_NOT_ALLOWED, true);
+                return;
+        }
+        /* A name resolved a moment ago (by the stub for the command, or by the proxy itself): its address again. */
+        if (dsh_address_book_find(context->book, c->host, &family, bytes)) {
+                set_destination(c, family, bytes, c->port);
+                connect_server(c);
                 return;
         }
         c->stage = STAGE_RESOLVING;

@@ -28,6 +28,7 @@ enum {
         TCP_IDLE_SECONDS = 10,
         UDP_ANSWER_MAX = 1232,          /* what every EDNS client takes; past it, TC */
         UDP_ANSWER_PLAIN = 512,         /* what a client without EDNS takes */
+        TCP_OUTPUT_MAX = 256 * 1024,
 };
 
 typedef struct stub_client stub_client;
@@ -227,6 +228,11 @@ static void client_readable(struct bufferevent *connection, void *data)
         uint8_t prefix[2];
 
         while (evbuffer_copyout(input, prefix, 2) == 2) {
+                /* A client that does not read its answers stops being read: its answers are bounded. */
+                if (evbuffer_get_length(bufferevent_get_output(connection)) >= TCP_OUTPUT_MAX) {
+                        bufferevent_disable(connection, EV_READ);
+                        return;
+                }
                 size_t length = (size_t) prefix[0] << 8 | prefix[1];
                 if (evbuffer_get_length(input) < 2 + length)
                         return;
@@ -240,6 +246,14 @@ static void client_readable(struct bufferevent *connection, void *data)
                 query->tcp = client;
                 client->pending++;
                 query_decide(query);
+        }
+}
+
+static void client_writable(struct bufferevent *connection, void *data)
+{
+        if (!(bufferevent_get_enabled(connection) & EV_READ)) {
+                bufferevent_enable(connection, EV_READ);
+                client_readable(connection, data);
         }
 }
 
@@ -289,7 +303,7 @@ static void client_accepted(struct evconnlistener *listener, evutil_socket_t fd,
         }
         LIST_INSERT_HEAD(&stub->clients, client, link);
         stub->client_count++;
-        bufferevent_setcb(client->connection, client_readable, NULL, client_event, client);
+        bufferevent_setcb(client->connection, client_readable, client_writable, client_event, client);
         bufferevent_set_timeouts(client->connection, &idle, &idle);
         bufferevent_enable(client->connection, EV_READ | EV_WRITE);
 }

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "core/kernel-abi.h"
+#include "core/inet-call.h"
 #include "core/socket-call.h"
 
 /*
@@ -47,6 +48,7 @@ struct connect_job {
         int target_fd;                  /* a unix socket's O_PATH fd, or -1 */
         struct sockaddr_storage address;
         socklen_t length;
+        dsh_inet_attachment attachment; /* a redirect to the proxy: forgotten if the connect fails */
 };
 
 struct worker {
@@ -58,6 +60,7 @@ struct worker {
 struct dsh_socket_calls {
         struct allowed_socket *allowed;
         size_t allowed_count;
+        dsh_inet_calls *inet;           /* the network policy's decisions, or NULL (ON: inet passes) */
         pthread_mutex_t lock;
         struct worker workers[WORKER_LIMIT];
 };
@@ -149,13 +152,20 @@ int dsh_socket_call_check_host(const char **reason)
 
 /* ------------------------------------------------------------------ answers -- */
 
-static void answer(int listener, uint64_t id, int error)
+/* A negative `result` is the errno to answer, any other the call's value (a send's byte count). */
+static void answer(int listener, uint64_t id, long result)
 {
-        struct seccomp_notif_resp response = { .id = id, .val = 0, .error = error < 0 ? error : 0, .flags = 0 };
+        struct seccomp_notif_resp response = { .id = id, .val = result > 0 ? result : 0,
+                                               .error = result < 0 ? (int) result : 0, .flags = 0 };
 
         /* ENOENT: the caller is gone (killed): nobody to answer. */
         while (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &response) < 0 && errno == EINTR)
                 ;
+}
+
+void dsh_socket_calls_set_inet(dsh_socket_calls *calls, dsh_inet_calls *inet)
+{
+        calls->inet = inet;
 }
 
 static void job_close(struct connect_job *job)
@@ -164,6 +174,7 @@ static void job_close(struct connect_job *job)
                 close(job->socket_fd);
         if (job->target_fd >= 0)
                 close(job->target_fd);
+        job->socket_fd = job->target_fd = -1;
 }
 
 /* --------------------------------------------------------------- deciding -- */
@@ -235,8 +246,9 @@ static int decide_unix(dsh_socket_calls *calls, dsh_metadata_call *c, struct con
 
 /*
  * The decision for one connect of a socket of `family`: 0 to perform the
- * job (its address possibly rewritten), or the errno to answer.  The one
- * place a network policy (issue 21) extends: internet sockets pass for now.
+ * job (its address possibly rewritten), or the errno to answer.  An inet
+ * socket's is the network policy's (inet-call.h): under ON, or with no
+ * policy given, it passes as asked.
  */
 static int decide_connect(dsh_socket_calls *calls, dsh_metadata_call *c, int family,
                                      struct connect_job *job, dsh_socket_containment_fn contained,
@@ -244,16 +256,29 @@ static int decide_connect(dsh_socket_calls *calls, dsh_metadata_call *c, int fam
 {
         if (family == AF_UNIX)
                 return decide_unix(calls, c, job, contained, containment_data);
+        if ((family == AF_INET || family == AF_INET6) && calls->inet)
+                return dsh_inet_decide_connect(calls->inet, job->socket_fd, &job->address, &job->length,
+                                               &job->attachment);
         return 0;
 }
 
 /* ------------------------------------------------------------- performing -- */
 
-static int perform(const struct connect_job *job)
+static long perform_connect(void *data)
 {
+        struct connect_job *job = data;
         const struct sockaddr *address = job->length > 0 ? (const struct sockaddr *) &job->address : NULL;
+        int result = connect(job->socket_fd, address, job->length) < 0 ? -errno : 0;
 
-        return connect(job->socket_fd, address, job->length) < 0 ? -errno : 0;
+        if (result < 0 && result != -EINPROGRESS)
+                dsh_inet_attachment_forget(&job->attachment);
+        return result;
+}
+
+static void release_connect(void *data)
+{
+        job_close(data);
+        free(data);
 }
 
 /* A thread made by the capability-less supervisor thread has none (credentials are copied): checked anyway. */
@@ -271,7 +296,9 @@ static bool thread_holds_no_capability(void)
 }
 
 struct worker_start {
-        struct connect_job job;
+        dsh_socket_work work;
+        int listener;
+        uint64_t id;
         struct worker *worker;
 };
 
@@ -279,21 +306,21 @@ static void worker_cleanup(void *data)
 {
         struct worker_start *start = data;
 
-        job_close(&start->job);
+        start->work.release(start->work.data);
         atomic_store(&start->worker->done, true);
         free(start);
 }
 
 /*
- * A blocking connect, performed and answered here.  Cancellation (the
- * supervisor stopping) is allowed only while connect waits: the cleanup
- * closes our fds, and the listener, closed after every worker is joined,
- * then fails the command's call with ENOSYS.
+ * A call that may block, performed and answered here.  Cancellation (the
+ * supervisor stopping) is allowed only while it waits: the cleanup
+ * releases the work (closing our fds), and the listener, closed after every
+ * worker is joined, then fails the command's call with ENOSYS.
  */
-static void *connect_worker(void *data)
+static void *call_worker(void *data)
 {
         struct worker_start *start = data;
-        int result;
+        long result;
 
         pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
         pthread_cleanup_push(worker_cleanup, start);
@@ -301,10 +328,10 @@ static void *connect_worker(void *data)
                 result = -EACCES;
         } else {
                 pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
-                result = perform(&start->job);
+                result = start->work.perform(start->work.data);
                 pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
         }
-        answer(start->job.listener, start->job.id, result);
+        answer(start->listener, start->id, result);
         pthread_cleanup_pop(1);
         return NULL;
 }
@@ -327,8 +354,7 @@ static struct worker *free_worker(dsh_socket_calls *calls)
         return slot;
 }
 
-/* Hands `job` (taken) to a new worker.  0, or the errno to answer (then the job is closed). */
-static int start_worker(dsh_socket_calls *calls, struct connect_job *job)
+int dsh_socket_calls_run(dsh_socket_calls *calls, int listener, uint64_t id, const dsh_socket_work *work)
 {
         struct worker_start *start = malloc(sizeof(*start));
         pthread_attr_t attributes;
@@ -337,21 +363,20 @@ static int start_worker(dsh_socket_calls *calls, struct connect_job *job)
         int result;
 
         if (!start) {
-                job_close(job);
+                work->release(work->data);
                 return -ENOMEM;
         }
         pthread_mutex_lock(&calls->lock);
         worker = free_worker(calls);
         result = worker ? -pthread_attr_init(&attributes) : -EAGAIN;
         if (result == 0) {
-                start->job = *job;
-                start->worker = worker;
+                *start = (struct worker_start) { *work, listener, id, worker };
                 atomic_store(&worker->done, false);
                 (void) pthread_attr_setstacksize(&attributes, WORKER_STACK_SIZE);
                 /* Every signal blocked on it: none of the caller's is ever handled there (glibc keeps its own). */
                 sigfillset(&all);
                 pthread_sigmask(SIG_BLOCK, &all, &previous);
-                result = -pthread_create(&worker->thread, &attributes, connect_worker, start);
+                result = -pthread_create(&worker->thread, &attributes, call_worker, start);
                 pthread_sigmask(SIG_SETMASK, &previous, NULL);
                 pthread_attr_destroy(&attributes);
                 worker->used = result == 0;
@@ -359,9 +384,24 @@ static int start_worker(dsh_socket_calls *calls, struct connect_job *job)
         pthread_mutex_unlock(&calls->lock);
         if (result < 0) {
                 free(start);
-                job_close(job);
+                work->release(work->data);
         }
         return result;
+}
+
+/* Hands `job` (taken) to a new worker.  0, or the errno to answer (then the job is closed). */
+static int start_worker(dsh_socket_calls *calls, struct connect_job *job)
+{
+        struct connect_job *taken = malloc(sizeof(*taken));
+        dsh_socket_work work = { perform_connect, release_connect, taken };
+
+        if (!taken) {
+                dsh_inet_attachment_forget(&job->attachment);
+                job_close(job);
+                return -ENOMEM;
+        }
+        *taken = *job;
+        return dsh_socket_calls_run(calls, job->listener, job->id, &work);
 }
 
 void dsh_socket_calls_stop(dsh_socket_calls *calls)
@@ -407,7 +447,7 @@ static int take_call(dsh_metadata_call *c, const struct seccomp_notif *request, 
 bool dsh_socket_call_handle(dsh_socket_calls *calls, dsh_metadata_call *c, const struct seccomp_notif *request,
                             dsh_socket_containment_fn contained, void *containment_data)
 {
-        struct connect_job job = { c->listener, c->id, -1, -1, { 0 }, 0 };
+        struct connect_job job = { c->listener, c->id, -1, -1, { 0 }, 0, { 0 } };
         int family = 0, result;
         socklen_t size = sizeof(family);
 
@@ -421,6 +461,7 @@ bool dsh_socket_call_handle(dsh_socket_calls *calls, dsh_metadata_call *c, const
         if (result == 0)
                 result = decide_connect(calls, c, family, &job, contained, containment_data);
         if (result == 0 && !dsh_metadata_call_still_valid(c)) {
+                dsh_inet_attachment_forget(&job.attachment);
                 job_close(&job);
                 return false;
         }
@@ -446,4 +487,9 @@ bool dsh_socket_call_handle(dsh_socket_calls *calls, dsh_metadata_call *c, const
         if (result < 0)
                 answer(c->listener, c->id, result);
         return false;
+}
+
+void dsh_socket_call_answer(int listener, uint64_t id, long result)
+{
+        answer(listener, id, result);
 }

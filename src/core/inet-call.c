@@ -17,7 +17,6 @@
 #include "core/inet-address.h"
 #include "core/inet-call.h"
 #include "core/inet-message.h"
-#include "core/socket-call.h"
 
 /* Sockets the command bound through the supervisor, remembered; past this many, a bind is just not own. */
 #define OWN_LIMIT 1024
@@ -542,7 +541,7 @@ static struct send_work *send_work_new(int socket_fd, int flags)
 }
 
 /* sendto and sendmsg: one message, performed here or by a worker; answered either way. */
-static bool handle_send(dsh_inet_calls *inet, dsh_socket_calls *workers, dsh_metadata_call *c,
+static bool handle_send(dsh_inet_calls *inet, dsh_call_workers *workers, dsh_metadata_call *c,
                         const struct seccomp_notif *request, int fd)
 {
         const __u64 *args = request->data.args;
@@ -552,7 +551,7 @@ static bool handle_send(dsh_inet_calls *inet, dsh_socket_calls *workers, dsh_met
 
         if (!work) {
                 close(fd);
-                dsh_socket_call_answer(c->listener, c->id, -ENOMEM);
+                dsh_call_answer(c->listener, c->id, -ENOMEM);
                 return false;
         }
         result = is_sendto ? dsh_inet_message_from_sendto(reader, c, args[1], args[2], args[4], args[5], &work->message)
@@ -565,19 +564,19 @@ static bool handle_send(dsh_inet_calls *inet, dsh_socket_calls *workers, dsh_met
                 return false;
         }
         if (result == 0 && would_block(work)) {
-                dsh_socket_work job = { send_work_perform, send_work_release, work };
+                dsh_call_work job = { send_work_perform, send_work_release, work };
 
-                result = dsh_socket_calls_run(workers, c->listener, c->id, &job);
+                result = dsh_call_workers_run(workers, c->listener, c->id, &job);
                 if (result < 0)
-                        dsh_socket_call_answer(c->listener, c->id, result);
+                        dsh_call_answer(c->listener, c->id, result);
                 return false;
         }
         if (result == 0) {
                 work->flags |= MSG_DONTWAIT;
-                dsh_socket_call_answer(c->listener, c->id, send_work_perform(work));
+                dsh_call_answer(c->listener, c->id, send_work_perform(work));
         } else {
                 dsh_inet_attachment_forget(&work->attachment);
-                dsh_socket_call_answer(c->listener, c->id, c->unreadable ? -EACCES : result);
+                dsh_call_answer(c->listener, c->id, c->unreadable ? -EACCES : result);
         }
         send_work_release(work);
         return c->unreadable;
@@ -645,13 +644,13 @@ static bool handle_send_many(dsh_inet_calls *inet, dsh_metadata_call *c, const s
         close(fd);
         if (result == -ESRCH && sent == 0)
                 return false;  /* the thread is gone: nobody to answer */
-        dsh_socket_call_answer(c->listener, c->id, sent > 0 ? (long) sent : (c->unreadable ? -EACCES : result));
+        dsh_call_answer(c->listener, c->id, sent > 0 ? (long) sent : (c->unreadable ? -EACCES : result));
         return c->unreadable && sent == 0;
 }
 
 /* ---------------------------------------------------------------- handling -- */
 
-bool dsh_inet_call_handle(dsh_inet_calls *inet, dsh_socket_calls *workers, dsh_metadata_call *c,
+bool dsh_inet_call_handle(dsh_inet_calls *inet, dsh_call_workers *workers, dsh_metadata_call *c,
                           const struct seccomp_notif *request)
 {
         bool let_through = false;
@@ -663,13 +662,13 @@ bool dsh_inet_call_handle(dsh_inet_calls *inet, dsh_socket_calls *workers, dsh_m
         if (c->pidfd < 0)
                 c->unreadable = true;
         if (fd < 0) {
-                dsh_socket_call_answer(c->listener, c->id, c->unreadable ? -EACCES : fd);
+                dsh_call_answer(c->listener, c->id, c->unreadable ? -EACCES : fd);
                 return c->unreadable;
         }
         family = socket_option(fd, SO_DOMAIN);
         if (family < 0) {
                 close(fd);
-                dsh_socket_call_answer(c->listener, c->id, family);  /* ENOTSOCK: the kernel's answer */
+                dsh_call_answer(c->listener, c->id, family);  /* ENOTSOCK: the kernel's answer */
                 return false;
         }
         if (request->data.nr == __NR_sendto || request->data.nr == __NR_sendmsg)
@@ -684,6 +683,6 @@ bool dsh_inet_call_handle(dsh_inet_calls *inet, dsh_socket_calls *workers, dsh_m
         if (let_through)
                 dsh_metadata_call_let_through(c);
         else
-                dsh_socket_call_answer(c->listener, c->id, c->unreadable && result < 0 ? -EACCES : result);
+                dsh_call_answer(c->listener, c->id, c->unreadable && result < 0 ? -EACCES : result);
         return c->unreadable && result < 0;
 }

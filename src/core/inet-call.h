@@ -44,7 +44,7 @@
  *     by the kernel's own header walk; a unix datagram socket (one the
  *     command was handed: it cannot make one) sends to no address;
  *   - what may block (a send on a blocking socket) is performed by a worker
- *     (socket-call.h); the rest here with MSG_DONTWAIT, so that a flag the
+ *     (call-workers.h); the rest here with MSG_DONTWAIT, so that a flag the
  *     command clears meanwhile never makes the supervisor's thread wait.
  *
  * What stays open, written down: a loopback destination judged own can be
@@ -62,18 +62,11 @@
 #include <linux/seccomp.h>
 #include <sys/socket.h>
 
+#include "core/call-workers.h"
 #include "core/metadata-tracee.h"
 #include "core/network-gate.h"
 
 typedef struct dsh_inet_calls dsh_inet_calls;
-typedef struct dsh_socket_calls dsh_socket_calls;
-
-/* A call a worker performs (socket-call.h, dsh_socket_calls_run()). */
-typedef struct dsh_socket_work {
-        long (*perform)(void *data);    /* in the worker: the call's value, or a negative errno */
-        void (*release)(void *data);    /* frees `data` and closes its fds, also when cancelled */
-        void *data;
-} dsh_socket_work;
 
 /* A socket the gate was told of (a redirect to the proxy), to forget if its connect fails. */
 typedef struct dsh_inet_attachment {
@@ -117,7 +110,7 @@ void dsh_inet_attachment_forget(dsh_inet_attachment *attachment);
  * when it was refused because the command could not be read (counted by
  * the caller).
  */
-bool dsh_inet_call_handle(dsh_inet_calls *inet, dsh_socket_calls *workers, dsh_metadata_call *c,
+bool dsh_inet_call_handle(dsh_inet_calls *inet, dsh_call_workers *workers, dsh_metadata_call *c,
                           const struct seccomp_notif *request);
 
 #endif

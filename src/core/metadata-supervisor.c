@@ -765,7 +765,7 @@ static int serve_one(dsh_metadata_supervisor *supervisor, int listener)
                 return 0;
         }
         if (dsh_inet_calls_enforce(supervisor->inet) && dsh_inet_call_is_ours(request.data.nr)) {
-                if (dsh_inet_call_handle(supervisor->inet, supervisor->sockets, &c, &request))
+                if (dsh_inet_call_handle(supervisor->inet, dsh_socket_calls_workers(supervisor->sockets), &c, &request))
                         atomic_fetch_add(&supervisor->unreadable_calls, 1);
                 return 0;
         }

@@ -22,17 +22,9 @@
 #include <unistd.h>
 
 #include "core/kernel-abi.h"
+#include "core/call-workers.h"
 #include "core/inet-call.h"
 #include "core/socket-call.h"
-
-/*
- * Connects in flight at once.  One more is answered EAGAIN (what a
- * full unix backlog answers a non-blocking connect): a command cannot make
- * the supervisor start threads without bound.
- */
-#define WORKER_LIMIT 32
-/* A worker's frames hold one address and a few fds. */
-#define WORKER_STACK_SIZE (64 * 1024)
 
 struct allowed_socket {
         int fd;         /* O_PATH, held: while it is, dev and ino name no other inode */
@@ -51,18 +43,11 @@ struct connect_job {
         dsh_inet_attachment attachment; /* a redirect to the proxy: forgotten if the connect fails */
 };
 
-struct worker {
-        pthread_t thread;
-        bool used;
-        atomic_bool done;
-};
-
 struct dsh_socket_calls {
         struct allowed_socket *allowed;
         size_t allowed_count;
         dsh_inet_calls *inet;           /* the network policy's decisions, or NULL (ON: inet passes) */
-        pthread_mutex_t lock;
-        struct worker workers[WORKER_LIMIT];
+        dsh_call_workers *workers;      /* the calls that may block (call-workers.h) */
 };
 
 /* ----------------------------------------------------------- configuration -- */
@@ -73,9 +58,11 @@ dsh_socket_calls *dsh_socket_calls_new(void)
 
         if (!calls)
                 return NULL;
-        pthread_mutex_init(&calls->lock, NULL);
-        for (size_t i = 0; i < WORKER_LIMIT; i++)
-                atomic_init(&calls->workers[i].done, false);
+        calls->workers = dsh_call_workers_new();
+        if (!calls->workers) {
+                free(calls);
+                return NULL;
+        }
         return calls;
 }
 
@@ -86,7 +73,7 @@ void dsh_socket_calls_free(dsh_socket_calls *calls)
         for (size_t i = 0; i < calls->allowed_count; i++)
                 close(calls->allowed[i].fd);
         free(calls->allowed);
-        pthread_mutex_destroy(&calls->lock);
+        dsh_call_workers_free(calls->workers);
         free(calls);
 }
 
@@ -151,17 +138,6 @@ int dsh_socket_call_check_host(const char **reason)
 }
 
 /* ------------------------------------------------------------------ answers -- */
-
-/* A negative `result` is the errno to answer, any other the call's value (a send's byte count). */
-static void answer(int listener, uint64_t id, long result)
-{
-        struct seccomp_notif_resp response = { .id = id, .val = result > 0 ? result : 0,
-                                               .error = result < 0 ? (int) result : 0, .flags = 0 };
-
-        /* ENOENT: the caller is gone (killed): nobody to answer. */
-        while (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &response) < 0 && errno == EINTR)
-                ;
-}
 
 void dsh_socket_calls_set_inet(dsh_socket_calls *calls, dsh_inet_calls *inet)
 {
@@ -281,119 +257,11 @@ static void release_connect(void *data)
         free(data);
 }
 
-/* A thread made by the capability-less supervisor thread has none (credentials are copied): checked anyway. */
-static bool thread_holds_no_capability(void)
-{
-        struct __user_cap_header_struct header = { _LINUX_CAPABILITY_VERSION_3, 0 };
-        struct __user_cap_data_struct data[2];
-
-        if (syscall(__NR_capget, &header, data) < 0)
-                return false;
-        for (int i = 0; i < 2; i++)
-                if (data[i].effective || data[i].permitted)
-                        return false;
-        return true;
-}
-
-struct worker_start {
-        dsh_socket_work work;
-        int listener;
-        uint64_t id;
-        struct worker *worker;
-};
-
-static void worker_cleanup(void *data)
-{
-        struct worker_start *start = data;
-
-        start->work.release(start->work.data);
-        atomic_store(&start->worker->done, true);
-        free(start);
-}
-
-/*
- * A call that may block, performed and answered here.  Cancellation (the
- * supervisor stopping) is allowed only while it waits: the cleanup
- * releases the work (closing our fds), and the listener, closed after every
- * worker is joined, then fails the command's call with ENOSYS.
- */
-static void *call_worker(void *data)
-{
-        struct worker_start *start = data;
-        long result;
-
-        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
-        pthread_cleanup_push(worker_cleanup, start);
-        if (!thread_holds_no_capability()) {
-                result = -EACCES;
-        } else {
-                pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
-                result = start->work.perform(start->work.data);
-                pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
-        }
-        answer(start->listener, start->id, result);
-        pthread_cleanup_pop(1);
-        return NULL;
-}
-
-/* Joins the workers that are done; the caller holds the lock.  A free slot, or NULL. */
-static struct worker *free_worker(dsh_socket_calls *calls)
-{
-        struct worker *slot = NULL;
-
-        for (size_t i = 0; i < WORKER_LIMIT; i++) {
-                struct worker *worker = &calls->workers[i];
-
-                if (worker->used && atomic_load(&worker->done)) {
-                        pthread_join(worker->thread, NULL);
-                        worker->used = false;
-                }
-                if (!worker->used && !slot)
-                        slot = worker;
-        }
-        return slot;
-}
-
-int dsh_socket_calls_run(dsh_socket_calls *calls, int listener, uint64_t id, const dsh_socket_work *work)
-{
-        struct worker_start *start = malloc(sizeof(*start));
-        pthread_attr_t attributes;
-        sigset_t all, previous;
-        struct worker *worker;
-        int result;
-
-        if (!start) {
-                work->release(work->data);
-                return -ENOMEM;
-        }
-        pthread_mutex_lock(&calls->lock);
-        worker = free_worker(calls);
-        result = worker ? -pthread_attr_init(&attributes) : -EAGAIN;
-        if (result == 0) {
-                *start = (struct worker_start) { *work, listener, id, worker };
-                atomic_store(&worker->done, false);
-                (void) pthread_attr_setstacksize(&attributes, WORKER_STACK_SIZE);
-                /* Every signal blocked on it: none of the caller's is ever handled there (glibc keeps its own). */
-                sigfillset(&all);
-                pthread_sigmask(SIG_BLOCK, &all, &previous);
-                result = -pthread_create(&worker->thread, &attributes, call_worker, start);
-                pthread_sigmask(SIG_SETMASK, &previous, NULL);
-                pthread_attr_destroy(&attributes);
-                worker->used = result == 0;
-        }
-        pthread_mutex_unlock(&calls->lock);
-        if (result < 0) {
-                free(start);
-                work->release(work->data);
-        }
-        return result;
-}
-
 /* Hands `job` (taken) to a new worker.  0, or the errno to answer (then the job is closed). */
 static int start_worker(dsh_socket_calls *calls, struct connect_job *job)
 {
         struct connect_job *taken = malloc(sizeof(*taken));
-        dsh_socket_work work = { perform_connect, release_connect, taken };
+        dsh_call_work work = { perform_connect, release_connect, taken };
 
         if (!taken) {
                 dsh_inet_attachment_forget(&job->attachment);
@@ -401,23 +269,7 @@ static int start_worker(dsh_socket_calls *calls, struct connect_job *job)
                 return -ENOMEM;
         }
         *taken = *job;
-        return dsh_socket_calls_run(calls, job->listener, job->id, &work);
-}
-
-void dsh_socket_calls_stop(dsh_socket_calls *calls)
-{
-        if (!calls)
-                return;
-        pthread_mutex_lock(&calls->lock);
-        for (size_t i = 0; i < WORKER_LIMIT; i++)
-                if (calls->workers[i].used && !atomic_load(&calls->workers[i].done))
-                        pthread_cancel(calls->workers[i].thread);
-        for (size_t i = 0; i < WORKER_LIMIT; i++)
-                if (calls->workers[i].used) {
-                        pthread_join(calls->workers[i].thread, NULL);
-                        calls->workers[i].used = false;
-                }
-        pthread_mutex_unlock(&calls->lock);
+        return dsh_call_workers_run(calls->workers, job->listener, job->id, &work);
 }
 
 /* ---------------------------------------------------------------- handling -- */
@@ -469,7 +321,7 @@ bool dsh_socket_call_handle(dsh_socket_calls *calls, dsh_metadata_call *c, const
                 result = -EACCES;
         if (result < 0) {
                 job_close(&job);
-                answer(c->listener, c->id, result);
+                dsh_call_answer(c->listener, c->id, result);
                 return c->unreadable;
         }
         /*
@@ -485,11 +337,17 @@ bool dsh_socket_call_handle(dsh_socket_calls *calls, dsh_metadata_call *c, const
          */
         result = start_worker(calls, &job);
         if (result < 0)
-                answer(c->listener, c->id, result);
+                dsh_call_answer(c->listener, c->id, result);
         return false;
 }
 
-void dsh_socket_call_answer(int listener, uint64_t id, long result)
+dsh_call_workers *dsh_socket_calls_workers(dsh_socket_calls *calls)
 {
-        answer(listener, id, result);
+        return calls->workers;
+}
+
+void dsh_socket_calls_stop(dsh_socket_calls *calls)
+{
+        if (calls)
+                dsh_call_workers_stop(calls->workers);
 }

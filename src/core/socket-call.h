@@ -51,6 +51,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
+#include "core/call-workers.h"
 #include "core/inet-call.h"
 #include "core/metadata-tracee.h"
 
@@ -91,17 +92,8 @@ bool dsh_socket_call_handle(dsh_socket_calls *calls, dsh_metadata_call *c, const
 /* The network policy's decisions for inet connects (NULL: none; not owned). */
 void dsh_socket_calls_set_inet(dsh_socket_calls *calls, dsh_inet_calls *inet);
 
-/*
- * Hands `work` to a worker thread (capability-less, every signal blocked),
- * which performs it and answers the call `id` on `listener` with its
- * result (a negative errno, or the call's value).  Returns 0, or a negative
- * errno (EAGAIN: every worker is busy) after releasing the work; the call
- * is then not answered.
- */
-int dsh_socket_calls_run(dsh_socket_calls *calls, int listener, uint64_t id, const dsh_socket_work *work);
-
-/* Answers the call `id` on `listener`: a negative errno, or the call's value. */
-void dsh_socket_call_answer(int listener, uint64_t id, long result);
+/* The worker threads its connects run on (call-workers.h), shared with the inet calls. */
+dsh_call_workers *dsh_socket_calls_workers(dsh_socket_calls *calls);
 
 /*
  * Cancels every worker still connecting and waits for each: before the

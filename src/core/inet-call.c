@@ -234,6 +234,26 @@ static void fit_route_to_family(int family, struct sockaddr_storage *address, so
 }
 
 /*
+ * An IPv4-mapped address in its IPv4 form (the port kept): a v6 socket
+ * redirected to the IPv4 proxy is its peer as 127.0.0.1, and the gate is
+ * told the source the proxy will see.  Returns the new length.
+ */
+static socklen_t ipv4_form(struct sockaddr_storage *address, socklen_t length)
+{
+        dsh_inet_endpoint endpoint;
+        struct sockaddr_in in = { .sin_family = AF_INET };
+
+        if (address->ss_family != AF_INET6 || dsh_inet_classify(address, length, &endpoint) == DSH_INET_INVALID ||
+            !endpoint.v4)
+                return length;
+        in.sin_port = htons(endpoint.port);
+        memcpy(&in.sin_addr, endpoint.address, 4);
+        memset(address, 0, sizeof(*address));
+        memcpy(address, &in, sizeof(in));
+        return sizeof(in);
+}
+
+/*
  * Before an attached redirect: the socket bound on loopback (of the route's
  * form: the proxy is there), its source address told to the gate with the
  * original destination.  0 or a negative errno.
@@ -263,6 +283,7 @@ static int attach_socket(dsh_inet_calls *inet, int socket_fd, const struct socka
                 if (getsockname(socket_fd, (struct sockaddr *) &source, &source_length) < 0)
                         return -EACCES;
         }
+        source_length = ipv4_form(&source, source_length);
         result = gate->attach(gate->data, (const struct sockaddr *) &source, source_length,
                               (const struct sockaddr *) original, original_length);
         if (result < 0)

@@ -206,7 +206,25 @@ def os_send(number, call, target):
     return result
 
 
+def through_gate():
+    """Destinations a test gate routes (tests/integration/test-network-gate.c): redirected, refused, Fast Open."""
+    outcome = {}
+    outcome["redirected"] = attempt(lambda: tcp_connect(4444, "192.0.2.1"))
+    outcome["refused"] = attempt(lambda: tcp_connect(5555, "192.0.2.1"))
+    sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    outcome["dns"] = attempt(lambda: sender.sendto(b"query", ("192.0.2.1", 53)))
+    outcome["udp-refused"] = attempt(lambda: sender.sendto(b"query", ("192.0.2.1", 54)))
+    client = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+    outcome["redirected6"] = attempt(lambda: client.connect(("::ffff:192.0.2.1", 4444)) or "connected")
+    client.close()
+    fast = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    outcome["fast-open"] = attempt(lambda: fast.sendto(b"fastopen", MSG_FASTOPEN, ("192.0.2.1", 4444)))
+    fast.close()
+    return outcome
+
+
 CASES = {
+    "gate": lambda a: {"ok": True, "value": through_gate()},
     "tcp": lambda a: attempt(lambda: tcp_connect(int(a[0]))),
     "tcp-wildcard": lambda a: attempt(lambda: tcp_connect(int(a[0]), "0.0.0.0")),
     "tcp-mapped": lambda a: attempt(lambda: tcp_connect(int(a[0]), "::ffff:127.0.0.1", socket.AF_INET6)),

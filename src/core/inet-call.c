@@ -491,12 +491,12 @@ static int reader(void *data, uint64_t address, void *buffer, size_t size)
         return dsh_metadata_copy_exact(data, address, buffer, size);
 }
 
-/* The message of a unix (or netlink) socket: its descriptors taken; no address for a datagram socket. */
-static int prepare_local(dsh_metadata_call *c, struct send_work *work, int type)
+/* The message of a unix (or netlink) socket: its descriptors taken; no address for a unix datagram socket. */
+static int prepare_local(dsh_metadata_call *c, struct send_work *work, int family, int type)
 {
         struct take_context context = { c };
 
-        if (type == SOCK_DGRAM && work->message.name_length > 0)
+        if (family == AF_UNIX && type == SOCK_DGRAM && work->message.name_length > 0)
                 return -EACCES;  /* to any pathname socket, by the supervisor outside every domain: never */
         return dsh_inet_message_take_rights(&work->message, take_right, &context, work->taken, &work->taken_count);
 }
@@ -547,7 +547,7 @@ static int prepare_send(dsh_inet_calls *inet, dsh_metadata_call *c, struct send_
                 return family < 0 ? family : type;
         if (family == AF_INET || family == AF_INET6)
                 return prepare_inet(inet, work, type);
-        return prepare_local(c, work, type);
+        return prepare_local(c, work, family, type);
 }
 
 static struct send_work *send_work_new(int socket_fd, int flags)

@@ -224,6 +224,7 @@ def through_gate():
 
 
 CASES = {
+    "interfaces": lambda a: attempt(lambda: sorted(name for _, name in socket.if_nameindex())),
     "gate": lambda a: {"ok": True, "value": through_gate()},
     "tcp": lambda a: attempt(lambda: tcp_connect(int(a[0]))),
     "tcp-wildcard": lambda a: attempt(lambda: tcp_connect(int(a[0]), "0.0.0.0")),

@@ -22,6 +22,7 @@ import livability  # noqa: E402
 LANDLOCK_RUN = os.environ.get("LANDLOCK_RUN_BIN", "")
 PROBE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "network_core_probe.py")
 PYTHON = os.path.realpath(sys.executable)
+EXEC_HELPER = os.path.join(os.path.dirname(livability.BIN), "dsh-sandbox-exec") if livability.BIN else ""
 
 
 class HostTcp:
@@ -158,6 +159,11 @@ class NetworkCore(unittest.TestCase):
             "mptcp": "EPROTONOSUPPORT", "netlink-audit": "EPROTONOSUPPORT", "netlink-route": "made",
             "tcp": "made", "udp6": "made", "unix-stream": "made"})
 
+    def test_off_netlink_route_still_reads_the_interfaces(self):
+        outcome = self.off("interfaces")
+        self.assertTrue(outcome["ok"], outcome)
+        self.assertIn("lo", outcome["value"])
+
     def test_off_scm_rights_over_a_socketpair_still_works(self):
         path = os.path.join(self.workspace, "passed.txt")
         with open(path, "w", encoding="utf-8") as handle:
@@ -214,6 +220,30 @@ class NetworkCore(unittest.TestCase):
         finally:
             tcp.close()
             udp.close()
+
+    def test_unsupervised_off_makes_no_inet_socket(self):
+        """An argv nobody supervises (dsh-sandbox-exec without --listener-fd): off makes no inet socket at all."""
+        if not os.access(EXEC_HELPER, os.X_OK):
+            self.skipTest("no dsh-sandbox-exec beside the tool")
+        server = HostTcp()
+        try:
+            for network, expected in (("off", "EACCES"), ("allow-list", "EACCES")):
+                with self.subTest(network=network):
+                    outcome = subprocess.run([EXEC_HELPER, "--network", network, "--", PYTHON, PROBE, "families"],
+                                             capture_output=True, text=True, check=False, timeout=60)
+                    self.assertEqual(outcome.returncode, 0, outcome.stderr)
+                    families = json.loads(outcome.stdout)["value"]
+                    self.assertEqual(families["tcp"], expected)
+                    self.assertEqual(families["udp6"], expected)
+                    self.assertEqual(families["packet"], "EAFNOSUPPORT")
+                    self.assertEqual(families["unix-stream"], "made")
+                    outcome = subprocess.run([EXEC_HELPER, "--network", network, "--", PYTHON, PROBE, "tcp",
+                                              str(server.port)], capture_output=True, text=True, check=False,
+                                             timeout=60)
+                    self.assertEqual(json.loads(outcome.stdout), {"ok": False, "errno": "EACCES"})
+            self.assertEqual(server.connections(), 0)
+        finally:
+            server.close()
 
     def test_usage_errors(self):
         for arguments, text in ((["--network", "allow-list"], "allow-list"), (["--network", "maybe"], "maybe"),

@@ -301,6 +301,36 @@ void dsh_inet_attachment_forget(dsh_inet_attachment *attachment)
         attachment->gate = NULL;
 }
 
+/*
+ * A datagram socket sending to a loopback destination before any bind: the
+ * kernel would bind it to the wildcard (where anything outside may send to
+ * it), so it is bound on the loopback address of the destination's form
+ * first, as a bind of the command's own would be.  0 or a negative errno.
+ */
+static int bind_unbound_on_loopback(dsh_inet_calls *inet, int socket_fd, const struct sockaddr_storage *toward,
+                                    socklen_t toward_length)
+{
+        struct sockaddr_storage source;
+        socklen_t length = sizeof(source);
+        dsh_inet_endpoint bound;
+
+        if (dsh_inet_classify(toward, toward_length, NULL) != DSH_INET_LOOPBACK)
+                return 0;
+        if (getsockname(socket_fd, (struct sockaddr *) &source, &length) < 0)
+                return -errno;
+        if (dsh_inet_classify(&source, length, &bound) != DSH_INET_WILDCARD || bound.port != 0)
+                return 0;
+        memcpy(&source, toward, toward_length);
+        if (source.ss_family == AF_INET)
+                ((struct sockaddr_in *) &source)->sin_port = 0;
+        else
+                ((struct sockaddr_in6 *) &source)->sin6_port = 0;
+        if (bind(socket_fd, (struct sockaddr *) &source, toward_length) < 0)
+                return -errno;
+        remember_own(inet, socket_fd);
+        return 0;
+}
+
 /* A destination decided for `socket_fd` (its family and type read from it), redirect and attachment done. */
 static int decide_for_socket(dsh_inet_calls *inet, int socket_fd, struct sockaddr_storage *address,
                              socklen_t *length, dsh_inet_attachment *attachment)
@@ -516,6 +546,8 @@ static int prepare_inet(dsh_inet_calls *inet, struct send_work *work, int type)
                 return 0;
         }
         result = decide_for_socket(inet, work->socket_fd, &message->name, &message->name_length, &work->attachment);
+        if (result == 0 && type == SOCK_DGRAM && !work->attachment.gate)
+                result = bind_unbound_on_loopback(inet, work->socket_fd, &message->name, message->name_length);
         if (result < 0 || !work->attachment.gate)
                 return result;
         if (type != SOCK_STREAM) {

@@ -26,11 +26,19 @@ static int copy_name(dsh_command_reader read, void *reader_data, uint64_t addres
         return read(reader_data, address, &message->name, message->name_length);
 }
 
-/* One data range appended to the copy, bounded by DSH_INET_DATA_LIMIT. */
+/* Room for `asked` bytes of data, at most DSH_INET_DATA_LIMIT (beyond it the copy is `truncated`). */
+static int allocate_data(dsh_inet_message *message, uint64_t asked)
+{
+        message->data_capacity = asked > DSH_INET_DATA_LIMIT ? DSH_INET_DATA_LIMIT : (size_t) asked;
+        message->data = malloc(message->data_capacity > 0 ? message->data_capacity : 1);
+        return message->data ? 0 : -ENOMEM;
+}
+
+/* One data range appended to the copy, bounded by the room allocated. */
 static int copy_data(dsh_command_reader read, void *reader_data, uint64_t address, uint64_t length,
                      dsh_inet_message *message)
 {
-        size_t room = DSH_INET_DATA_LIMIT - message->data_length;
+        size_t room = message->data_capacity - message->data_length;
         size_t taken = length > room ? room : (size_t) length;
         int result;
 
@@ -44,31 +52,39 @@ static int copy_data(dsh_command_reader read, void *reader_data, uint64_t addres
         return result;
 }
 
+/*
+ * The iovecs (at most DSH_INET_IOV_LIMIT, read whole first), then the data
+ * they name, into a buffer of the size asked (bounded by DSH_INET_DATA_LIMIT):
+ * a small send costs a small copy.
+ */
 static int copy_iovecs(dsh_command_reader read, void *reader_data, uint64_t address, uint64_t count,
                        dsh_inet_message *message)
 {
-        struct iovec vectors[64];
+        struct iovec *vectors;
+        uint64_t total = 0;
+        int result;
 
         if (count > DSH_INET_IOV_LIMIT)
                 return -EMSGSIZE;
-        for (uint64_t done = 0; done < count;) {
-                size_t batch = count - done > 64 ? 64 : (size_t) (count - done);
-                int result = read(reader_data, address + done * sizeof(struct iovec), vectors,
-                                  batch * sizeof(struct iovec));
-
-                if (result < 0)
-                        return result;
-                for (size_t i = 0; i < batch; i++) {
-                        if ((int64_t) vectors[i].iov_len < 0)
-                                return -EINVAL;
-                        result = copy_data(read, reader_data, (uint64_t) (uintptr_t) vectors[i].iov_base,
-                                           vectors[i].iov_len, message);
-                        if (result < 0)
-                                return result;
-                }
-                done += batch;
+        if (count == 0)
+                return 0;
+        vectors = calloc((size_t) count, sizeof(*vectors));
+        if (!vectors)
+                return -ENOMEM;
+        result = read(reader_data, address, vectors, (size_t) count * sizeof(*vectors));
+        for (size_t i = 0; result == 0 && i < count; i++) {
+                if ((int64_t) vectors[i].iov_len < 0)
+                        result = -EINVAL;
+                else if (total < DSH_INET_DATA_LIMIT)
+                        total += vectors[i].iov_len;
         }
-        return 0;
+        if (result == 0)
+                result = allocate_data(message, total);
+        for (size_t i = 0; result == 0 && i < count; i++)
+                result = copy_data(read, reader_data, (uint64_t) (uintptr_t) vectors[i].iov_base,
+                                   vectors[i].iov_len, message);
+        free(vectors);
+        return result;
 }
 
 static int copy_control(dsh_command_reader read, void *reader_data, uint64_t address, uint64_t length,
@@ -85,11 +101,6 @@ static int copy_control(dsh_command_reader read, void *reader_data, uint64_t add
         return read(reader_data, address, message->control, (size_t) length);
 }
 
-static int allocate_data(dsh_inet_message *message)
-{
-        message->data = malloc(DSH_INET_DATA_LIMIT);
-        return message->data ? 0 : -ENOMEM;
-}
 
 int dsh_inet_message_copy(dsh_command_reader read, void *reader_data, uint64_t address, dsh_inet_message *message)
 {
@@ -101,8 +112,6 @@ int dsh_inet_message_copy(dsh_command_reader read, void *reader_data, uint64_t a
         if (result == 0)
                 result = copy_name(read, reader_data, (uint64_t) (uintptr_t) header.msg_name, header.msg_namelen,
                                    message);
-        if (result == 0)
-                result = allocate_data(message);
         if (result == 0)
                 result = copy_iovecs(read, reader_data, (uint64_t) (uintptr_t) header.msg_iov, header.msg_iovlen,
                                      message);
@@ -123,7 +132,7 @@ int dsh_inet_message_from_sendto(dsh_command_reader read, void *reader_data, uin
         memset(message, 0, sizeof(*message));
         result = copy_name(read, reader_data, address, address_length, message);
         if (result == 0)
-                result = allocate_data(message);
+                result = allocate_data(message, length);
         /* sendto's length is a size_t the kernel cuts to MAX_RW_COUNT: past our bound it is truncated anyway. */
         if (result == 0)
                 result = copy_data(read, reader_data, buffer, length, message);

@@ -41,6 +41,7 @@ typedef struct dsh_inet_message {
         socklen_t name_length;          /* 0: no name */
         unsigned char *data;            /* owned (NULL when empty) */
         size_t data_length;
+        size_t data_capacity;           /* what was allocated: the size asked, at most DSH_INET_DATA_LIMIT */
         bool truncated;                 /* the command asked to send more than was copied */
         unsigned char *control;         /* owned (NULL when none) */
         size_t control_length;

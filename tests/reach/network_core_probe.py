@@ -59,7 +59,8 @@ def own_udp():
     receiver.bind(("0.0.0.0", 0))
     sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sender.sendto(b"ping", ("127.0.0.1", receiver.getsockname()[1]))
-    return {"bound": receiver.getsockname()[0], "received": receiver.recv(4).decode()}
+    return {"bound": receiver.getsockname()[0], "received": receiver.recv(4).decode(),
+            "sender": sender.getsockname()[0]}
 
 
 def families():

@@ -128,7 +128,7 @@ static int loopback_socket(int type, struct sockaddr_in *address)
 }
 
 /* The command: capabilities dropped, then the filter (read-only metadata, ALLOW_LIST), then python. */
-static void run_command(int socket_fd, int output_fd)
+static void run_command(int socket_fd, int output_fd, dsh_network_filter network)
 {
         const char *root = getenv("DSH_SOURCE_ROOT");
         char probe[4096];
@@ -136,8 +136,7 @@ static void run_command(int socket_fd, int output_fd)
         snprintf(probe, sizeof(probe), "%s/tests/reach/network_core_probe.py", root ? root : ".");
         if (dup2(output_fd, STDOUT_FILENO) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
             dsh_drop_capabilities() < 0 ||
-            dsh_install_metadata_filter(DSH_METADATA_DENY_KERNEL_WRITES, DSH_NETWORK_FILTER_ALLOW_LIST, socket_fd,
-                                        false) < 0)
+            dsh_install_metadata_filter(DSH_METADATA_DENY_KERNEL_WRITES, network, socket_fd, false) < 0)
                 _exit(120);
         close(socket_fd);
         execlp("python3", "python3", probe, "gate", (char *) NULL);
@@ -182,33 +181,23 @@ static char *read_all(int fd)
         return buffer;
 }
 
-static void test_allow_list_through_a_gate(void **state)
+/* Runs the probe's "gate" case under `settings` (the filter's mode is theirs); the command's JSON line. */
+static const char *run_probe(const dsh_network_settings *settings)
 {
-        struct test_gate gate = { .lock = PTHREAD_MUTEX_INITIALIZER };
-        dsh_network_gate interface = { &gate, route, attach, detach };
-        dsh_network_refusals refusals;
-        dsh_network_settings settings = { .filter = DSH_NETWORK_FILTER_ALLOW_LIST, .gate = &interface,
-                                          .refusals = &refusals };
         dsh_metadata_supervisor *supervisor = dsh_metadata_supervisor_new();
-        int proxy = loopback_socket(SOCK_STREAM, &gate.proxy), stub = loopback_socket(SOCK_DGRAM, &gate.stub);
         int sockets[2], output[2], status = 0;
-        char received[ATTACH_LIMIT][16], query[16] = { 0 };
-        size_t accepted;
         const char *text;
         pid_t pid;
 
-        (void) state;
-        assert_int_equal(dsh_network_refusals_init(&refusals), 0);
-        gate.refusals = &refusals;
         assert_non_null(supervisor);
-        assert_int_equal(dsh_metadata_supervisor_set_network(supervisor, &settings), 0);
+        assert_int_equal(dsh_metadata_supervisor_set_network(supervisor, settings), 0);
         assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets), 0);
         assert_int_equal(pipe2(output, O_CLOEXEC), 0);
         assert_int_equal(dsh_metadata_supervisor_start(supervisor, sockets[0]), 0);
         pid = fork();
         assert_true(pid >= 0);
         if (pid == 0)
-                run_command(sockets[1], output[1]);
+                run_command(sockets[1], output[1], settings->filter);
         close(sockets[1]);
         close(output[1]);
         text = read_all(output[0]);
@@ -218,6 +207,25 @@ static void test_allow_list_through_a_gate(void **state)
         assert_int_equal(WEXITSTATUS(status), 0);
         dsh_metadata_supervisor_stop(supervisor, NULL);
         printf("# the command saw: %s", text);
+        return text;
+}
+
+static void test_allow_list_through_a_gate(void **state)
+{
+        struct test_gate gate = { .lock = PTHREAD_MUTEX_INITIALIZER };
+        dsh_network_gate interface = { &gate, route, attach, detach };
+        dsh_network_refusals refusals;
+        dsh_network_settings settings = { .filter = DSH_NETWORK_FILTER_ALLOW_LIST, .gate = &interface,
+                                          .refusals = &refusals };
+        int proxy = loopback_socket(SOCK_STREAM, &gate.proxy), stub = loopback_socket(SOCK_DGRAM, &gate.stub);
+        char received[ATTACH_LIMIT][16], query[16] = { 0 };
+        size_t accepted;
+        const char *text;
+
+        (void) state;
+        assert_int_equal(dsh_network_refusals_init(&refusals), 0);
+        gate.refusals = &refusals;
+        text = run_probe(&settings);
         assert_non_null(strstr(text, "\"redirected\": {\"ok\": true, \"value\": \"connected\"}"));
         assert_non_null(strstr(text, "\"refused\": {\"ok\": false, \"errno\": \"EACCES\"}"));
         assert_non_null(strstr(text, "\"dns\": {\"ok\": true, \"value\": 5}"));
@@ -247,6 +255,51 @@ static void test_allow_list_through_a_gate(void **state)
         close(stub);
 }
 
+/*
+ * OFF, no gate: every destination refused by core/ itself, each with its
+ * record (network-off; a host loopback port, local-port), and nothing
+ * reached the test's own loopback server.
+ */
+static void test_off_records_each_refusal(void **state)
+{
+        dsh_network_refusals refusals;
+        struct sockaddr_in address;
+        int server = loopback_socket(SOCK_STREAM, &address);
+        unsigned short allowed = 1;
+        dsh_network_settings settings = { .filter = DSH_NETWORK_FILTER_OFF, .refusals = &refusals,
+                                          .local_ports = &allowed, .local_port_count = 1 };
+        const char *text;
+        char port[16];
+        bool saw_local = false;
+
+        (void) state;
+        assert_int_equal(dsh_network_refusals_init(&refusals), 0);
+        snprintf(port, sizeof(port), "%u", ntohs(address.sin_port));
+        setenv("NETWORK_CORE_LOCAL_PORT", port, 1);
+        text = run_probe(&settings);
+        unsetenv("NETWORK_CORE_LOCAL_PORT");
+        assert_non_null(strstr(text, "\"redirected\": {\"ok\": false, \"errno\": \"EACCES\"}"));
+        assert_non_null(strstr(text, "\"dns\": {\"ok\": false, \"errno\": \"EACCES\"}"));
+        assert_non_null(strstr(text, "\"local\": {\"ok\": false, \"errno\": \"EACCES\"}"));
+        assert_true(refusals.count >= 6);
+        for (size_t i = 0; i < refusals.count; i++) {
+                assert_int_equal(refusals.items[i].op, DSH_NETWORK_OP_CONNECT);
+                if (strcmp(refusals.items[i].host, "127.0.0.1") == 0) {
+                        assert_int_equal(refusals.items[i].port, ntohs(address.sin_port));
+                        assert_int_equal(refusals.items[i].rule, DSH_NETWORK_RULE_LOCAL_PORT);
+                        saw_local = true;
+                } else {
+                        assert_string_equal(refusals.items[i].host, "192.0.2.1");
+                        assert_int_equal(refusals.items[i].rule, DSH_NETWORK_RULE_NETWORK_OFF);
+                }
+        }
+        assert_true(saw_local);
+        (void) fcntl(server, F_SETFL, O_NONBLOCK);
+        assert_true(accept(server, NULL, NULL) < 0 && errno == EAGAIN);
+        dsh_network_refusals_destroy(&refusals);
+        close(server);
+}
+
 /* Settings that cannot be held are refused: ALLOW_LIST needs a gate, OFF a refusal list. */
 static void test_settings_that_cannot_be_held(void **state)
 {
@@ -269,6 +322,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_allow_list_through_a_gate),
+                cmocka_unit_test(test_off_records_each_refusal),
                 cmocka_unit_test(test_settings_that_cannot_be_held),
         };
 

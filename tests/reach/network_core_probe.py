@@ -221,6 +221,8 @@ def through_gate():
     fast = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     outcome["fast-open"] = attempt(lambda: fast.sendto(b"fastopen", MSG_FASTOPEN, ("192.0.2.1", 4444)))
     fast.close()
+    if os.environ.get("NETWORK_CORE_LOCAL_PORT"):
+        outcome["local"] = attempt(lambda: tcp_connect(int(os.environ["NETWORK_CORE_LOCAL_PORT"])))
     return outcome
 
 

@@ -312,7 +312,10 @@ static int rehome_stdio(void)
  * too.
  *
  * With --listener-fd N (spawned by the library, both modes): the
- * filter asks for a listener and sends it over N (SCM_RIGHTS) to the
+ * filter asks for a listener and sends it over N (SCM_RIGHTS; under
+ * --network off or allow-list it is offered and taken by the supervisor,
+ * core/metadata-filter.h, since a sendmsg would then be the listener's
+ * own to answer) to the
  * supervisor thread in the process that spawned bwrap, which stays as
  * bwrap's parent (an ancestor of the command, as Yama's ptrace_scope 1
  * wants).  The command is exec'd only once the supervisor has answered with

@@ -496,7 +496,14 @@ static long send_work_perform(void *data)
         }
         dsh_inet_message_header(&work->message, &vector, &header);
         sent = sendmsg(work->socket_fd, &header, work->flags | MSG_NOSIGNAL);
-        /* MSG_NOSIGNAL is ours (the supervisor must not take SIGPIPE): the command asked for its signal. */
+        /*
+         * MSG_NOSIGNAL is ours (the supervisor must not take SIGPIPE).  A
+         * redirected Fast Open on a socket that does not wait answers what
+         * the kernel's own Fast Open answers when the data could not ride the
+         * handshake: EINPROGRESS, nothing sent (the caller sends it again).
+         */
+        if (sent < 0 && work->connect_first && errno == EAGAIN)
+                return -EINPROGRESS;
         return sent < 0 ? -errno : (long) sent;
 }
 

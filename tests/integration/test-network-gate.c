@@ -127,6 +127,12 @@ static int loopback_socket(int type, struct sockaddr_in *address)
         return fd;
 }
 
+/* The system's python3 where there is one: a version manager's shim is a shell script that writes to /dev/null. */
+static const char *python_path(void)
+{
+        return access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
+}
+
 /* The command: capabilities dropped, then the filter (read-only metadata, ALLOW_LIST), then python. */
 static void run_command(int socket_fd, int output_fd, dsh_network_filter network)
 {
@@ -139,7 +145,7 @@ static void run_command(int socket_fd, int output_fd, dsh_network_filter network
             dsh_install_metadata_filter(DSH_METADATA_DENY_KERNEL_WRITES, network, socket_fd, false) < 0)
                 _exit(120);
         close(socket_fd);
-        execlp("python3", "python3", probe, "gate", (char *) NULL);
+        execlp(python_path(), "python3", probe, "gate", (char *) NULL);
         _exit(127);
 }
 
@@ -300,6 +306,95 @@ static void test_off_records_each_refusal(void **state)
         close(server);
 }
 
+/*
+ * The bwrap path: dsh-sandbox-exec inside bwrap's pid namespace offers the
+ * listener (--network off), after sending the read-only call's /tmp first
+ * (--temp-root); the supervisor outside takes both (the offer's pid is the
+ * kernel's, translated into the supervisor's namespace), and the command's
+ * connects are then decided as under Landlock: the test's server refused
+ * and never reached, the command's own server reached on loopback.
+ */
+static void run_in_bwrap(int socket_fd, int output_fd, const char *exec_helper, const char *probe, const char *case_name,
+                         const char *argument)
+{
+        char listener[16];
+
+        snprintf(listener, sizeof(listener), "%d", socket_fd);
+        if (dup2(output_fd, STDOUT_FILENO) < 0 || fcntl(socket_fd, F_SETFD, 0) < 0)
+                _exit(120);
+        execlp("bwrap", "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--proc", "/proc",
+               "--tmpfs", "/tmp", "--die-with-parent", "--cap-drop", "ALL", "--", exec_helper, "--listener-fd",
+               listener, "--temp-root", "--network", "off", "--", python_path(), probe, case_name, argument,
+               (char *) NULL);
+        _exit(127);
+}
+
+static const char *probe_in_bwrap(dsh_network_refusals *refusals, const char *case_name, const char *argument)
+{
+        const char *binary = getenv("DSH_SANDBOX_BIN"), *root = getenv("DSH_SOURCE_ROOT");
+        static char exec_helper[4096], probe[4096];
+        dsh_network_settings settings = { .filter = DSH_NETWORK_FILTER_OFF, .refusals = refusals };
+        dsh_metadata_supervisor *supervisor = dsh_metadata_supervisor_new();
+        int sockets[2], output[2], status = 0;
+        const char *text;
+        char *slash;
+        pid_t pid;
+
+        snprintf(exec_helper, sizeof(exec_helper), "%s", binary ? binary : "");
+        slash = strrchr(exec_helper, '/');
+        if (slash)
+                snprintf(slash + 1, sizeof(exec_helper) - (size_t) (slash + 1 - exec_helper), "dsh-sandbox-exec");
+        snprintf(probe, sizeof(probe), "%s/tests/reach/network_core_probe.py", root ? root : ".");
+        assert_non_null(supervisor);
+        assert_int_equal(dsh_metadata_supervisor_expect_root(supervisor, "/tmp"), 0);
+        assert_int_equal(dsh_metadata_supervisor_set_network(supervisor, &settings), 0);
+        assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets), 0);
+        assert_int_equal(pipe2(output, O_CLOEXEC), 0);
+        assert_int_equal(dsh_metadata_supervisor_start(supervisor, sockets[0]), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0)
+                run_in_bwrap(sockets[1], output[1], exec_helper, probe, case_name, argument);
+        close(sockets[1]);
+        close(output[1]);
+        text = read_all(output[0]);
+        close(output[0]);
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        dsh_metadata_supervisor_stop(supervisor, NULL);
+        printf("# the command saw: %s", text);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+        return text;
+}
+
+static void test_off_through_bwrap(void **state)
+{
+        struct sockaddr_in address;
+        int server = loopback_socket(SOCK_STREAM, &address);
+        dsh_network_refusals refusals;
+        char port[16];
+
+        (void) state;
+        if (system("bwrap --ro-bind / / --dev /dev --unshare-pid --proc /proc -- true >/dev/null 2>&1") != 0) {
+                printf("# SKIP: bwrap cannot make a sandbox on this host\n");
+                close(server);
+                skip();
+        }
+        assert_int_equal(dsh_network_refusals_init(&refusals), 0);
+        snprintf(port, sizeof(port), "%u", ntohs(address.sin_port));
+        assert_non_null(strstr(probe_in_bwrap(&refusals, "tcp", port), "{\"ok\": false, \"errno\": \"EACCES\"}"));
+        assert_non_null(strstr(probe_in_bwrap(&refusals, "own-server", "0.0.0.0"),
+                               "{\"ok\": true, \"value\": {\"bound\": \"127.0.0.1\", \"received\": \"ping\"}}"));
+        assert_int_equal(refusals.count, 1);
+        assert_string_equal(refusals.items[0].host, "127.0.0.1");
+        assert_int_equal(refusals.items[0].port, ntohs(address.sin_port));
+        assert_int_equal(refusals.items[0].rule, DSH_NETWORK_RULE_LOCAL_PORT);
+        (void) fcntl(server, F_SETFL, O_NONBLOCK);
+        assert_true(accept(server, NULL, NULL) < 0 && errno == EAGAIN);
+        dsh_network_refusals_destroy(&refusals);
+        close(server);
+}
+
 /* Settings that cannot be held are refused: ALLOW_LIST needs a gate, OFF a refusal list. */
 static void test_settings_that_cannot_be_held(void **state)
 {
@@ -323,6 +418,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_allow_list_through_a_gate),
                 cmocka_unit_test(test_off_records_each_refusal),
+                cmocka_unit_test(test_off_through_bwrap),
                 cmocka_unit_test(test_settings_that_cannot_be_held),
         };
 

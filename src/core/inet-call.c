@@ -461,6 +461,7 @@ struct send_work {
         dsh_inet_message message;
         int taken[DSH_INET_RIGHTS_LIMIT];       /* our copies of the SCM_RIGHTS descriptors */
         size_t taken_count;
+        size_t already_sent;                    /* a stream send begun without waiting: what went out */
         bool connect_first;                     /* a TCP Fast Open redirected: connect, then send */
         struct sockaddr_storage connect_to;
         socklen_t connect_length;
@@ -495,7 +496,18 @@ static long send_work_perform(void *data)
                 return -error;
         }
         dsh_inet_message_header(&work->message, &vector, &header);
+        if (work->already_sent > 0) {
+                /* The rest of a stream send begun here: its name and control data went with the first part. */
+                vector.iov_base = work->message.data + work->already_sent;
+                vector.iov_len = work->message.data_length - work->already_sent;
+                header.msg_name = NULL;
+                header.msg_namelen = 0;
+                header.msg_control = NULL;
+                header.msg_controllen = 0;
+        }
         sent = sendmsg(work->socket_fd, &header, work->flags | MSG_NOSIGNAL);
+        if (work->already_sent > 0)
+                return sent < 0 ? (long) work->already_sent : (long) (work->already_sent + (size_t) sent);
         /*
          * MSG_NOSIGNAL is ours (the supervisor must not take SIGPIPE).  A
          * redirected Fast Open on a socket that does not wait answers what
@@ -600,6 +612,44 @@ static struct send_work *send_work_new(int socket_fd, int flags)
         return work;
 }
 
+/*
+ * A send on a socket that waits: tried here without waiting first (a buffer
+ * with room, the common case, costs no thread); what would wait — nothing
+ * sent (EAGAIN), or the rest of a stream send — is a worker's, which
+ * answers the call with the whole count.  Not a Fast Open: its connect may
+ * wait too.  The work is taken.
+ */
+static bool send_may_block(dsh_call_workers *workers, dsh_metadata_call *c, struct send_work *work)
+{
+        dsh_call_work job = { send_work_perform, send_work_release, work };
+        long sent = -EAGAIN;
+        int result;
+
+        /* A Fast Open would start its handshake and answer EINPROGRESS: the waiting kind is the worker's. */
+        if (!work->connect_first && !(work->flags & MSG_FASTOPEN)) {
+                work->flags |= MSG_DONTWAIT;
+                sent = send_work_perform(work);
+                work->flags &= ~MSG_DONTWAIT;
+        }
+        if (sent >= 0 && ((size_t) sent >= work->message.data_length ||
+                          socket_option(work->socket_fd, SO_TYPE) != SOCK_STREAM)) {
+                dsh_call_answer(c->listener, c->id, sent);
+                send_work_release(work);
+                return false;
+        }
+        if (sent < 0 && sent != -EAGAIN) {
+                dsh_call_answer(c->listener, c->id, sent);
+                send_work_release(work);
+                return false;
+        }
+        if (sent > 0)
+                work->already_sent = (size_t) sent;
+        result = dsh_call_workers_run(workers, c->listener, c->id, &job);
+        if (result < 0)
+                dsh_call_answer(c->listener, c->id, sent > 0 ? sent : result);
+        return false;
+}
+
 /* sendto and sendmsg: one message, performed here or by a worker; answered either way. */
 static bool handle_send(dsh_inet_calls *inet, dsh_call_workers *workers, dsh_metadata_call *c,
                         const struct seccomp_notif *request, int fd)
@@ -623,14 +673,8 @@ static bool handle_send(dsh_inet_calls *inet, dsh_call_workers *workers, dsh_met
                 send_work_release(work);
                 return false;
         }
-        if (result == 0 && would_block(work)) {
-                dsh_call_work job = { send_work_perform, send_work_release, work };
-
-                result = dsh_call_workers_run(workers, c->listener, c->id, &job);
-                if (result < 0)
-                        dsh_call_answer(c->listener, c->id, result);
-                return false;
-        }
+        if (result == 0 && would_block(work))
+                return send_may_block(workers, c, work);
         if (result == 0) {
                 work->flags |= MSG_DONTWAIT;
                 dsh_call_answer(c->listener, c->id, send_work_perform(work));

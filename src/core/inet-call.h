@@ -43,9 +43,9 @@
  *     the command's, taken one by one (pidfd_getfd) and sent as ours, found
  *     by the kernel's own header walk; a unix datagram socket (one the
  *     command was handed: it cannot make one) sends to no address;
- *   - what may block (a send on a blocking socket) is performed by a worker
- *     (call-workers.h); the rest here with MSG_DONTWAIT, so that a flag the
- *     command clears meanwhile never makes the supervisor's thread wait.
+ *   - every send is tried here with MSG_DONTWAIT, so that a flag the command
+ *     clears meanwhile never makes the supervisor's thread wait; on a socket
+ *     that waits, what would wait is finished by a worker (call-workers.h).
  *
  * What stays open, written down: a loopback destination judged own can be
  * closed by the command and bound by a host process between the check and

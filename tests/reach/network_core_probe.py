@@ -226,7 +226,49 @@ def through_gate():
     return outcome
 
 
+def blocking_sends():
+    """sendmsg and sendto on blocking sockets whose buffers fill: every call counts what went out, nothing is lost.
+
+    Each call may send less than asked (the supervisor copies at most 256 KiB a call), never more; the
+    sender loops as every sender must, and the reader, slower, must get exactly what the counts say.
+    """
+    def exchange(sender, receiver, send):
+        received = bytearray()
+        counts = []
+
+        def reader():
+            while True:
+                chunk = receiver.recv(65536)
+                if not chunk:
+                    return
+                received.extend(chunk)
+
+        thread = threading.Thread(target=reader)
+        thread.start()
+        payload = bytes(range(256)) * 4096  # 1 MiB, not all one byte: order matters
+        offset = 0
+        while offset < len(payload):
+            count = send(payload[offset:])
+            counts.append(count)
+            offset += count
+        sender.shutdown(socket.SHUT_WR)
+        thread.join()
+        return {"calls": len(counts), "largest": max(counts), "intact": bytes(received) == payload}
+
+    left, right = socket.socketpair()
+    unix = exchange(left, right, lambda data: left.sendmsg([data]))
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    client = socket.socket()
+    client.connect(server.getsockname())
+    accepted, _ = server.accept()
+    tcp = exchange(client, accepted, lambda data: client.sendto(data, ("127.0.0.1", 9)))  # the address: ignored
+    return {"unix": unix, "tcp": tcp}
+
+
 CASES = {
+    "blocking-sends": lambda a: attempt(blocking_sends),
     "interfaces": lambda a: attempt(lambda: sorted(name for _, name in socket.if_nameindex())),
     "gate": lambda a: {"ok": True, "value": through_gate()},
     "tcp": lambda a: attempt(lambda: tcp_connect(int(a[0]))),

@@ -172,6 +172,14 @@ class NetworkCore(unittest.TestCase):
             handle.write("through the fd")
         self.assertEqual(self.off("rights", path), {"ok": True, "value": "through the fd"})
 
+    def test_off_sends_on_blocking_sockets_wait_and_count_whole(self):
+        """A send the supervisor performs on a blocking socket waits as the kernel's would: nothing short, nothing lost."""
+        outcome = self.off("blocking-sends")
+        self.assertTrue(outcome["ok"], outcome)
+        for kind in ("unix", "tcp"):
+            self.assertTrue(outcome["value"][kind]["intact"], outcome)
+            self.assertLessEqual(outcome["value"][kind]["largest"], 256 * 1024, outcome)
+
     def test_off_sendmmsg_to_a_refused_address_is_refused(self):
         server = HostUdp()
         try:

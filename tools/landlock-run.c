@@ -74,6 +74,7 @@
 #include "core/metadata-supervisor.h"
 #include "core/private-dev.h"
 #include "core/process-hardening.h"
+#include "core/socket-call.h"
 #include "core/stand-in.h"
 #include "landlock-run-arguments.h"
 
@@ -439,12 +440,21 @@ static dsh_network_refusals network_refusals;
 
 static int supervise_network(const struct launch_request *request, dsh_metadata_supervisor *supervisor)
 {
+        const char *reason = NULL;
         dsh_network_settings settings = { .filter = network_filter(request),
                                           .local_ports = request->local_ports,
                                           .local_port_count = request->local_port_count,
                                           .refusals = &network_refusals };
         int result = dsh_network_refusals_init(&network_refusals);
 
+        /*
+         * The supervisor takes the command's sockets and, under off, its very
+         * listener with pidfd_getfd(): a host that refuses it (a container's
+         * seccomp profile) cannot hold off, and says so before anything runs.
+         */
+        if (result == 0 && request->network != LAUNCH_NETWORK_ON && dsh_socket_call_check_host(&reason) < 0)
+                return fail("landlock ruleset error: cannot hold --network off: pidfd_getfd() is refused on this "
+                            "host, and the supervisor takes the command's sockets with it");
         return result < 0 ? result : dsh_metadata_supervisor_set_network(supervisor, &settings);
 }
 
@@ -470,9 +480,11 @@ static int launch(const struct launch_request *request)
                 return LAUNCHER_FAILURE;
         }
         network_result = supervise_network(request, supervisor);
-        if (network_result < 0) {
+        if (network_result != 0) {
                 dsh_metadata_supervisor_free(supervisor);
-                return fail("landlock ruleset error: cannot supervise the network: %s", strerror(-network_result));
+                return network_result > 0 ? network_result
+                                          : fail("landlock ruleset error: cannot supervise the network: %s",
+                                                 strerror(-network_result));
         }
         /* A writable directory: the command writes, and gets a /dev of its own where the launcher may mount. */
         private_devices = roots > 0 && dsh_private_devices_create(&devices) == 0;

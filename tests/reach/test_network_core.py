@@ -255,6 +255,20 @@ class NetworkCore(unittest.TestCase):
         finally:
             server.close()
 
+    def test_off_where_the_host_refuses_pidfd_getfd_is_a_refusal(self):
+        """A host whose seccomp profile refuses pidfd_getfd cannot hold off: 125 and one line, nothing run."""
+        refuse_exec = os.environ.get("REFUSE_EXEC_BIN", "")
+        if not os.access(refuse_exec, os.X_OK):
+            self.skipTest("REFUSE_EXEC_BIN is not set (run through meson test)")
+        marker = os.path.join(self.workspace, "ran")
+        outcome = subprocess.run([refuse_exec, "pidfd_getfd", LANDLOCK_RUN, "--ro", "/", "--rw", self.workspace,
+                                  "--network", "off", "--", "touch", marker], capture_output=True, text=True,
+                                 check=False, timeout=60)
+        self.assertEqual(outcome.returncode, 125, outcome.stderr)
+        self.assertIn("cannot hold --network off", outcome.stderr)
+        self.assertEqual(len(outcome.stderr.strip().splitlines()), 1, outcome.stderr)
+        self.assertFalse(os.path.exists(marker))
+
     def test_usage_errors(self):
         for arguments, text in ((["--network", "allow-list"], "allow-list"), (["--network", "maybe"], "maybe"),
                                 (["--allow-local-port", "0"], "0"), (["--allow-local-port", "65536"], "65536"),

@@ -16,6 +16,7 @@
 #include "core/private-dev.h"
 #include "core/process-hardening.h"
 #include "base/error.h"
+#include "provider/network-pending.h"
 #include "provider/spawn.h"
 
 static int child_redirect(int fd, int target)
@@ -100,8 +101,16 @@ void dsh_exec_plan_apply(const dsh_exec_plan *plan, const dsh_spawn_options *opt
         /* One filter for both where both apply (metadata-filter.h says why). */
         if (result == 0 && plan->terminal_filter && plan->metadata == DSH_METADATA_UNGOVERNED)
                 result = dsh_install_terminal_injection_filter();
+        /* The network policy is the metadata filter's to hold: a plan with a policy and no filter runs nothing. */
+        if (result == 0 && plan->network != DSH_NETWORK_FILTER_ON && plan->metadata == DSH_METADATA_UNGOVERNED) {
+                failure->stage = DSH_SPAWN_STAGE_METADATA;
+                failure->errno_value = EINVAL;
+                return;
+        }
         if (result == 0 && plan->metadata != DSH_METADATA_UNGOVERNED) {
-                result = dsh_install_metadata_filter(plan->metadata, plan->metadata_socket, plan->terminal_filter);
+                /* TEMPORARY (network-pending.h): dsh_install_metadata_filter(..., plan->network) once part B lands. */
+                result = dsh_pending_install_metadata_filter(plan->metadata, plan->metadata_socket,
+                                                             plan->terminal_filter, plan->network);
                 if (result < 0) {
                         failure->stage = DSH_SPAWN_STAGE_METADATA;
                         failure->errno_value = -result;

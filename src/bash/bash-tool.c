@@ -117,6 +117,8 @@ static void result_take_refused_writes(dsh_bash_result *result, dsh_child *child
 {
         result->refused_write_count = dsh_child_take_refusals(child, &result->refused_writes,
                                                               &result->refused_writes_dropped);
+        result->refused_connection_count = dsh_child_take_network_refusals(child, &result->refused_connections,
+                                                                           &result->refused_connections_dropped);
 }
 
 void dsh_bash_result_clear(dsh_bash_result *result)
@@ -124,6 +126,7 @@ void dsh_bash_result_clear(dsh_bash_result *result)
         if (!result)
                 return;
         dsh_write_refusals_free(result->refused_writes, result->refused_write_count);
+        dsh_refused_connections_free(result->refused_connections, result->refused_connection_count);
         free(result->standard_output.text);
         free(result->standard_error.text);
         free(result->sandbox.backend);

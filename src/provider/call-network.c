@@ -12,6 +12,7 @@
 #include "network/network-service.h"
 #include "provider/call-network.h"
 #include "provider/network-pending.h"
+#include "provider/process.h"
 
 struct dsh_call_network {
         dsh_network_filter filter;
@@ -163,18 +164,14 @@ static int append_resolver_options(char ***pairs)
         return append_pair(pairs, "RES_OPTIONS", options);
 }
 
-int dsh_call_network_add_variables(const dsh_call_network *network, char ***pairs)
+int dsh_call_network_proxy_variables(const char *proxy_url, char ***pairs)
 {
         static const char *const proxy_names[] = { "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy",
                                                    "https_proxy", "all_proxy", NULL };
         static const char *const no_proxy_names[] = { "NO_PROXY", "no_proxy", NULL };
-        const char *url;
 
-        if (!network || network->filter != DSH_NETWORK_FILTER_ALLOW_LIST || !network->service)
-                return 0;
-        url = dsh_network_service_proxy_url(network->service);
         for (const char *const *name = proxy_names; *name; name++)
-                if (append_pair(pairs, *name, url) < 0)
+                if (append_pair(pairs, *name, proxy_url) < 0)
                         return -ENOMEM;
         /* Loopback is the command's own (or an allowed local port): never sent to the proxy, which refuses it. */
         for (const char *const *name = no_proxy_names; *name; name++)
@@ -183,14 +180,11 @@ int dsh_call_network_add_variables(const dsh_call_network *network, char ***pair
         return append_resolver_options(pairs);
 }
 
-void dsh_refused_connections_free(dsh_refused_connection *records, size_t count)
+int dsh_call_network_add_variables(const dsh_call_network *network, char ***pairs)
 {
-        for (size_t i = 0; records && i < count; i++) {
-                free(records[i].op);
-                free(records[i].host);
-                free(records[i].rule);
-        }
-        free(records);
+        if (!network || network->filter != DSH_NETWORK_FILTER_ALLOW_LIST || !network->service)
+                return 0;
+        return dsh_call_network_proxy_variables(dsh_network_service_proxy_url(network->service), pairs);
 }
 
 /* The core records as public ones; a record that cannot be copied is counted as dropped. */

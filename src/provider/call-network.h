@@ -100,10 +100,13 @@ DSH_INTERNAL int dsh_call_network_supervise(dsh_call_network *network, dsh_metad
  */
 DSH_INTERNAL int dsh_call_network_add_variables(const dsh_call_network *network, char ***pairs);
 
+/* The allow-list's variables for a proxy at `proxy_url` (the part of the above that needs no service). */
+DSH_INTERNAL int dsh_call_network_proxy_variables(const char *proxy_url, char ***pairs);
+
 /*
  * After the supervisor stopped: stops the service (joins its thread) and
  * copies the records out as public ones (a new array the caller frees with
- * dsh_refused_connections_free(); NULL when none), with the count and the
+ * dsh_refused_connections_free(), process.h; NULL when none), with the count and the
  * dropped count.  Idempotent: the second time nothing is left.
  */
 DSH_INTERNAL size_t dsh_call_network_finish(dsh_call_network *network, dsh_refused_connection **records_out,
@@ -111,9 +114,6 @@ DSH_INTERNAL size_t dsh_call_network_finish(dsh_call_network *network, dsh_refus
 
 /* Finishes (discarding the records) and frees.  NULL is allowed. */
 DSH_INTERNAL void dsh_call_network_free(dsh_call_network *network);
-
-/* Frees `count` public records, their strings and the array (NULL: nothing). */
-DSH_INTERNAL void dsh_refused_connections_free(dsh_refused_connection *records, size_t count);
 
 /*
  * The network policies `backend_name` can hold on this host, as names

@@ -81,3 +81,29 @@ const char *dsh_network_mode_name(dsh_network_mode mode)
         }
         return "off";
 }
+
+void dsh_network_policy_clear(dsh_network_policy *network)
+{
+        dsh_strv_free(network->allow_hosts);
+        free(network->allow_local_ports);
+        free(network->dns_upstream);
+        *network = (dsh_network_policy) DSH_NETWORK_POLICY_INIT;
+}
+
+int dsh_network_policy_copy(dsh_network_policy *out, const dsh_network_policy *in)
+{
+        size_t ports = in->allow_local_port_count;
+
+        *out = (dsh_network_policy) DSH_NETWORK_POLICY_INIT;
+        out->mode = in->mode;
+        if ((in->allow_hosts && !(out->allow_hosts = dsh_strv_copy(in->allow_hosts))) ||
+            (in->dns_upstream && !(out->dns_upstream = strdup(in->dns_upstream))) ||
+            (ports > 0 && !(out->allow_local_ports = calloc(ports, sizeof(unsigned short))))) {
+                dsh_network_policy_clear(out);
+                return -ENOMEM;
+        }
+        if (ports > 0)
+                memcpy(out->allow_local_ports, in->allow_local_ports, ports * sizeof(unsigned short));
+        out->allow_local_port_count = ports;
+        return 0;
+}

@@ -14,7 +14,8 @@
  *     plan->terminal_filter, plan->network) (the argument order B chose);
  *   - dsh_network_refusals_*(), dsh_network_op_name(), dsh_network_rule_name():
  *     B's core/network-refusals.c;
- *   - dsh_network_mode_name(): A's (sandbox.h).
+ *   - dsh_network_mode_name(), dsh_network_policy_clear(),
+ *     dsh_network_policy_copy(): A's (sandbox.h).
  */
 #ifndef DSH_SANDBOX_NETWORK_PENDING_H
 #define DSH_SANDBOX_NETWORK_PENDING_H

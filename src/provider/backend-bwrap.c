@@ -3,7 +3,7 @@
  * The bwrap (bubblewrap) backend.
  *
  * Profile (docs/backends.md: the upstream one, then what we add):
- *   bwrap --ro-bind / / --dev /dev --unshare-pid --unshare-ipc --proc /proc
+ *   bwrap --ro-bind / / --dev /dev --unshare-pid --unshare-ipc --proc /proc [--unshare-net]
  *         [--ro-bind-try /proc/KNOB /proc/KNOB]... --die-with-parent --new-session
  *         --cap-drop ALL --cap-add CAP_SETPCAP
  *         read-only:       --tmpfs /tmp [--ro-bind-try P P]...
@@ -13,7 +13,7 @@
  *         [--tmpfs HIDDEN --remount-ro HIDDEN]...
  *         --setenv TMPDIR /tmp [--setenv CACHE-VARIABLE DIR]...
  *         [--chdir DIR] [--json-status-fd N] -- dsh-sandbox-exec [--status-fd M] [--listener-fd L]
- *         -- ARGV...
+ *         [--network off|allow-list] -- ARGV...
  *
  * Every host path is visible read-only; workspace-write rebinds the workspace
  * and each extra root read-write (minus the shield: src/shield/shield.c).  The
@@ -33,6 +33,15 @@
  *   /proc knobs     read-only: uid 0 without capabilities may still write
  *                   root-owned sysctls (proc_read_only below);
  *   --unshare-ipc   the host's System V IPC and message queues out of reach;
+ *   --unshare-net   (network "off" with no allowed local port) a second wall
+ *                   beside the filter and the supervisor: the command's only
+ *                   interface is a loopback of its own, so a bug in either
+ *                   still reaches nothing, the host's loopback included;
+ *                   otherwise the host's namespace, where the allow-list's
+ *                   proxy and each allowed local port listen (call-network.h);
+ *   --network       dsh-sandbox-exec's filter holds the policy's network:
+ *                   families limited, every inet connect, bind, listen and
+ *                   send to an address sent to the supervisor (core/);
  *   hidden dirs     an empty read-only tmpfs over the remote's ssh control
  *                   directories: a read-only socket still connects, and the
  *                   master does what its client asks (append_hidden());

@@ -30,8 +30,12 @@
  * target lies in a writable root.  Under both modes the supervisor also
  * performs every connect() (core/socket-call.h): a unix socket outside the
  * command's own roots and the allow-list is refused.  The supervisor runs on
- * a thread of the process that spawned the command, so an in-place exec
- * cannot have one: the backend never execs in place (no exec op),
+ * a thread of the process that spawned the command, and holds the network
+ * policy there (call-network.h): under "off" and the allow-list the filter
+ * sends it every inet connect, bind, listen and send to an address; Landlock
+ * has no network namespace to add, so the host's loopback is refused by the
+ * supervisor alone.  An in-place exec leaves no process to host the
+ * supervisor: the backend never execs in place (no exec op),
  * dsh_provider_exec() answers -EOPNOTSUPP and the caller spawns.
  */
 #include <errno.h>

@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -316,6 +317,55 @@ static void test_runner_command_holds_on_only(void **state)
         dsh_strv_free(modes);
 }
 
+/*
+ * TEMPORARY skip, until part A's dsh_policy_copy() carries the network:
+ * before it, every prepared policy is "on" and the provider-level checks
+ * below have nothing to see.
+ */
+static bool policy_copy_carries_network(void)
+{
+        dsh_policy in = DSH_POLICY_INIT, out = DSH_POLICY_INIT;
+        bool carried;
+
+        in.network.mode = DSH_NETWORK_OFF;
+        assert_int_equal(dsh_policy_copy(&out, &in), 0);
+        carried = out.network.mode == DSH_NETWORK_OFF;
+        dsh_policy_clear(&out);
+        if (!carried)
+                printf("# SKIP: dsh_policy_copy() does not carry the network yet (issue 21, part A)\n");
+        return carried;
+}
+
+/* The facts of a provider's confine say the network held; a runner command refuses any but "on". */
+static void test_provider_facts_and_the_runner_command(void **state)
+{
+        char *runner[] = { (char *) "/usr/bin/env", NULL };
+        char *signatures[] = { (char *) "runner: ", NULL };
+        dsh_policy policy = DSH_POLICY_INIT;
+        dsh_provider *provider = test_provider();
+        dsh_confined_argv facts = DSH_CONFINED_ARGV_INIT;
+        dsh_error error = DSH_ERROR_INIT;
+
+        (void) state;
+        policy.mode = DSH_MODE_READ_ONLY;
+        policy.workspace_root = (char *) "/";
+        assert_int_equal(dsh_provider_set_runner_command(provider, runner, signatures, &error), 0);
+        assert_int_equal(dsh_provider_confine(provider, command, &policy, &facts, &error), 0);
+        assert_string_equal(facts.network, "on");
+        dsh_confined_argv_clear(&facts);
+        if (!policy_copy_carries_network()) {
+                dsh_provider_free(provider);
+                skip();
+        }
+        policy.network.mode = DSH_NETWORK_OFF;
+        assert_int_equal(dsh_provider_confine(provider, command, &policy, &facts, &error), -ENOSYS);
+        assert_int_equal(error.code, DSH_ERROR_SANDBOX_UNAVAILABLE);
+        assert_non_null(strstr(error.message, "runner-command backend cannot hold the network policy \"off\""));
+        assert_null(facts.argv);
+        dsh_error_clear(&error);
+        dsh_provider_free(provider);
+}
+
 static void test_facts_say_the_network(void **state)
 {
         dsh_confined_argv facts = DSH_CONFINED_ARGV_INIT, back = DSH_CONFINED_ARGV_INIT;
@@ -435,6 +485,7 @@ int main(void)
                 cmocka_unit_test(test_allow_list_without_its_service_is_unavailable),
                 cmocka_unit_test(test_danger_full_access_holds_no_network_policy),
                 cmocka_unit_test(test_runner_command_holds_on_only),
+                cmocka_unit_test(test_provider_facts_and_the_runner_command),
                 cmocka_unit_test(test_facts_say_the_network),
                 cmocka_unit_test(test_bash_result_carries_refused_connections),
                 cmocka_unit_test(test_remote_request_carries_the_network),

@@ -98,13 +98,14 @@ int dsh_call_network_start(const dsh_policy *policy, dsh_call_network **network_
         if (wanted->mode == DSH_NETWORK_ALLOW_LIST && check_allow_list_host(policy->mode, error) < 0)
                 return -ENOSYS;
         network = calloc(1, sizeof(*network));
-        if (network && ports > 0 && (network->local_ports = calloc(ports, sizeof(unsigned short))))
-                memcpy(network->local_ports, wanted->allow_local_ports, ports * sizeof(unsigned short));
-        if (!network || (ports > 0 && !network->local_ports)) {
-                if (network)
-                        free(network);
-                return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        if (network && ports > 0 && !(network->local_ports = calloc(ports, sizeof(unsigned short)))) {
+                free(network);
+                network = NULL;
         }
+        if (!network)
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        if (ports > 0)
+                memcpy(network->local_ports, wanted->allow_local_ports, ports * sizeof(unsigned short));
         network->local_port_count = ports;
         network->filter = dsh_call_network_filter_of(wanted);
         result = dsh_network_refusals_init(&network->refusals);

@@ -18,6 +18,7 @@
 #include "bash/bash-execution.h"
 #include "dsh-sandbox/bash-tool.h"
 #include "base/error.h"
+#include "provider/call-network.h"
 #include "provider/held-back-watch.h"
 #include "provider/process.h"
 #include "base/path-fd.h"

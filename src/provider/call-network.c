@@ -12,7 +12,6 @@
 #include "network/network-service.h"
 #include "provider/call-network.h"
 #include "provider/network-pending.h"
-#include "provider/process.h"
 
 struct dsh_call_network {
         dsh_network_filter filter;
@@ -186,6 +185,16 @@ int dsh_call_network_add_variables(const dsh_call_network *network, char ***pair
         if (!network || network->filter != DSH_NETWORK_FILTER_ALLOW_LIST || !network->service)
                 return 0;
         return dsh_call_network_proxy_variables(dsh_network_service_proxy_url(network->service), pairs);
+}
+
+void dsh_refused_connections_free(dsh_refused_connection *records, size_t count)
+{
+        for (size_t i = 0; records && i < count; i++) {
+                free(records[i].op);
+                free(records[i].host);
+                free(records[i].rule);
+        }
+        free(records);
 }
 
 /* The core records as public ones; a record that cannot be copied is counted as dropped. */

@@ -42,16 +42,6 @@ dsh_child *dsh_child_new(void)
 
 _Static_assert(DSH_WRITE_REFUSALS_MAX == DSH_REFUSALS_MAX, "the public bound is the supervisor's");
 
-void dsh_refused_connections_free(dsh_refused_connection *records, size_t count)
-{
-        for (size_t i = 0; records && i < count; i++) {
-                free(records[i].op);
-                free(records[i].host);
-                free(records[i].rule);
-        }
-        free(records);
-}
-
 void dsh_write_refusals_free(dsh_write_refusal *refusals, size_t count)
 {
         for (size_t i = 0; i < count; i++) {

@@ -71,12 +71,10 @@ DSH_INTERNAL size_t dsh_child_take_refusals(dsh_child *child, dsh_write_refusal 
 /* Frees `count` records, their strings and the array (NULL: nothing). */
 DSH_INTERNAL void dsh_write_refusals_free(dsh_write_refusal *refusals, size_t count);
 
-/* The same for network refusals (dsh_child_network_refusals()). */
-DSH_INTERNAL void dsh_refused_connections_free(dsh_refused_connection *records, size_t count);
-
 /*
  * After dsh_child_wait(): the network refusals (dsh_child_network_refusals())
- * handed to the caller, who frees them with dsh_refused_connections_free();
+ * handed to the caller, who frees them with dsh_refused_connections_free()
+ * (call-network.h);
  * the child keeps none (its dropped count stays).
  */
 DSH_INTERNAL size_t dsh_child_take_network_refusals(dsh_child *child, dsh_refused_connection **refusals,

@@ -10,8 +10,10 @@
  *   - dsh_metadata_supervisor_set_network(): B's, core/metadata-supervisor.h;
  *   - dsh_pending_install_metadata_filter(): B's dsh_install_metadata_filter()
  *     with its new `network` argument; spawn.c's one call becomes
- *     dsh_install_metadata_filter(plan->metadata, plan->metadata_socket,
- *     plan->terminal_filter, plan->network) (the argument order B chose);
+ *     dsh_install_metadata_filter(plan->metadata, plan->network,
+ *     plan->metadata_socket, plan->terminal_filter) (B's argument order;
+ *     B's branch passes DSH_NETWORK_FILTER_ON there and moves the
+ *     capability drop before the filter: keep B's order, pass plan->network);
  *   - dsh_network_refusals_*(), dsh_network_op_name(), dsh_network_rule_name():
  *     B's core/network-refusals.c;
  *   - dsh_network_mode_name(), dsh_network_policy_clear(),

@@ -15,7 +15,7 @@ host's loopback, and judges the result object and what the server saw:
   holds (`on` and `off` at least), in its JSON and its text;
 - under "off" (`--network off`, serve's `network` param, `mcp --network off`) the same connect is
   refused and the server accepts nothing: under Landlock the supervisor refuses it (EACCES) and the
-  result's `refusedConnections` holds {op "connect", host "127.0.0.1", port, rule "network-off"};
+  result's `refusedConnections` holds {op "connect", host "127.0.0.1", port, rule "local-port"};
   under bwrap the command's 127.0.0.1 is a loopback of its own (--unshare-net), where nothing
   listens on the port (ECONNREFUSED, no record: no supervisor is asked about its own loopback).
 
@@ -123,7 +123,8 @@ class NetworkPlumbing(unittest.TestCase):
             self.skipTest(OFF_PENDING)
 
     def off_record(self):
-        return {"op": "connect", "host": "127.0.0.1", "port": self.server.port, "rule": "network-off"}
+        # A host loopback port the policy does not allow (docs/bash-tool.md, "Refused connections").
+        return {"op": "connect", "host": "127.0.0.1", "port": self.server.port, "rule": "local-port"}
 
     def dsh(self, *arguments):
         return subprocess.run([BIN, *arguments], capture_output=True, check=False, env=self.env, text=True,

@@ -13,6 +13,10 @@ host's loopback, and judges the result object and what the server saw:
   structuredContent, whose outputSchema requires the member;
 - confine's facts say `"network": "on"`; probe lists, per usable backend, the network policies it
   holds (`on` and `off` at least), in its JSON and its text;
+- under the allow-list (`--allow-host`), `bash --json` and an mcp server started with it run the
+  command with HTTPS_PROXY at the call's proxy and "use-vc" in RES_OPTIONS, and a name no entry
+  allows is refused by the DNS stub with the record {op "dns", host, port 53, rule
+  "host-not-allowed"};
 - under "off" (`--network off`, serve's `network` param, `mcp --network off`) the same connect is
   refused and the server accepts nothing: under Landlock the supervisor refuses it (EACCES) and the
   result's `refusedConnections` holds {op "connect", host "127.0.0.1", port, rule "local-port"};
@@ -289,6 +293,29 @@ class NetworkPlumbing(unittest.TestCase):
                                               "params": {"name": "bash", "arguments": {"command": self.command}}}],
                                    network=("--network", "off"))
                 self.assert_refused_and_recorded(backend, answers[2]["structuredContent"], before)
+
+    def test_allow_list_bash_and_mcp_point_at_the_proxy_and_record_a_denied_name(self):
+        # The upstream is never asked here: the only name looked up is one no entry allows.
+        self.skip_off_while_pending()
+        network = ("--allow-host", "allowed.dsh.test", "--dns-upstream", "127.0.0.1:9")
+        command = ("printf '%s\\n' \"$HTTPS_PROXY\" \"$RES_OPTIONS\"; "
+                   "python3 -c \"import socket; socket.getaddrinfo('denied.dsh.test', 80)\" 2>/dev/null; true")
+        record = {"op": "dns", "host": "denied.dsh.test", "port": 53, "rule": "host-not-allowed"}
+        for backend in BACKENDS:
+            with self.subTest(backend=backend):
+                done = self.dsh("bash", "--backend", backend, "--mode", "workspace-write", "--root",
+                                self.workspace, *network, "--json", "--", command)
+                self.assertEqual(done.returncode, 0, done.stderr)
+                results = [json.loads(done.stdout)]
+                answers = self.mcp(backend, [{"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                              "params": {"name": "bash", "arguments": {"command": command}}}],
+                                   network=network)
+                results.append(answers[2]["structuredContent"])
+                for result in results:
+                    proxy, resolver = result["stdout"]["text"].splitlines()[:2]
+                    self.assertRegex(proxy, r"^http://127\.0\.0\.1:[0-9]+$", result)
+                    self.assertIn("use-vc", resolver.split(), result)
+                    self.assertIn(record, result["refusedConnections"], result)
 
     def test_off_confine_facts_say_off(self):
         self.skip_off_while_pending()

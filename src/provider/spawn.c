@@ -105,8 +105,14 @@ void dsh_exec_plan_apply(const dsh_exec_plan *plan, const dsh_spawn_options *opt
         /* Before the filter: an offered listener is taken by a supervisor with no capability (metadata-filter.h). */
         if (result == 0 && plan->drop_capabilities)
                 result = dsh_drop_capabilities();
+        /* The network policy is the metadata filter's to hold: a plan with a policy and no filter runs nothing. */
+        if (result == 0 && plan->network != DSH_NETWORK_FILTER_ON && plan->metadata == DSH_METADATA_UNGOVERNED) {
+                failure->stage = DSH_SPAWN_STAGE_METADATA;
+                failure->errno_value = EINVAL;
+                return;
+        }
         if (result == 0 && plan->metadata != DSH_METADATA_UNGOVERNED) {
-                result = dsh_install_metadata_filter(plan->metadata, DSH_NETWORK_FILTER_ON, plan->metadata_socket,
+                result = dsh_install_metadata_filter(plan->metadata, plan->network, plan->metadata_socket,
                                                      plan->terminal_filter);
                 if (result < 0) {
                         failure->stage = DSH_SPAWN_STAGE_METADATA;

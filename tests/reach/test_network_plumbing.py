@@ -117,7 +117,6 @@ class NetworkPlumbing(unittest.TestCase):
         self.server.close()
         shutil.rmtree(self.home, ignore_errors=True)
 
-    def skip_off_while_pending(self):
 
     def off_record(self):
         # A host loopback port the policy does not allow (docs/bash-tool.md, "Refused connections").
@@ -259,14 +258,12 @@ class NetworkPlumbing(unittest.TestCase):
         self.assertIn("network: on, off", text.stdout)
 
     def test_off_bash_json_refuses_and_records(self):
-        self.skip_off_while_pending()
         for backend in BACKENDS:
             with self.subTest(backend=backend):
                 before = self.server.count()
                 self.assert_refused_and_recorded(backend, self.bash_json(backend, ("--network", "off")), before)
 
     def test_off_serve_bash_run_and_job_wait_carry_the_record(self):
-        self.skip_off_while_pending()
         for backend in BACKENDS:
             with self.subTest(backend=backend):
                 policy = {"mode": "workspace-write", "root": self.workspace, "backend": backend,
@@ -278,7 +275,6 @@ class NetworkPlumbing(unittest.TestCase):
                 self.assert_refused_and_recorded(backend, answers[3], before)
 
     def test_off_mcp_structured_content_carries_the_record(self):
-        self.skip_off_while_pending()
         for backend in BACKENDS:
             with self.subTest(backend=backend):
                 before = self.server.count()
@@ -289,7 +285,6 @@ class NetworkPlumbing(unittest.TestCase):
 
     def test_allow_list_bash_and_mcp_point_at_the_proxy_and_record_a_denied_name(self):
         # The upstream is never asked here: the only name looked up is one no entry allows.
-        self.skip_off_while_pending()
         network = ("--allow-host", "allowed.dsh.test", "--dns-upstream", "127.0.0.1:9")
         command = ("printf '%s\\n' \"$HTTPS_PROXY\" \"$RES_OPTIONS\"; "
                    "python3 -c \"import socket; socket.getaddrinfo('denied.dsh.test', 80)\" 2>/dev/null; true")
@@ -311,7 +306,6 @@ class NetworkPlumbing(unittest.TestCase):
                     self.assertIn(record, result["refusedConnections"], result)
 
     def test_off_confine_facts_say_off(self):
-        self.skip_off_while_pending()
         for backend in BACKENDS:
             with self.subTest(backend=backend):
                 done = self.dsh("confine", "--backend", backend, "--mode", "read-only", "--root", self.workspace,

@@ -46,10 +46,6 @@ static int remote_setup(const cli_policy_options *options, struct remote_context
         if (options->session)
                 return cli_usage_error("--session cannot be used with --remote: a session is this host's state; "
                                        "give the remote's --mode and --root instead");
-        /* The remote request carries no network yet: dropping the flags would run with the remote's network. */
-        if (options->network_given)
-                return cli_usage_error("--network, --allow-host, --allow-local-port and --dns-upstream cannot be used "
-                                       "with --remote yet: the remote host applies its own config's network");
         result = cli_policy_request(options, &local_request);
         if (result != 0)
                 return result;
@@ -61,8 +57,10 @@ static int remote_setup(const cli_policy_options *options, struct remote_context
                 return result;
         config = dsh_runtime_config(context->runtime);
         context->target = (dsh_remote_target) { options->remote, config->ssh_command, config->remote_program };
+        /* The network goes as typed, like the mode; without a flag the remote's own config decides it. */
         context->request = (dsh_remote_request) { local_request.has_mode, local_request.mode, options->root,
-                                                  options->allow_write, options->backend };
+                                                  options->allow_write, options->backend,
+                                                  options->network_given ? &options->network : NULL };
         return 0;
 }
 

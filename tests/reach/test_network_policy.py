@@ -109,10 +109,6 @@ class BadInputTest(NetworkPolicyCase):
         self.assert_refused(self.dsh("run", "--config", config, "--", *self.touch_command()), 2,
                             '"allowEverything" is an unknown key')
 
-    def test_remote_refuses_network_flags_rather_than_dropping_them(self):
-        outcome = self.dsh("run", "--remote", "nowhere.invalid", "--network", "off", "--", *self.touch_command())
-        self.assert_refused(outcome, 2, "cannot be used with --remote")
-
     def test_fs_takes_no_network_flag(self):
         outcome = self.dsh("fs", "read", "--network", "off", os.path.join(self.workspace, "x"))
         self.assert_refused(outcome, 2, "--network does not apply here")

@@ -13,6 +13,7 @@ import json
 import os
 import pwd
 import shutil
+import socket
 import signal
 import stat
 import subprocess
@@ -170,6 +171,28 @@ class Running(RemoteCase):
         with open(os.path.join(self.workspace, "inside")) as handle:
             self.assertEqual(handle.read(), "in\n")
         self.assertFalse(os.path.exists(os.path.join(self.outside, "outside")))
+
+    def test_the_network_policy_is_held_on_the_remote(self):
+        # A server on this host's loopback, which is the remote's too: under --network off the remote's
+        # supervisor refuses the connect and the server never sees it; under on it is reached.
+        server = socket.socket()
+        server.bind(("127.0.0.1", 0))
+        server.listen(8)
+        server.settimeout(0.2)
+        port = server.getsockname()[1]
+        probe = "import socket,sys; s=socket.socket(); sys.exit(s.connect_ex(('127.0.0.1', %d)))" % port
+        try:
+            for backend in ("landlock", "bwrap"):
+                with self.subTest(backend=backend):
+                    refused = self.dsh("run", "--backend", backend, "--network", "off", command=["python3", "-c", probe])
+                    self.assertNotEqual(refused.returncode, 0, refused.stderr)
+                    with self.assertRaises(socket.timeout):
+                        server.accept()[0].close()
+                    reached = self.dsh("run", "--backend", backend, command=["python3", "-c", probe])
+                    self.assertEqual(reached.returncode, 0, reached.stderr)
+                    server.accept()[0].close()
+        finally:
+            server.close()
 
     def test_read_only_denies_the_root_too(self):
         result = self.run_remote("touch", os.path.join(self.workspace, "file"), mode="read-only")

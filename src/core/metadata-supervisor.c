@@ -97,6 +97,8 @@ struct dsh_metadata_supervisor {
         size_t held_back_count;
         dsh_socket_calls *sockets;      /* connect: the allow-list and the workers (socket-call.h) */
         dsh_inet_calls *inet;           /* the network policy: bind, listen, the sends, inet connects (inet-call.h) */
+        void (*network_release)(void *data);    /* the settings' release: once the last thread is done */
+        void *network_release_data;
         dsh_write_supervisor *writes;   /* write intent performed (Landlock) or watched (bwrap); NULL: unseen */
         pthread_mutex_t records_lock;   /* the refusals: written by the thread, taken by the stopper */
         dsh_refusals refusals;
@@ -279,8 +281,11 @@ int dsh_metadata_supervisor_set_network(dsh_metadata_supervisor *supervisor, con
 {
         int result = dsh_inet_calls_configure(supervisor->inet, settings);
 
-        if (result == 0)
+        if (result == 0) {
                 dsh_socket_calls_set_inet(supervisor->sockets, supervisor->inet);
+                supervisor->network_release = settings->release;
+                supervisor->network_release_data = settings->release_data;
+        }
         return result;
 }
 
@@ -306,6 +311,9 @@ static void supervisor_destroy(dsh_metadata_supervisor *supervisor)
         free(supervisor->roots);
         free(supervisor->held_back);
         free(supervisor->arriving_root);
+        /* Last: nothing of this supervisor can ask the gate or add a network record any more. */
+        if (supervisor->network_release)
+                supervisor->network_release(supervisor->network_release_data);
         free(supervisor);
 }
 

@@ -142,7 +142,8 @@ int dsh_metadata_supervisor_allow_unix_sockets(dsh_metadata_supervisor *supervis
 /*
  * The call's network policy (network-gate.h, inet-call.h): copied, but for
  * its pointers (the allowed ports, the gate, the refusal list), which must
- * stay valid until the supervisor is stopped.  Without it (or with
+ * stay valid until the settings' release is called (when the supervisor is
+ * freed: a thread stuck past its stop is detached and may still use them).  Without it (or with
  * DSH_NETWORK_FILTER_ON) an inet connect is performed as asked, as before.
  * The filter must have been installed with the same `filter`: the
  * supervisor decides what it is sent.  Returns 0, or -EINVAL for settings

@@ -97,6 +97,14 @@ typedef struct dsh_network_settings {
         bool loopback_private;                  /* a private network namespace: all loopback is the command's */
         const dsh_network_gate *gate;           /* ALLOW_LIST: required; OFF: NULL */
         dsh_network_refusals *refusals;         /* where refusals are recorded; required unless ON */
+        /*
+         * Called once when the supervisor is freed, after its last thread is
+         * done (may be NULL): what the pointers above name may go only then.
+         * A supervisor thread stuck in a call past its stop is detached, not
+         * joined, and may still ask the gate or add a record when it returns.
+         */
+        void (*release)(void *data);
+        void *release_data;
 } dsh_network_settings;
 
 #endif

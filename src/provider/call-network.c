@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* One spawned call's network: see call-network.h. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +20,31 @@ struct dsh_call_network {
         unsigned short *local_ports;    /* the policy's, copied: the prepared policy goes before the call ends */
         size_t local_port_count;
         dsh_network_settings settings;  /* what the supervisor was told; points into this struct */
-        bool finished;                  /* the service stopped and the records handed out */
+        bool finished;                  /* the records handed out */
+        /*
+         * The call's and, once told, the supervisor's (released when it is
+         * freed): a supervisor thread stuck past its stop is detached and may
+         * still ask the gate or add a record, so the service and the list
+         * live until both let go.
+         */
+        atomic_int references;
 };
+
+static void call_network_destroy(dsh_call_network *network)
+{
+        dsh_network_service_stop(network->service);
+        dsh_network_refusals_destroy(&network->refusals);
+        free(network->local_ports);
+        free(network);
+}
+
+static void call_network_release(void *data)
+{
+        dsh_call_network *network = data;
+
+        if (atomic_fetch_sub(&network->references, 1) == 1)
+                call_network_destroy(network);
+}
 
 dsh_network_filter dsh_call_network_filter_of(const dsh_network_policy *network)
 {
@@ -106,6 +130,7 @@ int dsh_call_network_start(const dsh_policy *policy, dsh_call_network **network_
                 memcpy(network->local_ports, wanted->allow_local_ports, ports * sizeof(unsigned short));
         network->local_port_count = ports;
         network->filter = dsh_call_network_filter_of(wanted);
+        atomic_init(&network->references, 1);
         result = dsh_network_refusals_init(&network->refusals);
         if (result < 0) {
                 free(network->local_ports);
@@ -138,11 +163,19 @@ int dsh_call_network_supervise(dsh_call_network *network, dsh_metadata_superviso
                 .loopback_private = loopback_private,
                 .gate = network->service ? dsh_network_service_gate(network->service) : NULL,
                 .refusals = &network->refusals,
+                .release = call_network_release,
+                .release_data = network,
         };
+        int result;
+
         /* The allow-list without its gate would decide nothing: refused rather than told half. */
         if (network->filter == DSH_NETWORK_FILTER_ALLOW_LIST && !network->settings.gate)
                 return -ENOSYS;
-        return dsh_metadata_supervisor_set_network(supervisor, &network->settings);
+        atomic_fetch_add(&network->references, 1);
+        result = dsh_metadata_supervisor_set_network(supervisor, &network->settings);
+        if (result < 0)
+                atomic_fetch_sub(&network->references, 1);  /* not taken: it will never release */
+        return result;
 }
 
 static int append_pair(char ***pairs, const char *name, const char *value)
@@ -239,10 +272,17 @@ size_t dsh_call_network_finish(dsh_call_network *network, dsh_refused_connection
         *dropped_out = 0;
         if (!network || network->finished)
                 return 0;
-        /* The supervisor is stopped by now: the service is the last writer of the records. */
-        dsh_network_service_stop(network->service);
-        network->service = NULL;
         network->finished = true;
+        /*
+         * The supervisor is normally freed by now, and the service is then the
+         * last writer of the records: stopped first, so none comes after the
+         * copy.  One stuck past its stop still holds its reference, and the
+         * service stays up for it (call_network_destroy() stops it).
+         */
+        if (atomic_load(&network->references) == 1) {
+                dsh_network_service_stop(network->service);
+                network->service = NULL;
+        }
         pthread_mutex_lock(&network->refusals.lock);
         count = copy_records(&network->refusals, records_out, dropped_out);
         pthread_mutex_unlock(&network->refusals.lock);
@@ -251,17 +291,8 @@ size_t dsh_call_network_finish(dsh_call_network *network, dsh_refused_connection
 
 void dsh_call_network_free(dsh_call_network *network)
 {
-        dsh_refused_connection *records = NULL;
-        unsigned long dropped = 0;
-        size_t count;
-
-        if (!network)
-                return;
-        count = dsh_call_network_finish(network, &records, &dropped);
-        dsh_refused_connections_free(records, count);
-        dsh_network_refusals_destroy(&network->refusals);
-        free(network->local_ports);
-        free(network);
+        if (network)
+                call_network_release(network);
 }
 
 char **dsh_call_network_modes_held(const char *backend_name)

@@ -107,7 +107,10 @@ DSH_INTERNAL int dsh_call_network_proxy_variables(const char *proxy_url, char **
  * After the supervisor stopped: stops the service (joins its thread) and
  * copies the records out as public ones (a new array the caller frees with
  * dsh_refused_connections_free(); NULL when none), with the count and the
- * dropped count.  Idempotent: the second time nothing is left.
+ * dropped count.  A supervisor thread stuck past its stop (detached) still
+ * holds the call's network: the service then stays up until it lets go,
+ * and what it records after the copy is lost.  Idempotent: the second time
+ * nothing is left.
  */
 DSH_INTERNAL size_t dsh_call_network_finish(dsh_call_network *network, dsh_refused_connection **records_out,
                                             unsigned long *dropped_out);
@@ -115,7 +118,10 @@ DSH_INTERNAL size_t dsh_call_network_finish(dsh_call_network *network, dsh_refus
 /* Frees `count` public records, their strings and the array (NULL: nothing). */
 DSH_INTERNAL void dsh_refused_connections_free(dsh_refused_connection *records, size_t count);
 
-/* Finishes (discarding the records) and frees.  NULL is allowed. */
+/*
+ * Drops the caller's reference: the service is stopped and everything freed
+ * once the supervisor has let go of its own too.  NULL is allowed.
+ */
 DSH_INTERNAL void dsh_call_network_free(dsh_call_network *network);
 
 /*

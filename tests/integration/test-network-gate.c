@@ -413,6 +413,37 @@ static void test_settings_that_cannot_be_held(void **state)
         dsh_metadata_supervisor_free(supervisor);
 }
 
+static void count_release(void *data)
+{
+        (*(int *) data)++;
+}
+
+/*
+ * The settings' pointers are the caller's until the supervisor lets go: the
+ * release comes once, when the supervisor is freed (after a started one's
+ * thread is done), never at set_network() and never from a refused one.
+ */
+static void test_settings_released_once_when_the_supervisor_is_freed(void **state)
+{
+        dsh_metadata_supervisor *supervisor = dsh_metadata_supervisor_new();
+        dsh_network_refusals refusals;
+        int released = 0;
+        dsh_network_settings settings = { .filter = DSH_NETWORK_FILTER_OFF, .refusals = &refusals,
+                                          .release = count_release, .release_data = &released };
+
+        (void) state;
+        assert_non_null(supervisor);
+        assert_int_equal(dsh_network_refusals_init(&refusals), 0);
+        settings.filter = DSH_NETWORK_FILTER_ALLOW_LIST;   /* no gate: refused, so never released */
+        assert_int_equal(dsh_metadata_supervisor_set_network(supervisor, &settings), -EINVAL);
+        settings.filter = DSH_NETWORK_FILTER_OFF;
+        assert_int_equal(dsh_metadata_supervisor_set_network(supervisor, &settings), 0);
+        assert_int_equal(released, 0);
+        dsh_metadata_supervisor_free(supervisor);
+        assert_int_equal(released, 1);
+        dsh_network_refusals_destroy(&refusals);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -420,6 +451,7 @@ int main(void)
                 cmocka_unit_test(test_off_records_each_refusal),
                 cmocka_unit_test(test_off_through_bwrap),
                 cmocka_unit_test(test_settings_that_cannot_be_held),
+                cmocka_unit_test(test_settings_released_once_when_the_supervisor_is_freed),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

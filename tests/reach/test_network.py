@@ -1,0 +1,599 @@
+# SPDX-License-Identifier: MIT
+"""The network dimension (issue 21) on loopback fixtures, on both backends, through the real CLI.
+
+The test plays the network: dnsmasq as the upstream resolver (`--dns-upstream 127.0.0.1:PORT`, made-up
+names under dsh.test, every query logged), an HTTP server, a TLS server with a certificate made now, a
+UDP echo (tests/network/fixtures.py), all on 127.0.0.1.  A confined command (`dsh-sandbox bash --json`,
+tests/network/probe.py or curl inside) tries to reach them under `--network on`, `--network off`,
+`--allow-local-port` and the allow-list (`--allow-host`).  Every refusal is judged on the fixture's side
+too — nothing accepted, nothing requested, no datagram, no query in dnsmasq's log — and by its record in
+the result's refusedConnections ({op, host, port, rule}).  Each case runs once per backend (the classes
+at the end); the cases that matter most in both confined modes.
+
+Output is unittest's verbose form on stdout, one line per case, then "N passed, N failed, N skipped".
+"""
+import json
+import os
+import shlex
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "livability"))
+sys.path.insert(0, os.path.join(HERE, "..", "network"))
+import fixtures  # noqa: E402
+import livability  # noqa: E402
+
+BIN = livability.BIN
+MODES = ("workspace-write", "read-only")
+# A bound on a call that hangs, never a measurement.
+PATIENCE = 180
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
+UNAWARE = "env " + " ".join(f"-u {name}" for name in PROXY_VARIABLES)
+# Any address's port 53: the command's resolver, whatever it names (the supervisor sends it to the stub).
+SOME_RESOLVER = "192.0.2.53"
+RECORD_KEYS = {"op", "host", "port", "rule"}
+OPS = {"connect", "dns", "http"}
+RULES = {"network-off", "host-not-allowed", "address-not-resolved", "metadata-address", "sni-mismatch",
+         "protocol-not-allowed", "local-port", "bad-request"}
+
+
+def backends():
+    found = []
+    if livability.landlock_abi() > 0:
+        found.append("landlock")
+    if livability.bwrap_works():
+        found.append("bwrap")
+    return found
+
+
+def host_address():
+    """A non-loopback IPv4 address of this host, or None."""
+    listing = subprocess.run(["ip", "-j", "-4", "addr", "show"], capture_output=True, text=True, check=False)
+    try:
+        interfaces = json.loads(listing.stdout or "[]")
+    except json.JSONDecodeError:
+        return None
+    for interface in interfaces:
+        for address in interface.get("addr_info", []):
+            if not address.get("local", "127.").startswith("127."):
+                return address["local"]
+    return None
+
+
+class Sections(dict):
+    """A call's stdout split at its "== label" lines: label -> the lines under it."""
+
+    def __init__(self, text):
+        super().__init__()
+        label = None
+        for line in text.splitlines():
+            if line.startswith("== "):
+                label = line[3:]
+                self[label] = []
+            elif label is not None:
+                self[label].append(line)
+
+    def line(self, label, prefix):
+        """The first line of `label` starting with `prefix`, or None."""
+        return next((line for line in self.get(label, []) if line.startswith(prefix)), None)
+
+
+def brief(result):
+    """What a failure message shows of a result: the command's output and the records."""
+    return json.dumps({"stdout": result.get("stdout", {}).get("text", "")[-3000:],
+                       "stderr": result.get("stderr", {}).get("text", "")[-1000:],
+                       "refusedConnections": result.get("refusedConnections")}, indent=1)
+
+
+class NetworkReach:
+    """The cases, once per backend (the classes below)."""
+    backend = None
+    place = None
+    network = None
+
+    @classmethod
+    def setUpClass(cls):
+        if cls.backend not in backends():
+            return
+        os.makedirs(livability.SCRATCH, exist_ok=True)
+        cls.place = tempfile.mkdtemp(prefix="reach-network-", dir=livability.SCRATCH)
+        os.chmod(cls.place, 0o755)
+        cls.probe_path = os.path.join(cls.place, "probe.py")
+        shutil.copy(os.path.join(HERE, "..", "network", "probe.py"), cls.probe_path)
+        cls.network = fixtures.Fixtures(cls.place)
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.network:
+            cls.network.close()
+        if cls.place:
+            shutil.rmtree(cls.place, ignore_errors=True)
+
+    def setUp(self):
+        if self.backend not in backends():
+            self.skipTest(f"{self.backend} does not work on this host")
+        self.network.clear()
+        self.mark = self.network.dns.mark()
+        self.workspace = tempfile.mkdtemp(prefix="workspace-", dir=self.place)
+        self.addCleanup(shutil.rmtree, self.workspace, True)
+        self.env = dict(os.environ, HOME=self.workspace, XDG_CONFIG_HOME=os.path.join(self.workspace, ".config"),
+                        XDG_STATE_HOME=os.path.join(self.workspace, ".state"),
+                        XDG_CACHE_HOME=os.path.join(self.workspace, ".cache"),
+                        DSH_SANDBOX_STATE_DIR=os.path.join(self.workspace, ".state"))
+        for name in PROXY_VARIABLES + ("NO_PROXY", "no_proxy", "DSH_SANDBOX_CONFIG", "RES_OPTIONS"):
+            self.env.pop(name, None)
+
+    # -- the policies --------------------------------------------------------------------------------
+
+    def allow(self, *hosts):
+        """The allow-list of `hosts`, resolved through the fixture's dnsmasq."""
+        arguments = []
+        for host in hosts:
+            arguments += ["--allow-host", host]
+        return arguments + ["--dns-upstream", self.network.dns.upstream]
+
+    OFF = ("--network", "off")
+
+    # -- running the command --------------------------------------------------------------------------
+
+    def probe(self, label, *arguments, unaware=False):
+        """One step of a call: the probe with `arguments` under "== label"."""
+        words = ["python3", self.probe_path, *map(str, arguments)]
+        return f"echo {shlex.quote('== ' + label)}; {UNAWARE + ' ' if unaware else ''}{shlex.join(words)} 2>&1"
+
+    @staticmethod
+    def curl(label, url, *options):
+        """curl (proxy-aware: it reads the proxy variables) under "== label": the body, 'code N', 'curl-exit N'."""
+        words = ["curl", "-sS", "--max-time", "20", *options, "-w", "\\ncode %{http_code}\\n", url]
+        return f"echo {shlex.quote('== ' + label)}; {shlex.join(words)} 2>&1; echo \"curl-exit $?\""
+
+    def call(self, policy, steps, mode="workspace-write"):
+        """`dsh-sandbox bash --json` of the steps under `policy`: (Sections of stdout, the result object).
+        Every record it holds is checked for shape first."""
+        command = "; ".join(steps)
+        done = subprocess.run([BIN, "bash", "--backend", self.backend, "--mode", mode, "--root", self.workspace,
+                               *policy, "--json", "--", command], capture_output=True, text=True, check=False,
+                              env=self.env, cwd=self.workspace, timeout=PATIENCE)
+        self.assertEqual(done.returncode, 0, f"bash --json {policy}: {done.stderr}{done.stdout[-2000:]}")
+        result = json.loads(done.stdout)
+        self.assertEqual(result["sandbox"]["backend"], self.backend, brief(result))
+        self.assertIn("refusedConnections", result, brief(result))
+        for record in result["refusedConnections"]:
+            self.assertEqual(set(record), RECORD_KEYS, record)
+            self.assertIn(record["op"], OPS, record)
+            self.assertIn(record["rule"], RULES, record)
+            self.assertIsInstance(record["port"], int, record)
+        self.network.settle()
+        return Sections(result["stdout"]["text"]), result
+
+    def assert_record(self, result, op, host, port, rules):
+        """refusedConnections holds {op, host, port, rule} with the rule one of `rules` (a name or a tuple)."""
+        rules = (rules,) if isinstance(rules, str) else rules
+        found = [record for record in result["refusedConnections"]
+                 if (record["op"], record["host"], record["port"]) == (op, host, port) and record["rule"] in rules]
+        self.assertTrue(found, f"no record {op} {host}:{port} {rules} in {brief(result)}")
+
+    def assert_untouched(self, since=None):
+        """No fixture saw anything: no connection accepted, no datagram, no query logged."""
+        self.assertEqual(self.network.http.accepted(), 0, self.network.http.requests())
+        self.assertEqual(self.network.tls.accepted(), 0, self.network.tls.first_bytes())
+        self.assertEqual(self.network.udp.received(), [])
+        self.assertEqual(self.network.dns.queried(self.mark if since is None else since), [])
+
+    def each_mode(self, body):
+        for mode in MODES:
+            with self.subTest(mode=mode):
+                self.network.clear()
+                self.mark = self.network.dns.mark()
+                body(mode)
+
+    @property
+    def ports(self):
+        return self.network.http.port, self.network.tls.port, self.network.udp.port, self.network.dns.port
+
+    # -- on ------------------------------------------------------------------------------------------
+
+    def test_on_is_unchanged(self):
+        http_port, _, udp_port, dns_port = self.ports
+        for policy in ((), ("--network", "on")):
+            with self.subTest(policy=policy):
+                self.network.clear()
+                out, result = self.call(policy, [
+                    self.probe("http", "http", "127.0.0.1", http_port, "allowed.dsh.test"),
+                    self.probe("udp", "udp", "127.0.0.1", udp_port, "sendto"),
+                    self.probe("dns", "dns", "127.0.0.1", dns_port, "allowed.dsh.test", "A", "udp"),
+                    "echo '== env'; env"])
+                self.assertIn("body http fixture /probe", out["http"], out)
+                self.assertIn("echo probe-udp", out["udp"], out)
+                self.assertIn("rcode 0 127.0.0.1", out["dns"], out)
+                self.assertIn(("/probe", "allowed.dsh.test"), self.network.http.requests())
+                self.assertEqual(self.network.udp.received(), [b"probe-udp"])
+                self.assertIn("allowed.dsh.test", self.network.dns.names_queried(self.mark))
+                self.assertFalse([line for line in out["env"] if line.split("=")[0] in PROXY_VARIABLES], out)
+                self.assertEqual(result["refusedConnections"], [], brief(result))
+                self.assertNotIn("refusedConnectionsDropped", brief(result))
+
+    # -- off -----------------------------------------------------------------------------------------
+
+    def test_off_reaches_nothing_on_the_host_loopback(self):
+        http_port, tls_port, udp_port, dns_port = self.ports
+        # Under bwrap, off with no local port is a network namespace of its own too (the second wall): its
+        # loopback is the command's, so a connect there is performed and finds nobody (ECONNREFUSED, a
+        # datagram sent into the void), with no record; under Landlock the supervisor refuses it (EACCES,
+        # a record).  Either way the fixtures on the host's loopback see nothing, which is what is judged.
+        private = self.backend == "bwrap"
+        tcp_refused = ["errno ECONNREFUSED"] if private else ["errno EACCES"]
+        udp_refused = ["sent"] if private else ["errno EACCES"]
+
+        def body(mode):
+            out, result = self.call(self.OFF, [
+                self.probe("http", "http", "127.0.0.1", http_port),
+                self.probe("tls", "connect", "127.0.0.1", tls_port),
+                self.probe("sendto", "udp", "127.0.0.1", udp_port, "sendto", "nowait"),
+                self.probe("sendmsg", "udp", "127.0.0.1", udp_port, "sendmsg", "nowait"),
+                self.probe("udp-connect", "udp", "127.0.0.1", udp_port, "connect", "nowait"),
+                self.probe("dns-udp", "dns", "127.0.0.1", dns_port, "allowed.dsh.test", "A", "udp", "nowait"),
+                self.probe("dns-tcp", "dns", "127.0.0.1", dns_port, "allowed.dsh.test", "A", "tcp"),
+                self.probe("dns-53", "dns", SOME_RESOLVER, 53, "allowed.dsh.test", "A", "udp"),
+                self.probe("resolve", "resolve", "allowed.dsh.test"),
+                "echo '== env'; env"], mode=mode)
+            for label in ("http", "tls", "dns-tcp"):
+                self.assertEqual(out[label], tcp_refused, f"{label}: {out}")
+            for label in ("sendto", "sendmsg", "udp-connect", "dns-udp"):
+                self.assertEqual(out[label], udp_refused, f"{label}: {out}")
+            self.assertEqual(out["dns-53"], ["errno EACCES"], out)
+            self.assertTrue(out["resolve"][0].startswith("gaierror"), out)
+            self.assert_untouched()
+            if not private:
+                self.assert_record(result, "connect", "127.0.0.1", http_port, "network-off")
+                self.assert_record(result, "connect", "127.0.0.1", tls_port, "network-off")
+                self.assert_record(result, "connect", "127.0.0.1", udp_port, "network-off")
+            self.assert_record(result, "connect", SOME_RESOLVER, 53, "network-off")
+            self.assertFalse([line for line in out["env"] if line.split("=")[0] in PROXY_VARIABLES], out)
+        self.each_mode(body)
+
+    def test_off_keeps_the_commands_own_servers(self):
+        out, result = self.call(self.OFF, [self.probe("own", "own")])
+        lines = dict(line.split(" ", 1) for line in out["own"])
+        self.assertEqual(lines.get("own-tcp"), "reached bound 127.0.0.1", out)
+        # A wildcard bind is bound on loopback: nothing outside can connect in and be answered.
+        self.assertEqual(lines.get("own-tcp-wildcard"), "reached bound 127.0.0.1", out)
+        self.assertEqual(lines.get("own-tcp6"), "reached bound ::1", out)
+        self.assertEqual(lines.get("own-tcp6-wildcard"), "reached bound ::1", out)
+        self.assertEqual(lines.get("own-udp"), "reached", out)
+        self.assertEqual(lines.get("own-listen-unbound"), "bound 127.0.0.1", out)
+        self.assertEqual(result["refusedConnections"], [], brief(result))
+        self.assert_untouched()
+
+    def listening_from_the_host(self, policy):
+        """The command binds 0.0.0.0:0 and listens; returns (its line, whether the host reached it on
+        loopback, whether on its other address), connecting while it still listens."""
+        outside = host_address()
+        argv = [BIN, "run", "--backend", self.backend, "--mode", "workspace-write", "--root", self.workspace,
+                *policy, "--", "python3", self.probe_path, "listen", "0.0.0.0"]
+        with subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env=self.env, cwd=self.workspace) as command:
+            try:
+                line = command.stdout.readline().strip()
+                reached = {}
+                if line.startswith("listening "):
+                    port = int(line.split()[2])
+                    for name, address in (("loopback", "127.0.0.1"), ("outside", outside)):
+                        if address:
+                            with socket.socket() as client:
+                                client.settimeout(fixtures.PATIENCE)
+                                reached[name] = client.connect_ex((address, port)) == 0
+            finally:
+                command.stdin.close()
+                command.wait(timeout=PATIENCE)
+            errors = command.stderr.read()
+        return line, reached, errors
+
+    def test_a_wildcard_bind_is_reachable_on_loopback_only(self):
+        if host_address() is None:
+            self.skipTest("this host has no address but loopback")
+        for policy in (self.OFF, self.allow("allowed.dsh.test")):
+            with self.subTest(policy=policy):
+                line, reached, errors = self.listening_from_the_host(policy)
+                self.assertRegex(line, r"^listening 127\.0\.0\.1 \d+$", errors)
+                self.assertFalse(reached.get("outside"), f"{policy}: reached on {host_address()}")
+
+    def test_allow_local_port_reaches_that_port_only(self):
+        http_port, tls_port, udp_port, _ = self.ports
+        out, result = self.call(("--allow-local-port", str(http_port)), [
+            self.probe("http", "http", "127.0.0.1", http_port, "local", "/local-port"),
+            self.probe("tls", "connect", "127.0.0.1", tls_port),
+            self.probe("udp", "udp", "127.0.0.1", udp_port, "sendto"),
+            self.curl("curl", f"http://127.0.0.1:{http_port}/curl-local")])
+        self.assertIn("body http fixture /local-port", out["http"], out)
+        self.assertIn("code 200", out["curl"], out)
+        self.assertEqual(out["tls"], ["errno EACCES"], out)
+        self.assertEqual(out["udp"], ["errno EACCES"], out)
+        self.assertEqual(sorted(path for path, _ in self.network.http.requests()), ["/curl-local", "/local-port"])
+        self.assertEqual(self.network.tls.accepted(), 0)
+        self.assertEqual(self.network.udp.received(), [])
+        self.assert_record(result, "connect", "127.0.0.1", tls_port, ("local-port", "network-off"))
+
+    # -- the allow-list: what is allowed ---------------------------------------------------------------
+
+    def test_curl_reaches_an_allowed_name_through_the_proxy(self):
+        http_port, tls_port, _, _ = self.ports
+
+        def body(mode):
+            out, result = self.call(self.allow("allowed.dsh.test"), [
+                self.curl("http", f"http://allowed.dsh.test:{http_port}/curl-http"),
+                self.curl("https", f"https://allowed.dsh.test:{tls_port}/curl-https", "--cacert", self.network.cert),
+                "echo '== env'; env"], mode=mode)
+            self.assertIn("http fixture /curl-http", out["http"], out)
+            self.assertIn("code 200", out["http"], out)
+            self.assertIn("tls fixture GET /curl-https HTTP/1.1", out["https"], out)
+            self.assertIn(("/curl-http", f"allowed.dsh.test:{http_port}"), self.network.http.requests())
+            self.assertEqual(self.network.tls.handshakes(), ["allowed.dsh.test"])
+            self.assertIn("allowed.dsh.test", self.network.dns.names_queried(self.mark))
+            variables = dict(line.split("=", 1) for line in out["env"] if "=" in line)
+            for name in PROXY_VARIABLES:
+                self.assertRegex(variables.get(name, ""), r"^http://127\.0\.0\.1:\d+/?$", f"{name}: {variables}")
+            self.assertEqual(variables.get("NO_PROXY"), "localhost,127.0.0.1,::1")
+            self.assertEqual(variables.get("no_proxy"), "localhost,127.0.0.1,::1")
+            self.assertIn("use-vc", variables.get("RES_OPTIONS", ""))
+            self.assertEqual(result["refusedConnections"], [], brief(result))
+        self.each_mode(body)
+
+    def test_a_proxy_unaware_client_reaches_an_allowed_name(self):
+        http_port, tls_port, _, _ = self.ports
+        out, result = self.call(self.allow("allowed.dsh.test"), [
+            self.probe("resolve", "resolve", "allowed.dsh.test", unaware=True),
+            self.probe("http", "http", "allowed.dsh.test", http_port, "-", "/unaware-http", unaware=True),
+            self.probe("tls", "tls", "allowed.dsh.test", tls_port, "allowed.dsh.test", self.network.cert,
+                       "/unaware-tls", unaware=True)])
+        self.assertEqual(out["resolve"], ["addresses 127.0.0.1"], out)
+        self.assertIn("body http fixture /unaware-http", out["http"], out)
+        self.assertIn("body tls fixture GET /unaware-tls HTTP/1.1", out["tls"], out)
+        self.assertIn(("/unaware-http", f"allowed.dsh.test:{http_port}"), self.network.http.requests())
+        self.assertEqual(self.network.tls.handshakes(), ["allowed.dsh.test"])
+        self.assertIn("allowed.dsh.test", self.network.dns.names_queried(self.mark))
+        self.assertEqual(result["refusedConnections"], [], brief(result))
+
+    def test_other_dns_types_of_an_allowed_name_are_answered(self):
+        # Kerberos and friends ask SRV and TXT: an allowed name's are forwarded, over UDP and TCP.
+        out, result = self.call(self.allow("allowed.dsh.test"), [
+            self.probe("udp", "dns", SOME_RESOLVER, 53, "allowed.dsh.test", "TXT", "udp"),
+            self.probe("tcp", "dns", SOME_RESOLVER, 53, "allowed.dsh.test", "TXT", "tcp"),
+            self.probe("a", "dns", SOME_RESOLVER, 53, "allowed.dsh.test", "A", "udp-connected")])
+        self.assertIn("rcode 0 v=dsh-test", out["udp"], out)
+        self.assertEqual(out["tcp"], ["rcode 0 v=dsh-test"], out)
+        self.assertIn("rcode 0 127.0.0.1", out["a"], out)
+        self.assertEqual(self.network.dns.queried(self.mark),
+                         [("TXT", "allowed.dsh.test"), ("TXT", "allowed.dsh.test"), ("A", "allowed.dsh.test")])
+        self.assertEqual(result["refusedConnections"], [], brief(result))
+
+    # -- the allow-list: what is refused ---------------------------------------------------------------
+
+    def test_a_denied_name_both_ways(self):
+        http_port, tls_port, _, _ = self.ports
+
+        def body(mode):
+            out, result = self.call(self.allow("allowed.dsh.test"), [
+                self.curl("curl-http", f"http://denied.dsh.test:{http_port}/denied"),
+                self.curl("curl-https", f"https://denied.dsh.test:{tls_port}/denied", "--cacert", self.network.cert),
+                self.probe("resolve", "resolve", "denied.dsh.test", unaware=True),
+                self.probe("http", "http", "denied.dsh.test", http_port, unaware=True),
+                self.probe("address", "http", "127.0.0.1", http_port, "denied.dsh.test", unaware=True)], mode=mode)
+            self.assertIn("code 403", out["curl-http"], out)
+            self.assertNotIn("http fixture", "\n".join(out["curl-http"]), out)
+            self.assertNotIn("curl-exit 0", out["curl-https"], out)
+            self.assertNotIn("tls fixture", "\n".join(out["curl-https"]), out)
+            self.assertTrue(out["resolve"][0].startswith("gaierror"), out)
+            self.assertTrue(out["http"][0].startswith("gaierror"), out)
+            # An address the stub never gave out, for any name: refused at connect.
+            self.assertEqual(out["address"], ["errno EACCES"], out)
+            self.assert_untouched()
+            self.assert_record(result, "http", "denied.dsh.test", http_port, "host-not-allowed")
+            self.assert_record(result, "http", "denied.dsh.test", tls_port, "host-not-allowed")
+            self.assert_record(result, "dns", "denied.dsh.test", 53, "host-not-allowed")
+            self.assert_record(result, "connect", "127.0.0.1", http_port, "address-not-resolved")
+        self.each_mode(body)
+
+    def test_a_denied_name_never_reaches_the_upstream(self):
+        # DNS exfiltration: the name itself carries the data.  Asked every way a command can ask: its
+        # resolver (glibc, TCP under RES_OPTIONS=use-vc), any address's port 53 over UDP, connected UDP
+        # and TCP, and dnsmasq's own port directly, once an allowed name put its address in the book.
+        _, _, _, dns_port = self.ports
+        secret = "c2VjcmV0LXdvcmtzcGFjZQ"
+        names = [f"{secret}.denied.dsh.test", f"{secret}.example.com", "denied.dsh.test"]
+        steps = [self.probe("allowed", "resolve", "allowed.dsh.test")]
+        for index, name in enumerate(names):
+            steps += [self.probe(f"resolve-{index}", "resolve", name),
+                      self.probe(f"udp-{index}", "dns", SOME_RESOLVER, 53, name, "A", "udp"),
+                      self.probe(f"connected-{index}", "dns", SOME_RESOLVER, 53, name, "TXT", "udp-connected"),
+                      self.probe(f"tcp-{index}", "dns", SOME_RESOLVER, 53, name, "AAAA", "tcp"),
+                      self.probe(f"upstream-udp-{index}", "dns", "127.0.0.1", dns_port, name, "A", "udp"),
+                      self.probe(f"upstream-tcp-{index}", "dns", "127.0.0.1", dns_port, name, "A", "tcp")]
+        out, result = self.call(self.allow("allowed.dsh.test"), steps)
+        self.assertEqual(out["allowed"], ["addresses 127.0.0.1"], out)
+        for index, name in enumerate(names):
+            self.assertTrue(out[f"resolve-{index}"][0].startswith("gaierror"), out)
+            for label in (f"udp-{index}", f"connected-{index}", f"tcp-{index}"):
+                answer = out.line(label, "rcode")
+                self.assertIn(answer, ("rcode 5", "rcode 3"), f"{label}: {out}")
+            self.assertEqual(out[f"upstream-udp-{index}"], ["errno EACCES"], out)
+            self.assertNotIn("rcode", " ".join(out[f"upstream-tcp-{index}"]), out)
+            self.assert_record(result, "dns", name, 53, "host-not-allowed")
+        self.assert_record(result, "connect", "127.0.0.1", dns_port, "protocol-not-allowed")
+        asked = self.network.dns.names_queried(self.mark)
+        self.assertEqual([name for name in asked if name != "allowed.dsh.test"], [], asked)
+        self.assertFalse([name for name in asked if secret.lower() in name], asked)
+
+    def test_an_ip_literal(self):
+        http_port, tls_port, _, _ = self.ports
+        out, result = self.call(self.allow(f"127.0.0.1:{http_port}"), [
+            self.probe("allowed", "http", "127.0.0.1", http_port, "-", "/literal", unaware=True),
+            self.curl("proxied", f"http://127.0.0.1:{http_port}/literal-proxied", "--noproxy", ""),
+            self.probe("other-port", "connect", "127.0.0.1", tls_port, unaware=True),
+            self.curl("other-port-proxied", f"http://127.0.0.1:{tls_port}/", "--noproxy", "")])
+        self.assertIn("body http fixture /literal", out["allowed"], out)
+        self.assertIn("code 200", out["proxied"], out)
+        self.assertEqual(out["other-port"], ["errno EACCES"], out)
+        self.assertIn("code 403", out["other-port-proxied"], out)
+        self.assertEqual(sorted(path for path, _ in self.network.http.requests()), ["/literal", "/literal-proxied"])
+        self.assertEqual(self.network.tls.accepted(), 0)
+        self.assert_record(result, "connect", "127.0.0.1", tls_port, "address-not-resolved")
+        self.assert_record(result, "http", "127.0.0.1", tls_port, "host-not-allowed")
+
+    def test_an_ip_literal_not_allowed(self):
+        http_port, tls_port, _, _ = self.ports
+        out, result = self.call(self.allow("allowed.dsh.test"), [
+            self.probe("http", "http", "127.0.0.1", http_port, "-", unaware=True),
+            self.curl("proxied", f"http://127.0.0.1:{tls_port}/", "--noproxy", "")])
+        self.assertEqual(out["http"], ["errno EACCES"], out)
+        self.assertIn("code 403", out["proxied"], out)
+        self.assert_untouched()
+        self.assert_record(result, "connect", "127.0.0.1", http_port, "address-not-resolved")
+        self.assert_record(result, "http", "127.0.0.1", tls_port, "host-not-allowed")
+
+    def test_a_denied_name_on_an_allowed_destination(self):
+        # The address is allowed.dsh.test's (resolved first): what names the host on the wire decides.
+        http_port, tls_port, _, _ = self.ports
+        cert = self.network.cert
+        out, result = self.call(self.allow("allowed.dsh.test"), [
+            self.probe("sni", "tls", "allowed.dsh.test", tls_port, "denied.dsh.test", cert, unaware=True),
+            self.probe("no-sni", "tls", "allowed.dsh.test", tls_port, "-", cert, unaware=True),
+            self.probe("host", "http", "allowed.dsh.test", http_port, "denied.dsh.test", unaware=True)])
+        for label in ("sni", "no-sni", "host"):
+            self.assertNotIn("handshake", out[label], out)
+            self.assertFalse([line for line in out[label] if line.startswith(("status", "body"))], out)
+        # The proxy decides before it connects anywhere: neither fixture saw a connection.
+        self.assertEqual(self.network.http.accepted(), 0, self.network.http.requests())
+        self.assertEqual(self.network.tls.accepted(), 0, self.network.tls.first_bytes())
+        self.assertNotIn("denied.dsh.test", self.network.dns.names_queried(self.mark))
+        self.assert_record(result, "connect", "denied.dsh.test", tls_port, "host-not-allowed")
+        self.assert_record(result, "connect", "denied.dsh.test", http_port, "host-not-allowed")
+
+    def test_an_sni_naming_a_denied_host_in_an_allowed_tunnel(self):
+        _, tls_port, _, _ = self.ports
+        cert = self.network.cert
+        out, result = self.call(self.allow("allowed.dsh.test"), [
+            self.probe("sni", "proxy-connect", f"allowed.dsh.test:{tls_port}", "tls", "denied.dsh.test", cert),
+            self.probe("no-sni", "proxy-connect", f"allowed.dsh.test:{tls_port}", "tls", "-", cert),
+            self.probe("good", "proxy-connect", f"allowed.dsh.test:{tls_port}", "tls", "allowed.dsh.test", cert)])
+        for label in ("sni", "no-sni"):
+            self.assertRegex(out.line(label, "proxy") or "", r"^proxy HTTP/1\.[01] 200", out)
+            self.assertNotIn("handshake", out[label], out)
+        self.assertIn("handshake", out["good"], out)
+        self.assertEqual(self.network.tls.handshakes(), ["allowed.dsh.test"])
+        self.assertFalse([first for first in self.network.tls.first_bytes() if b"denied" in first])
+        self.assertEqual(len([r for r in result["refusedConnections"]
+                              if r["rule"] == "sni-mismatch" and r["port"] == tls_port]), 2, brief(result))
+
+    def test_a_relayed_connect(self):
+        http_port, tls_port, _, _ = self.ports
+        out, result = self.call(self.allow("allowed.dsh.test"), [
+            self.probe("relayed", "proxy-connect", f"allowed.dsh.test:{tls_port}", "connect",
+                       f"denied.dsh.test:{http_port}"),
+            self.probe("raw", "proxy-connect", f"allowed.dsh.test:{tls_port}", "raw")])
+        for label in ("relayed", "raw"):
+            self.assertRegex(out.line(label, "proxy") or "", r"^proxy HTTP/1\.[01] 200", out)
+        self.assertNotRegex(out.line("relayed", "inner") or "", r"200", out)
+        self.assertEqual(self.network.http.accepted(), 0)
+        self.assertEqual(self.network.tls.handshakes(), [])
+        self.assertFalse([first for first in self.network.tls.first_bytes() if first[:1] not in (b"", b"\x16")],
+                         self.network.tls.first_bytes())
+        self.assertNotIn("denied.dsh.test", self.network.dns.names_queried(self.mark))
+        refused = [r for r in result["refusedConnections"] if r["port"] == tls_port
+                   and r["rule"] in ("sni-mismatch", "protocol-not-allowed")]
+        self.assertEqual(len(refused), 2, brief(result))
+
+    def test_plain_http_is_filtered_too(self):
+        # Not only CONNECT: an absolute-URI request for a denied host is refused before anything is asked.
+        http_port, _, _, _ = self.ports
+        out, result = self.call(self.allow("allowed.dsh.test"), [
+            self.curl("denied", f"http://denied.dsh.test:{http_port}/plain"),
+            self.curl("allowed", f"http://allowed.dsh.test:{http_port}/plain")])
+        self.assertIn("code 403", out["denied"], out)
+        self.assertIn("code 200", out["allowed"], out)
+        self.assertEqual(self.network.http.requests(), [("/plain", f"allowed.dsh.test:{http_port}")])
+        self.assertEqual(set(self.network.dns.names_queried(self.mark)), {"allowed.dsh.test"})
+        self.assert_record(result, "http", "denied.dsh.test", http_port, "host-not-allowed")
+
+    def test_udp_to_a_non_dns_port(self):
+        _, _, udp_port, _ = self.ports
+        out, result = self.call(self.allow("allowed.dsh.test"), [
+            self.probe("resolve", "resolve", "allowed.dsh.test"),
+            self.probe("sendto", "udp", "127.0.0.1", udp_port, "sendto"),
+            self.probe("sendmsg", "udp", "127.0.0.1", udp_port, "sendmsg"),
+            self.probe("connect", "udp", "127.0.0.1", udp_port, "connect")])
+        self.assertEqual(out["resolve"], ["addresses 127.0.0.1"], out)
+        for label in ("sendto", "sendmsg", "connect"):
+            self.assertEqual(out[label], ["errno EACCES"], f"{label}: {out}")
+        self.assertEqual(self.network.udp.received(), [])
+        self.assert_record(result, "connect", "127.0.0.1", udp_port, "protocol-not-allowed")
+
+    def test_a_metadata_address(self):
+        out, result = self.call(self.allow("allowed.dsh.test", "meta.dsh.test", "meta6.dsh.test", "mapped.dsh.test"), [
+            self.probe("resolve", "resolve", "meta.dsh.test"),
+            self.probe("a", "dns", SOME_RESOLVER, 53, "meta.dsh.test", "A", "udp"),
+            self.probe("aaaa", "dns", SOME_RESOLVER, 53, "meta6.dsh.test", "AAAA", "tcp"),
+            self.probe("mapped", "dns", SOME_RESOLVER, 53, "mapped.dsh.test", "AAAA", "udp"),
+            self.probe("literal", "connect", "169.254.169.254", 80, unaware=True),
+            self.curl("curl-literal", "http://169.254.169.254/latest/meta-data/"),
+            self.curl("curl-name", "http://meta.dsh.test/latest/meta-data/")])
+        self.assertTrue(out["resolve"][0].startswith("gaierror"), out)
+        for label in ("a", "aaaa", "mapped"):
+            self.assertEqual(out.line(label, "rcode"), "rcode 5", f"{label}: {out}")
+        self.assertEqual(out["literal"], ["errno EACCES"], out)
+        self.assertIn("code 403", out["curl-literal"], out)
+        self.assertIn("code 403", out["curl-name"], out)
+        self.assert_record(result, "dns", "meta.dsh.test", 53, "metadata-address")
+        self.assert_record(result, "dns", "meta6.dsh.test", 53, "metadata-address")
+        self.assert_record(result, "dns", "mapped.dsh.test", 53, "metadata-address")
+        self.assert_record(result, "connect", "169.254.169.254", 80, ("metadata-address", "address-not-resolved"))
+        self.assert_record(result, "http", "169.254.169.254", 80, ("metadata-address", "host-not-allowed"))
+        self.assert_record(result, "http", "meta.dsh.test", 80, "metadata-address")
+
+    def test_a_metadata_address_an_entry_names(self):
+        out, result = self.call(self.allow("meta.dsh.test", "169.254.169.254"), [
+            self.probe("resolve", "resolve", "meta.dsh.test", "4")])
+        self.assertEqual(out["resolve"], ["addresses 169.254.169.254"], out)
+        self.assertEqual(result["refusedConnections"], [], brief(result))
+
+    # -- every policy that is not on -------------------------------------------------------------------
+
+    def test_io_uring_is_refused(self):
+        for policy in (self.OFF, self.allow("allowed.dsh.test")):
+            with self.subTest(policy=policy):
+                out, _ = self.call(policy, [self.probe("ring", "io_uring")])
+                self.assertEqual(out["ring"], ["io_uring EPERM"], out)
+
+    def test_socket_families_are_limited(self):
+        made = ("tcp", "tcp-flags", "tcp-explicit", "udp", "udp-explicit", "tcp6", "udp6", "unix", "netlink-route")
+        protocol = ("raw-icmp", "raw-tcp", "raw6", "ping", "sctp", "mptcp", "seqpacket-inet")
+        family = ("packet", "packet-dgram", "vsock", "alg")
+        for policy in (self.OFF, self.allow("allowed.dsh.test")):
+            with self.subTest(policy=policy):
+                out, _ = self.call(policy, [self.probe("families", "families")])
+                lines = dict(line.split(" ", 1) for line in out["families"])
+                for kind in made:
+                    self.assertEqual(lines.get(kind), "made", f"{kind}: {out}")
+                for kind in protocol:
+                    self.assertEqual(lines.get(kind), "EPROTONOSUPPORT", f"{kind}: {out}")
+                for kind in family:
+                    self.assertEqual(lines.get(kind), "EAFNOSUPPORT", f"{kind}: {out}")
+                for kind in ("netlink-audit", "netlink-netfilter"):
+                    self.assertIn(lines.get(kind), ("EAFNOSUPPORT", "EPROTONOSUPPORT"), f"{kind}: {out}")
+
+
+class LandlockNetworkReach(NetworkReach, unittest.TestCase):
+    backend = "landlock"
+
+
+class BwrapNetworkReach(NetworkReach, unittest.TestCase):
+    backend = "bwrap"
+
+
+if __name__ == "__main__":
+    sys.exit(livability.run_suite(__name__))

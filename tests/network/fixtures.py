@@ -17,6 +17,7 @@ command's exit status:
 import http.server
 import os
 import re
+import shutil
 import socket
 import ssl
 import struct
@@ -38,6 +39,15 @@ NAMES6 = {
     "mapped.dsh.test": "::ffff:169.254.169.254",
 }
 TXT = ("allowed.dsh.test", "v=dsh-test")
+DNSMASQ = shutil.which("dnsmasq") or "/usr/sbin/dnsmasq"
+
+
+def missing_tools():
+    """The programs the fixtures and the tests' clients need that this host lacks (scripts/ensure-deps.sh
+    installs them)."""
+    found = {"dnsmasq": os.access(DNSMASQ, os.X_OK), "openssl": bool(shutil.which("openssl")),
+             "curl": bool(shutil.which("curl"))}
+    return [name for name, present in found.items() if not present]
 # A bound on a fixture that does not come up or a peer that hangs, never a measurement.
 PATIENCE = 30
 
@@ -88,7 +98,7 @@ class Dnsmasq:
         raise RuntimeError(f"dnsmasq did not start: {self._log_text()[-2000:]}")
 
     def _arguments(self):
-        arguments = ["dnsmasq", "--keep-in-foreground", "--conf-file=/dev/null", "--no-resolv", "--no-hosts",
+        arguments = [DNSMASQ, "--keep-in-foreground", "--conf-file=/dev/null", "--no-resolv", "--no-hosts",
                      "--log-queries", f"--log-facility={self.log}", f"--port={self.port}",
                      "--listen-address=127.0.0.1", "--bind-interfaces", "--user=root", "--group=root",
                      "--pid-file=", f"--local=/{DOMAIN}/", f"--txt-record={TXT[0]},{TXT[1]}"]

@@ -100,6 +100,8 @@ class NetworkReach:
     def setUpClass(cls):
         if cls.backend not in backends():
             return
+        if fixtures.missing_tools():
+            raise unittest.SkipTest(f"no {', '.join(fixtures.missing_tools())} (scripts/ensure-deps.sh installs them)")
         os.makedirs(livability.SCRATCH, exist_ok=True)
         cls.place = tempfile.mkdtemp(prefix="reach-network-", dir=livability.SCRATCH)
         os.chmod(cls.place, 0o755)

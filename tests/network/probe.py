@@ -72,7 +72,33 @@ def http(host, port, host_header=None, path="/probe"):
     def body():
         with socket.create_connection((host, int(port))) as stream:
             say("connected")
-            request(stream, host_header or f"{host}:{port}", path)
+            request(stream, f"{host}:{port}" if host_header in (None, "-") else host_header, path)
+    attempt(body)
+
+
+def fast_open(host, port, host_header, path="/fast-open"):
+    """TCP Fast Open: the request sent by sendto(MSG_FASTOPEN) on an unconnected socket, which connects."""
+    def body():
+        address = socket.getaddrinfo(host, int(port), socket.AF_INET, socket.SOCK_STREAM)[0][4]
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as stream:
+            data = f"GET {path} HTTP/1.1\r\nHost: {host_header}\r\nConnection: close\r\n\r\n".encode()
+            stream.settimeout(None)  # a blocking send, which waits for the connection (a timeout is non-blocking)
+            stream.sendto(data, socket.MSG_FASTOPEN, address)
+            stream.settimeout(PATIENCE)
+            say("sent")
+            read_answer(stream)
+    attempt(body)
+
+
+def connect6(address, port, host_header=None):
+    """A connect from an IPv6 socket (an IPv4-mapped address reaches the IPv4 listener behind it), then a
+    GET with that Host header if one is given."""
+    def body():
+        with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as stream:
+            stream.connect((address, int(port)))
+            say("connected")
+            if host_header:
+                request(stream, host_header, "/mapped")
     attempt(body)
 
 
@@ -321,6 +347,8 @@ def own():
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
             sender.sendto(b"own-udp", receiver.getsockname())
             say("own-udp", "reached" if receiver.recv(16) == b"own-udp" else "no-answer")
+            # The sender was unbound: the send bound it, where datagrams from outside could reach it.
+            say("own-udp-sender", "bound", sender.getsockname()[0])
     except OSError as error:
         say("own-udp", errno.errorcode.get(error.errno, error.errno))
     # An unbound socket's listen: the kernel would bind it on every address.
@@ -347,7 +375,7 @@ def listen(address):
     sys.stdin.read()
 
 
-ACTIONS = {"http": http, "tls": tls, "connect": connect, "udp": udp, "dns": dns, "resolve": resolve,
+ACTIONS = {"http": http, "fast-open": fast_open, "connect6": connect6, "tls": tls, "connect": connect, "udp": udp, "dns": dns, "resolve": resolve,
            "proxy-connect": proxy_connect, "families": families, "io_uring": io_uring, "own": own,
            "listen": listen}
 

@@ -236,6 +236,8 @@ class NetworkReach:
             out, result = self.call(self.OFF, [
                 self.probe("http", "http", "127.0.0.1", http_port),
                 self.probe("tls", "connect", "127.0.0.1", tls_port),
+                self.probe("fast-open", "fast-open", "127.0.0.1", http_port, "off"),
+                self.probe("mapped", "connect6", "::ffff:127.0.0.1", http_port),
                 self.probe("sendto", "udp", "127.0.0.1", udp_port, "sendto", "nowait"),
                 self.probe("sendmsg", "udp", "127.0.0.1", udp_port, "sendmsg", "nowait"),
                 self.probe("udp-connect", "udp", "127.0.0.1", udp_port, "connect", "nowait"),
@@ -244,8 +246,9 @@ class NetworkReach:
                 self.probe("dns-53", "dns", SOME_RESOLVER, 53, "allowed.dsh.test", "A", "udp"),
                 self.probe("resolve", "resolve", "allowed.dsh.test"),
                 "echo '== env'; env"], mode=mode)
-            for label in ("http", "tls", "dns-tcp"):
+            for label in ("http", "tls", "mapped", "dns-tcp"):
                 self.assertEqual(out[label], tcp_refused, f"{label}: {out}")
+            self.assertEqual(out["fast-open"], tcp_refused, out)
             for label in ("sendto", "sendmsg", "udp-connect", "dns-udp"):
                 self.assertEqual(out[label], udp_refused, f"{label}: {out}")
             self.assertEqual(out["dns-53"], ["errno EACCES"], out)
@@ -268,6 +271,9 @@ class NetworkReach:
         self.assertEqual(lines.get("own-tcp6"), "reached bound ::1", out)
         self.assertEqual(lines.get("own-tcp6-wildcard"), "reached bound ::1", out)
         self.assertEqual(lines.get("own-udp"), "reached", out)
+        # The kernel binds an unbound UDP socket's first send on every address: the supervisor binds it on
+        # loopback first, or a datagram from outside could reach the command (an open port under off).
+        self.assertEqual(lines.get("own-udp-sender"), "bound 127.0.0.1", out)
         self.assertEqual(lines.get("own-listen-unbound"), "bound 127.0.0.1", out)
         self.assertEqual(result["refusedConnections"], [], brief(result))
         self.assert_untouched()
@@ -352,11 +358,19 @@ class NetworkReach:
             self.probe("resolve", "resolve", "allowed.dsh.test", unaware=True),
             self.probe("http", "http", "allowed.dsh.test", http_port, "-", "/unaware-http", unaware=True),
             self.probe("tls", "tls", "allowed.dsh.test", tls_port, "allowed.dsh.test", self.network.cert,
-                       "/unaware-tls", unaware=True)])
+                       "/unaware-tls", unaware=True),
+            self.probe("fast-open", "fast-open", "allowed.dsh.test", http_port, f"allowed.dsh.test:{http_port}",
+                       unaware=True),
+            self.probe("mapped", "connect6", "::ffff:127.0.0.1", http_port, f"allowed.dsh.test:{http_port}",
+                       unaware=True)])
         self.assertEqual(out["resolve"], ["addresses 127.0.0.1"], out)
         self.assertIn("body http fixture /unaware-http", out["http"], out)
         self.assertIn("body tls fixture GET /unaware-tls HTTP/1.1", out["tls"], out)
+        self.assertIn("body http fixture /fast-open", out["fast-open"], out)
+        # An IPv4-mapped address is judged by its IPv4 form (resolved above): captured like it.
+        self.assertIn("body http fixture /mapped", out["mapped"], out)
         self.assertIn(("/unaware-http", f"allowed.dsh.test:{http_port}"), self.network.http.requests())
+        self.assertIn(("/fast-open", f"allowed.dsh.test:{http_port}"), self.network.http.requests())
         self.assertEqual(self.network.tls.handshakes(), ["allowed.dsh.test"])
         self.assertIn("allowed.dsh.test", self.network.dns.names_queried(self.mark))
         self.assertEqual(result["refusedConnections"], [], brief(result))
@@ -385,7 +399,9 @@ class NetworkReach:
                 self.curl("curl-https", f"https://denied.dsh.test:{tls_port}/denied", "--cacert", self.network.cert),
                 self.probe("resolve", "resolve", "denied.dsh.test", unaware=True),
                 self.probe("http", "http", "denied.dsh.test", http_port, unaware=True),
-                self.probe("address", "http", "127.0.0.1", http_port, "denied.dsh.test", unaware=True)], mode=mode)
+                self.probe("address", "http", "127.0.0.1", http_port, "denied.dsh.test", unaware=True),
+                self.probe("fast-open", "fast-open", "127.0.0.1", http_port, "denied.dsh.test", unaware=True),
+                self.probe("mapped", "connect6", "::ffff:127.0.0.1", tls_port, unaware=True)], mode=mode)
             self.assertIn("code 403", out["curl-http"], out)
             self.assertNotIn("http fixture", "\n".join(out["curl-http"]), out)
             self.assertNotIn("curl-exit 0", out["curl-https"], out)
@@ -394,6 +410,8 @@ class NetworkReach:
             self.assertTrue(out["http"][0].startswith("gaierror"), out)
             # An address the stub never gave out, for any name: refused at connect.
             self.assertEqual(out["address"], ["errno EACCES"], out)
+            self.assertEqual(out["fast-open"], ["errno EACCES"], out)
+            self.assertEqual(out["mapped"], ["errno EACCES"], out)
             self.assert_untouched()
             self.assert_record(result, "http", "denied.dsh.test", http_port, "host-not-allowed")
             self.assert_record(result, "http", "denied.dsh.test", tls_port, "host-not-allowed")
@@ -489,8 +507,9 @@ class NetworkReach:
         self.assertIn("handshake", out["good"], out)
         self.assertEqual(self.network.tls.handshakes(), ["allowed.dsh.test"])
         self.assertFalse([first for first in self.network.tls.first_bytes() if b"denied" in first])
-        self.assertEqual(len([r for r in result["refusedConnections"]
-                              if r["rule"] == "sni-mismatch" and r["port"] == tls_port]), 2, brief(result))
+        # Two refusals; one record when both name the same host (a record the same as the last is not repeated).
+        self.assertIn(len([r for r in result["refusedConnections"]
+                           if r["rule"] == "sni-mismatch" and r["port"] == tls_port]), (1, 2), brief(result))
 
     def test_a_relayed_connect(self):
         http_port, tls_port, _, _ = self.ports
@@ -508,7 +527,7 @@ class NetworkReach:
         self.assertNotIn("denied.dsh.test", self.network.dns.names_queried(self.mark))
         refused = [r for r in result["refusedConnections"] if r["port"] == tls_port
                    and r["rule"] in ("sni-mismatch", "protocol-not-allowed")]
-        self.assertEqual(len(refused), 2, brief(result))
+        self.assertIn(len(refused), (1, 2), brief(result))
 
     def test_plain_http_is_filtered_too(self):
         # Not only CONNECT: an absolute-URI request for a denied host is refused before anything is asked.

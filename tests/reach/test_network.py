@@ -608,6 +608,171 @@ class NetworkReach:
                     self.assertIn(lines.get(kind), ("EAFNOSUPPORT", "EPROTONOSUPPORT"), f"{kind}: {out}")
 
 
+class FrontEnds(unittest.TestCase):
+    """The policy as each front end carries it — the config's `network`, serve's `network` param, mcp's
+    flags — judged by what reaches the fixtures; bad input; danger-full-access.  On the first backend
+    this host has (the enforcement per backend is NetworkReach's)."""
+    place = None
+    network = None
+
+    @classmethod
+    def setUpClass(cls):
+        if not backends():
+            raise unittest.SkipTest("neither Landlock nor bwrap can confine on this host")
+        if fixtures.missing_tools():
+            raise unittest.SkipTest(f"no {', '.join(fixtures.missing_tools())} (scripts/ensure-deps.sh installs them)")
+        os.makedirs(livability.SCRATCH, exist_ok=True)
+        cls.place = tempfile.mkdtemp(prefix="reach-network-front-", dir=livability.SCRATCH)
+        os.chmod(cls.place, 0o755)
+        cls.network = fixtures.Fixtures(cls.place)
+        cls.backend = backends()[0]
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.network:
+            cls.network.close()
+        if cls.place:
+            shutil.rmtree(cls.place, ignore_errors=True)
+
+    def setUp(self):
+        self.network.clear()
+        self.workspace = tempfile.mkdtemp(prefix="workspace-", dir=self.place)
+        self.addCleanup(shutil.rmtree, self.workspace, True)
+        self.env = dict(os.environ, HOME=self.workspace, XDG_CONFIG_HOME=os.path.join(self.workspace, ".config"),
+                        XDG_STATE_HOME=os.path.join(self.workspace, ".state"),
+                        XDG_CACHE_HOME=os.path.join(self.workspace, ".cache"),
+                        DSH_SANDBOX_STATE_DIR=os.path.join(self.workspace, ".state"))
+        for name in PROXY_VARIABLES + ("NO_PROXY", "no_proxy", "DSH_SANDBOX_CONFIG", "RES_OPTIONS"):
+            self.env.pop(name, None)
+        self.canary = os.path.join(self.workspace, "ran")
+
+    @property
+    def allow_list(self):
+        return {"allowHosts": ["allowed.dsh.test"], "dnsUpstream": self.network.dns.upstream}
+
+    def http_command(self, host="127.0.0.1"):
+        """A shell command: curl to the HTTP fixture (by `host`), its status code printed."""
+        return (f"curl -sS --max-time 20 -o /dev/null -w 'code %{{http_code}}\\n' "
+                f"http://{host}:{self.network.http.port}/front 2>&1; true")
+
+    def config(self, network):
+        path = os.path.join(self.workspace, "config.json")
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump({"network": network}, handle)
+        return path
+
+    def bash_json(self, *arguments):
+        done = subprocess.run([BIN, "bash", *arguments], capture_output=True, text=True, check=False, env=self.env,
+                              cwd=self.workspace, timeout=PATIENCE)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        return json.loads(done.stdout)
+
+    def test_the_configs_network_is_every_calls_default(self):
+        policy = ["--backend", self.backend, "--mode", "workspace-write", "--root", self.workspace]
+        config = self.config("off")
+        result = self.bash_json("--config", config, *policy, "--json", "--", self.http_command())
+        self.assertNotIn("code 200", result["stdout"]["text"], brief(result))
+        self.network.settle()
+        self.assertEqual(self.network.http.accepted(), 0)
+        self.assertTrue([r for r in result["refusedConnections"] if r["port"] == self.network.http.port], brief(result))
+        # A call's own network replaces the config's whole.
+        result = self.bash_json("--config", config, *policy, "--network", "on", "--json", "--", self.http_command())
+        self.assertIn("code 200", result["stdout"]["text"], brief(result))
+        self.network.settle()
+        self.assertEqual(self.network.http.accepted(), 1)
+        config = self.config(self.allow_list)
+        result = self.bash_json("--config", config, *policy, "--json", "--",
+                                self.http_command("allowed.dsh.test") + "; " + self.http_command("denied.dsh.test"))
+        self.assertEqual(result["stdout"]["text"].split(), ["code", "200", "code", "403"], brief(result))
+        self.network.settle()
+        self.assertEqual([host for _, host in self.network.http.requests()][-1:],
+                         [f"allowed.dsh.test:{self.network.http.port}"])
+        self.assertNotIn("denied.dsh.test", self.network.dns.names_queried())
+
+    def test_serve_bash_run_carries_the_network(self):
+        base = {"mode": "workspace-write", "root": self.workspace, "backend": self.backend}
+        calls = [dict(base, network="off", command=self.http_command()),
+                 dict(base, network=self.allow_list, command=self.http_command("allowed.dsh.test"))]
+        answers = []
+        with subprocess.Popen([BIN, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, env=self.env, cwd=self.workspace) as server:
+            for number, params in enumerate(calls, start=1):
+                server.stdin.write(json.dumps({"jsonrpc": "2.0", "id": number, "method": "bash.run",
+                                               "params": params}) + "\n")
+                server.stdin.flush()
+                answers.append(json.loads(server.stdout.readline()))
+                if number == 1:
+                    self.network.settle()
+                    self.assertEqual(self.network.http.accepted(), 0, answers[0])
+            server.stdin.close()
+            server.wait(timeout=PATIENCE)
+        off, allowed = (answer.get("result", answer) for answer in answers)
+        self.assertIn({"op": "connect", "host": "127.0.0.1", "port": self.network.http.port, "rule": "network-off"},
+                      off.get("refusedConnections", []), off)
+        self.assertIn("code 200", allowed["stdout"]["text"], allowed)
+        self.assertEqual(allowed["refusedConnections"], [], allowed)
+        self.network.settle()
+        self.assertEqual(self.network.http.accepted(), 1)
+
+    def test_mcp_flags_carry_the_network(self):
+        opening = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                    "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                               "clientInfo": {"name": "test", "version": "0"}}},
+                   {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                   {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                    "params": {"name": "bash", "arguments": {"command": self.http_command()}}}]
+        answer = None
+        with subprocess.Popen([BIN, "mcp", "--backend", self.backend, "--mode", "workspace-write", "--root",
+                               self.workspace, "--network", "off"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=self.env) as server:
+            server.stdin.write("".join(json.dumps(message) + "\n" for message in opening))
+            server.stdin.flush()
+            for line in server.stdout:
+                message = json.loads(line)
+                if message.get("id") == 2:
+                    answer = message
+                    break
+            server.stdin.close()
+            server.wait(timeout=PATIENCE)
+            errors = server.stderr.read()
+        self.assertIsNotNone(answer, errors)
+        content = answer["result"]["structuredContent"]
+        self.assertIn({"op": "connect", "host": "127.0.0.1", "port": self.network.http.port, "rule": "network-off"},
+                      content["refusedConnections"], content)
+        self.network.settle()
+        self.assertEqual(self.network.http.accepted(), 0)
+
+    def test_danger_full_access_holds_no_network_policy(self):
+        for policy in (("--network", "off"), ("--allow-host", "allowed.dsh.test")):
+            with self.subTest(policy=policy):
+                done = subprocess.run([BIN, "run", "--backend", self.backend, "--mode", "danger-full-access",
+                                       "--root", self.workspace, *policy, "--", "touch", self.canary],
+                                      capture_output=True, text=True, check=False, env=self.env, timeout=PATIENCE)
+                self.assertEqual(done.returncode, 125, done.stderr)
+                self.assertIn("danger-full-access confines nothing", done.stderr)
+                self.assertFalse(os.path.exists(self.canary), "the command ran")
+
+    def test_bad_input_is_one_line_and_runs_nothing(self):
+        cases = [(("--allow-host", "*"), '"*"'),
+                 (("--allow-host", "com"), '"com"'),
+                 (("--allow-host", "https://allowed.dsh.test/"), "https://allowed.dsh.test/"),
+                 (("--allow-host", "allowed.dsh.test", "--network", "off"), "--allow-host"),
+                 (("--allow-local-port", "0"), "0"),
+                 (("--allow-local-port", "65536"), "65536"),
+                 (("--allow-local-port", "8080", "--network", "on"), "--allow-local-port"),
+                 (("--network", "sideways"), "sideways"),
+                 (("--allow-host", "allowed.dsh.test", "--dns-upstream", "resolver"), "resolver")]
+        for arguments, named in cases:
+            with self.subTest(arguments=arguments):
+                done = subprocess.run([BIN, "run", "--backend", self.backend, "--root", self.workspace, *arguments,
+                                       "--", "touch", self.canary], capture_output=True, text=True, check=False,
+                                      env=self.env, timeout=PATIENCE)
+                self.assertEqual(done.returncode, 2, done.stderr)
+                self.assertEqual(len(done.stderr.strip().splitlines()), 1, done.stderr)
+                self.assertIn(named, done.stderr)
+                self.assertFalse(os.path.exists(self.canary), "the command ran")
+
+
 class LandlockNetworkReach(NetworkReach, unittest.TestCase):
     backend = "landlock"
 

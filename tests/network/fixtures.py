@@ -33,6 +33,7 @@ NAMES = {
     "other.dsh.test": "127.0.0.1",
     "denied.dsh.test": "127.0.0.1",
     "meta.dsh.test": "169.254.169.254",
+    "far.dsh.test": "127.0.0.2",
 }
 NAMES6 = {
     "meta6.dsh.test": "fd00:ec2::254",

@@ -211,7 +211,7 @@ def dns(server, port, name, qtype, transport, wait="wait"):
                     answer += chunk
                 say(dns_summary(answer))
             return
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as client:
+        with socket.socket(socket.AF_INET6 if ":" in server else socket.AF_INET, socket.SOCK_DGRAM) as client:
             if transport == "udp-connected":
                 client.connect((server, int(port)))
                 client.send(query)
@@ -272,6 +272,16 @@ def proxy_connect(authority, then, *arguments):
             else:
                 stream.sendall(b"raw bytes, no ClientHello\r\n\r\n")
                 say("raw", stream.recv(4096).decode(errors="replace") or "closed")
+    attempt(body)
+
+
+def proxy_get(uri, host_header):
+    """A request with an absolute URI straight to $HTTP_PROXY, its Host header as given (which may name
+    another host than the URI)."""
+    def body():
+        with socket.create_connection(proxy_address()) as stream:
+            stream.sendall(f"GET {uri} HTTP/1.1\r\nHost: {host_header}\r\nConnection: close\r\n\r\n".encode())
+            read_answer(stream)
     attempt(body)
 
 
@@ -376,7 +386,7 @@ def listen(address):
 
 
 ACTIONS = {"http": http, "fast-open": fast_open, "connect6": connect6, "tls": tls, "connect": connect, "udp": udp, "dns": dns, "resolve": resolve,
-           "proxy-connect": proxy_connect, "families": families, "io_uring": io_uring, "own": own,
+           "proxy-connect": proxy_connect, "proxy-get": proxy_get, "families": families, "io_uring": io_uring, "own": own,
            "listen": listen}
 
 if __name__ == "__main__":

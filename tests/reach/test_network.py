@@ -263,7 +263,13 @@ class NetworkReach:
         self.each_mode(body)
 
     def test_off_keeps_the_commands_own_servers(self):
-        out, result = self.call(self.OFF, [self.probe("own", "own")])
+        self.own_servers(self.OFF)
+
+    def test_the_allow_list_keeps_the_commands_own_servers(self):
+        self.own_servers(self.allow("allowed.dsh.test"))
+
+    def own_servers(self, policy):
+        out, result = self.call(policy, [self.probe("own", "own")])
         lines = dict(line.split(" ", 1) for line in out["own"])
         self.assertEqual(lines.get("own-tcp"), "reached bound 127.0.0.1", out)
         # A wildcard bind is bound on loopback: nothing outside can connect in and be answered.
@@ -432,6 +438,7 @@ class NetworkReach:
                       self.probe(f"udp-{index}", "dns", SOME_RESOLVER, 53, name, "A", "udp"),
                       self.probe(f"connected-{index}", "dns", SOME_RESOLVER, 53, name, "TXT", "udp-connected"),
                       self.probe(f"tcp-{index}", "dns", SOME_RESOLVER, 53, name, "AAAA", "tcp"),
+                      self.probe(f"v6-{index}", "dns", "2001:db8::53", 53, name, "A", "udp"),
                       self.probe(f"upstream-udp-{index}", "dns", "127.0.0.1", dns_port, name, "A", "udp"),
                       self.probe(f"upstream-tcp-{index}", "dns", "127.0.0.1", dns_port, name, "A", "tcp")]
         out, result = self.call(self.allow("allowed.dsh.test"), steps)
@@ -442,6 +449,7 @@ class NetworkReach:
                 answer = out.line(label, "rcode")
                 self.assertIn(answer, ("rcode 5", "rcode 3"), f"{label}: {out}")
             self.assertEqual(out[f"upstream-udp-{index}"], ["errno EACCES"], out)
+            self.assertNotIn("rcode 0", " ".join(out[f"v6-{index}"]), out)
             self.assertNotIn("rcode", " ".join(out[f"upstream-tcp-{index}"]), out)
             self.assert_record(result, "dns", name, 53, "host-not-allowed")
         self.assert_record(result, "connect", "127.0.0.1", dns_port, "protocol-not-allowed")
@@ -581,6 +589,49 @@ class NetworkReach:
             self.probe("resolve", "resolve", "meta.dsh.test", "4")])
         self.assertEqual(out["resolve"], ["addresses 169.254.169.254"], out)
         self.assertEqual(result["refusedConnections"], [], brief(result))
+
+    def test_an_allowed_name_on_an_address_given_out_for_another(self):
+        # Domain fronting: far.dsh.test is allowed, but 127.0.0.1 was given out for allowed.dsh.test, not for
+        # it; the captured connection must be refused although both names are allowed.
+        http_port, tls_port, _, _ = self.ports
+        cert = self.network.cert
+        out, result = self.call(self.allow("allowed.dsh.test", "far.dsh.test"), [
+            self.probe("resolve", "resolve", "allowed.dsh.test", unaware=True),
+            self.probe("far", "resolve", "far.dsh.test", unaware=True),
+            self.probe("host", "http", "127.0.0.1", http_port, "far.dsh.test", unaware=True),
+            self.probe("sni", "tls", "allowed.dsh.test", tls_port, "far.dsh.test", cert, unaware=True)])
+        self.assertEqual(out["resolve"], ["addresses 127.0.0.1"], out)
+        self.assertEqual(out["far"], ["addresses 127.0.0.2"], out)
+        for label in ("host", "sni"):
+            self.assertFalse([line for line in out[label] if line.startswith(("handshake", "status", "body"))], out)
+        self.assertEqual(self.network.http.accepted(), 0, self.network.http.requests())
+        self.assertEqual(self.network.tls.accepted(), 0)
+        self.assert_record(result, "connect", "far.dsh.test", http_port, "address-not-resolved")
+        self.assert_record(result, "connect", "far.dsh.test", tls_port, "address-not-resolved")
+
+    def test_the_uri_decides_not_the_host_header(self):
+        http_port, _, _, _ = self.ports
+        out, result = self.call(self.allow("allowed.dsh.test"), [
+            self.probe("denied-uri", "proxy-get", f"http://denied.dsh.test:{http_port}/smuggled",
+                       f"allowed.dsh.test:{http_port}")])
+        self.assertRegex(out.line("denied-uri", "status") or "", r"^status HTTP/1\.[01] 403", out)
+        self.assertEqual(self.network.http.accepted(), 0, self.network.http.requests())
+        self.assertNotIn("denied.dsh.test", self.network.dns.names_queried(self.mark))
+        self.assert_record(result, "http", "denied.dsh.test", http_port, "host-not-allowed")
+
+    def test_a_port_in_an_entry(self):
+        http_port, tls_port, _, _ = self.ports
+        out, result = self.call(self.allow(f"allowed.dsh.test:{tls_port}"), [
+            self.curl("other-port", f"http://allowed.dsh.test:{http_port}/port"),
+            self.probe("captured", "http", "allowed.dsh.test", http_port, unaware=True),
+            self.curl("its-port", f"https://allowed.dsh.test:{tls_port}/port", "--cacert", self.network.cert)])
+        self.assertIn("code 403", out["other-port"], out)
+        self.assertFalse([line for line in out["captured"] if line.startswith(("status", "body"))], out)
+        self.assertIn("tls fixture GET /port HTTP/1.1", out["its-port"], out)
+        self.assertEqual(self.network.http.accepted(), 0, self.network.http.requests())
+        self.assertEqual(self.network.tls.handshakes(), ["allowed.dsh.test"])
+        self.assert_record(result, "http", "allowed.dsh.test", http_port, "host-not-allowed")
+        self.assert_record(result, "connect", "allowed.dsh.test", http_port, "host-not-allowed")
 
     # -- every policy that is not on -------------------------------------------------------------------
 

@@ -149,6 +149,39 @@ def udp(address, port, style, wait="wait"):
     attempt(body)
 
 
+class IoVec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("length", ctypes.c_size_t)]
+
+
+class MessageHeader(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_void_p), ("name_length", ctypes.c_uint32), ("iov", ctypes.POINTER(IoVec)),
+                ("iov_length", ctypes.c_size_t), ("control", ctypes.c_void_p), ("control_length", ctypes.c_size_t),
+                ("flags", ctypes.c_int)]
+
+
+class MultiMessageHeader(ctypes.Structure):
+    _fields_ = [("header", MessageHeader), ("length", ctypes.c_uint)]
+
+
+def sendmmsg(address, port):
+    """Two datagrams to address:port in one sendmmsg (python has no wrapper: ctypes, as a C program)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    target = struct.pack("=H", socket.AF_INET) + struct.pack(">H", int(port)) + socket.inet_aton(address) + b"\0" * 8
+    name = ctypes.create_string_buffer(target, len(target))
+    payloads = [ctypes.create_string_buffer(b"probe-mmsg-%d" % index, 12) for index in range(2)]
+    vectors = [IoVec(ctypes.cast(payload, ctypes.c_void_p), 12) for payload in payloads]
+    messages = (MultiMessageHeader * 2)()
+    for index in range(2):
+        messages[index].header = MessageHeader(ctypes.cast(name, ctypes.c_void_p), len(target),
+                                               ctypes.pointer(vectors[index]), 1, None, 0, 0)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as client:
+        sent = libc.sendmmsg(client.fileno(), messages, 2, 0)
+        if sent < 0:
+            say("errno", errno.errorcode.get(ctypes.get_errno(), ctypes.get_errno()))
+        else:
+            say("sent", sent)
+
+
 QTYPES = {"A": 1, "AAAA": 28, "TXT": 16}
 
 
@@ -386,7 +419,7 @@ def listen(address):
 
 
 ACTIONS = {"http": http, "fast-open": fast_open, "connect6": connect6, "tls": tls, "connect": connect, "udp": udp, "dns": dns, "resolve": resolve,
-           "proxy-connect": proxy_connect, "proxy-get": proxy_get, "families": families, "io_uring": io_uring, "own": own,
+           "proxy-connect": proxy_connect, "proxy-get": proxy_get, "sendmmsg": sendmmsg, "families": families, "io_uring": io_uring, "own": own,
            "listen": listen}
 
 if __name__ == "__main__":

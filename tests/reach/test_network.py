@@ -241,6 +241,7 @@ class NetworkReach:
                 self.probe("sendto", "udp", "127.0.0.1", udp_port, "sendto", "nowait"),
                 self.probe("sendmsg", "udp", "127.0.0.1", udp_port, "sendmsg", "nowait"),
                 self.probe("udp-connect", "udp", "127.0.0.1", udp_port, "connect", "nowait"),
+                self.probe("sendmmsg", "sendmmsg", "127.0.0.1", udp_port),
                 self.probe("dns-udp", "dns", "127.0.0.1", dns_port, "allowed.dsh.test", "A", "udp", "nowait"),
                 self.probe("dns-tcp", "dns", "127.0.0.1", dns_port, "allowed.dsh.test", "A", "tcp"),
                 self.probe("dns-53", "dns", SOME_RESOLVER, 53, "allowed.dsh.test", "A", "udp"),
@@ -251,6 +252,7 @@ class NetworkReach:
             self.assertEqual(out["fast-open"], tcp_refused, out)
             for label in ("sendto", "sendmsg", "udp-connect", "dns-udp"):
                 self.assertEqual(out[label], udp_refused, f"{label}: {out}")
+            self.assertEqual(out["sendmmsg"], ["sent 2"] if private else ["errno EACCES"], out)
             self.assertEqual(out["dns-53"], ["errno EACCES"], out)
             self.assertTrue(out["resolve"][0].startswith("gaierror"), out)
             self.assert_untouched()
@@ -555,9 +557,10 @@ class NetworkReach:
             self.probe("resolve", "resolve", "allowed.dsh.test"),
             self.probe("sendto", "udp", "127.0.0.1", udp_port, "sendto"),
             self.probe("sendmsg", "udp", "127.0.0.1", udp_port, "sendmsg"),
-            self.probe("connect", "udp", "127.0.0.1", udp_port, "connect")])
+            self.probe("connect", "udp", "127.0.0.1", udp_port, "connect"),
+            self.probe("sendmmsg", "sendmmsg", "127.0.0.1", udp_port)])
         self.assertEqual(out["resolve"], ["addresses 127.0.0.1"], out)
-        for label in ("sendto", "sendmsg", "connect"):
+        for label in ("sendto", "sendmsg", "connect", "sendmmsg"):
             self.assertEqual(out[label], ["errno EACCES"], f"{label}: {out}")
         self.assertEqual(self.network.udp.received(), [])
         self.assert_record(result, "connect", "127.0.0.1", udp_port, "protocol-not-allowed")

@@ -83,6 +83,8 @@ static int policy_fields(const cli_policy_options *options, struct command_line_
         policy->fields.allow_write = policy->allow_write;
         /* Made absolute and checked when parsed (cli/options.c); `options` outlives the server. */
         policy->fields.allow_unix_sockets = options->allow_unix_socket;
+        /* Every call's network, replacing the config's whole, as run's flags do (`options` outlives the server). */
+        policy->fields.network = request.network;
         return 0;
 }
 

@@ -25,11 +25,12 @@ static const char resolve_help[] =
         "Usage: dsh-sandbox policy resolve [policy options] [--json]\n"
         "Prints the execution policy a confined call would get: mode = --mode, else the session's\n"
         "override, else the config's mode; root = --root, else the session's cwd, else the config's\n"
-        "workspaceRoot, else the current directory.  --json prints\n"
-        "{\"mode\":...,\"workspaceRoot\":...,\"additionalWritableRoots\":[...],\"sessionId\":...}\n"
-        "(optional keys omitted when empty).  Exit status: 0; 125 if no policy can be resolved;\n"
-        "2 for a usage error (with --json, also a root that is not valid UTF-8, which JSON\n"
-        "cannot carry).\n\n"
+        "workspaceRoot, else the current directory; network = the network options, else the\n"
+        "config's network.  --json prints\n"
+        "{\"mode\":...,\"workspaceRoot\":...,\"additionalWritableRoots\":[...],\"sessionId\":...,\n"
+        "\"network\":...} (optional keys omitted when empty, network when on).  Exit status: 0;\n"
+        "125 if no policy can be resolved; 2 for a usage error (with --json, also a root that is\n"
+        "not valid UTF-8, which JSON cannot carry).\n\n"
         "      --json             print one JSON object instead of text\n";
 
 static const char context_help[] =
@@ -65,6 +66,16 @@ static void print_policy_text(const dsh_policy *policy)
                 printf("additionalWritableRoot: %s\n", *root);
         if (policy->session_id)
                 printf("sessionId: %s\n", policy->session_id);
+        /* Said only when it is not on, as the JSON does: today's output is unchanged for today's policies. */
+        if (policy->network.mode == DSH_NETWORK_ON)
+                return;
+        printf("network: %s\n", dsh_network_mode_name(policy->network.mode));
+        for (char **host = policy->network.allow_hosts; host && *host; host++)
+                printf("allowHost: %s\n", *host);
+        for (size_t i = 0; i < policy->network.allow_local_port_count; i++)
+                printf("allowLocalPort: %u\n", policy->network.allow_local_ports[i]);
+        if (policy->network.dns_upstream)
+                printf("dnsUpstream: %s\n", policy->network.dns_upstream);
 }
 
 static int command_resolve(int argc, char **argv)

@@ -46,6 +46,10 @@ static int remote_setup(const cli_policy_options *options, struct remote_context
         if (options->session)
                 return cli_usage_error("--session cannot be used with --remote: a session is this host's state; "
                                        "give the remote's --mode and --root instead");
+        /* The remote request carries no network yet: dropping the flags would run with the remote's network. */
+        if (options->network_given)
+                return cli_usage_error("--network, --allow-host, --allow-local-port and --dns-upstream cannot be used "
+                                       "with --remote yet: the remote host applies its own config's network");
         result = cli_policy_request(options, &local_request);
         if (result != 0)
                 return result;

@@ -13,7 +13,15 @@
 #include "options.h"
 
 /* --version has no short form: -V and -v mean other things to other tools, and no script types it. */
-enum { OPTION_VERSION = 0x100, OPTION_REMOTE, OPTION_ALLOW_UNIX_SOCKET };
+enum {
+        OPTION_VERSION = 0x100,
+        OPTION_REMOTE,
+        OPTION_ALLOW_UNIX_SOCKET,
+        OPTION_NETWORK,
+        OPTION_ALLOW_HOST,
+        OPTION_ALLOW_LOCAL_PORT,
+        OPTION_DNS_UPSTREAM,
+};
 
 /* The key of a shared option without its short form (cli_command_line.policy_long_only): its letter, tagged. */
 #define LONG_ONLY_SHARED 0x1000
@@ -41,6 +49,19 @@ static const struct shared_option {
         { CLI_POLICY_ALLOW_UNIX_SOCKET, { "allow-unix-socket", required_argument, NULL, OPTION_ALLOW_UNIX_SOCKET },
           "      --allow-unix-socket PATH  a unix socket the command may connect to wherever it lies\n"
           "                         (repeatable; ssh-agent's, gpg-agent's): it must exist and be a socket\n" },
+        { CLI_POLICY_NETWORK, { "network", required_argument, NULL, OPTION_NETWORK },
+          "      --network on|off   on (the default): what the host reaches; off: nothing outside the\n"
+          "                         sandbox, host loopback included (a server the command starts is reached)\n" },
+        { CLI_POLICY_NETWORK, { "allow-host", required_argument, NULL, OPTION_ALLOW_HOST },
+          "      --allow-host PATTERN  the allow-list (repeatable): host, *.domain, IP, [IPv6], each with an\n"
+          "                         optional :port, or a named set (@npm, @pypi, @github, @gitlab, @crates,\n"
+          "                         @go, @debian); nothing else is reached, DNS included\n" },
+        { CLI_POLICY_NETWORK, { "allow-local-port", required_argument, NULL, OPTION_ALLOW_LOCAL_PORT },
+          "      --allow-local-port PORT  a host loopback port the command may reach (repeatable); alone,\n"
+          "                         the network is off but for those ports\n" },
+        { CLI_POLICY_NETWORK, { "dns-upstream", required_argument, NULL, OPTION_DNS_UPSTREAM },
+          "      --dns-upstream IP:PORT  the resolver asked for allowed names (default: the host's first\n"
+          "                         nameserver); [IPv6]:PORT for IPv6\n" },
         { CLI_POLICY_REMOTE, { "remote", required_argument, NULL, OPTION_REMOTE },
           "      --remote DEST      on the host `ssh DEST` reaches, under its policy (its paths, its\n"
           "                         config; docs/remote.md)\n" },
@@ -198,6 +219,101 @@ static int store_allowed_unix_socket(const char *value, cli_policy_options *poli
         return 0;
 }
 
+/* --network: "on" or "off"; the allow-list is chosen by naming hosts. */
+static int store_network_word(const char *value, cli_policy_options *policy)
+{
+        dsh_network_mode mode;
+
+        if (dsh_network_mode_parse(value, &mode) < 0)
+                return cli_usage_error("--network expects on or off, not \"%s\" (--allow-host selects the allow-list)",
+                                       value);
+        policy->network_word = value;
+        policy->network_given = true;
+        return 0;
+}
+
+/* Each entry judged as it is read, with the library's own sentence: exit 2 names the pattern, nothing runs. */
+static int store_allowed_host(const char *value, cli_policy_options *policy)
+{
+        const char *reason = NULL;
+
+        if (dsh_network_pattern_check(value, &reason) < 0)
+                return cli_usage_error("--allow-host \"%s\": %s", value, reason);
+        if (dsh_strv_append(&policy->network.allow_hosts, value) < 0)
+                return cli_usage_error("out of memory");
+        policy->network_given = true;
+        return 0;
+}
+
+static int store_allowed_local_port(const char *value, cli_policy_options *policy)
+{
+        dsh_network_policy *network = &policy->network;
+        unsigned short *grown;
+        unsigned long port = 0;
+
+        for (const char *digit = value; *digit && port <= 65535; digit++)
+                port = *digit >= '0' && *digit <= '9' ? port * 10 + (unsigned long) (*digit - '0') : 65536;
+        if (port < 1 || port > 65535)
+                return cli_usage_error("--allow-local-port expects a port, a whole number from 1 to 65535, not \"%s\"",
+                                       value);
+        grown = realloc(network->allow_local_ports, (network->allow_local_port_count + 1) * sizeof(*grown));
+        if (!grown)
+                return cli_usage_error("out of memory");
+        grown[network->allow_local_port_count++] = (unsigned short) port;
+        network->allow_local_ports = grown;
+        policy->network_given = true;
+        return 0;
+}
+
+static int store_dns_upstream(const char *value, cli_policy_options *policy)
+{
+        char *copy;
+
+        if (dsh_network_upstream_check(value) < 0)
+                return cli_usage_error("--dns-upstream \"%s\": expected IPV4:PORT or [IPV6]:PORT (a resolver's "
+                                       "address, not its name)",
+                                       value);
+        copy = strdup(value);
+        if (!copy)
+                return cli_usage_error("out of memory");
+        free(policy->network.dns_upstream);
+        policy->network.dns_upstream = copy;
+        policy->network_given = true;
+        return 0;
+}
+
+/*
+ * The network options together, once all are read.  Each combination that
+ * is refused would otherwise have to be read one way or the other, and
+ * either reading surprises someone: hosts with --network off (which wins?),
+ * local ports with --network on (on reaches every port already, so the
+ * ports would read as a restriction not held), an upstream without hosts
+ * (only the allow-list asks one).  --allow-local-port alone is off with
+ * those ports.
+ */
+static int finish_network_options(cli_policy_options *policy)
+{
+        dsh_network_policy *network = &policy->network;
+        bool hosts = dsh_strv_length(network->allow_hosts) > 0;
+
+        if (!policy->network_given)
+                return 0;
+        if (hosts && policy->network_word)
+                return cli_usage_error("--allow-host selects the allow-list; it cannot be combined with --network on|off");
+        if (network->allow_local_port_count > 0 && policy->network_word && strcmp(policy->network_word, "on") == 0)
+                return cli_usage_error("--allow-local-port limits the network to those ports; it cannot be combined "
+                                       "with --network on");
+        if (network->dns_upstream && !hosts)
+                return cli_usage_error("--dns-upstream names the allow-list's resolver; it needs --allow-host");
+        if (hosts)
+                network->mode = DSH_NETWORK_ALLOW_LIST;
+        else if (policy->network_word)
+                dsh_network_mode_parse(policy->network_word, &network->mode);
+        else
+                network->mode = DSH_NETWORK_OFF;
+        return 0;
+}
+
 /* Stores a shared option's value; returns 0, 1 when `key` is not one, or CLI_EXIT_USAGE after printing. */
 static int store_policy_option(int key, const char *value, cli_policy_options *policy)
 {
@@ -225,6 +341,14 @@ static int store_policy_option(int key, const char *value, cli_policy_options *p
                 return 0;
         case OPTION_ALLOW_UNIX_SOCKET:
                 return store_allowed_unix_socket(value, policy);
+        case OPTION_NETWORK:
+                return store_network_word(value, policy);
+        case OPTION_ALLOW_HOST:
+                return store_allowed_host(value, policy);
+        case OPTION_ALLOW_LOCAL_PORT:
+                return store_allowed_local_port(value, policy);
+        case OPTION_DNS_UPSTREAM:
+                return store_dns_upstream(value, policy);
         default:
                 return 1;
         }
@@ -375,6 +499,8 @@ int cli_options_parse(const cli_command_line *line, int argc, char **argv, cli_p
                         if (line->own_option)
                                 result = line->own_option(CLI_OPTION_OPERAND, argv[optind], line->data);
         }
+        if (result == 0 && policy)
+                result = finish_network_options(policy);
         if (result == 0)
                 *operands = optind;
         free(table);

@@ -28,7 +28,9 @@ enum {
         CLI_POLICY_CONFIG = 1 << 5,        /* -c, --config FILE */
         CLI_POLICY_REMOTE = 1 << 6,        /* --remote DEST: run, confine, bash, probe only */
         CLI_POLICY_ALLOW_UNIX_SOCKET = 1 << 7,  /* --allow-unix-socket PATH (repeatable) */
-        CLI_POLICY_ALL = ((1 << 6) - 1) | CLI_POLICY_ALLOW_UNIX_SOCKET,
+        /* --network on|off, --allow-host PATTERN, --allow-local-port PORT (both repeatable), --dns-upstream IP:PORT */
+        CLI_POLICY_NETWORK = 1 << 8,
+        CLI_POLICY_ALL = ((1 << 6) - 1) | CLI_POLICY_ALLOW_UNIX_SOCKET | CLI_POLICY_NETWORK,
 };
 
 /*
@@ -115,7 +117,10 @@ int cli_command_status(int result);
 /*
  * Parses argv[1..] (argv[0] is the subcommand's name) as `line` describes,
  * the shared policy options into `policy` (values point into argv;
- * --allow-write's list is owned: cli_policy_options_clear()).  Returns 0
+ * --allow-write's list and the network are owned: cli_policy_options_clear()).
+ * The network options are judged together once all are read (docs/cli.md,
+ * "Network"): --allow-host with --network, --allow-local-port with
+ * --network on, --dns-upstream without --allow-host are usage errors.  Returns 0
  * with *operands the index of the first operand (argc when there is none),
  * CLI_PARSE_DONE after printing --help or --version on stdout, or
  * CLI_EXIT_USAGE after printing what was wrong.  `policy` may be NULL when

@@ -14,6 +14,7 @@ void cli_policy_options_clear(cli_policy_options *options)
 {
         dsh_strv_free(options->allow_write);
         dsh_strv_free(options->allow_unix_socket);
+        dsh_network_policy_clear(&options->network);
         *options = (cli_policy_options) CLI_POLICY_OPTIONS_INIT;
 }
 
@@ -38,6 +39,7 @@ int cli_policy_request(const cli_policy_options *options, dsh_policy_request *re
         request->workspace_root = options->root;
         request->additional_writable_roots = options->allow_write;
         request->allowed_unix_sockets = options->allow_unix_socket;
+        request->network = options->network_given ? &options->network : NULL;
         return 0;
 }
 

@@ -15,9 +15,19 @@ typedef struct cli_policy_options {
         const char *config_path;   /* --config */
         const char *remote;        /* --remote: the ssh destination, or NULL for this host */
         char **allow_unix_socket;  /* --allow-unix-socket, repeatable, made absolute, each a socket; owned */
+        /*
+         * --network, --allow-host, --allow-local-port and --dns-upstream, each
+         * entry checked as it is read, the mode set once all are (--allow-host:
+         * the allow-list; else --network's word; else --allow-local-port: off);
+         * owned.  network_given: any of them was, and the call's network then
+         * replaces the config's whole.
+         */
+        const char *network_word;  /* --network as typed: "on" or "off" */
+        dsh_network_policy network;
+        bool network_given;
 } cli_policy_options;
 
-#define CLI_POLICY_OPTIONS_INIT { NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL }
+#define CLI_POLICY_OPTIONS_INIT { NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, DSH_NETWORK_POLICY_INIT, false }
 
 void cli_policy_options_clear(cli_policy_options *options);
 
@@ -27,7 +37,7 @@ void cli_policy_options_clear(cli_policy_options *options);
 void cli_policy_runtime_options(const cli_policy_options *options, dsh_runtime_options *runtime_options);
 
 /*
- * The request --mode, --root, --allow-write and --allow-unix-socket ask for (the session is the
+ * The request --mode, --root, --allow-write, --allow-unix-socket and the network options ask for (the session is the
  * caller's to add; `request` points into `options`).  Returns 0, or
  * CLI_EXIT_USAGE after printing an unknown mode.
  */

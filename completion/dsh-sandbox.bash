@@ -5,7 +5,11 @@
 
 _dsh_sandbox_modes="read-only workspace-write danger-full-access"
 _dsh_sandbox_backends="auto bwrap landlock"
-_dsh_sandbox_policy_options="-m --mode -r --root -w --allow-write --allow-unix-socket -s --session -b --backend -c --config"
+_dsh_sandbox_policy_options="-m --mode -r --root -w --allow-write --allow-unix-socket --network --allow-host"
+_dsh_sandbox_policy_options+=" --allow-local-port --dns-upstream -s --session -b --backend -c --config"
+_dsh_sandbox_network_words="on off"
+# The named sets an --allow-host may give instead of a pattern (docs/network.md).
+_dsh_sandbox_named_sets="@npm @pypi @github @gitlab @crates @go @debian"
 # `fs` takes no backend, and in `fs rm` the letter -r is --recursive's (--root is spelt out there).
 _dsh_sandbox_fs_options="-m --mode --root -w --allow-write -s --session -c --config --json -h --help"
 
@@ -35,6 +39,12 @@ _dsh_sandbox_option_value()
                 mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;
         --remote)
                 mapfile -t COMPREPLY < <(compgen -A hostname -- "$cur") ;;
+        --network)
+                mapfile -t COMPREPLY < <(compgen -W "$_dsh_sandbox_network_words" -- "$cur") ;;
+        --allow-host)
+                mapfile -t COMPREPLY < <(compgen -W "$_dsh_sandbox_named_sets" -- "$cur") ;;
+        --allow-local-port | --dns-upstream)
+                ;;  # a number, an address: nothing to offer, and no file name either
         *)
                 return 1 ;;
         esac
@@ -143,7 +153,7 @@ _dsh_sandbox()
                 elif [[ $word == -* ]]; then
                         case $word in
                         -m | --mode | -r | --root | -w | --allow-write | --allow-unix-socket | -s | --session | \
-                                -b | --backend | \
+                                -b | --backend | --network | --allow-host | --allow-local-port | --dns-upstream | \
                                 -c | --config | --remote | --cwd | --parent | --old | --new | --timeout | \
                                 --sandbox-permissions | \
                                 --justification | --approval-command | --approval-timeout | --output-limit)

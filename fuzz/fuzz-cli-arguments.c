@@ -43,6 +43,30 @@ static void check_options(char *const *argv, const cli_policy_options *options, 
         FUZZ_CHECK((taken & CLI_POLICY_SESSION) || !options->session);
         FUZZ_CHECK((taken & CLI_POLICY_BACKEND) || !options->backend);
         FUZZ_CHECK((taken & CLI_POLICY_CONFIG) || !options->config_path);
+        /* The network: each entry one the library takes, whatever ended the parse. */
+        FUZZ_CHECK((taken & CLI_POLICY_NETWORK) || !options->network_given);
+        check_value(argv, options->network_word);
+        FUZZ_CHECK(!options->network_word || strcmp(options->network_word, "on") == 0 ||
+                   strcmp(options->network_word, "off") == 0);
+        for (char **host = options->network.allow_hosts; host && *host; host++)
+                FUZZ_CHECK(dsh_network_pattern_check(*host, NULL) == 0);
+        for (size_t i = 0; i < options->network.allow_local_port_count; i++)
+                FUZZ_CHECK(options->network.allow_local_ports[i] != 0);
+        FUZZ_CHECK(!options->network.dns_upstream || dsh_network_upstream_check(options->network.dns_upstream) == 0);
+}
+
+/* After a parse that succeeded: the network's mode is what its flags select, and the refused pairs never pass. */
+static void check_network_mode(const cli_policy_options *options)
+{
+        const dsh_network_policy *network = &options->network;
+        bool hosts = dsh_strv_length(network->allow_hosts) > 0;
+
+        if (!options->network_given)
+                return;
+        FUZZ_CHECK(hosts == (network->mode == DSH_NETWORK_ALLOW_LIST));
+        FUZZ_CHECK(!(hosts && options->network_word));
+        FUZZ_CHECK(!network->dns_upstream || hosts);
+        FUZZ_CHECK(network->mode != DSH_NETWORK_ON || network->allow_local_port_count == 0);
 }
 
 static void parse_policy_and_command(int argc, char **argv)
@@ -56,6 +80,7 @@ static void parse_policy_and_command(int argc, char **argv)
                 /* getopt_long stops at a word that is not an option; one that looks like one came after `--`. */
                 if ((*command)[0] == '-' && (*command)[1] != '\0')
                         FUZZ_CHECK(strcmp(command[-1], "--") == 0);
+                check_network_mode(&options);
         } else {
                 FUZZ_CHECK(result == CLI_PARSE_DONE || result == CLI_EXIT_USAGE);
         }

@@ -24,6 +24,14 @@ static void check_loaded(const dsh_config *config)
                 FUZZ_CHECK((*argument)[0] != '\0');
         for (char **signature = config->runner_failure_signatures; signature && *signature; signature++)
                 FUZZ_CHECK((*signature)[0] != '\0' && !strpbrk(*signature, "\r\n"));
+        /* The network: a known mode, hosts only with the allow-list, each entry one the CLI would take too. */
+        FUZZ_CHECK((unsigned) config->network.mode <= DSH_NETWORK_ALLOW_LIST);
+        FUZZ_CHECK((config->network.mode == DSH_NETWORK_ALLOW_LIST) == (dsh_strv_length(config->network.allow_hosts) > 0));
+        for (char **host = config->network.allow_hosts; host && *host; host++)
+                FUZZ_CHECK(dsh_network_pattern_check(*host, NULL) == 0);
+        for (size_t i = 0; i < config->network.allow_local_port_count; i++)
+                FUZZ_CHECK(config->network.allow_local_ports[i] != 0);
+        FUZZ_CHECK(!config->network.dns_upstream || dsh_network_upstream_check(config->network.dns_upstream) == 0);
         /* The operator override comes whole or not at all. */
         FUZZ_CHECK(!config->runner_failure_signatures || config->runner_command);
         FUZZ_CHECK(!config->runner_command || (dsh_strv_length(config->runner_command) > 0 &&

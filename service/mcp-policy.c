@@ -51,6 +51,19 @@ static char *selected_backend(service_context *context, const service_policy_fie
         char *backend = NULL;
         int result;
 
+        if (policy->mode == DSH_MODE_DANGER_FULL_ACCESS && policy->network.mode != DSH_NETWORK_ON) {
+                /* Every call would be refused (nothing confines that mode, so no network policy is held): said now. */
+                dsh_policy prepared;
+
+                if (dsh_policy_copy(&prepared, policy) < 0) {
+                        service_error_set(error, ENOMEM, "out of memory");
+                        return NULL;
+                }
+                result = dsh_policy_prepare(&prepared, error);
+                dsh_policy_clear(&prepared);
+                if (result < 0)
+                        return NULL;
+        }
         if (policy->mode == DSH_MODE_DANGER_FULL_ACCESS)
                 return strdup("none");
         result = service_runtime_acquire(context, fields->backend, &runtime, error);
@@ -72,6 +85,28 @@ static void write_quoted_list(FILE *out, char *const *paths)
         }
         for (char *const *path = paths; *path; path++)
                 fprintf(out, "%s\"%s\"", path == paths ? "" : ", ", *path);
+}
+
+/* Said only when the network is not on, which is what a model assumes. */
+static void write_network(FILE *out, const dsh_network_policy *network)
+{
+        if (network->mode == DSH_NETWORK_OFF)
+                fputs(" The network is off: nothing outside the sandbox is reached, the host's loopback included (a "
+                      "server a command starts itself is reached)",
+                      out);
+        if (network->mode == DSH_NETWORK_ALLOW_LIST) {
+                fputs(" The network is an allow-list: only these hosts are reached, through a proxy the proxy "
+                      "variables name, and only their names resolve: ",
+                      out);
+                write_quoted_list(out, network->allow_hosts);
+        }
+        if (network->mode != DSH_NETWORK_ON && network->allow_local_port_count > 0) {
+                fputs("; host loopback ports reached: ", out);
+                for (size_t i = 0; i < network->allow_local_port_count; i++)
+                        fprintf(out, "%s%u", i == 0 ? "" : ", ", network->allow_local_ports[i]);
+        }
+        if (network->mode != DSH_NETWORK_ON)
+                fputs(".", out);
 }
 
 int mcp_describe_policy(service_context *context, const service_policy_fields *fields, char **text_out,
@@ -96,6 +131,7 @@ int mcp_describe_policy(service_context *context, const service_policy_fields *f
                 write_quoted_list(out, policy.additional_writable_roots);
                 fprintf(out, "; sandbox backend \"%s\". %s, and TMPDIR points there.", backend,
                         temp_area_text(backend, policy.mode));
+                write_network(out, &policy.network);
                 if (fields->session_id)
                         fprintf(out, " The mode is the session's: the user may change it between calls, and each "
                                      "bash result names the mode it ran under.");

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dsh-sandbox/json.h"
 #include "dsh-sandbox/provider.h"
 
 #include "serve-params.h"
@@ -20,6 +21,7 @@ void serve_policy_clear(serve_policy *policy)
 {
         dsh_strv_free(policy->allow_write);
         dsh_strv_free(policy->allow_unix_sockets);
+        dsh_network_policy_clear(&policy->network);
         *policy = (serve_policy) SERVE_POLICY_INIT;
 }
 
@@ -55,6 +57,41 @@ int serve_param_backend(rpc_call *call, const char **backend_out)
         return 0;
 }
 
+/*
+ * `network`, read by the library's own decoder, so that an entry serve
+ * takes is one the CLI and the config take: a bad one is -32602 naming it
+ * ("invalid params: network: \"allowHosts\"[1] \"*\": <reason>").
+ * 0 with policy->network, 1 when absent or null, -1 after answering.
+ */
+static int serve_param_network(rpc_call *call, serve_policy *policy)
+{
+        static const char what[] = "network";
+        json_t *member = json_object_get(rpc_call_params(call), what);
+        dsh_error error = DSH_ERROR_INIT;
+        char *text;
+        int result;
+
+        if (!member || json_is_null(member))
+                return 1;
+        text = json_dumps(member, JSON_ENCODE_ANY | JSON_COMPACT);
+        if (!text)
+                return rpc_call_fail_params(call, what, "out of memory"), -1;
+        result = dsh_json_decode_network_policy(text, strlen(text), what, &policy->network, &error);
+        free(text);
+        if (result < 0) {
+                const char *message = error.message ? error.message : "is not a network policy";
+
+                /* The decoder names the value first ("network: ..."), which the params message names already. */
+                if (strncmp(message, "network: ", 9) == 0)
+                        message += 9;
+                rpc_call_fail_params(call, what, message);
+                dsh_error_clear(&error);
+                return -1;
+        }
+        policy->fields.network = &policy->network;
+        return 0;
+}
+
 int serve_param_policy(rpc_call *call, serve_policy *policy)
 {
         service_policy_fields *fields = &policy->fields;
@@ -64,7 +101,7 @@ int serve_param_policy(rpc_call *call, serve_policy *policy)
             rpc_param_string(call, "root", false, &fields->root) < 0 ||
             rpc_param_string_array(call, "allowWrite", false, &policy->allow_write) < 0 ||
             rpc_param_string_array(call, "allowUnixSockets", false, &policy->allow_unix_sockets) < 0 ||
-            serve_param_backend(call, &fields->backend) < 0)
+            serve_param_backend(call, &fields->backend) < 0 || serve_param_network(call, policy) < 0)
                 return -1;
         found = serve_param_mode(call, "mode", false, &fields->mode);
         if (found < 0)

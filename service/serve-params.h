@@ -27,15 +27,18 @@ typedef struct serve_policy {
         service_policy_fields fields;
         char **allow_write;    /* owned: the `allowWrite` copy fields.allow_write points to */
         char **allow_unix_sockets;  /* owned: the `allowUnixSockets` copy fields.allow_unix_sockets points to */
+        dsh_network_policy network; /* owned: the `network` fields.network points to when given */
 } serve_policy;
 
-#define SERVE_POLICY_INIT { SERVICE_POLICY_FIELDS_INIT, NULL, NULL }
+#define SERVE_POLICY_INIT { SERVICE_POLICY_FIELDS_INIT, NULL, NULL, DSH_NETWORK_POLICY_INIT }
 
 void serve_policy_clear(serve_policy *policy);
 
 /*
- * Reads `sessionId`, `mode`, `root`, `allowWrite` and `backend`, each
- * optional.  Returns 0, or -1 after answering -32602 naming the bad one.
+ * Reads `sessionId`, `mode`, `root`, `allowWrite`, `allowUnixSockets`,
+ * `network` (the config's shape: "on", "off" or {allowHosts,
+ * allowLocalPorts, dnsUpstream}; given, it replaces the config's whole) and
+ * `backend`, each optional.  Returns 0, or -1 after answering -32602 naming the bad one.
  */
 int serve_param_policy(rpc_call *call, serve_policy *policy);
 

@@ -278,6 +278,7 @@ static int resolve_locked(service_context *context, const service_policy_fields 
         request.workspace_root = fields->root;
         request.additional_writable_roots = fields->allow_write;
         request.allowed_unix_sockets = fields->allow_unix_sockets;
+        request.network = fields->network;
         return dsh_runtime_resolve(context->primary, &request, policy_out, error);
 }
 

@@ -41,9 +41,10 @@ typedef struct service_policy_fields {
         char *const *allow_write;       /* extra writable roots; may be NULL */
         const char *backend;            /* NULL or "auto": the configured chain; "bwrap", "landlock" */
         char *const *allow_unix_sockets;  /* allow-listed unix sockets besides the config's; may be NULL */
+        const dsh_network_policy *network;  /* the call's own network, replacing the config's whole; NULL: the config's */
 } service_policy_fields;
 
-#define SERVICE_POLICY_FIELDS_INIT { NULL, false, DSH_MODE_READ_ONLY, NULL, NULL, NULL, NULL }
+#define SERVICE_POLICY_FIELDS_INIT { NULL, false, DSH_MODE_READ_ONLY, NULL, NULL, NULL, NULL, NULL }
 
 /*
  * A context over runtimes made from `options` (copied; its `backend` is

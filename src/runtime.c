@@ -81,7 +81,9 @@ static int copy_config(dsh_config *out, const dsh_config *in, dsh_error *error)
         out->ssh_command = NULL;
         out->remote_program = NULL;
         out->allowed_unix_sockets = NULL;
-        if ((in->workspace_root && !(out->workspace_root = strdup(in->workspace_root))) ||
+        out->network = (dsh_network_policy) DSH_NETWORK_POLICY_INIT;
+        if (dsh_network_policy_copy(&out->network, &in->network) < 0 ||
+            (in->workspace_root && !(out->workspace_root = strdup(in->workspace_root))) ||
             copy_strv(&out->additional_writable_roots, in->additional_writable_roots) < 0 ||
             copy_strv(&out->backends, in->backends) < 0 || copy_strv(&out->runner_command, in->runner_command) < 0 ||
             copy_strv(&out->runner_failure_signatures, in->runner_failure_signatures) < 0 ||

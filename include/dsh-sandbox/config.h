@@ -7,7 +7,7 @@
  *    "runnerCommand": ["/usr/bin/runner", "--flag"], "runnerFailureSignatures": ["runner: "],
  *    "protectedSubpaths": {"add": ["secrets"], "remove": [".vscode"]}, "requireProtectedSubpaths": false,
  *    "sshCommand": ["ssh", "-F", "/abs/ssh_config"], "remoteProgram": "dsh-sandbox",
- *    "fileReadLimitBytes": 16777216}
+ *    "fileReadLimitBytes": 16777216, "network": {"allowHosts": ["@npm", "*.example.com:443"]}}
  *
  * Every key is optional.  Unknown keys and bad values are rejected at load
  * with a message that names the file and the key ("config <path>: key
@@ -61,6 +61,10 @@ typedef struct dsh_config {
         /* allowUnixSockets: absolute paths of unix sockets every confined command may connect to wherever
          * they lie (an ssh-agent's, a gpg-agent's); each must be a socket when a call is prepared.  NULL: none. */
         char **allowed_unix_sockets;
+        /* network: "on" (the default), "off", or {"allowHosts": [...], "allowLocalPorts": [...], "dnsUpstream":
+         * "IP:PORT"} (docs/configuration.md); every entry checked at load.  The default of every call; a call's
+         * own network (flags, params) replaces it whole. */
+        dsh_network_policy network;
 } dsh_config;
 
 /*

@@ -119,6 +119,21 @@ DSH_PUBLIC int dsh_json_encode_policy(const dsh_policy *policy, char **text_out,
  */
 DSH_PUBLIC int dsh_json_decode_policy(const char *text, size_t length, dsh_policy *policy_out, dsh_error *error);
 
+/*
+ * The network dimension alone, in the config's shape (docs/configuration.md,
+ * "network"): "on", "off", or {"allowHosts": [...], "allowLocalPorts":
+ * [...], "dnsUpstream": "IP:PORT"}; an object without hosts is off with
+ * its local ports.  The policy's "network" member has this shape (absent:
+ * on).  The decoder checks every entry with dsh_network_pattern_check()
+ * ("<what>: \"allowHosts\"[1] \"*\": <reason>"), each port (1..65535) and
+ * the upstream, refuses unknown keys, and keeps the entries as written
+ * (dsh_policy_prepare() expands the named sets).  `network_out` is
+ * DSH_NETWORK_POLICY_INIT on failure.
+ */
+DSH_PUBLIC int dsh_json_encode_network_policy(const dsh_network_policy *network, char **text_out, dsh_error *error);
+DSH_PUBLIC int dsh_json_decode_network_policy(const char *text, size_t length, const char *what,
+                                              dsh_network_policy *network_out, dsh_error *error);
+
 /* ---------------------------------------------------------- errors -- */
 
 /*

@@ -240,9 +240,12 @@ typedef struct dsh_policy_request {
         char *const *additional_writable_roots;  /* per-call extra roots; may be NULL */
         char *const *allowed_unix_sockets;  /* per-call allow-listed unix sockets, absolute, besides the
                                                config's allowUnixSockets; may be NULL */
+        /* The call's own network (copied); NULL: the config's `network`.  It replaces the config's whole:
+         * the two are never merged (an allow-list of the call's is not widened by the config's). */
+        const dsh_network_policy *network;
 } dsh_policy_request;
 
-#define DSH_POLICY_REQUEST_INIT { NULL, false, DSH_MODE_READ_ONLY, NULL, NULL, NULL }
+#define DSH_POLICY_REQUEST_INIT { NULL, false, DSH_MODE_READ_ONLY, NULL, NULL, NULL, NULL }
 
 /*
  * resolve({session?, mode?}).  mode = the explicit mode, else the session's
@@ -256,7 +259,8 @@ typedef struct dsh_policy_request {
  * canonical when recorded, so the link was put there since, perhaps by a
  * confined command, and is not followed.  Writable roots = the configured ones, the request's,
  * and the session's live registrations, snapshotted (de-duplicated, in that
- * order).  `policy_out` must be cleared; the caller owns the result.
+ * order).  Network = the request's, else the config's (copied as given:
+ * dsh_policy_prepare() checks and expands it).  `policy_out` must be cleared; the caller owns the result.
  */
 DSH_PUBLIC int dsh_policy_service_resolve(dsh_policy_service *service, const dsh_policy_request *request,
                                           dsh_policy *policy_out, dsh_error *error);

@@ -19,6 +19,7 @@
 #include "base/error.h"
 #include "base/json-core.h"
 #include "base/xdg.h"
+#include "policy/policy-json.h"
 
 void dsh_config_clear(dsh_config *config)
 {
@@ -33,6 +34,7 @@ void dsh_config_clear(dsh_config *config)
         dsh_strv_free(config->ssh_command);
         free(config->remote_program);
         dsh_strv_free(config->allowed_unix_sockets);
+        dsh_network_policy_clear(&config->network);
         memset(config, 0, sizeof(*config));
 }
 
@@ -231,6 +233,22 @@ static int load_allowed_unix_sockets(const struct load_context *context, const c
                 return key_error(context, key, "%s is not an absolute path", quoted_path ? quoted_path : "\"?\"");
         }
         return result;
+}
+
+/* The policy's own shape and checks (policy-json.c): an entry the CLI would refuse is refused here too. */
+static int load_network(const struct load_context *context, const char *key, json_t *value, dsh_config *config)
+{
+        dsh_autofree char *quoted_key = quoted_text(key);
+        dsh_autofree char *what = NULL;
+        dsh_network_policy network;
+
+        if (asprintf(&what, "config %s: key %s", context->path, quoted_key ? quoted_key : "\"?\"") < 0)
+                return out_of_memory(context);
+        if (dsh_json_network_from_value(value, what, &dsh_json_root, &network, context->error) < 0)
+                return -EINVAL;
+        dsh_network_policy_clear(&config->network);
+        config->network = network;
+        return 0;
 }
 
 /* Checked here, with the provider's own list, so that no subcommand can accept a chain `run` would refuse. */
@@ -499,6 +517,7 @@ static int load_key(const struct load_context *context, const char *key, json_t 
                 { "remoteProgram", load_remote_program },
                 { "fileReadLimitBytes", load_file_read_limit },
                 { "allowUnixSockets", load_allowed_unix_sockets },
+                { "network", load_network },
         };
 
         for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)

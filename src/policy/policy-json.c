@@ -15,6 +15,149 @@
 #include "base/json-core.h"
 #include "policy/policy-json.h"
 
+/* --------------------------------------------------------------- network -- */
+
+static json_t *local_ports_value(dsh_json_encoder *encoder, const dsh_network_policy *network)
+{
+        json_t *ports = dsh_json_encoder_new(encoder, json_array());
+
+        for (size_t i = 0; ports && i < network->allow_local_port_count; i++)
+                dsh_json_append_element(encoder, ports,
+                                        dsh_json_encoder_new(encoder, json_integer(network->allow_local_ports[i])));
+        return ports;
+}
+
+json_t *dsh_json_network_value(dsh_json_encoder *encoder, const dsh_network_policy *network,
+                               const dsh_json_path *path)
+{
+        bool restricted = network->allow_local_port_count > 0 || network->dns_upstream;
+        json_t *object;
+
+        if ((unsigned) network->mode > DSH_NETWORK_ALLOW_LIST || network->mode == DSH_NETWORK_ON ||
+            (network->mode == DSH_NETWORK_OFF && dsh_strv_length(network->allow_hosts) > 0)) {
+                /* Off with hosts would read back as an allow-list: a shape that says more than the policy holds. */
+                if (network->mode == DSH_NETWORK_ON)
+                        return dsh_json_string_value(encoder, "on", path);
+                dsh_json_invalid(encoder->error, encoder->what, path, "is not a network policy");
+                encoder->failed = true;
+                return NULL;
+        }
+        if (network->mode == DSH_NETWORK_OFF && !restricted)
+                return dsh_json_string_value(encoder, "off", path);
+        object = dsh_json_encoder_new(encoder, json_object());
+        if (network->mode == DSH_NETWORK_ALLOW_LIST)
+                dsh_json_set_strings_member(encoder, object, path, "allowHosts", network->allow_hosts);
+        if (network->allow_local_port_count > 0)
+                dsh_json_set_member(encoder, object, "allowLocalPorts", local_ports_value(encoder, network));
+        if (network->dns_upstream)
+                dsh_json_set_string_member(encoder, object, path, "dnsUpstream", network->dns_upstream);
+        return object;
+}
+
+static int decode_allow_hosts(dsh_json_decoder *decoder, const json_t *value, const dsh_json_path *path,
+                              dsh_network_policy *network)
+{
+        dsh_json_path list = dsh_json_path_key(path, "allowHosts");
+        int result = dsh_json_decode_string_list(decoder, value, path, "allowHosts", DSH_JSON_TEXT_NON_EMPTY,
+                                                 &network->allow_hosts);
+
+        for (size_t i = 0; result == 0 && network->allow_hosts && network->allow_hosts[i]; i++) {
+                dsh_json_path element = dsh_json_path_index(&list, i);
+                const char *reason = NULL;
+                dsh_autofree char *printable = NULL;
+
+                if (dsh_network_pattern_check(network->allow_hosts[i], &reason) == 0)
+                        continue;
+                printable = dsh_error_printable_text(network->allow_hosts[i]);
+                result = dsh_json_invalid(decoder->error, decoder->what, &element, "\"%s\": %s",
+                                          printable ? printable : "?", reason);
+        }
+        return result;
+}
+
+static int decode_local_ports(dsh_json_decoder *decoder, const json_t *value, const dsh_json_path *path,
+                              dsh_network_policy *network)
+{
+        dsh_json_path list = dsh_json_path_key(path, "allowLocalPorts");
+        const json_t *member = NULL;
+        int result = dsh_json_find_member(decoder, value, &list, "allowLocalPorts", 0, &member);
+        size_t count;
+
+        if (result < 0 || !member)
+                return result;
+        if (!json_is_array(member))
+                return dsh_json_invalid(decoder->error, decoder->what, &list, "must be an array of ports");
+        count = json_array_size(member);
+        if (count == 0)
+                return 0;
+        network->allow_local_ports = calloc(count, sizeof(*network->allow_local_ports));
+        if (!network->allow_local_ports)
+                return dsh_json_out_of_memory(decoder->error, decoder->what);
+        for (size_t i = 0; i < count; i++) {
+                const json_t *port = json_array_get(member, i);
+                dsh_json_path element = dsh_json_path_index(&list, i);
+
+                if (!json_is_integer(port) || json_integer_value(port) < 1 || json_integer_value(port) > 65535)
+                        return dsh_json_invalid(decoder->error, decoder->what, &element,
+                                                "must be a port, a whole number from 1 to 65535");
+                network->allow_local_ports[i] = (unsigned short) json_integer_value(port);
+                network->allow_local_port_count = i + 1;
+        }
+        return 0;
+}
+
+static int decode_network_object(dsh_json_decoder *decoder, const json_t *value, const dsh_json_path *path,
+                                 dsh_network_policy *network)
+{
+        static const char *const keys[] = { "allowHosts", "allowLocalPorts", "dnsUpstream", NULL };
+        dsh_json_path upstream = dsh_json_path_key(path, "dnsUpstream");
+        int result = dsh_json_check_object(decoder, value, path, keys);
+
+        if (result == 0)
+                result = decode_allow_hosts(decoder, value, path, network);
+        if (result == 0)
+                result = decode_local_ports(decoder, value, path, network);
+        if (result == 0)
+                result = dsh_json_decode_string_member(decoder, value, path, "dnsUpstream", DSH_JSON_TEXT_NON_EMPTY,
+                                                       &network->dns_upstream);
+        if (result == 0 && network->dns_upstream && dsh_network_upstream_check(network->dns_upstream) < 0)
+                result = dsh_json_invalid(decoder->error, decoder->what, &upstream,
+                                          "must be IPV4:PORT or [IPV6]:PORT (a resolver's address, not its name)");
+        /* Hosts make the allow-list; an object without them is off with its local ports. */
+        network->mode = dsh_strv_length(network->allow_hosts) > 0 ? DSH_NETWORK_ALLOW_LIST : DSH_NETWORK_OFF;
+        return result;
+}
+
+int dsh_json_network_from_value(const json_t *value, const char *what, const dsh_json_path *path,
+                                dsh_network_policy *network_out, dsh_error *error)
+{
+        dsh_network_policy network = DSH_NETWORK_POLICY_INIT;
+        dsh_json_decoder decoder = { what, error };
+        const char *word = json_string_value(value);
+        int result;
+
+        *network_out = (dsh_network_policy) DSH_NETWORK_POLICY_INIT;
+        if (json_is_string(value)) {
+                if (strlen(word) != json_string_length(value) || dsh_network_mode_parse(word, &network.mode) < 0)
+                        return dsh_json_invalid(error, what, path,
+                                                "must be \"on\", \"off\" or {\"allowHosts\": [...], "
+                                                "\"allowLocalPorts\": [...], \"dnsUpstream\": \"IP:PORT\"}");
+                *network_out = network;
+                return 0;
+        }
+        if (!json_is_object(value))
+                return dsh_json_invalid(error, what, path,
+                                        "must be \"on\", \"off\" or {\"allowHosts\": [...], \"allowLocalPorts\": "
+                                        "[...], \"dnsUpstream\": \"IP:PORT\"}");
+        result = decode_network_object(&decoder, value, path, &network);
+        if (result < 0) {
+                dsh_network_policy_clear(&network);
+                return result;
+        }
+        *network_out = network;
+        return 0;
+}
+
 /* ---------------------------------------------------------------- policy -- */
 
 json_t *dsh_json_policy_value(const dsh_policy *policy, const char *what, dsh_error *error)
@@ -38,13 +181,20 @@ json_t *dsh_json_policy_value(const dsh_policy *policy, const char *what, dsh_er
         if (dsh_strv_length(policy->allowed_unix_sockets) > 0)
                 dsh_json_set_strings_member(&encoder, object, &dsh_json_root, "allowedUnixSockets",
                                             policy->allowed_unix_sockets);
+        /* Absent is on: a policy that says nothing of the network is today's, and reads back the same. */
+        if (policy->network.mode != DSH_NETWORK_ON) {
+                dsh_json_path path = dsh_json_path_key(&dsh_json_root, "network");
+
+                dsh_json_set_member(&encoder, object, "network", dsh_json_network_value(&encoder, &policy->network,
+                                                                                       &path));
+        }
         return dsh_json_encoder_finish(&encoder, object);
 }
 
 int dsh_json_policy_from_value(const json_t *value, const char *what, dsh_policy *policy_out, dsh_error *error)
 {
         static const char *const keys[] = { "mode", "workspaceRoot", "additionalWritableRoots", "sessionId",
-                                             "allowedUnixSockets", NULL };
+                                             "allowedUnixSockets", "network", NULL };
         dsh_policy policy = DSH_POLICY_INIT;
         dsh_json_decoder decoder = { what, error };
         int result = dsh_json_check_object(&decoder, value, &dsh_json_root, keys);
@@ -64,6 +214,12 @@ int dsh_json_policy_from_value(const json_t *value, const char *what, dsh_policy
         if (result == 0)
                 result = dsh_json_decode_string_member(&decoder, value, &dsh_json_root, "sessionId", 0,
                                                        &policy.session_id);
+        if (result == 0 && json_object_get(value, "network")) {
+                dsh_json_path path = dsh_json_path_key(&dsh_json_root, "network");
+
+                result = dsh_json_network_from_value(json_object_get(value, "network"), what, &path,
+                                                     &policy.network, error);
+        }
         if (result == 0 && policy.session_id && !dsh_session_id_is_valid(policy.session_id)) {
                 dsh_json_path path = dsh_json_path_key(&dsh_json_root, "sessionId");
 
@@ -205,6 +361,43 @@ int dsh_json_encode_policy(const dsh_policy *policy, char **text_out, dsh_error 
         int result = dsh_json_value_text(dsh_json_policy_value(policy, "policy", used), text_out, used);
 
         dsh_error_clear(&local);
+        return result;
+}
+
+int dsh_json_encode_network_policy(const dsh_network_policy *network, char **text_out, dsh_error *error)
+{
+        dsh_error local = DSH_ERROR_INIT, *used = dsh_json_error_or(error, &local);
+        dsh_json_encoder encoder = { "network", used, false };
+        json_t *value = dsh_json_encoder_finish(&encoder, dsh_json_network_value(&encoder, network, &dsh_json_root));
+        int result = 0;
+
+        /* A bare "on" or "off" is a whole value here, which the core's dump (objects only) does not write. */
+        *text_out = NULL;
+        if (!value)
+                result = used->errno_value > 0 ? -used->errno_value : -EINVAL;
+        else if (!(*text_out = json_dumps(value, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY)))
+                result = dsh_error_set(used, DSH_ERROR_SYSTEM, ENOMEM, "cannot encode JSON: out of memory");
+        json_decref(value);
+        dsh_error_clear(&local);
+        return result;
+}
+
+int dsh_json_decode_network_policy(const char *text, size_t length, const char *what,
+                                   dsh_network_policy *network_out, dsh_error *error)
+{
+        json_error_t json_error;
+        json_t *value = json_loadb(text, length, JSON_DECODE_ANY | DSH_JSON_STRICT_PARSE, &json_error);
+        int result;
+
+        *network_out = (dsh_network_policy) DSH_NETWORK_POLICY_INIT;
+        if (!value) {
+                dsh_autofree char *reason = dsh_error_printable_text(json_error.text);
+
+                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "%s: not valid JSON: %s", what,
+                                     reason ? reason : "?");
+        }
+        result = dsh_json_network_from_value(value, what, &dsh_json_root, network_out, error);
+        json_decref(value);
         return result;
 }
 

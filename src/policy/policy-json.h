@@ -14,11 +14,30 @@
 #include <jansson.h>
 
 #include "dsh-sandbox/json.h"
+#include "base/json-core.h"
 #include "base/util.h"
 
 DSH_INTERNAL json_t *dsh_json_policy_value(const dsh_policy *policy, const char *what, dsh_error *error);
 DSH_INTERNAL int dsh_json_policy_from_value(const json_t *value, const char *what, dsh_policy *policy_out,
                                             dsh_error *error);
+
+/*
+ * The network dimension in the config's shape (docs/configuration.md,
+ * "network"): "on", "off", or {"allowHosts": [...], "allowLocalPorts":
+ * [...], "dnsUpstream": "IP:PORT"}, an object without hosts being off with
+ * its local ports.  The encoder writes "off" for off without ports or
+ * upstream, the object otherwise, "on" for on; it refuses a network whose
+ * fields contradict its mode (hosts with off).  The decoder checks every
+ * entry (dsh_network_pattern_check(): `"allowHosts"[i] "ENTRY": <reason>`),
+ * each port (an integer from 1 to 65535) and the upstream
+ * (dsh_network_upstream_check()), refuses unknown keys, and keeps the
+ * entries as written (dsh_policy_prepare() expands the named sets).
+ * `path` names the value inside `what`'s document.
+ */
+DSH_INTERNAL json_t *dsh_json_network_value(dsh_json_encoder *encoder, const dsh_network_policy *network,
+                                            const dsh_json_path *path);
+DSH_INTERNAL int dsh_json_network_from_value(const json_t *value, const char *what, const dsh_json_path *path,
+                                             dsh_network_policy *network_out, dsh_error *error);
 
 DSH_INTERNAL json_t *dsh_json_session_value(dsh_session *session, dsh_mode default_mode, const char *what,
                                             dsh_error *error);

@@ -19,6 +19,7 @@ struct dsh_policy_service {
         char *workspace_root;                 /* the fallback for agentless calls */
         char **additional_writable_roots;     /* configured; NULL: none */
         char **allowed_unix_sockets;          /* configured (allowUnixSockets) */
+        dsh_network_policy network;           /* configured (network): every call's default */
 };
 
 int dsh_policy_service_new(const dsh_config *config, dsh_policy_service **service_out, dsh_error *error)
@@ -36,7 +37,7 @@ int dsh_policy_service_new(const dsh_config *config, dsh_policy_service **servic
         service->additional_writable_roots = dsh_strv_copy(config->additional_writable_roots);
         service->allowed_unix_sockets = dsh_strv_copy(config->allowed_unix_sockets);
         if ((config->workspace_root && !service->workspace_root) || !service->additional_writable_roots ||
-            !service->allowed_unix_sockets) {
+            !service->allowed_unix_sockets || dsh_network_policy_copy(&service->network, &config->network) < 0) {
                 dsh_policy_service_free(service);
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         }
@@ -51,6 +52,7 @@ void dsh_policy_service_free(dsh_policy_service *service)
         free(service->workspace_root);
         dsh_strv_free(service->additional_writable_roots);
         dsh_strv_free(service->allowed_unix_sockets);
+        dsh_network_policy_clear(&service->network);
         free(service);
 }
 
@@ -206,6 +208,10 @@ int dsh_policy_service_resolve(dsh_policy_service *service, const dsh_policy_req
                 result = snapshot_writable_roots(service, request, &policy, error);
         if (result == 0)
                 result = snapshot_unix_sockets(service, request, &policy, error);
+        /* The call's network replaces the config's whole: merging would let one widen the other. */
+        if (result == 0 && dsh_network_policy_copy(&policy.network, request->network ? request->network
+                                                                                  : &service->network) < 0)
+                result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         if (result == 0 && request->session) {
                 policy.session_id = strdup(request->session->id);
                 if (!policy.session_id)

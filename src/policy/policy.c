@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "base/path.h"
+#include "policy/network-policy.h"
 
 void dsh_policy_clear(dsh_policy *policy)
 {
@@ -17,6 +18,7 @@ void dsh_policy_clear(dsh_policy *policy)
         dsh_strv_free(policy->additional_writable_roots);
         free(policy->session_id);
         dsh_strv_free(policy->allowed_unix_sockets);
+        dsh_network_policy_clear(&policy->network);
         *policy = (dsh_policy) DSH_POLICY_INIT;
 }
 
@@ -46,6 +48,8 @@ int dsh_policy_copy(dsh_policy *out, const dsh_policy *in)
                 if (!out->allowed_unix_sockets)
                         goto out_of_memory;
         }
+        if (dsh_network_policy_copy(&out->network, &in->network) < 0)
+                goto out_of_memory;
         return 0;
 out_of_memory:
         dsh_policy_clear(out);
@@ -191,5 +195,8 @@ int dsh_policy_prepare(dsh_policy *policy, dsh_error *error)
         result = prepare_additional_roots(policy, error);
         if (result < 0)
                 return result;
-        return check_allowed_unix_sockets(policy, error);
+        result = check_allowed_unix_sockets(policy, error);
+        if (result < 0)
+                return result;
+        return dsh_network_policy_prepare(&policy->network, policy->mode, error);
 }

@@ -25,6 +25,7 @@
 #include "config.h"
 #include "dsh-sandbox/config.h"
 #include "base/error.h"
+#include "base/network-rules.h"
 #include "provider/held-back-watch.h"
 #include "base/path.h"
 #include "provider/spawn.h"
@@ -315,7 +316,10 @@ static int provider_spawn(dsh_provider *provider, char *const *argv, const dsh_p
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         child->watch_held_back = watch_held_back;
         if (policy->mode == DSH_MODE_DANGER_FULL_ACCESS) {
-                result = dsh_spawn_unconfined(argv, options, child, error ? error : &local_error);
+                /* Unprepared, since nothing is confined: a network policy it carries would be dropped unheld. */
+                result = dsh_network_rules_check(&policy->network, policy->mode, error ? error : &local_error);
+                if (result == 0)
+                        result = dsh_spawn_unconfined(argv, options, child, error ? error : &local_error);
         } else {
                 result = prepare_call(provider, argv, policy, &prepared, error);
                 if (result == 0)
@@ -395,10 +399,13 @@ int dsh_provider_exec(dsh_provider *provider, char *const *argv, const dsh_polic
         /* Kept for the API: no confined call execs in place any more, so nothing is ever announced. */
         (void) announce;
         (void) announce_data;
-        if (policy->mode == DSH_MODE_DANGER_FULL_ACCESS)
-                result = exec_unconfined(argv, policy, reported);
-        else
+        if (policy->mode == DSH_MODE_DANGER_FULL_ACCESS) {
+                result = dsh_network_rules_check(&policy->network, policy->mode, reported);
+                if (result == 0)
+                        result = exec_unconfined(argv, policy, reported);
+        } else {
                 result = exec_confined(provider, argv, policy, reported);
+        }
         /* -EOPNOTSUPP leaves `error` untouched: it is an answer, not a failure. */
         if (result != -EOPNOTSUPP)
                 result = boundary_result(result, reported);

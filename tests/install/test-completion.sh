@@ -64,7 +64,14 @@ expect "$session" run --root /x --session ""
 expect "--remote" run --rem
 expect "--remote" probe --rem
 expect_without --mode run --remote host make --m
-expect "--allow-unix-socket --allow-write" policy resolve --allow
+expect "--allow-host --allow-local-port --allow-unix-socket --allow-write" policy resolve --allow
+expect "off on" run --network ""
+expect "@github @gitlab @go" run --allow-host @g
+expect "" run --allow-local-port ""
+expect "--network" mcp --netw
+expect "--dns-upstream" bash --dns
+expect_without --network fs write --netw
+expect_without --mode run --allow-host @npm make --m
 expect "context resolve" policy ""
 expect "list mode new show" session ""
 expect "$session" session mode ""

@@ -454,6 +454,86 @@ class ConfineTest(ServeCase):
         self.assertEqual(server.call("sandbox.probe", {"backend": "landlock"})["selected"], "landlock")
 
 
+class NetworkParamsTest(ServeCase):
+    """`network` in the policy params: the config's shape, checked by the library's own decoder."""
+
+    def test_network_is_read_in_the_config_shape(self):
+        server = self.serve()
+        base = {"mode": "read-only", "root": self.workspace}
+        self.assertNotIn("network", server.call("policy.resolve", base))
+        self.assertEqual(server.call("policy.resolve", dict(base, network="off"))["network"], "off")
+        self.assertNotIn("network", server.call("policy.resolve", dict(base, network="on")))
+        allow = {"allowHosts": ["@npm", "Example.com:443"], "allowLocalPorts": [5432], "dnsUpstream": "127.0.0.1:53"}
+        self.assertEqual(server.call("policy.resolve", dict(base, network=allow))["network"], allow)
+        # An object without hosts is off with its local ports.
+        ports = {"allowLocalPorts": [8080]}
+        self.assertEqual(server.call("policy.resolve", dict(base, network=ports))["network"], ports)
+
+    def test_bad_network_is_invalid_params_naming_the_entry(self):
+        server = self.serve()
+        cases = [
+            ("maybe", 'must be "on", "off" or'),
+            (7, 'must be "on", "off" or'),
+            ({"allowHosts": ["example.com", "*"]}, '"allowHosts"[1] "*": a pattern must name a domain'),
+            ({"allowHosts": ["https://example.com"]}, '"allowHosts"[0] "https://example.com": a pattern names a '
+                                                      'host, not a URL'),
+            ({"allowHosts": ["com"]}, '"allowHosts"[0] "com": '),
+            ({"allowHosts": ["@nope"]}, "unknown named set"),
+            ({"allowHosts": "example.com"}, '"allowHosts" must be an array'),
+            ({"allowHosts": ["example.com"], "allowAll": True}, '"allowAll" is an unknown key'),
+            ({"allowLocalPorts": [0]}, '"allowLocalPorts"[0] must be a port'),
+            ({"allowLocalPorts": [65536]}, '"allowLocalPorts"[0] must be a port'),
+            ({"allowLocalPorts": ["80"]}, '"allowLocalPorts"[0] must be a port'),
+            ({"allowHosts": ["a.example"], "dnsUpstream": "dns.example:53"}, '"dnsUpstream" must be IPV4:PORT'),
+        ]
+        for network, said in cases:
+            with self.subTest(network=network):
+                error = server.error("policy.resolve", {"mode": "read-only", "root": self.workspace,
+                                                        "network": network})
+                self.assertEqual(error["code"], -32602, error)
+                self.assertEqual(error["data"], {"parameter": "network"})
+                self.assertTrue(error["message"].startswith("invalid params: network: "), error["message"])
+                self.assertIn(said, error["message"])
+
+    def test_bash_run_refuses_a_network_under_danger_full_access(self):
+        server = self.serve()
+        marker = self.path("ran")
+        result = server.call("bash.run", {"mode": "danger-full-access", "root": self.workspace, "network": "off",
+                                          "command": f"touch '{marker}'"})
+        # The bash tool's own shape for a call the sandbox could not run: a result, never a run.
+        self.assertEqual(result["kind"], "runner-failed")
+        self.assertEqual(result["error"], {"code": "SANDBOX_UNAVAILABLE",
+                                           "message": "danger-full-access confines nothing, so no network policy can "
+                                                      "be held; use read-only or workspace-write"})
+        self.assertFalse(os.path.exists(marker))
+
+
+class ConfiguredNetworkTest(ServeCase):
+    config = {"network": {"allowHosts": ["@github"], "allowLocalPorts": [5432]}}
+
+    def test_the_config_network_is_the_default_and_a_call_replaces_it_whole(self):
+        server = self.serve()
+        base = {"mode": "read-only", "root": self.workspace}
+        self.assertEqual(server.call("policy.resolve", base)["network"], self.config["network"])
+        # The call's own network replaces the config's: never merged with it.
+        self.assertEqual(server.call("policy.resolve", dict(base, network={"allowHosts": ["a.example"]}))["network"],
+                         {"allowHosts": ["a.example"]})
+        self.assertNotIn("network", server.call("policy.resolve", dict(base, network="on")))
+
+    def test_a_bad_config_network_is_refused_at_start(self):
+        refused = subprocess.run([BIN, "serve", "--config", self.write_config({"network": {"allowHosts": ["*"]}})],
+                                 input=b"", capture_output=True, check=False)
+        self.assertEqual(refused.returncode, 2)
+        self.assertIn(b'key "network": "allowHosts"[0] "*": a pattern must name a domain', refused.stderr)
+        self.assertEqual(refused.stdout, b"")
+
+    def write_config(self, config):
+        path = os.path.join(self.home, "bad-config.json")
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(config, handle)
+        return path
+
+
 class BashTest(ServeCase):
     def backends(self):
         return ["bwrap", "landlock"] if BWRAP else ["landlock"]

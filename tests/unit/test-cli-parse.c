@@ -389,6 +389,141 @@ static void test_repeated_options(void **state)
         argv_free(argv);
 }
 
+/* ----------------------------------------------------------- network -- */
+
+/* A run-style parse that succeeds; `options` is the caller's to clear. */
+static void parse_network(cli_policy_options *options, ...)
+{
+        const char *arguments[24] = { "run" };
+        char **argv, **command;
+        int argc = 1, result;
+        va_list list;
+        capture c;
+
+        va_start(list, options);
+        while (argc < 22 && (arguments[argc] = va_arg(list, const char *)))
+                argc++;
+        va_end(list);
+        arguments[argc++] = "true";
+        argv = calloc((size_t) argc + 1, sizeof(char *));
+        for (int i = 0; i < argc; i++)
+                argv[i] = strdup(arguments[i]);
+        result = parse_run(argc, argv, options, &command, &c);
+        if (result != 0)
+                fail_msg("result %d, stderr \"%s\"", result, c.stderr_text);
+        assert_string_equal(c.stderr_text, "");
+        assert_string_equal(command[0], "true");
+        capture_clear(&c);
+        argv_free(argv);
+}
+
+/* Each flag lands in the call's network, the mode set by what was given; the request carries it. */
+static void test_network_options(void **state)
+{
+        static const char *const hosts[] = { "@npm", "*.example.com:443", "[::1]:8080", NULL };
+        cli_policy_options options = CLI_POLICY_OPTIONS_INIT;
+        dsh_policy_request request;
+
+        (void) state;
+        parse_network(&options, NULL);
+        assert_false(options.network_given);
+        assert_int_equal(cli_policy_request(&options, &request), 0);
+        assert_null(request.network);   /* none given: the config's */
+        cli_policy_options_clear(&options);
+
+        parse_network(&options, "--allow-host", "@npm", "--allow-host=*.example.com:443", "--allow-local-port", "5432",
+                      "--allow-host", "[::1]:8080", "--allow-local-port=6379", "--dns-upstream", "127.0.0.1:5353", NULL);
+        assert_true(options.network_given);
+        assert_int_equal(options.network.mode, DSH_NETWORK_ALLOW_LIST);
+        assert_strv(options.network.allow_hosts, hosts);
+        assert_int_equal(options.network.allow_local_port_count, 2);
+        assert_int_equal(options.network.allow_local_ports[0], 5432);
+        assert_int_equal(options.network.allow_local_ports[1], 6379);
+        assert_string_equal(options.network.dns_upstream, "127.0.0.1:5353");
+        assert_int_equal(cli_policy_request(&options, &request), 0);
+        assert_ptr_equal(request.network, &options.network);
+        cli_policy_options_clear(&options);
+
+        parse_network(&options, "--network", "off", NULL);
+        assert_int_equal(options.network.mode, DSH_NETWORK_OFF);
+        cli_policy_options_clear(&options);
+        parse_network(&options, "--network", "on", NULL);
+        assert_true(options.network_given);     /* an explicit on replaces a config's off */
+        assert_int_equal(options.network.mode, DSH_NETWORK_ON);
+        cli_policy_options_clear(&options);
+        /* --allow-local-port alone: off but for those ports; with --network off the same. */
+        parse_network(&options, "--allow-local-port", "8080", NULL);
+        assert_int_equal(options.network.mode, DSH_NETWORK_OFF);
+        assert_int_equal(options.network.allow_local_port_count, 1);
+        cli_policy_options_clear(&options);
+        parse_network(&options, "--network", "off", "--allow-local-port", "8080", NULL);
+        assert_int_equal(options.network.mode, DSH_NETWORK_OFF);
+        cli_policy_options_clear(&options);
+}
+
+/* Every exit-2 case of the network flags: one line naming what was wrong, nothing run. */
+static void test_network_usage_errors(void **state)
+{
+        (void) state;
+        expect_run_usage_error("dsh-sandbox: usage error: --allow-host \"*\": a pattern must name a domain (\"*\" "
+                               "alone allows everything) (see --help)\n",
+                               "--allow-host", "*", "true", NULL);
+        expect_run_usage_error("dsh-sandbox: usage error: --allow-host \"com\": a pattern names a host beneath a "
+                               "domain, not a bare top-level name (see --help)\n",
+                               "--allow-host", "com", "true", NULL);
+        expect_run_usage_error("dsh-sandbox: usage error: --allow-host \"*.com\": a wildcard names subdomains of a "
+                               "domain, not of a top-level name (\"*.com\") (see --help)\n",
+                               "--allow-host", "*.com", "true", NULL);
+        expect_run_usage_error("dsh-sandbox: usage error: --allow-host \"https://example.com\": a pattern names a "
+                               "host, not a URL: no scheme (\"https://\") (see --help)\n",
+                               "--allow-host", "https://example.com", "true", NULL);
+        expect_run_usage_error("dsh-sandbox: usage error: --allow-host \"example.com/x\": a pattern names a host, "
+                               "not a URL: no path (see --help)\n",
+                               "--allow-host", "example.com/x", "true", NULL);
+        expect_run_usage_error("dsh-sandbox: usage error: --allow-host \"@nope\": an unknown named set (@npm, "
+                               "@pypi, @github, @gitlab, @crates, @go and @debian are known) (see --help)\n",
+                               "--allow-host", "@nope", "true", NULL);
+        expect_run_usage_error("dsh-sandbox: usage error: --allow-host \"example.com:0\": a port is a number from "
+                               "1 to 65535 (see --help)\n",
+                               "--allow-host", "example.com:0", "true", NULL);
+        expect_run_usage_error("dsh-sandbox: usage error: run: --allow-host requires a non-empty value (see --help)\n",
+                               "--allow-host", "", "true", NULL);
+        expect_run_usage_error("dsh-sandbox: usage error: --network expects on or off, not \"allow-list\" "
+                               "(--allow-host selects the allow-list) (see --help)\n",
+                               "--network", "allow-list", "true", NULL);
+        expect_run_usage_error("dsh-sandbox: usage error: --allow-host selects the allow-list; it cannot be combined "
+                               "with --network on|off (see --help)\n",
+                               "--network", "off", "--allow-host", "example.com", "true", NULL);
+        expect_run_usage_error("dsh-sandbox: usage error: --allow-host selects the allow-list; it cannot be combined "
+                               "with --network on|off (see --help)\n",
+                               "--allow-host", "example.com", "--network", "on", "true", NULL);
+        expect_run_usage_error("dsh-sandbox: usage error: --allow-local-port limits the network to those ports; it "
+                               "cannot be combined with --network on (see --help)\n",
+                               "--allow-local-port", "80", "--network", "on", "true", NULL);
+        static const char *const bad_ports[] = { "0", "65536", "-1", "80x", "99999999999999999999", "+80" };
+        for (size_t i = 0; i < sizeof(bad_ports) / sizeof(bad_ports[0]); i++) {
+                char expected[200];
+
+                snprintf(expected, sizeof(expected),
+                         "dsh-sandbox: usage error: --allow-local-port expects a port, a whole number from 1 to "
+                         "65535, not \"%s\" (see --help)\n",
+                         bad_ports[i]);
+                expect_run_usage_error(expected, "--allow-local-port", bad_ports[i], "true", NULL);
+        }
+        expect_run_usage_error("dsh-sandbox: usage error: --dns-upstream names the allow-list's resolver; it needs "
+                               "--allow-host (see --help)\n",
+                               "--dns-upstream", "127.0.0.1:53", "true", NULL);
+        expect_run_usage_error("dsh-sandbox: usage error: --dns-upstream names the allow-list's resolver; it needs "
+                               "--allow-host (see --help)\n",
+                               "--network", "off", "--dns-upstream", "127.0.0.1:53", "true", NULL);
+        expect_run_usage_error("dsh-sandbox: usage error: --dns-upstream \"dns.example:53\": expected IPV4:PORT or "
+                               "[IPV6]:PORT (a resolver's address, not its name) (see --help)\n",
+                               "--allow-host", "example.com", "--dns-upstream", "dns.example:53", "true", NULL);
+        expect_run_usage_error("dsh-sandbox: usage error: --dns-upstream \"127.0.0.1\": expected IPV4:PORT or "
+                               "[IPV6]:PORT (a resolver's address, not its name) (see --help)\n",
+                               "--allow-host", "example.com", "--dns-upstream", "127.0.0.1", "true", NULL);
+}
+
 /* --help and --version print on stdout and stop the parse (CLI_PARSE_DONE: exit 0), whatever came before. */
 static void test_help_and_version(void **state)
 {
@@ -811,6 +946,8 @@ int main(void)
                 cmocka_unit_test(test_warnings_for_options_without_effect),
                 cmocka_unit_test(test_probe_refuses_policy_options),
                 cmocka_unit_test(test_help_lists_only_taken_options),
+                cmocka_unit_test(test_network_options),
+                cmocka_unit_test(test_network_usage_errors),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

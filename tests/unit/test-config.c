@@ -386,6 +386,53 @@ static void test_require_protected_subpaths(void **state)
         load_bad(f, "{\"requireProtectedSubpaths\":null}", "requireProtectedSubpaths", "expected true or false");
 }
 
+/* network: "on", "off", or the allow-list object; every entry checked at load with the library's sentence. */
+static void test_network(void **state)
+{
+        fixture *f = *state;
+
+        load_good(f, "{}");
+        assert_int_equal(f->config.network.mode, DSH_NETWORK_ON);
+        load_good(f, "{\"network\":\"off\"}");
+        assert_int_equal(f->config.network.mode, DSH_NETWORK_OFF);
+        load_good(f, "{\"network\":\"on\"}");
+        assert_int_equal(f->config.network.mode, DSH_NETWORK_ON);
+        load_good(f, "{\"network\":{\"allowHosts\":[\"@npm\",\"*.example.com:443\"],\"allowLocalPorts\":[5432],"
+                     "\"dnsUpstream\":\"[::1]:53\"}}");
+        assert_int_equal(f->config.network.mode, DSH_NETWORK_ALLOW_LIST);
+        assert_string_equal(f->config.network.allow_hosts[0], "@npm");   /* expanded per call, by prepare */
+        assert_string_equal(f->config.network.allow_hosts[1], "*.example.com:443");
+        assert_int_equal(f->config.network.allow_local_port_count, 1);
+        assert_int_equal(f->config.network.allow_local_ports[0], 5432);
+        assert_string_equal(f->config.network.dns_upstream, "[::1]:53");
+        /* Without hosts (empty or absent) the object is off with its local ports. */
+        load_good(f, "{\"network\":{\"allowHosts\":[],\"allowLocalPorts\":[8080]}}");
+        assert_int_equal(f->config.network.mode, DSH_NETWORK_OFF);
+        assert_int_equal(f->config.network.allow_local_port_count, 1);
+        load_good(f, "{\"network\":{}}");
+        assert_int_equal(f->config.network.mode, DSH_NETWORK_OFF);
+
+        load_bad(f, "{\"network\":\"allow-list\"}", "network", "must be \"on\", \"off\" or");
+        load_bad(f, "{\"network\":true}", "network", "must be \"on\", \"off\" or");
+        load_bad(f, "{\"network\":\"off\\u0000x\"}", "network", "must be \"on\", \"off\" or");
+        load_bad(f, "{\"network\":{\"allowHosts\":[\"*\"]}}", "network",
+                 "\"allowHosts\"[0] \"*\": a pattern must name a domain (\"*\" alone allows everything)");
+        load_bad(f, "{\"network\":{\"allowHosts\":[\"ok.example\",\"https://x.example/\"]}}", "network",
+                 "\"allowHosts\"[1] \"https://x.example/\": a pattern names a host, not a URL");
+        load_bad(f, "{\"network\":{\"allowHosts\":[\"*.com\"]}}", "network", "\"allowHosts\"[0] \"*.com\": ");
+        load_bad(f, "{\"network\":{\"allowHosts\":[\"@nope\"]}}", "network", "unknown named set");
+        load_bad(f, "{\"network\":{\"allowHosts\":[\"\"]}}", "network", "\"allowHosts\"[0]");
+        load_bad(f, "{\"network\":{\"allowHosts\":\"a.example\"}}", "network", "\"allowHosts\" must be an array");
+        load_bad(f, "{\"network\":{\"allowHost\":[\"a.example\"]}}", "network", "\"allowHost\" is an unknown key");
+        load_bad(f, "{\"network\":{\"allowLocalPorts\":[0]}}", "network", "\"allowLocalPorts\"[0] must be a port");
+        load_bad(f, "{\"network\":{\"allowLocalPorts\":[80,65536]}}", "network", "\"allowLocalPorts\"[1] must be");
+        load_bad(f, "{\"network\":{\"allowLocalPorts\":[80.5]}}", "network", "\"allowLocalPorts\"[0] must be");
+        load_bad(f, "{\"network\":{\"allowLocalPorts\":80}}", "network", "\"allowLocalPorts\" must be an array");
+        load_bad(f, "{\"network\":{\"dnsUpstream\":\"1.1.1.1\"}}", "network", "\"dnsUpstream\" must be IPV4:PORT");
+        load_bad(f, "{\"network\":{\"dnsUpstream\":\"dns.example:53\"}}", "network", "\"dnsUpstream\" must be");
+        assert_int_equal(f->config.network.mode, DSH_NETWORK_ON);   /* a failed load left the default */
+}
+
 static void test_unknown_key(void **state)
 {
         fixture *f = *state;
@@ -471,6 +518,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_mode, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_network, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_workspace_root, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_additional_writable_roots, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_backends, setup, teardown),

@@ -45,7 +45,7 @@ static int run_command(int socket_fd, char **argv)
 
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
                 return 125;
-        result = dsh_install_metadata_filter(DSH_METADATA_SUPERVISE, socket_fd, false);
+        result = dsh_install_metadata_filter(DSH_METADATA_SUPERVISE, DSH_NETWORK_FILTER_ON, socket_fd, false);
         if (result < 0) {
                 fprintf(stderr, "notify-floor: cannot install the filter: %s\n", strerror(-result));
                 return 125;

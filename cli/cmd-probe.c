@@ -74,7 +74,7 @@ static void print_scopes(const dsh_probe_report *report)
 static void print_text(const dsh_probe_report *report)
 {
         const char *version = bwrap_version(report);
-        char abi[64];
+        char abi[64], network_buffer[64];
 
         for (size_t i = 0; i < report->backend_count; i++) {
                 const dsh_backend_status *status = &report->backends[i];
@@ -89,6 +89,9 @@ static void print_text(const dsh_probe_report *report)
                         printf("%-15s   partial: %s\n", "", *reason);
                 for (char **note = status->notes; status->usable && note && *note; note++)
                         printf("%-15s   note: %s\n", "", *note);
+                if (status->usable && status->network)
+                        printf("%-15s   network: %s\n", "",
+                               list_text(status->network, network_buffer, sizeof(network_buffer)));
         }
         printf("%-15s %s\n", "bwrap version", version ? version : "unknown");
         printf("%-15s %s\n", "landlock ABI", abi_text(report->landlock_abi, abi));

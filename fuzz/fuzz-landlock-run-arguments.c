@@ -59,6 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(request.grants);
         free(request.variables);
         free(request.protected_paths);
+        free(request.local_ports);
         fuzz_argv_free(argv);
         return 0;
 }

@@ -9,9 +9,15 @@ set -euo pipefail
 # livability tests drive inside the sandbox (tests/livability);
 # scdoc builds the man pages; openssh-server and openssh-client run the remote provider's tests
 # (a throwaway sshd on 127.0.0.1) and its benchmark.
+# libevent-dev (the event loop of the allow-list's proxy and DNS stub, src/network/) and
+# libhttp-parser-dev (the proxy's request-head grammar) are linked into the library (src/network/
+# reads its few DNS fields itself: libldns' static archive would pull OpenSSL into dsh-sandbox);
+# dnsmasq-base is the logging upstream resolver the network tests start on loopback; curl and
+# openssl are their proxy-aware client and the maker of their TLS server's certificate.
 packages=(build-essential meson ninja-build pkg-config libjansson-dev libcmocka-dev
           libseccomp-dev bubblewrap hyperfine python3 python3-venv clang libclang-rt-14-dev scdoc
-          openssh-server openssh-client git expect strace util-linux)
+          openssh-server openssh-client git expect strace util-linux
+          libevent-dev libhttp-parser-dev dnsmasq-base curl openssl)
 # node and npm run the MCP tests' client (tests/mcp, installed by ensure-npm-deps.sh).  Asked for
 # only when missing: a host may have them from elsewhere (NodeSource's nodejs carries npm).
 command -v node >/dev/null 2>&1 || packages+=(nodejs)

@@ -12,7 +12,8 @@ if ! [[ $seconds =~ ^[1-9][0-9]*$ ]]; then
   echo "usage: scripts/fuzz.sh [SECONDS_PER_TARGET] (a positive whole number)" >&2
   exit 2
 fi
-targets=(config session-log cli-arguments landlock-run-arguments json-decode metadata-call write-call remote-frames host-pattern)
+targets=(config session-log cli-arguments landlock-run-arguments json-decode metadata-call write-call inet-message
+         remote-frames host-pattern tls-hello http-head dns-answer)
 build=build-fuzz
 # One record per target in the shape of meson's testlog.json, so that scripts/count-tests.py
 # counts each target as one test case.

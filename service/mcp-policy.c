@@ -48,6 +48,7 @@ static char *selected_backend(service_context *context, const service_policy_fie
         char *argv[] = { (char *) "true", NULL };
         dsh_confined_argv facts = DSH_CONFINED_ARGV_INIT;
         dsh_runtime *runtime = NULL;
+        dsh_policy file_effects;
         char *backend = NULL;
         int result;
 
@@ -66,9 +67,18 @@ static char *selected_backend(service_context *context, const service_policy_fie
         }
         if (policy->mode == DSH_MODE_DANGER_FULL_ACCESS)
                 return strdup("none");
+        /*
+         * The backend is asked of the file effects alone: an argv the caller
+         * runs itself cannot hold the allow-list (its proxy lives in the
+         * process that spawns the command), so confine() refuses it, while
+         * every call of this server is a spawn, which holds it or refuses it
+         * with its own reason.  A shallow copy: confine() copies what it keeps.
+         */
+        file_effects = *policy;
+        file_effects.network = (dsh_network_policy) DSH_NETWORK_POLICY_INIT;
         result = service_runtime_acquire(context, fields->backend, &runtime, error);
         if (result == 0)
-                result = dsh_provider_confine(dsh_runtime_provider(runtime), argv, policy, &facts, error);
+                result = dsh_provider_confine(dsh_runtime_provider(runtime), argv, &file_effects, &facts, error);
         if (runtime)
                 service_runtime_release(context, runtime);
         if (result == 0 && !(backend = strdup(facts.backend ? facts.backend : "unknown")))

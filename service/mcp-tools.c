@@ -55,6 +55,17 @@
         "{\"type\": \"object\", \"properties\": {\"op\": {\"type\": \"string\"}, \"path\": {\"type\": \"string\"}, "   \
         "\"rule\": {\"type\": \"string\", \"description\": \"outside-roots, protected-subpath, own-file or "          \
         "masked-path\"}}, \"required\": [\"op\", \"path\", \"rule\"]}"
+/*
+ * A connection, DNS query or proxied request the network policy refused
+ * (docs/bash-tool.md, "Refused connections"); the rule named, not
+ * enumerated, for the same reason.
+ */
+#define REFUSED_CONNECTION_SCHEMA                                                                              \
+        "{\"type\": \"object\", \"properties\": {\"op\": {\"type\": \"string\", \"description\": \"connect, dns or " \
+        "http\"}, \"host\": {\"type\": \"string\"}, \"port\": {\"type\": \"integer\"}, \"rule\": {\"type\": "              \
+        "\"string\", \"description\": \"network-off, host-not-allowed, address-not-resolved, metadata-address, "      \
+        "sni-mismatch, protocol-not-allowed, local-port or bad-request\"}}, \"required\": [\"op\", \"host\", "         \
+        "\"port\", \"rule\"]}"
 #define BASH_RESULT_SCHEMA                                                                                     \
         "{\"type\": \"object\", \"properties\": {"                                                              \
         " \"kind\": {\"type\": \"string\", \"enum\": [\"completed\", \"denied\", \"runner-failed\", \"timed-out\", "  \
@@ -72,9 +83,11 @@
         "{\"type\": \"string\"}}},"                                                                              \
         " \"warnings\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}},"                                 \
         " \"refusedWrites\": {\"type\": \"array\", \"items\": " REFUSED_WRITE_SCHEMA "},"                              \
-        " \"refusedWritesDropped\": {\"type\": \"integer\"}"                                                       \
+        " \"refusedWritesDropped\": {\"type\": \"integer\"},"                                                      \
+        " \"refusedConnections\": {\"type\": \"array\", \"items\": " REFUSED_CONNECTION_SCHEMA "},"                    \
+        " \"refusedConnectionsDropped\": {\"type\": \"integer\"}"                                                  \
         "}, \"required\": [\"kind\", \"exitCode\", \"signal\", \"timedOut\", \"cancelled\", \"stdout\", \"stderr\", " \
-        "\"sandbox\", \"markers\", \"refusedWrites\"]}"
+        "\"sandbox\", \"markers\", \"refusedWrites\", \"refusedConnections\"]}"
 
 static const char *const tool_definitions[] = {
         "{\"name\": \"bash\", \"title\": \"Run a shell command in the sandbox\","

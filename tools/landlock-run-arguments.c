@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,12 +57,59 @@ static int parse_protected_path(struct launch_request *request, const char *path
         return 0;
 }
 
+/*
+ * `--network on|off`, beyond the upstream contract: the policy the filter
+ * and the supervisor hold (core/network-gate.h).  The allow-list is refused
+ * here: its proxy and DNS stub are the library's, not a launcher's.
+ */
+static int parse_network(struct launch_request *request, const char *value)
+{
+        if (strcmp(value, "on") == 0)
+                request->network = LAUNCH_NETWORK_ON;
+        else if (strcmp(value, "off") == 0)
+                request->network = LAUNCH_NETWORK_OFF;
+        else if (strcmp(value, "allow-list") == 0)
+                return fail("usage error: --network allow-list needs the network service of dsh-sandbox (run, bash, "
+                            "serve or mcp); landlock-run holds on or off");
+        else
+                return fail("usage error: --network: expected on or off, not %s", value);
+        return 0;
+}
+
+/* `--allow-local-port PORT`: a host loopback port the command may reach under `--network off`; 1..65535. */
+static int parse_local_port(struct launch_request *request, const char *value)
+{
+        char *end;
+        unsigned long port;
+
+        errno = 0;
+        port = value[0] >= '0' && value[0] <= '9' ? strtoul(value, &end, 10) : 0;
+        if (port == 0 || errno != 0 || *end != '\0' || port > 65535)
+                return fail("usage error: --allow-local-port: not a port (1..65535): %s", value);
+        request->local_ports[request->local_port_count++] = (unsigned short) port;
+        return 0;
+}
+
+/* After the flags: --allow-local-port means OFF with those ports; with `--network on` it is a contradiction. */
+static int check_network(struct launch_request *request, bool network_given)
+{
+        if (request->local_port_count == 0)
+                return 0;
+        if (network_given && request->network == LAUNCH_NETWORK_ON)
+                return fail("usage error: --allow-local-port needs --network off (under on every port is reached)");
+        request->network = LAUNCH_NETWORK_OFF;
+        return 0;
+}
+
 int landlock_run_parse_arguments(int argc, char **argv, struct launch_request *request)
 {
+        bool network_given = false;
+
         request->grants = calloc((size_t) argc, sizeof(struct launch_grant));
         request->variables = calloc((size_t) argc, sizeof(struct launch_variable));
         request->protected_paths = calloc((size_t) argc, sizeof(const char *));
-        if (!request->grants || !request->variables || !request->protected_paths)
+        request->local_ports = calloc((size_t) argc, sizeof(unsigned short));
+        if (!request->grants || !request->variables || !request->protected_paths || !request->local_ports)
                 return fail("landlock ruleset error: %s", strerror(ENOMEM));
         /*
          * Beyond the upstream contract, where both were usage errors (125):
@@ -85,7 +133,7 @@ int landlock_run_parse_arguments(int argc, char **argv, struct launch_request *r
                         if (i + 1 >= argc)
                                 break;
                         request->command = &argv[i + 1];
-                        return 0;
+                        return check_network(request, network_given);
                 }
                 if (strcmp(argument, "--ro") == 0 || strcmp(argument, "--rw") == 0) {
                         if (i + 1 >= argc)
@@ -117,6 +165,17 @@ int landlock_run_parse_arguments(int argc, char **argv, struct launch_request *r
                         return 0;
                 } else if (strcmp(argument, "--new-session") == 0) {
                         request->new_session = true;
+                } else if (strcmp(argument, "--network") == 0) {
+                        if (i + 1 >= argc)
+                                return fail("usage error: --network requires on or off");
+                        if (parse_network(request, argv[++i]) != 0)
+                                return LAUNCHER_FAILURE;
+                        network_given = true;
+                } else if (strcmp(argument, "--allow-local-port") == 0) {
+                        if (i + 1 >= argc)
+                                return fail("usage error: --allow-local-port requires a port");
+                        if (parse_local_port(request, argv[++i]) != 0)
+                                return LAUNCHER_FAILURE;
                 } else {
                         return fail("usage error: unknown argument: %s", argument);
                 }

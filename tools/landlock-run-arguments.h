@@ -23,6 +23,12 @@ struct launch_variable {
         const char *value;
 };
 
+/* `--network on|off`: the filter's and the supervisor's network policy (no allow-list: no gate here). */
+enum launch_network {
+        LAUNCH_NETWORK_ON = 0,
+        LAUNCH_NETWORK_OFF,
+};
+
 struct launch_request {
         struct launch_grant *grants;   /* owned: free() it, also after a failed parse */
         size_t grant_count;
@@ -31,6 +37,9 @@ struct launch_request {
         size_t protected_count;
         struct launch_variable *variables;   /* owned: free() it, also after a failed parse */
         size_t variable_count;
+        enum launch_network network;
+        unsigned short *local_ports;   /* `--allow-local-port PORT`: owned, free() it, also after a failed parse */
+        size_t local_port_count;
         char **command;                /* points into argv; NULL for --probe */
         bool probe;
         bool new_session;
@@ -43,8 +52,11 @@ int fail(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
 /*
  * Parses `[--ro PATH]... [--rw PATH]... [--protect PATH]... [--setenv NAME VALUE]... [--new-session]
- * -- ARGV...`, `--probe`, `--help` or `--version` into `request` (zeroed by
- * the caller).  The last two, like --probe, come alone.  A --protect path
+ * [--network on|off] [--allow-local-port PORT]... -- ARGV...`, `--probe`, `--help` or `--version` into
+ * `request` (zeroed by
+ * the caller).  The last two, like --probe, come alone.  `--network allow-list` is
+ * a usage error (the allow-list needs the library's network service), and so is
+ * --allow-local-port with `--network on` (a port allowed where all is).  A --protect path
  * must be absolute and canonical in form (no empty, `.` or `..` component,
  * no trailing slash): only its form is checked here, its symlinks by the
  * launch.  Returns 0, or LAUNCHER_FAILURE after printing the usage line.

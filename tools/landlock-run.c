@@ -74,12 +74,13 @@
 #include "core/metadata-supervisor.h"
 #include "core/private-dev.h"
 #include "core/process-hardening.h"
+#include "core/socket-call.h"
 #include "core/stand-in.h"
 #include "landlock-run-arguments.h"
 
 static const char help_text[] =
         "Usage: landlock-run [--ro PATH]... [--rw PATH]... [--protect PATH]... [--setenv NAME VALUE]...\n"
-        "                    [--new-session] -- ARGV...\n"
+        "                    [--new-session] [--network on|off] [--allow-local-port PORT]... -- ARGV...\n"
         "       landlock-run --probe | --help | --version\n"
         "Runs ARGV (found on PATH, environment unchanged but for each --setenv) confined by Landlock: read and execute\n"
         "beneath each --ro PATH; beneath each --rw PATH, every access the kernel's Landlock ABI\n"
@@ -93,6 +94,10 @@ static const char help_text[] =
         "is written, made, renamed, linked or removed there, whether it exists or not; the supervisor\n"
         "performs every other write the command asks for, within the same grants.\n"
         "--new-session also calls setsid().\n"
+        "--network off: nothing outside is reached, TCP or UDP, the host's loopback included: a socket is\n"
+        "bound on loopback only, and a loopback server the command started itself is reached; only unix,\n"
+        "TCP, UDP and netlink route sockets are made.  --allow-local-port PORT (implies off) lets it reach\n"
+        "that host loopback port too.  --network on (the default) changes nothing.\n"
         "--probe prints whether this kernel enforces Landlock fully or partially.\n"
         "Exit status: ARGV's own once it runs (even 125); 125 for every launcher failure (usage,\n"
         "no Landlock, a grant that cannot be opened, exec failure), and ARGV did not run.\n";
@@ -168,17 +173,24 @@ static int build_ruleset(const struct launch_request *request, const dsh_private
  * (launch()) so nothing inherited survives into the domain:
  *  - no_new_privs: no exec grants privileges from here, and the filter and
  *    the Landlock restriction become legal without CAP_SYS_ADMIN;
+ *  - every capability dropped (bounding set and locked securebits while
+ *    CAP_SETPCAP is still held, then capset() to zero), before the filter
+ *    (a listener offered under a network policy is taken by a supervisor
+ *    with none, which may take only from a process with no more) and the
+ *    Landlock restriction, which need none: root keeps nothing, and
+ *    nothing after runs with a privilege;
  *  - one seccomp filter: terminal injection refused, and every metadata call
  *    refused or sent to the supervisor (whose listener leaves over
  *    `metadata_socket` at once: the command never holds it);
- *  - every capability dropped (bounding set and locked securebits while
- *    CAP_SETPCAP is still held, then capset() to zero), before the Landlock
- *    restriction, which needs none: root keeps nothing, and nothing after
- *    runs with a privilege;
  *  - the Landlock restriction (with the scopes the ABI has);
  *  - exec.
  * Any failure on the way ends in 125 with the command never run.
  */
+static dsh_network_filter network_filter(const struct launch_request *request)
+{
+        return request->network == LAUNCH_NETWORK_OFF ? DSH_NETWORK_FILTER_OFF : DSH_NETWORK_FILTER_ON;
+}
+
 static int confine_and_exec(const struct launch_request *request, int ruleset_fd, dsh_metadata_policy metadata,
                             int metadata_socket)
 {
@@ -189,12 +201,13 @@ static int confine_and_exec(const struct launch_request *request, int ruleset_fd
         result = dsh_set_no_new_privs();
         if (result < 0)
                 return fail("landlock ruleset error: cannot set no_new_privs: %s", strerror(-result));
-        result = dsh_install_metadata_filter(metadata, metadata_socket, true);
-        if (result < 0)
-                return fail("landlock ruleset error: cannot install the seccomp filter: %s", strerror(-result));
+        /* Before the filter: an offered listener is taken by a supervisor with no capability (metadata-filter.h). */
         result = dsh_drop_capabilities();
         if (result < 0)
                 return fail("landlock ruleset error: cannot drop capabilities: %s", strerror(-result));
+        result = dsh_install_metadata_filter(metadata, network_filter(request), metadata_socket, true);
+        if (result < 0)
+                return fail("landlock ruleset error: cannot install the seccomp filter: %s", strerror(-result));
         result = dsh_forbid_core_dumps();
         if (result < 0)
                 return fail("landlock ruleset error: cannot forbid core dumps: %s", strerror(-result));
@@ -365,7 +378,8 @@ static int launch_supervised(const struct launch_request *request, int ruleset_f
         /* Read-only metadata is the filter's (EPERM); a connect it cannot read is refused (EACCES). */
         if (metadata == DSH_METADATA_SUPERVISE && dsh_metadata_supervisor_check_host(&problem) < 0)
                 return fail("landlock ruleset error: cannot supervise metadata: %s", problem);
-        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets) < 0)
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets) < 0 ||
+            dsh_prepare_fd_receiver(sockets[0]) < 0)
                 return fail("landlock ruleset error: cannot supervise metadata: %s", strerror(errno));
         /* What the command leaves behind is reparented here, and ended with it (core/leftovers.h). */
         result = dsh_leftovers_adopt();
@@ -395,6 +409,9 @@ static int launch_supervised(const struct launch_request *request, int ruleset_f
         /* Nothing here needs a capability any more; without one the supervisor can do nothing the command could not. */
         result = dsh_drop_capabilities();
         listener = dsh_receive_fd(sockets[0]);
+        /* An offered listener stays open in the child until this byte says it is held here. */
+        if (listener >= 0 && result == 0)
+                (void) send(sockets[0], "", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
         close(sockets[0]);
         pidfd = (int) syscall(__NR_pidfd_open, pid, 0);
         if (listener >= 0 && result == 0 && pidfd >= 0)
@@ -414,6 +431,33 @@ static int launch_supervised(const struct launch_request *request, int ruleset_f
         return dsh_stand_in_end_like(wait_status);
 }
 
+/*
+ * `--network off`: the supervisor decides every inet connect, bind and send
+ * (core/inet-call.h).  Its refusals are kept here only for the call's
+ * length (the launcher reports none: the library's records are its own).
+ */
+static dsh_network_refusals network_refusals;
+
+static int supervise_network(const struct launch_request *request, dsh_metadata_supervisor *supervisor)
+{
+        const char *reason = NULL;
+        dsh_network_settings settings = { .filter = network_filter(request),
+                                          .local_ports = request->local_ports,
+                                          .local_port_count = request->local_port_count,
+                                          .refusals = &network_refusals };
+        int result = dsh_network_refusals_init(&network_refusals);
+
+        /*
+         * The supervisor takes the command's sockets and, under off, its very
+         * listener with pidfd_getfd(): a host that refuses it (a container's
+         * seccomp profile) cannot hold off, and says so before anything runs.
+         */
+        if (result == 0 && request->network != LAUNCH_NETWORK_ON && dsh_socket_call_check_host(&reason) < 0)
+                return fail("landlock ruleset error: cannot hold --network off: pidfd_getfd() is refused on this "
+                            "host, and the supervisor takes the command's sockets with it");
+        return result < 0 ? result : dsh_metadata_supervisor_set_network(supervisor, &settings);
+}
+
 static int launch(const struct launch_request *request)
 {
         dsh_metadata_supervisor *supervisor;
@@ -421,7 +465,7 @@ static int launch(const struct launch_request *request)
         bool private_devices;
         dsh_metadata_policy metadata;
         const char *unread;
-        int ruleset_fd, roots, write_result;
+        int ruleset_fd, roots, write_result, network_result;
 
         if (dsh_close_inherited_fds(-1, -1) < 0)
                 return fail("landlock ruleset error: cannot close inherited descriptors: %s", strerror(errno));
@@ -434,6 +478,13 @@ static int launch(const struct launch_request *request)
         if (hold_back_protected_paths(request, supervisor) != 0) {
                 dsh_metadata_supervisor_free(supervisor);
                 return LAUNCHER_FAILURE;
+        }
+        network_result = supervise_network(request, supervisor);
+        if (network_result != 0) {
+                dsh_metadata_supervisor_free(supervisor);
+                return network_result > 0 ? network_result
+                                          : fail("landlock ruleset error: cannot supervise the network: %s",
+                                                 strerror(-network_result));
         }
         /* A writable directory: the command writes, and gets a /dev of its own where the launcher may mount. */
         private_devices = roots > 0 && dsh_private_devices_create(&devices) == 0;
@@ -490,5 +541,6 @@ int main(int argc, char **argv)
         free(request.grants);
         free(request.variables);
         free(request.protected_paths);
+        free(request.local_ports);
         return result;
 }

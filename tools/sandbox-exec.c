@@ -3,7 +3,8 @@
  * dsh-sandbox-exec: the last step inside the bwrap sandbox, between bwrap and
  * the command.
  *
- *   dsh-sandbox-exec [--status-fd N] [--listener-fd N] [--temp-root] [--controlling-terminal] -- PROGRAM [ARG...]
+ *   dsh-sandbox-exec [--status-fd N] [--listener-fd N] [--temp-root] [--controlling-terminal]
+ *                    [--network on|off|allow-list] -- PROGRAM [ARG...]
  *
  * bwrap sets up the mounts; three things are left that bwrap cannot do and
  * that must happen inside the sandbox, right before the command runs:
@@ -76,6 +77,7 @@ struct exec_request {
         int listener_fd;                /* --listener-fd: the socket the metadata listener goes out on, or -1 */
         bool temp_root;                 /* --temp-root: read-only; /tmp, the sandbox's own tmpfs, is the one root */
         bool controlling_terminal;      /* --controlling-terminal: stdin becomes the command's own */
+        dsh_network_filter network;     /* --network: the filter's network policy (the supervisor is outside) */
         char **command;
 };
 
@@ -119,6 +121,25 @@ static int parse_fd_option(int argc, char **argv, int *i, const char *option, in
         return 0;
 }
 
+/*
+ * `--network MODE`: what the filter sends the supervisor (core/network-gate.h).
+ * The supervisor, in the process that spawned bwrap, is told the same policy by
+ * the library; without --listener-fd nobody supervises, and `off` then makes no
+ * inet socket at all (allow-list there is off too: the filter fails closed).
+ */
+static int parse_network(const char *value, dsh_network_filter *network)
+{
+        if (strcmp(value, "on") == 0)
+                *network = DSH_NETWORK_FILTER_ON;
+        else if (strcmp(value, "off") == 0)
+                *network = DSH_NETWORK_FILTER_OFF;
+        else if (strcmp(value, "allow-list") == 0)
+                *network = DSH_NETWORK_FILTER_ALLOW_LIST;
+        else
+                return fail(EINVAL, "usage error: --network: expected on, off or allow-list, not %s", value);
+        return 0;
+}
+
 static int parse_arguments(int argc, char **argv, struct exec_request *request)
 {
         int i = 1, result;
@@ -138,9 +159,15 @@ static int parse_arguments(int argc, char **argv, struct exec_request *request)
                 request->controlling_terminal = true;
                 i++;
         }
+        if (i + 1 < argc && strcmp(argv[i], "--network") == 0) {
+                result = parse_network(argv[i + 1], &request->network);
+                if (result != 0)
+                        return result;
+                i += 2;
+        }
         if (i >= argc || strcmp(argv[i], "--") != 0 || i + 1 >= argc)
                 return fail(EINVAL, "usage error: expected [--status-fd N] [--listener-fd N] [--temp-root] "
-                                    "[--controlling-terminal] -- PROGRAM [ARG...]");
+                                    "[--controlling-terminal] [--network on|off|allow-list] -- PROGRAM [ARG...]");
         request->command = &argv[i + 1];
         return 0;
 }
@@ -285,7 +312,10 @@ static int rehome_stdio(void)
  * too.
  *
  * With --listener-fd N (spawned by the library, both modes): the
- * filter asks for a listener and sends it over N (SCM_RIGHTS) to the
+ * filter asks for a listener and sends it over N (SCM_RIGHTS; under
+ * --network off or allow-list it is offered and taken by the supervisor,
+ * core/metadata-filter.h, since a sendmsg would then be the listener's
+ * own to answer) to the
  * supervisor thread in the process that spawned bwrap, which stays as
  * bwrap's parent (an ancestor of the command, as Yama's ptrace_scope 1
  * wants).  The command is exec'd only once the supervisor has answered with
@@ -302,7 +332,7 @@ static int rehome_stdio(void)
 /*
  * --temp-root (read-only): the sandbox's /tmp is a tmpfs bwrap made for this
  * call alone, which no host path names, so the supervisor cannot open it
- * itself; its fd follows the listener, opened here before the command
+ * itself; its fd goes before the listener, opened here before the command
  * exists (nothing of the command's can have been mounted or swapped there
  * yet).  It is the one root of a read-only call: `chmod +x /tmp/app` works,
  * every other metadata change is refused (core/metadata-supervisor.h,
@@ -320,27 +350,29 @@ static int send_temp_root(int listener_socket)
         return result;
 }
 
-static int install_metadata_filter(int listener_socket, bool temp_root)
+static int install_metadata_filter(int listener_socket, bool temp_root, dsh_network_filter network)
 {
         char answer = 0;
         ssize_t length;
         int result = dsh_set_no_new_privs();
 
+        /* The root goes before the filter exists: after it, a sendmsg would be the listener's to answer. */
+        if (result == 0 && temp_root && listener_socket >= 0)
+                result = send_temp_root(listener_socket);
         if (result == 0)
                 result = dsh_install_metadata_filter(listener_socket < 0 ? DSH_METADATA_UNSUPERVISED
                                                                          : DSH_METADATA_SUPERVISE,
-                                                     listener_socket, true);
-        if (result == 0 && temp_root)
-                result = send_temp_root(listener_socket);
+                                                     network, listener_socket, true);
         if (result == -EBUSY)
                 return fail(EBUSY, "%s", DSH_METADATA_NESTED_LISTENER_REASON);
         if (result < 0)
                 return fail(-result, "cannot install the metadata filter: %s", strerror(-result));
         if (listener_socket < 0)
                 return 0;
-        do
-                length = recv(listener_socket, &answer, 1, 0);
-        while (length < 0 && errno == EINTR);
+        /* Under a network policy the install waited for the answer itself (the listener was offered). */
+        length = 1;
+        while (network == DSH_NETWORK_FILTER_ON && (length = recv(listener_socket, &answer, 1, 0)) < 0 && errno == EINTR)
+                ;
         close(listener_socket);
         if (length != 1)
                 return fail(length < 0 ? errno : EPIPE,
@@ -412,7 +444,7 @@ int main(int argc, char **argv)
          * fail here as under Landlock, on the pty an interactive `run` made
          * for the command too.
          */
-        result = install_metadata_filter(request.listener_fd, request.temp_root);
+        result = install_metadata_filter(request.listener_fd, request.temp_root, request.network);
         if (result != 0)
                 return result;
         result = enter_own_domain();

@@ -229,12 +229,20 @@ typedef struct dsh_bash_result {
         dsh_write_refusal *refused_writes;
         size_t refused_write_count;
         unsigned long refused_writes_dropped;   /* refusals past the bound */
+        /*
+         * The connections, DNS queries and proxied requests the network
+         * policy refused the command (dsh_child_network_refusals()), owned
+         * by the result; NULL and 0 when none (always under "on").
+         */
+        dsh_refused_connection *refused_connections;
+        size_t refused_connection_count;
+        unsigned long refused_connections_dropped;      /* refusals past the bound */
 } dsh_bash_result;
 
 #define DSH_BASH_RESULT_INIT                                                                                   \
         { DSH_BASH_COMPLETED, -1, 0, false, false, { NULL, 0, false, 0 }, { NULL, 0, false, 0 },              \
           { DSH_MODE_READ_ONLY, NULL, DSH_ENFORCEMENT_FULL, false, false, false }, NULL, NULL, DSH_ERROR_INIT, \
-          NULL, NULL, 0, 0 }
+          NULL, NULL, 0, 0, NULL, 0, 0 }
 
 /*
  * Runs `request->command` as the bash tool, through `runtime`'s provider,

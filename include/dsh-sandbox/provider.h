@@ -126,6 +126,7 @@ typedef struct dsh_backend_status {
         char *runner_path;              /* the runner binary, when the backend has one */
         char **partial_reasons;         /* why enforcement is partial, one sentence each; NULL when full */
         char **notes;                   /* facts a caller should know (its temp area per mode), one sentence each */
+        char **network;                 /* the network policies it holds here: "on", "off", "allow-list" */
 } dsh_backend_status;
 
 typedef struct dsh_probe_report {
@@ -420,6 +421,42 @@ typedef struct dsh_write_refusal {
  */
 DSH_PUBLIC size_t dsh_child_refusals(const dsh_child *child, const dsh_write_refusal **refusals,
                                      unsigned long *dropped);
+
+/*
+ * One connection, DNS query or proxied request the sandbox refused the
+ * command on the network (docs/network.md, "Records"): `op` "connect" (a
+ * connect, a send to an address, a connection the proxy captured), "dns" (a
+ * query the DNS stub refused) or "http" (a request to the proxy); `host` a
+ * name or an address in its text form; `port` (0 when none applies); and
+ * the `rule`: "network-off", "host-not-allowed", "address-not-resolved",
+ * "metadata-address", "sni-mismatch", "protocol-not-allowed", "local-port",
+ * "bad-request".  Written by the enforcing layer (the supervisor, the DNS
+ * stub, the proxy), never by the command.  (The name `dsh_network_refusal`
+ * is the supervisor's own record, core/network-refusals.h.)
+ */
+typedef struct dsh_refused_connection {
+        char *op;
+        char *host;
+        int port;
+        char *rule;
+} dsh_refused_connection;
+
+/* The records kept per call; past them only a count. */
+#define DSH_REFUSED_CONNECTIONS_MAX 64
+
+/*
+ * After dsh_child_wait(): what the network policy refused the command, in
+ * order (a record the same as the one before it is kept once), at most
+ * DSH_REFUSED_CONNECTIONS_MAX; `*dropped` (may be NULL) receives how many
+ * more there were.  `*refusals` (may be NULL) points into the child, valid
+ * until dsh_child_free(); NULL when there is none.  Returns the count.
+ * Always empty under the network policy "on", under danger-full-access and
+ * for a runner command.  A refusal made where no supervisor looks (a socket
+ * family the filter refuses by itself, a call of an argv nobody supervises)
+ * has no record.
+ */
+DSH_PUBLIC size_t dsh_child_network_refusals(const dsh_child *child, const dsh_refused_connection **refusals,
+                                             unsigned long *dropped);
 
 /*
  * Spawns `argv` confined under `policy` (or unconfined, on purpose, under

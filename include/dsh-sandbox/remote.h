@@ -57,9 +57,16 @@ typedef struct dsh_remote_request {
         const char *workspace_root;                 /* the remote's path; NULL: its config's, else its cwd */
         char *const *additional_writable_roots;     /* the remote's paths; NULL: none besides its config's */
         const char *backend;                        /* "auto", "bwrap", "landlock"; NULL: its config's chain */
+        /*
+         * The call's network policy, enforced by the remote's own provider
+         * (it replaces the remote config's whole); NULL: the remote's
+         * config's.  A remote too old to know it refuses the request (it
+         * reads every member strictly): never run with the network open.
+         */
+        const dsh_network_policy *network;
 } dsh_remote_request;
 
-#define DSH_REMOTE_REQUEST_INIT { false, DSH_MODE_READ_ONLY, NULL, NULL, NULL }
+#define DSH_REMOTE_REQUEST_INIT { false, DSH_MODE_READ_ONLY, NULL, NULL, NULL, NULL }
 
 /*
  * The private directory for OpenSSH control sockets (connection reuse):

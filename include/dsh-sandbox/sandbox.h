@@ -259,9 +259,10 @@ typedef struct dsh_confined_argv {
         size_t runner_failure_rule_count;
         char *backend;                  /* "landlock", "bwrap", "runner-command", ... */
         char **partial_reasons;         /* why enforcement is "partial", one sentence each; NULL when full */
+        char *network;                  /* the network policy held: "on", "off", "allow-list" (NULL: not set) */
 } dsh_confined_argv;
 
-#define DSH_CONFINED_ARGV_INIT { NULL, DSH_ENFORCEMENT_FULL, NULL, NULL, 0, NULL, NULL }
+#define DSH_CONFINED_ARGV_INIT { NULL, DSH_ENFORCEMENT_FULL, NULL, NULL, 0, NULL, NULL, NULL }
 
 DSH_PUBLIC void dsh_confined_argv_clear(dsh_confined_argv *confined);
 

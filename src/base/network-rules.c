@@ -26,7 +26,7 @@ int dsh_network_rules_check(const dsh_network_policy *network, dsh_mode mode, ds
                 return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
                                      "network: allowed hosts select the allow-list; the network cannot be off too");
         if (network->mode != DSH_NETWORK_ON && mode == DSH_MODE_DANGER_FULL_ACCESS)
-                return dsh_error_set(error, DSH_ERROR_SANDBOX_UNAVAILABLE, EINVAL,
+                return dsh_error_set(error, DSH_ERROR_SANDBOX_UNAVAILABLE, ENOSYS,
                                      "danger-full-access confines nothing, so no network policy can be held; use "
                                      "read-only or workspace-write");
         return 0;

@@ -108,6 +108,50 @@ static void encode_refused_writes(dsh_json_encoder *encoder, json_t *object, con
                                                          json_integer((json_int_t) result->refused_writes_dropped)));
 }
 
+/*
+ * One network refusal.  Its host is the command's choice too (a name it
+ * asked the DNS stub for, the Host header it sent): escaped like a path.
+ */
+static json_t *encode_refused_connection(dsh_json_encoder *encoder, const dsh_refused_connection *refusal,
+                                         const dsh_json_path *path)
+{
+        json_t *object = dsh_json_encoder_new(encoder, json_object());
+        dsh_autofree char *escaped = NULL;
+
+        if (encoder->failed)
+                return object;
+        escaped = dsh_json_utf8_escaped(refusal->host);
+        if (!escaped) {
+                dsh_json_encoder_out_of_memory(encoder);
+                return object;
+        }
+        dsh_json_set_string_member(encoder, object, path, "op", refusal->op);
+        dsh_json_set_string_member(encoder, object, path, "host", escaped);
+        dsh_json_set_member(encoder, object, "port", dsh_json_encoder_new(encoder, json_integer(refusal->port)));
+        dsh_json_set_string_member(encoder, object, path, "rule", refusal->rule);
+        return object;
+}
+
+/* "refusedConnections" (always, [] when none) and "refusedConnectionsDropped" (only when some were). */
+static void encode_refused_connections(dsh_json_encoder *encoder, json_t *object, const dsh_bash_result *result)
+{
+        dsh_json_path list_path = dsh_json_path_key(&dsh_json_root, "refusedConnections");
+        json_t *list = dsh_json_encoder_new(encoder, json_array());
+
+        for (size_t i = 0; i < result->refused_connection_count && !encoder->failed; i++) {
+                dsh_json_path item_path = dsh_json_path_index(&list_path, i);
+
+                dsh_json_append_element(encoder, list,
+                                        encode_refused_connection(encoder, &result->refused_connections[i],
+                                                                  &item_path));
+        }
+        dsh_json_set_member(encoder, object, "refusedConnections", list);
+        if (result->refused_connections_dropped > 0)
+                dsh_json_set_member(encoder, object, "refusedConnectionsDropped",
+                                    dsh_json_encoder_new(encoder, json_integer((json_int_t)
+                                                                               result->refused_connections_dropped)));
+}
+
 json_t *dsh_json_bash_result_value(const dsh_bash_result *result, const char *what, dsh_error *error)
 {
         dsh_json_encoder encoder = { what, error, false };
@@ -138,6 +182,7 @@ json_t *dsh_json_bash_result_value(const dsh_bash_result *result, const char *wh
         if (result->warnings && result->warnings[0])
                 dsh_json_set_strings_member(&encoder, object, &dsh_json_root, "warnings", result->warnings);
         encode_refused_writes(&encoder, object, result);
+        encode_refused_connections(&encoder, object, result);
         return dsh_json_encoder_finish(&encoder, object);
 }
 
@@ -268,12 +313,81 @@ static int decode_refused_writes(dsh_json_decoder *decoder, const json_t *object
         return result;
 }
 
+static int decode_refused_connection(dsh_json_decoder *decoder, const json_t *value, const dsh_json_path *path,
+                                     dsh_refused_connection *out)
+{
+        static const char *const keys[] = { "op", "host", "port", "rule", NULL };
+        int result = dsh_json_check_object(decoder, value, path, keys);
+        const json_t *port;
+
+        if (result == 0)
+                result = dsh_json_decode_string_member(decoder, value, path, "op",
+                                                       DSH_JSON_REQUIRED | DSH_JSON_TEXT_NON_EMPTY |
+                                                       DSH_JSON_TEXT_SINGLE_LINE, &out->op);
+        if (result == 0)
+                result = dsh_json_decode_string_member(decoder, value, path, "host", DSH_JSON_REQUIRED, &out->host);
+        if (result == 0)
+                result = dsh_json_decode_string_member(decoder, value, path, "rule",
+                                                       DSH_JSON_REQUIRED | DSH_JSON_TEXT_NON_EMPTY |
+                                                       DSH_JSON_TEXT_SINGLE_LINE, &out->rule);
+        if (result < 0)
+                return result;
+        port = json_object_get(value, "port");
+        if (!json_is_integer(port) || json_integer_value(port) < 0 || json_integer_value(port) > 65535) {
+                dsh_json_path port_path = dsh_json_path_key(path, "port");
+
+                return dsh_json_invalid(decoder->error, decoder->what, &port_path, "must be an integer 0..65535");
+        }
+        out->port = (int) json_integer_value(port);
+        return 0;
+}
+
+/*
+ * "refusedConnections" and "refusedConnectionsDropped", absent from a result
+ * an older helper wrote: then none.  Bounded like the writes; the rule and
+ * the op are taken as names (a newer peer's must not lose the result).
+ */
+static int decode_refused_connections(dsh_json_decoder *decoder, const json_t *object, dsh_bash_result *out)
+{
+        dsh_json_path path = dsh_json_path_key(&dsh_json_root, "refusedConnections");
+        dsh_json_path dropped_path = dsh_json_path_key(&dsh_json_root, "refusedConnectionsDropped");
+        const json_t *list = json_object_get(object, "refusedConnections");
+        const json_t *dropped = json_object_get(object, "refusedConnectionsDropped");
+        size_t count = json_array_size(list);
+        int result = 0;
+
+        if (dropped && (!json_is_integer(dropped) || json_integer_value(dropped) < 0))
+                return dsh_json_invalid(decoder->error, decoder->what, &dropped_path, "must be a non-negative integer");
+        out->refused_connections_dropped = dropped ? (unsigned long) json_integer_value(dropped) : 0;
+        if (!list)
+                return 0;
+        if (!json_is_array(list))
+                return dsh_json_invalid(decoder->error, decoder->what, &path, "must be an array of objects");
+        if (count > DSH_REFUSED_CONNECTIONS_MAX)
+                return dsh_json_invalid(decoder->error, decoder->what, &path, "must hold at most %d records",
+                                        DSH_REFUSED_CONNECTIONS_MAX);
+        if (count == 0)
+                return 0;
+        out->refused_connections = calloc(count, sizeof(*out->refused_connections));
+        if (!out->refused_connections)
+                return dsh_json_out_of_memory(decoder->error, decoder->what);
+        for (size_t i = 0; i < count && result == 0; i++) {
+                dsh_json_path item = dsh_json_path_index(&path, i);
+
+                out->refused_connection_count = i + 1;   /* each record is freed by the clear, whole or not */
+                result = decode_refused_connection(decoder, json_array_get(list, i), &item,
+                                                   &out->refused_connections[i]);
+        }
+        return result;
+}
+
 int dsh_json_bash_result_from_value(const json_t *value, const char *what, dsh_bash_result *result_out,
                                     dsh_error *error)
 {
         static const char *const keys[] = { "kind", "exitCode", "signal", "timedOut", "cancelled", "stdout",
                                             "stderr", "sandbox", "markers", "message", "error", "warnings",
-                                            "refusedWrites", "refusedWritesDropped", NULL };
+                                            "refusedWrites", "refusedWritesDropped", "refusedConnections",
+                                            "refusedConnectionsDropped", NULL };
         dsh_bash_result decoded = DSH_BASH_RESULT_INIT;
         dsh_json_decoder decoder = { what, error };
         const json_t *error_value;
@@ -306,6 +420,8 @@ int dsh_json_bash_result_from_value(const json_t *value, const char *what, dsh_b
                 result = dsh_json_decode_string_list(&decoder, value, &dsh_json_root, "warnings", 0, &decoded.warnings);
         if (result == 0)
                 result = decode_refused_writes(&decoder, value, &decoded);
+        if (result == 0)
+                result = decode_refused_connections(&decoder, value, &decoded);
         /* Never NULL in a result (dsh-sandbox/bash-tool.h): absent reads as none. */
         if (result == 0 && !decoded.warnings && !(decoded.warnings = calloc(1, sizeof(char *))))
                 result = dsh_json_out_of_memory(error, what);

@@ -18,6 +18,7 @@
 #include "bash/bash-execution.h"
 #include "dsh-sandbox/bash-tool.h"
 #include "base/error.h"
+#include "provider/call-network.h"
 #include "provider/held-back-watch.h"
 #include "provider/process.h"
 #include "base/path-fd.h"
@@ -117,6 +118,8 @@ static void result_take_refused_writes(dsh_bash_result *result, dsh_child *child
 {
         result->refused_write_count = dsh_child_take_refusals(child, &result->refused_writes,
                                                               &result->refused_writes_dropped);
+        result->refused_connection_count = dsh_child_take_network_refusals(child, &result->refused_connections,
+                                                                           &result->refused_connections_dropped);
 }
 
 void dsh_bash_result_clear(dsh_bash_result *result)
@@ -124,6 +127,7 @@ void dsh_bash_result_clear(dsh_bash_result *result)
         if (!result)
                 return;
         dsh_write_refusals_free(result->refused_writes, result->refused_write_count);
+        dsh_refused_connections_free(result->refused_connections, result->refused_connection_count);
         free(result->standard_output.text);
         free(result->standard_error.text);
         free(result->sandbox.backend);

@@ -7,9 +7,11 @@
 #include <string.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
+#include <linux/netlink.h>
 #include <linux/seccomp.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -204,16 +206,31 @@ static const uint32_t refused_ioctls[] = { DSH_FS_IOC_SETVERSION, DSH_FS_IOC32_S
  */
 static const int socket_creating_syscalls[] = { __NR_socket, __NR_socketpair };
 
+/*
+ * Under a network policy (OFF, ALLOW_LIST) where a supervisor listens, the
+ * calls that reach an address or make a socket reachable go to it besides
+ * connect (network-gate.h holds the argument): bind and listen (it binds
+ * inet sockets on loopback only and remembers them as the command's own),
+ * sendmsg and sendmmsg (an address, or SCM_RIGHTS, behind a pointer; the fd
+ * number may name another socket by the time the kernel looks), and sendto
+ * when it names an address (args[4], tested in BPF: a NULL one is a
+ * connected socket's send, whose connect was decided).  Under ON none of
+ * them is sent: a command pays nothing new.
+ */
+static const int network_syscalls[] = { __NR_bind, __NR_listen, __NR_sendmsg, __NR_sendmmsg };
+
 #define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 #define METADATA_SYSCALL_COUNT (COUNT(metadata_syscalls) - 1)
 /* metadata calls, refused calls, creations, write intent, openat2, ioctl, connect, socket and socketpair */
 #define BRANCH_COUNT (METADATA_SYSCALL_COUNT + COUNT(refused_syscalls) + COUNT(creation_syscalls) + \
                       COUNT(write_intent_syscalls) + 3 + COUNT(socket_creating_syscalls))
+/* ... and under a network policy: bind, listen, sendmsg, sendmmsg, and sendto (on its address). */
+#define BRANCH_LIMIT (BRANCH_COUNT + COUNT(network_syscalls) + 1)
 /* The type argument's low bits name the type; SOCK_NONBLOCK and SOCK_CLOEXEC ride above them (SOCK_TYPE_MASK). */
 #define SOCKET_TYPE_MASK 0xfU
 /* A leaf of the decision tree tests up to this many numbers one after the other. */
 #define LEAF_SIZE 3
-#define PROGRAM_CAPACITY 160
+#define PROGRAM_CAPACITY 200
 
 const int *dsh_metadata_syscalls(void)
 {
@@ -234,6 +251,7 @@ typedef enum branch_target {
         TO_NOTIFY,      /* connect: always the supervisor's */
         TO_SOCKET,      /* socket, socketpair: the family and type tests */
         TO_WRITE,       /* a write-intent call: the supervisor's where there is one */
+        TO_SENDTO,      /* sendto under a network policy: the address test */
 } branch_target;
 
 typedef struct branch {
@@ -246,6 +264,10 @@ typedef struct program_builder {
         size_t at;
         size_t allow_at, ioctl_at, socket_at, action_at, notify_at, write_at, refuse_at, eacces_at;
         size_t open_at, openat_at, mode_at[3], creation_allow_at, no_syscall_at;  /* mode_at[i]: args[i + 1] */
+        size_t sendto_at;
+        size_t branch_count;
+        dsh_network_filter network;
+        bool supervised;                /* a listener exists: the network calls can be sent */
 } program_builder;
 
 /* The answers that depend on the policy. */
@@ -253,6 +275,8 @@ typedef struct program_actions {
         uint32_t metadata;      /* a metadata call: EPERM (deny) or USER_NOTIF (supervise) */
         uint32_t connect;       /* USER_NOTIF, EACCES where nobody supervises */
         uint32_t write;         /* a write-intent call: USER_NOTIF, ALLOW where nobody supervises */
+        dsh_network_filter network;
+        bool supervised;        /* a listener: the network calls can go to a supervisor */
 } program_actions;
 
 /* The instructions the tree over `count` sorted numbers takes. */
@@ -299,6 +323,8 @@ static size_t branch_address(const program_builder *builder, branch_target targe
                 return builder->socket_at;
         case TO_WRITE:
                 return builder->write_at;
+        case TO_SENDTO:
+                return builder->sendto_at;
         case TO_IOCTL:
         default:
                 return builder->ioctl_at;
@@ -397,28 +423,127 @@ static void emit_ioctl_test(program_builder *builder, uint32_t command, size_t t
 }
 
 #define SOCKET_TESTS_SIZE 7
+#define NETWORK_SOCKET_TESTS_SIZE 24
+#define SENDTO_TESTS_SIZE 5
+
+static void emit_jump_if(program_builder *builder, uint32_t value, size_t if_equal, size_t otherwise)
+{
+        emit(builder, (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, value, offset_to(builder, if_equal),
+                                                    offset_to(builder, otherwise)));
+}
+
+static void emit_return_errno(program_builder *builder, int error)
+{
+        emit(builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ((uint32_t) error &
+                                                                                          SECCOMP_RET_DATA)));
+}
+
+/* An AF_UNIX socket's type (args[1] & 0xf): datagram and raw (a datagram one for AF_UNIX) are EACCES. */
+static void emit_unix_type_tests(program_builder *builder, size_t allow_at)
+{
+        emit_load_argument(builder, 1);
+        emit(builder, (struct sock_filter) BPF_STMT(BPF_ALU | BPF_AND | BPF_K, SOCKET_TYPE_MASK));
+        emit_jump_if(builder, SOCK_DGRAM, builder->eacces_at, builder->at + 1);
+        emit_jump_if(builder, SOCK_RAW, builder->eacces_at, allow_at);
+}
 
 /*
- * socket(family, type, protocol) and socketpair(family, type, protocol, sv):
- * an AF_UNIX datagram socket is refused (EACCES), anything else allowed.
- * The family and the type are ints: the low 32 bits of their registers are
- * what the kernel reads.
+ * socket(family, type, protocol) and socketpair(family, type, protocol, sv)
+ * under ON: an AF_UNIX datagram socket is refused (EACCES), anything else
+ * allowed.  The family and the type are ints: the low 32 bits of their
+ * registers are what the kernel reads.
  */
 static void emit_socket_tests(program_builder *builder)
 {
-        emit(builder, (struct sock_filter) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])));
-        emit(builder, (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 4));
-        emit(builder, (struct sock_filter) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])));
-        emit(builder, (struct sock_filter) BPF_STMT(BPF_ALU | BPF_AND | BPF_K, SOCKET_TYPE_MASK));
-        emit(builder, (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SOCK_DGRAM,
-                                                    offset_to(builder, builder->eacces_at), 0));
-        emit(builder, (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SOCK_RAW,
-                                                    offset_to(builder, builder->eacces_at), 0));
+        size_t allow_at = builder->at + SOCKET_TESTS_SIZE - 1;
+
+        emit_load_argument(builder, 0);
+        emit_jump_if(builder, AF_UNIX, builder->at + 1, allow_at);
+        emit_unix_type_tests(builder, allow_at);
         emit(builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
 }
 
+/*
+ * The same under a network policy (OFF, ALLOW_LIST): the families are
+ * limited to what a build needs (network-gate.h), each decided on its
+ * registers, so nothing here depends on a pointer:
+ *   - AF_UNIX as under ON;
+ *   - AF_INET and AF_INET6: TCP (SOCK_STREAM, protocol 0 or IPPROTO_TCP) and
+ *     UDP (SOCK_DGRAM, protocol 0 or IPPROTO_UDP) only, whose every connect,
+ *     bind and send to an address the supervisor decides; raw, ICMP
+ *     ("ping") sockets, SCTP, MPTCP, UDP-Lite, seqpacket are
+ *     EPROTONOSUPPORT: their addresses and sends are not ones the
+ *     supervisor knows how to perform.  Where nobody supervises
+ *     (DSH_METADATA_UNSUPERVISED, which only OFF may be) no inet socket is
+ *     made at all (EACCES): nothing then decides its connects and sends;
+ *   - AF_NETLINK with NETLINK_ROUTE (getifaddrs(), glibc's AI_ADDRCONFIG):
+ *     the command holds no capability, so the route socket only reads
+ *     (every change asks CAP_NET_ADMIN); another netlink protocol is
+ *     EPROTONOSUPPORT;
+ *   - any other family (packet, vsock, bluetooth, alg, xdp, ...) is
+ *     EAFNOSUPPORT, what a kernel without it answers.
+ * Layout (S = the block's start; every jump forward):
+ *   S+0  family; S+1..S+4 unix -> S+6, inet, inet6 -> S+12 (or EACCES), netlink -> S+10; S+5 EAFNOSUPPORT
+ *   S+6  unix types (emit_unix_type_tests) -> EACCES or ALLOW
+ *   S+10 netlink: protocol NETLINK_ROUTE -> ALLOW, else EPROTONOSUPPORT
+ *   S+12 inet: type STREAM -> S+16, DGRAM -> S+19, else EPROTONOSUPPORT
+ *   S+16 stream: protocol 0 or TCP -> ALLOW;  S+19 datagram: protocol 0 or UDP -> ALLOW
+ *   S+22 EPROTONOSUPPORT;  S+23 ALLOW
+ */
+static void emit_network_socket_tests(program_builder *builder)
+{
+        const size_t start = builder->at, unix_at = start + 6, netlink_at = start + 10, inet_at = start + 12;
+        const size_t stream_at = start + 16, datagram_at = start + 19, protocol_at = start + 22, allow_at = start + 23;
+        const size_t inet_target = builder->supervised ? inet_at : builder->eacces_at;
+
+        emit_load_argument(builder, 0);
+        emit_jump_if(builder, AF_UNIX, unix_at, builder->at + 1);
+        emit_jump_if(builder, AF_INET, inet_target, builder->at + 1);
+        emit_jump_if(builder, AF_INET6, inet_target, builder->at + 1);
+        emit_jump_if(builder, AF_NETLINK, netlink_at, builder->at + 1);
+        emit_return_errno(builder, EAFNOSUPPORT);
+        emit_unix_type_tests(builder, allow_at);
+        emit_load_argument(builder, 2);
+        emit_jump_if(builder, NETLINK_ROUTE, allow_at, protocol_at);
+        emit_load_argument(builder, 1);
+        emit(builder, (struct sock_filter) BPF_STMT(BPF_ALU | BPF_AND | BPF_K, SOCKET_TYPE_MASK));
+        emit_jump_if(builder, SOCK_STREAM, stream_at, builder->at + 1);
+        emit_jump_if(builder, SOCK_DGRAM, datagram_at, protocol_at);
+        emit_load_argument(builder, 2);
+        emit_jump_if(builder, 0, allow_at, builder->at + 1);
+        emit_jump_if(builder, IPPROTO_TCP, allow_at, protocol_at);
+        emit_load_argument(builder, 2);
+        emit_jump_if(builder, 0, allow_at, builder->at + 1);
+        emit_jump_if(builder, IPPROTO_UDP, allow_at, protocol_at);
+        emit_return_errno(builder, EPROTONOSUPPORT);
+        emit(builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+}
+
+/*
+ * sendto(fd, buffer, length, flags, address, address_length) under a
+ * network policy: sent to the supervisor when `address` (a pointer: all 64
+ * bits) is not NULL; a NULL address sends on a connected socket (or fails
+ * with EDESTADDRREQ), and every connect was decided.
+ */
+static void emit_sendto_tests(program_builder *builder)
+{
+        const size_t allow_at = builder->at + SENDTO_TESTS_SIZE - 1;
+
+        emit_load_argument(builder, 4);
+        emit_jump_if(builder, 0, builder->at + 1, builder->notify_at);
+        emit(builder, (struct sock_filter) BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+                                                    offsetof(struct seccomp_data, args[4]) + 4));
+        emit_jump_if(builder, 0, allow_at, builder->notify_at);
+        emit(builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+}
+
+static bool network_supervised(const program_builder *builder)
+{
+        return builder->network != DSH_NETWORK_FILTER_ON && builder->supervised;
+}
+
 /* Every number the tree tests, with where it leads, sorted by number; returns how many. */
-static size_t fill_branches(branch *branches)
+static size_t fill_branches(const program_builder *builder, branch *branches)
 {
         size_t count = 0;
 
@@ -436,6 +561,10 @@ static size_t fill_branches(branch *branches)
         branches[count++] = (branch) { __NR_connect, TO_NOTIFY };
         for (size_t i = 0; i < COUNT(socket_creating_syscalls); i++)
                 branches[count++] = (branch) { (uint32_t) socket_creating_syscalls[i], TO_SOCKET };
+        for (size_t i = 0; network_supervised(builder) && i < COUNT(network_syscalls); i++)
+                branches[count++] = (branch) { (uint32_t) network_syscalls[i], TO_NOTIFY };
+        if (network_supervised(builder))
+                branches[count++] = (branch) { __NR_sendto, TO_SENDTO };
         /* Sorted by number (insertion sort: a few dozen entries, and nothing may allocate). */
         for (size_t i = 1; i < count; i++)
                 for (size_t j = i; j > 0 && branches[j - 1].nr > branches[j].nr; j--) {
@@ -450,7 +579,7 @@ static size_t fill_branches(branch *branches)
 /* Where each block of the layout below starts, before anything is emitted (every jump is forward). */
 static void place_blocks(program_builder *builder, size_t ioctl_tests)
 {
-        builder->allow_at = 6 + tree_size(BRANCH_COUNT);
+        builder->allow_at = 6 + tree_size(builder->branch_count);
         builder->open_at = builder->allow_at + 1;
         builder->openat_at = builder->open_at + 3;
         for (size_t i = 0; i < 3; i++)
@@ -458,7 +587,9 @@ static void place_blocks(program_builder *builder, size_t ioctl_tests)
         builder->creation_allow_at = builder->mode_at[2] + 2;
         builder->ioctl_at = builder->creation_allow_at + 1;
         builder->socket_at = builder->ioctl_at + 1 + ioctl_tests + 1;
-        builder->action_at = builder->socket_at + SOCKET_TESTS_SIZE;
+        builder->sendto_at = builder->socket_at +
+                             (builder->network == DSH_NETWORK_FILTER_ON ? SOCKET_TESTS_SIZE : NETWORK_SOCKET_TESTS_SIZE);
+        builder->action_at = builder->sendto_at + (network_supervised(builder) ? SENDTO_TESTS_SIZE : 0);
         builder->notify_at = builder->action_at + 1;
         builder->write_at = builder->notify_at + 1;
         builder->refuse_at = builder->write_at + 1;
@@ -475,7 +606,9 @@ static void place_blocks(program_builder *builder, size_t ioctl_tests)
  *                                   open, openat, creat, mknod, mknodat -> their test,
  *                                   mkdir, unlink, rmdir, rename, link, symlink, truncate (and their *at) -> WRITE,
  *                                   openat2 -> NO_SYSCALL, connect -> NOTIFY,
- *                                   socket and socketpair -> SOCKET, else ALLOW
+ *                                   socket and socketpair -> SOCKET,
+ *                                   a network policy, supervised: bind, listen, sendmsg, sendmmsg -> NOTIFY,
+ *                                   sendto -> SENDTO; else ALLOW
  *   ALLOW
  *   creation and write-intent tests a set-id mode -> REFUSE, write intent -> WRITE, else ALLOW
  *                                   (emit_creation_tests())
@@ -486,6 +619,8 @@ static void place_blocks(program_builder *builder, size_t ioctl_tests)
  *     supervising: TIOCGPTPEER      -> ACTION (the supervisor opens the slave)
  *     ALLOW
  *   SOCKET: AF_UNIX with type & 0xf SOCK_DGRAM or SOCK_RAW -> EACCES, else ALLOW
+ *     (under a network policy: the families and protocols too, emit_network_socket_tests())
+ *   SENDTO (a network policy, supervised): an address -> NOTIFY, else ALLOW
  *   ACTION                          EPERM (deny) or USER_NOTIF (supervise)
  *   NOTIFY                          USER_NOTIF (both modes: the supervisor performs connect);
  *                                   EACCES where nobody supervises (DSH_METADATA_UNSUPERVISED)
@@ -501,12 +636,14 @@ static size_t build_program(struct sock_filter *program, const program_actions *
                             bool pty_peer_rule)
 {
         static const uint32_t terminal_ioctls[] = { TIOCSTI, TIOCLINUX, TIOCSETD };
-        branch branches[BRANCH_COUNT];
+        branch branches[BRANCH_LIMIT];
         size_t ioctl_tests = COUNT(supervised_ioctls) + COUNT(refused_ioctls) +
                              (terminal_rule ? COUNT(terminal_ioctls) : 0) + (pty_peer_rule ? 1 : 0);
-        program_builder builder = { .program = program };
+        program_builder builder = { .program = program, .network = actions->network,
+                                    .supervised = actions->supervised };
 
-        if (fill_branches(branches) != BRANCH_COUNT)
+        builder.branch_count = fill_branches(&builder, branches);
+        if (builder.branch_count > BRANCH_LIMIT)
                 return 0;
         place_blocks(&builder, ioctl_tests);
         if (builder.eacces_at + 1 > PROGRAM_CAPACITY || builder.eacces_at > 255)
@@ -517,7 +654,7 @@ static size_t build_program(struct sock_filter *program, const program_actions *
         emit(&builder, (struct sock_filter) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)));
         emit(&builder, (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, X32_SYSCALL_BIT, 0, 1));
         emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
-        emit_tree(&builder, branches, BRANCH_COUNT);
+        emit_tree(&builder, branches, builder.branch_count);
         emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
         emit_creation_tests(&builder);
         emit(&builder, (struct sock_filter) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])));
@@ -530,7 +667,12 @@ static size_t build_program(struct sock_filter *program, const program_actions *
         if (pty_peer_rule)
                 emit_ioctl_test(&builder, DSH_TIOCGPTPEER, builder.action_at);
         emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
-        emit_socket_tests(&builder);
+        if (builder.network == DSH_NETWORK_FILTER_ON)
+                emit_socket_tests(&builder);
+        else
+                emit_network_socket_tests(&builder);
+        if (network_supervised(&builder))
+                emit_sendto_tests(&builder);
         emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, actions->metadata));
         emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, actions->connect));
         emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, actions->write));
@@ -570,8 +712,14 @@ static bool known_policy(dsh_metadata_policy policy)
                policy == DSH_METADATA_DENY_KERNEL_WRITES;
 }
 
-size_t dsh_metadata_filter_program(dsh_metadata_policy policy, bool terminal_rule, struct sock_filter *program,
-                                   size_t capacity)
+static bool known_network(dsh_network_filter network)
+{
+        return network == DSH_NETWORK_FILTER_ON || network == DSH_NETWORK_FILTER_OFF ||
+               network == DSH_NETWORK_FILTER_ALLOW_LIST;
+}
+
+size_t dsh_metadata_filter_program(dsh_metadata_policy policy, dsh_network_filter network, bool terminal_rule,
+                                   struct sock_filter *program, size_t capacity)
 {
         const bool supervised = policy != DSH_METADATA_UNSUPERVISED;
         const program_actions actions = {
@@ -587,11 +735,13 @@ size_t dsh_metadata_filter_program(dsh_metadata_policy policy, bool terminal_rul
                  */
                 .write = supervised && policy != DSH_METADATA_DENY_KERNEL_WRITES ? SECCOMP_RET_USER_NOTIF
                                                                                  : SECCOMP_RET_ALLOW,
+                .network = network,
+                .supervised = supervised,
         };
         struct sock_filter built[PROGRAM_CAPACITY];
         size_t length;
 
-        if (!known_policy(policy))
+        if (!known_policy(policy) || !known_network(network))
                 return 0;
         /* Only a supervisor can answer it: under DENY the kernel (and Landlock) decides, as without the filter. */
         length = build_program(built, &actions, terminal_rule, policy == DSH_METADATA_SUPERVISE);
@@ -601,7 +751,37 @@ size_t dsh_metadata_filter_program(dsh_metadata_policy policy, bool terminal_rul
         return length;
 }
 
-int dsh_install_metadata_filter(dsh_metadata_policy policy, int socket_fd, bool terminal_rule)
+/*
+ * Under a network policy the listener cannot leave by sendmsg (SCM_RIGHTS):
+ * the filter just installed sends that sendmsg to the listener itself,
+ * which nobody serves yet.  So its number is offered with a plain write()
+ * (never filtered) and the supervisor takes it (pidfd_getfd, from the pid
+ * the kernel attests with SCM_CREDENTIALS: dsh_receive_fd()); the listener
+ * stays open here until the supervisor answers that it holds it.  The
+ * process must hold no capability by then (the supervisor, which has none,
+ * may only take from a process that has no more than it).
+ */
+static int offer_listener(int socket_fd, int listener)
+{
+        const struct dsh_fd_offer offer = { DSH_FD_OFFER_MAGIC, listener };
+        char answer = 0;
+        ssize_t length;
+
+        do
+                length = write(socket_fd, &offer, sizeof(offer));
+        while (length < 0 && errno == EINTR);
+        if (length != (ssize_t) sizeof(offer))
+                return length < 0 ? -errno : -EPIPE;
+        do
+                length = recv(socket_fd, &answer, 1, 0);
+        while (length < 0 && errno == EINTR);
+        if (length < 0)
+                return -errno;
+        return length == 1 ? 0 : -EPIPE;  /* end of file: the supervisor did not take it, nothing may run */
+}
+
+int dsh_install_metadata_filter(dsh_metadata_policy policy, dsh_network_filter network, int socket_fd,
+                                bool terminal_rule)
 {
         struct sock_filter program[PROGRAM_CAPACITY];
         struct sock_fprog fprog = { .len = 0, .filter = program };
@@ -610,9 +790,10 @@ int dsh_install_metadata_filter(dsh_metadata_policy policy, int socket_fd, bool 
         long listener;
         int result;
 
-        if (!known_policy(policy))
+        if (!known_policy(policy) || !known_network(network))
                 return -EINVAL;
-        fprog.len = (unsigned short) dsh_metadata_filter_program(policy, terminal_rule, program, PROGRAM_CAPACITY);
+        fprog.len = (unsigned short) dsh_metadata_filter_program(policy, network, terminal_rule, program,
+                                                                 PROGRAM_CAPACITY);
         if (fprog.len == 0)
                 return -E2BIG;
         if (policy == DSH_METADATA_UNSUPERVISED)
@@ -624,55 +805,102 @@ int dsh_install_metadata_filter(dsh_metadata_policy policy, int socket_fd, bool 
         listener = syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, flags, &fprog);
         if (listener < 0)
                 return -errno;
-        result = dsh_send_fd(socket_fd, (int) listener);
+        result = network == DSH_NETWORK_FILTER_ON ? dsh_send_fd(socket_fd, (int) listener)
+                                                  : offer_listener(socket_fd, (int) listener);
         close((int) listener);
         return result;
 }
 #else
-size_t dsh_metadata_filter_program(dsh_metadata_policy policy, bool terminal_rule, struct sock_filter *program,
-                                   size_t capacity)
+size_t dsh_metadata_filter_program(dsh_metadata_policy policy, dsh_network_filter network, bool terminal_rule,
+                                   struct sock_filter *program, size_t capacity)
 {
         (void) policy;
+        (void) network;
         (void) terminal_rule;
         (void) program;
         (void) capacity;
         return 0;
 }
 
-int dsh_install_metadata_filter(dsh_metadata_policy policy, int socket_fd, bool terminal_rule)
+int dsh_install_metadata_filter(dsh_metadata_policy policy, dsh_network_filter network, int socket_fd,
+                                bool terminal_rule)
 {
         (void) policy;
+        (void) network;
         (void) socket_fd;
         (void) terminal_rule;
         return -ENOSYS;
 }
 #endif
 
+int dsh_prepare_fd_receiver(int socket_fd)
+{
+        int on = 1;
+
+        return setsockopt(socket_fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) < 0 ? -errno : 0;
+}
+
+/* An offered descriptor (offer_listener()), taken from the process the kernel says wrote the offer. */
+static int take_offered(const struct dsh_fd_offer *offer, const struct ucred *sender)
+{
+        long pidfd, fd;
+
+        if (offer->magic != DSH_FD_OFFER_MAGIC || offer->fd < 0 || sender->pid <= 0)
+                return -EPROTO;
+        pidfd = syscall(__NR_pidfd_open, sender->pid, 0);
+        if (pidfd < 0)
+                return -errno;
+        fd = syscall(__NR_pidfd_getfd, (int) pidfd, offer->fd, 0);  /* close-on-exec, as pidfd_getfd makes it */
+        fd = fd < 0 ? -errno : fd;
+        close((int) pidfd);
+        return (int) fd;
+}
+
 int dsh_receive_fd(int socket_fd)
 {
-        char byte;
-        struct iovec data = { &byte, 1 };
         union {
-                char buffer[CMSG_SPACE(sizeof(int))];
+                char byte;
+                struct dsh_fd_offer offer;
+        } data;
+        struct iovec vector = { &data, sizeof(data) };
+        union {
+                char buffer[CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(struct ucred))];
                 struct cmsghdr align;
         } control;
-        struct msghdr message = { .msg_iov = &data, .msg_iovlen = 1, .msg_control = control.buffer,
+        struct msghdr message = { .msg_iov = &vector, .msg_iovlen = 1, .msg_control = control.buffer,
                                   .msg_controllen = sizeof(control.buffer) };
-        struct cmsghdr *header;
+        struct ucred sender = { 0, 0, 0 };
+        bool credentials = false;
         ssize_t length;
-        int fd;
+        int fd = -1, rights = 0;
 
         do
                 length = recvmsg(socket_fd, &message, MSG_CMSG_CLOEXEC);
         while (length < 0 && errno == EINTR);
         if (length < 0)
                 return -errno;
-        header = CMSG_FIRSTHDR(&message);
-        if (length == 0 || !header)
-                return -ENODATA;
-        if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS ||
-            header->cmsg_len != CMSG_LEN(sizeof(int)) || (message.msg_flags & MSG_CTRUNC))
+        for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header; header = CMSG_NXTHDR(&message, header)) {
+                if (header->cmsg_level == SOL_SOCKET && header->cmsg_type == SCM_RIGHTS &&
+                    header->cmsg_len == CMSG_LEN(sizeof(int)) && rights++ == 0) {
+                        memcpy(&fd, CMSG_DATA(header), sizeof(int));
+                } else if (header->cmsg_level == SOL_SOCKET && header->cmsg_type == SCM_CREDENTIALS &&
+                           header->cmsg_len == CMSG_LEN(sizeof(struct ucred))) {
+                        memcpy(&sender, CMSG_DATA(header), sizeof(sender));
+                        credentials = true;
+                } else if (header->cmsg_level == SOL_SOCKET && header->cmsg_type == SCM_RIGHTS) {
+                        rights = 2;  /* more than one, or a short one: not ours */
+                }
+        }
+        if (fd >= 0 && (rights != 1 || length != 1 || (message.msg_flags & MSG_CTRUNC))) {
+                close(fd);
                 return -EPROTO;
-        memcpy(&fd, CMSG_DATA(header), sizeof(int));
-        return fd;
+        }
+        if (fd >= 0)
+                return fd;
+        if (length == 0)
+                return -ENODATA;
+        if (length == (ssize_t) sizeof(struct dsh_fd_offer) && credentials && rights == 0 &&
+            !(message.msg_flags & MSG_CTRUNC))
+                return take_offered(&data.offer, &sender);
+        return -EPROTO;
 }

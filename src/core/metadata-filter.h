@@ -35,10 +35,12 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <linux/filter.h>
 #include <sys/syscall.h>
 
 #include "core/kernel-abi.h"
+#include "core/network-gate.h"
 
 typedef enum dsh_metadata_policy {
         DSH_METADATA_UNGOVERNED = 0,   /* no filter: the backend governs metadata itself, or nothing is confined */
@@ -130,15 +132,25 @@ const int *dsh_metadata_syscalls(void);
  * under another supervisor fail closed.  DSH_METADATA_UNSUPERVISED asks for
  * none and ignores `socket_fd`.
  *
+ * `network` (network-gate.h): DSH_NETWORK_FILTER_ON adds nothing (connect
+ * is the supervisor's, as above).  OFF and ALLOW_LIST limit the socket
+ * families and protocols (unix, TCP and UDP over inet and inet6, netlink's
+ * route protocol; everything else EAFNOSUPPORT or EPROTONOSUPPORT) and,
+ * where a listener exists, send bind, listen, sendmsg, sendmmsg and a
+ * sendto naming an address to the supervisor (socket-call.h, inet-call.h).
+ * Under DSH_METADATA_UNSUPERVISED nothing can be sent: OFF then makes no
+ * inet socket at all (EACCES), and connect stays EACCES.
+ *
  * `terminal_rule` adds the terminal filter's rule (ioctl TIOCSTI and
  * TIOCLINUX fail with EPERM; dsh_install_terminal_injection_filter() says
  * why) to the same program: one filter to install instead of two, which the
  * kernel charges for at install time (it builds each filter's action cache).
  *
  * Returns 0 or a negative errno (-ENOSYS on an architecture it does not
- * know, -EINVAL for DSH_METADATA_UNGOVERNED).
+ * know, -EINVAL for DSH_METADATA_UNGOVERNED or a `network` it does not know).
  */
-int dsh_install_metadata_filter(dsh_metadata_policy policy, int socket_fd, bool terminal_rule);
+int dsh_install_metadata_filter(dsh_metadata_policy policy, dsh_network_filter network, int socket_fd,
+                                bool terminal_rule);
 
 /*
  * The program dsh_install_metadata_filter() installs, copied into `program`
@@ -146,13 +158,34 @@ int dsh_install_metadata_filter(dsh_metadata_policy policy, int socket_fd, bool 
  * or the architecture is one this filter does not know.  For the tests,
  * which run it over every system call number.
  */
-size_t dsh_metadata_filter_program(dsh_metadata_policy policy, bool terminal_rule, struct sock_filter *program,
-                                   size_t capacity);
+size_t dsh_metadata_filter_program(dsh_metadata_policy policy, dsh_network_filter network, bool terminal_rule,
+                                   struct sock_filter *program, size_t capacity);
 
 /*
- * Receives one fd sent with SCM_RIGHTS on `socket_fd` (blocking; EINTR
- * retried).  Returns the fd (O_CLOEXEC), -ENODATA at end of file (the
- * sender is gone without sending), or another negative errno.
+ * Under a network policy the listener is offered, not sent (metadata-filter.c,
+ * offer_listener(): a sendmsg would be the listener's own to answer): its
+ * number, written, which the receiver takes with pidfd_getfd() from the pid
+ * the kernel attests (SCM_CREDENTIALS).  The sender then waits for the
+ * receiver's one byte before it closes the listener.
+ */
+#define DSH_FD_OFFER_MAGIC 0x4f485344U  /* "DSHO" */
+struct dsh_fd_offer {
+        uint32_t magic;
+        int32_t fd;
+};
+
+/*
+ * Makes `socket_fd` ready to take an offered fd (SO_PASSCRED: the kernel
+ * attaches each sender's pid); before the sender can write.  0 or a
+ * negative errno.
+ */
+int dsh_prepare_fd_receiver(int socket_fd);
+
+/*
+ * Receives one fd on `socket_fd` (blocking; EINTR retried): sent with
+ * SCM_RIGHTS, or offered (above; `socket_fd` prepared with
+ * dsh_prepare_fd_receiver()).  Returns the fd (O_CLOEXEC), -ENODATA at end
+ * of file (the sender is gone without sending), or another negative errno.
  */
 int dsh_receive_fd(int socket_fd);
 

@@ -36,6 +36,7 @@
 #include "core/metadata-filter.h"
 #include "core/metadata-supervisor.h"
 #include "core/metadata-tracee.h"
+#include "core/inet-call.h"
 #include "core/socket-call.h"
 #include "core/write-call.h"
 #include "core/write-supervisor.h"
@@ -95,6 +96,7 @@ struct dsh_metadata_supervisor {
         dsh_held_back *held_back;       /* protected paths, the sandbox's own files: held back inside the roots */
         size_t held_back_count;
         dsh_socket_calls *sockets;      /* connect: the allow-list and the workers (socket-call.h) */
+        dsh_inet_calls *inet;           /* the network policy: bind, listen, the sends, inet connects (inet-call.h) */
         dsh_write_supervisor *writes;   /* write intent performed (Landlock) or watched (bwrap); NULL: unseen */
         pthread_mutex_t records_lock;   /* the refusals: written by the thread, taken by the stopper */
         dsh_refusals refusals;
@@ -119,8 +121,10 @@ dsh_metadata_supervisor *dsh_metadata_supervisor_new(void)
         if (!supervisor)
                 return NULL;
         supervisor->sockets = dsh_socket_calls_new();
-        if (!supervisor->sockets || dsh_metadata_tracee_init(&supervisor->tracee) < 0) {
+        supervisor->inet = dsh_inet_calls_new();
+        if (!supervisor->sockets || !supervisor->inet || dsh_metadata_tracee_init(&supervisor->tracee) < 0) {
                 dsh_socket_calls_free(supervisor->sockets);
+                dsh_inet_calls_free(supervisor->inet);
                 free(supervisor);
                 return NULL;
         }
@@ -271,9 +275,19 @@ int dsh_metadata_supervisor_allow_unix_sockets(dsh_metadata_supervisor *supervis
         return 0;
 }
 
+int dsh_metadata_supervisor_set_network(dsh_metadata_supervisor *supervisor, const dsh_network_settings *settings)
+{
+        int result = dsh_inet_calls_configure(supervisor->inet, settings);
+
+        if (result == 0)
+                dsh_socket_calls_set_inet(supervisor->sockets, supervisor->inet);
+        return result;
+}
+
 static void supervisor_destroy(dsh_metadata_supervisor *supervisor)
 {
         dsh_socket_calls_free(supervisor->sockets);
+        dsh_inet_calls_free(supervisor->inet);
         dsh_write_supervisor_free(supervisor->writes);
         dsh_metadata_tracee_clear(&supervisor->tracee);
         dsh_refusals_clear(&supervisor->refusals);
@@ -750,6 +764,11 @@ static int serve_one(dsh_metadata_supervisor *supervisor, int listener)
                         atomic_fetch_add(&supervisor->unreadable_calls, 1);
                 return 0;
         }
+        if (dsh_inet_calls_enforce(supervisor->inet) && dsh_inet_call_is_ours(request.data.nr)) {
+                if (dsh_inet_call_handle(supervisor->inet, dsh_socket_calls_workers(supervisor->sockets), &c, &request))
+                        atomic_fetch_add(&supervisor->unreadable_calls, 1);
+                return 0;
+        }
         return handle_call(supervisor, &c, &request);
 }
 
@@ -816,7 +835,7 @@ static void acknowledge_listener(int socket_fd)
 }
 
 /*
- * The root that follows the listener (dsh_metadata_supervisor_expect_root()):
+ * The root that comes before the listener (dsh_metadata_supervisor_expect_root()):
  * received and added before anything is served, by this thread, which alone
  * reads the roots from here on.  Without it nothing is served: the sender
  * gets no answer and never execs the command.
@@ -840,12 +859,10 @@ static void *supervisor_thread(void *data)
 
         /* A umask of its own: it creates files for the command with the command's (write-supervisor.c). */
         supervisor->own_umask = unshare(CLONE_FS) == 0;
-        int listener = dsh_receive_fd(supervisor->socket_fd);
-
-        if (listener >= 0 && supervisor->arriving_root && receive_arriving_root(supervisor) < 0) {
-                close(listener);
-                listener = -1;
-        }
+        /* The root comes first: it is sent before the filter exists (dsh-sandbox-exec), the listener after. */
+        int listener = supervisor->arriving_root && receive_arriving_root(supervisor) < 0
+                               ? -1
+                               : dsh_receive_fd(supervisor->socket_fd);
 
         /*
          * A supervisor that kept a capability could do what the command
@@ -881,6 +898,10 @@ int dsh_metadata_supervisor_start(dsh_metadata_supervisor *supervisor, int socke
         pthread_attr_t attributes;
         int result;
 
+        /* Before the spawn: a listener offered under a network policy comes with its sender's pid. */
+        result = dsh_prepare_fd_receiver(socket_fd);
+        if (result < 0)
+                return result;
         supervisor->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         if (supervisor->stop_fd < 0)
                 return -errno;

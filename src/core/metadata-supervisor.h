@@ -69,6 +69,9 @@
  *   - connect, under both confined modes: performed here on the command's
  *     own socket, never CONTINUE'd; a unix socket reached only in one of
  *     the command's own roots or on the allow-list (socket-call.h);
+ *   - the network policy (OFF, ALLOW_LIST): bind, listen and every send to
+ *     an address performed here too, inet sockets bound on loopback only,
+ *     destinations judged or asked of the gate (inet-call.h);
  *   - when it dies: it serves until the command is gone (its listener hangs
  *     up) or it is stopped; once its listener is closed — stopped, or its
  *     process killed — the kernel fails the command's further metadata calls
@@ -84,6 +87,7 @@
 #include <stddef.h>
 
 #include "core/metadata-tracee.h"
+#include "core/network-gate.h"
 #include "core/refusals.h"
 
 typedef struct dsh_metadata_supervisor dsh_metadata_supervisor;
@@ -134,6 +138,18 @@ int dsh_metadata_supervisor_add_root_path(dsh_metadata_supervisor *supervisor, c
  * or -EINVAL, -ENOTSOCK, -ENOMEM or open()'s errno for the first that fails.
  */
 int dsh_metadata_supervisor_allow_unix_sockets(dsh_metadata_supervisor *supervisor, char *const *paths);
+
+/*
+ * The call's network policy (network-gate.h, inet-call.h): copied, but for
+ * its pointers (the allowed ports, the gate, the refusal list), which must
+ * stay valid until the supervisor is stopped.  Without it (or with
+ * DSH_NETWORK_FILTER_ON) an inet connect is performed as asked, as before.
+ * The filter must have been installed with the same `filter`: the
+ * supervisor decides what it is sent.  Returns 0, or -EINVAL for settings
+ * that cannot be held (ALLOW_LIST without a gate, OFF or ALLOW_LIST without
+ * a refusal list).
+ */
+int dsh_metadata_supervisor_set_network(dsh_metadata_supervisor *supervisor, const dsh_network_settings *settings);
 
 /* A canonical path whose metadata (and everything beneath it) stays unchanged even inside a root. */
 int dsh_metadata_supervisor_add_protected(dsh_metadata_supervisor *supervisor, const char *path);

@@ -77,8 +77,9 @@ typedef struct dsh_network_gate {
                       dsh_network_route *route);
         /*
          * A REDIRECT with `attach`: the socket, bound at `source` (loopback,
-         * its port known), is about to connect to the proxy instead of
-         * `destination`.  The proxy reads `destination` back by the peer
+         * its port known; an IPv4-mapped one given in its IPv4 form, as the
+         * proxy's IPv4 listener sees its peer), is about to connect to the
+         * proxy instead of `destination`.  The proxy reads `destination` back by the peer
          * address it accepts.  Returns 0, or a negative errno (the connect
          * is then refused with it).
          */

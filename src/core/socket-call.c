@@ -22,16 +22,9 @@
 #include <unistd.h>
 
 #include "core/kernel-abi.h"
+#include "core/call-workers.h"
+#include "core/inet-call.h"
 #include "core/socket-call.h"
-
-/*
- * Connects in flight at once.  One more is answered EAGAIN (what a
- * full unix backlog answers a non-blocking connect): a command cannot make
- * the supervisor start threads without bound.
- */
-#define WORKER_LIMIT 32
-/* A worker's frames hold one address and a few fds. */
-#define WORKER_STACK_SIZE (64 * 1024)
 
 struct allowed_socket {
         int fd;         /* O_PATH, held: while it is, dev and ino name no other inode */
@@ -47,19 +40,14 @@ struct connect_job {
         int target_fd;                  /* a unix socket's O_PATH fd, or -1 */
         struct sockaddr_storage address;
         socklen_t length;
-};
-
-struct worker {
-        pthread_t thread;
-        bool used;
-        atomic_bool done;
+        dsh_inet_attachment attachment; /* a redirect to the proxy: forgotten if the connect fails */
 };
 
 struct dsh_socket_calls {
         struct allowed_socket *allowed;
         size_t allowed_count;
-        pthread_mutex_t lock;
-        struct worker workers[WORKER_LIMIT];
+        dsh_inet_calls *inet;           /* the network policy's decisions, or NULL (ON: inet passes) */
+        dsh_call_workers *workers;      /* the calls that may block (call-workers.h) */
 };
 
 /* ----------------------------------------------------------- configuration -- */
@@ -70,9 +58,11 @@ dsh_socket_calls *dsh_socket_calls_new(void)
 
         if (!calls)
                 return NULL;
-        pthread_mutex_init(&calls->lock, NULL);
-        for (size_t i = 0; i < WORKER_LIMIT; i++)
-                atomic_init(&calls->workers[i].done, false);
+        calls->workers = dsh_call_workers_new();
+        if (!calls->workers) {
+                free(calls);
+                return NULL;
+        }
         return calls;
 }
 
@@ -83,7 +73,7 @@ void dsh_socket_calls_free(dsh_socket_calls *calls)
         for (size_t i = 0; i < calls->allowed_count; i++)
                 close(calls->allowed[i].fd);
         free(calls->allowed);
-        pthread_mutex_destroy(&calls->lock);
+        dsh_call_workers_free(calls->workers);
         free(calls);
 }
 
@@ -149,13 +139,9 @@ int dsh_socket_call_check_host(const char **reason)
 
 /* ------------------------------------------------------------------ answers -- */
 
-static void answer(int listener, uint64_t id, int error)
+void dsh_socket_calls_set_inet(dsh_socket_calls *calls, dsh_inet_calls *inet)
 {
-        struct seccomp_notif_resp response = { .id = id, .val = 0, .error = error < 0 ? error : 0, .flags = 0 };
-
-        /* ENOENT: the caller is gone (killed): nobody to answer. */
-        while (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &response) < 0 && errno == EINTR)
-                ;
+        calls->inet = inet;
 }
 
 static void job_close(struct connect_job *job)
@@ -164,6 +150,7 @@ static void job_close(struct connect_job *job)
                 close(job->socket_fd);
         if (job->target_fd >= 0)
                 close(job->target_fd);
+        job->socket_fd = job->target_fd = -1;
 }
 
 /* --------------------------------------------------------------- deciding -- */
@@ -235,8 +222,9 @@ static int decide_unix(dsh_socket_calls *calls, dsh_metadata_call *c, struct con
 
 /*
  * The decision for one connect of a socket of `family`: 0 to perform the
- * job (its address possibly rewritten), or the errno to answer.  The one
- * place a network policy (issue 21) extends: internet sockets pass for now.
+ * job (its address possibly rewritten), or the errno to answer.  An inet
+ * socket's is the network policy's (inet-call.h): under ON, or with no
+ * policy given, it passes as asked.
  */
 static int decide_connect(dsh_socket_calls *calls, dsh_metadata_call *c, int family,
                                      struct connect_job *job, dsh_socket_containment_fn contained,
@@ -244,140 +232,44 @@ static int decide_connect(dsh_socket_calls *calls, dsh_metadata_call *c, int fam
 {
         if (family == AF_UNIX)
                 return decide_unix(calls, c, job, contained, containment_data);
+        if ((family == AF_INET || family == AF_INET6) && calls->inet)
+                return dsh_inet_decide_connect(calls->inet, job->socket_fd, &job->address, &job->length,
+                                               &job->attachment);
         return 0;
 }
 
 /* ------------------------------------------------------------- performing -- */
 
-static int perform(const struct connect_job *job)
+static long perform_connect(void *data)
 {
+        struct connect_job *job = data;
         const struct sockaddr *address = job->length > 0 ? (const struct sockaddr *) &job->address : NULL;
+        int result = connect(job->socket_fd, address, job->length) < 0 ? -errno : 0;
 
-        return connect(job->socket_fd, address, job->length) < 0 ? -errno : 0;
+        if (result < 0 && result != -EINPROGRESS)
+                dsh_inet_attachment_forget(&job->attachment);
+        return result;
 }
 
-/* A thread made by the capability-less supervisor thread has none (credentials are copied): checked anyway. */
-static bool thread_holds_no_capability(void)
+static void release_connect(void *data)
 {
-        struct __user_cap_header_struct header = { _LINUX_CAPABILITY_VERSION_3, 0 };
-        struct __user_cap_data_struct data[2];
-
-        if (syscall(__NR_capget, &header, data) < 0)
-                return false;
-        for (int i = 0; i < 2; i++)
-                if (data[i].effective || data[i].permitted)
-                        return false;
-        return true;
-}
-
-struct worker_start {
-        struct connect_job job;
-        struct worker *worker;
-};
-
-static void worker_cleanup(void *data)
-{
-        struct worker_start *start = data;
-
-        job_close(&start->job);
-        atomic_store(&start->worker->done, true);
-        free(start);
-}
-
-/*
- * A blocking connect, performed and answered here.  Cancellation (the
- * supervisor stopping) is allowed only while connect waits: the cleanup
- * closes our fds, and the listener, closed after every worker is joined,
- * then fails the command's call with ENOSYS.
- */
-static void *connect_worker(void *data)
-{
-        struct worker_start *start = data;
-        int result;
-
-        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
-        pthread_cleanup_push(worker_cleanup, start);
-        if (!thread_holds_no_capability()) {
-                result = -EACCES;
-        } else {
-                pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
-                result = perform(&start->job);
-                pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
-        }
-        answer(start->job.listener, start->job.id, result);
-        pthread_cleanup_pop(1);
-        return NULL;
-}
-
-/* Joins the workers that are done; the caller holds the lock.  A free slot, or NULL. */
-static struct worker *free_worker(dsh_socket_calls *calls)
-{
-        struct worker *slot = NULL;
-
-        for (size_t i = 0; i < WORKER_LIMIT; i++) {
-                struct worker *worker = &calls->workers[i];
-
-                if (worker->used && atomic_load(&worker->done)) {
-                        pthread_join(worker->thread, NULL);
-                        worker->used = false;
-                }
-                if (!worker->used && !slot)
-                        slot = worker;
-        }
-        return slot;
+        job_close(data);
+        free(data);
 }
 
 /* Hands `job` (taken) to a new worker.  0, or the errno to answer (then the job is closed). */
 static int start_worker(dsh_socket_calls *calls, struct connect_job *job)
 {
-        struct worker_start *start = malloc(sizeof(*start));
-        pthread_attr_t attributes;
-        sigset_t all, previous;
-        struct worker *worker;
-        int result;
+        struct connect_job *taken = malloc(sizeof(*taken));
+        dsh_call_work work = { perform_connect, release_connect, taken };
 
-        if (!start) {
+        if (!taken) {
+                dsh_inet_attachment_forget(&job->attachment);
                 job_close(job);
                 return -ENOMEM;
         }
-        pthread_mutex_lock(&calls->lock);
-        worker = free_worker(calls);
-        result = worker ? -pthread_attr_init(&attributes) : -EAGAIN;
-        if (result == 0) {
-                start->job = *job;
-                start->worker = worker;
-                atomic_store(&worker->done, false);
-                (void) pthread_attr_setstacksize(&attributes, WORKER_STACK_SIZE);
-                /* Every signal blocked on it: none of the caller's is ever handled there (glibc keeps its own). */
-                sigfillset(&all);
-                pthread_sigmask(SIG_BLOCK, &all, &previous);
-                result = -pthread_create(&worker->thread, &attributes, connect_worker, start);
-                pthread_sigmask(SIG_SETMASK, &previous, NULL);
-                pthread_attr_destroy(&attributes);
-                worker->used = result == 0;
-        }
-        pthread_mutex_unlock(&calls->lock);
-        if (result < 0) {
-                free(start);
-                job_close(job);
-        }
-        return result;
-}
-
-void dsh_socket_calls_stop(dsh_socket_calls *calls)
-{
-        if (!calls)
-                return;
-        pthread_mutex_lock(&calls->lock);
-        for (size_t i = 0; i < WORKER_LIMIT; i++)
-                if (calls->workers[i].used && !atomic_load(&calls->workers[i].done))
-                        pthread_cancel(calls->workers[i].thread);
-        for (size_t i = 0; i < WORKER_LIMIT; i++)
-                if (calls->workers[i].used) {
-                        pthread_join(calls->workers[i].thread, NULL);
-                        calls->workers[i].used = false;
-                }
-        pthread_mutex_unlock(&calls->lock);
+        *taken = *job;
+        return dsh_call_workers_run(calls->workers, job->listener, job->id, &work);
 }
 
 /* ---------------------------------------------------------------- handling -- */
@@ -407,7 +299,7 @@ static int take_call(dsh_metadata_call *c, const struct seccomp_notif *request, 
 bool dsh_socket_call_handle(dsh_socket_calls *calls, dsh_metadata_call *c, const struct seccomp_notif *request,
                             dsh_socket_containment_fn contained, void *containment_data)
 {
-        struct connect_job job = { c->listener, c->id, -1, -1, { 0 }, 0 };
+        struct connect_job job = { c->listener, c->id, -1, -1, { 0 }, 0, { 0 } };
         int family = 0, result;
         socklen_t size = sizeof(family);
 
@@ -421,6 +313,7 @@ bool dsh_socket_call_handle(dsh_socket_calls *calls, dsh_metadata_call *c, const
         if (result == 0)
                 result = decide_connect(calls, c, family, &job, contained, containment_data);
         if (result == 0 && !dsh_metadata_call_still_valid(c)) {
+                dsh_inet_attachment_forget(&job.attachment);
                 job_close(&job);
                 return false;
         }
@@ -428,7 +321,7 @@ bool dsh_socket_call_handle(dsh_socket_calls *calls, dsh_metadata_call *c, const
                 result = -EACCES;
         if (result < 0) {
                 job_close(&job);
-                answer(c->listener, c->id, result);
+                dsh_call_answer(c->listener, c->id, result);
                 return c->unreadable;
         }
         /*
@@ -444,6 +337,17 @@ bool dsh_socket_call_handle(dsh_socket_calls *calls, dsh_metadata_call *c, const
          */
         result = start_worker(calls, &job);
         if (result < 0)
-                answer(c->listener, c->id, result);
+                dsh_call_answer(c->listener, c->id, result);
         return false;
+}
+
+dsh_call_workers *dsh_socket_calls_workers(dsh_socket_calls *calls)
+{
+        return calls->workers;
+}
+
+void dsh_socket_calls_stop(dsh_socket_calls *calls)
+{
+        if (calls)
+                dsh_call_workers_stop(calls->workers);
 }

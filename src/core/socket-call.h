@@ -29,8 +29,9 @@
  *     refused (EACCES): Landlock's scope would refuse the command one
  *     outside its domain, but the supervisor is outside every domain, so it
  *     would reach them all, and it may not CONTINUE;
- *   - any other family passes as asked: decide_connect() in socket-call.c is the
- *     one decision a network policy extends (decide_connect() in socket-call.c);
+ *   - an inet socket's connect is the network policy's (inet-call.h, given
+ *     with dsh_socket_calls_set_inet()); without one (ON) it passes as
+ *     asked, performed here all the same; any other family passes as asked;
  *   - a connect may wait for long (a TCP handshake, a full unix backlog),
  *     and whether the socket blocks is the command's to change at any
  *     moment (O_NONBLOCK is the shared open file's): every connect is
@@ -50,6 +51,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
+#include "core/call-workers.h"
+#include "core/inet-call.h"
 #include "core/metadata-tracee.h"
 
 typedef struct dsh_socket_calls dsh_socket_calls;
@@ -85,6 +88,12 @@ bool dsh_socket_call_is_ours(int nr);
  */
 bool dsh_socket_call_handle(dsh_socket_calls *calls, dsh_metadata_call *c, const struct seccomp_notif *request,
                             dsh_socket_containment_fn contained, void *containment_data);
+
+/* The network policy's decisions for inet connects (NULL: none; not owned). */
+void dsh_socket_calls_set_inet(dsh_socket_calls *calls, dsh_inet_calls *inet);
+
+/* The worker threads its connects run on (call-workers.h), shared with the inet calls. */
+dsh_call_workers *dsh_socket_calls_workers(dsh_socket_calls *calls);
 
 /*
  * Cancels every worker still connecting and waits for each: before the

@@ -3,7 +3,7 @@
  * The bwrap (bubblewrap) backend.
  *
  * Profile (docs/backends.md: the upstream one, then what we add):
- *   bwrap --ro-bind / / --dev /dev --unshare-pid --unshare-ipc --proc /proc
+ *   bwrap --ro-bind / / --dev /dev --unshare-pid --unshare-ipc --proc /proc [--unshare-net]
  *         [--ro-bind-try /proc/KNOB /proc/KNOB]... --die-with-parent --new-session
  *         --cap-drop ALL --cap-add CAP_SETPCAP
  *         read-only:       --tmpfs /tmp [--ro-bind-try P P]...
@@ -13,7 +13,7 @@
  *         [--tmpfs HIDDEN --remount-ro HIDDEN]...
  *         --setenv TMPDIR /tmp [--setenv CACHE-VARIABLE DIR]...
  *         [--chdir DIR] [--json-status-fd N] -- dsh-sandbox-exec [--status-fd M] [--listener-fd L]
- *         -- ARGV...
+ *         [--network off|allow-list] -- ARGV...
  *
  * Every host path is visible read-only; workspace-write rebinds the workspace
  * and each extra root read-write (minus the shield: src/shield/shield.c).  The
@@ -33,6 +33,15 @@
  *   /proc knobs     read-only: uid 0 without capabilities may still write
  *                   root-owned sysctls (proc_read_only below);
  *   --unshare-ipc   the host's System V IPC and message queues out of reach;
+ *   --unshare-net   (network "off" with no allowed local port) a second wall
+ *                   beside the filter and the supervisor: the command's only
+ *                   interface is a loopback of its own, so a bug in either
+ *                   still reaches nothing, the host's loopback included;
+ *                   otherwise the host's namespace, where the allow-list's
+ *                   proxy and each allowed local port listen (call-network.h);
+ *   --network       dsh-sandbox-exec's filter holds the policy's network:
+ *                   families limited, every inet connect, bind, listen and
+ *                   send to an address sent to the supervisor (core/);
  *   hidden dirs     an empty read-only tmpfs over the remote's ssh control
  *                   directories: a read-only socket still connects, and the
  *                   master does what its client asks (append_hidden());
@@ -99,6 +108,7 @@
 #include <unistd.h>
 
 #include "provider/backend.h"
+#include "provider/call-network.h"
 #include "provider/provider-protections.h"
 #include "provider/bwrap-probe.h"
 #include "provider/bwrap-status.h"
@@ -169,9 +179,12 @@ struct bwrap_call {
         bool controlling_terminal;      /* dsh_spawn_options.controlling_terminal: dsh-sandbox-exec takes stdin's */
         char *chdir_path;       /* spawn only: --chdir, the path of the caller's cwd fd; NULL: none */
         char *const *hidden;    /* the protections' hidden directories (borrowed): see append_hidden() */
+        dsh_network_filter network;     /* dsh-sandbox-exec's --network (ON: none) */
+        bool unshare_net;       /* --unshare-net: off with no allowed local port (call-network.h) */
 };
 
-#define BWRAP_CALL_INIT { NULL, NULL, DSH_SHIELD_INIT, NULL, 0, -1, -1, -1, NULL, false, NULL, false, NULL, NULL }
+#define BWRAP_CALL_INIT \
+        { NULL, NULL, DSH_SHIELD_INIT, NULL, 0, -1, -1, -1, NULL, false, NULL, false, NULL, NULL, 0, false }
 
 static void bwrap_call_clear(struct bwrap_call *call)
 {
@@ -533,6 +546,9 @@ static int build_argv(char ***argv, const struct bwrap_call *call, const dsh_pol
 
         if (result == 0)
                 result = append_words(argv, namespaces);
+        /* A second wall beside the filter and the supervisor: no interface but a loopback of the command's own. */
+        if (result == 0 && call->unshare_net)
+                result = dsh_strv_append(argv, "--unshare-net");
         for (const char *const *path = proc_read_only; result == 0 && *path; path++)
                 result = append_bind(argv, "--ro-bind-try", *path);
         if (result == 0)
@@ -566,6 +582,11 @@ static int build_argv(char ***argv, const struct bwrap_call *call, const dsh_pol
                 result = dsh_strv_append(argv, "--temp-root");
         if (result == 0 && call->controlling_terminal)
                 result = dsh_strv_append(argv, "--controlling-terminal");
+        if (result == 0 && call->network != DSH_NETWORK_FILTER_ON) {
+                const char *network_words[] = { "--network", dsh_network_mode_name(policy->network.mode), NULL };
+
+                result = append_words(argv, network_words);
+        }
         if (result == 0)
                 result = dsh_strv_append(argv, "--");
         for (; result == 0 && *command; command++)
@@ -644,6 +665,8 @@ static int prepare_call(dsh_provider *provider, const dsh_prepared_policy *prepa
         int result;
 
         call->scratch = &prepared->scratch;
+        call->network = dsh_call_network_filter_of(&policy->network);
+        call->unshare_net = dsh_call_network_private_loopback(&policy->network);
         call->variables = dsh_scratch_variables(&prepared->scratch, policy->mode);
         if (!call->variables)
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
@@ -678,8 +701,11 @@ static int bwrap_confine(dsh_provider *provider, char *const *argv, const dsh_pr
 {
         const dsh_policy *policy = &prepared->policy;
         struct bwrap_call call = BWRAP_CALL_INIT;
-        int result = prepare_call(provider, prepared, &call, error);
+        /* No supervisor outside the sandbox: off holds (the filter, --unshare-net), an allowed port cannot. */
+        int result = dsh_call_network_check_confine(&policy->network, policy->mode, false, error);
 
+        if (result == 0)
+                result = prepare_call(provider, prepared, &call, error);
         /* Only a spawn of its own can check, once the command is gone, what must not have been created. */
         for (char **path = call.shield.must_stay_absent; result == 0 && path && *path; path++) {
                 dsh_autofree char *reason = NULL;
@@ -705,45 +731,6 @@ static int bwrap_confine(dsh_provider *provider, char *const *argv, const dsh_pr
 }
 
 /* ----------------------------------------------------------------- spawn -- */
-
-
-
-/* Two status pipes above stdio: bwrap's --json-status-fd and dsh-sandbox-exec's --status-fd. */
-static int open_status_pipes(int json_pipe[2], int exec_pipe[2], dsh_error *error)
-{
-        int result = dsh_pipe_above_stdio(json_pipe);
-
-        if (result == 0) {
-                result = dsh_pipe_above_stdio(exec_pipe);
-                if (result < 0) {
-                        close(json_pipe[0]);
-                        close(json_pipe[1]);
-                }
-        }
-        if (result < 0)
-                return dsh_error_set(error, DSH_ERROR_SYSTEM, -result, "cannot create the runner status pipes: %s",
-                                     strerror(-result));
-        return 0;
-}
-
-/*
- * bwrap is gone before the sandbox existed: the command never ran.  Reaps
- * it; -ECHILD tells the provider to learn bwrap's own reason from a probe
- * (its stderr was the caller's).
- */
-static int report_early_failure(pid_t pid, dsh_mode mode, dsh_error *error)
-{
-        char detail[96];
-        int wait_status = 0;
-
-        while (waitpid(pid, &wait_status, 0) < 0 && errno == EINTR)
-                ;
-        snprintf(detail, sizeof(detail), "bwrap exited with status %d before it created the sandbox",
-                 WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1);
-        dsh_error_set_unavailable(error, mode, detail);
-        return -ECHILD;
-}
-
 
 static char *bwrap_runner_path(const dsh_provider *provider)
 {
@@ -858,6 +845,8 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prep
         pid_t pid = -1, reported_pid = 0;
 
         result = prepare_call(provider, prepared, &call, error);
+        if (result == 0 && dsh_call_network_add_variables(child->network, &call.variables) < 0)
+                result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         if (result == 0)
                 result = audit_kept_absent(&call.shield, error);
         call.scratch_by_fd = true;
@@ -871,7 +860,7 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prep
         /* The runner itself (root, unconfined) stays in the caller's cwd: only the command enters this one. */
         runner_options.cwd_fd = -1;
         if (result == 0)
-                result = open_status_pipes(json_pipe, exec_pipe, error);
+                result = dsh_bwrap_open_status_pipes(json_pipe, exec_pipe, error);
         if (result == 0)
                 keep = calloc(call.bind_count + 5, sizeof(int));
         if (result == 0 && !keep)
@@ -883,8 +872,8 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prep
          */
         if (result == 0)
                 result = dsh_bwrap_supervisor_start(provider, prepared, call.binds, call.bind_count,
-                                                    call.shield.must_stay_absent, &supervisor, &call.listener_fd,
-                                                    error);
+                                                    call.shield.must_stay_absent, child->network, call.unshare_net,
+                                                    &supervisor, &call.listener_fd, error);
         if (result < 0) {
                 free(keep);
                 close(json_pipe[0]);
@@ -957,7 +946,7 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prep
                                        "bwrap did not report its sandbox within %ld ms (probeTimeoutMs)",
                                        provider->probe_timeout_ms);
         } else if (result == 0 && record == 0) {
-                result = report_early_failure(pid, policy->mode, error);
+                result = dsh_bwrap_report_early_failure(pid, policy->mode, error);
         }
         if (result < 0) {
                 close(json_pipe[0]);
@@ -978,6 +967,7 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prep
 
 const dsh_backend_ops dsh_backend_bwrap = {
         .name = "bwrap",
+        .holds_network = true,
         .probe = dsh_bwrap_probe,
         .confine = bwrap_confine,
         .spawn = bwrap_spawn,

@@ -30,8 +30,12 @@
  * target lies in a writable root.  Under both modes the supervisor also
  * performs every connect() (core/socket-call.h): a unix socket outside the
  * command's own roots and the allow-list is refused.  The supervisor runs on
- * a thread of the process that spawned the command, so an in-place exec
- * cannot have one: the backend never execs in place (no exec op),
+ * a thread of the process that spawned the command, and holds the network
+ * policy there (call-network.h): under "off" and the allow-list the filter
+ * sends it every inet connect, bind, listen and send to an address; Landlock
+ * has no network namespace to add, so the host's loopback is refused by the
+ * supervisor alone.  An in-place exec leaves no process to host the
+ * supervisor: the backend never execs in place (no exec op),
  * dsh_provider_exec() answers -EOPNOTSUPP and the caller spawns.
  */
 #include <errno.h>
@@ -42,6 +46,7 @@
 #include <unistd.h>
 
 #include "provider/backend.h"
+#include "provider/call-network.h"
 #include "provider/process.h"
 #include "provider/provider-protections.h"
 #include "core/landlock.h"
@@ -264,11 +269,16 @@ static int append_variable_arguments(const dsh_prepared_policy *prepared, char *
         return result;
 }
 
-/* The caller's environment with the call's variables set over it (scratch.h); NULL when out of memory. */
-static char **command_environment(const dsh_prepared_policy *prepared)
+/*
+ * The caller's environment with the call's variables set over it (scratch.h,
+ * and the network's: call-network.h); NULL when out of memory.
+ */
+static char **command_environment(const dsh_prepared_policy *prepared, const dsh_call_network *network)
 {
         char **pairs = dsh_scratch_variables(&prepared->scratch, prepared->policy.mode);
-        char **environment = pairs ? dsh_scratch_environment(pairs) : NULL;
+        char **environment = pairs && dsh_call_network_add_variables(network, &pairs) == 0
+                                     ? dsh_scratch_environment(pairs)
+                                     : NULL;
 
         dsh_strv_free(pairs);
         return environment;
@@ -357,6 +367,27 @@ static int set_facts(dsh_confined_argv *out, int abi, dsh_mode mode, char *const
         return 0;
 }
 
+/*
+ * The network policy as landlock-run's `--network off [--allow-local-port
+ * PORT]...`: the launcher's own supervisor holds it.  Nothing under "on";
+ * the allow-list never gets here (dsh_call_network_check_confine()).
+ */
+static int append_network_arguments(char ***argv, const dsh_network_policy *network)
+{
+        char port[8];
+
+        if (network->mode == DSH_NETWORK_ON)
+                return 0;
+        if (dsh_strv_append(argv, "--network") < 0 || dsh_strv_append(argv, dsh_network_mode_name(network->mode)) < 0)
+                return -ENOMEM;
+        for (size_t i = 0; i < network->allow_local_port_count; i++) {
+                snprintf(port, sizeof(port), "%u", (unsigned) network->allow_local_ports[i]);
+                if (dsh_strv_append(argv, "--allow-local-port") < 0 || dsh_strv_append(argv, port) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
 /* Each path of `paths` (NULL: none) as landlock-run's `--protect PATH`: held back by its supervisor. */
 static int append_protect_arguments(char ***argv, char *const *paths)
 {
@@ -376,6 +407,9 @@ static int landlock_confine(dsh_provider *provider, char *const *argv, const dsh
 
         if (problem)
                 return dsh_error_set_unavailable(error, policy->mode, problem);
+        /* landlock-run hosts a supervisor of its own: off and the allowed local ports hold, the allow-list not. */
+        if (dsh_call_network_check_confine(&policy->network, policy->mode, true, error) < 0)
+                return -ENOSYS;
         if (check_shield(provider, policy, &held_back, &kept_absent, &unprotected, error) < 0)
                 return -EPERM;
         /* The protected subpaths, those that exist and those kept absent: the launcher's supervisor holds both back. */
@@ -383,6 +417,7 @@ static int landlock_confine(dsh_provider *provider, char *const *argv, const dsh
             for_each_grant(prepared, append_grant_arguments, &out->argv) < 0 ||
             append_protect_arguments(&out->argv, held_back) < 0 ||
             append_protect_arguments(&out->argv, kept_absent) < 0 ||
+            append_network_arguments(&out->argv, &policy->network) < 0 ||
             append_variable_arguments(prepared, &out->argv) < 0 || dsh_strv_append(&out->argv, "--") < 0)
                 goto out_of_memory;
         for (char *const *argument = argv; *argument; argument++)
@@ -545,8 +580,8 @@ static bool supervisor_reads_commands(void)
  */
 static int start_supervisor(const dsh_provider *provider, const dsh_prepared_policy *prepared,
                             dsh_metadata_policy filter, int ruleset_fd, char *const *held_back,
-                            char *const *kept_absent, dsh_metadata_supervisor **supervisor_out, int *socket_out,
-                            dsh_error *error)
+                            char *const *kept_absent, dsh_call_network *network,
+                            dsh_metadata_supervisor **supervisor_out, int *socket_out, dsh_error *error)
 {
         const dsh_policy *policy = &prepared->policy;
         bool metadata = policy->mode == DSH_MODE_WORKSPACE_WRITE;
@@ -582,7 +617,8 @@ static int start_supervisor(const dsh_provider *provider, const dsh_prepared_pol
                 snprintf(detail, sizeof(detail), "cannot start the supervisor: %s", strerror(-result));
                 return dsh_error_set_unavailable(error, policy->mode, detail);
         }
-        result = dsh_supervision_start(supervisor, policy->mode, socket_out, error);
+        /* The host's network namespace: its loopback is shared, only what the command bound is its own. */
+        result = dsh_supervision_start(supervisor, policy->mode, network, false, socket_out, error);
         if (result == 0)
                 *supervisor_out = supervisor;
         return result;
@@ -604,6 +640,7 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
 
         plan.terminal_filter = true;
         plan.drop_capabilities = true;
+        plan.network = dsh_call_network_filter(child->network);
         plan.metadata = policy->mode == DSH_MODE_WORKSPACE_WRITE ? DSH_METADATA_SUPERVISE
                         : supervisor_reads_commands()            ? DSH_METADATA_DENY
                                                                  : DSH_METADATA_DENY_KERNEL_WRITES;
@@ -619,13 +656,13 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
                 return result;
         }
         facts.argv = dsh_strv_copy(argv);
-        environment = command_environment(prepared);
+        environment = command_environment(prepared, child->network);
         plan.environment = environment;
         if (!facts.argv || !environment)
                 result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         else
                 result = start_supervisor(provider, prepared, plan.metadata, ruleset.fd, held_back, kept_absent,
-                                          &supervisor, &plan.metadata_socket, error);
+                                          child->network, &supervisor, &plan.metadata_socket, error);
         dsh_strv_free(held_back);
         if (result < 0) {
                 dsh_strv_free(kept_absent);
@@ -714,6 +751,7 @@ static char **landlock_runner_candidates(const dsh_provider *provider)
 
 const dsh_backend_ops dsh_backend_landlock = {
         .name = "landlock",
+        .holds_network = true,
         .probe = landlock_probe,
         .confine = landlock_confine,
         .spawn = landlock_spawn,

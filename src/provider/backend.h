@@ -74,6 +74,12 @@ typedef struct dsh_backend_ops {
          * is the one the command reads at /tmp/x.
          */
         bool temp_area_is_scratch;
+        /*
+         * It holds a network policy other than "on" (call-network.h): its
+         * filter and supervisor are told the mode.  A backend without it
+         * (an operator's runner command) is refused such a call.
+         */
+        bool holds_network;
         /* After waitpid() of a child it spawned: what its runner's status channels say.  NULL: nothing to read. */
         void (*settle)(dsh_child *child, int wait_status);
 } dsh_backend_ops;

@@ -17,9 +17,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/error.h"
 #include "provider/bwrap-status.h"
 #include "core/sandbox-exec-status.h"
 #include "provider/process.h"
+#include "provider/spawn.h"
 #include "shield/shield.h"
 
 /* The number after "child-pid": in a status record, or 0. */
@@ -197,4 +199,40 @@ void dsh_bwrap_settle(dsh_child *child, int wait_status)
         if (asprintf(&child->runner_failure_detail, "%s exited with status %d before it executed the command",
                      child->facts.backend ? child->facts.backend : "the runner", WEXITSTATUS(wait_status)) < 0)
                 child->runner_failure_detail = NULL;
+}
+
+/* Two status pipes above stdio: bwrap's --json-status-fd and dsh-sandbox-exec's --status-fd. */
+int dsh_bwrap_open_status_pipes(int json_pipe[2], int exec_pipe[2], dsh_error *error)
+{
+        int result = dsh_pipe_above_stdio(json_pipe);
+
+        if (result == 0) {
+                result = dsh_pipe_above_stdio(exec_pipe);
+                if (result < 0) {
+                        close(json_pipe[0]);
+                        close(json_pipe[1]);
+                }
+        }
+        if (result < 0)
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, -result, "cannot create the runner status pipes: %s",
+                                     strerror(-result));
+        return 0;
+}
+
+/*
+ * bwrap is gone before the sandbox existed: the command never ran.  Reaps
+ * it; -ECHILD tells the provider to learn bwrap's own reason from a probe
+ * (its stderr was the caller's).
+ */
+int dsh_bwrap_report_early_failure(pid_t pid, dsh_mode mode, dsh_error *error)
+{
+        char detail[96];
+        int wait_status = 0;
+
+        while (waitpid(pid, &wait_status, 0) < 0 && errno == EINTR)
+                ;
+        snprintf(detail, sizeof(detail), "bwrap exited with status %d before it created the sandbox",
+                 WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1);
+        dsh_error_set_unavailable(error, mode, detail);
+        return -ECHILD;
 }

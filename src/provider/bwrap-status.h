@@ -26,4 +26,14 @@ DSH_INTERNAL pid_t dsh_bwrap_sandbox_process_group(pid_t runner, pid_t reported)
 /* After waitpid() of bwrap: what its status channels say (dsh_backend_ops.settle). */
 DSH_INTERNAL void dsh_bwrap_settle(dsh_child *child, int wait_status);
 
+/* Two status pipes above stdio: bwrap's --json-status-fd and dsh-sandbox-exec's --status-fd.  0 or SYSTEM. */
+DSH_INTERNAL int dsh_bwrap_open_status_pipes(int json_pipe[2], int exec_pipe[2], dsh_error *error);
+
+/*
+ * bwrap is gone before the sandbox existed: the command never ran.  Reaps
+ * `pid`; SANDBOX_UNAVAILABLE for `mode`, and -ECHILD tells the provider to
+ * learn bwrap's own reason from a probe (its stderr was the caller's).
+ */
+DSH_INTERNAL int dsh_bwrap_report_early_failure(pid_t pid, dsh_mode mode, dsh_error *error);
+
 #endif

@@ -45,8 +45,9 @@ static int supervise_binds(const dsh_provider *provider, dsh_metadata_supervisor
 
 int dsh_bwrap_supervisor_start(const dsh_provider *provider, const dsh_prepared_policy *prepared,
                                const struct dsh_bwrap_bind *binds,
-                               size_t bind_count, char *const *kept_absent,
-                               dsh_metadata_supervisor **supervisor_out, int *socket_out, dsh_error *error)
+                               size_t bind_count, char *const *kept_absent, struct dsh_call_network *network,
+                               bool loopback_private, dsh_metadata_supervisor **supervisor_out, int *socket_out,
+                               dsh_error *error)
 {
         dsh_mode mode = prepared->policy.mode;
         dsh_metadata_supervisor *supervisor = NULL;
@@ -85,7 +86,7 @@ int dsh_bwrap_supervisor_start(const dsh_provider *provider, const dsh_prepared_
                 snprintf(detail, sizeof(detail), "cannot start the metadata supervisor: %s", strerror(-result));
                 return dsh_error_set_unavailable(error, mode, detail);
         }
-        result = dsh_supervision_start(supervisor, mode, socket_out, error);
+        result = dsh_supervision_start(supervisor, mode, network, loopback_private, socket_out, error);
         if (result == 0)
                 *supervisor_out = supervisor;
         return result;

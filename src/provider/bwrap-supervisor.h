@@ -58,13 +58,18 @@ struct dsh_bwrap_bind {
  * it writes down what they refuse), and refuses outright a write that would
  * create one of `kept_absent` (the protected paths no bind can cover; the
  * audit after the call stays what guarantees them).  *socket_out: the end
- * dsh-sandbox-exec sends the listener on (bwrap must inherit it).  Returns 0, or SANDBOX_UNAVAILABLE
+ * dsh-sandbox-exec sends the listener on (bwrap must inherit it).  The
+ * call's `network` (NULL: "on") is told to it, `loopback_private` under
+ * --unshare-net (supervision.h).  Returns 0, or SANDBOX_UNAVAILABLE
  * with the reason (the host forbids reading the command, or the thread
  * cannot start).
  */
+struct dsh_call_network;
+
 DSH_INTERNAL int dsh_bwrap_supervisor_start(const dsh_provider *provider, const dsh_prepared_policy *prepared,
                                             const struct dsh_bwrap_bind *binds,
                                             size_t bind_count, char *const *kept_absent,
+                                            struct dsh_call_network *network, bool loopback_private,
                                             dsh_metadata_supervisor **supervisor_out, int *socket_out,
                                             dsh_error *error);
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "provider/backend.h"
+#include "provider/call-network.h"
 #include "provider/confinement-proof.h"
 #include "base/error.h"
 #include "provider/process.h"
@@ -208,7 +209,9 @@ static int status_from_report(dsh_backend_status *status, const char *name, dsh_
         status->notes = report->notes;
         report->reason = report->version = report->runner_path = NULL;
         report->partial_reasons = report->notes = NULL;
-        return status->name ? 0 : -ENOMEM;
+        /* What it holds of the network dimension (call-network.h): where it is usable, never claimed otherwise. */
+        status->network = report->usable ? dsh_call_network_modes_held(name) : calloc(1, sizeof(char *));
+        return status->name && status->network ? 0 : -ENOMEM;
 }
 
 void dsh_probe_report_clear(dsh_probe_report *report)
@@ -222,6 +225,7 @@ void dsh_probe_report_clear(dsh_probe_report *report)
                 free(report->backends[i].runner_path);
                 dsh_strv_free(report->backends[i].partial_reasons);
                 dsh_strv_free(report->backends[i].notes);
+                dsh_strv_free(report->backends[i].network);
         }
         free(report->backends);
         dsh_strv_free(report->landlock_scopes);

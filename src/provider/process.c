@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "provider/backend.h"
+#include "provider/call-network.h"
 #include "core/metadata-supervisor.h"
 #include "core/refusals.h"
 #include "core/stand-in.h"
@@ -140,6 +141,9 @@ void dsh_child_free(dsh_child *child)
         dsh_strv_free(child->warnings);
         dsh_held_back_watch_free(child->held_back_watch);
         dsh_write_refusals_free(child->refusals, child->refusal_count);
+        /* After the supervisor: its workers ask the service's gate and write the records until it stops. */
+        dsh_call_network_free(child->network);
+        dsh_refused_connections_free(child->refused_connections, child->refused_connection_count);
         free(child);
 }
 
@@ -305,6 +309,27 @@ size_t dsh_child_refusals(const dsh_child *child, const dsh_write_refusal **refu
         return child->refusal_count;
 }
 
+size_t dsh_child_network_refusals(const dsh_child *child, const dsh_refused_connection **refusals,
+                                  unsigned long *dropped)
+{
+        if (refusals)
+                *refusals = child->refused_connections;
+        if (dropped)
+                *dropped = child->refused_connections_dropped;
+        return child->refused_connection_count;
+}
+
+size_t dsh_child_take_network_refusals(dsh_child *child, dsh_refused_connection **refusals, unsigned long *dropped)
+{
+        size_t count = child->refused_connection_count;
+
+        *refusals = dsh_steal_pointer(&child->refused_connections);
+        child->refused_connection_count = 0;
+        if (dropped)
+                *dropped = child->refused_connections_dropped;
+        return count;
+}
+
 size_t dsh_child_take_refusals(dsh_child *child, dsh_write_refusal **refusals, unsigned long *dropped)
 {
         size_t count = child->refusal_count;
@@ -353,6 +378,14 @@ void dsh_child_settle(dsh_child *child, int wait_status)
 {
         dsh_stand_in_forget(child->pid);   /* reaped: its pid may name another process from now on */
         stop_metadata_supervisor(child);
+        /* The supervisor is gone: the service can stop, and nothing writes the records any more. */
+        if (child->network) {
+                child->refused_connection_count = dsh_call_network_finish(child->network,
+                                                                          &child->refused_connections,
+                                                                          &child->refused_connections_dropped);
+                dsh_call_network_free(child->network);
+                child->network = NULL;
+        }
         if (child->backend && child->backend->settle)
                 child->backend->settle(child, wait_status);
         /* A runner that failed before exec, chosen from the persisted verdict: the entry is stale. */

@@ -41,6 +41,15 @@ struct dsh_child {
         unsigned long write_calls;      /* write-intent notifications the supervisor received */
         bool watch_held_back;           /* the spawner asked for a held-back watch (dsh_provider_spawn_watched) */
         struct dsh_held_back_watch *held_back_watch;  /* armed by a backend that holds files back; NULL: none */
+        /*
+         * The call's network (call-network.h) under a policy other than
+         * "on", set up by the provider before the backend spawns; finished
+         * at settle, after the supervisor stopped.  NULL: none.
+         */
+        struct dsh_call_network *network;
+        dsh_refused_connection *refused_connections;    /* kept at settle; owned */
+        size_t refused_connection_count;
+        unsigned long refused_connections_dropped;
 };
 
 /*
@@ -61,6 +70,15 @@ DSH_INTERNAL size_t dsh_child_take_refusals(dsh_child *child, dsh_write_refusal 
 
 /* Frees `count` records, their strings and the array (NULL: nothing). */
 DSH_INTERNAL void dsh_write_refusals_free(dsh_write_refusal *refusals, size_t count);
+
+/*
+ * After dsh_child_wait(): the network refusals (dsh_child_network_refusals())
+ * handed to the caller, who frees them with dsh_refused_connections_free()
+ * (call-network.h);
+ * the child keeps none (its dropped count stays).
+ */
+DSH_INTERNAL size_t dsh_child_take_network_refusals(dsh_child *child, dsh_refused_connection **refusals,
+                                                    unsigned long *dropped);
 
 /* A new, empty child (pid -1, fds -1); NULL when out of memory. */
 DSH_INTERNAL dsh_child *dsh_child_new(void);

@@ -56,6 +56,8 @@ json_t *dsh_json_confined_argv_value(const dsh_confined_argv *facts, const char 
                 dsh_json_set_string_member(&encoder, object, &dsh_json_root, "backend", facts->backend);
         if (facts->partial_reasons)
                 dsh_json_set_strings_member(&encoder, object, &dsh_json_root, "partialReasons", facts->partial_reasons);
+        if (facts->network)
+                dsh_json_set_string_member(&encoder, object, &dsh_json_root, "network", facts->network);
         return dsh_json_encoder_finish(&encoder, object);
 }
 
@@ -142,11 +144,27 @@ static int decode_rules(dsh_json_decoder *decoder, const json_t *object, dsh_con
         return result;
 }
 
+/* "network": absent (facts an older peer wrote), or one of the policy's names ("on", "off", "allow-list"). */
+static int decode_network_name(dsh_json_decoder *decoder, const json_t *value, char **network_out)
+{
+        static const dsh_network_mode modes[] = { DSH_NETWORK_ON, DSH_NETWORK_OFF, DSH_NETWORK_ALLOW_LIST };
+        dsh_json_path path = dsh_json_path_key(&dsh_json_root, "network");
+        int result = dsh_json_decode_string_member(decoder, value, &dsh_json_root, "network",
+                                                   DSH_JSON_TEXT_NON_EMPTY | DSH_JSON_TEXT_SINGLE_LINE, network_out);
+
+        if (result < 0 || !*network_out)
+                return result;
+        for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+                if (strcmp(*network_out, dsh_network_mode_name(modes[i])) == 0)
+                        return 0;
+        return dsh_json_invalid(decoder->error, decoder->what, &path, "must be \"on\", \"off\" or \"allow-list\"");
+}
+
 int dsh_json_confined_argv_from_value(const json_t *value, const char *what, dsh_confined_argv *facts_out,
                                       dsh_error *error)
 {
         static const char *const keys[] = { "argv", "enforcement", "denialSignatures", "runnerFailureRules",
-                                            "backend", "partialReasons", NULL };
+                                            "backend", "partialReasons", "network", NULL };
         dsh_confined_argv facts = DSH_CONFINED_ARGV_INIT;
         dsh_json_decoder decoder = { what, error };
         int result = dsh_json_check_object(&decoder, value, &dsh_json_root, keys);
@@ -170,6 +188,8 @@ int dsh_json_confined_argv_from_value(const json_t *value, const char *what, dsh
                 result = dsh_json_decode_string_list(&decoder, value, &dsh_json_root, "partialReasons",
                                                      DSH_JSON_TEXT_NON_EMPTY,
                                                      &facts.partial_reasons);
+        if (result == 0)
+                result = decode_network_name(&decoder, value, &facts.network);
         /* A reason qualifies a "partial" claim; beside "full" it contradicts the claim it sits next to. */
         if (result == 0 && facts.partial_reasons && facts.enforcement != DSH_ENFORCEMENT_PARTIAL) {
                 dsh_json_path path = dsh_json_path_key(&dsh_json_root, "partialReasons");
@@ -228,6 +248,8 @@ static json_t *encode_backend_status(dsh_json_encoder *encoder, const dsh_backen
                 set_backend_member(encoder, entry, status, "partialReasons", NULL, status->partial_reasons);
         if (status->usable && status->notes)
                 set_backend_member(encoder, entry, status, "notes", NULL, status->notes);
+        if (status->usable && status->network)
+                set_backend_member(encoder, entry, status, "network", NULL, status->network);
         return entry;
 }
 

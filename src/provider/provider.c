@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "provider/backend.h"
+#include "provider/call-network.h"
 #include "provider/process.h"
 #include "config.h"
 #include "dsh-sandbox/config.h"
@@ -196,6 +197,38 @@ static int prepare_call(const dsh_provider *provider, char *const *argv, const d
         return result;
 }
 
+/*
+ * The network dimension (call-network.h).  A backend that cannot hold the
+ * policy's network — an operator's runner command receives no policy from
+ * us — refuses it rather than run the command with the network open; so
+ * does danger-full-access, which confines nothing (dsh_policy_prepare()
+ * says the same for a prepared policy; an unconfined spawn prepares none).
+ */
+static int check_network(const dsh_backend_ops *backend, const dsh_policy *policy, dsh_error *error)
+{
+        char detail[256];
+
+        /* The same rules as dsh_policy_prepare(): danger-full-access is spawned unprepared. */
+        int result = dsh_network_rules_check(&policy->network, policy->mode, error);
+
+        if (result < 0 || policy->network.mode == DSH_NETWORK_ON || !backend || backend->holds_network)
+                return result;
+        snprintf(detail, sizeof(detail), "the %s backend cannot hold the network policy \"%s\" (it is given no "
+                                         "policy by dsh-sandbox)", backend->name,
+                 dsh_network_mode_name(policy->network.mode));
+        return dsh_error_set_unavailable(error, policy->mode, detail);
+}
+
+/* The facts say which network policy the command runs under. */
+static int set_network_fact(dsh_confined_argv *facts, const dsh_policy *policy, dsh_error *error)
+{
+        free(facts->network);
+        facts->network = strdup(dsh_network_mode_name(policy->network.mode));
+        if (facts->network)
+                return 0;
+        return error ? dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory") : -ENOMEM;
+}
+
 const dsh_backend_ops *dsh_provider_selected_backend(dsh_provider *provider)
 {
         return select_backend(provider);
@@ -214,7 +247,13 @@ static int provider_confine(dsh_provider *provider, char *const *argv, const dsh
         if (!backend)
                 result = dsh_error_set_unavailable(error, prepared.policy.mode, provider->unavailable_detail);
         else
+                result = check_network(backend, &prepared.policy, error);
+        if (result == 0)
                 result = backend->confine(provider, argv, &prepared, out, error);
+        if (result == 0 && set_network_fact(out, &prepared.policy, error) < 0) {
+                dsh_confined_argv_clear(out);
+                result = -ENOMEM;
+        }
         dsh_prepared_policy_clear(&prepared);
         return result;
 }
@@ -263,6 +302,12 @@ static int spawn_selected(dsh_provider *provider, char *const *argv, const dsh_p
 
         if (!backend)
                 return dsh_error_set_unavailable(error, prepared->policy.mode, provider->unavailable_detail);
+        result = check_network(backend, &prepared->policy, error);
+        /* Records, and under the allow-list the proxy and DNS stub, before the backend starts the supervisor. */
+        if (result == 0)
+                result = dsh_call_network_start(&prepared->policy, &child->network, error);
+        if (result < 0)
+                return result;
         result = backend->spawn(provider, argv, prepared, options, child, error);
         if (result == -ECHILD)
                 diagnose_early_failure(provider, backend, prepared->policy.mode, error);
@@ -270,6 +315,9 @@ static int spawn_selected(dsh_provider *provider, char *const *argv, const dsh_p
                 backend = reselect_after_runner_failure(provider);
                 if (!backend)
                         return dsh_error_set_unavailable(error, prepared->policy.mode, provider->unavailable_detail);
+                result = check_network(backend, &prepared->policy, error);
+                if (result < 0)
+                        return result;
                 result = backend->spawn(provider, argv, prepared, options, child, error);
                 if (result == -ECHILD)
                         diagnose_early_failure(provider, backend, prepared->policy.mode, error);
@@ -277,6 +325,8 @@ static int spawn_selected(dsh_provider *provider, char *const *argv, const dsh_p
                         dsh_error_clear(error);  /* the stale runner's failure is not the caller's */
         }
         if (result == 0) {
+                /* The command runs by now: out of memory leaves the fact unset (NULL), never the call undone. */
+                (void) set_network_fact(&child->facts, &prepared->policy, NULL);
                 child->backend = backend;
                 if (!provider->runner_command && provider->backend_count > 1)
                         child->stale_verdict_path = dsh_verdict_cache_path(provider);
@@ -316,10 +366,11 @@ static int provider_spawn(dsh_provider *provider, char *const *argv, const dsh_p
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         child->watch_held_back = watch_held_back;
         if (policy->mode == DSH_MODE_DANGER_FULL_ACCESS) {
-                /* Unprepared, since nothing is confined: a network policy it carries would be dropped unheld. */
-                result = dsh_network_rules_check(&policy->network, policy->mode, error ? error : &local_error);
+                result = check_network(NULL, policy, error ? error : &local_error);
                 if (result == 0)
                         result = dsh_spawn_unconfined(argv, options, child, error ? error : &local_error);
+                if (result == 0)
+                        (void) set_network_fact(&child->facts, policy, NULL);
         } else {
                 result = prepare_call(provider, argv, policy, &prepared, error);
                 if (result == 0)
@@ -400,7 +451,7 @@ int dsh_provider_exec(dsh_provider *provider, char *const *argv, const dsh_polic
         (void) announce;
         (void) announce_data;
         if (policy->mode == DSH_MODE_DANGER_FULL_ACCESS) {
-                result = dsh_network_rules_check(&policy->network, policy->mode, reported);
+                result = check_network(NULL, policy, reported);
                 if (result == 0)
                         result = exec_unconfined(argv, policy, reported);
         } else {

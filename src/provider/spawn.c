@@ -46,7 +46,9 @@ static int child_redirect(int fd, int target)
  *     created here, in the child, and handed at once over the plan's unix
  *     socket (SCM_RIGHTS) to the supervisor thread in the parent, then
  *     closed: the command never holds its own listener, and the listener
- *     is in the supervisor's hands before the command runs;
+ *     is in the supervisor's hands before the command runs (under a network
+ *     policy it is offered instead and taken by the supervisor, which has
+ *     no capability: so step 4 runs before the metadata filter);
  *  4. every capability dropped: the bounding set and the locked securebits
  *     first, because they need CAP_SETPCAP, then capset() to zero.  Root
  *     keeps nothing it could use to reboot, load a module, set the clock or
@@ -100,16 +102,24 @@ void dsh_exec_plan_apply(const dsh_exec_plan *plan, const dsh_spawn_options *opt
         /* One filter for both where both apply (metadata-filter.h says why). */
         if (result == 0 && plan->terminal_filter && plan->metadata == DSH_METADATA_UNGOVERNED)
                 result = dsh_install_terminal_injection_filter();
+        /* Before the filter: an offered listener is taken by a supervisor with no capability (metadata-filter.h). */
+        if (result == 0 && plan->drop_capabilities)
+                result = dsh_drop_capabilities();
+        /* The network policy is the metadata filter's to hold: a plan with a policy and no filter runs nothing. */
+        if (result == 0 && plan->network != DSH_NETWORK_FILTER_ON && plan->metadata == DSH_METADATA_UNGOVERNED) {
+                failure->stage = DSH_SPAWN_STAGE_METADATA;
+                failure->errno_value = EINVAL;
+                return;
+        }
         if (result == 0 && plan->metadata != DSH_METADATA_UNGOVERNED) {
-                result = dsh_install_metadata_filter(plan->metadata, plan->metadata_socket, plan->terminal_filter);
+                result = dsh_install_metadata_filter(plan->metadata, plan->network, plan->metadata_socket,
+                                                     plan->terminal_filter);
                 if (result < 0) {
                         failure->stage = DSH_SPAWN_STAGE_METADATA;
                         failure->errno_value = -result;
                         return;
                 }
         }
-        if (result == 0 && plan->drop_capabilities)
-                result = dsh_drop_capabilities();
         if (result == 0 && plan->landlock_ruleset_fd >= 0)
                 result = dsh_forbid_core_dumps();
         if (result == 0 && plan->landlock_ruleset_fd >= 0)

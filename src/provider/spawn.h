@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "core/metadata-filter.h"
+#include "core/network-gate.h"
 #include "dsh-sandbox/provider.h"
 #include "base/util.h"
 
@@ -37,10 +38,12 @@ typedef struct dsh_exec_plan {
         dsh_metadata_policy metadata;  /* the metadata filter (core/metadata-filter.h), or none */
         int metadata_socket;       /* where the listener goes (SCM_RIGHTS; both policies have one), else -1 */
         const struct dsh_private_devices *private_devices;  /* to move onto /dev (core/private-dev.h), or NULL */
+        dsh_network_filter network;  /* the metadata filter's network part (core/network-gate.h); ON: none */
 } dsh_exec_plan;
 
 /* A plan that runs `command` with nothing applied and nothing kept. */
-#define DSH_EXEC_PLAN_INIT(command) { (command), -1, false, NULL, 0, false, NULL, DSH_METADATA_UNGOVERNED, -1, NULL }
+#define DSH_EXEC_PLAN_INIT(command) \
+        { (command), -1, false, NULL, 0, false, NULL, DSH_METADATA_UNGOVERNED, -1, NULL, DSH_NETWORK_FILTER_ON }
 
 typedef struct dsh_spawn_failure {
         dsh_spawn_stage stage;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "provider/call-network.h"
 #include "provider/supervision.h"
 
 int dsh_supervision_check_host(dsh_mode mode, const char *consequence, dsh_error *error)
@@ -20,12 +21,20 @@ int dsh_supervision_check_host(dsh_mode mode, const char *consequence, dsh_error
         return dsh_error_set_unavailable(error, mode, detail);
 }
 
-int dsh_supervision_start(dsh_metadata_supervisor *supervisor, dsh_mode mode, int *socket_out, dsh_error *error)
+int dsh_supervision_start(dsh_metadata_supervisor *supervisor, dsh_mode mode, dsh_call_network *network,
+                          bool loopback_private, int *socket_out, dsh_error *error)
 {
         char detail[512];
         int sockets[2] = { -1, -1 }, result = 0;
 
         *socket_out = -1;
+        result = dsh_call_network_supervise(network, supervisor, loopback_private);
+        if (result < 0) {
+                dsh_metadata_supervisor_free(supervisor);
+                snprintf(detail, sizeof(detail), "the supervisor cannot hold the network policy: %s",
+                         strerror(-result));
+                return dsh_error_set_unavailable(error, mode, detail);
+        }
         /* SEQPACKET: one message, one fd; the other end is close-on-exec, and handed over only where kept. */
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets) < 0)
                 result = -errno;

@@ -23,13 +23,20 @@
  */
 DSH_INTERNAL int dsh_supervision_check_host(dsh_mode mode, const char *consequence, dsh_error *error);
 
+struct dsh_call_network;
+
 /*
  * Starts `supervisor` (taken: on failure it is freed) on a new SOCK_SEQPACKET
  * pair; *socket_out receives the end to hand over (close-on-exec, the
- * caller's to close once the spawn returned).  Returns 0, or
- * SANDBOX_UNAVAILABLE for `mode` with the reason.
+ * caller's to close once the spawn returned).  The call's `network` (NULL:
+ * the policy "on") is told to it first (call-network.h; `loopback_private`:
+ * the backend gave the command a network namespace of its own): every
+ * backend's supervisor starts here, so none can start one that enforces a
+ * network policy it was never told.  Returns 0, or SANDBOX_UNAVAILABLE for
+ * `mode` with the reason.
  */
-DSH_INTERNAL int dsh_supervision_start(dsh_metadata_supervisor *supervisor, dsh_mode mode, int *socket_out,
+DSH_INTERNAL int dsh_supervision_start(dsh_metadata_supervisor *supervisor, dsh_mode mode,
+                                       struct dsh_call_network *network, bool loopback_private, int *socket_out,
                                        dsh_error *error);
 
 #endif

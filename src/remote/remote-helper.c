@@ -118,7 +118,18 @@ static int prepare(helper *self, const dsh_runtime_options *options, dsh_error *
         request.mode = self->call.mode;
         request.workspace_root = self->call.workspace_root;
         request.additional_writable_roots = self->call.additional_writable_roots;
-        return dsh_runtime_resolve(self->runtime, &request, &self->policy, error);
+        result = dsh_runtime_resolve(self->runtime, &request, &self->policy, error);
+        /*
+         * The caller's network policy replaces this host's config's whole,
+         * and is held by this host's provider like a local call's: a backend
+         * here that cannot hold it refuses the call, which the client reports.
+         */
+        if (result == 0 && self->call.has_network) {
+                dsh_network_policy_clear(&self->policy.network);
+                if (dsh_network_policy_copy(&self->policy.network, &self->call.network) < 0)
+                        result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        }
+        return result;
 }
 
 static int answer(helper *self, json_t *value)

@@ -48,6 +48,7 @@ void dsh_remote_call_clear(dsh_remote_call *call)
         free(call->workspace_root);
         dsh_strv_free(call->additional_writable_roots);
         free(call->backend);
+        dsh_network_policy_clear(&call->network);
         *call = (dsh_remote_call) DSH_REMOTE_CALL_INIT;
 }
 
@@ -88,6 +89,35 @@ static int dump_and_release(json_t *object, int result, char **text_out, dsh_err
         return result;
 }
 
+/*
+ * A network policy in the config's shape (docs/config.md): "on", "off", or
+ * {"allowHosts", "allowLocalPorts", "dnsUpstream"} (OFF with local ports:
+ * no allowHosts).  NULL when out of memory or a string is not UTF-8.
+ */
+static json_t *network_value(const dsh_network_policy *network)
+{
+        json_t *object, *ports;
+
+        if (network->mode == DSH_NETWORK_ON ||
+            (network->mode == DSH_NETWORK_OFF && network->allow_local_port_count == 0 && !network->dns_upstream))
+                return json_string(dsh_network_mode_name(network->mode));
+        object = json_object();
+        ports = json_array();
+        for (size_t i = 0; ports && i < network->allow_local_port_count; i++)
+                if (json_array_append_new(ports, json_integer(network->allow_local_ports[i])) < 0)
+                        json_decref(dsh_steal_pointer(&ports));
+        if (!object || !ports || json_object_set_new(object, "allowLocalPorts", dsh_steal_pointer(&ports)) < 0 ||
+            (network->mode == DSH_NETWORK_ALLOW_LIST &&
+             json_object_set_new(object, "allowHosts", string_array(network->allow_hosts)) < 0) ||
+            (network->dns_upstream &&
+             json_object_set_new(object, "dnsUpstream", json_string(network->dns_upstream)) < 0)) {
+                json_decref(ports);
+                json_decref(object);
+                return NULL;
+        }
+        return object;
+}
+
 int dsh_remote_request_encode(dsh_remote_operation operation, const dsh_remote_request *request,
                               char *const *argv, const dsh_remote_bash_options *bash, char **text_out,
                               dsh_error *error)
@@ -110,6 +140,8 @@ int dsh_remote_request_encode(dsh_remote_operation operation, const dsh_remote_r
                                     string_array(request->additional_writable_roots), error);
         if (result == 0 && request->backend)
                 result = set_member(object, "backend", json_string(request->backend), error);
+        if (result == 0 && request->network)
+                result = set_member(object, "network", network_value(request->network), error);
         if (result == 0 && bash && bash->timeout_ms)
                 result = set_member(object, "timeoutMs", json_integer(bash->timeout_ms), error);
         if (result == 0 && bash && bash->output_limit)
@@ -177,6 +209,69 @@ static int read_positive(const json_t *value, const char *what, const char *key,
         return 0;
 }
 
+static int read_local_ports(const json_t *value, const char *what, dsh_network_policy *network, dsh_error *error)
+{
+        size_t index, count = json_array_size(value);
+        json_t *item;
+
+        if (!json_is_array(value))
+                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "%s: \"network\".\"allowLocalPorts\" "
+                                     "must be an array of ports", what);
+        if (count == 0)
+                return 0;
+        network->allow_local_ports = calloc(count, sizeof(unsigned short));
+        if (!network->allow_local_ports)
+                return out_of_memory(error);
+        json_array_foreach(value, index, item) {
+                if (!json_is_integer(item) || json_integer_value(item) < 1 || json_integer_value(item) > 65535)
+                        return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "%s: \"network\".\"allowLocalPorts\"[%zu] "
+                                             "must be a port 1..65535", what, index);
+                network->allow_local_ports[network->allow_local_port_count++] = (unsigned short) json_integer_value(item);
+        }
+        return 0;
+}
+
+/*
+ * "network", the config's shape: "on", "off", or an object whose allowHosts
+ * select the allow-list (empty or absent: off with the local ports).  The
+ * entries are checked where the policy is prepared (the helper's provider).
+ */
+static int read_network(const json_t *value, const char *what, dsh_network_policy *network, dsh_error *error)
+{
+        const char *key;
+        json_t *member;
+        int result = 0;
+
+        if (json_is_string(value)) {
+                const char *name = json_string_value(value);
+
+                if (strcmp(name, "on") == 0 || strcmp(name, "off") == 0) {
+                        network->mode = strcmp(name, "on") == 0 ? DSH_NETWORK_ON : DSH_NETWORK_OFF;
+                        return 0;
+                }
+        }
+        if (!json_is_object(value))
+                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "%s: \"network\" must be \"on\", \"off\" "
+                                     "or an object", what);
+        network->mode = DSH_NETWORK_OFF;
+        json_object_foreach((json_t *) value, key, member) {
+                if (result < 0)
+                        break;
+                if (strcmp(key, "allowHosts") == 0)
+                        result = read_string_array(member, what, "network.allowHosts", &network->allow_hosts, error);
+                else if (strcmp(key, "allowLocalPorts") == 0)
+                        result = read_local_ports(member, what, network, error);
+                else if (strcmp(key, "dnsUpstream") == 0)
+                        result = read_string(member, what, "network.dnsUpstream", &network->dns_upstream, error);
+                else
+                        result = dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "%s: \"network\": unknown "
+                                               "member", what);
+        }
+        if (result == 0 && network->allow_hosts && network->allow_hosts[0])
+                network->mode = DSH_NETWORK_ALLOW_LIST;
+        return result;
+}
+
 static int read_call_member(const char *key, const json_t *value, dsh_remote_call *call, dsh_error *error)
 {
         static const char what[] = "remote request";
@@ -209,6 +304,10 @@ static int read_call_member(const char *key, const json_t *value, dsh_remote_cal
                 return read_string_array(value, what, key, &call->additional_writable_roots, error);
         if (strcmp(key, "backend") == 0)
                 return read_string(value, what, key, &call->backend, error);
+        if (strcmp(key, "network") == 0) {
+                call->has_network = true;
+                return read_network(value, what, &call->network, error);
+        }
         if (strcmp(key, "timeoutMs") == 0)
                 return read_positive(value, what, key, &call->timeout_ms, error);
         if (strcmp(key, "outputLimit") == 0)

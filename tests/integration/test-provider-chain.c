@@ -261,9 +261,14 @@ static void validate_confine_schema(json_t *root, const char *const *command)
         json_object_foreach(root, key, value) {
                 if (strcmp(key, "argv") != 0 && strcmp(key, "enforcement") != 0 &&
                     strcmp(key, "denialSignatures") != 0 && strcmp(key, "runnerFailureRules") != 0 &&
-                    strcmp(key, "backend") != 0 && strcmp(key, "partialReasons") != 0)
+                    strcmp(key, "backend") != 0 && strcmp(key, "partialReasons") != 0 &&
+                    strcmp(key, "network") != 0)
                         fail_msg("unexpected key \"%s\"", key);
         }
+        /* The network policy the argv holds: confine never claims the allow-list (it cannot hold it). */
+        assert_true(json_is_string(json_object_get(root, "network")));
+        assert_true(strcmp(json_string_value(json_object_get(root, "network")), "on") == 0 ||
+                    strcmp(json_string_value(json_object_get(root, "network")), "off") == 0);
         if (json_object_get(root, "partialReasons"))
                 assert_string_array(json_object_get(root, "partialReasons"), true);
         argv = json_object_get(root, "argv");

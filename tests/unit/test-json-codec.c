@@ -909,7 +909,7 @@ static void test_bash_result_golden_bytes(void **state)
                             "\"bytes\":22},\"sandbox\":{\"mode\":\"read-only\",\"backend\":\"bwrap\","
                             "\"enforcement\":\"partial\",\"denied\":true,\"runnerFailed\":false},"
                             "\"markers\":[\"[sandbox: file access denied under read-only mode]\"],"
-                            "\"warnings\":[\"undone\"],\"refusedWrites\":[]}");
+                            "\"warnings\":[\"undone\"],\"refusedWrites\":[],\"refusedConnections\":[]}");
         free(text);
 
         /* A runner failure: no exit code, no backend or enforcement, the error object. */
@@ -928,7 +928,7 @@ static void test_bash_result_golden_bytes(void **state)
                             "\"stderr\":{\"text\":\"\",\"truncated\":false,\"bytes\":0},\"sandbox\":{\"mode\":"
                             "\"workspace-write\",\"backend\":null,\"enforcement\":null,\"denied\":false,"
                             "\"runnerFailed\":true},\"markers\":[],\"error\":{\"code\":\"SANDBOX_UNAVAILABLE\","
-                            "\"message\":\"gone\"},\"refusedWrites\":[]}");
+                            "\"message\":\"gone\"},\"refusedWrites\":[],\"refusedConnections\":[]}");
         free(text);
 
         /* Killed by a signal while cancelled, with the message. */
@@ -945,7 +945,8 @@ static void test_bash_result_golden_bytes(void **state)
         assert_true(strstr(text, "\"kind\":\"cancelled\",\"exitCode\":null,\"signal\":2,\"timedOut\":false,"
                                  "\"cancelled\":true,") != NULL);
         assert_true(strstr(text, "\"backend\":\"landlock\",\"enforcement\":\"full\"") != NULL);
-        assert_true(strstr(text, "\"markers\":[],\"message\":\"cancelled\",\"refusedWrites\":[]}") != NULL);
+        assert_true(strstr(text, "\"markers\":[],\"message\":\"cancelled\",\"refusedWrites\":[],"
+                                 "\"refusedConnections\":[]}") != NULL);
         free(text);
 }
 
@@ -978,7 +979,7 @@ static void test_bash_result_refused_writes(void **state)
         assert_true(strstr(text, "\"markers\":[],\"refusedWrites\":[{\"op\":\"chmod\",\"path\":\"/etc/hostname\","
                                  "\"rule\":\"outside-roots\"},{\"op\":\"open\",\"path\":"
                                  "\"/w/.git/hooks/\\\\xffpre-commit\",\"rule\":\"protected-subpath\"}],"
-                                 "\"refusedWritesDropped\":7}") != NULL);
+                                 "\"refusedWritesDropped\":7,\"refusedConnections\":[]}") != NULL);
 
         assert_int_equal(dsh_json_decode_bash_result(text, strlen(text), &decoded, &error), 0);
         assert_int_equal(decoded.refused_write_count, 2);

@@ -32,6 +32,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <linux/netlink.h>
+#include <netinet/in.h>
 
 #include "core/metadata-filter.h"
 
@@ -266,15 +268,108 @@ static void check_socket_rules(const struct sock_filter *program, size_t length,
         }
 }
 
-static void check_program(dsh_metadata_policy policy, bool terminal_rule, uint32_t action)
+/* The calls a network policy sends to a supervisor besides connect (sendto on its address: check_sendto()). */
+static bool is_network_call(int nr)
 {
+        return nr == __NR_bind || nr == __NR_listen || nr == __NR_sendmsg || nr == __NR_sendmmsg;
+}
+
+/*
+ * socket and socketpair under a network policy: unix as under ON; TCP and
+ * UDP over inet and inet6 (none at all where nobody supervises: EACCES);
+ * netlink's route protocol; every other family EAFNOSUPPORT, every other
+ * inet type or protocol and netlink protocol EPROTONOSUPPORT.  High bits of
+ * the int registers change nothing.
+ */
+static void check_network_socket_rules(const struct sock_filter *program, size_t length, int nr, bool supervised)
+{
+        const uint32_t eacces = SECCOMP_RET_ERRNO | EACCES, eproto = SECCOMP_RET_ERRNO | EPROTONOSUPPORT;
+        const uint32_t eafnosupport = SECCOMP_RET_ERRNO | EAFNOSUPPORT;
+        const uint32_t inet_allowed = supervised ? SECCOMP_RET_ALLOW : eacces;
+        const uint32_t inet_refused = supervised ? eproto : eacces;
+        static const int families[] = { AF_INET, AF_INET6 };
+        static const int refused_families[] = { AF_PACKET, AF_VSOCK, AF_BLUETOOTH, AF_ALG, AF_XDP, AF_CAN, AF_TIPC,
+                                                AF_KEY, AF_RDS, AF_APPLETALK, 0, 200 };
+        static const struct { uint64_t type, protocol; bool allowed; } inet_cases[] = {
+                { SOCK_STREAM, 0, true }, { SOCK_STREAM, IPPROTO_TCP, true },
+                { SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, true },
+                { 0xffffffff00000000ULL | SOCK_STREAM, 0xffffffff00000000ULL | IPPROTO_TCP, true },
+                { SOCK_DGRAM, 0, true }, { SOCK_DGRAM, IPPROTO_UDP, true }, { SOCK_DGRAM | SOCK_CLOEXEC, 0, true },
+                { SOCK_RAW, IPPROTO_RAW, false }, { SOCK_RAW, IPPROTO_ICMP, false }, { SOCK_RAW, 0, false },
+                { SOCK_DGRAM, IPPROTO_ICMP, false }, { SOCK_DGRAM, IPPROTO_ICMPV6, false },
+                { SOCK_DGRAM, IPPROTO_UDPLITE, false }, { SOCK_STREAM, IPPROTO_SCTP, false },
+                { SOCK_SEQPACKET, IPPROTO_SCTP, false }, { SOCK_SEQPACKET, 0, false }, { SOCK_STREAM, 262, false },
+                { SOCK_STREAM, IPPROTO_UDP, false }, { SOCK_DGRAM, IPPROTO_TCP, false }, { SOCK_PACKET, 0, false },
+        };
+        struct seccomp_data data = { .arch = AUDIT_ARCH_X86_64, .nr = nr };
+
+        for (size_t f = 0; f < sizeof(families) / sizeof(families[0]); f++)
+                for (size_t i = 0; i < sizeof(inet_cases) / sizeof(inet_cases[0]); i++) {
+                        data.args[0] = (uint64_t) families[f];
+                        data.args[1] = inet_cases[i].type;
+                        data.args[2] = inet_cases[i].protocol;
+                        if (run(program, length, &data) != (inet_cases[i].allowed ? inet_allowed : inet_refused))
+                                fail_msg("socket(%d, %#llx, %#llx): %#x", families[f],
+                                         (unsigned long long) inet_cases[i].type,
+                                         (unsigned long long) inet_cases[i].protocol, run(program, length, &data));
+                        data.args[0] |= 0xffffffff00000000ULL;
+                        assert_int_equal(run(program, length, &data),
+                                         inet_cases[i].allowed ? inet_allowed : inet_refused);
+                }
+        for (size_t f = 0; f < sizeof(refused_families) / sizeof(refused_families[0]); f++) {
+                data.args[0] = (uint64_t) refused_families[f];
+                data.args[1] = SOCK_DGRAM;
+                data.args[2] = 0;
+                assert_int_equal(run(program, length, &data), eafnosupport);
+        }
+        data.args[0] = AF_NETLINK;
+        data.args[1] = SOCK_RAW | SOCK_CLOEXEC;
+        data.args[2] = NETLINK_ROUTE;
+        assert_int_equal(run(program, length, &data), SECCOMP_RET_ALLOW);
+        data.args[1] = SOCK_DGRAM;
+        assert_int_equal(run(program, length, &data), SECCOMP_RET_ALLOW);
+        data.args[2] = NETLINK_AUDIT;
+        assert_int_equal(run(program, length, &data), eproto);
+        data.args[2] = NETLINK_KOBJECT_UEVENT;
+        assert_int_equal(run(program, length, &data), eproto);
+        data.args[0] = AF_UNIX;
+        data.args[2] = 0;
+        data.args[1] = SOCK_DGRAM;
+        assert_int_equal(run(program, length, &data), eacces);
+        data.args[1] = SOCK_RAW;
+        assert_int_equal(run(program, length, &data), eacces);
+        data.args[1] = SOCK_STREAM | SOCK_CLOEXEC;
+        assert_int_equal(run(program, length, &data), SECCOMP_RET_ALLOW);
+        data.args[1] = SOCK_SEQPACKET;
+        assert_int_equal(run(program, length, &data), SECCOMP_RET_ALLOW);
+}
+
+/* sendto: to the supervisor when its address (all 64 bits of args[4]) is not NULL. */
+static void check_sendto(const struct sock_filter *program, size_t length, bool supervised)
+{
+        static const uint64_t addresses[] = { 0x7f0000001000ULL, 1, 0x100000000ULL, 0xffffffff00000000ULL };
+        struct seccomp_data data = { .arch = AUDIT_ARCH_X86_64, .nr = __NR_sendto };
+
+        data.args[5] = 16;
+        assert_int_equal(run(program, length, &data), SECCOMP_RET_ALLOW);
+        for (size_t i = 0; i < sizeof(addresses) / sizeof(addresses[0]); i++) {
+                data.args[4] = addresses[i];
+                assert_int_equal(run(program, length, &data), supervised ? SECCOMP_RET_USER_NOTIF : SECCOMP_RET_ALLOW);
+        }
+}
+
+static void check_program(dsh_metadata_policy policy, dsh_network_filter network, bool terminal_rule,
+                          uint32_t action)
+{
+        const bool network_policy = network != DSH_NETWORK_FILTER_ON;
+        const bool listening = policy != DSH_METADATA_UNSUPERVISED;
         static const uint32_t supervised[] = { DSH_FS_IOC_SETFLAGS, DSH_FS_IOC32_SETFLAGS, DSH_FS_IOC_FSSETXATTR };
         static const uint32_t refused[] = { DSH_FS_IOC_SETVERSION, DSH_FS_IOC32_SETVERSION, DSH_FS_IOC_ENABLE_VERITY,
                                             DSH_FS_IOC_SET_ENCRYPTION_POLICY, DSH_EXT4_IOC_SETVERSION,
                                             DSH_EXT4_IOC32_SETVERSION, DSH_EXT4_IOC_MIGRATE };
         const uint32_t eperm = SECCOMP_RET_ERRNO | EPERM;
         struct sock_filter program[CAPACITY];
-        size_t length = dsh_metadata_filter_program(policy, terminal_rule, program, CAPACITY);
+        size_t length = dsh_metadata_filter_program(policy, network, terminal_rule, program, CAPACITY);
         struct seccomp_data data = { .arch = AUDIT_ARCH_X86_64 };
 
         assert_true(length > 0);
@@ -295,8 +390,14 @@ static void check_program(dsh_metadata_policy policy, bool terminal_rule, uint32
                         assert_int_equal(run(program, length, &data), policy == DSH_METADATA_UNSUPERVISED
                                                                               ? SECCOMP_RET_ERRNO | EACCES
                                                                               : SECCOMP_RET_USER_NOTIF);
+                else if (is_socket_creating_call(nr) && network_policy)
+                        check_network_socket_rules(program, length, nr, listening);
                 else if (is_socket_creating_call(nr))
                         check_socket_rules(program, length, nr);
+                else if (nr == __NR_sendto && network_policy)
+                        check_sendto(program, length, listening);
+                else if (is_network_call(nr) && network_policy && listening)
+                        assert_int_equal(run(program, length, &data), SECCOMP_RET_USER_NOTIF);
                 else if (run(program, length, &data) != SECCOMP_RET_ALLOW)
                         fail_msg("system call %d is neither a metadata call, a write-intent call, a socket call nor "
                                  "io_uring, yet the filter does not allow it", nr);
@@ -343,15 +444,27 @@ static void test_program_over_every_number(void **state)
         assert_int_equal(DSH_TIOCGPTPEER, TIOCGPTPEER);
 #endif
 #if defined(__x86_64__)
-        check_program(DSH_METADATA_DENY, false, SECCOMP_RET_ERRNO | EPERM);
-        check_program(DSH_METADATA_DENY, true, SECCOMP_RET_ERRNO | EPERM);
-        check_program(DSH_METADATA_SUPERVISE, false, SECCOMP_RET_USER_NOTIF);
-        check_program(DSH_METADATA_SUPERVISE, true, SECCOMP_RET_USER_NOTIF);
-        /* A harness-spawned bwrap argv: nobody answers, so metadata and connect are the kernel's refusals. */
-        check_program(DSH_METADATA_UNSUPERVISED, true, SECCOMP_RET_ERRNO | EPERM);
-        /* Read-only where the supervisor cannot read the command: metadata refused, connect its, writes the kernel's. */
-        check_program(DSH_METADATA_DENY_KERNEL_WRITES, true, SECCOMP_RET_ERRNO | EPERM);
-        check_program(DSH_METADATA_DENY_KERNEL_WRITES, false, SECCOMP_RET_ERRNO | EPERM);
+        /* Under ON, bind, listen and the sends are allowed (the catch-all branch) and the families unlimited. */
+        for (int n = DSH_NETWORK_FILTER_ON; n <= DSH_NETWORK_FILTER_ALLOW_LIST; n++) {
+                dsh_network_filter network = (dsh_network_filter) n;
+
+                check_program(DSH_METADATA_DENY, network, false, SECCOMP_RET_ERRNO | EPERM);
+                check_program(DSH_METADATA_DENY, network, true, SECCOMP_RET_ERRNO | EPERM);
+                check_program(DSH_METADATA_SUPERVISE, network, false, SECCOMP_RET_USER_NOTIF);
+                check_program(DSH_METADATA_SUPERVISE, network, true, SECCOMP_RET_USER_NOTIF);
+                /* A harness-spawned bwrap argv: nobody answers, so metadata and connect are the kernel's refusals. */
+                check_program(DSH_METADATA_UNSUPERVISED, network, true, SECCOMP_RET_ERRNO | EPERM);
+                /* Read-only where the supervisor cannot read the command: metadata refused, connect its, writes the kernel's. */
+                check_program(DSH_METADATA_DENY_KERNEL_WRITES, network, true, SECCOMP_RET_ERRNO | EPERM);
+                check_program(DSH_METADATA_DENY_KERNEL_WRITES, network, false, SECCOMP_RET_ERRNO | EPERM);
+        }
+        /* A network mode the filter does not know builds nothing (the install then fails: never unfiltered). */
+        {
+                struct sock_filter program[CAPACITY];
+
+                assert_int_equal(dsh_metadata_filter_program(DSH_METADATA_SUPERVISE, (dsh_network_filter) 7, true,
+                                                             program, CAPACITY), 0);
+        }
 #else
         skip();
 #endif
@@ -406,7 +519,7 @@ static void test_deny_filter_on_the_kernel(void **state)
                  */
                 if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets) < 0 ||
                     prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-                    dsh_install_metadata_filter(DSH_METADATA_DENY, sockets[1], true) < 0)
+                    dsh_install_metadata_filter(DSH_METADATA_DENY, DSH_NETWORK_FILTER_ON, sockets[1], true) < 0)
                         _exit(100);
                 close(sockets[0]);
                 close(sockets[1]);
@@ -490,7 +603,7 @@ static void test_unsupervised_filter_on_the_kernel(void **state)
                 int failures = 0, fd;
 
                 if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-                    dsh_install_metadata_filter(DSH_METADATA_UNSUPERVISED, -1, true) < 0)
+                    dsh_install_metadata_filter(DSH_METADATA_UNSUPERVISED, DSH_NETWORK_FILTER_ON, -1, true) < 0)
                         _exit(100);
                 failures += open("/nonexistent/x", O_CREAT | O_WRONLY, 0644) >= 0 || errno != ENOENT;
                 failures += mkdir("/nonexistent/x", 0755) == 0 || errno != ENOENT;
@@ -532,7 +645,7 @@ static void test_deny_kernel_writes_filter_on_the_kernel(void **state)
 
                 if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets) < 0 ||
                     prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-                    dsh_install_metadata_filter(DSH_METADATA_DENY_KERNEL_WRITES, sockets[1], true) < 0)
+                    dsh_install_metadata_filter(DSH_METADATA_DENY_KERNEL_WRITES, DSH_NETWORK_FILTER_ON, sockets[1], true) < 0)
                         _exit(100);
                 close(sockets[0]);
                 close(sockets[1]);

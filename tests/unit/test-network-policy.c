@@ -196,14 +196,14 @@ static void test_prepare_refuses_what_it_cannot_hold(void **state)
         (void) state;
         /* danger-full-access confines nothing: a network policy there is refused, never dropped. */
         network = sample_network();
-        assert_int_equal(prepare(&run, DSH_MODE_DANGER_FULL_ACCESS, network), -EINVAL);
+        assert_int_equal(prepare(&run, DSH_MODE_DANGER_FULL_ACCESS, network), -ENOSYS);
         assert_int_equal(run.error.code, DSH_ERROR_SANDBOX_UNAVAILABLE);
         assert_string_equal(run.error.message, "danger-full-access confines nothing, so no network policy can be "
                                                "held; use read-only or workspace-write");
         prepared_clear(&run);
         network = (dsh_network_policy) DSH_NETWORK_POLICY_INIT;
         network.mode = DSH_NETWORK_OFF;
-        assert_int_equal(prepare(&run, DSH_MODE_DANGER_FULL_ACCESS, network), -EINVAL);
+        assert_int_equal(prepare(&run, DSH_MODE_DANGER_FULL_ACCESS, network), -ENOSYS);
         assert_int_equal(run.error.code, DSH_ERROR_SANDBOX_UNAVAILABLE);
         prepared_clear(&run);
         /* ON under danger-full-access is today's behaviour. */

@@ -22,10 +22,6 @@ packages=(build-essential meson ninja-build pkg-config libjansson-dev libcmocka-
 # only when missing: a host may have them from elsewhere (NodeSource's nodejs carries npm).
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
-# The network tests' fixtures (tests/network/fixtures.py): dnsmasq-base is the upstream resolver they
-# start on loopback, logging every query; curl the proxy-aware client; openssl makes the TLS
-# fixture's certificate.
-packages+=(dnsmasq-base curl openssl)
 
 missing=()
 for package in "${packages[@]}"; do

@@ -6,6 +6,7 @@ once both answer, then serves until its stdin ends (or it is killed).
 Usage: python3 bench/network-fixture.py PLACE
 """
 import os
+import signal
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "network"))
@@ -18,6 +19,8 @@ def main():
     if missing:
         print("missing", " ".join(missing), flush=True)
         return 1
+    # A SIGTERM ends it through the finally below, which stops dnsmasq.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     dns = fixtures.Dnsmasq(place)
     http = fixtures.HttpServer()
     try:

@@ -48,7 +48,8 @@ python3 "$source_root/bench/network-fixture.py" "$scratch/fixtures" < "$scratch/
         > "$scratch/fixtures/ready" 2>"$scratch/fixtures/errors" &
 fixture_pid=$!
 exec 9> "$scratch/fixtures/stdin"
-trap 'exec 9>&-; kill "$fixture_pid" 2>/dev/null; wait "$fixture_pid" 2>/dev/null; rm -rf "$scratch"' EXIT
+# At exit: the end of its stdin stops the fixtures (dnsmasq with them), and the script waits for that.
+trap 'exec 9>&-; wait "$fixture_pid" 2>/dev/null; rm -rf "$scratch"' EXIT
 while ! grep -q . "$scratch/fixtures/ready" 2>/dev/null; do
         kill -0 "$fixture_pid" 2>/dev/null || break
         sleep 0.05

@@ -14,6 +14,7 @@ command's exit status:
   each handshake that completed;
 - UdpEcho: echoes each datagram and records it.
 """
+import ctypes
 import http.server
 import os
 import re
@@ -77,6 +78,13 @@ def free_port():
     raise RuntimeError("no port free for both TCP and UDP on 127.0.0.1")
 
 
+def end_with_parent():
+    """In the child before exec: SIGTERM when the process that started it ends, however it ends (a test
+    killed at its timeout, a bench interrupted), so that no dnsmasq outlives its test."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, 15)  # PR_SET_PDEATHSIG, SIGTERM
+
+
 def dns_query(name, qtype=1, ident=0x4453):
     """A DNS query message for `name` (qtype 1 A, 28 AAAA, 16 TXT), recursion desired."""
     labels = b"".join(bytes([len(label)]) + label.encode() for label in name.rstrip(".").split("."))
@@ -110,7 +118,7 @@ class Dnsmasq:
     def _start(self):
         open(self.log, "w", encoding="utf-8").close()
         self.process = subprocess.Popen(self._arguments(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.DEVNULL)
+                                        stderr=subprocess.DEVNULL, preexec_fn=end_with_parent)
         # Ready when its TCP listener answers (no query asked: the log holds only the tests' own).
         while self.process.poll() is None:
             with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:

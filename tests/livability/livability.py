@@ -38,7 +38,8 @@ def run_suite(module_name):
         return 1
     runner = unittest.TextTestRunner(stream=sys.stdout, verbosity=2, descriptions=False)
     outcome = unittest.main(module=module_name, testRunner=runner, exit=False, argv=sys.argv[:1]).result
-    failed = len(outcome.failures) + len(outcome.errors)
+    # A case whose subtests failed is one failed case (the subtests' failures are listed one by one).
+    failed = len({getattr(case, "test_case", case).id() for case, _ in outcome.failures + outcome.errors})
     skipped = len(outcome.skipped)
     for case, reason in outcome.skipped:
         print(f"# SKIP: {case.id()}: {reason}")

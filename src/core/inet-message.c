@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
 #include <sys/uio.h>
 
 #include "core/inet-message.h"
@@ -207,6 +208,26 @@ int dsh_inet_message_take_rights(dsh_inet_message *message, int (*take)(void *da
                         return result;
         }
         return 0;
+}
+
+static bool header_routes(const struct cmsghdr *header)
+{
+        if (header->cmsg_level == SOL_IP)
+                return header->cmsg_type == IP_RETOPTS;
+        return header->cmsg_level == SOL_IPV6 &&
+               (header->cmsg_type == IPV6_RTHDR || header->cmsg_type == IPV6_2292RTHDR ||
+                header->cmsg_type == IPV6_NEXTHOP);
+}
+
+bool dsh_inet_message_routes(const dsh_inet_message *message)
+{
+        if (message->control_length < sizeof(struct cmsghdr))
+                return false;  /* no header: the kernel's CMSG_FIRSTHDR finds none either */
+        for (const struct cmsghdr *cmsg = (const struct cmsghdr *) message->control; cmsg;
+             cmsg = next_header(message, cmsg))
+                if (!header_fits(message, cmsg) || header_routes(cmsg))
+                        return true;
+        return false;
 }
 
 void dsh_inet_message_header(dsh_inet_message *message, struct iovec *data, struct msghdr *header)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* A message of the command's, copied out bounded (inet-message.h). */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <netinet/in.h>
@@ -210,13 +211,36 @@ int dsh_inet_message_take_rights(dsh_inet_message *message, int (*take)(void *da
         return 0;
 }
 
+/*
+ * A packet-info header's interface: none (0) or the loopback device (the
+ * kernel's LOOPBACK_IFINDEX, 1 in every namespace) keeps a datagram for
+ * loopback on loopback; any other sends it out of that device, its
+ * loopback destination kept, onto the device's link.  A header too short
+ * to hold one counts as another (the kernel refuses it anyway).
+ */
+static bool names_another_interface(const struct cmsghdr *header, size_t size, size_t index_offset)
+{
+        int index;
+
+        if (header->cmsg_len < CMSG_LEN(size))
+                return true;
+        memcpy(&index, CMSG_DATA(header) + index_offset, sizeof(index));
+        return index != 0 && index != 1;
+}
+
 static bool header_routes(const struct cmsghdr *header)
 {
         if (header->cmsg_level == SOL_IP)
-                return header->cmsg_type == IP_RETOPTS;
+                return header->cmsg_type == IP_RETOPTS ||
+                       (header->cmsg_type == IP_PKTINFO &&
+                        names_another_interface(header, sizeof(struct in_pktinfo),
+                                                offsetof(struct in_pktinfo, ipi_ifindex)));
         return header->cmsg_level == SOL_IPV6 &&
                (header->cmsg_type == IPV6_RTHDR || header->cmsg_type == IPV6_2292RTHDR ||
-                header->cmsg_type == IPV6_NEXTHOP);
+                header->cmsg_type == IPV6_NEXTHOP ||
+                (header->cmsg_type == IPV6_PKTINFO &&
+                 names_another_interface(header, sizeof(struct in6_pktinfo),
+                                         offsetof(struct in6_pktinfo, ipi6_ifindex))));
 }
 
 bool dsh_inet_message_routes(const dsh_inet_message *message)

@@ -428,7 +428,7 @@ static void emit_ioctl_test(program_builder *builder, uint32_t command, size_t t
 #define SOCKET_TESTS_SIZE 7
 #define NETWORK_SOCKET_TESTS_SIZE 24
 #define SENDTO_TESTS_SIZE 5
-#define SETSOCKOPT_TESTS_SIZE 9
+#define SETSOCKOPT_TESTS_SIZE 11
 
 static void emit_jump_if(program_builder *builder, uint32_t value, size_t if_equal, size_t otherwise)
 {
@@ -550,23 +550,29 @@ static void emit_sendto_tests(program_builder *builder)
  * one address (the command's own loopback server) to the first hop the
  * option names, any host: an IPv6 routing header (IPV6_RTHDR; a segment
  * routing header needs no capability; IPV6_2292PKTOPTIONS sets one too) and
- * IPv4 options (IP_OPTIONS: a source route).  Anything else is allowed.
- *   S+0 level; S+1 SOL_IP -> S+6; S+2 SOL_IPV6 -> S+3, else ALLOW
- *   S+3 name; S+4 IPV6_RTHDR, S+5 IPV6_2292PKTOPTIONS -> REFUSE, else ALLOW
- *   S+6 name; S+7 IP_OPTIONS -> REFUSE, else ALLOW;  S+8 ALLOW
+ * IPv4 options (IP_OPTIONS: a source route).  The unicast interface
+ * (IP_UNICAST_IF, IPV6_UNICAST_IF: no capability either) sends a datagram
+ * for loopback out of another device, onto its link, from a socket bound
+ * on the wildcard (which bind's one let-through, a swapped fd, can make).
+ * Anything else is allowed.
+ *   S+0 level; S+1 SOL_IP -> S+7; S+2 SOL_IPV6 -> S+3, else ALLOW
+ *   S+3 name; S+4 IPV6_RTHDR, S+5 IPV6_2292PKTOPTIONS, S+6 IPV6_UNICAST_IF -> REFUSE, else ALLOW
+ *   S+7 name; S+8 IP_OPTIONS, S+9 IP_UNICAST_IF -> REFUSE, else ALLOW;  S+10 ALLOW
  */
 static void emit_setsockopt_tests(program_builder *builder)
 {
-        const size_t start = builder->at, ipv4_at = start + 6, allow_at = start + 8;
+        const size_t start = builder->at, ipv4_at = start + 7, allow_at = start + 10;
 
         emit_load_argument(builder, 1);
         emit_jump_if(builder, SOL_IP, ipv4_at, builder->at + 1);
         emit_jump_if(builder, SOL_IPV6, builder->at + 1, allow_at);
         emit_load_argument(builder, 2);
         emit_jump_if(builder, IPV6_RTHDR, builder->refuse_at, builder->at + 1);
-        emit_jump_if(builder, IPV6_2292PKTOPTIONS, builder->refuse_at, allow_at);
+        emit_jump_if(builder, IPV6_2292PKTOPTIONS, builder->refuse_at, builder->at + 1);
+        emit_jump_if(builder, IPV6_UNICAST_IF, builder->refuse_at, allow_at);
         emit_load_argument(builder, 2);
-        emit_jump_if(builder, IP_OPTIONS, builder->refuse_at, allow_at);
+        emit_jump_if(builder, IP_OPTIONS, builder->refuse_at, builder->at + 1);
+        emit_jump_if(builder, IP_UNICAST_IF, builder->refuse_at, allow_at);
         emit(builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
 }
 
@@ -658,7 +664,8 @@ static void place_blocks(program_builder *builder, size_t ioctl_tests)
  *     ALLOW
  *   SOCKET: AF_UNIX with type & 0xf SOCK_DGRAM or SOCK_RAW -> EACCES, else ALLOW
  *     (under a network policy: the families and protocols too, emit_network_socket_tests())
- *   SETSOCKOPT (a network policy): IPV6_RTHDR, IPV6_2292PKTOPTIONS, IP_OPTIONS -> REFUSE, else ALLOW
+ *   SETSOCKOPT (a network policy): IPV6_RTHDR, IPV6_2292PKTOPTIONS, IPV6_UNICAST_IF, IP_OPTIONS,
+ *                                   IP_UNICAST_IF -> REFUSE, else ALLOW
  *   SENDTO (a network policy, supervised): an address -> NOTIFY, else ALLOW
  *   ACTION                          EPERM (deny) or USER_NOTIF (supervise)
  *   NOTIFY                          USER_NOTIF (both modes: the supervisor performs connect);

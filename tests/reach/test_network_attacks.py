@@ -11,10 +11,13 @@ its IPv6 destination, an address of the command's choosing, and an IPv4 source r
 IP_RETOPTS in a sendmsg's control data, which the supervisor performs) does the same for IPv4.  The
 approved destination is the command's own server on loopback; the diverted one is a host address that is
 not loopback (a global IPv6 address of the host, 127.0.0.2 for IPv4), standing for any outside host.
+The interface a datagram leaves by is the third way: IP_UNICAST_IF, or IP_PKTINFO in a sendmsg, sends a
+datagram for 127.0.0.1 out of the host's Ethernet device (to its link, whoever listens there).
 
 Each case is judged on the wire: the test (root) captures every packet on every interface with an
 AF_PACKET socket while the command runs, and fails if a packet addressed to the diverted address carries
-the case's marker (UDP) or opens a TCP connection to the command's port there.
+the case's marker (UDP) or opens a TCP connection to the command's port there, or if a packet carrying the
+marker left by an interface that is not loopback.
 
 Output is unittest's verbose form on stdout, one line per case, then "N passed, N failed, N skipped".
 """
@@ -77,6 +80,20 @@ if case.startswith("srh"):
         answer(lambda: sender.connect_ex(("::1", port)))
     else:
         answer(lambda: sender.sendto(marker, ("::1", port)))
+elif case.startswith("interface"):
+    # The datagram to the command's own server sent out of another interface than loopback: the target
+    # names the interface (its index); the packet keeps its loopback destination but leaves the host.
+    index = socket.if_nametoindex(target)
+    own = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    own.bind(("127.0.0.1", 0))
+    port = own.getsockname()[1]
+    print("port", port, flush=True)
+    sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    if case == "interface-cmsg":  # IP_PKTINFO (8): the interface, and no source address (the route's)
+        info = struct.pack("I", index) + socket.inet_aton("0.0.0.0") * 2
+        answer(lambda: sender.sendmsg([marker], [(socket.IPPROTO_IP, 8, info)], 0, ("127.0.0.1", port)))
+    answer(lambda: sender.setsockopt(socket.IPPROTO_IP, 50, struct.pack("!I", index)))  # IP_UNICAST_IF
+    answer(lambda: sender.sendto(marker, ("127.0.0.1", port)))
 else:
     # A loose source route through the target (IPv4 option 131), padded with a no-op.
     option = bytes([0x83, 7, 4]) + socket.inet_aton(target) + bytes([1])
@@ -114,7 +131,7 @@ class Wire:
         self.capture.setblocking(False)
 
     def packets(self):
-        """(ethertype, packet) for every frame captured so far."""
+        """(ethertype, packet, interface) for every frame captured so far."""
         found = []
         while True:
             try:
@@ -122,17 +139,34 @@ class Wire:
             except BlockingIOError:
                 return found
             # An Ethernet or loopback device's frames open with a 14-byte link header; others have none.
-            found.append((where[1], frame[14:] if where[3] in (ARPHRD_ETHER, ARPHRD_LOOPBACK) else frame))
+            found.append((where[1], frame[14:] if where[3] in (ARPHRD_ETHER, ARPHRD_LOOPBACK) else frame, where[0]))
 
     def close(self):
         self.capture.close()
+
+
+def outside_interface():
+    """An interface of this host that is not loopback and is up, or None."""
+    for _, name in socket.if_nameindex():
+        try:
+            with open(f"/sys/class/net/{name}/operstate", encoding="ascii") as state:
+                if name != "lo" and state.read().strip() in ("up", "unknown"):
+                    return name
+        except OSError:
+            continue
+    return None
+
+
+def left_by(packets, interface, marker):
+    """Whether a packet carrying `marker` was captured on `interface`."""
+    return any(where == interface and marker in packet for _, packet, where in packets)
 
 
 def diverted(packets, target, marker, port):
     """Whether a captured packet addressed to `target` carries `marker` or opens a connection to `port`."""
     family = socket.AF_INET6 if ":" in target else socket.AF_INET
     wanted = socket.inet_pton(family, target)
-    for ethertype, packet in packets:
+    for ethertype, packet, _ in packets:
         if family == socket.AF_INET6 and ethertype == ETH_P_IPV6 and packet[24:40] == wanted:
             if marker in packet or struct.pack("!H", port) in packet[40:]:
                 return True
@@ -166,9 +200,21 @@ class NetworkAttacks(unittest.TestCase):
         lines = done.stdout.split("\n")
         self.assertTrue(lines[0].startswith("port "), f"{done.stdout!r} {done.stderr!r}")
         port = int(lines[0].split()[1])
-        self.assertFalse(diverted(self.wire.packets(), target, marker.encode(), port),
-                         f"{backend}/{network}/{case}: a packet left for {target}, which nobody approved: {done.stdout!r}")
+        packets = self.wire.packets()
+        if case.startswith("interface"):
+            self.assertFalse(left_by(packets, target, marker.encode()),
+                             f"{backend}/{network}/{case}: a datagram for loopback left by {target}: {done.stdout!r}")
+        else:
+            self.assertFalse(diverted(packets, target, marker.encode(), port),
+                             f"{backend}/{network}/{case}: a packet left for {target}, which nobody approved: "
+                             f"{done.stdout!r}")
         return done
+
+    def interface_target(self):
+        interface = outside_interface()
+        if not interface:
+            self.skipTest("the host has no interface but loopback for a packet to leave by")
+        return interface
 
     def ipv6_target(self):
         target = global_ipv6_address()
@@ -184,6 +230,8 @@ ATTACKS = [
     ("a_routing_header_in_a_sendmsg_the_supervisor_performs_diverts_nothing", "srh-cmsg", None),
     ("an_ipv4_source_route_diverts_nothing", "lsrr-sticky", "127.0.0.2"),
     ("an_ipv4_source_route_in_a_sendmsg_the_supervisor_performs_diverts_nothing", "lsrr-cmsg", "127.0.0.2"),
+    ("a_datagram_for_loopback_never_leaves_by_another_interface", "interface-sticky", "interface"),
+    ("a_datagram_for_loopback_never_leaves_by_a_sendmsgs_interface", "interface-cmsg", "interface"),
 ]
 
 
@@ -191,7 +239,8 @@ def add_case(name, case, target, backend, network):
     def test(self):
         if backend not in BACKENDS:
             self.skipTest(f"{backend} cannot confine on this host")
-        self.attack(backend, network, case, target or self.ipv6_target())
+        where = self.interface_target() if target == "interface" else target or self.ipv6_target()
+        self.attack(backend, network, case, where)
     setattr(NetworkAttacks, f"test_{backend}_{network.replace('-', '_')}_{name}", test)
 
 

@@ -2,9 +2,10 @@
 /*
  * The control data a supervised inet send refuses (src/core/inet-message.h,
  * dsh_inet_message_routes()): an IPv4 source route, an IPv6 routing header
- * or next hop, alone or behind an ordinary header, and a header the kernel
- * would not walk; ordinary control data (a hop limit, a traffic class, no
- * control at all) is sent.
+ * or next hop, alone or behind an ordinary header, a packet info naming an
+ * interface but loopback (or too short to say), and a header the kernel
+ * would not walk; ordinary control data (a hop limit, a traffic class, a
+ * packet info naming no interface or loopback, no control at all) is sent.
  */
 #include <netinet/in.h>
 #include <setjmp.h>
@@ -78,6 +79,35 @@ static void test_ordinary_control_is_sent(void **state)
         assert_false(routes(&ordinary));
 }
 
+/* A packet-info header naming interface `index`: IP_PKTINFO (IPv4) or IPV6_PKTINFO. */
+static void add_packet_info(control *c, bool ipv6, int index)
+{
+        size_t size = ipv6 ? sizeof(struct in6_pktinfo) : sizeof(struct in_pktinfo);
+        size_t at = ipv6 ? offsetof(struct in6_pktinfo, ipi6_ifindex) : offsetof(struct in_pktinfo, ipi_ifindex);
+        size_t start = c->length;
+
+        add_header(c, ipv6 ? SOL_IPV6 : SOL_IP, ipv6 ? IPV6_PKTINFO : IP_PKTINFO, size);
+        memcpy(CMSG_DATA((struct cmsghdr *) (c->buffer.bytes + start)) + at, &index, sizeof(index));
+}
+
+static void test_packet_info_leaving_loopback_is_found(void **state)
+{
+        (void) state;
+        for (int ipv6 = 0; ipv6 < 2; ipv6++) {
+                control none = { .length = 0 }, loopback = { .length = 0 }, other = { .length = 0 };
+                control short_one = { .length = 0 };
+
+                add_packet_info(&none, ipv6, 0);
+                assert_false(routes(&none));
+                add_packet_info(&loopback, ipv6, 1);
+                assert_false(routes(&loopback));
+                add_packet_info(&other, ipv6, 2);
+                assert_true(routes(&other));
+                add_header(&short_one, ipv6 ? SOL_IPV6 : SOL_IP, ipv6 ? IPV6_PKTINFO : IP_PKTINFO, 2);
+                assert_true(routes(&short_one));
+        }
+}
+
 static void test_a_header_the_kernel_would_not_walk_is_refused(void **state)
 {
         control c = { .length = 0 };
@@ -93,6 +123,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_routing_control_is_found),
                 cmocka_unit_test(test_ordinary_control_is_sent),
+                cmocka_unit_test(test_packet_info_leaving_loopback_is_found),
                 cmocka_unit_test(test_a_header_the_kernel_would_not_walk_is_refused),
         };
 

@@ -428,7 +428,7 @@ static void emit_ioctl_test(program_builder *builder, uint32_t command, size_t t
 #define SOCKET_TESTS_SIZE 7
 #define NETWORK_SOCKET_TESTS_SIZE 24
 #define SENDTO_TESTS_SIZE 5
-#define SETSOCKOPT_TESTS_SIZE 11
+#define SETSOCKOPT_TESTS_SIZE 15
 
 static void emit_jump_if(program_builder *builder, uint32_t value, size_t if_equal, size_t otherwise)
 {
@@ -550,21 +550,25 @@ static void emit_sendto_tests(program_builder *builder)
  * one address (the command's own loopback server) to the first hop the
  * option names, any host: an IPv6 routing header (IPV6_RTHDR; a segment
  * routing header needs no capability; IPV6_2292PKTOPTIONS sets one too) and
- * IPv4 options (IP_OPTIONS: a source route).  The unicast interface
- * (IP_UNICAST_IF, IPV6_UNICAST_IF: no capability either) sends a datagram
- * for loopback out of another device, onto its link, from a socket bound
- * on the wildcard (which bind's one let-through, a swapped fd, can make).
- * Anything else is allowed.
- *   S+0 level; S+1 SOL_IP -> S+7; S+2 SOL_IPV6 -> S+3, else ALLOW
- *   S+3 name; S+4 IPV6_RTHDR, S+5 IPV6_2292PKTOPTIONS, S+6 IPV6_UNICAST_IF -> REFUSE, else ALLOW
- *   S+7 name; S+8 IP_OPTIONS, S+9 IP_UNICAST_IF -> REFUSE, else ALLOW;  S+10 ALLOW
+ * IPv4 options (IP_OPTIONS: a source route).  The device a socket is bound
+ * to (SO_BINDTODEVICE, SO_BINDTOIFINDEX: no capability for a socket bound
+ * to none yet) sends a connect to the command's own loopback server out of
+ * that device, its SYN onto the device's link; the unicast interface
+ * (IP_UNICAST_IF, IPV6_UNICAST_IF: no capability either) does the same for
+ * a datagram from a socket bound on the wildcard (which bind's one
+ * let-through, a swapped fd, can make).  Anything else is allowed.
+ *   S+0 level; S+1 SOL_IP -> S+8; S+2 SOL_SOCKET -> S+11; S+3 SOL_IPV6 -> S+4, else ALLOW
+ *   S+4 name; S+5 IPV6_RTHDR, S+6 IPV6_2292PKTOPTIONS, S+7 IPV6_UNICAST_IF -> REFUSE, else ALLOW
+ *   S+8 name; S+9 IP_OPTIONS, S+10 IP_UNICAST_IF -> REFUSE, else ALLOW
+ *   S+11 name; S+12 SO_BINDTODEVICE, S+13 SO_BINDTOIFINDEX -> REFUSE, else ALLOW;  S+14 ALLOW
  */
 static void emit_setsockopt_tests(program_builder *builder)
 {
-        const size_t start = builder->at, ipv4_at = start + 7, allow_at = start + 10;
+        const size_t start = builder->at, ipv4_at = start + 8, socket_at = start + 11, allow_at = start + 14;
 
         emit_load_argument(builder, 1);
         emit_jump_if(builder, SOL_IP, ipv4_at, builder->at + 1);
+        emit_jump_if(builder, SOL_SOCKET, socket_at, builder->at + 1);
         emit_jump_if(builder, SOL_IPV6, builder->at + 1, allow_at);
         emit_load_argument(builder, 2);
         emit_jump_if(builder, IPV6_RTHDR, builder->refuse_at, builder->at + 1);
@@ -573,6 +577,9 @@ static void emit_setsockopt_tests(program_builder *builder)
         emit_load_argument(builder, 2);
         emit_jump_if(builder, IP_OPTIONS, builder->refuse_at, builder->at + 1);
         emit_jump_if(builder, IP_UNICAST_IF, builder->refuse_at, allow_at);
+        emit_load_argument(builder, 2);
+        emit_jump_if(builder, SO_BINDTODEVICE, builder->refuse_at, builder->at + 1);
+        emit_jump_if(builder, SO_BINDTOIFINDEX, builder->refuse_at, allow_at);
         emit(builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
 }
 
@@ -665,7 +672,7 @@ static void place_blocks(program_builder *builder, size_t ioctl_tests)
  *   SOCKET: AF_UNIX with type & 0xf SOCK_DGRAM or SOCK_RAW -> EACCES, else ALLOW
  *     (under a network policy: the families and protocols too, emit_network_socket_tests())
  *   SETSOCKOPT (a network policy): IPV6_RTHDR, IPV6_2292PKTOPTIONS, IPV6_UNICAST_IF, IP_OPTIONS,
- *                                   IP_UNICAST_IF -> REFUSE, else ALLOW
+ *                                   IP_UNICAST_IF, SO_BINDTODEVICE, SO_BINDTOIFINDEX -> REFUSE, else ALLOW
  *   SENDTO (a network policy, supervised): an address -> NOTIFY, else ALLOW
  *   ACTION                          EPERM (deny) or USER_NOTIF (supervise)
  *   NOTIFY                          USER_NOTIF (both modes: the supervisor performs connect);

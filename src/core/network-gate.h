@@ -16,8 +16,9 @@
  *     inet6 and netlink's route protocol (getifaddrs), inet sockets
  *     other than TCP and UDP (raw, ICMP, SCTP), and the socket options that
  *     pick a packet's next hop or device (an IPv6 routing header, IPv4
- *     options, the unicast interface): with one, a connect or send decided
- *     for one address goes to another, or leaves by another device;
+ *     options, a bound device, the unicast interface): with one, a connect
+ *     or send decided for one address goes to another, or leaves by
+ *     another device;
  *   - every such call is performed by the supervisor on the command's own
  *     socket (pidfd_getfd) with an address and data it copied once: never
  *     CONTINUE, since the address and data are behind pointers and the fd

@@ -11,8 +11,9 @@ its IPv6 destination, an address of the command's choosing, and an IPv4 source r
 IP_RETOPTS in a sendmsg's control data, which the supervisor performs) does the same for IPv4.  The
 approved destination is the command's own server on loopback; the diverted one is a host address that is
 not loopback (a global IPv6 address of the host, 127.0.0.2 for IPv4), standing for any outside host.
-The interface a datagram leaves by is the third way: IP_UNICAST_IF, or IP_PKTINFO in a sendmsg, sends a
-datagram for 127.0.0.1 out of the host's Ethernet device (to its link, whoever listens there).
+The interface a packet leaves by is the third way: IP_UNICAST_IF, or IP_PKTINFO in a sendmsg, sends a
+datagram for 127.0.0.1 out of the host's Ethernet device (to its link, whoever listens there), and
+SO_BINDTODEVICE (no capability needed on a socket bound to no device yet) a connect's SYN.
 
 Each case is judged on the wire: the test (root) captures every packet on every interface with an
 AF_PACKET socket while the command runs, and fails if a packet addressed to the diverted address carries
@@ -88,6 +89,14 @@ elif case.startswith("interface"):
     own.bind(("127.0.0.1", 0))
     port = own.getsockname()[1]
     print("port", port, flush=True)
+    if case == "interface-device":  # SO_BINDTODEVICE (25): no capability for a socket bound to no device yet
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.bind(("127.0.0.1", port))
+        listener.listen(4)
+        sender = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        answer(lambda: sender.setsockopt(socket.SOL_SOCKET, 25, target.encode()))
+        sender.setblocking(False)
+        answer(lambda: sender.connect_ex(("127.0.0.1", port)))
     sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     if case == "interface-cmsg":  # IP_PKTINFO (8): the interface, and no source address (the route's)
         info = struct.pack("I", index) + socket.inet_aton("0.0.0.0") * 2
@@ -157,9 +166,15 @@ def outside_interface():
     return None
 
 
-def left_by(packets, interface, marker):
-    """Whether a packet carrying `marker` was captured on `interface`."""
-    return any(where == interface and marker in packet for _, packet, where in packets)
+def left_by(packets, interface, marker, port):
+    """Whether a packet for loopback carrying `marker`, or opening a TCP connection to `port`, left by `interface`."""
+    for ethertype, packet, where in packets:
+        if where != interface or ethertype != ETH_P_IP or packet[16] != 127:
+            continue
+        header = (packet[0] & 0x0F) * 4
+        if marker in packet or (packet[9] == socket.IPPROTO_TCP and packet[header + 2:header + 4] == struct.pack("!H", port)):
+            return True
+    return False
 
 
 def diverted(packets, target, marker, port):
@@ -202,8 +217,8 @@ class NetworkAttacks(unittest.TestCase):
         port = int(lines[0].split()[1])
         packets = self.wire.packets()
         if case.startswith("interface"):
-            self.assertFalse(left_by(packets, target, marker.encode()),
-                             f"{backend}/{network}/{case}: a datagram for loopback left by {target}: {done.stdout!r}")
+            self.assertFalse(left_by(packets, target, marker.encode(), port),
+                             f"{backend}/{network}/{case}: a packet for loopback left by {target}: {done.stdout!r}")
         else:
             self.assertFalse(diverted(packets, target, marker.encode(), port),
                              f"{backend}/{network}/{case}: a packet left for {target}, which nobody approved: "
@@ -232,6 +247,7 @@ ATTACKS = [
     ("an_ipv4_source_route_in_a_sendmsg_the_supervisor_performs_diverts_nothing", "lsrr-cmsg", "127.0.0.2"),
     ("a_datagram_for_loopback_never_leaves_by_another_interface", "interface-sticky", "interface"),
     ("a_datagram_for_loopback_never_leaves_by_a_sendmsgs_interface", "interface-cmsg", "interface"),
+    ("a_connect_to_loopback_never_leaves_by_a_bound_device", "interface-device", "interface"),
 ]
 
 

@@ -558,6 +558,8 @@ static int prepare_inet(dsh_inet_calls *inet, struct send_work *work, int type)
 
         if (message->truncated && type != SOCK_STREAM)
                 return -EMSGSIZE;
+        if (dsh_inet_message_routes(message))
+                return -EPERM;  /* a source route or routing header: the packet would go elsewhere */
         if (message->name_length == 0)
                 return 0;
         if (type == SOCK_STREAM && !(work->flags & MSG_FASTOPEN)) {

@@ -35,6 +35,10 @@
  *     (SO_REUSEPORT) is never reached; or when the port is an allowed local
  *     port; or when the namespace is private.  Anything else: OFF refuses
  *     it (EACCES, a record), ALLOW_LIST asks the gate;
+ *   - an inet send whose control data picks the next hop (a source route,
+ *     a routing header, a next hop) or a device but loopback (a packet
+ *     info) is refused: the packet would go there, not to the destination
+ *     decided;
  *   - a stream socket's send ignores its address (the connect decided),
  *     except TCP Fast Open, decided as a connect; the address is dropped
  *     before the send all the same;

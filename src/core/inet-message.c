@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* A message of the command's, copied out bounded (inet-message.h). */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
 #include <sys/uio.h>
 
 #include "core/inet-message.h"
@@ -207,6 +209,49 @@ int dsh_inet_message_take_rights(dsh_inet_message *message, int (*take)(void *da
                         return result;
         }
         return 0;
+}
+
+/*
+ * A packet-info header's interface: none (0) or the loopback device (the
+ * kernel's LOOPBACK_IFINDEX, 1 in every namespace) keeps a datagram for
+ * loopback on loopback; any other sends it out of that device, its
+ * loopback destination kept, onto the device's link.  A header too short
+ * to hold one counts as another (the kernel refuses it anyway).
+ */
+static bool names_another_interface(const struct cmsghdr *header, size_t size, size_t index_offset)
+{
+        int index;
+
+        if (header->cmsg_len < CMSG_LEN(size))
+                return true;
+        memcpy(&index, CMSG_DATA(header) + index_offset, sizeof(index));
+        return index != 0 && index != 1;
+}
+
+static bool header_routes(const struct cmsghdr *header)
+{
+        if (header->cmsg_level == SOL_IP)
+                return header->cmsg_type == IP_RETOPTS ||
+                       (header->cmsg_type == IP_PKTINFO &&
+                        names_another_interface(header, sizeof(struct in_pktinfo),
+                                                offsetof(struct in_pktinfo, ipi_ifindex)));
+        return header->cmsg_level == SOL_IPV6 &&
+               (header->cmsg_type == IPV6_RTHDR || header->cmsg_type == IPV6_2292RTHDR ||
+                header->cmsg_type == IPV6_NEXTHOP ||
+                (header->cmsg_type == IPV6_PKTINFO &&
+                 names_another_interface(header, sizeof(struct in6_pktinfo),
+                                         offsetof(struct in6_pktinfo, ipi6_ifindex))));
+}
+
+bool dsh_inet_message_routes(const dsh_inet_message *message)
+{
+        if (message->control_length < sizeof(struct cmsghdr))
+                return false;  /* no header: the kernel's CMSG_FIRSTHDR finds none either */
+        for (const struct cmsghdr *cmsg = (const struct cmsghdr *) message->control; cmsg;
+             cmsg = next_header(message, cmsg))
+                if (!header_fits(message, cmsg) || header_routes(cmsg))
+                        return true;
+        return false;
 }
 
 void dsh_inet_message_header(dsh_inet_message *message, struct iovec *data, struct msghdr *header)

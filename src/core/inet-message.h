@@ -66,6 +66,19 @@ int dsh_inet_message_from_sendto(dsh_command_reader read, void *reader_data, uin
 int dsh_inet_message_take_rights(dsh_inet_message *message, int (*take)(void *data, int fd), void *take_data,
                                  int *taken, size_t *taken_count);
 
+/*
+ * Whether the control data chooses where an inet packet goes by itself: an
+ * IPv4 option (IP_RETOPTS: a source route), an IPv6 routing header
+ * (IPV6_RTHDR, IPV6_2292RTHDR) or next hop (IPV6_NEXTHOP), or a packet
+ * info (IP_PKTINFO, IPV6_PKTINFO) naming an interface but loopback (the
+ * datagram would leave by it, its loopback destination kept).
+ * Such a send is refused: the destination the supervisor approved would not
+ * be where the packet goes, and the supervisor's own credentials would
+ * answer the capability checks some of them make.  Also true for a
+ * malformed header (the kernel refuses it anyway).
+ */
+bool dsh_inet_message_routes(const dsh_inet_message *message);
+
 /* A struct msghdr over the copy (one iovec), for sendmsg(). */
 void dsh_inet_message_header(dsh_inet_message *message, struct iovec *data, struct msghdr *header);
 

@@ -224,8 +224,8 @@ static const int network_syscalls[] = { __NR_bind, __NR_listen, __NR_sendmsg, __
 /* metadata calls, refused calls, creations, write intent, openat2, ioctl, connect, socket and socketpair */
 #define BRANCH_COUNT (METADATA_SYSCALL_COUNT + COUNT(refused_syscalls) + COUNT(creation_syscalls) + \
                       COUNT(write_intent_syscalls) + 3 + COUNT(socket_creating_syscalls))
-/* ... and under a network policy: bind, listen, sendmsg, sendmmsg, and sendto (on its address). */
-#define BRANCH_LIMIT (BRANCH_COUNT + COUNT(network_syscalls) + 1)
+/* ... and under a network policy: bind, listen, sendmsg, sendmmsg, sendto (on its address), setsockopt. */
+#define BRANCH_LIMIT (BRANCH_COUNT + COUNT(network_syscalls) + 2)
 /* The type argument's low bits name the type; SOCK_NONBLOCK and SOCK_CLOEXEC ride above them (SOCK_TYPE_MASK). */
 #define SOCKET_TYPE_MASK 0xfU
 /* A leaf of the decision tree tests up to this many numbers one after the other. */
@@ -252,6 +252,7 @@ typedef enum branch_target {
         TO_SOCKET,      /* socket, socketpair: the family and type tests */
         TO_WRITE,       /* a write-intent call: the supervisor's where there is one */
         TO_SENDTO,      /* sendto under a network policy: the address test */
+        TO_SETSOCKOPT,  /* setsockopt under a network policy: the routing options refused */
 } branch_target;
 
 typedef struct branch {
@@ -264,7 +265,7 @@ typedef struct program_builder {
         size_t at;
         size_t allow_at, ioctl_at, socket_at, action_at, notify_at, write_at, refuse_at, eacces_at;
         size_t open_at, openat_at, mode_at[3], creation_allow_at, no_syscall_at;  /* mode_at[i]: args[i + 1] */
-        size_t sendto_at;
+        size_t sendto_at, setsockopt_at;
         size_t branch_count;
         dsh_network_filter network;
         bool supervised;                /* a listener exists: the network calls can be sent */
@@ -325,6 +326,8 @@ static size_t branch_address(const program_builder *builder, branch_target targe
                 return builder->write_at;
         case TO_SENDTO:
                 return builder->sendto_at;
+        case TO_SETSOCKOPT:
+                return builder->setsockopt_at;
         case TO_IOCTL:
         default:
                 return builder->ioctl_at;
@@ -425,6 +428,7 @@ static void emit_ioctl_test(program_builder *builder, uint32_t command, size_t t
 #define SOCKET_TESTS_SIZE 7
 #define NETWORK_SOCKET_TESTS_SIZE 24
 #define SENDTO_TESTS_SIZE 5
+#define SETSOCKOPT_TESTS_SIZE 15
 
 static void emit_jump_if(program_builder *builder, uint32_t value, size_t if_equal, size_t otherwise)
 {
@@ -537,6 +541,48 @@ static void emit_sendto_tests(program_builder *builder)
         emit(builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
 }
 
+/*
+ * setsockopt(fd, level, name, value, length) under a network policy
+ * (supervised or not): the options that choose a packet's next hop by
+ * themselves are refused (EPERM), on the register arguments (level and name
+ * are ints: their low 32 bits are what the kernel dispatches on).  With one
+ * set, the kernel sends a connect or a datagram the supervisor approved for
+ * one address (the command's own loopback server) to the first hop the
+ * option names, any host: an IPv6 routing header (IPV6_RTHDR; a segment
+ * routing header needs no capability; IPV6_2292PKTOPTIONS sets one too) and
+ * IPv4 options (IP_OPTIONS: a source route).  The device a socket is bound
+ * to (SO_BINDTODEVICE, SO_BINDTOIFINDEX: no capability for a socket bound
+ * to none yet) sends a connect to the command's own loopback server out of
+ * that device, its SYN onto the device's link; the unicast interface
+ * (IP_UNICAST_IF, IPV6_UNICAST_IF: no capability either) does the same for
+ * a datagram from a socket bound on the wildcard (which bind's one
+ * let-through, a swapped fd, can make).  Anything else is allowed.
+ *   S+0 level; S+1 SOL_IP -> S+8; S+2 SOL_SOCKET -> S+11; S+3 SOL_IPV6 -> S+4, else ALLOW
+ *   S+4 name; S+5 IPV6_RTHDR, S+6 IPV6_2292PKTOPTIONS, S+7 IPV6_UNICAST_IF -> REFUSE, else ALLOW
+ *   S+8 name; S+9 IP_OPTIONS, S+10 IP_UNICAST_IF -> REFUSE, else ALLOW
+ *   S+11 name; S+12 SO_BINDTODEVICE, S+13 SO_BINDTOIFINDEX -> REFUSE, else ALLOW;  S+14 ALLOW
+ */
+static void emit_setsockopt_tests(program_builder *builder)
+{
+        const size_t start = builder->at, ipv4_at = start + 8, socket_at = start + 11, allow_at = start + 14;
+
+        emit_load_argument(builder, 1);
+        emit_jump_if(builder, SOL_IP, ipv4_at, builder->at + 1);
+        emit_jump_if(builder, SOL_SOCKET, socket_at, builder->at + 1);
+        emit_jump_if(builder, SOL_IPV6, builder->at + 1, allow_at);
+        emit_load_argument(builder, 2);
+        emit_jump_if(builder, IPV6_RTHDR, builder->refuse_at, builder->at + 1);
+        emit_jump_if(builder, IPV6_2292PKTOPTIONS, builder->refuse_at, builder->at + 1);
+        emit_jump_if(builder, IPV6_UNICAST_IF, builder->refuse_at, allow_at);
+        emit_load_argument(builder, 2);
+        emit_jump_if(builder, IP_OPTIONS, builder->refuse_at, builder->at + 1);
+        emit_jump_if(builder, IP_UNICAST_IF, builder->refuse_at, allow_at);
+        emit_load_argument(builder, 2);
+        emit_jump_if(builder, SO_BINDTODEVICE, builder->refuse_at, builder->at + 1);
+        emit_jump_if(builder, SO_BINDTOIFINDEX, builder->refuse_at, allow_at);
+        emit(builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+}
+
 static bool network_supervised(const program_builder *builder)
 {
         return builder->network != DSH_NETWORK_FILTER_ON && builder->supervised;
@@ -565,6 +611,8 @@ static size_t fill_branches(const program_builder *builder, branch *branches)
                 branches[count++] = (branch) { (uint32_t) network_syscalls[i], TO_NOTIFY };
         if (network_supervised(builder))
                 branches[count++] = (branch) { __NR_sendto, TO_SENDTO };
+        if (builder->network != DSH_NETWORK_FILTER_ON)
+                branches[count++] = (branch) { __NR_setsockopt, TO_SETSOCKOPT };
         /* Sorted by number (insertion sort: a few dozen entries, and nothing may allocate). */
         for (size_t i = 1; i < count; i++)
                 for (size_t j = i; j > 0 && branches[j - 1].nr > branches[j].nr; j--) {
@@ -587,8 +635,10 @@ static void place_blocks(program_builder *builder, size_t ioctl_tests)
         builder->creation_allow_at = builder->mode_at[2] + 2;
         builder->ioctl_at = builder->creation_allow_at + 1;
         builder->socket_at = builder->ioctl_at + 1 + ioctl_tests + 1;
-        builder->sendto_at = builder->socket_at +
-                             (builder->network == DSH_NETWORK_FILTER_ON ? SOCKET_TESTS_SIZE : NETWORK_SOCKET_TESTS_SIZE);
+        builder->setsockopt_at = builder->socket_at +
+                                 (builder->network == DSH_NETWORK_FILTER_ON ? SOCKET_TESTS_SIZE : NETWORK_SOCKET_TESTS_SIZE);
+        builder->sendto_at = builder->setsockopt_at +
+                             (builder->network == DSH_NETWORK_FILTER_ON ? 0 : SETSOCKOPT_TESTS_SIZE);
         builder->action_at = builder->sendto_at + (network_supervised(builder) ? SENDTO_TESTS_SIZE : 0);
         builder->notify_at = builder->action_at + 1;
         builder->write_at = builder->notify_at + 1;
@@ -608,7 +658,8 @@ static void place_blocks(program_builder *builder, size_t ioctl_tests)
  *                                   openat2 -> NO_SYSCALL, connect -> NOTIFY,
  *                                   socket and socketpair -> SOCKET,
  *                                   a network policy, supervised: bind, listen, sendmsg, sendmmsg -> NOTIFY,
- *                                   sendto -> SENDTO; else ALLOW
+ *                                   sendto -> SENDTO; any network policy: setsockopt -> SETSOCKOPT;
+ *                                   else ALLOW
  *   ALLOW
  *   creation and write-intent tests a set-id mode -> REFUSE, write intent -> WRITE, else ALLOW
  *                                   (emit_creation_tests())
@@ -620,6 +671,8 @@ static void place_blocks(program_builder *builder, size_t ioctl_tests)
  *     ALLOW
  *   SOCKET: AF_UNIX with type & 0xf SOCK_DGRAM or SOCK_RAW -> EACCES, else ALLOW
  *     (under a network policy: the families and protocols too, emit_network_socket_tests())
+ *   SETSOCKOPT (a network policy): IPV6_RTHDR, IPV6_2292PKTOPTIONS, IPV6_UNICAST_IF, IP_OPTIONS,
+ *                                   IP_UNICAST_IF, SO_BINDTODEVICE, SO_BINDTOIFINDEX -> REFUSE, else ALLOW
  *   SENDTO (a network policy, supervised): an address -> NOTIFY, else ALLOW
  *   ACTION                          EPERM (deny) or USER_NOTIF (supervise)
  *   NOTIFY                          USER_NOTIF (both modes: the supervisor performs connect);
@@ -671,6 +724,8 @@ static size_t build_program(struct sock_filter *program, const program_actions *
                 emit_socket_tests(&builder);
         else
                 emit_network_socket_tests(&builder);
+        if (builder.network != DSH_NETWORK_FILTER_ON)
+                emit_setsockopt_tests(&builder);
         if (network_supervised(&builder))
                 emit_sendto_tests(&builder);
         emit(&builder, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, actions->metadata));

@@ -13,8 +13,12 @@
  *   - under OFF and ALLOW_LIST the filter sends connect, bind, listen,
  *     sendmsg, sendmmsg and a sendto that names an address to the
  *     supervisor; it refuses by itself every socket family but unix, inet,
- *     inet6 and netlink's route protocol (getifaddrs), and inet sockets
- *     other than TCP and UDP (raw, ICMP, SCTP);
+ *     inet6 and netlink's route protocol (getifaddrs), inet sockets
+ *     other than TCP and UDP (raw, ICMP, SCTP), and the socket options that
+ *     pick a packet's next hop or device (an IPv6 routing header, IPv4
+ *     options, a bound device, the unicast interface): with one, a connect
+ *     or send decided for one address goes to another, or leaves by
+ *     another device;
  *   - every such call is performed by the supervisor on the command's own
  *     socket (pidfd_getfd) with an address and data it copied once: never
  *     CONTINUE, since the address and data are behind pointers and the fd

@@ -379,7 +379,8 @@ static bool ipv4_is_metadata(const struct in_addr *address)
 {
         uint32_t host = ntohl(address->s_addr);
 
-        return (host & 0xffff0000u) == 0xa9fe0000u || host == 0x646464c8u;
+        /* 0.0.0.0/8 too: a connect there reaches the host itself, and blocking resolvers answer 0.0.0.0. */
+        return (host & 0xffff0000u) == 0xa9fe0000u || host == 0x646464c8u || (host & 0xff000000u) == 0;
 }
 
 bool dsh_address_is_metadata(int family, const void *address)
@@ -397,7 +398,8 @@ bool dsh_address_is_metadata(int family, const void *address)
                 return ipv4_is_metadata(&ipv4);
         if (compared != AF_INET6)
                 return false;
-        if (IN6_IS_ADDR_LINKLOCAL(&ipv6) || memcmp(ipv6.s6_addr, aws_ipv6, sizeof(aws_ipv6)) == 0)
+        if (IN6_IS_ADDR_LINKLOCAL(&ipv6) || IN6_IS_ADDR_UNSPECIFIED(&ipv6) ||
+            memcmp(ipv6.s6_addr, aws_ipv6, sizeof(aws_ipv6)) == 0)
                 return true;
         if (memcmp(ipv6.s6_addr, nat64, sizeof(nat64)) == 0) {
                 memcpy(&ipv4, &ipv6.s6_addr[12], sizeof(ipv4));

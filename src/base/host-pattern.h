@@ -62,7 +62,9 @@ DSH_INTERNAL bool dsh_host_patterns_allow_address(const dsh_host_pattern *patter
  * Whether `address` (AF_INET or AF_INET6) is link-local or a cloud
  * metadata address: 169.254.0.0/16, Alibaba's 100.100.100.200, fe80::/10,
  * fd00:ec2::254, and the IPv4-mapped (::ffff:0:0/96) and NAT64
- * (64:ff9b::/96) forms of the IPv4 ones.
+ * (64:ff9b::/96) forms of the IPv4 ones; or unspecified (0.0.0.0/8, ::),
+ * which a connect takes to the host itself (a resolver that blocks a name
+ * answers 0.0.0.0: the command would reach every host loopback service).
  */
 DSH_INTERNAL bool dsh_address_is_metadata(int family, const void *address);
 

@@ -35,6 +35,8 @@ NAMES = {
     "denied.dsh.test": "127.0.0.1",
     "meta.dsh.test": "169.254.169.254",
     "far.dsh.test": "127.0.0.2",
+    # What a blocking resolver answers for a name it blocks: a connect to it reaches the host itself.
+    "zero.dsh.test": "0.0.0.0",
 }
 NAMES6 = {
     "meta6.dsh.test": "fd00:ec2::254",

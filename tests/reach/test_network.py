@@ -571,8 +571,10 @@ class NetworkReach:
         self.assert_record(result, "connect", "127.0.0.1", udp_port, "protocol-not-allowed")
 
     def test_a_metadata_address(self):
-        out, result = self.call(self.allow("allowed.dsh.test", "meta.dsh.test", "meta6.dsh.test", "mapped.dsh.test"), [
+        out, result = self.call(self.allow("allowed.dsh.test", "meta.dsh.test", "meta6.dsh.test", "mapped.dsh.test",
+                                           "zero.dsh.test"), [
             self.probe("resolve", "resolve", "meta.dsh.test"),
+            self.probe("zero", "dns", SOME_RESOLVER, 53, "zero.dsh.test", "A", "udp"),
             self.probe("a", "dns", SOME_RESOLVER, 53, "meta.dsh.test", "A", "udp"),
             self.probe("aaaa", "dns", SOME_RESOLVER, 53, "meta6.dsh.test", "AAAA", "tcp"),
             self.probe("mapped", "dns", SOME_RESOLVER, 53, "mapped.dsh.test", "AAAA", "udp"),
@@ -580,7 +582,7 @@ class NetworkReach:
             self.curl("curl-literal", "http://169.254.169.254/latest/meta-data/"),
             self.curl("curl-name", "http://meta.dsh.test/latest/meta-data/")])
         self.assertTrue(out["resolve"][0].startswith("gaierror"), out)
-        for label in ("a", "aaaa", "mapped"):
+        for label in ("a", "aaaa", "mapped", "zero"):
             self.assertEqual(out.line(label, "rcode"), "rcode 5", f"{label}: {out}")
         self.assertEqual(out["literal"], ["errno EACCES"], out)
         self.assertIn("code 403", out["curl-literal"], out)
@@ -588,6 +590,7 @@ class NetworkReach:
         self.assert_record(result, "dns", "meta.dsh.test", 53, "metadata-address")
         self.assert_record(result, "dns", "meta6.dsh.test", 53, "metadata-address")
         self.assert_record(result, "dns", "mapped.dsh.test", 53, "metadata-address")
+        self.assert_record(result, "dns", "zero.dsh.test", 53, "metadata-address")
         self.assert_record(result, "connect", "169.254.169.254", 80, ("metadata-address", "address-not-resolved"))
         self.assert_record(result, "http", "169.254.169.254", 80, ("metadata-address", "host-not-allowed"))
         self.assert_record(result, "http", "meta.dsh.test", 80, "metadata-address")

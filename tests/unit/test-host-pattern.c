@@ -221,6 +221,12 @@ static void test_metadata_ranges(void **state)
         assert_true(metadata_text("febf:ffff::1"));
         assert_true(metadata_text("::ffff:169.254.169.254"));
         assert_true(metadata_text("64:ff9b::169.254.169.254"));
+        /* Unspecified: a connect there reaches the host itself. */
+        assert_true(metadata_text("0.0.0.0"));
+        assert_true(metadata_text("0.1.2.3"));
+        assert_true(metadata_text("::"));
+        assert_true(metadata_text("::ffff:0.0.0.0"));
+        assert_false(metadata_text("1.0.0.0"));
         assert_false(metadata_text("169.253.255.255"));
         assert_false(metadata_text("169.255.0.0"));
         assert_false(metadata_text("127.0.0.1"));

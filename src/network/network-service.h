@@ -11,7 +11,8 @@
  *     redirects port 53 here): a name no allow-list entry names gets
  *     REFUSED and is never forwarded; an allowed one is forwarded to the
  *     upstream resolver and its answer returned, unless it holds a
- *     link-local or metadata address no entry names (then REFUSED); the
+ *     link-local, metadata or unspecified address no entry names (then
+ *     REFUSED: dsh_address_is_metadata()); the
  *     A and AAAA records it returns are kept, name by address, for the
  *     gate and the proxy;
  *   - the proxy (TCP on 127.0.0.1, an ephemeral port) takes what

@@ -55,7 +55,7 @@ static void check_rights_replaced(const dsh_inet_message *message)
         size_t offset = 0;
 
         while (message->control_length - offset >= sizeof(struct cmsghdr)) {
-                const struct cmsghdr *header = (const struct cmsghdr *) (message->control + offset);
+                const struct cmsghdr *header = (const struct cmsghdr *) (const void *) (message->control + offset);
 
                 FUZZ_CHECK(header->cmsg_len >= sizeof(struct cmsghdr) &&
                            header->cmsg_len <= message->control_length - offset);

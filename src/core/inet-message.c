@@ -188,7 +188,8 @@ static struct cmsghdr *next_header(const dsh_inet_message *message, const struct
 
         if (offset > message->control_length || message->control_length - offset < sizeof(struct cmsghdr))
                 return NULL;
-        return (struct cmsghdr *) (message->control + offset);
+        /* Through void *: the buffer is malloc'd and each header starts at a CMSG_ALIGN'd offset. */
+        return (struct cmsghdr *) (void *) (message->control + offset);
 }
 
 int dsh_inet_message_take_rights(dsh_inet_message *message, int (*take)(void *data, int fd), void *take_data,
@@ -197,7 +198,8 @@ int dsh_inet_message_take_rights(dsh_inet_message *message, int (*take)(void *da
         *taken_count = 0;
         if (message->control_length < sizeof(struct cmsghdr))
                 return 0;  /* the kernel's CMSG_FIRSTHDR finds no header in less */
-        for (struct cmsghdr *cmsg = (struct cmsghdr *) message->control; cmsg; cmsg = next_header(message, cmsg)) {
+        for (struct cmsghdr *cmsg = (struct cmsghdr *) (void *) message->control; cmsg;
+             cmsg = next_header(message, cmsg)) {
                 int result;
 
                 if (!header_fits(message, cmsg))
@@ -247,7 +249,7 @@ bool dsh_inet_message_routes(const dsh_inet_message *message)
 {
         if (message->control_length < sizeof(struct cmsghdr))
                 return false;  /* no header: the kernel's CMSG_FIRSTHDR finds none either */
-        for (const struct cmsghdr *cmsg = (const struct cmsghdr *) message->control; cmsg;
+        for (const struct cmsghdr *cmsg = (const struct cmsghdr *) (const void *) message->control; cmsg;
              cmsg = next_header(message, cmsg))
                 if (!header_fits(message, cmsg) || header_routes(cmsg))
                         return true;

@@ -314,6 +314,8 @@ static void test_off_records_each_refusal(void **state)
  * connects are then decided as under Landlock: the test's server refused
  * and never reached, the command's own server reached on loopback.
  */
+#define BWRAP_PROBE_PATH "/tmp/network_core_probe.py"
+
 static void run_in_bwrap(int socket_fd, int output_fd, const char *exec_helper, const char *probe, const char *case_name,
                          const char *argument)
 {
@@ -322,10 +324,11 @@ static void run_in_bwrap(int socket_fd, int output_fd, const char *exec_helper, 
         snprintf(listener, sizeof(listener), "%d", socket_fd);
         if (dup2(output_fd, STDOUT_FILENO) < 0 || fcntl(socket_fd, F_SETFD, 0) < 0)
                 _exit(120);
+        /* The probe bound into the sandbox's own /tmp: a source tree under the host's /tmp is hidden there. */
         execlp("bwrap", "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--proc", "/proc",
-               "--tmpfs", "/tmp", "--die-with-parent", "--cap-drop", "ALL", "--", exec_helper, "--listener-fd",
-               listener, "--temp-root", "--network", "off", "--", python_path(), probe, case_name, argument,
-               (char *) NULL);
+               "--tmpfs", "/tmp", "--ro-bind", probe, BWRAP_PROBE_PATH, "--die-with-parent", "--cap-drop", "ALL",
+               "--", exec_helper, "--listener-fd", listener, "--temp-root", "--network", "off", "--", python_path(),
+               BWRAP_PROBE_PATH, case_name, argument, (char *) NULL);
         _exit(127);
 }
 

@@ -39,7 +39,8 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "livability"))
-from livability import BIN, SCRATCH, bwrap_works, landlock_abi, run_suite  # noqa: E402
+from livability import (BIN, SCRATCH, bwrap_works, landlock_abi, mcp_results, run_suite,  # noqa: E402
+                        serve_results)
 
 # A bound on a run that hangs, never a measurement.
 PATIENCE = 120
@@ -102,56 +103,12 @@ class Records(unittest.TestCase):
 
     def serve(self, requests):
         """One `dsh-sandbox serve`, the requests answered in order; the results by id."""
-        server = subprocess.Popen([BIN, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, text=True, cwd=self.home, env=self.env)
-        answers = {}
-        try:
-            for number, (method, params) in enumerate(requests, start=1):
-                if callable(params):
-                    params = params(answers)
-                server.stdin.write(json.dumps({"jsonrpc": "2.0", "id": number, "method": method,
-                                               "params": params}) + "\n")
-                server.stdin.flush()
-                message = json.loads(server.stdout.readline())
-                self.assertEqual(message.get("id"), number, message)
-                self.assertIn("result", message, message)
-                answers[number] = message["result"]
-        finally:
-            server.stdin.close()
-            status = server.wait(timeout=PATIENCE)
-            log = server.stderr.read()
-            server.stdout.close()
-            server.stderr.close()
-        self.assertEqual((status, log), (0, ""))
-        return answers
+        return serve_results(self, requests, self.env, self.home, PATIENCE)
 
     def mcp(self, backend, requests):
         """`dsh-sandbox mcp` initialized, then `requests` (id 2...); the answers by id."""
-        opening = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                    "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                               "clientInfo": {"name": "test", "version": "0"}}},
-                   {"jsonrpc": "2.0", "method": "notifications/initialized"}]
-        wanted = {request["id"] for request in requests}
-        server = subprocess.Popen([BIN, "mcp", "--backend", backend, "--mode", "workspace-write", "--root",
-                                   self.workspace], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL, text=True, env=self.env)
-        answers = {}
-        try:
-            # The end of input cancels what still runs: stdin stays open until every answer came.
-            server.stdin.write("".join(json.dumps(request) + "\n" for request in opening + requests))
-            server.stdin.flush()
-            for line in server.stdout:
-                message = json.loads(line)
-                if message.get("id") in wanted:
-                    answers[message["id"]] = message["result"]
-                if set(answers) == wanted:
-                    break
-        finally:
-            server.stdin.close()
-            server.wait(timeout=PATIENCE)
-            server.stdout.close()
-        self.assertEqual(set(answers), wanted, "the server ended without answering every call")
-        return answers
+        options = ["--backend", backend, "--mode", "workspace-write", "--root", self.workspace]
+        return mcp_results(self, options, requests, self.env, PATIENCE)
 
     def test_bash_json_records_a_chmod_outside_the_roots(self):
         for backend in BACKENDS:

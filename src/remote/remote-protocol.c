@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +11,7 @@
 #include "base/error.h"
 #include "base/error-json.h"
 #include "base/json-core.h"
+#include "dsh-sandbox/json.h"
 #include "remote/remote-protocol.h"
 
 static const char *const operation_names[] = {
@@ -90,32 +92,19 @@ static int dump_and_release(json_t *object, int result, char **text_out, dsh_err
 }
 
 /*
- * A network policy in the config's shape (docs/config.md): "on", "off", or
- * {"allowHosts", "allowLocalPorts", "dnsUpstream"} (OFF with local ports:
- * no allowHosts).  NULL when out of memory or a string is not UTF-8.
+ * The network in the config's shape ("on", "off", or {"allowHosts",
+ * "allowLocalPorts", "dnsUpstream"}), written and read by the policy's own
+ * codec (dsh-sandbox/json.h): one shape, one writer and one reader, so the
+ * remote never reads a network the local side would not have written.
+ * NULL when out of memory or a string is not UTF-8.
  */
 static json_t *network_value(const dsh_network_policy *network)
 {
-        json_t *object, *ports;
+        dsh_autofree char *text = NULL;
 
-        if (network->mode == DSH_NETWORK_ON ||
-            (network->mode == DSH_NETWORK_OFF && network->allow_local_port_count == 0 && !network->dns_upstream))
-                return json_string(dsh_network_mode_name(network->mode));
-        object = json_object();
-        ports = json_array();
-        for (size_t i = 0; ports && i < network->allow_local_port_count; i++)
-                if (json_array_append_new(ports, json_integer(network->allow_local_ports[i])) < 0)
-                        json_decref(dsh_steal_pointer(&ports));
-        if (!object || !ports || json_object_set_new(object, "allowLocalPorts", dsh_steal_pointer(&ports)) < 0 ||
-            (network->mode == DSH_NETWORK_ALLOW_LIST &&
-             json_object_set_new(object, "allowHosts", string_array(network->allow_hosts)) < 0) ||
-            (network->dns_upstream &&
-             json_object_set_new(object, "dnsUpstream", json_string(network->dns_upstream)) < 0)) {
-                json_decref(ports);
-                json_decref(object);
+        if (dsh_json_encode_network_policy(network, &text, NULL) < 0)
                 return NULL;
-        }
-        return object;
+        return json_loads(text, JSON_DECODE_ANY, NULL);
 }
 
 int dsh_remote_request_encode(dsh_remote_operation operation, const dsh_remote_request *request,
@@ -209,67 +198,16 @@ static int read_positive(const json_t *value, const char *what, const char *key,
         return 0;
 }
 
-static int read_local_ports(const json_t *value, const char *what, dsh_network_policy *network, dsh_error *error)
-{
-        size_t index, count = json_array_size(value);
-        json_t *item;
-
-        if (!json_is_array(value))
-                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "%s: \"network\".\"allowLocalPorts\" "
-                                     "must be an array of ports", what);
-        if (count == 0)
-                return 0;
-        network->allow_local_ports = calloc(count, sizeof(unsigned short));
-        if (!network->allow_local_ports)
-                return out_of_memory(error);
-        json_array_foreach(value, index, item) {
-                if (!json_is_integer(item) || json_integer_value(item) < 1 || json_integer_value(item) > 65535)
-                        return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "%s: \"network\".\"allowLocalPorts\"[%zu] "
-                                             "must be a port 1..65535", what, index);
-                network->allow_local_ports[network->allow_local_port_count++] = (unsigned short) json_integer_value(item);
-        }
-        return 0;
-}
-
-/*
- * "network", the config's shape: "on", "off", or an object whose allowHosts
- * select the allow-list (empty or absent: off with the local ports).  The
- * entries are checked where the policy is prepared (the helper's provider).
- */
+/* "network" as the config has it, checked as the config checks it (dsh_json_decode_network_policy()). */
 static int read_network(const json_t *value, const char *what, dsh_network_policy *network, dsh_error *error)
 {
-        const char *key;
-        json_t *member;
-        int result = 0;
+        dsh_autofree char *text = json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY);
+        char where[64];
 
-        if (json_is_string(value)) {
-                const char *name = json_string_value(value);
-
-                if (strcmp(name, "on") == 0 || strcmp(name, "off") == 0) {
-                        network->mode = strcmp(name, "on") == 0 ? DSH_NETWORK_ON : DSH_NETWORK_OFF;
-                        return 0;
-                }
-        }
-        if (!json_is_object(value))
-                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "%s: \"network\" must be \"on\", \"off\" "
-                                     "or an object", what);
-        network->mode = DSH_NETWORK_OFF;
-        json_object_foreach((json_t *) value, key, member) {
-                if (result < 0)
-                        break;
-                if (strcmp(key, "allowHosts") == 0)
-                        result = read_string_array(member, what, "network.allowHosts", &network->allow_hosts, error);
-                else if (strcmp(key, "allowLocalPorts") == 0)
-                        result = read_local_ports(member, what, network, error);
-                else if (strcmp(key, "dnsUpstream") == 0)
-                        result = read_string(member, what, "network.dnsUpstream", &network->dns_upstream, error);
-                else
-                        result = dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "%s: \"network\": unknown "
-                                               "member", what);
-        }
-        if (result == 0 && network->allow_hosts && network->allow_hosts[0])
-                network->mode = DSH_NETWORK_ALLOW_LIST;
-        return result;
+        if (!text)
+                return out_of_memory(error);
+        snprintf(where, sizeof(where), "%s \"network\"", what);
+        return dsh_json_decode_network_policy(text, strlen(text), where, network, error);
 }
 
 static int read_call_member(const char *key, const json_t *value, dsh_remote_call *call, dsh_error *error)

@@ -428,7 +428,7 @@ static void emit_ioctl_test(program_builder *builder, uint32_t command, size_t t
 #define SOCKET_TESTS_SIZE 7
 #define NETWORK_SOCKET_TESTS_SIZE 24
 #define SENDTO_TESTS_SIZE 5
-#define SETSOCKOPT_TESTS_SIZE 15
+#define SETSOCKOPT_TESTS_SIZE 16
 
 static void emit_jump_if(program_builder *builder, uint32_t value, size_t if_equal, size_t otherwise)
 {
@@ -556,15 +556,19 @@ static void emit_sendto_tests(program_builder *builder)
  * that device, its SYN onto the device's link; the unicast interface
  * (IP_UNICAST_IF, IPV6_UNICAST_IF: no capability either) does the same for
  * a datagram from a socket bound on the wildcard (which bind's one
- * let-through, a swapped fd, can make).  Anything else is allowed.
- *   S+0 level; S+1 SOL_IP -> S+8; S+2 SOL_SOCKET -> S+11; S+3 SOL_IPV6 -> S+4, else ALLOW
- *   S+4 name; S+5 IPV6_RTHDR, S+6 IPV6_2292PKTOPTIONS, S+7 IPV6_UNICAST_IF -> REFUSE, else ALLOW
- *   S+8 name; S+9 IP_OPTIONS, S+10 IP_UNICAST_IF -> REFUSE, else ALLOW
- *   S+11 name; S+12 SO_BINDTODEVICE, S+13 SO_BINDTOIFINDEX -> REFUSE, else ALLOW;  S+14 ALLOW
+ * let-through, a swapped fd, can make), and so does a sticky IPv6 packet
+ * info (IPV6_PKTINFO set with setsockopt: the interface every later
+ * datagram leaves by, where the supervisor refuses it in a sendmsg's
+ * control data).  Anything else is allowed.
+ *   S+0 level; S+1 SOL_IP -> S+9; S+2 SOL_SOCKET -> S+12; S+3 SOL_IPV6 -> S+4, else ALLOW
+ *   S+4 name; S+5 IPV6_RTHDR, S+6 IPV6_2292PKTOPTIONS, S+7 IPV6_PKTINFO, S+8 IPV6_UNICAST_IF -> REFUSE,
+ *             else ALLOW
+ *   S+9 name; S+10 IP_OPTIONS, S+11 IP_UNICAST_IF -> REFUSE, else ALLOW
+ *   S+12 name; S+13 SO_BINDTODEVICE, S+14 SO_BINDTOIFINDEX -> REFUSE, else ALLOW;  S+15 ALLOW
  */
 static void emit_setsockopt_tests(program_builder *builder)
 {
-        const size_t start = builder->at, ipv4_at = start + 8, socket_at = start + 11, allow_at = start + 14;
+        const size_t start = builder->at, ipv4_at = start + 9, socket_at = start + 12, allow_at = start + 15;
 
         emit_load_argument(builder, 1);
         emit_jump_if(builder, SOL_IP, ipv4_at, builder->at + 1);
@@ -573,6 +577,7 @@ static void emit_setsockopt_tests(program_builder *builder)
         emit_load_argument(builder, 2);
         emit_jump_if(builder, IPV6_RTHDR, builder->refuse_at, builder->at + 1);
         emit_jump_if(builder, IPV6_2292PKTOPTIONS, builder->refuse_at, builder->at + 1);
+        emit_jump_if(builder, IPV6_PKTINFO, builder->refuse_at, builder->at + 1);
         emit_jump_if(builder, IPV6_UNICAST_IF, builder->refuse_at, allow_at);
         emit_load_argument(builder, 2);
         emit_jump_if(builder, IP_OPTIONS, builder->refuse_at, builder->at + 1);

@@ -16,7 +16,8 @@
  *     inet6 and netlink's route protocol (getifaddrs), inet sockets
  *     other than TCP and UDP (raw, ICMP, SCTP), and the socket options that
  *     pick a packet's next hop or device (an IPv6 routing header, IPv4
- *     options, a bound device, the unicast interface): with one, a connect
+ *     options, a bound device, the unicast interface, a sticky IPv6 packet
+ *     info): with one, a connect
  *     or send decided for one address goes to another, or leaves by
  *     another device;
  *   - every such call is performed by the supervisor on the command's own

@@ -29,6 +29,8 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -358,6 +360,35 @@ static void check_sendto(const struct sock_filter *program, size_t length, bool 
         }
 }
 
+/*
+ * setsockopt under a network policy: the options that pick a packet's next hop or device are EPERM
+ * (on the low 32 bits of level and name, as the kernel dispatches), every other allowed.
+ */
+static void check_setsockopt(const struct sock_filter *program, size_t length, bool network_policy)
+{
+        static const int refused[][2] = { { SOL_IPV6, IPV6_RTHDR }, { SOL_IPV6, IPV6_2292PKTOPTIONS },
+                                          { SOL_IPV6, IPV6_PKTINFO }, { SOL_IPV6, IPV6_UNICAST_IF },
+                                          { SOL_IP, IP_OPTIONS }, { SOL_IP, IP_UNICAST_IF },
+                                          { SOL_SOCKET, SO_BINDTODEVICE }, { SOL_SOCKET, SO_BINDTOIFINDEX } };
+        static const int allowed[][2] = { { SOL_SOCKET, SO_REUSEADDR }, { SOL_IPV6, IPV6_V6ONLY },
+                                          { SOL_IPV6, IPV6_RECVPKTINFO }, { SOL_IP, IP_TOS },
+                                          { SOL_IP, IP_PKTINFO }, { IPPROTO_TCP, TCP_NODELAY },
+                                          { IPPROTO_TCP, IPV6_RTHDR } };
+        struct seccomp_data data = { .arch = AUDIT_ARCH_X86_64, .nr = __NR_setsockopt };
+
+        for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+                data.args[1] = 0xffffffff00000000ULL | (uint32_t) refused[i][0];
+                data.args[2] = 0xffffffff00000000ULL | (uint32_t) refused[i][1];
+                assert_int_equal(run(program, length, &data),
+                                 network_policy ? (SECCOMP_RET_ERRNO | EPERM) : SECCOMP_RET_ALLOW);
+        }
+        for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++) {
+                data.args[1] = (uint32_t) allowed[i][0];
+                data.args[2] = (uint32_t) allowed[i][1];
+                assert_int_equal(run(program, length, &data), SECCOMP_RET_ALLOW);
+        }
+}
+
 static void check_program(dsh_metadata_policy policy, dsh_network_filter network, bool terminal_rule,
                           uint32_t action)
 {
@@ -404,6 +435,7 @@ static void check_program(dsh_metadata_policy policy, dsh_network_filter network
         }
         check_creation(program, length, write_action_of(policy));
         check_open_intent(program, length, write_action_of(policy));
+        check_setsockopt(program, length, network_policy);
         data.nr = __NR_ioctl;
         for (size_t i = 0; i < sizeof(supervised) / sizeof(supervised[0]); i++) {
                 data.args[1] = supervised[i];

@@ -17,9 +17,8 @@
  *     other than TCP and UDP (raw, ICMP, SCTP), and the socket options that
  *     pick a packet's next hop or device (an IPv6 routing header, IPv4
  *     options, a bound device, the unicast interface, a sticky IPv6 packet
- *     info): with one, a connect
- *     or send decided for one address goes to another, or leaves by
- *     another device;
+ *     info): with one, a connect or send decided for one address goes to
+ *     another, or leaves by another device;
  *   - every such call is performed by the supervisor on the command's own
  *     socket (pidfd_getfd) with an address and data it copied once: never
  *     CONTINUE, since the address and data are behind pointers and the fd

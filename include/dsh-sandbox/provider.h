@@ -225,6 +225,35 @@ DSH_PUBLIC int dsh_provider_set_protected_subpaths(dsh_provider *provider, const
                                                    dsh_error *error);
 
 /*
+ * Secrets (docs/secrets.md).  The masked entries of every confined call
+ * (dsh_mask_entry_check(); the config's `maskedPaths`, default
+ * dsh_default_masked_paths(); NULL or an empty list: none), to which each
+ * call's policy may add its own.  bwrap presents an existing masked file as
+ * an empty read-only file and a masked directory as an empty read-only
+ * directory, and keeps names that do not exist yet (or that a wildcard could
+ * match later) unreadable; Landlock grants read on everything else and so
+ * refuses reading a masked path (EACCES).  A mask a backend cannot hold (one
+ * inside a writable root under Landlock, too many entries to enumerate, ...)
+ * makes the call "partial" naming it — or, with `required` (`requireMasks`),
+ * refuses it with SANDBOX_PREPARATION_FAILED.  The file guard refuses every
+ * operation on a masked path.  Replaces the previous list.  Returns 0,
+ * -EINVAL (an entry dsh_mask_entry_check() refuses) or -ENOMEM.
+ */
+DSH_PUBLIC int dsh_provider_set_masked_paths(dsh_provider *provider, const char *const *entries, bool required,
+                                             dsh_error *error);
+
+/*
+ * The environment rules of every confined call: variables whose names match
+ * a `deny` pattern (default dsh_default_environment_deny(); an empty list:
+ * none) are removed from the command's environment, unless `allow` (or the
+ * call's policy) names them.  The patterns are checked with
+ * dsh_environment_pattern_check().  Replaces the previous rules; NULL `deny`
+ * restores the default.  Returns 0, -EINVAL or -ENOMEM.
+ */
+DSH_PUBLIC int dsh_provider_set_environment_rules(dsh_provider *provider, const char *const *deny,
+                                                  const char *const *allow, dsh_error *error);
+
+/*
  * What dsh_provider_confine(), dsh_provider_spawn() and dsh_provider_exec()
  * return on failure: the negative of the errno_value their `error` carries
  * (with `error` NULL, of the one it would have carried), by code:

@@ -197,6 +197,44 @@ DSH_PUBLIC void dsh_network_policy_clear(dsh_network_policy *network);
 /* Deep copy into `out` (which must be cleared).  Returns 0 or -ENOMEM. */
 DSH_PUBLIC int dsh_network_policy_copy(dsh_network_policy *out, const dsh_network_policy *in);
 
+/* ------------------------------------------------------------ secrets -- */
+
+/*
+ * Masked paths (docs/secrets.md).  An entry is an absolute path, "~/PATH"
+ * or a relative PATH (both taken under each of the user's homes: $HOME and
+ * the passwd entry's).  Its last component may hold the wildcards `*`, `?`
+ * and `[...]`, which match names of that directory (never a name ending in
+ * ".pub": a public key is not a secret, and ssh and git signing read it).
+ * Refused: an empty entry, NUL, an empty, "." or ".." component, a wildcard
+ * before the last component, "/" or a home itself.  Returns 0, or -EINVAL
+ * with *reason (static) set.
+ */
+DSH_PUBLIC int dsh_mask_entry_check(const char *entry, const char **reason);
+
+/*
+ * The default masked entries, NULL-terminated, in the order docs/secrets.md
+ * lists them: SSH private keys, cloud and cluster credentials, netrc and git
+ * credentials, gh's hosts file, GnuPG, pass, the keyrings, npm's and PyPI's
+ * user files, and the credential files of the agents that run us.
+ */
+DSH_PUBLIC const char *const *dsh_default_masked_paths(void);
+
+/*
+ * Environment patterns: a variable name, or a shell wildcard over names
+ * (`*`, `?`), matched without regard to case.  The default deny patterns,
+ * NULL-terminated ("*_TOKEN", "*_SECRET", "*_SECRET_*", "*PASSWORD*",
+ * "*_API_KEY", ..., "SSH_AUTH_SOCK"; docs/secrets.md lists them).  A
+ * variable matching a deny pattern is removed from a confined command's
+ * environment unless its name is allowed.  SSH_AUTH_SOCK is denied by
+ * default and let through only when the socket it names is one of the
+ * policy's allowed_unix_sockets (nothing else would let the command reach it).
+ */
+DSH_PUBLIC const char *const *dsh_default_environment_deny(void);
+
+/* Checks a deny pattern or an allowed name: non-empty, only [A-Za-z0-9_*?]
+ * (no wildcard in an allowed name).  Returns 0, or -EINVAL with *reason set. */
+DSH_PUBLIC int dsh_environment_pattern_check(const char *pattern, bool allow_wildcards, const char **reason);
+
 /* ------------------------------------------------------------- policy -- */
 
 /*
@@ -211,9 +249,18 @@ typedef struct dsh_policy {
         char **allowed_unix_sockets;        /* absolute paths of unix sockets the command may connect to
                                                wherever they lie (ssh-agent's); NULL means none */
         dsh_network_policy network;         /* the network dimension; ON when zeroed */
+        /*
+         * Secrets (docs/secrets.md).  Masks this call adds to the
+         * deployment's (dsh_provider_set_masked_paths()), each an entry as
+         * dsh_mask_entry_check() accepts; and names of environment variables
+         * this call lets through although a deny pattern matches them.
+         * NULL means none.  Neither applies under danger-full-access.
+         */
+        char **masked_paths;
+        char **allowed_environment;
 } dsh_policy;
 
-#define DSH_POLICY_INIT { DSH_MODE_READ_ONLY, NULL, NULL, NULL, NULL, DSH_NETWORK_POLICY_INIT }
+#define DSH_POLICY_INIT { DSH_MODE_READ_ONLY, NULL, NULL, NULL, NULL, DSH_NETWORK_POLICY_INIT, NULL, NULL }
 
 DSH_PUBLIC void dsh_policy_clear(dsh_policy *policy);
 /* Deep copy into `out` (which must be cleared).  Returns 0 or -ENOMEM. */
@@ -231,6 +278,9 @@ DSH_PUBLIC int dsh_policy_copy(dsh_policy *out, const dsh_policy *in);
  *     duplicates are dropped.
  *   - each allowed unix socket must be absolute and name a socket
  *     (SANDBOX_PREPARATION_FAILED names the offending path);
+ *   - each masked path must pass dsh_mask_entry_check() and each allowed
+ *     environment name dsh_environment_pattern_check() without wildcards
+ *     (DSH_ERROR_INVALID_INPUT naming the entry); duplicates are dropped;
  *   - the network: every allow-list entry must pass
  *     dsh_network_pattern_check() and dns_upstream
  *     dsh_network_upstream_check() (DSH_ERROR_INVALID_INPUT naming the
@@ -260,9 +310,19 @@ typedef struct dsh_confined_argv {
         char *backend;                  /* "landlock", "bwrap", "runner-command", ... */
         char **partial_reasons;         /* why enforcement is "partial", one sentence each; NULL when full */
         char *network;                  /* the network policy held: "on", "off", "allow-list" (NULL: not set) */
+        /*
+         * The secrets held back: `masked`, the canonical paths masked for
+         * this call (existing or not; a wildcard entry as the names it
+         * matched plus the entry itself); `environment_removed`, the names
+         * removed from the environment the caller gave (spawn), or from the
+         * confining process's own (confine: the launcher removes them again
+         * from whatever environment the harness spawns it with).  NULL: none.
+         */
+        char **masked;
+        char **environment_removed;
 } dsh_confined_argv;
 
-#define DSH_CONFINED_ARGV_INIT { NULL, DSH_ENFORCEMENT_FULL, NULL, NULL, 0, NULL, NULL, NULL }
+#define DSH_CONFINED_ARGV_INIT { NULL, DSH_ENFORCEMENT_FULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL }
 
 DSH_PUBLIC void dsh_confined_argv_clear(dsh_confined_argv *confined);
 

@@ -15,15 +15,18 @@
 #include "dsh-sandbox/sandbox.h"
 #include "provider/scratch.h"
 #include "base/util.h"
+#include "shield/masks.h"
+#include "shield/protections.h"
 
 typedef struct dsh_prepared_policy {
         dsh_policy policy;      /* checked and canonical (dsh_policy_prepare) */
         int *root_fds;          /* workspace-write: [0] the workspace, then each extra root in order; else NULL */
         size_t root_count;
         dsh_scratch scratch;    /* workspace-write with a scratch base: the session's temp area and caches */
+        dsh_mask_plan masks;    /* the call's masks (shield/masks.h), planned once for every consumer */
 } dsh_prepared_policy;
 
-#define DSH_PREPARED_POLICY_INIT { DSH_POLICY_INIT, NULL, 0, DSH_SCRATCH_INIT }
+#define DSH_PREPARED_POLICY_INIT { DSH_POLICY_INIT, NULL, 0, DSH_SCRATCH_INIT, DSH_MASK_PLAN_INIT }
 
 /*
  * Copies and prepares `policy` (a confined mode) and opens its writable
@@ -44,6 +47,15 @@ DSH_INTERNAL void dsh_prepared_policy_clear(dsh_prepared_policy *prepared);
  */
 DSH_INTERNAL int dsh_prepared_policy_open_scratch(dsh_prepared_policy *prepared, const char *scratch_base,
                                                   dsh_error *error);
+
+/*
+ * Plans the call's masks (dsh_mask_plan_build() over `protections` and the
+ * prepared policy, under dsh_shield_user_homes()), once, right after the
+ * policy is prepared: where the scratch is opened (provider.c, the file
+ * guard's setup).  Returns 0 or a negative errno with `error` set.
+ */
+DSH_INTERNAL int dsh_prepared_policy_plan_masks(dsh_prepared_policy *prepared, const dsh_protections *protections,
+                                                dsh_error *error);
 
 /* The fd of the writable root spelled `root` (as in the policy), or -1. */
 DSH_INTERNAL int dsh_prepared_policy_root_fd(const dsh_prepared_policy *prepared, const char *root);

@@ -33,9 +33,21 @@ typedef struct dsh_protections {
          * cannot hide and refuses a root containing one, as for every path.
          */
         char **hidden;
+        /*
+         * Secrets (dsh_provider_set_masked_paths(), ..._environment_rules()):
+         * the masked entries as configured (masks.h expands them per call),
+         * whether a mask not held refuses the call, and the environment's
+         * deny patterns and allowed names (core/env-scrub.h).  NULL `masks`
+         * or `environment_deny` means the defaults (a provider nobody
+         * configured still masks); an empty vector means none.
+         */
+        char **masks;
+        bool require_masks;
+        char **environment_deny;
+        char **environment_allow;
 } dsh_protections;
 
-#define DSH_PROTECTIONS_INIT { NULL, NULL, NULL, false, NULL, NULL }
+#define DSH_PROTECTIONS_INIT { NULL, NULL, NULL, false, NULL, NULL, NULL, false, NULL, NULL }
 
 /*
  * Makes each missing directory of `hidden` (0700), where the remote would

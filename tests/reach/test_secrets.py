@@ -241,7 +241,14 @@ class World:
         self.env.update(self.visible_env)
 
     def plant_secret(self, path, marker):
-        write_file(path, f"-----BEGIN SECRET-----\n{marker}\n-----END SECRET-----\n")
+        """Each in its own file's shape, so a tool reading it (npm, git, pip) takes it as it would a real one."""
+        shapes = {".npmrc": f"//registry.npmjs.org/:_authToken={marker}\n",
+                  ".pypirc": f"[pypi]\nusername = __token__\npassword = {marker}\n",
+                  ".git-credentials": f"https://tester:{marker}@example.com\n",
+                  ".netrc": f"machine example.com login tester password {marker}\n",
+                  "credentials": f"[default]\naws_access_key_id = AKIA\naws_secret_access_key = {marker}\n"}
+        text = shapes.get(os.path.basename(path), f"-----BEGIN SECRET-----\n{marker}\n-----END SECRET-----\n")
+        write_file(path, text)
         self.secrets[path] = marker
 
     def plant_visible(self, path, marker):
@@ -389,7 +396,7 @@ class Planted(SecretsCase):
                 del world.secrets[path]
         fifo = os.path.join(world.workspace, "go")
         os.mkfifo(fifo)
-        waiting = "import sys\nopen(sys.argv[1]).read()\nexec(sys.argv[2])\n"
+        waiting = "import sys\nopen(sys.argv[1]).read()\nprogram = sys.argv[2]\nsys.argv[1:3] = []\nexec(program)\n"
 
         def body(backend, mode):
             for path in late:
@@ -566,11 +573,13 @@ class HomeIsTheWorkspace(SecretsCase):
         self.addCleanup(shutil.rmtree, place, True)
         secret = os.path.join(place, "token")
         write_file(secret, "SECRETMARK-tmp\n")
-        outcome = world.run("landlock", "workspace-write", "cat", secret, extra=("--mask", secret))
+        outcome = world.run("landlock", "workspace-write", "sh", "-c", f"cat {secret}; echo ran", extra=("--mask", secret))
+        self.assertIn("ran", outcome.stdout, outcome.stderr)
         reasons = partial_reasons(outcome.stderr)
         if "SECRETMARK-tmp" in outcome.stdout:
             self.assertTrue(named_by(reasons, secret) and any("/tmp" in reason for reason in reasons), reasons)
-        held = world.run("landlock", "read-only", "cat", secret, extra=("--mask", secret))
+        held = world.run("landlock", "read-only", "sh", "-c", f"cat {secret}; echo ran", extra=("--mask", secret))
+        self.assertIn("ran", held.stdout, held.stderr)
         self.assertNotIn("SECRETMARK-tmp", held.stdout, "under read-only /tmp is no writable root: held")
 
 
@@ -745,10 +754,17 @@ class HomeIsTheWorkspaceGuard(SecretsCase):
 
     def test_fs_move_or_edit_of_a_masked_path_is_refused_and_the_disk_unchanged(self):
         world = self.world
-        key = os.path.join(world.home, ".ssh", "id_ed25519")
+        # .aws and .netrc: no protected subpath of a home (issue 19) refuses these already, only the mask.
+        ordinary = os.path.join(world.home, "ordinary.txt")
+        write_file(ordinary, "plain\n")
+        moved = world.dsh("fs", "mv", "--mode", "workspace-write", "--root", world.workspace, ordinary,
+                          ordinary + ".moved")
+        self.assertEqual(moved.returncode, 0, f"the control: an ordinary move: {moved.stderr}")
+        key = os.path.join(world.home, ".aws", "credentials")
         for args in (["mv", key, os.path.join(world.home, "stolen")], ["rm", key],
-                     ["edit", "--old", "SECRET", "--new", "x", key]):
-            with self.subTest(args=args[0]):
+                     ["mv", os.path.join(world.home, ".netrc"), os.path.join(world.home, "stolen")],
+                     ["edit", "--old", "aws_secret_access_key", "--new", "x", key]):
+            with self.subTest(args=args[:2]):
                 outcome = world.dsh("fs", args[0], "--mode", "workspace-write", "--root", world.workspace, *args[1:])
                 self.assertEqual(outcome.returncode, 1, outcome.stderr)
                 self.assertIn("FS_SANDBOX_DENIED", outcome.stderr)

@@ -396,7 +396,7 @@ static int install_metadata_filter(int listener_socket, bool temp_root, dsh_netw
  */
 static int enter_own_domain(void)
 {
-        int result = dsh_landlock_enter_own_domain();
+        int result = dsh_landlock_enter_own_domain(NULL, NULL);
 
         if (result == -ENOSYS || result == -EOPNOTSUPP)
                 return 0;

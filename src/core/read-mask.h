@@ -15,9 +15,12 @@
  *
  * Each entry is opened O_PATH|O_NOFOLLOW beneath a directory fd opened with
  * no symlink followed, so what is granted is the inode seen then; a symlink
- * entry is granted as the link itself (reading through it is decided on its
- * target's own path).  The enumeration is bounded (`rule_limit`): a
- * directory too large to enumerate is reported, never granted whole.
+ * entry is granted nothing (reading through it is decided on its target's
+ * own path).  The directories on the way get READ_DIR (beneath them: names
+ * list, a masked directory's too, contents do not read).  The enumeration
+ * is bounded (`rule_limit`): a directory too large to enumerate is
+ * reported, never granted whole.  *failed_path points into a buffer of the
+ * calling thread, good until its next call.
  */
 #ifndef DSH_SANDBOX_READ_MASK_H
 #define DSH_SANDBOX_READ_MASK_H

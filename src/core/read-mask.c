@@ -233,6 +233,26 @@ static int enumerate(struct enumeration *enumeration, int directory_fd, char *pa
         return result;
 }
 
+bool dsh_read_mask_path_well_formed(const char *path)
+{
+        const char *component = path;
+
+        if (path[0] != '/' || strlen(path) >= PATH_MAX)
+                return false;
+        if (path[1] == '\0')
+                return true;
+        while (*component == '/') {
+                const char *end = strchrnul(component + 1, '/');
+                size_t length = (size_t) (end - component - 1);
+
+                if (length == 0 || (length == 1 && component[1] == '.') ||
+                    (length == 2 && component[1] == '.' && component[2] == '.'))
+                        return false;
+                component = end;
+        }
+        return true;
+}
+
 int dsh_read_mask_grant(dsh_landlock_ruleset *ruleset, uint64_t access, const dsh_read_mask *mask,
                         const char **failed_path)
 {

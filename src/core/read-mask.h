@@ -25,6 +25,7 @@
 #ifndef DSH_SANDBOX_READ_MASK_H
 #define DSH_SANDBOX_READ_MASK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,6 +48,13 @@ typedef struct dsh_read_mask {
  * open/readdir/landlock_add_rule (*failed_path: the entry).  On failure the
  * ruleset must not be enforced.
  */
+/*
+ * Whether `path` is absolute with no empty, `.` or `..` component and no
+ * trailing slash ("/" is): the form a mask must have to be compared by name
+ * (the launchers refuse any other, never taking it as given).
+ */
+bool dsh_read_mask_path_well_formed(const char *path);
+
 int dsh_read_mask_grant(dsh_landlock_ruleset *ruleset, uint64_t access, const dsh_read_mask *mask,
                         const char **failed_path);
 

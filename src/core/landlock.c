@@ -122,22 +122,28 @@ int dsh_landlock_ruleset_grant_fd(dsh_landlock_ruleset *ruleset, int fd, bool wr
         return 0;
 }
 
-int dsh_landlock_ruleset_grant_access(dsh_landlock_ruleset *ruleset, int fd, uint64_t access)
+int dsh_landlock_ruleset_add_rule(dsh_landlock_ruleset *ruleset, int fd, uint64_t access, bool directory)
 {
         struct dsh_landlock_path_beneath_attr rule = { 0 };
-        struct stat status;
 
-        if (fstat(fd, &status) < 0)
-                return -errno;
         rule.parent_fd = fd;
         rule.allowed_access = access & ruleset->handled_access;
-        if (!S_ISDIR(status.st_mode))
+        if (!directory)
                 rule.allowed_access &= FILE_RIGHTS;
         if (rule.allowed_access == 0)
                 return 0;
         if (syscall(__NR_landlock_add_rule, ruleset->fd, LANDLOCK_RULE_PATH_BENEATH_TYPE, &rule, 0) < 0)
                 return -errno;
         return 0;
+}
+
+int dsh_landlock_ruleset_grant_access(dsh_landlock_ruleset *ruleset, int fd, uint64_t access)
+{
+        struct stat status;
+
+        if (fstat(fd, &status) < 0)
+                return -errno;
+        return dsh_landlock_ruleset_add_rule(ruleset, fd, access, S_ISDIR(status.st_mode));
 }
 
 int dsh_landlock_ruleset_grant(dsh_landlock_ruleset *ruleset, const char *path, bool writable, bool refuse_symlinks,

@@ -122,6 +122,13 @@ int dsh_landlock_ruleset_grant_fd(dsh_landlock_ruleset *ruleset, int fd, bool wr
  */
 int dsh_landlock_ruleset_grant_access(dsh_landlock_ruleset *ruleset, int fd, uint64_t access);
 
+/*
+ * The same when the caller knows what `fd` is (a directory entry's type):
+ * no fstat().  A `directory` false keeps the rights that apply to files; a
+ * wrong `directory` true on a file fails (EINVAL), never grants more.
+ */
+int dsh_landlock_ruleset_add_rule(dsh_landlock_ruleset *ruleset, int fd, uint64_t access, bool directory);
+
 void dsh_landlock_ruleset_close(dsh_landlock_ruleset *ruleset);
 
 /*

@@ -10,6 +10,7 @@
 
 #include "core/kernel-abi.h"
 #include "core/landlock.h"
+#include "core/read-mask.h"
 
 #define LANDLOCK_CREATE_RULESET_VERSION_FLAG (1U << 0)
 #define LANDLOCK_RULE_PATH_BENEATH_TYPE 1
@@ -121,6 +122,30 @@ int dsh_landlock_ruleset_grant_fd(dsh_landlock_ruleset *ruleset, int fd, bool wr
         return 0;
 }
 
+int dsh_landlock_ruleset_add_rule(dsh_landlock_ruleset *ruleset, int fd, uint64_t access, bool directory)
+{
+        struct dsh_landlock_path_beneath_attr rule = { 0 };
+
+        rule.parent_fd = fd;
+        rule.allowed_access = access & ruleset->handled_access;
+        if (!directory)
+                rule.allowed_access &= FILE_RIGHTS;
+        if (rule.allowed_access == 0)
+                return 0;
+        if (syscall(__NR_landlock_add_rule, ruleset->fd, LANDLOCK_RULE_PATH_BENEATH_TYPE, &rule, 0) < 0)
+                return -errno;
+        return 0;
+}
+
+int dsh_landlock_ruleset_grant_access(dsh_landlock_ruleset *ruleset, int fd, uint64_t access)
+{
+        struct stat status;
+
+        if (fstat(fd, &status) < 0)
+                return -errno;
+        return dsh_landlock_ruleset_add_rule(ruleset, fd, access, S_ISDIR(status.st_mode));
+}
+
 int dsh_landlock_ruleset_grant(dsh_landlock_ruleset *ruleset, const char *path, bool writable, bool refuse_symlinks,
                                const char **failed_step)
 {
@@ -166,9 +191,15 @@ static int grant_refer_everywhere(int ruleset_fd)
         return result;
 }
 
-int dsh_landlock_enter_own_domain(void)
+bool dsh_landlock_own_domain_available(void)
+{
+        return dsh_landlock_abi() >= 2;
+}
+
+int dsh_landlock_enter_own_domain(const struct dsh_read_mask *mask, const char **failed_path)
 {
         struct dsh_landlock_ruleset_attr attr = { 0 };
+        dsh_landlock_ruleset ruleset = DSH_LANDLOCK_RULESET_INIT;
         int abi = dsh_landlock_abi();
         long fd;
         int result;
@@ -185,14 +216,32 @@ int dsh_landlock_enter_own_domain(void)
                 return -EOPNOTSUPP;
         /* Block devices are never made by a capability-less process anyway: this handles a right nobody has. */
         attr.handled_access_fs = DSH_LANDLOCK_ACCESS_FS_MAKE_BLOCK | DSH_LANDLOCK_ACCESS_FS_REFER;
+        /*
+         * Reading is handled only to hold a mask: then what the mounts show
+         * is readable except the masks (core/read-mask.h).  EXECUTE stays
+         * unhandled, and an exec needs READ_FILE anyway, so a masked file
+         * cannot be run to read it either.
+         */
+        if (mask)
+                attr.handled_access_fs |= DSH_LANDLOCK_ACCESS_FS_READ_FILE | DSH_LANDLOCK_ACCESS_FS_READ_DIR;
         attr.scoped = dsh_landlock_scopes(abi);
         fd = syscall(__NR_landlock_create_ruleset, &attr, sizeof(attr), 0);
         if (fd < 0)
                 return -errno;
-        result = grant_refer_everywhere((int) fd);
+        ruleset.fd = (int) fd;
+        ruleset.abi = abi;
+        ruleset.handled_access = attr.handled_access_fs;
+        ruleset.scoped = attr.scoped;
+        result = grant_refer_everywhere(ruleset.fd);
+        if (result == 0 && mask) {
+                result = dsh_read_mask_grant(&ruleset,
+                                             DSH_LANDLOCK_ACCESS_FS_READ_FILE | DSH_LANDLOCK_ACCESS_FS_READ_DIR, mask,
+                                             failed_path);
+                result = result < 0 ? result : 0;
+        }
         if (result == 0)
-                result = dsh_landlock_enforce((int) fd);
-        close((int) fd);
+                result = dsh_landlock_enforce(ruleset.fd);
+        dsh_landlock_ruleset_close(&ruleset);
         return result;
 }
 

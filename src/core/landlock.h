@@ -114,6 +114,21 @@ int dsh_landlock_ruleset_grant(dsh_landlock_ruleset *ruleset, const char *path, 
  */
 int dsh_landlock_ruleset_grant_fd(dsh_landlock_ruleset *ruleset, int fd, bool writable);
 
+/*
+ * Grants exactly `access` (kept to what the ruleset handles, and on a
+ * non-directory to the rights that apply to files) beneath the inode of
+ * `fd`.  Nothing to grant (no handled right left) adds no rule and returns 0.
+ * Returns 0 or a negative errno.
+ */
+int dsh_landlock_ruleset_grant_access(dsh_landlock_ruleset *ruleset, int fd, uint64_t access);
+
+/*
+ * The same when the caller knows what `fd` is (a directory entry's type):
+ * no fstat().  A `directory` false keeps the rights that apply to files; a
+ * wrong `directory` true on a file fails (EINVAL), never grants more.
+ */
+int dsh_landlock_ruleset_add_rule(dsh_landlock_ruleset *ruleset, int fd, uint64_t access, bool directory);
+
 void dsh_landlock_ruleset_close(dsh_landlock_ruleset *ruleset);
 
 /*
@@ -138,6 +153,24 @@ int dsh_landlock_enforce(int ruleset_fd);
  * Landlock on this kernel, or only ABI 1, whose domains refuse every rename
  * across directories).
  */
-int dsh_landlock_enter_own_domain(void);
+struct dsh_read_mask;
+
+/*
+ * With `mask` (NULL: none), the domain also handles READ_FILE and READ_DIR
+ * and grants them beneath "/" through dsh_read_mask_grant() (core/read-mask.h),
+ * the masks left out: what bwrap's mounts cannot hide (a mask absent at the
+ * start, a wildcard's directory) stays unreadable.  Enumerated here, so
+ * inside whatever mount namespace the caller is in (bwrap's, after its
+ * mounts).  A failure of the enumeration enters no domain: -E2BIG or
+ * another errno, with *failed_path (may be NULL) naming where.
+ */
+int dsh_landlock_enter_own_domain(const struct dsh_read_mask *mask, const char **failed_path);
+
+/*
+ * Whether this kernel can enter such a domain at all (ABI 2 and up): below
+ * it, dsh_landlock_enter_own_domain() enters none, and a read mask asked of
+ * it is not held (the bwrap backend reports it).
+ */
+bool dsh_landlock_own_domain_available(void);
 
 #endif

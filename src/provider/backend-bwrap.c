@@ -110,6 +110,7 @@
 #include "provider/backend.h"
 #include "provider/call-network.h"
 #include "provider/provider-protections.h"
+#include "provider/bwrap-masks.h"
 #include "provider/bwrap-probe.h"
 #include "provider/bwrap-status.h"
 #include "core/landlock.h"
@@ -181,10 +182,11 @@ struct bwrap_call {
         char *const *hidden;    /* the protections' hidden directories (borrowed): see append_hidden() */
         dsh_network_filter network;     /* dsh-sandbox-exec's --network (ON: none) */
         bool unshare_net;       /* --unshare-net: off with no allowed local port (call-network.h) */
+        dsh_bwrap_masks masks;  /* the call's masks: mounted last, pinned, the rest to dsh-sandbox-exec */
 };
 
 #define BWRAP_CALL_INIT \
-        { NULL, NULL, DSH_SHIELD_INIT, NULL, 0, -1, -1, -1, NULL, false, NULL, false, NULL, NULL, 0, false }
+        { NULL, NULL, DSH_SHIELD_INIT, NULL, 0, -1, -1, -1, NULL, false, NULL, false, NULL, NULL, 0, false, DSH_BWRAP_MASKS_INIT }
 
 static void bwrap_call_clear(struct bwrap_call *call)
 {
@@ -196,6 +198,7 @@ static void bwrap_call_clear(struct bwrap_call *call)
         free(call->exec_helper);
         free(call->chdir_path);
         dsh_shield_clear(&call->shield);
+        dsh_bwrap_masks_clear(&call->masks);
         dsh_strv_free(call->variables);
         *call = (struct bwrap_call) BWRAP_CALL_INIT;
 }
@@ -560,6 +563,8 @@ static int build_argv(char ***argv, const struct bwrap_call *call, const dsh_pol
         if (result == 0)
                 result = append_hidden(argv, call);
         if (result == 0)
+                result = dsh_bwrap_masks_append_mounts(argv, &call->masks, call->chdir_path);
+        if (result == 0)
                 result = append_variables(argv, call);
         if (result == 0 && call->chdir_path) {
                 const char *chdir_words[] = { "--chdir", call->chdir_path, NULL };
@@ -582,6 +587,8 @@ static int build_argv(char ***argv, const struct bwrap_call *call, const dsh_pol
                 result = dsh_strv_append(argv, "--temp-root");
         if (result == 0 && call->controlling_terminal)
                 result = dsh_strv_append(argv, "--controlling-terminal");
+        if (result == 0)
+                result = dsh_bwrap_masks_append_exec_options(argv, &call->masks, call->chdir_path);
         if (result == 0 && call->network != DSH_NETWORK_FILTER_ON) {
                 const char *network_words[] = { "--network", dsh_network_mode_name(policy->network.mode), NULL };
 
@@ -612,7 +619,8 @@ static int set_dialect(dsh_confined_argv *out, const dsh_shield *shield, const s
         /* The metadata filter's EPERM (metadata refused, a set-id bit), and the supervisor's EACCES. */
         if (dsh_strv_append(&out->denial_signatures, BWRAP_DENIAL_SIGNATURE) < 0 ||
             dsh_strv_append(&out->denial_signatures, METADATA_DENIAL_SIGNATURE) < 0 ||
-            (call->listener_fd >= 0 && dsh_strv_append(&out->denial_signatures, SUPERVISOR_DENIAL_SIGNATURE) < 0))
+            (call->listener_fd >= 0 && dsh_strv_append(&out->denial_signatures, SUPERVISOR_DENIAL_SIGNATURE) < 0) ||
+            dsh_bwrap_masks_report(out, &call->masks) < 0)
                 return -ENOMEM;
         out->backend = strdup("bwrap");
         if (!out->backend)
@@ -689,6 +697,10 @@ static int prepare_call(dsh_provider *provider, const dsh_prepared_policy *prepa
                                      "a protected subpath cannot be held back and requireProtectedSubpaths is set: %s",
                                      call->shield.unprotected[0]);
         result = create_missing_protected(&call->shield, error);
+        /* The masks' pins join the shield's, all made before any read-only bind beneath them. */
+        if (result == 0)
+                result = dsh_bwrap_masks_plan(&call->masks, &provider->protections, prepared,
+                                              call->shield.extra_writable, &call->shield.pins, error);
         call->hidden = provider->protections.hidden;
         dsh_protections_make_hidden(&provider->protections);
         if (result == 0 && policy->mode == DSH_MODE_WORKSPACE_WRITE && plan_binds(call, policy) < 0)

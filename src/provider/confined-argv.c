@@ -25,6 +25,7 @@ void dsh_confined_argv_clear(dsh_confined_argv *confined)
         free(confined->runner_failure_rules);
         free(confined->backend);
         dsh_strv_free(confined->partial_reasons);
+        dsh_strv_free(confined->masked);
         free(confined->network);
         *confined = (dsh_confined_argv) DSH_CONFINED_ARGV_INIT;
 }

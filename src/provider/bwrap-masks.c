@@ -68,6 +68,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/error.h"
 #include "base/path.h"
@@ -298,20 +299,28 @@ int dsh_bwrap_masks_plan(dsh_bwrap_masks *masks, const dsh_protections *protecti
 
 /*
  * Whether the command sees `path` at all: everything but the host's /tmp,
- * which the call's own /tmp replaces, except what is bound back over it
- * (the roots, the start directory).
+ * which the call's own /tmp replaces, except what is bound back over it:
+ * the roots, and the directory the command starts in (the caller's cwd,
+ * `start_directory` when the caller named one).  Both are taken as seen, so
+ * a mask is mounted wherever it might be visible.
  */
+static bool beneath_start(const char *path, const char *directory)
+{
+        return directory && strcmp(directory, MASKS_TEMP_AREA) != 0 && dsh_path_is_beneath(path, directory);
+}
+
 static bool in_view(const dsh_bwrap_masks *masks, const char *path, const char *start_directory)
 {
         const dsh_policy *policy = masks->policy;
+        dsh_autofree char *cwd = NULL;
 
         if (!dsh_path_is_beneath(path, MASKS_TEMP_AREA) || dsh_path_is_beneath(path, policy->workspace_root))
                 return true;
         for (char **root = policy->additional_writable_roots; root && *root; root++)
                 if (dsh_path_is_beneath(path, *root))
                         return true;
-        return start_directory && strcmp(start_directory, MASKS_TEMP_AREA) != 0 &&
-               dsh_path_is_beneath(path, start_directory);
+        cwd = getcwd(NULL, 0);
+        return beneath_start(path, start_directory) || beneath_start(path, cwd);
 }
 
 static int append_words(char ***argv, const char *const *words)

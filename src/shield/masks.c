@@ -70,9 +70,15 @@ static int add_mask(dsh_mask_plan *plan, const dsh_policy *policy, char *canonic
         }
         plan->masks = grown;
         grown[plan->count].path = canonical;
-        grown[plan->count].kind = lstat(canonical, &status) < 0 ? DSH_MASK_ABSENT
-                                  : S_ISDIR(status.st_mode)     ? DSH_MASK_DIRECTORY
-                                                                : DSH_MASK_FILE;
+        /*
+         * A canonical path that is still a symlink dangles (its target is a
+         * mask of its own: add_dangling_target()); nothing can be bound over
+         * it without following it, so it is kept unreadable as a name, like
+         * one that does not exist.
+         */
+        grown[plan->count].kind = lstat(canonical, &status) < 0 || S_ISLNK(status.st_mode) ? DSH_MASK_ABSENT
+                                  : S_ISDIR(status.st_mode)                                 ? DSH_MASK_DIRECTORY
+                                                                                            : DSH_MASK_FILE;
         grown[plan->count].inside_writable_root = overlapping_root(policy, canonical);
         plan->count++;
         return 0;

@@ -35,6 +35,13 @@ struct launch_request {
         /* `--protect PATH`: held back inside the --rw directories; each points into argv. */
         const char **protected_paths;  /* owned: free() it, also after a failed parse */
         size_t protected_count;
+        /*
+         * `--mask PATH`, `--mask-closed DIR`: left out of the read grant of
+         * "/" (core/read-mask.h); NULL-terminated, each pointing into argv;
+         * owned vectors (free() them, also after a failed parse), NULL: none.
+         */
+        char **masked;
+        char **mask_closed;
         struct launch_variable *variables;   /* owned: free() it, also after a failed parse */
         size_t variable_count;
         enum launch_network network;
@@ -64,6 +71,7 @@ int fail(const char *format, ...) __attribute__((format(printf, 1, 2)));
 int landlock_run_parse_arguments(int argc, char **argv, struct launch_request *request);
 
 /* Whether `path` is absolute with no empty, `.` or `..` component and no trailing slash ("/" is). */
+/* (dsh_read_mask_path_well_formed(): the one rule for both launchers.) */
 bool landlock_run_path_is_canonical_form(const char *path);
 
 #endif

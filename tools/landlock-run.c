@@ -73,6 +73,7 @@
 #include "core/metadata-filter.h"
 #include "core/metadata-supervisor.h"
 #include "core/private-dev.h"
+#include "core/read-mask.h"
 #include "core/process-hardening.h"
 #include "core/socket-call.h"
 #include "core/stand-in.h"
@@ -93,6 +94,8 @@ static const char help_text[] =
         "--protect PATH (absolute, canonical) stays unwritable inside the --rw directories: nothing\n"
         "is written, made, renamed, linked or removed there, whether it exists or not; the supervisor\n"
         "performs every other write the command asks for, within the same grants.\n"
+        "--mask PATH (absolute, canonical) is left out of --ro /: neither PATH nor, in a --mask-closed DIR\n"
+        "or any directory on the way to a mask, a name made after the start is readable (EACCES).\n"
         "--new-session also calls setsid().\n"
         "--network off: nothing outside is reached, TCP or UDP, the host's loopback included: a socket is\n"
         "bound on loopback only, and a loopback server the command started itself is reached; only unix,\n"
@@ -122,6 +125,74 @@ static int probe(void)
         return fflush(stdout) == 0 ? 0 : LAUNCHER_FAILURE;
 }
 
+#define MASKED_READ_ACCESS (DSH_LANDLOCK_ACCESS_FS_EXECUTE | DSH_LANDLOCK_ACCESS_FS_READ_FILE | \
+                            DSH_LANDLOCK_ACCESS_FS_READ_DIR)
+
+static bool masks_given(const struct launch_request *request)
+{
+        return (request->masked && request->masked[0]) || (request->mask_closed && request->mask_closed[0]);
+}
+
+/*
+ * A grant at or above a mask would cover it, whatever the read grant of
+ * "/" leaves out (Landlock only adds): such a command line is refused, not
+ * run with the mask quietly unheld.  Judged on the grant's canonical path;
+ * `--ro /` itself is the grant the masks shape (grant_masked_root()).
+ */
+static int check_grant_spares_masks(const struct launch_grant *grant, char *const *paths)
+{
+        char *canonical = realpath(grant->path, NULL);
+        size_t length;
+        int result = 0;
+
+        if (!canonical)
+                return 0;  /* the grant fails next, naming the path */
+        length = strcmp(canonical, "/") == 0 ? 0 : strlen(canonical);
+        for (char *const *path = paths; result == 0 && path && *path; path++)
+                if (strncmp(*path, canonical, length) == 0 && ((*path)[length] == '/' || (*path)[length] == '\0'))
+                        result = fail("usage error: the grant %s %s would make the mask %s readable",
+                                      grant->writable ? "--rw" : "--ro", grant->path, *path);
+        free(canonical);
+        return result;
+}
+
+static bool grant_is_masked_root(const struct launch_request *request, const struct launch_grant *grant)
+{
+        return masks_given(request) && !grant->writable && strcmp(grant->path, "/") == 0;
+}
+
+/* `--ro /` under masks: read and execute everywhere but the masks (core/read-mask.h). */
+static int grant_masked_root(const struct launch_request *request, dsh_landlock_ruleset *ruleset)
+{
+        dsh_read_mask mask = { request->masked, request->mask_closed, 0 };
+        const char *failed_path = "/";
+        int result = dsh_read_mask_grant(ruleset, MASKED_READ_ACCESS, &mask, &failed_path);
+
+        if (result == -E2BIG)
+                return fail("landlock ruleset error: the masks beneath %s are not held: it has more than %d "
+                            "entries to enumerate", failed_path, DSH_READ_MASK_DEFAULT_RULE_LIMIT);
+        if (result < 0)
+                return fail("cannot open rule path: %s: %s", failed_path, strerror(-result));
+        return 0;
+}
+
+/* Each grant under the masks: `--ro /` shaped by them, any other refused if it would cover one. */
+static int grant_with_masks(const struct launch_request *request, const struct launch_grant *grant,
+                            dsh_landlock_ruleset *ruleset, bool *granted)
+{
+        *granted = false;
+        if (!masks_given(request))
+                return 0;
+        if (grant_is_masked_root(request, grant)) {
+                *granted = true;
+                return grant_masked_root(request, ruleset);
+        }
+        if (check_grant_spares_masks(grant, request->masked) != 0 ||
+            check_grant_spares_masks(grant, request->mask_closed) != 0)
+                return LAUNCHER_FAILURE;
+        return 0;
+}
+
 /*
  * Builds the ruleset, the private /dev/shm and /dev/pts granted when there
  * are (`devices` non-NULL); returns its fd, or -1 after printing the
@@ -142,7 +213,14 @@ static int build_ruleset(const struct launch_request *request, const dsh_private
         }
         for (size_t i = 0; i < request->grant_count; i++) {
                 const char *failed_step = "";
+                bool granted;
 
+                if (grant_with_masks(request, &request->grants[i], &ruleset, &granted) != 0) {
+                        dsh_landlock_ruleset_close(&ruleset);
+                        return -1;
+                }
+                if (granted)
+                        continue;
                 result = dsh_landlock_ruleset_grant(&ruleset, request->grants[i].path, request->grants[i].writable,
                                                     false, &failed_step);
                 if (result < 0) {
@@ -542,5 +620,7 @@ int main(int argc, char **argv)
         free(request.variables);
         free(request.protected_paths);
         free(request.local_ports);
+        free(request.masked);
+        free(request.mask_closed);
         return result;
 }

@@ -47,6 +47,17 @@
  *     reports them), which no output of the command could fake, and which
  *     bwrap alone reports only as its own failure.
  *
+ *  4. With `--mask PATH` and `--mask-closed DIR` (repeatable; after
+ *     --controlling-terminal, before --network), the domain of step 2 also
+ *     handles reading and grants it beneath "/" but the masks
+ *     (core/read-mask.h), enumerated here, inside the sandbox's mount
+ *     namespace once bwrap made every mount: what a mount cannot hide — a
+ *     mask absent at the start, a wildcard's directory, where a name made
+ *     later must stay unreadable — is held by Landlock instead.  A mask
+ *     asked for and not enumerable is a failure (the command never runs);
+ *     a kernel without such a domain is the backend's to report (bwrap
+ *     passes no mask there: dsh_landlock_own_domain_available()).
+ *
  * libc only, linked statically: it runs once per confined command.
  */
 #include <errno.h>
@@ -67,6 +78,7 @@
 
 #include "core/metadata-filter.h"
 #include "core/landlock.h"
+#include "core/own-domain.h"
 #include "core/process-hardening.h"
 #include "core/sandbox-exec-status.h"
 
@@ -75,6 +87,7 @@
 struct exec_request {
         int status_fd;
         int listener_fd;                /* --listener-fd: the socket the metadata listener goes out on, or -1 */
+        dsh_read_mask read_mask;        /* --mask, --mask-closed: NULL-terminated, pointing into argv (owned vectors) */
         bool temp_root;                 /* --temp-root: read-only; /tmp, the sandbox's own tmpfs, is the one root */
         bool controlling_terminal;      /* --controlling-terminal: stdin becomes the command's own */
         dsh_network_filter network;     /* --network: the filter's network policy (the supervisor is outside) */
@@ -140,6 +153,39 @@ static int parse_network(const char *value, dsh_network_filter *network)
         return 0;
 }
 
+/*
+ * `--mask PATH` and `--mask-closed DIR` (repeatable, in any order): what
+ * the read layer leaves out (step 4).  A path not canonical in form would
+ * match no name and hold nothing: refused.
+ */
+static int parse_masks(int argc, char **argv, int *i, struct exec_request *request)
+{
+        char **masked = calloc((size_t) argc + 1, sizeof(char *));
+        char **closed = calloc((size_t) argc + 1, sizeof(char *));
+        size_t masked_count = 0, closed_count = 0;
+
+        request->read_mask = (dsh_read_mask) { masked, closed, 0 };
+        if (!masked || !closed)
+                return fail(ENOMEM, "%s", strerror(ENOMEM));
+        while (*i + 1 < argc && (strcmp(argv[*i], "--mask") == 0 || strcmp(argv[*i], "--mask-closed") == 0)) {
+                if (!dsh_read_mask_path_well_formed(argv[*i + 1]))
+                        return fail(EINVAL, "usage error: %s: not a canonical absolute path: %s", argv[*i],
+                                    argv[*i + 1]);
+                if (argv[*i][6] == '\0')
+                        masked[masked_count++] = argv[*i + 1];
+                else
+                        closed[closed_count++] = argv[*i + 1];
+                *i += 2;
+        }
+        return 0;
+}
+
+static bool read_mask_given(const struct exec_request *request)
+{
+        return (request->read_mask.masked && request->read_mask.masked[0]) ||
+               (request->read_mask.closed && request->read_mask.closed[0]);
+}
+
 static int parse_arguments(int argc, char **argv, struct exec_request *request)
 {
         int i = 1, result;
@@ -159,6 +205,9 @@ static int parse_arguments(int argc, char **argv, struct exec_request *request)
                 request->controlling_terminal = true;
                 i++;
         }
+        result = parse_masks(argc, argv, &i, request);
+        if (result != 0)
+                return result;
         if (i + 1 < argc && strcmp(argv[i], "--network") == 0) {
                 result = parse_network(argv[i + 1], &request->network);
                 if (result != 0)
@@ -389,15 +438,21 @@ static int install_metadata_filter(int listener_socket, bool temp_root, dsh_netw
  * system call the filter refuses through it, and one that could open
  * /proc/1/fd/0 (ptrace read access, which Yama never restricts) would write
  * a stdin the caller opened read-only.  A Landlock domain of the command's
- * own (core/landlock.h) ends both: ptrace and those /proc entries reach only
+ * own (core/own-domain.h) ends both: ptrace and those /proc entries reach only
  * processes of the same domain.  A kernel without Landlock cannot give it:
  * the command runs, and the backend reports the call partial, saying why
  * (DSH_BWRAP_NO_DOMAIN_REASON).
  */
-static int enter_own_domain(void)
+static int enter_own_domain(const struct exec_request *request)
 {
-        int result = dsh_landlock_enter_own_domain();
+        const char *failed_path = NULL;
+        bool masked = read_mask_given(request);
+        int result = dsh_landlock_enter_own_domain(masked ? &request->read_mask : NULL, &failed_path);
 
+        /* A mask asked for is held or the command does not run: the backend passes none where no domain exists. */
+        if (masked && result < 0)
+                return fail(-result, "cannot hold the masks: %s%s%s", strerror(-result),
+                            failed_path ? " at " : "", failed_path ? failed_path : "");
         if (result == -ENOSYS || result == -EOPNOTSUPP)
                 return 0;
         if (result < 0)
@@ -447,7 +502,7 @@ int main(int argc, char **argv)
         result = install_metadata_filter(request.listener_fd, request.temp_root, request.network);
         if (result != 0)
                 return result;
-        result = enter_own_domain();
+        result = enter_own_domain(&request);
         if (result != 0)
                 return result;
         execvp(request.command[0], request.command);

@@ -121,6 +121,30 @@ int dsh_landlock_ruleset_grant_fd(dsh_landlock_ruleset *ruleset, int fd, bool wr
         return 0;
 }
 
+int dsh_landlock_ruleset_add_rule(dsh_landlock_ruleset *ruleset, int fd, uint64_t access, bool directory)
+{
+        struct dsh_landlock_path_beneath_attr rule = { 0 };
+
+        rule.parent_fd = fd;
+        rule.allowed_access = access & ruleset->handled_access;
+        if (!directory)
+                rule.allowed_access &= FILE_RIGHTS;
+        if (rule.allowed_access == 0)
+                return 0;
+        if (syscall(__NR_landlock_add_rule, ruleset->fd, LANDLOCK_RULE_PATH_BENEATH_TYPE, &rule, 0) < 0)
+                return -errno;
+        return 0;
+}
+
+int dsh_landlock_ruleset_grant_access(dsh_landlock_ruleset *ruleset, int fd, uint64_t access)
+{
+        struct stat status;
+
+        if (fstat(fd, &status) < 0)
+                return -errno;
+        return dsh_landlock_ruleset_add_rule(ruleset, fd, access, S_ISDIR(status.st_mode));
+}
+
 int dsh_landlock_ruleset_grant(dsh_landlock_ruleset *ruleset, const char *path, bool writable, bool refuse_symlinks,
                                const char **failed_step)
 {
@@ -149,51 +173,6 @@ void dsh_landlock_ruleset_close(dsh_landlock_ruleset *ruleset)
         if (ruleset->fd >= 0)
                 close(ruleset->fd);
         ruleset->fd = -1;
-}
-
-/* REFER beneath "/" in the ruleset `ruleset_fd`.  Returns 0 or a negative errno. */
-static int grant_refer_everywhere(int ruleset_fd)
-{
-        struct dsh_landlock_path_beneath_attr rule = { .allowed_access = DSH_LANDLOCK_ACCESS_FS_REFER };
-        int result = 0;
-
-        rule.parent_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (rule.parent_fd < 0)
-                return -errno;
-        if (syscall(__NR_landlock_add_rule, ruleset_fd, LANDLOCK_RULE_PATH_BENEATH_TYPE, &rule, 0) < 0)
-                result = -errno;
-        close(rule.parent_fd);
-        return result;
-}
-
-int dsh_landlock_enter_own_domain(void)
-{
-        struct dsh_landlock_ruleset_attr attr = { 0 };
-        int abi = dsh_landlock_abi();
-        long fd;
-        int result;
-
-        if (abi < 0)
-                return abi;
-        /*
-         * A domain that does not handle REFER refuses every rename and link
-         * across directories (EXDEV), as ABI 1 did, so REFER is handled and
-         * granted beneath "/": nothing moves that the mounts would not let
-         * move.  Below ABI 2 that cannot be said, and no domain is entered.
-         */
-        if (abi < 2)
-                return -EOPNOTSUPP;
-        /* Block devices are never made by a capability-less process anyway: this handles a right nobody has. */
-        attr.handled_access_fs = DSH_LANDLOCK_ACCESS_FS_MAKE_BLOCK | DSH_LANDLOCK_ACCESS_FS_REFER;
-        attr.scoped = dsh_landlock_scopes(abi);
-        fd = syscall(__NR_landlock_create_ruleset, &attr, sizeof(attr), 0);
-        if (fd < 0)
-                return -errno;
-        result = grant_refer_everywhere((int) fd);
-        if (result == 0)
-                result = dsh_landlock_enforce((int) fd);
-        close((int) fd);
-        return result;
 }
 
 /*

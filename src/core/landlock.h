@@ -114,6 +114,21 @@ int dsh_landlock_ruleset_grant(dsh_landlock_ruleset *ruleset, const char *path, 
  */
 int dsh_landlock_ruleset_grant_fd(dsh_landlock_ruleset *ruleset, int fd, bool writable);
 
+/*
+ * Grants exactly `access` (kept to what the ruleset handles, and on a
+ * non-directory to the rights that apply to files) beneath the inode of
+ * `fd`.  Nothing to grant (no handled right left) adds no rule and returns 0.
+ * Returns 0 or a negative errno.
+ */
+int dsh_landlock_ruleset_grant_access(dsh_landlock_ruleset *ruleset, int fd, uint64_t access);
+
+/*
+ * The same when the caller knows what `fd` is (a directory entry's type):
+ * no fstat().  A `directory` false keeps the rights that apply to files; a
+ * wrong `directory` true on a file fails (EINVAL), never grants more.
+ */
+int dsh_landlock_ruleset_add_rule(dsh_landlock_ruleset *ruleset, int fd, uint64_t access, bool directory);
+
 void dsh_landlock_ruleset_close(dsh_landlock_ruleset *ruleset);
 
 /*
@@ -123,21 +138,5 @@ void dsh_landlock_ruleset_close(dsh_landlock_ruleset *ruleset);
  * negative errno.  The ruleset fd stays open (the caller's exec closes it).
  */
 int dsh_landlock_enforce(int ruleset_fd);
-
-/*
- * Puts the calling thread in a Landlock domain of its own that takes away
- * no file right it uses (it handles only the making of block devices, which
- * it grants nowhere, and renaming across directories, which it grants
- * everywhere), with every scope the ABI has.  What it is for is the
- * domain itself: a process in a domain can ptrace, and open the /proc
- * entries that need ptrace access (fd/, mem, root, environ), only of
- * processes in the same domain or one nested in it, and (ABI 6) signal only
- * those.  Under bwrap this keeps the sandbox's init — bwrap's pid 1, which
- * no seccomp filter governs and which holds the caller's stdio — out of the
- * command's reach.  Returns 0 or a negative errno (-ENOSYS, -EOPNOTSUPP: no
- * Landlock on this kernel, or only ABI 1, whose domains refuse every rename
- * across directories).
- */
-int dsh_landlock_enter_own_domain(void);
 
 #endif

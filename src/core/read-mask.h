@@ -15,13 +15,17 @@
  *
  * Each entry is opened O_PATH|O_NOFOLLOW beneath a directory fd opened with
  * no symlink followed, so what is granted is the inode seen then; a symlink
- * entry is granted as the link itself (reading through it is decided on its
- * target's own path).  The enumeration is bounded (`rule_limit`): a
- * directory too large to enumerate is reported, never granted whole.
+ * entry is granted nothing (reading through it is decided on its target's
+ * own path).  The directories on the way get READ_DIR (beneath them: names
+ * list, a masked directory's too, contents do not read).  The enumeration
+ * is bounded (`rule_limit`): a directory too large to enumerate is
+ * reported, never granted whole.  *failed_path points into a buffer of the
+ * calling thread, good until its next call.
  */
 #ifndef DSH_SANDBOX_READ_MASK_H
 #define DSH_SANDBOX_READ_MASK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,6 +48,13 @@ typedef struct dsh_read_mask {
  * open/readdir/landlock_add_rule (*failed_path: the entry).  On failure the
  * ruleset must not be enforced.
  */
+/*
+ * Whether `path` is absolute with no empty, `.` or `..` component and no
+ * trailing slash ("/" is): the form a mask must have to be compared by name
+ * (the launchers refuse any other, never taking it as given).
+ */
+bool dsh_read_mask_path_well_formed(const char *path);
+
 int dsh_read_mask_grant(dsh_landlock_ruleset *ruleset, uint64_t access, const dsh_read_mask *mask,
                         const char **failed_path);
 

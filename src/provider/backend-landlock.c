@@ -2,7 +2,8 @@
 /*
  * The Landlock backend.
  *
- * Grants (docs/security.md): read+execute beneath "/", read-write on the
+ * Grants (docs/security.md): read+execute beneath "/" but the call's masks
+ * (provider/landlock-masks.h: a mask it cannot hold is said), read-write on the
  * "/dev/null" sink; workspace-write adds the temp area "/tmp", /dev/ptmx
  * (new ptys), the workspace root, each extra root, the session's scratch
  * cache directory (src/provider/scratch.h: where the package managers' cache
@@ -47,6 +48,7 @@
 
 #include "provider/backend.h"
 #include "provider/call-network.h"
+#include "provider/landlock-masks.h"
 #include "provider/process.h"
 #include "provider/provider-protections.h"
 #include "core/landlock.h"
@@ -73,7 +75,11 @@ struct landlock_grant {
         bool writable;
         int fd;           /* a writable root, opened right after its check (prepared policy); -1: by name */
         bool optional;    /* a device the host may lack: no grant then, rather than no run (unset: false) */
+        bool masked;      /* "/": read granted around the masks (landlock-masks.h), not by this entry */
 };
+
+#define LANDLOCK_READ_ACCESS (DSH_LANDLOCK_ACCESS_FS_EXECUTE | DSH_LANDLOCK_ACCESS_FS_READ_FILE | \
+                              DSH_LANDLOCK_ACCESS_FS_READ_DIR)
 
 /*
  * Under workspace-write the command may make ptys (script, pty.openpty,
@@ -91,7 +97,7 @@ static int for_each_grant(const dsh_prepared_policy *prepared,
 {
         const dsh_policy *policy = &prepared->policy;
         struct landlock_grant fixed[] = {
-                { "/", false, -1 },
+                { "/", false, -1, false, true },
                 { LANDLOCK_SINK, true, -1 },
         };
         int result;
@@ -353,11 +359,24 @@ static int check_shield(const dsh_provider *provider, const dsh_policy *policy, 
         return result;
 }
 
-/* The facts of a Landlock run: the dialect, and every reason it is partial (`unprotected`: check_shield()'s). */
-static int set_facts(dsh_confined_argv *out, int abi, dsh_mode mode, char *const *unprotected)
+/*
+ * The facts of a Landlock run: the dialect, every reason it is partial
+ * (`unprotected`: check_shield()'s; the masks not held), and the masks held.
+ * Never "full" with a mask not held.
+ */
+static int set_facts(dsh_confined_argv *out, int abi, dsh_mode mode, char *const *unprotected,
+                     const dsh_landlock_masks *masks)
 {
-        if (set_dialect(out, unprotected ? DSH_ENFORCEMENT_PARTIAL : dsh_landlock_enforcement(abi), mode) < 0)
+        bool partial = unprotected || masks->unheld;
+
+        if (set_dialect(out, partial ? DSH_ENFORCEMENT_PARTIAL : dsh_landlock_enforcement(abi), mode) < 0)
                 return -ENOMEM;
+        for (char *const *reason = masks->unheld; reason && *reason; reason++)
+                if (dsh_confined_argv_add_partial_reason(out, *reason) < 0)
+                        return -ENOMEM;
+        for (char *const *path = masks->held_facts; path && *path; path++)
+                if (dsh_strv_append(&out->masked, *path) < 0)
+                        return -ENOMEM;
         if (dsh_landlock_enforcement(abi) == DSH_ENFORCEMENT_PARTIAL &&
             dsh_confined_argv_add_partial_reason(out, ABI_PARTIAL_REASON) < 0)
                 return -ENOMEM;
@@ -397,6 +416,26 @@ static int append_protect_arguments(char ***argv, char *const *paths)
         return 0;
 }
 
+/*
+ * The masks as landlock-run will hold them: decided here on a throwaway
+ * ruleset, so the launcher's own enumeration is known to fit (-E2BIG
+ * becomes a partial reason, or the refusal, before the argv exists) and
+ * the facts name what it holds.
+ */
+static int plan_launcher_masks(const dsh_provider *provider, const dsh_prepared_policy *prepared,
+                               dsh_landlock_masks *masks, dsh_error *error)
+{
+        dsh_landlock_ruleset trial = DSH_LANDLOCK_RULESET_INIT;
+        int result = dsh_landlock_ruleset_open(&trial);
+
+        if (result < 0)
+                return dsh_error_set_unavailable(error, prepared->policy.mode, strerror(-result));
+        result = dsh_landlock_masks_grant_read(&trial, LANDLOCK_READ_ACCESS, prepared,
+                                               provider->protections.require_masks, masks, error);
+        dsh_landlock_ruleset_close(&trial);
+        return result;
+}
+
 static int landlock_confine(dsh_provider *provider, char *const *argv, const dsh_prepared_policy *prepared,
                             dsh_confined_argv *out, dsh_error *error)
 {
@@ -404,6 +443,7 @@ static int landlock_confine(dsh_provider *provider, char *const *argv, const dsh
         int abi = dsh_landlock_abi();
         const char *problem = abi_problem(abi);
         char **held_back = NULL, **kept_absent = NULL, **unprotected = NULL;
+        dsh_landlock_masks masks = DSH_LANDLOCK_MASKS_INIT;
 
         if (problem)
                 return dsh_error_set_unavailable(error, policy->mode, problem);
@@ -412,27 +452,37 @@ static int landlock_confine(dsh_provider *provider, char *const *argv, const dsh
                 return -ENOSYS;
         if (check_shield(provider, policy, &held_back, &kept_absent, &unprotected, error) < 0)
                 return -EPERM;
+        if (plan_launcher_masks(provider, prepared, &masks, error) < 0) {
+                dsh_strv_free(held_back);
+                dsh_strv_free(kept_absent);
+                dsh_strv_free(unprotected);
+                dsh_landlock_masks_clear(&masks);
+                return -EPERM;
+        }
         /* The protected subpaths, those that exist and those kept absent: the launcher's supervisor holds both back. */
         if (dsh_strv_append(&out->argv, provider->landlock_run_path) < 0 ||
             for_each_grant(prepared, append_grant_arguments, &out->argv) < 0 ||
             append_protect_arguments(&out->argv, held_back) < 0 ||
             append_protect_arguments(&out->argv, kept_absent) < 0 ||
+            dsh_landlock_masks_append_arguments(&masks, &out->argv) < 0 ||
             append_network_arguments(&out->argv, &policy->network) < 0 ||
             append_variable_arguments(prepared, &out->argv) < 0 || dsh_strv_append(&out->argv, "--") < 0)
                 goto out_of_memory;
         for (char *const *argument = argv; *argument; argument++)
                 if (dsh_strv_append(&out->argv, *argument) < 0)
                         goto out_of_memory;
-        if (set_facts(out, abi, policy->mode, unprotected) < 0)
+        if (set_facts(out, abi, policy->mode, unprotected, &masks) < 0)
                 goto out_of_memory;
         dsh_strv_free(held_back);
         dsh_strv_free(kept_absent);
         dsh_strv_free(unprotected);
+        dsh_landlock_masks_clear(&masks);
         return 0;
 out_of_memory:
         dsh_strv_free(held_back);
         dsh_strv_free(kept_absent);
         dsh_strv_free(unprotected);
+        dsh_landlock_masks_clear(&masks);
         dsh_confined_argv_clear(out);
         return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
 }
@@ -448,6 +498,8 @@ static int add_grant_rule(const struct landlock_grant *grant, void *context)
         struct ruleset_builder *builder = context;
         int result;
 
+        if (grant->masked)
+                return 0;  /* granted around the masks before (build_ruleset()) */
         if (grant->fd >= 0) {
                 /* The very directory that was checked: nothing renamed or repointed since can change the grant. */
                 result = dsh_landlock_ruleset_grant_fd(builder->ruleset, grant->fd, grant->writable);
@@ -470,7 +522,8 @@ static int add_grant_rule(const struct landlock_grant *grant, void *context)
  */
 static int build_ruleset(const dsh_provider *provider, const dsh_prepared_policy *prepared,
                          dsh_landlock_ruleset *ruleset, dsh_confined_argv *facts, char ***held_back,
-                         char ***kept_absent, const dsh_private_devices *devices, dsh_error *error)
+                         char ***kept_absent, dsh_landlock_masks *masks, const dsh_private_devices *devices,
+                         dsh_error *error)
 {
         const dsh_policy *policy = &prepared->policy;
         struct ruleset_builder builder = { ruleset, NULL, NULL };
@@ -492,6 +545,14 @@ static int build_ruleset(const dsh_provider *provider, const dsh_prepared_policy
                 dsh_strv_free(unprotected);
                 return dsh_error_set_unavailable(error, policy->mode, problem);
         }
+        /* Read beneath "/" but the masks (landlock-masks.h); a mask it cannot hold is said, or refused. */
+        result = dsh_landlock_masks_grant_read(ruleset, LANDLOCK_READ_ACCESS, prepared,
+                                               provider->protections.require_masks, masks, error);
+        if (result < 0) {
+                dsh_landlock_ruleset_close(ruleset);
+                dsh_strv_free(unprotected);
+                return result;
+        }
         result = for_each_grant(prepared, add_grant_rule, &builder);
         /* The command's own /dev/shm and /dev/pts, by their mounts' fds: no other inode can come to carry these. */
         if (result == 0 && devices) {
@@ -511,7 +572,7 @@ static int build_ruleset(const dsh_provider *provider, const dsh_prepared_policy
                 return dsh_error_set_unavailable(error, policy->mode, detail);
         }
         /* The facts are complete before anything runs: no allocation can fail once the command does. */
-        result = set_facts(facts, ruleset->abi, policy->mode, unprotected);
+        result = set_facts(facts, ruleset->abi, policy->mode, unprotected, masks);
         dsh_strv_free(unprotected);
         if (result < 0) {
                 dsh_landlock_ruleset_close(ruleset);
@@ -547,10 +608,13 @@ static int supervise_roots(dsh_metadata_supervisor *supervisor, const dsh_prepar
  * subpath (by name: nothing may be made there).
  */
 static int hold_back(const dsh_provider *provider, dsh_metadata_supervisor *supervisor, char *const *held_back,
-                     char *const *kept_absent)
+                     char *const *kept_absent, char *const *pinned_masks)
 {
         int result = 0;
 
+        /* A mask inside a root is readable there (not held), but never moved or linked to where a later call reads it. */
+        for (char *const *path = pinned_masks; result == 0 && path && *path; path++)
+                result = dsh_metadata_supervisor_hold_back(supervisor, *path, DSH_REFUSAL_MASKED_PATH);
         for (char *const *path = held_back; result == 0 && path && *path; path++)
                 result = dsh_metadata_supervisor_hold_back(supervisor, *path,
                                                            dsh_provider_held_back_rule(provider, *path));
@@ -580,7 +644,7 @@ static bool supervisor_reads_commands(void)
  */
 static int start_supervisor(const dsh_provider *provider, const dsh_prepared_policy *prepared,
                             dsh_metadata_policy filter, int ruleset_fd, char *const *held_back,
-                            char *const *kept_absent, dsh_call_network *network,
+                            char *const *kept_absent, char *const *pinned_masks, dsh_call_network *network,
                             dsh_metadata_supervisor **supervisor_out, int *socket_out, dsh_error *error)
 {
         const dsh_policy *policy = &prepared->policy;
@@ -598,7 +662,7 @@ static int start_supervisor(const dsh_provider *provider, const dsh_prepared_pol
         if (result == 0 && metadata)
                 result = supervise_roots(supervisor, prepared);
         if (result == 0)
-                result = hold_back(provider, supervisor, held_back, kept_absent);
+                result = hold_back(provider, supervisor, held_back, kept_absent, pinned_masks);
         /*
          * Every write-intent call decided there and performed under the
          * command's own ruleset — where it can read the command: under
@@ -633,6 +697,7 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
         dsh_exec_plan plan = DSH_EXEC_PLAN_INIT(argv);
         dsh_metadata_supervisor *supervisor = NULL;
         dsh_private_devices devices = DSH_PRIVATE_DEVICES_INIT;
+        dsh_landlock_masks masks = DSH_LANDLOCK_MASKS_INIT;
         char **held_back = NULL, **kept_absent = NULL, **environment = NULL;
         dsh_spawn_failure failure;
         pid_t pid, command;
@@ -647,9 +712,10 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
         /* Where the caller may mount (core/private-dev.h); elsewhere the host's stay read-only. */
         if (policy->mode == DSH_MODE_WORKSPACE_WRITE && dsh_private_devices_create(&devices) == 0)
                 plan.private_devices = &devices;
-        result = build_ruleset(provider, prepared, &ruleset, &facts, &held_back, &kept_absent, plan.private_devices,
-                               error);
+        result = build_ruleset(provider, prepared, &ruleset, &facts, &held_back, &kept_absent, &masks,
+                               plan.private_devices, error);
         if (result < 0) {
+                dsh_landlock_masks_clear(&masks);
                 dsh_strv_free(held_back);
                 dsh_strv_free(kept_absent);
                 dsh_private_devices_close(&devices);
@@ -662,8 +728,9 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
                 result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         else
                 result = start_supervisor(provider, prepared, plan.metadata, ruleset.fd, held_back, kept_absent,
-                                          child->network, &supervisor, &plan.metadata_socket, error);
+                                          masks.pinned, child->network, &supervisor, &plan.metadata_socket, error);
         dsh_strv_free(held_back);
+        dsh_landlock_masks_clear(&masks);
         if (result < 0) {
                 dsh_strv_free(kept_absent);
                 dsh_strv_free(environment);

@@ -38,9 +38,12 @@
  *    writable directory itself is a mount point already; above it nothing
  *    is writable.
  *  - change it through the metadata supervisor, which performs chmod,
- *    chown, utimes and xattrs beneath the roots on the host's directory,
- *    where no mask is mounted: each mask inside a root is held back there
- *    (bwrap-supervisor.c), refused before anything is tried.
+ *    chown, utimes and xattrs beneath the roots: it opens the target in the
+ *    command's own view (the mask, never the secret) and acts only where the
+ *    same name beneath the root's host fd reaches that very inode, which a
+ *    mask's never does (EACCES).  Each existing mask is also held back there
+ *    by name (bwrap-supervisor.c): refused before anything is tried, and
+ *    recorded as `masked-path`.
  *  - wait for a name to appear (the user writing ~/.aws while the command
  *    runs), or make a wildcard match a new one: absent masks and closed
  *    directories are handed to dsh-sandbox-exec (`--mask PATH`,

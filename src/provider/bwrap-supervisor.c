@@ -36,10 +36,10 @@ static int supervise_binds(const dsh_provider *provider, dsh_metadata_supervisor
                         result = -EBADF;  /* a spawn binds by fd: by name would be a root unchecked */
         }
         /*
-         * The supervisor acts on the host's directories, where no mask is
-         * mounted: a chmod of a masked file would change the secret itself,
-         * and its answer would tell what a masked directory holds
-         * (bwrap-masks.c).  Each existing mask is held back.
+         * Each existing mask (bwrap-masks.c) held back by name: its mount is
+         * no inode of the root's, so a metadata call there would fail the
+         * inode check anyway; held back, it is refused before anything is
+         * tried and recorded as a masked path.
          */
         for (size_t i = 0; result == 0 && i < prepared->masks.count; i++)
                 if (prepared->masks.masks[i].kind != DSH_MASK_ABSENT)

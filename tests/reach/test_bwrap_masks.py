@@ -264,6 +264,29 @@ class BwrapMasks(unittest.TestCase):
                 self.assert_no_marker(again.stdout + again.stderr)
                 self.assertIn("ssh-ed25519 AAAA public", again.stdout)
 
+    def test_a_symlinked_mask_repointed_by_one_call_is_not_read_by_the_next(self):
+        # ~/.aws is a link to the credentials kept elsewhere (a dotfile manager's way).  The link lies in the
+        # workspace, where nothing pins it: the first call points it at an empty directory, and the second,
+        # planning ~/.aws by name again, must still not read the old target — or the calls must say that
+        # this mask is not held.
+        shutil.rmtree(os.path.join(self.home, ".aws"))
+        kept = os.path.join(self.base, "kept", "aws")
+        os.makedirs(kept)
+        marker = f"SECRET-kept-aws-{uuid.uuid4().hex}"
+        with open(os.path.join(kept, "credentials"), "w", encoding="utf-8") as handle:
+            handle.write(marker + "\n")
+        os.symlink(kept, os.path.join(self.home, ".aws"))
+        os.makedirs(os.path.join(self.home, "empty"))
+        first = self.run_confined("workspace-write", ["sh", "-c", f"cat {kept}/credentials; "
+                                                      f"ln -sfn {self.home}/empty {self.home}/.aws"])
+        self.assertNotIn(marker, first.stdout + first.stderr)
+        second = self.run_confined("workspace-write", ["cat", os.path.join(kept, "credentials")])
+        said = [line for line in (first.stderr + second.stderr).splitlines()
+                if "partial" in line and os.path.join(self.home, ".aws") in line and "symlink" in line]
+        if not said:
+            self.assertNotIn(marker, second.stdout + second.stderr,
+                             "a repointed ~/.aws uncovered its old target in a later call, and no call said so")
+
     # ------------------------------------------------------------------------------------- confine --
 
     def test_confine_argv_mounts_the_masks_last_and_masks_when_spawned(self):
@@ -297,13 +320,14 @@ class BwrapMasks(unittest.TestCase):
                     pin = argv.index(ssh)
                     self.assertEqual(argv[pin - 1:pin + 2], ["--bind", ssh, ssh], "~/.ssh is pinned")
                     self.assertLess(pin, mask)
-                for path in (key, aws, os.path.join(self.home, ".netrc")):
-                    self.assertIn(path, facts.get("masked", []), facts)
                 spawned = subprocess.run(argv, cwd=self.home, env=self.environment, capture_output=True, text=True,
                                          timeout=60, check=False)
                 self.assertEqual(spawned.returncode, 0, spawned.stderr)
                 self.assert_no_marker(spawned.stdout + spawned.stderr)
                 self.assertIn("ssh-ed25519 AAAA public", spawned.stdout)
+                # The facts name what is masked (and so held).
+                for path in (key, aws, os.path.join(self.home, ".netrc")):
+                    self.assertIn(path, facts.get("masked", []), facts)
 
     # ------------------------------------------------------------------------- not held, and said so --
 

@@ -51,10 +51,14 @@
  *    entry by entry, enumerated inside the sandbox after these mounts
  *    (core/read-mask.h), so a name made later is unreadable.  An existing
  *    mask is not passed: it is the empty mount, readable as empty.  Inside
- *    a writable root the command may create and read any name, so such an
- *    absent mask or closed directory is not held — said (partial), or with
- *    requireMasks refused; the same for every one of them on a kernel below
- *    Landlock ABI 2, where the command gets no domain of its own.
+ *    a writable root such an absent mask or closed directory is not held —
+ *    said (partial), or with requireMasks refused: the inner layer could
+ *    hold it (REFER keeps a new file from moving to where it is readable),
+ *    but every name made during the call in each directory on its way would
+ *    be unreadable too, and with the workspace being the home that is every
+ *    new file at its top: ordinary work would break.  On a kernel below
+ *    Landlock ABI 2 the command gets no domain of its own, and none of them
+ *    is held.
  *  - sit above a writable root: a masked directory that holds the
  *    workspace would hide it; it is not mounted, and said.
  * A mask beneath /tmp that no root (nor the start directory) brings back is

@@ -10,10 +10,11 @@
  *         workspace-write: --bind-fd FD /tmp (the session's scratch; else --tmpfs /tmp)
  *                          --bind-fd FD WS [--bind-fd FD ROOT]... [pins, read-only binds]
  *                          [--tmpfs SCRATCH-BASE --bind-fd FD CACHE]
- *         [--tmpfs HIDDEN --remount-ro HIDDEN]...
+ *         [--tmpfs HIDDEN --remount-ro HIDDEN]... [--ro-bind MASK-FILE MASKED]...
+ *         [--perms 0700 --tmpfs MASKED-DIR --remount-ro MASKED-DIR]...
  *         --setenv TMPDIR /tmp [--setenv CACHE-VARIABLE DIR]...
  *         [--chdir DIR] [--json-status-fd N] -- dsh-sandbox-exec [--status-fd M] [--listener-fd L]
- *         [--network off|allow-list] -- ARGV...
+ *         [--mask PATH]... [--mask-closed DIR]... [--network off|allow-list] -- ARGV...
  *
  * Every host path is visible read-only; workspace-write rebinds the workspace
  * and each extra root read-write (minus the shield: src/shield/shield.c).  The
@@ -45,6 +46,9 @@
  *   hidden dirs     an empty read-only tmpfs over the remote's ssh control
  *                   directories: a read-only socket still connects, and the
  *                   master does what its client asks (append_hidden());
+ *   masks           the credentials on disk (shield/masks.h) shown empty and
+ *                   read-only, pinned, the names made later left to
+ *                   dsh-sandbox-exec's read layer (bwrap-masks.c);
  *   --new-session   no controlling terminal (and dsh-sandbox-exec's seccomp
  *                   filter refuses TIOCSTI on any terminal it could take);
  *                   a pty the caller made for the command

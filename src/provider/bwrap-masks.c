@@ -296,7 +296,7 @@ int dsh_bwrap_masks_plan(dsh_bwrap_masks *masks, const dsh_protections *protecti
         if (masks->not_held && protections->require_masks)
                 return dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EPERM,
                                      "a mask cannot be held and requireMasks is set: %s", masks->not_held[0]);
-        if (!masks->files && !masks->directories)
+        if (!masks->files)
                 return 0;
         masks->empty_file = dsh_protections_launcher_path(protections, DSH_BWRAP_MASK_FILE_NAME);
         if (!masks->empty_file)

@@ -20,7 +20,7 @@
 #define DSH_BWRAP_MASK_FILE_NAME "dsh-sandbox-mask"
 
 typedef struct dsh_bwrap_masks {
-        char *empty_file;       /* the mask file's path; NULL: no mask to mount */
+        char *empty_file;       /* the mask file's path; NULL: no masked file to cover */
         char **files;           /* existing masked files: --ro-bind EMPTY PATH */
         char **directories;     /* existing masked directories: an empty read-only tmpfs */
         char **inner_masked;    /* absent masks for dsh-sandbox-exec's inner layer (--mask) */
@@ -38,7 +38,7 @@ typedef struct dsh_bwrap_masks {
  * bound writable (the workspace, the extra roots and `extra_writable`, the
  * git directories a worktree needs).  Every directory between a writable
  * directory and an existing mask inside it is added to *pins (sorted parents
- * first).  Checks the mask file when any mask is to be mounted
+ * first).  Checks the mask file when a masked file is to be covered
  * (SANDBOX_UNAVAILABLE when it is missing or not an empty
  * read-only file); with `protections->require_masks`, a mask not held is
  * SANDBOX_PREPARATION_FAILED naming it.  Returns 0 or a negative errno with

@@ -383,6 +383,24 @@ class BwrapMasks(unittest.TestCase):
                 os.unlink(os.path.join(self.home, ".ssh/id_new"))
                 os.unlink(go)
 
+    def test_without_landlock_the_masks_still_mount_and_every_later_name_is_said(self):
+        # A kernel without Landlock (simulated: its system calls fail ENOSYS for the whole call) gives the
+        # command no domain of its own, so nothing keeps a name made during the call unreadable: the
+        # existing masks still read empty, and each absent mask and closed directory is named as not held.
+        no_landlock = os.environ.get("NO_LANDLOCK_EXEC_BIN", "")
+        if not os.access(no_landlock, os.X_OK):
+            self.skipTest("NO_LANDLOCK_EXEC_BIN is not built")
+        argv = [no_landlock, BIN, "run", "--backend", "bwrap", "--mode", "read-only", "--root", self.home, "--",
+                "sh", "-c", READ_ALL]
+        result = subprocess.run(argv, cwd=self.home, env=self.environment, capture_output=True, text=True,
+                                timeout=120, check=False)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assert_no_marker(result.stdout + result.stderr)
+        self.assertIn(f"the mask {os.path.join(self.home, '.kube')} does not exist, and this kernel gives the "
+                      "command no Landlock domain of its own", result.stderr)
+        self.assertIn(f"the names the masks of {os.path.join(self.home, '.ssh')} match would be readable",
+                      result.stderr)
+
     # ---------------------------------------------------------------------------------- the mask file --
 
     def test_a_missing_grown_or_writable_mask_file_refuses_the_call(self):

@@ -26,6 +26,7 @@ void dsh_confined_argv_clear(dsh_confined_argv *confined)
         free(confined->backend);
         dsh_strv_free(confined->partial_reasons);
         dsh_strv_free(confined->masked);
+        dsh_strv_free(confined->environment_removed);
         free(confined->network);
         *confined = (dsh_confined_argv) DSH_CONFINED_ARGV_INIT;
 }

@@ -10,8 +10,7 @@
  *         workspace-write: --bind-fd FD /tmp (the session's scratch; else --tmpfs /tmp)
  *                          --bind-fd FD WS [--bind-fd FD ROOT]... [pins, read-only binds]
  *                          [--tmpfs SCRATCH-BASE --bind-fd FD CACHE]
- *         [--tmpfs HIDDEN --remount-ro HIDDEN]... [--ro-bind MASK-FILE MASKED]...
- *         [--perms 0700 --tmpfs MASKED-DIR --remount-ro MASKED-DIR]...
+ *         [--tmpfs HIDDEN --remount-ro HIDDEN]... [masks: see bwrap-masks.c]
  *         --setenv TMPDIR /tmp [--setenv CACHE-VARIABLE DIR]...
  *         [--chdir DIR] [--json-status-fd N] -- dsh-sandbox-exec [--status-fd M] [--listener-fd L]
  *         [--mask PATH]... [--mask-closed DIR]... [--network off|allow-list] -- ARGV...
@@ -45,7 +44,7 @@
  *                   send to an address sent to the supervisor (core/);
  *   hidden dirs     an empty read-only tmpfs over the remote's ssh control
  *                   directories: a read-only socket still connects, and the
- *                   master does what its client asks (append_hidden());
+ *                   master does what its client asks (bwrap-masks.c);
  *   masks           the credentials on disk (shield/masks.h) shown empty and
  *                   read-only, pinned, the names made later left to
  *                   dsh-sandbox-exec's read layer (bwrap-masks.c);
@@ -183,7 +182,7 @@ struct bwrap_call {
         char **variables;       /* NAME, VALUE pairs for --setenv (scratch.h) */
         bool controlling_terminal;      /* dsh_spawn_options.controlling_terminal: dsh-sandbox-exec takes stdin's */
         char *chdir_path;       /* spawn only: --chdir, the path of the caller's cwd fd; NULL: none */
-        char *const *hidden;    /* the protections' hidden directories (borrowed): see append_hidden() */
+        char *const *hidden;    /* the protections' hidden directories (borrowed): see bwrap-masks.h */
         dsh_network_filter network;     /* dsh-sandbox-exec's --network (ON: none) */
         bool unshare_net;       /* --unshare-net: off with no allowed local port (call-network.h) */
         dsh_bwrap_masks masks;  /* the call's masks: mounted last, pinned, the rest to dsh-sandbox-exec */
@@ -497,27 +496,6 @@ static int append_read_only_temp_area(char ***argv, const dsh_policy *policy)
         return result;
 }
 
-/*
- * Made last, in both modes, over whatever the roots and the shield bound
- * there: an empty read-only tmpfs over each hidden directory (the remote's
- * ssh control directories, protections.h).  Read-only is not enough for
- * them: connect() to a socket needs no write access to its mount, and the
- * master behind it does what any client asks.  Each was made beforehand
- * when missing (dsh_protections_make_hidden()), so a master started while the
- * command runs is hidden too: the host's new directory would otherwise
- * appear through the read-only view of "/".
- */
-static int append_hidden(char ***argv, const struct bwrap_call *call)
-{
-        for (char *const *path = call->hidden; path && *path; path++) {
-                const char *words[] = { "--tmpfs", *path, "--remount-ro", *path, NULL };
-
-                if (access(*path, F_OK) == 0 && append_words(argv, words) < 0)
-                        return -ENOMEM;
-        }
-        return 0;
-}
-
 /* --setenv for each of the call's variables (TMPDIR, the caches: scratch.h). */
 static int append_variables(char ***argv, const struct bwrap_call *call)
 {
@@ -565,9 +543,7 @@ static int build_argv(char ***argv, const struct bwrap_call *call, const dsh_pol
         else if (result == 0)
                 result = append_read_only_temp_area(argv, policy);
         if (result == 0)
-                result = append_hidden(argv, call);
-        if (result == 0)
-                result = dsh_bwrap_masks_append_mounts(argv, &call->masks, call->chdir_path);
+                result = dsh_bwrap_append_last_mounts(argv, call->hidden, &call->masks, call->chdir_path);
         if (result == 0)
                 result = append_variables(argv, call);
         if (result == 0 && call->chdir_path) {

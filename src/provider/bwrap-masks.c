@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The masks under bwrap (bwrap-masks.h).  What the command — uid 0 inside,
+ * The masks under bwrap, and the other mounts made last (bwrap-masks.h).
+ * What the command — uid 0 inside,
  * every capability dropped, no_new_privs, the metadata filter installed —
  * could do about a mask, and what answers it (tests/reach/test_bwrap_masks.py
  * tries each on the real bwrap):
@@ -338,8 +339,31 @@ static int append_words(char ***argv, const char *const *words)
         return 0;
 }
 
-int dsh_bwrap_masks_append_mounts(char ***argv, const dsh_bwrap_masks *masks, const char *start_directory)
+/*
+ * An empty read-only tmpfs over each hidden directory (the remote's ssh
+ * control directories, protections.h).  Read-only is not enough for them:
+ * connect() to a socket needs no write access to its mount, and the master
+ * behind it does what any client asks.  Each was made beforehand when
+ * missing (dsh_protections_make_hidden()), so a master started while the
+ * command runs is hidden too: the host's new directory would otherwise
+ * appear through the read-only view of "/".
+ */
+static int append_hidden(char ***argv, char *const *hidden)
 {
+        for (char *const *path = hidden; path && *path; path++) {
+                const char *words[] = { "--tmpfs", *path, "--remount-ro", *path, NULL };
+
+                if (access(*path, F_OK) == 0 && append_words(argv, words) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+int dsh_bwrap_append_last_mounts(char ***argv, char *const *hidden, const dsh_bwrap_masks *masks,
+                                 const char *start_directory)
+{
+        if (append_hidden(argv, hidden) < 0)
+                return -ENOMEM;
         for (char **path = masks->files; path && *path; path++) {
                 const char *words[] = { "--ro-bind", masks->empty_file, *path, NULL };
 

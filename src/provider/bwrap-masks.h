@@ -2,8 +2,9 @@
 /*
  * The call's masks under bwrap (shield/masks.h plans them; docs/secrets.md):
  * what backend-bwrap.c mounts over each, pins around it, hands on to
- * dsh-sandbox-exec's inner Landlock layer, and reports as not held.  The
- * argument is in bwrap-masks.c, above the code.
+ * dsh-sandbox-exec's inner Landlock layer, and reports as not held; and the
+ * hidden directories, the other empty mounts made last.  The argument is in
+ * bwrap-masks.c, above the code.
  */
 #ifndef DSH_SANDBOX_BWRAP_MASKS_H
 #define DSH_SANDBOX_BWRAP_MASKS_H
@@ -49,14 +50,16 @@ DSH_INTERNAL int dsh_bwrap_masks_plan(dsh_bwrap_masks *masks, const dsh_protecti
                                       char ***pins, dsh_error *error);
 
 /*
- * The mounts, to be made after every other (over the roots' binds, the
- * pins, the shield's read-only binds, the hidden directories), in both
- * spawn and confine.  `start_directory` is the directory the command starts
- * in (NULL: unknown): beneath /tmp, bwrap binds it back over the call's own
- * /tmp, so a mask beneath it is visible there.  Returns 0 or -ENOMEM.
+ * The mounts made after every other (over the roots' binds, the pins, the
+ * shield's read-only binds), in both modes, spawn and confine: an empty
+ * read-only tmpfs over each of `hidden` (the protections' hidden
+ * directories, those that exist), then the masks.  `start_directory` is the
+ * directory the command starts in (NULL: the cwd): beneath /tmp, bwrap binds
+ * it back over the call's own /tmp, so a mask beneath it is visible there.
+ * Returns 0 or -ENOMEM.
  */
-DSH_INTERNAL int dsh_bwrap_masks_append_mounts(char ***argv, const dsh_bwrap_masks *masks,
-                                               const char *start_directory);
+DSH_INTERNAL int dsh_bwrap_append_last_mounts(char ***argv, char *const *hidden, const dsh_bwrap_masks *masks,
+                                              const char *start_directory);
 
 /* dsh-sandbox-exec's `--mask PATH` and `--mask-closed DIR` words (before its "--").  Returns 0 or -ENOMEM. */
 DSH_INTERNAL int dsh_bwrap_masks_append_exec_options(char ***argv, const dsh_bwrap_masks *masks,

@@ -158,7 +158,7 @@ static void test_workspace_write_mounts_pins_and_hands_on(void **state)
         assert_string_equal(f->pins[2], ssh);
         assert_string_equal(f->masks.empty_file, f->mask_file);
 
-        assert_int_equal(dsh_bwrap_masks_append_mounts(&f->argv, &f->masks, NULL), 0);
+        assert_int_equal(dsh_bwrap_append_last_mounts(&f->argv, NULL, &f->masks, NULL), 0);
         words = joined(f->argv);
         assert_true(asprintf(&expected, "--ro-bind %s %s --ro-bind %s %s --ro-bind %s %s "
                                         "--perms 0700 --tmpfs %s/.aws --remount-ro %s/.aws",
@@ -241,7 +241,7 @@ static void test_a_masked_directory_holding_the_workspace_is_not_mounted_and_sai
         free(f->prepared.masks.masks[2].path);
         f->prepared.masks.masks[2].path = strdup(f->scratch);
         assert_int_equal(plan(f), 0);
-        assert_int_equal(dsh_bwrap_masks_append_mounts(&f->argv, &f->masks, NULL), 0);
+        assert_int_equal(dsh_bwrap_append_last_mounts(&f->argv, NULL, &f->masks, NULL), 0);
         words = joined(f->argv);
         assert_false(test_contains(words, "--tmpfs"));
         free(words);
@@ -254,10 +254,31 @@ static void test_a_mask_beneath_the_start_directory_under_tmp_is_mounted(void **
         char *words;
 
         assert_int_equal(plan(f), 0);
-        assert_int_equal(dsh_bwrap_masks_append_mounts(&f->argv, &f->masks, "/tmp/dsh-sandbox-unit-not-in-view"), 0);
+        assert_int_equal(dsh_bwrap_append_last_mounts(&f->argv, NULL, &f->masks,
+                                                      "/tmp/dsh-sandbox-unit-not-in-view"), 0);
         words = joined(f->argv);
         assert_true(test_contains(words, " /tmp/dsh-sandbox-unit-not-in-view/secret"));
         free(words);
+}
+
+/* The hidden directories that exist come first, then the masks: nothing mounted after a mask covers it. */
+static void test_hidden_directories_then_masks(void **state)
+{
+        struct fixture *f = *state;
+        char *missing = path_in(f->scratch, "no-such-directory");
+        char *hidden[] = { f->launchers, missing, NULL };
+        char *words, *expected = NULL;
+
+        assert_int_equal(plan(f), 0);
+        assert_int_equal(dsh_bwrap_append_last_mounts(&f->argv, hidden, &f->masks, NULL), 0);
+        words = joined(f->argv);
+        assert_true(asprintf(&expected, "--tmpfs %s --remount-ro %s --ro-bind %s %s ", f->launchers, f->launchers,
+                             f->mask_file, f->prepared.masks.masks[0].path) > 0);
+        assert_true(strncmp(words, expected, strlen(expected)) == 0);
+        assert_false(test_contains(words, missing));
+        free(expected);
+        free(words);
+        free(missing);
 }
 
 /* A grown, group- or other-writable, symlinked or missing mask file is a refusal naming it. */
@@ -317,6 +338,7 @@ int main(void)
                                                 setup, teardown),
                 cmocka_unit_test_setup_teardown(test_a_mask_beneath_the_start_directory_under_tmp_is_mounted, setup,
                                                 teardown),
+                cmocka_unit_test_setup_teardown(test_hidden_directories_then_masks, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_the_mask_file_is_checked, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_facts_name_what_is_held, setup, teardown),
         };

@@ -20,6 +20,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         return 0;
 }
 
+/* Each --mask or --mask-closed path (NULL: none given): a piece of argv, canonical in form. */
+static void check_masks(char **argv, char **paths)
+{
+        for (char **path = paths; path && *path; path++)
+                FUZZ_CHECK(fuzz_argv_contains(argv, *path) && (*path)[0] == '/' && !strstr(*path, "//") &&
+                           !strstr(*path, "/../") && !strstr(*path, "/./"));
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         struct launch_request request = { 0 };
@@ -56,6 +64,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 FUZZ_CHECK(!(length >= 2 && strcmp(path + length - 2, "/.") == 0));
                 FUZZ_CHECK(!(length >= 3 && strcmp(path + length - 3, "/..") == 0));
         }
+        /* A mask, like a held-back path, is one piece of argv canonical in form: a name the grant compares. */
+        check_masks(argv, request.masked);
+        check_masks(argv, request.mask_closed);
+        free(request.masked);
+        free(request.mask_closed);
         free(request.grants);
         free(request.variables);
         free(request.protected_paths);

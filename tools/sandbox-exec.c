@@ -78,8 +78,8 @@
 
 #include "core/metadata-filter.h"
 #include "core/landlock.h"
+#include "core/own-domain.h"
 #include "core/process-hardening.h"
-#include "core/read-mask.h"
 #include "core/sandbox-exec-status.h"
 
 #define HELPER_FAILURE 125
@@ -438,7 +438,7 @@ static int install_metadata_filter(int listener_socket, bool temp_root, dsh_netw
  * system call the filter refuses through it, and one that could open
  * /proc/1/fd/0 (ptrace read access, which Yama never restricts) would write
  * a stdin the caller opened read-only.  A Landlock domain of the command's
- * own (core/landlock.h) ends both: ptrace and those /proc entries reach only
+ * own (core/own-domain.h) ends both: ptrace and those /proc entries reach only
  * processes of the same domain.  A kernel without Landlock cannot give it:
  * the command runs, and the backend reports the call partial, saying why
  * (DSH_BWRAP_NO_DOMAIN_REASON).

@@ -10,7 +10,6 @@
 
 #include "core/kernel-abi.h"
 #include "core/landlock.h"
-#include "core/read-mask.h"
 
 #define LANDLOCK_CREATE_RULESET_VERSION_FLAG (1U << 0)
 #define LANDLOCK_RULE_PATH_BENEATH_TYPE 1
@@ -174,75 +173,6 @@ void dsh_landlock_ruleset_close(dsh_landlock_ruleset *ruleset)
         if (ruleset->fd >= 0)
                 close(ruleset->fd);
         ruleset->fd = -1;
-}
-
-/* REFER beneath "/" in the ruleset `ruleset_fd`.  Returns 0 or a negative errno. */
-static int grant_refer_everywhere(int ruleset_fd)
-{
-        struct dsh_landlock_path_beneath_attr rule = { .allowed_access = DSH_LANDLOCK_ACCESS_FS_REFER };
-        int result = 0;
-
-        rule.parent_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (rule.parent_fd < 0)
-                return -errno;
-        if (syscall(__NR_landlock_add_rule, ruleset_fd, LANDLOCK_RULE_PATH_BENEATH_TYPE, &rule, 0) < 0)
-                result = -errno;
-        close(rule.parent_fd);
-        return result;
-}
-
-bool dsh_landlock_own_domain_available(void)
-{
-        return dsh_landlock_abi() >= 2;
-}
-
-int dsh_landlock_enter_own_domain(const struct dsh_read_mask *mask, const char **failed_path)
-{
-        struct dsh_landlock_ruleset_attr attr = { 0 };
-        dsh_landlock_ruleset ruleset = DSH_LANDLOCK_RULESET_INIT;
-        int abi = dsh_landlock_abi();
-        long fd;
-        int result;
-
-        if (abi < 0)
-                return abi;
-        /*
-         * A domain that does not handle REFER refuses every rename and link
-         * across directories (EXDEV), as ABI 1 did, so REFER is handled and
-         * granted beneath "/": nothing moves that the mounts would not let
-         * move.  Below ABI 2 that cannot be said, and no domain is entered.
-         */
-        if (abi < 2)
-                return -EOPNOTSUPP;
-        /* Block devices are never made by a capability-less process anyway: this handles a right nobody has. */
-        attr.handled_access_fs = DSH_LANDLOCK_ACCESS_FS_MAKE_BLOCK | DSH_LANDLOCK_ACCESS_FS_REFER;
-        /*
-         * Reading is handled only to hold a mask: then what the mounts show
-         * is readable except the masks (core/read-mask.h).  EXECUTE stays
-         * unhandled, and an exec needs READ_FILE anyway, so a masked file
-         * cannot be run to read it either.
-         */
-        if (mask)
-                attr.handled_access_fs |= DSH_LANDLOCK_ACCESS_FS_READ_FILE | DSH_LANDLOCK_ACCESS_FS_READ_DIR;
-        attr.scoped = dsh_landlock_scopes(abi);
-        fd = syscall(__NR_landlock_create_ruleset, &attr, sizeof(attr), 0);
-        if (fd < 0)
-                return -errno;
-        ruleset.fd = (int) fd;
-        ruleset.abi = abi;
-        ruleset.handled_access = attr.handled_access_fs;
-        ruleset.scoped = attr.scoped;
-        result = grant_refer_everywhere(ruleset.fd);
-        if (result == 0 && mask) {
-                result = dsh_read_mask_grant(&ruleset,
-                                             DSH_LANDLOCK_ACCESS_FS_READ_FILE | DSH_LANDLOCK_ACCESS_FS_READ_DIR, mask,
-                                             failed_path);
-                result = result < 0 ? result : 0;
-        }
-        if (result == 0)
-                result = dsh_landlock_enforce(ruleset.fd);
-        dsh_landlock_ruleset_close(&ruleset);
-        return result;
 }
 
 /*

@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
@@ -36,6 +37,14 @@
 #include "provider/landlock-masks.h"
 
 #define LANDLOCK_MASKS_TEMP_AREA "/tmp"
+
+static bool vector_holds(char *const *paths, const char *path)
+{
+        for (char *const *entry = paths; entry && *entry; entry++)
+                if (strcmp(*entry, path) == 0)
+                        return true;
+        return false;
+}
 
 /* The writable root `directory` (a closed directory) lies at or beneath, or NULL; `temp_area` canonical /tmp. */
 static const char *writable_root_of(const dsh_policy *policy, const char *temp_area, const char *directory)
@@ -52,51 +61,94 @@ static const char *writable_root_of(const dsh_policy *policy, const char *temp_a
         return NULL;
 }
 
-static int add_unheld_inside_root(dsh_landlock_masks *masks, const char *path, const char *root)
+/* "the mask M lies inside the writable root R, ..." or, `root_inside`, "the writable root R lies inside the mask M, ...". */
+static int add_sentence(dsh_landlock_masks *masks, bool root_inside, const char *mask, const char *root)
 {
         char *sentence = NULL;
+        int written = root_inside ? asprintf(&sentence,
+                                             "the writable root %s lies inside the mask %s, where Landlock's write "
+                                             "grant includes reading it", root, mask)
+                                  : asprintf(&sentence,
+                                             "the mask %s lies inside the writable root %s, where Landlock's write "
+                                             "grant includes reading it", mask, root);
         int result;
 
-        if (asprintf(&sentence,
-                     "the mask %s lies inside the writable root %s, where Landlock's write grant includes reading it",
-                     path, root) < 0)
+        if (written < 0)
                 return -ENOMEM;
         result = dsh_strv_append(&masks->unheld, sentence);
         free(sentence);
         return result;
 }
 
-/* Sorts the plan into held and unheld (`paths`: dsh_mask_plan_paths(), masks first, then each closed directory). */
+/*
+ * One mask of the plan.  At or beneath a writable root: not held, and
+ * pinned when it exists.  A root beneath it: that part of it is readable
+ * (said), the rest still held — it is left out of the grant all the same
+ * (the root's own grant covers only the root), and never pinned: that
+ * would freeze the whole root.
+ */
+static int sort_mask(const dsh_mask *mask, const char *fact, dsh_landlock_masks *masks)
+{
+        const char *root = mask->inside_writable_root;
+        int result = 0;
+
+        if (root && dsh_path_is_beneath(mask->path, root)) {
+                result = add_sentence(masks, false, fact, root);
+                if (result == 0 && mask->kind != DSH_MASK_ABSENT)
+                        result = dsh_strv_append(&masks->pinned, mask->path);
+                return result;
+        }
+        if (root)
+                result = add_sentence(masks, true, fact, root);
+        if (result == 0 && dsh_strv_append(&masks->masked, mask->path) < 0)
+                result = -ENOMEM;
+        if (result == 0 && !root && dsh_strv_append(&masks->held_facts, fact) < 0)
+                result = -ENOMEM;
+        return result;
+}
+
+/* A wildcard "DIR/PATTERN" of the plan: held with its closed directory DIR, unless DIR lies in a writable root. */
+static int sort_wildcard(const dsh_prepared_policy *prepared, const char *temp_area, const char *wildcard,
+                         dsh_landlock_masks *masks)
+{
+        const char *slash = strrchr(wildcard, '/');
+        dsh_autofree char *directory = slash ? strndup(wildcard, slash == wildcard ? 1 : (size_t) (slash - wildcard))
+                                             : NULL;
+        const char *root;
+
+        if (!directory)
+                return -ENOMEM;
+        root = writable_root_of(&prepared->policy, temp_area, directory);
+        if (root)
+                return add_sentence(masks, false, wildcard, root);
+        if (dsh_strv_append(&masks->held_facts, wildcard) < 0)
+                return -ENOMEM;
+        if (!vector_holds(masks->closed, directory) && dsh_strv_append(&masks->closed, directory) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/*
+ * Sorts the plan into held and unheld.  `paths` is dsh_mask_plan_paths():
+ * each mask's path, then each wildcard as "DIR/PATTERN", whose DIR is one of
+ * the closed directories (a pattern is one last component).
+ */
 static int sort_plan(const dsh_prepared_policy *prepared, char *const *paths, dsh_landlock_masks *masks)
 {
         const dsh_mask_plan *plan = &prepared->masks;
         dsh_autofree char *temp_area = dsh_path_canonical(LANDLOCK_MASKS_TEMP_AREA);
-        size_t closed_count = dsh_strv_length(plan->closed_directories);
+        size_t count = dsh_strv_length(paths);
         int result = 0;
 
-        for (size_t i = 0; result == 0 && i < plan->count; i++) {
-                const dsh_mask *mask = &plan->masks[i];
-
-                if (mask->inside_writable_root) {
-                        result = add_unheld_inside_root(masks, paths[i], mask->inside_writable_root);
-                        if (result == 0 && mask->kind != DSH_MASK_ABSENT)
-                                result = dsh_strv_append(&masks->pinned, mask->path);
-                        continue;
-                }
-                if (dsh_strv_append(&masks->masked, mask->path) < 0 ||
-                    dsh_strv_append(&masks->held_facts, paths[i]) < 0)
+        for (size_t i = 0; result == 0 && i < plan->count && i < count; i++)
+                result = sort_mask(&plan->masks[i], paths[i], masks);
+        for (size_t i = plan->count; result == 0 && i < count; i++)
+                result = sort_wildcard(prepared, temp_area, paths[i], masks);
+        /* A closed directory no wildcard named (none should be): still enumerated, never granted whole. */
+        for (char **directory = plan->closed_directories; result == 0 && directory && *directory; directory++)
+                if (!writable_root_of(&prepared->policy, temp_area, *directory) &&
+                    !vector_holds(masks->closed, *directory) && dsh_strv_append(&masks->closed, *directory) < 0)
                         result = -ENOMEM;
-        }
-        for (size_t j = 0; result == 0 && j < closed_count; j++) {
-                const char *directory = plan->closed_directories[j];
-                const char *root = writable_root_of(&prepared->policy, temp_area, directory);
-
-                if (root)
-                        result = add_unheld_inside_root(masks, paths[plan->count + j], root);
-                else if (dsh_strv_append(&masks->closed, directory) < 0 ||
-                         dsh_strv_append(&masks->held_facts, paths[plan->count + j]) < 0)
-                        result = -ENOMEM;
-        }
         return result;
 }
 

@@ -42,7 +42,8 @@ static int setup(void **state)
         assert_non_null(home);
         project = test_path_join(home, "proj");
         assert_int_equal(mkdir(project, 0755), 0);
-        test_setup_shell(home, "echo SECRET-MARK > secret.txt && mkdir big && echo BIG-MARK > big/secret", NULL);
+        test_setup_shell(home, "echo SECRET-MARK > secret.txt && mkdir big && echo BIG-MARK > big/secret && "
+                         "mkdir -p vault/ws && echo VAULT-MARK > vault/key && echo OPEN-FILE > readable.txt", NULL);
         old_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
         setenv("HOME", home, 1);
         provider = dsh_provider_new();
@@ -66,7 +67,7 @@ static int teardown(void **state)
 
 static void set_masks(bool required)
 {
-        const char *entries[] = { "secret.txt", "big/secret", NULL };
+        const char *entries[] = { "secret.txt", "big/secret", "vault", NULL };
 
         assert_int_equal(dsh_provider_set_masked_paths(provider, entries, required, NULL), 0);
 }
@@ -78,11 +79,30 @@ static void make_policy(dsh_policy *policy, dsh_mode mode, const char *root)
         policy->workspace_root = strdup(root);
 }
 
-/* Spawns `sh -c script` with stdout to `output`; returns the exit status, the facts in *child_out. */
+static int spawn_argv(const dsh_policy *policy, const char **argv, char **output, dsh_child **child_out,
+                      dsh_error *error);
+
+/*
+ * Spawns `sh -c script` in the policy's workspace root, stdout to
+ * `output`; returns the exit status, the facts in *child_out.
+ */
 static int spawn(const dsh_policy *policy, const char *script, char **output, dsh_child **child_out,
                  dsh_error *error)
 {
-        const char *argv[] = { "sh", "-c", script, NULL };
+        char *line = NULL;
+        const char *argv[] = { "sh", "-c", NULL, NULL };
+        int result;
+
+        assert_true(asprintf(&line, "cd '%s' || exit 97; %s", policy->workspace_root, script) > 0);
+        argv[2] = line;
+        result = spawn_argv(policy, argv, output, child_out, error);
+        free(line);
+        return result;
+}
+
+static int spawn_argv(const dsh_policy *policy, const char **argv, char **output, dsh_child **child_out,
+                      dsh_error *error)
+{
         dsh_spawn_options options = DSH_SPAWN_OPTIONS_INIT;
         int pipe_fds[2], status = -1;
 
@@ -119,10 +139,12 @@ static void test_held_mask_unreadable_and_in_the_facts(void **state)
         TEST_REQUIRE_LANDLOCK();
         set_masks(false);
         make_policy(&policy, DSH_MODE_WORKSPACE_WRITE, project);
-        spawn(&policy, "cat ../secret.txt ../big/secret; echo done", &output, &child, &error);
+        spawn(&policy, "cat ../secret.txt ../big/secret; cat ../readable.txt ../proj/../secret.txt; echo done", &output,
+              &child, &error);
         assert_non_null(child);
         assert_false(test_contains(output, "MARK"));
         assert_true(test_contains(output, "done"));
+        assert_true(test_contains(output, "OPEN-FILE"));   /* beside the mask, granted */
         assert_true(list_holds(dsh_child_facts(child)->masked, secret));
         assert_int_equal(dsh_child_facts(child)->enforcement, dsh_landlock_enforcement(dsh_landlock_abi()));
         assert_false(list_holds(dsh_child_facts(child)->partial_reasons, "mask"));
@@ -213,11 +235,12 @@ static void test_too_many_entries_partial_or_refused(void **state)
                              DSH_READ_MASK_DEFAULT_RULE_LIMIT) > 0);
         set_masks(false);
         make_policy(&policy, DSH_MODE_READ_ONLY, project);
-        spawn(&policy, "cat ../secret.txt; true", &output, &child, &error);
+        spawn(&policy, "cat ../secret.txt ../big/secret; true", &output, &child, &error);
         assert_non_null(child);
         assert_int_equal(dsh_child_facts(child)->enforcement, DSH_ENFORCEMENT_PARTIAL);
         assert_true(list_holds(dsh_child_facts(child)->partial_reasons, sentence));
-        /* The other mask still holds. */
+        /* Not held, as said (so the partial is true), while the other mask still holds. */
+        assert_true(test_contains(output, "BIG-MARK"));
         assert_false(test_contains(output, "SECRET-MARK"));
         dsh_child_free(child);
         free(output);
@@ -231,6 +254,35 @@ static void test_too_many_entries_partial_or_refused(void **state)
         free(sentence);
 }
 
+/* A writable root inside a masked directory: that part is readable (said), the rest of the mask still held. */
+static void test_root_inside_a_mask(void **state)
+{
+        char *vault = test_path_join(home, "vault");
+        char *root = test_path_join(vault, "ws");
+        char *sentence = NULL, *output = NULL;
+        dsh_policy policy;
+        dsh_error error = DSH_ERROR_INIT;
+        dsh_child *child = NULL;
+
+        (void) state;
+        TEST_REQUIRE_LANDLOCK();
+        set_masks(false);
+        assert_true(asprintf(&sentence, "the writable root %s lies inside the mask %s", root, vault) > 0);
+        make_policy(&policy, DSH_MODE_WORKSPACE_WRITE, root);
+        spawn(&policy, "cat ../key; echo made > here && cat here", &output, &child, &error);
+        assert_non_null(child);
+        assert_int_equal(dsh_child_facts(child)->enforcement, DSH_ENFORCEMENT_PARTIAL);
+        assert_true(list_holds(dsh_child_facts(child)->partial_reasons, sentence));
+        assert_false(test_contains(output, "VAULT-MARK"));
+        assert_true(test_contains(output, "made"));
+        dsh_child_free(child);
+        dsh_policy_clear(&policy);
+        free(output);
+        free(sentence);
+        free(root);
+        free(vault);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -238,6 +290,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_mask_inside_the_root_partial_never_full, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_require_masks_refuses, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_too_many_entries_partial_or_refused, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_root_inside_a_mask, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

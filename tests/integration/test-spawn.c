@@ -24,6 +24,7 @@
 #include "core/landlock.h"
 #include "dsh-sandbox/provider.h"
 #include "test-landlock.h"
+#include "core/read-mask.h"
 #include "test-support.h"
 
 static char *workspace;
@@ -265,6 +266,12 @@ static void test_confine_names_the_launcher(void **state)
                 }
                 assert_true(protected_paths > 0);
                 assert_true(mcp_config_held);
+                /* Then the masks Landlock holds (the default ones under the homes: docs/secrets.md), each canonical. */
+                for (; confined.argv[at] && (strcmp(confined.argv[at], "--mask") == 0 ||
+                                             strcmp(confined.argv[at], "--mask-closed") == 0); at += 2) {
+                        assert_non_null(confined.argv[at + 1]);
+                        assert_true(dsh_read_mask_path_well_formed(confined.argv[at + 1]));
+                }
                 for (size_t i = grants; expected[i]; i++, at++)
                         assert_string_equal(confined.argv[at], expected[i]);
                 assert_null(confined.argv[at]);

@@ -67,7 +67,7 @@ def landlock_run(arguments, script, **kwargs):
 
 
 def dsh_run(home, mode, root, script, extra=()):
-    env = dict(os.environ, HOME=home.home)
+    env = dict(os.environ, HOME=home.home, **OUTSIDE_ENVIRONMENT)
     return subprocess.run([BIN, "run", "--backend", "landlock", "--mode", mode, "--root", root, *extra, "--",
                            "sh", "-c", script], capture_output=True, text=True, timeout=PATIENCE, check=False,
                           env=env, cwd=root)
@@ -87,7 +87,15 @@ cat /proc/self/root$HOME/.ssh/id_ed25519 2>/dev/null
 grep -r MARK- $HOME 2>/dev/null
 python3 -c 'import sys; open(sys.argv[1], "r+").read()' ~/.ssh/id_ed25519 2>/dev/null && echo SUPERVISOR-OPENED
 cat ~/.ssh/id_ed25519.pub ~/.ssh/known_hosts ~/.gitconfig /etc/hostname >/dev/null && echo SIBLINGS-READ
+# The processes outside the domain (the launcher or stand-in, the supervisor, init): their root and environ.
+grandparent=$(cut -d' ' -f4 /proc/$PPID/stat)
+for p in $PPID $grandparent 1; do
+  cat /proc/$p/root$HOME/.ssh/id_ed25519 /proc/$p/cwd/.ssh/id_ed25519 2>/dev/null
+  tr '\0' '\n' < /proc/$p/environ 2>/dev/null | grep MARK-
+done
 """
+# In the environment of whatever spawns the command (never printed by the command from its own).
+OUTSIDE_ENVIRONMENT = {"DSH_TEST_OUTSIDE": "MARK-ENV-5e2a"}
 
 
 @unittest.skipUnless(landlock_abi() >= 3, "this kernel has no Landlock ABI >= 3")
@@ -104,7 +112,7 @@ class LandlockRunMasks(unittest.TestCase):
 
     def test_masked_unreadable_siblings_read(self):
         done = landlock_run(["--ro", "/", "--rw", "/dev/null", *self.masks], TRY_EVERYTHING,
-                            env=dict(os.environ, HOME=self.home.home))
+                            env=dict(os.environ, HOME=self.home.home, **OUTSIDE_ENVIRONMENT), cwd=self.home.home)
         self.assertNotIn("MARK-", done.stdout + done.stderr)
         self.assertNotIn("SUPERVISOR-OPENED", done.stdout)
         self.assertIn("SIBLINGS-READ", done.stdout, done.stderr)

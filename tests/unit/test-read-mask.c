@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "core/landlock.h"
+#include "core/own-domain.h"
 #include "core/read-mask.h"
 #include "test-landlock.h"
 #include "test-support.h"

@@ -1,0 +1,343 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Secrets in the environment never reach a confined command (issue 22, item 4), and the file guard refuses
+masked paths (item 5), on the real kernel with real bwrap.
+
+Every case plants secret variables, each holding a unique marker, in the environment the tool is started with
+(AWS_SECRET_ACCESS_KEY, GITHUB_TOKEN, OPENAI_API_KEY, a lowercase `my_service_api_key`), and a plain variable that
+must pass.  The command prints its environment, its /proc/self/environ, and the environ of every process it can
+see in /proc — its parent, bwrap's pid 1, the stand-in, landlock-run, dsh-sandbox itself and this test — so a
+secret kept anywhere within its reach shows.  Through `dsh-sandbox run` and `bash` (spawned by the library), and
+through `confine`'s argv spawned by the test as a harness would, with its own environment, on both backends and
+in both modes.  Then: --allow-env lets one name through, SSH_AUTH_SOCK passes only for an allowed socket, the
+call's own variables survive any deny pattern, a kernel without Landlock leaves bwrap's pid 1 readable but holding
+no secret, and `dsh-sandbox fs read` of a masked path is refused like every denial.
+
+Output: unittest's verbose form, a "# SKIP: case: reason" line per skip, then "N passed, N failed, N skipped".
+"""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import unittest
+import uuid
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "livability"))
+import livability  # noqa: E402
+
+BIN = livability.BIN
+NO_LANDLOCK = os.environ.get("NO_LANDLOCK_EXEC_BIN", "")
+MODES = ("read-only", "workspace-write")
+PATIENCE = 120
+
+# What the command prints: its environment, and every environ in /proc it can read, one NUL-split entry a line.
+SHOW_ALL = ("env; tr '\\0' '\\n' </proc/self/environ; "
+            "for p in /proc/[0-9]*; do tr '\\0' '\\n' <\"$p/environ\" 2>/dev/null; done; echo DONE")
+
+
+def backends():
+    found = []
+    if livability.landlock_abi() >= 1:
+        found.append("landlock")
+    if livability.bwrap_works():
+        found.append("bwrap")
+    return found
+
+
+class Environment(unittest.TestCase):
+    def setUp(self):
+        self.workspace = os.path.join(livability.SCRATCH, f"reach-environment-{uuid.uuid4().hex[:12]}")
+        os.makedirs(self.workspace)
+        self.marker = uuid.uuid4().hex
+        self.secrets = {
+            "AWS_SECRET_ACCESS_KEY": f"aws-{self.marker}",
+            "GITHUB_TOKEN": f"gh-{self.marker}",
+            "OPENAI_API_KEY": f"openai-{self.marker}",
+            "my_service_api_key": f"lower-{self.marker}",
+        }
+        self.environment = dict(os.environ, DSH_PLAIN_VARIABLE=f"plain-{self.marker}", **self.secrets)
+        self.environment.pop("SSH_AUTH_SOCK", None)
+        self.environment["XDG_CONFIG_HOME"] = os.path.join(self.workspace, "xdg-config")  # no user config
+
+    def tearDown(self):
+        shutil.rmtree(self.workspace, ignore_errors=True)
+
+    def tool(self, *arguments, env=None):
+        argv = [BIN, *arguments]
+        return subprocess.run(argv, cwd=self.workspace, env=env or self.environment, capture_output=True,
+                              text=True, timeout=PATIENCE, check=False)
+
+    def run_confined(self, backend, mode, command, *options, env=None):
+        return self.tool("run", "--backend", backend, "--mode", mode, "--root", self.workspace, *options, "--",
+                         "sh", "-c", command, env=env)
+
+    def assert_no_secret(self, output, context):
+        for name, value in self.secrets.items():
+            self.assertNotIn(value, output, f"{context}: {name} reached the command")
+
+    def assert_shown(self, result, context):
+        self.assertEqual(result.returncode, 0, f"{context}: {result.stderr}")
+        self.assertIn("DONE", result.stdout, context)
+        self.assertIn(f"DSH_PLAIN_VARIABLE=plain-{self.marker}", result.stdout, context)
+        self.assert_no_secret(result.stdout + result.stderr, context)
+
+    def each_backend(self):
+        found = backends()
+        if not found:
+            self.skipTest("this host has neither Landlock nor a working bwrap")
+        return found
+
+    # ---------------------------------------------------------------- spawned by the library --
+
+    def test_run_shows_no_secret_anywhere(self):
+        for backend in self.each_backend():
+            for mode in MODES:
+                with self.subTest(backend=backend, mode=mode):
+                    result = self.run_confined(backend, mode, SHOW_ALL)
+                    self.assert_shown(result, f"run {backend} {mode}")
+                    # The call's own variables are there, set after the scrub.
+                    self.assertIn("TMPDIR=", result.stdout)
+
+    def test_bash_tool_shows_no_secret(self):
+        for backend in self.each_backend():
+            with self.subTest(backend=backend):
+                result = self.tool("bash", "--backend", backend, "--mode", "workspace-write", "--root",
+                                   self.workspace, "--json", "--", SHOW_ALL)
+                self.assertEqual(result.returncode, 0, result.stderr)
+                answer = json.loads(result.stdout)
+                self.assertIn(f"plain-{self.marker}", json.dumps(answer))
+                self.assert_no_secret(result.stdout + result.stderr, f"bash {backend}")
+
+    def test_the_supervisor_and_its_helpers_are_out_of_reach(self):
+        """Under Landlock the command sees host pids: the stand-in, dsh-sandbox and this test hold the secrets
+        in the environment they were exec'd with, and none of them may be read from inside."""
+        if livability.landlock_abi() < 1:
+            self.skipTest("this kernel has no Landlock")
+        ancestry = ("p=$PPID; while [ \"$p\" -gt 1 ]; do "
+                    "if tr '\\0' '\\n' </proc/$p/environ >/dev/null 2>&1; then echo readable $p; "
+                    "else echo unreadable; fi; p=$(awk '/^PPid:/ {print $2}' /proc/$p/status); done")
+        for mode in MODES:
+            with self.subTest(mode=mode):
+                result = self.run_confined("landlock", mode, ancestry)
+                self.assertEqual(result.returncode, 0, result.stderr)
+                lines = result.stdout.split()
+                # The stand-in, dsh-sandbox, this test: at least three ancestors, none readable.
+                self.assertGreaterEqual(lines.count("unreadable"), 3, result.stdout)
+                self.assertNotIn("readable", [line for line in lines if line != "unreadable"], result.stdout)
+
+    def test_bwrap_pid_one_holds_no_secret_without_landlock(self):
+        """Without a Landlock domain of the command's own, bwrap's pid 1 is readable from inside (the call is
+        partial, and says so): it was exec'd with the scrubbed environment, so it shows none."""
+        if "bwrap" not in backends():
+            self.skipTest("bwrap cannot make a sandbox here")
+        if not NO_LANDLOCK or not os.access(NO_LANDLOCK, os.X_OK):
+            self.skipTest("NO_LANDLOCK_EXEC_BIN is not set (run through meson)")
+        result = subprocess.run([NO_LANDLOCK, BIN, "run", "--backend", "bwrap", "--mode", "workspace-write",
+                                 "--root", self.workspace, "--", "sh", "-c",
+                                 "tr '\\0' '\\n' </proc/1/environ; echo DONE"],
+                                cwd=self.workspace, env=self.environment, capture_output=True, text=True,
+                                timeout=PATIENCE, check=False)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("partial", result.stderr)
+        # Readable: the plain variable is there (so the case would see a secret were it there too).
+        self.assertIn(f"DSH_PLAIN_VARIABLE=plain-{self.marker}", result.stdout)
+        self.assert_no_secret(result.stdout, "bwrap pid 1")
+
+    # ----------------------------------------------------------- an argv the harness spawns --
+
+    def confined_argv(self, backend, mode, command, *options):
+        result = self.tool("confine", "--backend", backend, "--mode", mode, "--root", self.workspace, *options,
+                           "--", "sh", "-c", command)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        return json.loads(result.stdout)
+
+    def test_confine_argv_scrubs_what_the_harness_gives(self):
+        for backend in self.each_backend():
+            for mode in MODES:
+                with self.subTest(backend=backend, mode=mode):
+                    confined = self.confined_argv(backend, mode, SHOW_ALL)
+                    # The facts name what the confining process's own environment held.
+                    self.assertTrue(set(self.secrets) <= set(confined.get("environmentRemoved", [])), confined)
+                    self.assertNotIn("DSH_PLAIN_VARIABLE", confined.get("environmentRemoved", []))
+                    spawned = subprocess.run(confined["argv"], cwd=self.workspace, env=self.environment,
+                                             capture_output=True, text=True, timeout=PATIENCE, check=False)
+                    self.assert_shown(spawned, f"confine {backend} {mode}")
+
+    def test_confine_argv_scrubs_a_secret_only_the_harness_has(self):
+        """The launcher scrubs by pattern, not by the names the confining process saw."""
+        for backend in self.each_backend():
+            with self.subTest(backend=backend):
+                quiet = {name: value for name, value in self.environment.items() if name not in self.secrets}
+                confined = self.confined_argv(backend, "read-only", SHOW_ALL)
+                harness = dict(quiet, LATE_SECRET_TOKEN=f"late-{self.marker}")
+                spawned = subprocess.run(confined["argv"], cwd=self.workspace, env=harness, capture_output=True,
+                                         text=True, timeout=PATIENCE, check=False)
+                self.assertEqual(spawned.returncode, 0, spawned.stderr)
+                self.assertIn("DONE", spawned.stdout)
+                self.assertNotIn(f"late-{self.marker}", spawned.stdout)
+
+    # -------------------------------------------------------------------------- the rules --
+
+    def test_allow_env_lets_one_name_through(self):
+        for backend in self.each_backend():
+            with self.subTest(backend=backend):
+                result = self.run_confined(backend, "read-only", "env; echo DONE", "--allow-env", "GITHUB_TOKEN")
+                self.assertEqual(result.returncode, 0, result.stderr)
+                self.assertIn(f"GITHUB_TOKEN=gh-{self.marker}", result.stdout)
+                for name in ("AWS_SECRET_ACCESS_KEY", "OPENAI_API_KEY", "my_service_api_key"):
+                    self.assertNotIn(self.secrets[name], result.stdout, name)
+                # An allowed name is exact: the lowercase spelling of another stays out.
+                result = self.run_confined(backend, "read-only", "env; echo DONE", "--allow-env",
+                                           "MY_SERVICE_API_KEY")
+                self.assertNotIn(self.secrets["my_service_api_key"], result.stdout)
+
+    def test_ssh_auth_sock_passes_only_for_an_allowed_socket(self):
+        agent_path = os.path.join(self.workspace, "agent.sock")
+        agent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        agent.bind(agent_path)
+        agent.listen(1)
+        # Named through a symlink: the canonical socket is what is compared.
+        link = os.path.join(self.workspace, "agent-link")
+        os.symlink(agent_path, link)
+        environment = dict(self.environment, SSH_AUTH_SOCK=link)
+        try:
+            for backend in self.each_backend():
+                with self.subTest(backend=backend):
+                    show = "echo \"agent=${SSH_AUTH_SOCK-none}\""
+                    result = self.run_confined(backend, "read-only", show, env=environment)
+                    self.assertEqual((result.returncode, result.stdout), (0, "agent=none\n"), result.stderr)
+                    other = os.path.join(self.workspace, f"other-{backend}.sock")
+                    other_socket = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                    other_socket.bind(other)
+                    result = self.run_confined(backend, "read-only", show, "--allow-unix-socket", other,
+                                               env=environment)
+                    other_socket.close()
+                    self.assertEqual((result.returncode, result.stdout), (0, "agent=none\n"), result.stderr)
+                    result = self.run_confined(backend, "read-only", show, "--allow-unix-socket", agent_path,
+                                               env=environment)
+                    self.assertEqual((result.returncode, result.stdout), (0, f"agent={link}\n"), result.stderr)
+        finally:
+            agent.close()
+
+    def config_with(self, environment_rules):
+        path = os.path.join(self.workspace, "config.json")
+        with open(path, "w", encoding="utf-8") as config:
+            json.dump({"environment": environment_rules}, config)
+        return path
+
+    def test_the_calls_own_variables_survive_any_pattern(self):
+        config = self.config_with({"deny": ["TMP*", "*PROXY*", "DSH_PLAIN*"]})
+        for backend in self.each_backend():
+            for mode in MODES:
+                with self.subTest(backend=backend, mode=mode):
+                    result = self.run_confined(backend, mode, "env; echo DONE", "--config", config,
+                                               "--allow-host", "example.invalid")
+                    self.assertEqual(result.returncode, 0, result.stderr)
+                    self.assertIn("TMPDIR=/tmp", result.stdout.splitlines())
+                    self.assertTrue(any(line.lower().startswith(("http_proxy=", "https_proxy="))
+                                        for line in result.stdout.splitlines()), result.stdout)
+                    self.assertNotIn("DSH_PLAIN_VARIABLE", result.stdout)
+                    # The configured patterns replace the defaults: [] or others leave GITHUB_TOKEN alone.
+                    self.assertIn(f"GITHUB_TOKEN=gh-{self.marker}", result.stdout)
+
+    def test_an_empty_deny_list_removes_nothing(self):
+        config = self.config_with({"deny": []})
+        for backend in self.each_backend():
+            with self.subTest(backend=backend):
+                result = self.run_confined(backend, "read-only", "env", "--config", config)
+                self.assertEqual(result.returncode, 0, result.stderr)
+                for value in self.secrets.values():
+                    self.assertIn(value, result.stdout)
+
+
+class FileGuard(unittest.TestCase):
+    """`dsh-sandbox fs` refuses a masked path with the text of every denial (a throwaway home)."""
+
+    def setUp(self):
+        self.base = os.path.join(livability.SCRATCH, f"reach-guard-{uuid.uuid4().hex[:12]}")
+        self.home = os.path.join(self.base, "home")
+        self.workspace = os.path.join(self.base, "ws")
+        os.makedirs(os.path.join(self.home, ".aws"))
+        os.makedirs(os.path.join(self.home, ".ssh"))
+        os.makedirs(self.workspace)
+        self.marker = uuid.uuid4().hex
+        for relative in (".aws/credentials", ".ssh/id_ed25519", ".netrc"):
+            with open(os.path.join(self.home, relative), "w", encoding="utf-8") as secret:
+                secret.write(f"secret-{self.marker}\n")
+        with open(os.path.join(self.home, ".ssh/id_ed25519.pub"), "w", encoding="utf-8") as public:
+            public.write("ssh-ed25519 AAAA public\n")
+        self.environment = dict(os.environ, HOME=self.home, XDG_CONFIG_HOME=os.path.join(self.base, "xdg"))
+
+    def tearDown(self):
+        shutil.rmtree(self.base, ignore_errors=True)
+
+    def fs(self, *arguments, mode="workspace-write"):
+        return subprocess.run([BIN, "fs", *arguments, "--mode", mode, "--root", self.workspace],
+                              cwd=self.workspace, env=self.environment, capture_output=True, text=True,
+                              timeout=PATIENCE, check=False)
+
+    def denial(self, path, mode="workspace-write", verb="write"):
+        return f"dsh-sandbox: FS_SANDBOX_DENIED: cannot {verb} \"{path}\": file access denied under {mode} mode\n"
+
+    def test_read_of_a_masked_path_is_refused(self):
+        for mode in MODES:
+            for relative in (".aws/credentials", ".ssh/id_ed25519", ".netrc", ".aws/absent", ".aws",
+                             ".git-credentials"):
+                with self.subTest(mode=mode, path=relative):
+                    path = os.path.join(self.home, relative)
+                    result = self.fs("read", path, mode=mode)
+                    self.assertEqual(result.returncode, 1, result)
+                    self.assertEqual(result.stderr, self.denial(path, mode))
+                    self.assertNotIn(self.marker, result.stdout)
+
+    def test_a_link_to_a_masked_path_is_refused(self):
+        link = os.path.join(self.workspace, "innocent")
+        os.symlink(os.path.join(self.home, ".aws/credentials"), link)
+        result = self.fs("read", link)
+        self.assertEqual((result.returncode, result.stderr), (1, self.denial(link)))
+        self.assertNotIn(self.marker, result.stdout)
+
+    def test_a_public_key_stays_readable(self):
+        result = self.fs("read", os.path.join(self.home, ".ssh/id_ed25519.pub"))
+        self.assertEqual((result.returncode, result.stdout), (0, "ssh-ed25519 AAAA public\n"), result.stderr)
+
+    def test_changes_and_moves_of_masks_are_refused_in_a_writable_home(self):
+        """The home as the workspace: a mask inside a writable root is still the guard's to refuse, a
+        move that would carry one away under another name too, and nothing changes on disk."""
+        def fs_home(*arguments):
+            return subprocess.run([BIN, "fs", *arguments, "--mode", "workspace-write", "--root", self.home],
+                                  cwd=self.home, env=self.environment, capture_output=True, text=True,
+                                  input="overwritten", timeout=PATIENCE, check=False)
+        credentials = os.path.join(self.home, ".aws/credentials")
+        cases = [
+            (("write", credentials), credentials),
+            (("rm", credentials), credentials),
+            (("mv", credentials, os.path.join(self.home, "stolen")), credentials),
+            (("mv", os.path.join(self.home, ".aws"), os.path.join(self.home, "aws-renamed")),
+             os.path.join(self.home, ".aws")),
+            (("mv", os.path.join(self.home, ".ssh"), os.path.join(self.home, "ssh-renamed")),
+             os.path.join(self.home, ".ssh")),
+            (("rm", "-r", os.path.join(self.home, ".ssh")), os.path.join(self.home, ".ssh")),
+        ]
+        for arguments, named in cases:
+            with self.subTest(arguments=arguments):
+                result = fs_home(*arguments)
+                self.assertEqual((result.returncode, result.stderr), (1, self.denial(named)))
+        with open(credentials, encoding="utf-8") as kept:
+            self.assertEqual(kept.read(), f"secret-{self.marker}\n")
+        self.assertFalse(os.path.exists(os.path.join(self.home, "stolen")))
+        self.assertTrue(os.path.exists(os.path.join(self.home, ".ssh/id_ed25519")))
+        # A move onto a mask replaces the credential: refused too.
+        planted = os.path.join(self.home, "planted")
+        with open(planted, "w", encoding="utf-8") as file:
+            file.write("attacker's key\n")
+        result = fs_home("mv", planted, os.path.join(self.home, ".ssh/id_ed25519"))
+        self.assertEqual(result.returncode, 1, result)
+        with open(os.path.join(self.home, ".ssh/id_ed25519"), encoding="utf-8") as kept:
+            self.assertEqual(kept.read(), f"secret-{self.marker}\n")
+
+
+if __name__ == "__main__":
+    sys.exit(livability.run_suite(__name__))

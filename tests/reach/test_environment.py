@@ -25,7 +25,9 @@ import unittest
 import uuid
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "livability"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "remote"))
 import livability  # noqa: E402
+import sshd_fixture  # noqa: E402
 
 BIN = livability.BIN
 NO_LANDLOCK = os.environ.get("NO_LANDLOCK_EXEC_BIN", "")
@@ -337,6 +339,67 @@ class FileGuard(unittest.TestCase):
         self.assertEqual(result.returncode, 1, result)
         with open(os.path.join(self.home, ".ssh/id_ed25519"), encoding="utf-8") as kept:
             self.assertEqual(kept.read(), f"secret-{self.marker}\n")
+
+
+class RemoteEnvironment(unittest.TestCase):
+    """--remote through a real sshd on 127.0.0.1 (tests/remote/sshd_fixture.py): the command runs under the
+    remote helper's provider, which scrubs by its own rules — a secret in the helper's environment (what
+    ssh's SendEnv/AcceptEnv or the remote login would put there) never reaches the command — and the local
+    secrets do not cross (the fixture's sshd accepts LANG only, as Debian's does)."""
+
+    server = None
+
+    @classmethod
+    def setUpClass(cls):
+        try:
+            cls.server = sshd_fixture.SshServer(BIN)
+        except sshd_fixture.SkipTest as reason:
+            raise unittest.SkipTest(str(reason))
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.server:
+            cls.server.close()
+
+    def setUp(self):
+        self.work = os.path.join(self.server.dir, f"env-{uuid.uuid4().hex[:8]}")
+        os.makedirs(os.path.join(self.work, "workspace"))
+        self.runtime_dir = os.path.join("/var/tmp", f"dshe{uuid.uuid4().hex[:6]}")
+        os.makedirs(self.runtime_dir, mode=0o700)
+        self.marker = uuid.uuid4().hex
+        # The remote helper's own environment holds a secret of its own.
+        self.program = self.server.remote_wrapper(f"dsh-with-secret-{self.marker[:8]}",
+                                                  f"REMOTE_SIDE_TOKEN=remote-{self.marker} "
+                                                  f"GITHUB_TOKEN=remote-gh-{self.marker}")
+
+    def tearDown(self):
+        self.server.stop_shared_connections(self.runtime_dir)
+        shutil.rmtree(self.runtime_dir, ignore_errors=True)
+        shutil.rmtree(self.work, ignore_errors=True)
+
+    def remote(self, *options):
+        config = os.path.join(self.work, "config.json")
+        with open(config, "w", encoding="utf-8") as handle:
+            json.dump({"sshCommand": ["ssh", "-F", self.server.ssh_config], "remoteProgram": self.program}, handle)
+        environment = dict(os.environ, DSH_SANDBOX_CONFIG=config, XDG_RUNTIME_DIR=self.runtime_dir,
+                           DSH_SANDBOX_STATE_DIR=os.path.join(self.work, "local-state"),
+                           LOCAL_SIDE_TOKEN=f"local-{self.marker}", OPENAI_API_KEY=f"local-openai-{self.marker}")
+        return subprocess.run([BIN, "run", "--remote", "remote-test", "--mode", "workspace-write", "--root",
+                               os.path.join(self.work, "workspace"), *options, "--", "sh", "-c", SHOW_ALL],
+                              env=environment, capture_output=True, text=True, timeout=PATIENCE, check=False)
+
+    def test_a_remote_commands_environment_is_scrubbed_there(self):
+        result = self.remote()
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("DONE", result.stdout)
+        self.assertNotIn(self.marker, result.stdout)
+
+    def test_an_allowed_name_is_let_through_on_the_remote(self):
+        result = self.remote("--allow-env", "GITHUB_TOKEN")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn(f"GITHUB_TOKEN=remote-gh-{self.marker}", result.stdout)
+        self.assertNotIn(f"remote-{self.marker}", result.stdout.replace(f"remote-gh-{self.marker}", ""))
+        self.assertNotIn(f"local-{self.marker}", result.stdout)
 
 
 if __name__ == "__main__":

@@ -179,6 +179,10 @@ int dsh_file_guard_new(dsh_runtime *runtime, const dsh_policy *policy, dsh_file_
                                  : 0;
         else
                 result = dsh_prepared_policy_init(&guard->prepared, policy, error);
+        /* The call's masks, planned as a backend plans them: the guard refuses what the command could not read. */
+        if (result == 0 && policy->mode != DSH_MODE_DANGER_FULL_ACCESS)
+                result = dsh_prepared_policy_plan_masks(&guard->prepared,
+                                                        dsh_provider_protections(dsh_runtime_provider(runtime)), error);
         if (result == 0 && guard->prepared.policy.mode == DSH_MODE_WORKSPACE_WRITE)
                 result = prepare_workspace_write(guard, dsh_runtime_provider(runtime), error);
         if (result < 0) {

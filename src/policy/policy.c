@@ -19,6 +19,8 @@ void dsh_policy_clear(dsh_policy *policy)
         free(policy->session_id);
         dsh_strv_free(policy->allowed_unix_sockets);
         dsh_network_policy_clear(&policy->network);
+        dsh_strv_free(policy->masked_paths);
+        dsh_strv_free(policy->allowed_environment);
         *policy = (dsh_policy) DSH_POLICY_INIT;
 }
 
@@ -49,6 +51,9 @@ int dsh_policy_copy(dsh_policy *out, const dsh_policy *in)
                         goto out_of_memory;
         }
         if (dsh_network_policy_copy(&out->network, &in->network) < 0)
+                goto out_of_memory;
+        if ((in->masked_paths && !(out->masked_paths = dsh_strv_copy(in->masked_paths))) ||
+            (in->allowed_environment && !(out->allowed_environment = dsh_strv_copy(in->allowed_environment))))
                 goto out_of_memory;
         return 0;
 out_of_memory:

@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "base/path-fd.h"
 #include "provider/prepared-policy.h"
+#include "shield/shield.h"
 
 void dsh_prepared_policy_clear(dsh_prepared_policy *prepared)
 {
@@ -17,6 +18,7 @@ void dsh_prepared_policy_clear(dsh_prepared_policy *prepared)
                         close(prepared->root_fds[i]);
         free(prepared->root_fds);
         dsh_scratch_clear(&prepared->scratch);
+        dsh_mask_plan_clear(&prepared->masks);
         dsh_policy_clear(&prepared->policy);
         *prepared = (dsh_prepared_policy) DSH_PREPARED_POLICY_INIT;
 }
@@ -80,4 +82,16 @@ int dsh_prepared_policy_open_scratch(dsh_prepared_policy *prepared, const char *
         if (!scratch_base || prepared->policy.mode != DSH_MODE_WORKSPACE_WRITE)
                 return 0;
         return dsh_scratch_open(scratch_base, &prepared->policy, &prepared->scratch, error);
+}
+
+int dsh_prepared_policy_plan_masks(dsh_prepared_policy *prepared, const dsh_protections *protections,
+                                   dsh_error *error)
+{
+        char **homes = dsh_shield_user_homes();
+        int result;
+
+        dsh_mask_plan_clear(&prepared->masks);
+        result = dsh_mask_plan_build(protections, &prepared->policy, homes, &prepared->masks, error);
+        dsh_strv_free(homes);
+        return result;
 }

@@ -354,3 +354,70 @@ char *dsh_provider_default_verdict_cache_dir(void)
 {
         return dsh_xdg_directory(NULL, "XDG_CACHE_HOME", ".cache");
 }
+
+/* A copy of `entries` after `check` passes each (an empty list stays an empty vector: "none", not "the defaults"). */
+static int copy_checked(const char *const *entries, int (*check)(const char *entry, const char **reason),
+                        const char *what, char ***out, dsh_error *error)
+{
+        char **copy = dsh_strv_copy(NULL);
+
+        if (!copy)
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        for (const char *const *entry = entries; entry && *entry; entry++) {
+                const char *reason = NULL;
+
+                if (check(*entry, &reason) < 0) {
+                        dsh_strv_free(copy);
+                        return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "%s \"%s\": %s", what, *entry,
+                                             reason);
+                }
+                if (dsh_strv_append(&copy, *entry) < 0) {
+                        dsh_strv_free(copy);
+                        return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+                }
+        }
+        *out = copy;
+        return 0;
+}
+
+int dsh_provider_set_masked_paths(dsh_provider *provider, const char *const *entries, bool required, dsh_error *error)
+{
+        char **copy = NULL;
+        int result = copy_checked(entries, dsh_mask_entry_check, "masked path", &copy, error);
+
+        if (result < 0)
+                return result;
+        dsh_strv_free(provider->protections.masks);
+        provider->protections.masks = copy;
+        provider->protections.require_masks = required;
+        return 0;
+}
+
+static int check_deny_pattern(const char *pattern, const char **reason)
+{
+        return dsh_environment_pattern_check(pattern, true, reason);
+}
+
+static int check_allowed_name(const char *name, const char **reason)
+{
+        return dsh_environment_pattern_check(name, false, reason);
+}
+
+int dsh_provider_set_environment_rules(dsh_provider *provider, const char *const *deny, const char *const *allow,
+                                       dsh_error *error)
+{
+        char **deny_copy = NULL, **allow_copy = NULL;
+        int result = deny ? copy_checked(deny, check_deny_pattern, "environment pattern", &deny_copy, error) : 0;
+
+        if (result == 0)
+                result = copy_checked(allow, check_allowed_name, "allowed environment variable", &allow_copy, error);
+        if (result < 0) {
+                dsh_strv_free(deny_copy);
+                return result;
+        }
+        dsh_strv_free(provider->protections.environment_deny);
+        dsh_strv_free(provider->protections.environment_allow);
+        provider->protections.environment_deny = deny_copy;
+        provider->protections.environment_allow = allow_copy;
+        return 0;
+}

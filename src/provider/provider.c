@@ -192,6 +192,8 @@ static int prepare_call(const dsh_provider *provider, char *const *argv, const d
         result = dsh_prepared_policy_init(prepared, policy, error);
         if (result == 0)
                 result = dsh_prepared_policy_open_scratch(prepared, provider->scratch_dir, error);
+        if (result == 0)
+                result = dsh_prepared_policy_plan_masks(prepared, &provider->protections, error);
         if (result < 0)
                 dsh_prepared_policy_clear(prepared);
         return result;

@@ -46,7 +46,11 @@ typedef enum dsh_mask_kind {
 typedef struct dsh_mask {
         char *path;                     /* canonical (absent: the nearest existing ancestor canonical + the rest) */
         dsh_mask_kind kind;
-        /* The writable root of the call it lies at or beneath, or NULL (borrowed from the policy). */
+        /*
+         * The writable root of the call it lies at or beneath — or that lies
+         * beneath it (a root inside a masked directory) — or NULL.  Borrowed
+         * from the policy, or the static "/tmp" (workspace-write's temp area).
+         */
         const char *inside_writable_root;
 } dsh_mask;
 
@@ -60,9 +64,11 @@ typedef struct dsh_mask_plan {
          * as a whole.
          */
         char **closed_directories;
+        /* Each wildcard entry as "DIR/PATTERN", DIR canonical (what covers() matches a new name against). */
+        char **closed_patterns;
 } dsh_mask_plan;
 
-#define DSH_MASK_PLAN_INIT { NULL, 0, NULL }
+#define DSH_MASK_PLAN_INIT { NULL, 0, NULL, NULL }
 
 /*
  * The plan of one call: the entries of `protections` (NULL `masks`: the

@@ -22,6 +22,9 @@ void dsh_protections_clear(dsh_protections *protections)
         dsh_strv_free(protections->subpaths);
         free(protections->launcher_directory);
         dsh_strv_free(protections->hidden);
+        dsh_strv_free(protections->masks);
+        dsh_strv_free(protections->environment_deny);
+        dsh_strv_free(protections->environment_allow);
         *protections = (dsh_protections) DSH_PROTECTIONS_INIT;
 }
 

@@ -19,16 +19,21 @@
  *   - bwrap's pid 1 (the command's parent inside) and bwrap itself:
  *     /proc/PID/environ shows a process's environment as it was exec'd,
  *     whatever it unsets later, so under spawn bwrap is exec'd with the
- *     scrubbed environment and neither holds a secret to show.  Under
- *     confine the harness exec's bwrap with its own, and bwrap's pid 1 keeps
- *     it: there dsh-sandbox-exec's Landlock domain of the command's own keeps
- *     /proc/1/environ out of reach (Landlock denies ptrace-read access,
- *     which /proc/PID/environ and /proc/PID/mem need, to a process outside
- *     the domain), and without capabilities the command cannot read a
- *     process that keeps some (commoncap's ptrace check) either;
- *   - under Landlock, the stand-in, the supervisor and landlock-run itself
- *     are outside the command's domain (and the command has no
- *     capability): the same two walls;
+ *     scrubbed environment and neither holds a secret to show — even on a
+ *     kernel without Landlock, where pid 1 is readable from inside (the
+ *     call is partial: DSH_BWRAP_NO_DOMAIN_REASON says so).  Under confine
+ *     the harness exec's bwrap with its own environment, and bwrap's pid 1
+ *     keeps it: there dsh-sandbox-exec's Landlock domain of the command's
+ *     own is the wall (Landlock denies the ptrace-read access that
+ *     /proc/PID/environ and /proc/PID/mem need to a process outside the
+ *     domain; pid 1 has no capability left, so nothing else stands in the
+ *     way), and without one the partial reason names /proc/1/environ;
+ *   - under Landlock, the stand-in, the supervisor (dsh-sandbox itself, or
+ *     landlock-run) and every other host process hold what they were exec'd
+ *     with, and the command sees their pids: each is outside the command's
+ *     domain, which is the wall (a target that keeps capabilities the
+ *     command lacks, dsh-sandbox run by root, is also refused by commoncap's
+ *     ptrace check);
  *   - the call's helpers: the network service is a thread of this process
  *     (nothing of its own to read); dsh-sandbox-exec's stdin feeder is
  *     non-dumpable and outside the domain;
@@ -37,6 +42,9 @@
  *     defaults) plus the call's allowed names from the request; ssh sends
  *     the local environment only as SendEnv/AcceptEnv say (none by default),
  *     and what it sends reaches the remote helper, whose spawn scrubs it.
+ *     The local ssh master (ControlPersist) keeps the local environment it
+ *     was exec'd with; to a later local call it is a host process like the
+ *     others above, and its control directory is hidden (protections.h).
  */
 #ifndef DSH_SANDBOX_CALL_ENVIRONMENT_H
 #define DSH_SANDBOX_CALL_ENVIRONMENT_H

@@ -147,6 +147,21 @@ class Environment(unittest.TestCase):
         self.assertIn(f"DSH_PLAIN_VARIABLE=plain-{self.marker}", result.stdout)
         self.assert_no_secret(result.stdout, "bwrap pid 1")
 
+    def test_confine_without_landlock_says_bwrap_pid_one_shows_the_harness_environment(self):
+        """An argv the harness spawns: bwrap's pid 1 keeps the harness's environment, and without a domain of
+        the command's own it is readable: the call is partial, naming it — never "full"."""
+        if "bwrap" not in backends():
+            self.skipTest("bwrap cannot make a sandbox here")
+        if not NO_LANDLOCK or not os.access(NO_LANDLOCK, os.X_OK):
+            self.skipTest("NO_LANDLOCK_EXEC_BIN is not set (run through meson)")
+        result = subprocess.run([NO_LANDLOCK, BIN, "confine", "--backend", "bwrap", "--mode", "read-only", "--root",
+                                 self.workspace, "--", "true"], cwd=self.workspace, env=self.environment,
+                                capture_output=True, text=True, timeout=PATIENCE, check=False)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        facts = json.loads(result.stdout)
+        self.assertEqual(facts["enforcement"], "partial")
+        self.assertTrue(any("/proc/1/environ" in reason for reason in facts["partialReasons"]), facts)
+
     # ----------------------------------------------------------- an argv the harness spawns --
 
     def confined_argv(self, backend, mode, command, *options):

@@ -195,6 +195,20 @@ class Environment(unittest.TestCase):
                 self.assertIn("DONE", spawned.stdout)
                 self.assertNotIn(f"late-{self.marker}", spawned.stdout)
 
+    def test_the_launchers_refuse_a_rule_the_library_would_not_give(self):
+        helper = os.path.join(os.path.dirname(BIN), "dsh-sandbox-exec")
+        if not os.access(helper, os.X_OK):
+            self.skipTest(f"no dsh-sandbox-exec beside {BIN}")
+        marker = os.path.join(self.workspace, "ran")
+        for arguments, line in ((["--deny-env", "A=B"], "--deny-env: not a variable pattern: A=B"),
+                                (["--allow-env", "*_TOKEN"], "--allow-env: not a variable name: *_TOKEN")):
+            with self.subTest(arguments=arguments):
+                result = subprocess.run([helper, *arguments, "--", "touch", marker], capture_output=True,
+                                        text=True, timeout=PATIENCE, check=False)
+                self.assertEqual((result.returncode, result.stderr),
+                                 (125, f"dsh-sandbox-exec: usage error: {line}\n"))
+                self.assertFalse(os.path.exists(marker))
+
     # -------------------------------------------------------------------------- the rules --
 
     def test_allow_env_lets_one_name_through(self):

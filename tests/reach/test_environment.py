@@ -112,6 +112,17 @@ class Environment(unittest.TestCase):
                 self.assertIn(f"plain-{self.marker}", json.dumps(answer))
                 self.assert_no_secret(result.stdout + result.stderr, f"bash {backend}")
 
+    def test_serve_runs_show_no_secret(self):
+        """A long-lived `serve` holds the secrets for its whole life; each call's command gets none."""
+        for backend in self.each_backend():
+            with self.subTest(backend=backend):
+                requests = [("bash.run", {"mode": "workspace-write", "root": self.workspace, "backend": backend,
+                                          "command": SHOW_ALL})]
+                answers = livability.serve_results(self, requests, self.environment, self.workspace, PATIENCE)
+                text = json.dumps(answers)
+                self.assertIn(f"plain-{self.marker}", text)
+                self.assert_no_secret(text, f"serve {backend}")
+
     def test_the_supervisor_and_its_helpers_are_out_of_reach(self):
         """Under Landlock the command sees host pids: the stand-in, dsh-sandbox and this test hold the secrets
         in the environment they were exec'd with, and none of them may be read from inside."""

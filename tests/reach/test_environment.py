@@ -341,6 +341,26 @@ class FileGuard(unittest.TestCase):
         self.assertEqual((result.returncode, result.stderr), (1, self.denial(link)))
         self.assertNotIn(self.marker, result.stdout)
 
+    def test_the_configured_list_is_the_guards(self):
+        """The deployment's masked entries reach the guard as they reach the backends: one of its own is
+        refused, and maskedPaths [] turns the defaults off for it too."""
+        custom = os.path.join(self.workspace, "vault-token")
+        with open(custom, "w", encoding="utf-8") as token:
+            token.write(f"secret-{self.marker}\n")
+        result = self.fs("read", custom)
+        self.assertEqual((result.returncode, result.stdout), (0, f"secret-{self.marker}\n"), result.stderr)
+        credentials = os.path.join(self.home, ".aws/credentials")
+        for entries, refused, readable in (([custom], custom, credentials), ([], None, credentials)):
+            with self.subTest(maskedPaths=entries):
+                config = os.path.join(self.base, "config.json")
+                with open(config, "w", encoding="utf-8") as handle:
+                    json.dump({"maskedPaths": entries}, handle)
+                if refused:
+                    result = self.fs("read", "--config", config, refused)
+                    self.assertEqual((result.returncode, result.stderr), (1, self.denial(refused)))
+                result = self.fs("read", "--config", config, readable)
+                self.assertEqual((result.returncode, result.stdout), (0, f"secret-{self.marker}\n"), result.stderr)
+
     def test_a_public_key_stays_readable(self):
         result = self.fs("read", os.path.join(self.home, ".ssh/id_ed25519.pub"))
         self.assertEqual((result.returncode, result.stdout), (0, "ssh-ed25519 AAAA public\n"), result.stderr)

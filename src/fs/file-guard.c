@@ -262,6 +262,26 @@ static int decide(struct operation *operation, int root, const char *path, bool 
         return deny(operation);
 }
 
+/*
+ * The decision for an entry that is removed, renamed or renamed over (never
+ * followed: the entry is the link itself).  A symlink whose target is or
+ * holds a mask is a route the plan resolved through (~/.aws -> /data/aws:
+ * the mask is /data/aws), and removing, moving or replacing it would point
+ * the entry somewhere else for every later call's plan while the credential
+ * stays where it was: denied too.  realpath() here only ever adds a
+ * refusal; the change itself is made on the entry by its directory's fd.
+ */
+static int decide_entry(struct operation *operation, const dsh_walk_target *target)
+{
+        char resolved[PATH_MAX];
+        int result = decide(operation, target->root, target->path, true);
+
+        if (result == 0 && target->exists && S_ISLNK(target->status.st_mode) &&
+            realpath(target->path, resolved) && is_masked(operation->guard, resolved, true))
+                return deny(operation);
+        return result;
+}
+
 /* The walk asks before each parent directory it makes: the entry that will be there must be allowed. */
 static int approve_parent(int root, const char *final_path, void *data)
 {
@@ -824,7 +844,7 @@ int dsh_file_guard_remove(dsh_file_guard *guard, const char *path, unsigned flag
         int outcome = resolve(&operation, path, 0, &target);
 
         if (outcome == 0)
-                outcome = decide(&operation, target.root, target.path, true);
+                outcome = decide_entry(&operation, &target);
         if (outcome == 0 && !target.exists)
                 outcome = fail(&operation, DSH_ERROR_FS_NOT_FOUND, ENOENT,
                                "%s does not exist", NAMED(&operation, target.path));
@@ -891,9 +911,9 @@ int dsh_file_guard_move(dsh_file_guard *guard, const char *source, const char *d
         if (outcome == 0)
                 outcome = resolve(&to, destination, 0, &destination_target);
         if (outcome == 0)
-                outcome = decide(&from, source_target.root, source_target.path, true);
+                outcome = decide_entry(&from, &source_target);
         if (outcome == 0)
-                outcome = decide(&to, destination_target.root, destination_target.path, true);
+                outcome = decide_entry(&to, &destination_target);
         if (outcome == 0 && !source_target.exists)
                 outcome = fail(&from, DSH_ERROR_FS_NOT_FOUND, ENOENT,
                                "%s does not exist", NAMED(&from, source_target.path));

@@ -12,6 +12,7 @@
  * masks nothing.
  */
 #include <errno.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -235,6 +236,50 @@ static void test_changes_to_masks_in_a_writable_home_are_denied(void **state)
         free(plain);
 }
 
+/*
+ * A mask reached through a symlink in a writable home (~/.aws -> a
+ * directory elsewhere): the plan masks the target, and removing, moving or
+ * renaming over the link would repoint ~/.aws for every later call while the
+ * credentials stay where they were.  Each is denied; the link is left.
+ */
+static void test_a_symlinked_route_to_a_mask_is_kept(void **state)
+{
+        char *elsewhere = guard_fixture_path(fixture.outside, "aws-data");
+        char *credentials = guard_fixture_path(elsewhere, "credentials");
+        char *aws = guard_fixture_path(home, ".aws");
+        char *moved = guard_fixture_path(home, "aws-moved");
+        char *plain = guard_fixture_path(home, "plain-file");
+        char target[PATH_MAX];
+        const dsh_mode mode = DSH_MODE_WORKSPACE_WRITE;
+        dsh_file_result result = DSH_FILE_RESULT_INIT;
+        dsh_error error = DSH_ERROR_INIT;
+        dsh_file_guard *guard;
+        ssize_t length;
+
+        (void) state;
+        test_remove_tree(strdup(aws));
+        assert_int_equal(mkdir(elsewhere, 0700), 0);
+        test_write_file(credentials, "aws-secret\n");
+        assert_int_equal(symlink(elsewhere, aws), 0);
+        test_write_file(plain, "x\n");
+        guard = guard_over(home, mode);
+        expect_read_denied(guard, credentials, mode);
+        guard_fixture_expect_denied(dsh_file_guard_remove(guard, aws, 0, &result, &error), &error, aws, mode);
+        guard_fixture_expect_denied(dsh_file_guard_move(guard, aws, moved, 0, &result, &error), &error, aws, mode);
+        guard_fixture_expect_denied(dsh_file_guard_move(guard, plain, aws, 0, &result, &error), &error, aws, mode);
+        length = readlink(aws, target, sizeof(target) - 1);
+        assert_true(length > 0);
+        target[length] = '\0';
+        assert_string_equal(target, elsewhere);
+        assert_false(test_path_exists(moved));
+        dsh_file_guard_free(guard);
+        free(elsewhere);
+        free(credentials);
+        free(aws);
+        free(moved);
+        free(plain);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -243,6 +288,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_a_symlink_to_a_mask_is_denied, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_changes_to_masks_in_a_writable_home_are_denied, setup,
                                                 teardown),
+                cmocka_unit_test_setup_teardown(test_a_symlinked_route_to_a_mask_is_kept, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

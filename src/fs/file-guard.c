@@ -32,7 +32,9 @@
  *     tells nothing a "not found" would; and an entry moved or removed is
  *     refused too when a mask lies beneath it (a renamed ~/.ssh would carry
  *     the key away under a name no later call masks), a move's destination
- *     as its source;
+ *     as its source, and so is a symlink on the route to a mask (~/.aws ->
+ *     /data/aws), whose removal or replacement would repoint the entry for
+ *     every later call's plan (decide_entry());
  *   - how (file-ops.c): content is written to a new inode and renamed over
  *     the entry, so no existing file is ever opened for writing — a hard
  *     link to a file outside the roots is replaced, not written through —

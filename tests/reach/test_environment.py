@@ -123,6 +123,20 @@ class Environment(unittest.TestCase):
                 self.assertIn(f"plain-{self.marker}", text)
                 self.assert_no_secret(text, f"serve {backend}")
 
+    def test_an_operators_runner_is_spawned_without_the_secrets(self):
+        """runnerCommand: the operator's runner confines (it gets no policy from us); it is spawned with the
+        scrubbed environment, so neither it nor what it runs holds a secret."""
+        path = os.path.join(self.workspace, "runner-config.json")
+        runner = ["sh", "-c", "tr '\\0' '\\n' </proc/self/environ; exec \"$@\"", "runner"]
+        with open(path, "w", encoding="utf-8") as config:
+            json.dump({"runnerCommand": runner, "runnerFailureSignatures": ["runner failed"]}, config)
+        # The runner here confines nothing, so the host's processes are in plain reach: only the command's own
+        # environment and the runner's are looked at (what the operator's runner then confines is its own).
+        result = self.tool("run", "--config", path, "--mode", "read-only", "--root", self.workspace, "--", "sh", "-c",
+                           "env; tr '\\0' '\\n' </proc/self/environ; echo DONE")
+        self.assert_shown(result, "runner-command")
+        self.assertGreaterEqual(result.stdout.count(f"DSH_PLAIN_VARIABLE=plain-{self.marker}"), 3, result.stdout)
+
     def test_the_supervisor_and_its_helpers_are_out_of_reach(self):
         """Under Landlock the command sees host pids: the stand-in, dsh-sandbox and this test hold the secrets
         in the environment they were exec'd with, and none of them may be read from inside."""

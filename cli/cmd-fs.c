@@ -423,7 +423,8 @@ static int run_subcommand(const struct fs_command *command, int argc, char **arg
                 .help = help,
                 /* No backend runs anything here: --backend would be an option without effect. */
                 .policy_options =
-                        CLI_POLICY_ALL & ~(CLI_POLICY_BACKEND | CLI_POLICY_ALLOW_UNIX_SOCKET | CLI_POLICY_NETWORK),
+                        CLI_POLICY_ALL & ~(CLI_POLICY_BACKEND | CLI_POLICY_ALLOW_UNIX_SOCKET | CLI_POLICY_NETWORK |
+                                           CLI_POLICY_SECRETS),
                 .own_options = command->options,
                 .own_option = store_fs_option,
                 .data = &options,

@@ -85,6 +85,9 @@ static int policy_fields(const cli_policy_options *options, struct command_line_
         policy->fields.allow_unix_sockets = options->allow_unix_socket;
         /* Every call's network, replacing the config's whole, as run's flags do (`options` outlives the server). */
         policy->fields.network = request.network;
+        /* Checked when parsed; every call's masks and allowed names, as run's flags give them. */
+        policy->fields.masked_paths = options->mask;
+        policy->fields.allowed_environment = options->allow_env;
         return 0;
 }
 

@@ -66,6 +66,10 @@ static void print_policy_text(const dsh_policy *policy)
                 printf("additionalWritableRoot: %s\n", *root);
         if (policy->session_id)
                 printf("sessionId: %s\n", policy->session_id);
+        for (char **entry = policy->masked_paths; entry && *entry; entry++)
+                printf("maskedPath: %s\n", *entry);
+        for (char **name = policy->allowed_environment; name && *name; name++)
+                printf("allowEnvironment: %s\n", *name);
         /* Said only when it is not on, as the JSON does: today's output is unchanged for today's policies. */
         if (policy->network.mode == DSH_NETWORK_ON)
                 return;

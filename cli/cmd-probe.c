@@ -71,6 +71,17 @@ static void print_scopes(const dsh_probe_report *report)
                        list_text(report->landlock_scopes_missing, missing_buffer, sizeof(missing_buffer)));
 }
 
+/* One line per list: what every confined call holds back (docs/secrets.md). */
+static void print_secrets(const dsh_probe_report *report)
+{
+        char buffer[2048];
+
+        printf("%-15s %s%s\n", "masked paths", list_text(report->secrets_masked_paths, buffer, sizeof(buffer)),
+               report->secrets_require_masks ? " (required: a mask not held refuses the call)" : "");
+        printf("%-15s %s\n", "env denied", list_text(report->secrets_environment_deny, buffer, sizeof(buffer)));
+        printf("%-15s %s\n", "env allowed", list_text(report->secrets_environment_allow, buffer, sizeof(buffer)));
+}
+
 static void print_text(const dsh_probe_report *report)
 {
         const char *version = bwrap_version(report);
@@ -97,6 +108,7 @@ static void print_text(const dsh_probe_report *report)
         printf("%-15s %s\n", "landlock ABI", abi_text(report->landlock_abi, abi));
         print_scopes(report);
         printf("%-15s %s\n", "auto selects", report->selected ? report->selected : "nothing (no backend is usable)");
+        print_secrets(report);
 }
 
 /* `probe` takes the shared options that change its report (--config, --backend, --remote), and no others:

@@ -60,7 +60,8 @@ static int remote_setup(const cli_policy_options *options, struct remote_context
         /* The network goes as typed, like the mode; without a flag the remote's own config decides it. */
         context->request = (dsh_remote_request) { local_request.has_mode, local_request.mode, options->root,
                                                   options->allow_write, options->backend,
-                                                  options->network_given ? &options->network : NULL };
+                                                  options->network_given ? &options->network : NULL,
+                                                  options->mask, options->allow_env };
         return 0;
 }
 

@@ -21,6 +21,8 @@ enum {
         OPTION_ALLOW_HOST,
         OPTION_ALLOW_LOCAL_PORT,
         OPTION_DNS_UPSTREAM,
+        OPTION_MASK,
+        OPTION_ALLOW_ENV,
 };
 
 /* The key of a shared option without its short form (cli_command_line.policy_long_only): its letter, tagged. */
@@ -62,6 +64,13 @@ static const struct shared_option {
         { CLI_POLICY_NETWORK, { "dns-upstream", required_argument, NULL, OPTION_DNS_UPSTREAM },
           "      --dns-upstream IP:PORT  the resolver asked for allowed names (default: the host's first\n"
           "                         nameserver); [IPv6]:PORT for IPv6\n" },
+        { CLI_POLICY_SECRETS, { "mask", required_argument, NULL, OPTION_MASK },
+          "      --mask ENTRY       a path the command may not read (repeatable), added to the config's\n"
+          "                         maskedPaths: absolute, ~/PATH or PATH under each home; a wildcard in\n"
+          "                         the last component (docs/secrets.md)\n" },
+        { CLI_POLICY_SECRETS, { "allow-env", required_argument, NULL, OPTION_ALLOW_ENV },
+          "      --allow-env NAME   an environment variable let through although a deny pattern matches\n"
+          "                         it (repeatable; a name, no wildcard)\n" },
         { CLI_POLICY_REMOTE, { "remote", required_argument, NULL, OPTION_REMOTE },
           "      --remote DEST      on the host `ssh DEST` reaches, under its policy (its paths, its\n"
           "                         config; docs/remote.md)\n" },
@@ -219,6 +228,24 @@ static int store_allowed_unix_socket(const char *value, cli_policy_options *poli
         return 0;
 }
 
+/* --mask and --allow-env: each entry judged as it is read, with the library's own sentence (exit 2 names it). */
+static int store_secrets_entry(const char *option, const char *value, int (*check)(const char *, const char **),
+                               char ***list)
+{
+        const char *reason = NULL;
+
+        if (check(value, &reason) < 0)
+                return cli_usage_error("%s \"%s\": %s", option, value, reason);
+        if (dsh_strv_append(list, value) < 0)
+                return cli_usage_error("out of memory");
+        return 0;
+}
+
+static int check_allowed_environment_name(const char *name, const char **reason)
+{
+        return dsh_environment_pattern_check(name, false, reason);
+}
+
 /* --network: "on" or "off"; the allow-list is chosen by naming hosts. */
 static int store_network_word(const char *value, cli_policy_options *policy)
 {
@@ -349,6 +376,10 @@ static int store_policy_option(int key, const char *value, cli_policy_options *p
                 return store_allowed_local_port(value, policy);
         case OPTION_DNS_UPSTREAM:
                 return store_dns_upstream(value, policy);
+        case OPTION_MASK:
+                return store_secrets_entry("--mask", value, dsh_mask_entry_check, &policy->mask);
+        case OPTION_ALLOW_ENV:
+                return store_secrets_entry("--allow-env", value, check_allowed_environment_name, &policy->allow_env);
         default:
                 return 1;
         }
@@ -584,6 +615,10 @@ int cli_policy_options_warn_without_effect(const cli_policy_options *options, ds
                         warn_without_effect("--backend", mode, "where no backend runs the command", &count);
                 if (options->allow_unix_socket)
                         warn_without_effect("--allow-unix-socket", mode, "where nothing is confined", &count);
+                if (options->mask)
+                        warn_without_effect("--mask", mode, "where nothing is confined", &count);
+                if (options->allow_env)
+                        warn_without_effect("--allow-env", mode, "where nothing is confined", &count);
                 break;
         case DSH_MODE_WORKSPACE_WRITE:
                 break;

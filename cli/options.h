@@ -30,7 +30,8 @@ enum {
         CLI_POLICY_ALLOW_UNIX_SOCKET = 1 << 7,  /* --allow-unix-socket PATH (repeatable) */
         /* --network on|off, --allow-host PATTERN, --allow-local-port PORT (both repeatable), --dns-upstream IP:PORT */
         CLI_POLICY_NETWORK = 1 << 8,
-        CLI_POLICY_ALL = ((1 << 6) - 1) | CLI_POLICY_ALLOW_UNIX_SOCKET | CLI_POLICY_NETWORK,
+        CLI_POLICY_SECRETS = 1 << 9,       /* --mask ENTRY, --allow-env NAME (both repeatable) */
+        CLI_POLICY_ALL = ((1 << 6) - 1) | CLI_POLICY_ALLOW_UNIX_SOCKET | CLI_POLICY_NETWORK | CLI_POLICY_SECRETS,
 };
 
 /*

@@ -15,6 +15,8 @@ void cli_policy_options_clear(cli_policy_options *options)
         dsh_strv_free(options->allow_write);
         dsh_strv_free(options->allow_unix_socket);
         dsh_network_policy_clear(&options->network);
+        dsh_strv_free(options->mask);
+        dsh_strv_free(options->allow_env);
         *options = (cli_policy_options) CLI_POLICY_OPTIONS_INIT;
 }
 
@@ -40,6 +42,8 @@ int cli_policy_request(const cli_policy_options *options, dsh_policy_request *re
         request->additional_writable_roots = options->allow_write;
         request->allowed_unix_sockets = options->allow_unix_socket;
         request->network = options->network_given ? &options->network : NULL;
+        request->masked_paths = options->mask;
+        request->allowed_environment = options->allow_env;
         return 0;
 }
 

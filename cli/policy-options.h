@@ -25,9 +25,13 @@ typedef struct cli_policy_options {
         const char *network_word;  /* --network as typed: "on" or "off" */
         dsh_network_policy network;
         bool network_given;
+        /* --mask and --allow-env, repeatable, each checked as it is read (docs/secrets.md); owned. */
+        char **mask;
+        char **allow_env;
 } cli_policy_options;
 
-#define CLI_POLICY_OPTIONS_INIT { NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, DSH_NETWORK_POLICY_INIT, false }
+#define CLI_POLICY_OPTIONS_INIT                                                                                       \
+        { NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, DSH_NETWORK_POLICY_INIT, false, NULL, NULL }
 
 void cli_policy_options_clear(cli_policy_options *options);
 
@@ -37,7 +41,7 @@ void cli_policy_options_clear(cli_policy_options *options);
 void cli_policy_runtime_options(const cli_policy_options *options, dsh_runtime_options *runtime_options);
 
 /*
- * The request --mode, --root, --allow-write, --allow-unix-socket and the network options ask for (the session is the
+ * The request --mode, --root, --allow-write, --allow-unix-socket, the network options, --mask and --allow-env ask for (the session is the
  * caller's to add; `request` points into `options`).  Returns 0, or
  * CLI_EXIT_USAGE after printing an unknown mode.
  */

@@ -22,6 +22,8 @@ void serve_policy_clear(serve_policy *policy)
         dsh_strv_free(policy->allow_write);
         dsh_strv_free(policy->allow_unix_sockets);
         dsh_network_policy_clear(&policy->network);
+        dsh_strv_free(policy->masked_paths);
+        dsh_strv_free(policy->allowed_environment);
         *policy = (serve_policy) SERVE_POLICY_INIT;
 }
 
@@ -92,6 +94,37 @@ static int serve_param_network(rpc_call *call, serve_policy *policy)
         return 0;
 }
 
+static int check_allowed_name(const char *name, const char **reason)
+{
+        return dsh_environment_pattern_check(name, false, reason);
+}
+
+/*
+ * A string array each of whose entries passes the library's own `check`, so
+ * that what serve takes the CLI and the config take: a bad one is -32602
+ * naming it ("invalid params: maskedPaths: \"a/../b\": <reason>").
+ * 0 when read or absent, -1 after answering.
+ */
+static int serve_param_checked_array(rpc_call *call, const char *name,
+                                     int (*check)(const char *entry, const char **reason), char ***out)
+{
+        if (rpc_param_string_array(call, name, false, out) < 0)
+                return -1;
+        for (char **entry = *out; entry && *entry; entry++) {
+                const char *reason = NULL;
+                char *what = NULL;
+
+                if (check(*entry, &reason) == 0)
+                        continue;
+                if (asprintf(&what, "\"%s\": %s", *entry, reason) < 0)
+                        what = NULL;
+                rpc_call_fail_params(call, name, what ? what : reason);
+                free(what);
+                return -1;
+        }
+        return 0;
+}
+
 int serve_param_policy(rpc_call *call, serve_policy *policy)
 {
         service_policy_fields *fields = &policy->fields;
@@ -101,7 +134,9 @@ int serve_param_policy(rpc_call *call, serve_policy *policy)
             rpc_param_string(call, "root", false, &fields->root) < 0 ||
             rpc_param_string_array(call, "allowWrite", false, &policy->allow_write) < 0 ||
             rpc_param_string_array(call, "allowUnixSockets", false, &policy->allow_unix_sockets) < 0 ||
-            serve_param_backend(call, &fields->backend) < 0 || serve_param_network(call, policy) < 0)
+            serve_param_backend(call, &fields->backend) < 0 || serve_param_network(call, policy) < 0 ||
+            serve_param_checked_array(call, "maskedPaths", dsh_mask_entry_check, &policy->masked_paths) < 0 ||
+            serve_param_checked_array(call, "allowEnvironment", check_allowed_name, &policy->allowed_environment) < 0)
                 return -1;
         found = serve_param_mode(call, "mode", false, &fields->mode);
         if (found < 0)
@@ -109,6 +144,8 @@ int serve_param_policy(rpc_call *call, serve_policy *policy)
         fields->has_mode = found == 0;
         fields->allow_write = policy->allow_write;
         fields->allow_unix_sockets = policy->allow_unix_sockets;
+        fields->masked_paths = policy->masked_paths;
+        fields->allowed_environment = policy->allowed_environment;
         return 0;
 }
 

@@ -28,17 +28,20 @@ typedef struct serve_policy {
         char **allow_write;    /* owned: the `allowWrite` copy fields.allow_write points to */
         char **allow_unix_sockets;  /* owned: the `allowUnixSockets` copy fields.allow_unix_sockets points to */
         dsh_network_policy network; /* owned: the `network` fields.network points to when given */
+        char **masked_paths;        /* owned: `maskedPaths`, each entry checked */
+        char **allowed_environment; /* owned: `allowEnvironment`, each a name */
 } serve_policy;
 
-#define SERVE_POLICY_INIT { SERVICE_POLICY_FIELDS_INIT, NULL, NULL, DSH_NETWORK_POLICY_INIT }
+#define SERVE_POLICY_INIT { SERVICE_POLICY_FIELDS_INIT, NULL, NULL, DSH_NETWORK_POLICY_INIT, NULL, NULL }
 
 void serve_policy_clear(serve_policy *policy);
 
 /*
  * Reads `sessionId`, `mode`, `root`, `allowWrite`, `allowUnixSockets`,
  * `network` (the config's shape: "on", "off" or {allowHosts,
- * allowLocalPorts, dnsUpstream}; given, it replaces the config's whole) and
- * `backend`, each optional.  Returns 0, or -1 after answering -32602 naming the bad one.
+ * allowLocalPorts, dnsUpstream}; given, it replaces the config's whole),
+ * `maskedPaths` (masks added to the deployment's), `allowEnvironment`
+ * (names let through) and `backend`, each optional.  Returns 0, or -1 after answering -32602 naming the bad one.
  */
 int serve_param_policy(rpc_call *call, serve_policy *policy);
 

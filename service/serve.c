@@ -500,7 +500,8 @@ typedef struct serve_method {
 #define NO_PARAMS ((const char *const[]) { NULL })
 
 static const char *const policy_params[] = { "sessionId", "mode", "root", "allowWrite", "backend",
-                                             "allowUnixSockets", "network", NULL };
+                                             "allowUnixSockets", "network", "maskedPaths", "allowEnvironment",
+                                             NULL };
 
 static const serve_method serve_methods[] = {
         { "session.create", session_create, false, PARAMS("cwd", "parentId") },

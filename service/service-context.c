@@ -279,6 +279,8 @@ static int resolve_locked(service_context *context, const service_policy_fields 
         request.additional_writable_roots = fields->allow_write;
         request.allowed_unix_sockets = fields->allow_unix_sockets;
         request.network = fields->network;
+        request.masked_paths = fields->masked_paths;
+        request.allowed_environment = fields->allowed_environment;
         return dsh_runtime_resolve(context->primary, &request, policy_out, error);
 }
 

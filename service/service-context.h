@@ -42,9 +42,11 @@ typedef struct service_policy_fields {
         const char *backend;            /* NULL or "auto": the configured chain; "bwrap", "landlock" */
         char *const *allow_unix_sockets;  /* allow-listed unix sockets besides the config's; may be NULL */
         const dsh_network_policy *network;  /* the call's own network, replacing the config's whole; NULL: the config's */
+        char *const *masked_paths;      /* masks added to the deployment's (docs/secrets.md); may be NULL */
+        char *const *allowed_environment;  /* environment names let through; may be NULL */
 } service_policy_fields;
 
-#define SERVICE_POLICY_FIELDS_INIT { NULL, false, DSH_MODE_READ_ONLY, NULL, NULL, NULL, NULL, NULL }
+#define SERVICE_POLICY_FIELDS_INIT { NULL, false, DSH_MODE_READ_ONLY, NULL, NULL, NULL, NULL, NULL, NULL, NULL }
 
 /*
  * A context over runtimes made from `options` (copied; its `backend` is

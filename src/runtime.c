@@ -81,6 +81,9 @@ static int copy_config(dsh_config *out, const dsh_config *in, dsh_error *error)
         out->ssh_command = NULL;
         out->remote_program = NULL;
         out->allowed_unix_sockets = NULL;
+        out->masked_paths = NULL;
+        out->environment_deny = NULL;
+        out->environment_allow = NULL;
         out->network = (dsh_network_policy) DSH_NETWORK_POLICY_INIT;
         if (dsh_network_policy_copy(&out->network, &in->network) < 0 ||
             (in->workspace_root && !(out->workspace_root = strdup(in->workspace_root))) ||
@@ -90,6 +93,9 @@ static int copy_config(dsh_config *out, const dsh_config *in, dsh_error *error)
             copy_strv(&out->protected_subpaths, in->protected_subpaths) < 0 ||
             copy_strv(&out->ssh_command, in->ssh_command) < 0 ||
             copy_strv(&out->allowed_unix_sockets, in->allowed_unix_sockets) < 0 ||
+            copy_strv(&out->masked_paths, in->masked_paths) < 0 ||
+            copy_strv(&out->environment_deny, in->environment_deny) < 0 ||
+            copy_strv(&out->environment_allow, in->environment_allow) < 0 ||
             (in->remote_program && !(out->remote_program = strdup(in->remote_program)))) {
                 dsh_config_clear(out);
                 return out_of_memory(error);
@@ -221,6 +227,29 @@ static int protect_subpaths(dsh_protections *protections, const dsh_config *conf
         if (subpaths && !(protections->subpaths = dsh_strv_copy((char *const *) subpaths)))
                 return out_of_memory(error);
         return 0;
+}
+
+/*
+ * The secrets as configured (docs/secrets.md), through the provider's own
+ * setters, which check each entry again (a config given in code skipped the
+ * file's checks).  A key the config is silent on leaves the provider's
+ * default, which masks and scrubs: an empty list is the only way to none.
+ */
+static int apply_secrets(dsh_provider *provider, const dsh_config *config, dsh_error *error)
+{
+        static const char *const none[] = { NULL };
+        const char *const *masks = config->masked_paths_set ? (const char *const *) config->masked_paths
+                                                            : dsh_default_masked_paths();
+        const char *const *deny = NULL;  /* the provider's default */
+        int result;
+
+        if (config->environment_deny_set)
+                deny = config->environment_deny ? (const char *const *) config->environment_deny : none;
+        result = dsh_provider_set_masked_paths(provider, masks, config->require_masks, error);
+        if (result == 0)
+                result = dsh_provider_set_environment_rules(provider, deny,
+                                                            (const char *const *) config->environment_allow, error);
+        return result;
 }
 
 /*
@@ -489,6 +518,8 @@ static int setup_provider(dsh_runtime *runtime, const dsh_runtime_options *optio
                 result = apply_scratch_directory(runtime->provider, error);
         if (result == 0)
                 result = protect(runtime, options, cache_directory, error);
+        if (result == 0)
+                result = apply_secrets(runtime->provider, &runtime->config, error);
         return result;
 }
 

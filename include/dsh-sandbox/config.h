@@ -65,6 +65,22 @@ typedef struct dsh_config {
          * "IP:PORT"} (docs/configuration.md); every entry checked at load.  The default of every call; a call's
          * own network (flags, params) replaces it whole. */
         dsh_network_policy network;
+        /*
+         * Secrets (docs/secrets.md).  maskedPaths: the masked entries, each as
+         * dsh_mask_entry_check() accepts; NULL with masked_paths_set false:
+         * the key is absent and dsh_default_masked_paths() applies; an empty
+         * vector with masked_paths_set true: `[]`, nothing masked.
+         * requireMasks: a mask a backend cannot hold refuses the call
+         * (default false).  environment.deny: the deny patterns, NULL with
+         * environment_deny_set false: dsh_default_environment_deny();
+         * environment.allow: names let through (no wildcards), NULL: none.
+         */
+        char **masked_paths;
+        bool masked_paths_set;
+        bool require_masks;
+        char **environment_deny;
+        bool environment_deny_set;
+        char **environment_allow;
 } dsh_config;
 
 /*

@@ -243,9 +243,13 @@ typedef struct dsh_policy_request {
         /* The call's own network (copied); NULL: the config's `network`.  It replaces the config's whole:
          * the two are never merged (an allow-list of the call's is not widened by the config's). */
         const dsh_network_policy *network;
+        /* The call's own secrets (docs/secrets.md), copied into the policy's masked_paths and
+         * allowed_environment: masks added to the deployment's, names let through.  May be NULL. */
+        char *const *masked_paths;
+        char *const *allowed_environment;
 } dsh_policy_request;
 
-#define DSH_POLICY_REQUEST_INIT { NULL, false, DSH_MODE_READ_ONLY, NULL, NULL, NULL, NULL }
+#define DSH_POLICY_REQUEST_INIT { NULL, false, DSH_MODE_READ_ONLY, NULL, NULL, NULL, NULL, NULL, NULL }
 
 /*
  * resolve({session?, mode?}).  mode = the explicit mode, else the session's

@@ -145,9 +145,20 @@ typedef struct dsh_probe_report {
         char **landlock_scopes;
         char **landlock_scopes_missing;
         char *selected;                 /* what this provider's chain selects; NULL: nothing usable */
+        /*
+         * The secrets every confined call of this provider holds back
+         * (docs/secrets.md): the masked entries as configured (the defaults
+         * when nobody configured them), whether a mask not held refuses the
+         * call, the environment's deny patterns and allowed names.  Each a
+         * NULL-terminated vector (empty: none), never NULL after a probe.
+         */
+        char **secrets_masked_paths;
+        bool secrets_require_masks;
+        char **secrets_environment_deny;
+        char **secrets_environment_allow;
 } dsh_probe_report;
 
-#define DSH_PROBE_REPORT_INIT { NULL, 0, 0, NULL, NULL, NULL }
+#define DSH_PROBE_REPORT_INIT { NULL, 0, 0, NULL, NULL, NULL, NULL, false, NULL, NULL }
 
 /*
  * Probes every known backend (and the operator's runner command when one is

@@ -64,9 +64,16 @@ typedef struct dsh_remote_request {
          * reads every member strictly): never run with the network open.
          */
         const dsh_network_policy *network;
+        /*
+         * The call's own secrets (docs/secrets.md): masks added to the
+         * remote's (entries under the remote's homes) and environment names
+         * let through; NULL: none.  The remote checks each as a local call's.
+         */
+        char *const *masked_paths;
+        char *const *allowed_environment;
 } dsh_remote_request;
 
-#define DSH_REMOTE_REQUEST_INIT { false, DSH_MODE_READ_ONLY, NULL, NULL, NULL, NULL }
+#define DSH_REMOTE_REQUEST_INIT { false, DSH_MODE_READ_ONLY, NULL, NULL, NULL, NULL, NULL, NULL }
 
 /*
  * The private directory for OpenSSH control sockets (connection reuse):

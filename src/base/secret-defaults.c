@@ -57,7 +57,8 @@ static int check_components(const char *entry, const char **reason)
 {
         const char *component = entry;
 
-        while (*component) {
+        /* Loops until the last component, so that a trailing "/" meets the empty check. */
+        for (;;) {
                 const char *slash = strchr(component, '/');
                 size_t length = slash ? (size_t) (slash - component) : strlen(component);
 

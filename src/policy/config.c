@@ -35,6 +35,9 @@ void dsh_config_clear(dsh_config *config)
         free(config->remote_program);
         dsh_strv_free(config->allowed_unix_sockets);
         dsh_network_policy_clear(&config->network);
+        dsh_strv_free(config->masked_paths);
+        dsh_strv_free(config->environment_deny);
+        dsh_strv_free(config->environment_allow);
         memset(config, 0, sizeof(*config));
 }
 
@@ -498,6 +501,93 @@ static int load_file_read_limit(const struct load_context *context, const char *
         return 0;
 }
 
+/* A string array each of whose entries passes `check` (the library's own, so the CLI and the file agree). */
+static int load_checked_array(const struct load_context *context, const char *key, json_t *value,
+                              int (*check)(const char *entry, const char **reason), char ***out)
+{
+        char **entries = NULL;
+        int result = load_string_array(context, key, value, true, true, &entries);
+
+        for (char **entry = entries; result == 0 && entry && *entry; entry++) {
+                dsh_autofree char *quoted_entry = NULL;
+                const char *reason = NULL;
+
+                if (check(*entry, &reason) == 0)
+                        continue;
+                quoted_entry = quoted_text(*entry);
+                result = key_error(context, key, "%s: %s", quoted_entry ? quoted_entry : "\"?\"", reason);
+        }
+        if (result < 0) {
+                dsh_strv_free(entries);
+                return result;
+        }
+        dsh_strv_free(*out);
+        *out = entries;
+        return 0;
+}
+
+/* `[]` stays an empty vector: nothing masked, which is not the defaults. */
+static int load_masked_paths(const struct load_context *context, const char *key, json_t *value,
+                             dsh_config *config)
+{
+        int result = load_checked_array(context, key, value, dsh_mask_entry_check, &config->masked_paths);
+
+        if (result == 0)
+                config->masked_paths_set = true;
+        return result;
+}
+
+static int load_require_masks(const struct load_context *context, const char *key, json_t *value,
+                              dsh_config *config)
+{
+        if (!json_is_boolean(value))
+                return key_error(context, key, "expected true or false");
+        config->require_masks = json_is_true(value);
+        return 0;
+}
+
+static int check_deny_pattern(const char *pattern, const char **reason)
+{
+        return dsh_environment_pattern_check(pattern, true, reason);
+}
+
+/* An allowed name is one name: a wildcard would let a whole family of secrets through. */
+static int check_allowed_name(const char *name, const char **reason)
+{
+        return dsh_environment_pattern_check(name, false, reason);
+}
+
+/* {"deny": [patterns], "allow": [names]}, each member optional; any other member is refused. */
+static int load_environment(const struct load_context *context, const char *key, json_t *value,
+                            dsh_config *config)
+{
+        const char *member;
+        json_t *item;
+
+        if (!json_is_object(value))
+                return key_error(context, key, "expected an object with \"deny\" and \"allow\" arrays");
+        json_object_foreach(value, member, item) {
+                int result;
+
+                if (strcmp(member, "deny") == 0) {
+                        result = load_checked_array(context, "environment.deny", item, check_deny_pattern,
+                                                    &config->environment_deny);
+                        config->environment_deny_set = config->environment_deny_set || result == 0;
+                } else if (strcmp(member, "allow") == 0) {
+                        result = load_checked_array(context, "environment.allow", item, check_allowed_name,
+                                                    &config->environment_allow);
+                } else {
+                        dsh_autofree char *quoted_member = quoted_text(member);
+
+                        result = key_error(context, key, "unknown member %s (expected \"deny\" and \"allow\")",
+                                           quoted_member ? quoted_member : "\"?\"");
+                }
+                if (result < 0)
+                        return result;
+        }
+        return 0;
+}
+
 static int load_key(const struct load_context *context, const char *key, json_t *value, dsh_config *config)
 {
         static const struct {
@@ -518,6 +608,9 @@ static int load_key(const struct load_context *context, const char *key, json_t 
                 { "fileReadLimitBytes", load_file_read_limit },
                 { "allowUnixSockets", load_allowed_unix_sockets },
                 { "network", load_network },
+                { "maskedPaths", load_masked_paths },
+                { "requireMasks", load_require_masks },
+                { "environment", load_environment },
         };
 
         for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
@@ -587,6 +680,7 @@ static int load_document(dsh_config *config, const char *path, json_t *root, dsh
         loaded.probe_timeout_ms = config->probe_timeout_ms;
         loaded.file_read_limit_bytes = config->file_read_limit_bytes;
         loaded.require_protected_subpaths = config->require_protected_subpaths;
+        loaded.require_masks = config->require_masks;
         loaded.workspace_root = config->workspace_root ? strdup(config->workspace_root) : NULL;
         if (config->workspace_root && !loaded.workspace_root)
                 result = out_of_memory(&context);

@@ -181,6 +181,12 @@ json_t *dsh_json_policy_value(const dsh_policy *policy, const char *what, dsh_er
         if (dsh_strv_length(policy->allowed_unix_sockets) > 0)
                 dsh_json_set_strings_member(&encoder, object, &dsh_json_root, "allowedUnixSockets",
                                             policy->allowed_unix_sockets);
+        /* The call's own secrets, omitted when none: a policy without them reads back the same. */
+        if (dsh_strv_length(policy->masked_paths) > 0)
+                dsh_json_set_strings_member(&encoder, object, &dsh_json_root, "maskedPaths", policy->masked_paths);
+        if (dsh_strv_length(policy->allowed_environment) > 0)
+                dsh_json_set_strings_member(&encoder, object, &dsh_json_root, "allowEnvironment",
+                                            policy->allowed_environment);
         /* Absent is on: a policy that says nothing of the network is today's, and reads back the same. */
         if (policy->network.mode != DSH_NETWORK_ON) {
                 dsh_json_path path = dsh_json_path_key(&dsh_json_root, "network");
@@ -194,7 +200,8 @@ json_t *dsh_json_policy_value(const dsh_policy *policy, const char *what, dsh_er
 int dsh_json_policy_from_value(const json_t *value, const char *what, dsh_policy *policy_out, dsh_error *error)
 {
         static const char *const keys[] = { "mode", "workspaceRoot", "additionalWritableRoots", "sessionId",
-                                             "allowedUnixSockets", "network", NULL };
+                                             "allowedUnixSockets", "network", "maskedPaths", "allowEnvironment",
+                                             NULL };
         dsh_policy policy = DSH_POLICY_INIT;
         dsh_json_decoder decoder = { what, error };
         int result = dsh_json_check_object(&decoder, value, &dsh_json_root, keys);
@@ -211,6 +218,13 @@ int dsh_json_policy_from_value(const json_t *value, const char *what, dsh_policy
         if (result == 0)
                 result = dsh_json_decode_string_list(&decoder, value, &dsh_json_root, "allowedUnixSockets", 0,
                                                      &policy.allowed_unix_sockets);
+        /* Read as given; dsh_policy_prepare() checks each entry before any call uses it. */
+        if (result == 0)
+                result = dsh_json_decode_string_list(&decoder, value, &dsh_json_root, "maskedPaths", 0,
+                                                     &policy.masked_paths);
+        if (result == 0)
+                result = dsh_json_decode_string_list(&decoder, value, &dsh_json_root, "allowEnvironment", 0,
+                                                     &policy.allowed_environment);
         if (result == 0)
                 result = dsh_json_decode_string_member(&decoder, value, &dsh_json_root, "sessionId", 0,
                                                        &policy.session_id);

@@ -180,6 +180,18 @@ out_of_memory:
         return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
 }
 
+/* The call's own masks and allowed names (the deployment's are the provider's: protections.h). */
+static int snapshot_secrets(const dsh_policy_request *request, dsh_policy *policy, dsh_error *error)
+{
+        for (char *const *entry = request->masked_paths; entry && *entry; entry++)
+                if (append_unique(&policy->masked_paths, *entry) < 0)
+                        return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        for (char *const *name = request->allowed_environment; name && *name; name++)
+                if (append_unique(&policy->allowed_environment, *name) < 0)
+                        return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        return 0;
+}
+
 int dsh_policy_service_resolve(dsh_policy_service *service, const dsh_policy_request *request,
                                dsh_policy *policy_out, dsh_error *error)
 {
@@ -208,6 +220,8 @@ int dsh_policy_service_resolve(dsh_policy_service *service, const dsh_policy_req
                 result = snapshot_writable_roots(service, request, &policy, error);
         if (result == 0)
                 result = snapshot_unix_sockets(service, request, &policy, error);
+        if (result == 0)
+                result = snapshot_secrets(request, &policy, error);
         /* The call's network replaces the config's whole: merging would let one widen the other. */
         if (result == 0 && dsh_network_policy_copy(&policy.network, request->network ? request->network
                                                                                   : &service->network) < 0)

@@ -187,6 +187,41 @@ static int check_allowed_unix_sockets(const dsh_policy *policy, dsh_error *error
         return 0;
 }
 
+static int check_allowed_name(const char *name, const char **reason)
+{
+        return dsh_environment_pattern_check(name, false, reason);
+}
+
+/*
+ * The call's own secrets entries: each passes `check` (masks: an entry
+ * masks.h can expand; allowed names: one name each, never a wildcard that
+ * would let a family of secrets through), duplicates dropped.
+ */
+static int prepare_entries(char ***entries, int (*check)(const char *entry, const char **reason), const char *what,
+                           dsh_error *error)
+{
+        char **prepared = NULL;
+
+        for (char **entry = *entries; entry && *entry; entry++) {
+                const char *reason = NULL;
+
+                if (check(*entry, &reason) < 0) {
+                        dsh_strv_free(prepared);
+                        return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "%s \"%s\": %s", what, *entry,
+                                             reason);
+                }
+                if (strv_contains(prepared, *entry))
+                        continue;
+                if (dsh_strv_append(&prepared, *entry) < 0) {
+                        dsh_strv_free(prepared);
+                        return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+                }
+        }
+        dsh_strv_free(*entries);
+        *entries = prepared;
+        return 0;
+}
+
 int dsh_policy_prepare(dsh_policy *policy, dsh_error *error)
 {
         int result;
@@ -201,6 +236,11 @@ int dsh_policy_prepare(dsh_policy *policy, dsh_error *error)
         if (result < 0)
                 return result;
         result = check_allowed_unix_sockets(policy, error);
+        if (result == 0)
+                result = prepare_entries(&policy->masked_paths, dsh_mask_entry_check, "masked path", error);
+        if (result == 0)
+                result = prepare_entries(&policy->allowed_environment, check_allowed_name,
+                                         "allowed environment variable", error);
         if (result < 0)
                 return result;
         return dsh_network_policy_prepare(&policy->network, policy->mode, error);

@@ -10,10 +10,10 @@
  *         workspace-write: --bind-fd FD /tmp (the session's scratch; else --tmpfs /tmp)
  *                          --bind-fd FD WS [--bind-fd FD ROOT]... [pins, read-only binds]
  *                          [--tmpfs SCRATCH-BASE --bind-fd FD CACHE]
- *         [--tmpfs HIDDEN --remount-ro HIDDEN]...
+ *         [--tmpfs HIDDEN --remount-ro HIDDEN]... [masks: see bwrap-masks.c]
  *         --setenv TMPDIR /tmp [--setenv CACHE-VARIABLE DIR]...
  *         [--chdir DIR] [--json-status-fd N] -- dsh-sandbox-exec [--status-fd M] [--listener-fd L]
- *         [--network off|allow-list] -- ARGV...
+ *         [--mask PATH]... [--mask-closed DIR]... [--network off|allow-list] -- ARGV...
  *
  * Every host path is visible read-only; workspace-write rebinds the workspace
  * and each extra root read-write (minus the shield: src/shield/shield.c).  The
@@ -44,7 +44,10 @@
  *                   send to an address sent to the supervisor (core/);
  *   hidden dirs     an empty read-only tmpfs over the remote's ssh control
  *                   directories: a read-only socket still connects, and the
- *                   master does what its client asks (append_hidden());
+ *                   master does what its client asks (bwrap-masks.c);
+ *   masks           the credentials on disk (shield/masks.h) shown empty and
+ *                   read-only, pinned, the names made later left to
+ *                   dsh-sandbox-exec's read layer (bwrap-masks.c);
  *   --new-session   no controlling terminal (and dsh-sandbox-exec's seccomp
  *                   filter refuses TIOCSTI on any terminal it could take);
  *                   a pty the caller made for the command
@@ -110,6 +113,7 @@
 #include "provider/backend.h"
 #include "provider/call-network.h"
 #include "provider/provider-protections.h"
+#include "provider/bwrap-masks.h"
 #include "provider/bwrap-probe.h"
 #include "provider/bwrap-status.h"
 #include "core/landlock.h"
@@ -178,13 +182,14 @@ struct bwrap_call {
         char **variables;       /* NAME, VALUE pairs for --setenv (scratch.h) */
         bool controlling_terminal;      /* dsh_spawn_options.controlling_terminal: dsh-sandbox-exec takes stdin's */
         char *chdir_path;       /* spawn only: --chdir, the path of the caller's cwd fd; NULL: none */
-        char *const *hidden;    /* the protections' hidden directories (borrowed): see append_hidden() */
+        char *const *hidden;    /* the protections' hidden directories (borrowed): see bwrap-masks.h */
         dsh_network_filter network;     /* dsh-sandbox-exec's --network (ON: none) */
         bool unshare_net;       /* --unshare-net: off with no allowed local port (call-network.h) */
+        dsh_bwrap_masks masks;  /* the call's masks: mounted last, pinned, the rest to dsh-sandbox-exec */
 };
 
 #define BWRAP_CALL_INIT \
-        { NULL, NULL, DSH_SHIELD_INIT, NULL, 0, -1, -1, -1, NULL, false, NULL, false, NULL, NULL, 0, false }
+        { NULL, NULL, DSH_SHIELD_INIT, NULL, 0, -1, -1, -1, NULL, false, NULL, false, NULL, NULL, 0, false, DSH_BWRAP_MASKS_INIT }
 
 static void bwrap_call_clear(struct bwrap_call *call)
 {
@@ -196,6 +201,7 @@ static void bwrap_call_clear(struct bwrap_call *call)
         free(call->exec_helper);
         free(call->chdir_path);
         dsh_shield_clear(&call->shield);
+        dsh_bwrap_masks_clear(&call->masks);
         dsh_strv_free(call->variables);
         *call = (struct bwrap_call) BWRAP_CALL_INIT;
 }
@@ -490,27 +496,6 @@ static int append_read_only_temp_area(char ***argv, const dsh_policy *policy)
         return result;
 }
 
-/*
- * Made last, in both modes, over whatever the roots and the shield bound
- * there: an empty read-only tmpfs over each hidden directory (the remote's
- * ssh control directories, protections.h).  Read-only is not enough for
- * them: connect() to a socket needs no write access to its mount, and the
- * master behind it does what any client asks.  Each was made beforehand
- * when missing (dsh_protections_make_hidden()), so a master started while the
- * command runs is hidden too: the host's new directory would otherwise
- * appear through the read-only view of "/".
- */
-static int append_hidden(char ***argv, const struct bwrap_call *call)
-{
-        for (char *const *path = call->hidden; path && *path; path++) {
-                const char *words[] = { "--tmpfs", *path, "--remount-ro", *path, NULL };
-
-                if (access(*path, F_OK) == 0 && append_words(argv, words) < 0)
-                        return -ENOMEM;
-        }
-        return 0;
-}
-
 /* --setenv for each of the call's variables (TMPDIR, the caches: scratch.h). */
 static int append_variables(char ***argv, const struct bwrap_call *call)
 {
@@ -558,7 +543,7 @@ static int build_argv(char ***argv, const struct bwrap_call *call, const dsh_pol
         else if (result == 0)
                 result = append_read_only_temp_area(argv, policy);
         if (result == 0)
-                result = append_hidden(argv, call);
+                result = dsh_bwrap_append_last_mounts(argv, call->hidden, &call->masks, call->chdir_path);
         if (result == 0)
                 result = append_variables(argv, call);
         if (result == 0 && call->chdir_path) {
@@ -582,6 +567,8 @@ static int build_argv(char ***argv, const struct bwrap_call *call, const dsh_pol
                 result = dsh_strv_append(argv, "--temp-root");
         if (result == 0 && call->controlling_terminal)
                 result = dsh_strv_append(argv, "--controlling-terminal");
+        if (result == 0)
+                result = dsh_bwrap_masks_append_exec_options(argv, &call->masks, call->chdir_path);
         if (result == 0 && call->network != DSH_NETWORK_FILTER_ON) {
                 const char *network_words[] = { "--network", dsh_network_mode_name(policy->network.mode), NULL };
 
@@ -612,7 +599,8 @@ static int set_dialect(dsh_confined_argv *out, const dsh_shield *shield, const s
         /* The metadata filter's EPERM (metadata refused, a set-id bit), and the supervisor's EACCES. */
         if (dsh_strv_append(&out->denial_signatures, BWRAP_DENIAL_SIGNATURE) < 0 ||
             dsh_strv_append(&out->denial_signatures, METADATA_DENIAL_SIGNATURE) < 0 ||
-            (call->listener_fd >= 0 && dsh_strv_append(&out->denial_signatures, SUPERVISOR_DENIAL_SIGNATURE) < 0))
+            (call->listener_fd >= 0 && dsh_strv_append(&out->denial_signatures, SUPERVISOR_DENIAL_SIGNATURE) < 0) ||
+            dsh_bwrap_masks_report(out, &call->masks) < 0)
                 return -ENOMEM;
         out->backend = strdup("bwrap");
         if (!out->backend)
@@ -689,6 +677,10 @@ static int prepare_call(dsh_provider *provider, const dsh_prepared_policy *prepa
                                      "a protected subpath cannot be held back and requireProtectedSubpaths is set: %s",
                                      call->shield.unprotected[0]);
         result = create_missing_protected(&call->shield, error);
+        /* The masks' pins join the shield's, all made before any read-only bind beneath them. */
+        if (result == 0)
+                result = dsh_bwrap_masks_plan(&call->masks, &provider->protections, prepared,
+                                              call->shield.extra_writable, &call->shield.pins, error);
         call->hidden = provider->protections.hidden;
         dsh_protections_make_hidden(&provider->protections);
         if (result == 0 && policy->mode == DSH_MODE_WORKSPACE_WRITE && plan_binds(call, policy) < 0)

@@ -35,6 +35,16 @@ static int supervise_binds(const dsh_provider *provider, dsh_metadata_supervisor
                 else
                         result = -EBADF;  /* a spawn binds by fd: by name would be a root unchecked */
         }
+        /*
+         * Each existing mask (bwrap-masks.c) held back by name: its mount is
+         * no inode of the root's, so a metadata call there would fail the
+         * inode check anyway; held back, it is refused before anything is
+         * tried and recorded as a masked path.
+         */
+        for (size_t i = 0; result == 0 && i < prepared->masks.count; i++)
+                if (prepared->masks.masks[i].kind != DSH_MASK_ABSENT)
+                        result = dsh_metadata_supervisor_hold_back(supervisor, prepared->masks.masks[i].path,
+                                                                   DSH_REFUSAL_MASKED_PATH);
         if (result == 0 && dsh_scratch_present(scratch))
                 result = dsh_metadata_supervisor_add_root_seen_at(supervisor, scratch->temp_fd, BWRAP_TEMP_AREA, true);
         if (result == 0 && dsh_scratch_present(scratch))

@@ -25,6 +25,8 @@ void dsh_confined_argv_clear(dsh_confined_argv *confined)
         free(confined->runner_failure_rules);
         free(confined->backend);
         dsh_strv_free(confined->partial_reasons);
+        dsh_strv_free(confined->masked);
+        dsh_strv_free(confined->environment_removed);
         free(confined->network);
         *confined = (dsh_confined_argv) DSH_CONFINED_ARGV_INIT;
 }

@@ -231,6 +231,9 @@ void dsh_probe_report_clear(dsh_probe_report *report)
         dsh_strv_free(report->landlock_scopes);
         dsh_strv_free(report->landlock_scopes_missing);
         free(report->selected);
+        dsh_strv_free(report->secrets_masked_paths);
+        dsh_strv_free(report->secrets_environment_deny);
+        dsh_strv_free(report->secrets_environment_allow);
         *report = (dsh_probe_report) DSH_PROBE_REPORT_INIT;
 }
 
@@ -244,6 +247,26 @@ void dsh_backend_report_clear(dsh_backend_report *report)
         dsh_strv_free(report->partial_reasons);
         dsh_strv_free(report->notes);
         *report = (dsh_backend_report) DSH_BACKEND_REPORT_INIT;
+}
+
+/* A copy of `configured`, or of `defaults` when nobody configured it (NULL: an empty vector). */
+static char **secrets_list(char *const *configured, const char *const *defaults)
+{
+        return dsh_strv_copy(configured ? configured : (char *const *) defaults);
+}
+
+/* What every call of this provider holds back: the same fields the mask plan and the scrub read. */
+static int report_secrets(const dsh_provider *provider, dsh_probe_report *report)
+{
+        const dsh_protections *protections = &provider->protections;
+
+        report->secrets_masked_paths = secrets_list(protections->masks, dsh_default_masked_paths());
+        report->secrets_require_masks = protections->require_masks;
+        report->secrets_environment_deny = secrets_list(protections->environment_deny, dsh_default_environment_deny());
+        report->secrets_environment_allow = secrets_list(protections->environment_allow, NULL);
+        if (!report->secrets_masked_paths || !report->secrets_environment_deny || !report->secrets_environment_allow)
+                return -ENOMEM;
+        return 0;
 }
 
 int dsh_probe_report_fill(dsh_provider *provider, const dsh_backend_ops *const *candidates, size_t count,
@@ -275,6 +298,10 @@ int dsh_probe_report_fill(dsh_provider *provider, const dsh_backend_ops *const *
                         return -ENOMEM;
                 }
                 dsh_backend_report_clear(&backend_report);
+        }
+        if (report_secrets(provider, report) < 0) {
+                dsh_probe_report_clear(report);
+                return -ENOMEM;
         }
         return 0;
 }

@@ -58,6 +58,12 @@ json_t *dsh_json_confined_argv_value(const dsh_confined_argv *facts, const char 
                 dsh_json_set_strings_member(&encoder, object, &dsh_json_root, "partialReasons", facts->partial_reasons);
         if (facts->network)
                 dsh_json_set_string_member(&encoder, object, &dsh_json_root, "network", facts->network);
+        /* The secrets held back (docs/secrets.md), omitted when none: facts without them read back the same. */
+        if (dsh_strv_length(facts->masked) > 0)
+                dsh_json_set_strings_member(&encoder, object, &dsh_json_root, "masked", facts->masked);
+        if (dsh_strv_length(facts->environment_removed) > 0)
+                dsh_json_set_strings_member(&encoder, object, &dsh_json_root, "environmentRemoved",
+                                            facts->environment_removed);
         return dsh_json_encoder_finish(&encoder, object);
 }
 
@@ -164,7 +170,8 @@ int dsh_json_confined_argv_from_value(const json_t *value, const char *what, dsh
                                       dsh_error *error)
 {
         static const char *const keys[] = { "argv", "enforcement", "denialSignatures", "runnerFailureRules",
-                                            "backend", "partialReasons", "network", NULL };
+                                            "backend", "partialReasons", "network", "masked", "environmentRemoved",
+                                            NULL };
         dsh_confined_argv facts = DSH_CONFINED_ARGV_INIT;
         dsh_json_decoder decoder = { what, error };
         int result = dsh_json_check_object(&decoder, value, &dsh_json_root, keys);
@@ -190,6 +197,12 @@ int dsh_json_confined_argv_from_value(const json_t *value, const char *what, dsh
                                                      &facts.partial_reasons);
         if (result == 0)
                 result = decode_network_name(&decoder, value, &facts.network);
+        if (result == 0)
+                result = dsh_json_decode_string_list(&decoder, value, &dsh_json_root, "masked",
+                                                     DSH_JSON_TEXT_NON_EMPTY, &facts.masked);
+        if (result == 0)
+                result = dsh_json_decode_string_list(&decoder, value, &dsh_json_root, "environmentRemoved",
+                                                     DSH_JSON_TEXT_NON_EMPTY, &facts.environment_removed);
         /* A reason qualifies a "partial" claim; beside "full" it contradicts the claim it sits next to. */
         if (result == 0 && facts.partial_reasons && facts.enforcement != DSH_ENFORCEMENT_PARTIAL) {
                 dsh_json_path path = dsh_json_path_key(&dsh_json_root, "partialReasons");
@@ -253,6 +266,24 @@ static json_t *encode_backend_status(dsh_json_encoder *encoder, const dsh_backen
         return entry;
 }
 
+/* "secrets": {maskedPaths, requireMasks, environmentDeny, environmentAllow}, every member always there. */
+static json_t *encode_secrets(dsh_json_encoder *encoder, const dsh_probe_report *report)
+{
+        static char *const none[] = { NULL };
+        json_t *secrets = dsh_json_encoder_new(encoder, json_object());
+        dsh_json_path path = dsh_json_path_key(&dsh_json_root, "secrets");
+
+        dsh_json_set_strings_member(encoder, secrets, &path, "maskedPaths",
+                                    report->secrets_masked_paths ? report->secrets_masked_paths : none);
+        dsh_json_set_member(encoder, secrets, "requireMasks",
+                            dsh_json_encoder_new(encoder, json_boolean(report->secrets_require_masks)));
+        dsh_json_set_strings_member(encoder, secrets, &path, "environmentDeny",
+                                    report->secrets_environment_deny ? report->secrets_environment_deny : none);
+        dsh_json_set_strings_member(encoder, secrets, &path, "environmentAllow",
+                                    report->secrets_environment_allow ? report->secrets_environment_allow : none);
+        return secrets;
+}
+
 json_t *dsh_json_probe_report_value(const dsh_probe_report *report, const char *what, dsh_error *error)
 {
         dsh_json_encoder encoder = { what, error, false };
@@ -274,6 +305,7 @@ json_t *dsh_json_probe_report_value(const dsh_probe_report *report, const char *
                 dsh_json_set_string_member(&encoder, object, &dsh_json_root, "selected", report->selected);
         else
                 dsh_json_set_member(&encoder, object, "selected", dsh_json_encoder_new(&encoder, json_null()));
+        dsh_json_set_member(&encoder, object, "secrets", encode_secrets(&encoder, report));
         return dsh_json_encoder_finish(&encoder, object);
 }
 

@@ -118,6 +118,9 @@ static int prepare(helper *self, const dsh_runtime_options *options, dsh_error *
         request.mode = self->call.mode;
         request.workspace_root = self->call.workspace_root;
         request.additional_writable_roots = self->call.additional_writable_roots;
+        /* The caller's masks add to this host's, checked by this host's prepare like a local call's. */
+        request.masked_paths = self->call.masked_paths;
+        request.allowed_environment = self->call.allowed_environment;
         result = dsh_runtime_resolve(self->runtime, &request, &self->policy, error);
         /*
          * The caller's network policy replaces this host's config's whole,

@@ -51,6 +51,8 @@ void dsh_remote_call_clear(dsh_remote_call *call)
         dsh_strv_free(call->additional_writable_roots);
         free(call->backend);
         dsh_network_policy_clear(&call->network);
+        dsh_strv_free(call->masked_paths);
+        dsh_strv_free(call->allowed_environment);
         *call = (dsh_remote_call) DSH_REMOTE_CALL_INIT;
 }
 
@@ -131,6 +133,10 @@ int dsh_remote_request_encode(dsh_remote_operation operation, const dsh_remote_r
                 result = set_member(object, "backend", json_string(request->backend), error);
         if (result == 0 && request->network)
                 result = set_member(object, "network", network_value(request->network), error);
+        if (result == 0 && request->masked_paths && request->masked_paths[0])
+                result = set_member(object, "maskedPaths", string_array(request->masked_paths), error);
+        if (result == 0 && request->allowed_environment && request->allowed_environment[0])
+                result = set_member(object, "allowEnvironment", string_array(request->allowed_environment), error);
         if (result == 0 && bash && bash->timeout_ms)
                 result = set_member(object, "timeoutMs", json_integer(bash->timeout_ms), error);
         if (result == 0 && bash && bash->output_limit)
@@ -246,6 +252,10 @@ static int read_call_member(const char *key, const json_t *value, dsh_remote_cal
                 call->has_network = true;
                 return read_network(value, what, &call->network, error);
         }
+        if (strcmp(key, "maskedPaths") == 0)
+                return read_string_array(value, what, key, &call->masked_paths, error);
+        if (strcmp(key, "allowEnvironment") == 0)
+                return read_string_array(value, what, key, &call->allowed_environment, error);
         if (strcmp(key, "timeoutMs") == 0)
                 return read_positive(value, what, key, &call->timeout_ms, error);
         if (strcmp(key, "outputLimit") == 0)

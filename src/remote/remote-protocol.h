@@ -33,11 +33,13 @@ typedef struct dsh_remote_call {
         bool live_output;                       /* bash: stream the output as frames too */
         bool has_network;                       /* the request named the call's network policy */
         dsh_network_policy network;             /* then: it, as sent (checked by the helper's prepare) */
+        char **masked_paths;                    /* the call's own masks, as sent (checked by prepare); NULL: none */
+        char **allowed_environment;             /* the names it lets through, likewise */
 } dsh_remote_call;
 
 #define DSH_REMOTE_CALL_INIT \
         { DSH_REMOTE_OPERATION_RUN, NULL, false, DSH_MODE_READ_ONLY, NULL, NULL, NULL, 0, 0, false, false, \
-          DSH_NETWORK_POLICY_INIT }
+          DSH_NETWORK_POLICY_INIT, NULL, NULL }
 
 DSH_INTERNAL void dsh_remote_call_clear(dsh_remote_call *call);
 

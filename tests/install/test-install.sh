@@ -93,6 +93,7 @@ layout() {
         check_file "$BINDIR/dsh-sandbox"
         check_file "$BINDIR/landlock-run"
         check_file "$LIBEXECDIR/dsh-sandbox-exec"
+        check_file "$LIBEXECDIR/dsh-sandbox-mask"
         for misplaced in "$LIBEXECDIR/landlock-run" "$BINDIR/dsh-sandbox-exec" "$LIBEXECDIR/dsh-sandbox"; do
                 [ -e "$destdir$misplaced" ] && fail "installed where it does not belong: $misplaced"
         done

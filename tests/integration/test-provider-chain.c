@@ -262,9 +262,13 @@ static void validate_confine_schema(json_t *root, const char *const *command)
                 if (strcmp(key, "argv") != 0 && strcmp(key, "enforcement") != 0 &&
                     strcmp(key, "denialSignatures") != 0 && strcmp(key, "runnerFailureRules") != 0 &&
                     strcmp(key, "backend") != 0 && strcmp(key, "partialReasons") != 0 &&
-                    strcmp(key, "network") != 0)
+                    strcmp(key, "network") != 0 && strcmp(key, "masked") != 0 &&
+                    strcmp(key, "environmentRemoved") != 0)
                         fail_msg("unexpected key \"%s\"", key);
         }
+        /* The secrets held back (docs/secrets.md): left out when none. */
+        if (json_object_get(root, "masked"))
+                assert_string_array(json_object_get(root, "masked"), true);
         /* The network policy the argv holds: confine never claims the allow-list (it cannot hold it). */
         assert_true(json_is_string(json_object_get(root, "network")));
         assert_true(strcmp(json_string_value(json_object_get(root, "network")), "on") == 0 ||

@@ -508,6 +508,66 @@ class NetworkParamsTest(ServeCase):
         self.assertFalse(os.path.exists(marker))
 
 
+class SecretsParamsTest(ServeCase):
+    """`maskedPaths` and `allowEnvironment` in the policy params, checked by the library's own checks."""
+
+    def test_secrets_params_reach_the_policy(self):
+        server = self.serve()
+        base = {"mode": "read-only", "root": self.workspace}
+        resolved = server.call("policy.resolve", base)
+        self.assertNotIn("maskedPaths", resolved)
+        self.assertNotIn("allowEnvironment", resolved)
+        resolved = server.call("policy.resolve", dict(base, maskedPaths=[".aws", "~/.ssh/id_*", ".aws"],
+                                                      allowEnvironment=["GITHUB_TOKEN"]))
+        self.assertEqual(resolved["maskedPaths"], [".aws", "~/.ssh/id_*"])
+        self.assertEqual(resolved["allowEnvironment"], ["GITHUB_TOKEN"])
+
+    def test_bad_secrets_params_are_invalid_params_naming_the_entry(self):
+        server = self.serve()
+        cases = [
+            ("maskedPaths", ["a/../b"], '"a/../b": an entry may not hold a "." or ".." component'),
+            ("maskedPaths", [".ssh/*/id"], '".ssh/*/id": a wildcard may only stand in the last component'),
+            ("maskedPaths", ["/"], '"/": an entry may not mask "/" or a whole home'),
+            ("maskedPaths", ".aws", "expected an array of strings"),
+            ("allowEnvironment", ["*_TOKEN"], '"*_TOKEN": a variable name may hold only letters, digits and "_"'),
+            ("allowEnvironment", ["A=B"], '"A=B": a variable name may hold only'),
+            ("allowEnvironment", [7], "element 0"),
+        ]
+        for name, value, said in cases:
+            with self.subTest(name=name, value=value):
+                error = server.error("policy.resolve", {"mode": "read-only", "root": self.workspace, name: value})
+                self.assertEqual(error["code"], -32602, error)
+                self.assertEqual(error["data"], {"parameter": name})
+                self.assertTrue(error["message"].startswith(f"invalid params: {name}: "), error["message"])
+                self.assertIn(said, error["message"])
+        # bash.run reads the same params: a bad one is refused before anything runs.
+        marker = self.path("ran")
+        error = server.error("bash.run", {"mode": "read-only", "root": self.workspace, "maskedPaths": ["a/.."],
+                                          "command": f"touch '{marker}'"})
+        self.assertEqual(error["code"], -32602, error)
+        self.assertEqual(error["data"], {"parameter": "maskedPaths"})
+        self.assertFalse(os.path.exists(marker))
+
+
+class ConfiguredSecretsTest(ServeCase):
+    config = {"maskedPaths": [".aws", "/srv/keys/*.pem"], "requireMasks": True,
+              "environment": {"deny": ["*_TOKEN"], "allow": ["GH_TOKEN"]}}
+
+    def test_probe_reports_the_configured_secrets(self):
+        report = self.serve().call("sandbox.probe")
+        self.assertEqual(report["secrets"], {"maskedPaths": [".aws", "/srv/keys/*.pem"], "requireMasks": True,
+                                             "environmentDeny": ["*_TOKEN"], "environmentAllow": ["GH_TOKEN"]})
+
+    def test_a_bad_config_entry_is_refused_at_start(self):
+        path = os.path.join(self.home, "bad-secrets.json")
+        with open(path, "w", encoding="utf-8") as config:
+            json.dump({"environment": {"allow": ["*_TOKEN"]}}, config)
+        refused = subprocess.run([BIN, "serve", "--config", path], input=b"", capture_output=True, check=False)
+        self.assertEqual(refused.returncode, 2)
+        self.assertIn(b'key "environment.allow": "*_TOKEN": a variable name may hold only', refused.stderr)
+        self.assertEqual(refused.stdout, b"")
+
+
 class ConfiguredNetworkTest(ServeCase):
     config = {"network": {"allowHosts": ["@github"], "allowLocalPorts": [5432]}}
 

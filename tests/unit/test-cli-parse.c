@@ -461,6 +461,57 @@ static void test_network_options(void **state)
         cli_policy_options_clear(&options);
 }
 
+/* --mask and --allow-env: repeatable, in order, carried by the request into the call's policy. */
+static void test_secrets_options(void **state)
+{
+        static const char *const masks[] = { ".aws", "~/.ssh/id_*", "/srv/keys/*.pem", NULL };
+        static const char *const names[] = { "GITHUB_TOKEN", "npm_config__auth", NULL };
+        cli_policy_options options = CLI_POLICY_OPTIONS_INIT;
+        dsh_policy_request request;
+
+        (void) state;
+        parse_network(&options, NULL);
+        assert_int_equal(cli_policy_request(&options, &request), 0);
+        assert_null(request.masked_paths);
+        assert_null(request.allowed_environment);
+        cli_policy_options_clear(&options);
+
+        parse_network(&options, "--mask", ".aws", "--mask=~/.ssh/id_*", "--allow-env", "GITHUB_TOKEN", "--mask",
+                      "/srv/keys/*.pem", "--allow-env=npm_config__auth", NULL);
+        assert_strv(options.mask, masks);
+        assert_strv(options.allow_env, names);
+        assert_int_equal(cli_policy_request(&options, &request), 0);
+        assert_ptr_equal(request.masked_paths, options.mask);
+        assert_ptr_equal(request.allowed_environment, options.allow_env);
+        cli_policy_options_clear(&options);
+}
+
+/* Every bad --mask and --allow-env: exit 2, one line naming the value and the library's reason. */
+static void test_secrets_usage_errors(void **state)
+{
+        (void) state;
+        expect_run_usage_error("dsh-sandbox: usage error: --mask \"a/../b\": an entry may not hold a \".\" or \"..\" "
+                               "component (see --help)\n",
+                               "--mask", "a/../b", "true", NULL);
+        expect_run_usage_error("dsh-sandbox: usage error: --mask \".ssh/*/id\": a wildcard may only stand in the last "
+                               "component (see --help)\n",
+                               "--mask", ".ssh/*/id", "true", NULL);
+        expect_run_usage_error("dsh-sandbox: usage error: --mask \"~\": only \"~/\" names the home (\"~user\" is not "
+                               "expanded) (see --help)\n",
+                               "--mask", "~", "true", NULL);
+        expect_run_usage_error("dsh-sandbox: usage error: --mask \"/\": an entry may not mask \"/\" or a whole home "
+                               "(see --help)\n",
+                               "--mask", "/", "true", NULL);
+        expect_run_usage_error("dsh-sandbox: usage error: run: --mask requires a non-empty value (see --help)\n",
+                               "--mask", "", "true", NULL);
+        expect_run_usage_error("dsh-sandbox: usage error: --allow-env \"*_TOKEN\": a variable name may hold only "
+                               "letters, digits and \"_\" (see --help)\n",
+                               "--allow-env", "*_TOKEN", "true", NULL);
+        expect_run_usage_error("dsh-sandbox: usage error: --allow-env \"A=B\": a variable name may hold only "
+                               "letters, digits and \"_\" (see --help)\n",
+                               "--allow-env", "A=B", "true", NULL);
+}
+
 /* Every exit-2 case of the network flags: one line naming what was wrong, nothing run. */
 static void test_network_usage_errors(void **state)
 {
@@ -948,6 +999,8 @@ int main(void)
                 cmocka_unit_test(test_help_lists_only_taken_options),
                 cmocka_unit_test(test_network_options),
                 cmocka_unit_test(test_network_usage_errors),
+                cmocka_unit_test(test_secrets_options),
+                cmocka_unit_test(test_secrets_usage_errors),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

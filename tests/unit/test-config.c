@@ -433,6 +433,65 @@ static void test_network(void **state)
         assert_int_equal(f->config.network.mode, DSH_NETWORK_ON);   /* a failed load left the default */
 }
 
+/* maskedPaths: absent = the defaults (NULL, not set), [] = none (set, empty); each entry checked with the library's reason. */
+static void test_masked_paths(void **state)
+{
+        fixture *f = *state;
+
+        load_good(f, "{}");
+        assert_false(f->config.masked_paths_set);
+        assert_null(f->config.masked_paths);
+        assert_false(f->config.require_masks);
+        load_good(f, "{\"maskedPaths\":[\".aws\",\"~/.ssh/id_*\",\"/srv/keys/*.pem\"],\"requireMasks\":true}");
+        assert_true(f->config.masked_paths_set);
+        assert_int_equal(dsh_strv_length(f->config.masked_paths), 3);
+        assert_string_equal(f->config.masked_paths[1], "~/.ssh/id_*");
+        assert_true(f->config.require_masks);
+        load_good(f, "{\"maskedPaths\":[]}");
+        assert_true(f->config.masked_paths_set);
+        assert_non_null(f->config.masked_paths);
+        assert_int_equal(dsh_strv_length(f->config.masked_paths), 0);
+
+        load_bad(f, "{\"maskedPaths\":[\".aws\",\"a/../b\"]}", "maskedPaths", "\"a/../b\": an entry may not hold");
+        load_bad(f, "{\"maskedPaths\":[\"*/x\"]}", "maskedPaths", "\"*/x\": a wildcard may only stand in the last");
+        load_bad(f, "{\"maskedPaths\":[\"~\"]}", "maskedPaths", "\"~\": ");
+        load_bad(f, "{\"maskedPaths\":[\"/\"]}", "maskedPaths", "\"/\": an entry may not mask");
+        load_bad(f, "{\"maskedPaths\":[\"\"]}", "maskedPaths", "entry 0 must be a non-empty");
+        load_bad(f, "{\"maskedPaths\":[\"a\\nb\"]}", "maskedPaths", "entry 0 must be a non-empty single-line");
+        load_bad(f, "{\"maskedPaths\":\".aws\"}", "maskedPaths", "expected an array of strings");
+        load_bad(f, "{\"requireMasks\":\"yes\"}", "requireMasks", "expected true or false");
+        assert_false(f->config.masked_paths_set);
+}
+
+/* environment: {"deny": patterns, "allow": names}; deny absent = the defaults, [] = none; nothing else. */
+static void test_environment(void **state)
+{
+        fixture *f = *state;
+
+        load_good(f, "{\"environment\":{}}");
+        assert_false(f->config.environment_deny_set);
+        assert_null(f->config.environment_deny);
+        assert_null(f->config.environment_allow);
+        load_good(f, "{\"environment\":{\"allow\":[\"GITHUB_TOKEN\"]}}");
+        assert_false(f->config.environment_deny_set);
+        assert_string_equal(f->config.environment_allow[0], "GITHUB_TOKEN");
+        load_good(f, "{\"environment\":{\"deny\":[\"*_TOKEN\",\"MY_VAR?\"],\"allow\":[]}}");
+        assert_true(f->config.environment_deny_set);
+        assert_int_equal(dsh_strv_length(f->config.environment_deny), 2);
+        assert_int_equal(dsh_strv_length(f->config.environment_allow), 0);
+        load_good(f, "{\"environment\":{\"deny\":[]}}");
+        assert_true(f->config.environment_deny_set);
+        assert_int_equal(dsh_strv_length(f->config.environment_deny), 0);
+
+        load_bad(f, "{\"environment\":{\"allow\":[\"*_TOKEN\"]}}", "environment.allow",
+                 "\"*_TOKEN\": a variable name may hold only");
+        load_bad(f, "{\"environment\":{\"deny\":[\"A=B\"]}}", "environment.deny", "\"A=B\": a pattern may hold");
+        load_bad(f, "{\"environment\":{\"deny\":\"*_TOKEN\"}}", "environment.deny", "expected an array");
+        load_bad(f, "{\"environment\":{\"remove\":[]}}", "environment", "unknown member \"remove\"");
+        load_bad(f, "{\"environment\":[\"*_TOKEN\"]}", "environment", "expected an object");
+        assert_false(f->config.environment_deny_set);
+}
+
 static void test_unknown_key(void **state)
 {
         fixture *f = *state;
@@ -528,6 +587,8 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_protected_subpaths, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_protected_subpath_changes, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_require_protected_subpaths, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_masked_paths, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_environment, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_unknown_key, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_file_errors, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_fifo_refused_without_blocking, setup, teardown),

@@ -157,6 +157,41 @@ static void test_facts_golden_bytes(void **state)
         assert_null(error.message);
 }
 
+/* The secrets held back: written after the network, omitted when none, read back to the same bytes. */
+static void test_facts_secrets_members(void **state)
+{
+        static const char golden[] =
+                "{\"argv\":[\"true\"],\"enforcement\":\"full\",\"denialSignatures\":[],\"runnerFailureRules\":[{\"fatalSignatures\":[\"x: \"]}],"
+                "\"masked\":[\"/home/u/.aws\",\"/home/u/.ssh/id_*\"],\"environmentRemoved\":[\"GITHUB_TOKEN\"]}";
+        dsh_confined_argv facts = DSH_CONFINED_ARGV_INIT;
+        dsh_error error = DSH_ERROR_INIT;
+        char *text = NULL;
+
+        (void) state;
+        assert_int_equal(dsh_json_decode_confined_argv(golden, strlen(golden), &facts, &error), 0);
+        assert_int_equal(dsh_strv_length(facts.masked), 2);
+        assert_string_equal(facts.masked[1], "/home/u/.ssh/id_*");
+        assert_string_equal(facts.environment_removed[0], "GITHUB_TOKEN");
+        expect_encoded(dsh_json_encode_confined_argv(&facts, &text, &error), &text, golden);
+        dsh_strv_free(facts.masked);
+        dsh_strv_free(facts.environment_removed);
+        facts.masked = calloc(1, sizeof(char *));
+        facts.environment_removed = NULL;
+        expect_encoded(dsh_json_encode_confined_argv(&facts, &text, &error), &text,
+                       "{\"argv\":[\"true\"],\"enforcement\":\"full\",\"denialSignatures\":[],"
+                       "\"runnerFailureRules\":[{\"fatalSignatures\":[\"x: \"]}]}");
+        dsh_confined_argv_clear(&facts);
+        assert_int_equal(dsh_json_decode_confined_argv("{\"argv\":[\"true\"],\"enforcement\":\"full\","
+                                                       "\"denialSignatures\":[],\"runnerFailureRules\":[{\"fatalSignatures\":[\"x: \"]}],"
+                                                       "\"masked\":[\"\"]}",
+                                                       strlen("{\"argv\":[\"true\"],\"enforcement\":\"full\","
+                                                              "\"denialSignatures\":[],\"runnerFailureRules\":[{\"fatalSignatures\":[\"x: \"]}],"
+                                                              "\"masked\":[\"\"]}"),
+                                                       &facts, &error),
+                         -EINVAL);
+        dsh_error_clear(&error);
+}
+
 static void round_trip_facts(const dsh_confined_argv *facts)
 {
         dsh_confined_argv decoded = DSH_CONFINED_ARGV_INIT;
@@ -658,7 +693,8 @@ static void test_probe_report_golden_and_refusal(void **state)
                        "\"version\":\"0.8.0\",\"runner\":\"/usr/bin/bwrap\"},{\"name\":\"landlock\",\"usable\":true,"
                        "\"enforcement\":\"partial\",\"runner\":\"/usr/libexec/landlock-run\",\"partialReasons\":"
                        "[\"older ABI\"]}],\"bwrapVersion\":\"0.8.0\",\"landlockAbi\":7,\"landlockScopes\":"
-                       "[\"abstract-unix-socket\",\"signal\"],\"landlockScopesMissing\":[],\"selected\":\"landlock\"}");
+                       "[\"abstract-unix-socket\",\"signal\"],\"landlockScopesMissing\":[],\"selected\":\"landlock\","
+                       "\"secrets\":{\"maskedPaths\":[],\"requireMasks\":false,\"environmentDeny\":[],\"environmentAllow\":[]}}");
 
         /* Nothing usable: selected is null; no bwrap version is known; the ABI is an errno. */
         backends[0].version = NULL;
@@ -666,10 +702,17 @@ static void test_probe_report_golden_and_refusal(void **state)
         report.backend_count = 1;
         report.landlock_abi = -EOPNOTSUPP;
         report.selected = NULL;
+        /* What every call holds back, as configured. */
+        report.secrets_masked_paths = (char *[]) { ".aws", NULL };
+        report.secrets_require_masks = true;
+        report.secrets_environment_deny = (char *[]) { "*_TOKEN", NULL };
+        report.secrets_environment_allow = (char *[]) { "GH_TOKEN", NULL };
         expect_encoded(dsh_json_encode_probe_report(&report, &text, &error), &text,
                        "{\"backends\":[{\"name\":\"bwrap\",\"usable\":false,\"reason\":\"user namespaces are blocked\","
                        "\"runner\":\"/usr/bin/bwrap\"}],\"landlockAbi\":-95,\"landlockScopes\":"
-                       "[\"abstract-unix-socket\",\"signal\"],\"landlockScopesMissing\":[],\"selected\":null}");
+                       "[\"abstract-unix-socket\",\"signal\"],\"landlockScopesMissing\":[],\"selected\":null,"
+                       "\"secrets\":{\"maskedPaths\":[\".aws\"],\"requireMasks\":true,\"environmentDeny\":"
+                       "[\"*_TOKEN\"],\"environmentAllow\":[\"GH_TOKEN\"]}}");
 
         backends[0].runner_path = "/opt/bw\xffrap";
         assert_int_equal(dsh_json_encode_probe_report(&report, &text, &error), -EINVAL);
@@ -1076,6 +1119,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_facts_golden_bytes),
+                cmocka_unit_test(test_facts_secrets_members),
                 cmocka_unit_test(test_facts_round_trip),
                 cmocka_unit_test(test_facts_decode_lenient_where_harmless),
                 cmocka_unit_test(test_facts_decode_rejects),

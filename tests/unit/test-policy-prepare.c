@@ -136,12 +136,54 @@ static void test_duplicate_extra_roots_dropped(void **state)
         test_remove_tree(base);
 }
 
+/* The call's own masks and allowed names: checked as the config checks them, duplicates dropped, a copy kept. */
+static void test_secrets_entries_checked_and_deduplicated(void **state)
+{
+        char *base = test_make_directory(NULL);
+        dsh_policy policy, copy = DSH_POLICY_INIT;
+        dsh_error error = DSH_ERROR_INIT;
+
+        (void) state;
+        assert_int_equal(prepare(DSH_MODE_READ_ONLY, base, NULL, &policy, &error), 0);
+        assert_int_equal(dsh_strv_append(&policy.masked_paths, ".aws"), 0);
+        assert_int_equal(dsh_strv_append(&policy.masked_paths, "/srv/keys/*.pem"), 0);
+        assert_int_equal(dsh_strv_append(&policy.masked_paths, ".aws"), 0);
+        assert_int_equal(dsh_strv_append(&policy.allowed_environment, "GITHUB_TOKEN"), 0);
+        assert_int_equal(dsh_strv_append(&policy.allowed_environment, "GITHUB_TOKEN"), 0);
+        assert_int_equal(dsh_policy_prepare(&policy, &error), 0);
+        assert_int_equal(dsh_strv_length(policy.masked_paths), 2);
+        assert_string_equal(policy.masked_paths[1], "/srv/keys/*.pem");
+        assert_int_equal(dsh_strv_length(policy.allowed_environment), 1);
+        assert_int_equal(dsh_policy_copy(&copy, &policy), 0);
+        assert_string_equal(copy.masked_paths[0], ".aws");
+        assert_string_equal(copy.allowed_environment[0], "GITHUB_TOKEN");
+        dsh_policy_clear(&copy);
+
+        assert_int_equal(dsh_strv_append(&policy.masked_paths, "a/../b"), 0);
+        assert_int_equal(dsh_policy_prepare(&policy, &error), -EINVAL);
+        assert_int_equal(error.code, DSH_ERROR_INVALID_INPUT);
+        assert_non_null(strstr(error.message, "masked path \"a/../b\": "));
+        dsh_error_clear(&error);
+        dsh_policy_clear(&policy);
+
+        /* An allowed name is one name: a wildcard would let every matching secret through. */
+        assert_int_equal(prepare(DSH_MODE_READ_ONLY, base, NULL, &policy, &error), 0);
+        assert_int_equal(dsh_strv_append(&policy.allowed_environment, "*_TOKEN"), 0);
+        assert_int_equal(dsh_policy_prepare(&policy, &error), -EINVAL);
+        assert_int_equal(error.code, DSH_ERROR_INVALID_INPUT);
+        assert_non_null(strstr(error.message, "allowed environment variable \"*_TOKEN\": "));
+        dsh_error_clear(&error);
+        dsh_policy_clear(&policy);
+        test_remove_tree(base);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_root_canonicalized_through_symlink_dotdot),
                 cmocka_unit_test(test_bad_roots),
                 cmocka_unit_test(test_duplicate_extra_roots_dropped),
+                cmocka_unit_test(test_secrets_entries_checked_and_deduplicated),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

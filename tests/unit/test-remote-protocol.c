@@ -185,8 +185,35 @@ static void test_requests_are_read_strictly(void **state)
         assert_string_equal(call.workspace_root, "relative/is/the/remote's/business");
         assert_string_equal(call.additional_writable_roots[0], "/srv/extra");
         assert_string_equal(call.backend, "bwrap");
+        /* No secrets given: none sent (an older remote, which would refuse the members, still serves the call). */
+        assert_null(call.masked_paths);
+        assert_null(call.allowed_environment);
+        assert_null(strstr(text, "maskedPaths"));
         dsh_remote_call_clear(&call);
         free(text);
+
+        /* The call's masks and allowed names cross as given; the remote's prepare checks them. */
+        {
+                char aws[] = ".aws", keys[] = "~/.ssh/id_*", token[] = "GITHUB_TOKEN";
+                char *masks[] = { aws, keys, NULL };
+                char *names[] = { token, NULL };
+
+                request.masked_paths = masks;
+                request.allowed_environment = names;
+                assert_int_equal(dsh_remote_request_encode(DSH_REMOTE_OPERATION_RUN, &request, argv, NULL, &text,
+                                                           &error),
+                                 0);
+                assert_int_equal(dsh_remote_call_decode((unsigned char *) text, strlen(text), &call, &error), 0);
+                assert_int_equal(dsh_strv_length(call.masked_paths), 2);
+                assert_string_equal(call.masked_paths[1], "~/.ssh/id_*");
+                assert_string_equal(call.allowed_environment[0], "GITHUB_TOKEN");
+                dsh_remote_call_clear(&call);
+                free(text);
+        }
+        expect_call_refused("{\"protocol\":2,\"operation\":\"run\",\"argv\":[\"x\"],\"maskedPaths\":\".aws\"}",
+                            "must be an array of strings");
+        expect_call_refused("{\"protocol\":2,\"operation\":\"run\",\"argv\":[\"x\"],\"allowEnvironment\":[1]}",
+                            "without NUL");
 
         /* An older peer (protocol 1 had no stdin window) is refused by its version. */
         expect_call_refused("{\"protocol\":1,\"operation\":\"run\",\"argv\":[\"x\"]}", "speaks protocol 1");

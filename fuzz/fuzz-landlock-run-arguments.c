@@ -73,6 +73,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(request.variables);
         free(request.protected_paths);
         free(request.local_ports);
+        free(request.deny_env);
+        free(request.allow_env);
         fuzz_argv_free(argv);
         return 0;
 }

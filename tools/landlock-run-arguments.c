@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/read-mask.h"
+#include "core/env-scrub.h"
 #include "landlock-run-arguments.h"
 
 int fail(const char *format, ...)
@@ -101,6 +102,27 @@ static int parse_local_port(struct launch_request *request, const char *value)
         return 0;
 }
 
+/*
+ * `--deny-env PATTERN` and `--allow-env NAME`, beyond the upstream contract
+ * (where they were unknown arguments): the launcher removes every variable
+ * a pattern matches (core/env-scrub.h) before each --setenv, so a harness
+ * that spawns a confined argv with its own environment hands the command
+ * none of its secrets.  A malformed one is refused, never taken as given.
+ */
+static int parse_environment_rule(char **list, const char *option, const char *value)
+{
+        bool wildcards = strcmp(option, "--deny-env") == 0;
+        size_t count = 0;
+
+        if (!dsh_env_pattern_well_formed(value, wildcards))
+                return fail("usage error: %s: not a variable %s (only letters, digits and _%s): %s", option,
+                            wildcards ? "pattern" : "name", wildcards ? ", * and ?" : "", value);
+        while (list[count])
+                count++;
+        list[count] = (char *) value;
+        return 0;
+}
+
 /* After the flags: --allow-local-port means OFF with those ports; with `--network on` it is a contradiction. */
 static int check_network(struct launch_request *request, bool network_given)
 {
@@ -120,7 +142,10 @@ int landlock_run_parse_arguments(int argc, char **argv, struct launch_request *r
         request->variables = calloc((size_t) argc, sizeof(struct launch_variable));
         request->protected_paths = calloc((size_t) argc, sizeof(const char *));
         request->local_ports = calloc((size_t) argc, sizeof(unsigned short));
-        if (!request->grants || !request->variables || !request->protected_paths || !request->local_ports)
+        request->deny_env = calloc((size_t) argc + 1, sizeof(char *));
+        request->allow_env = calloc((size_t) argc + 1, sizeof(char *));
+        if (!request->grants || !request->variables || !request->protected_paths || !request->local_ports ||
+            !request->deny_env || !request->allow_env)
                 return fail("landlock ruleset error: %s", strerror(ENOMEM));
         /*
          * Beyond the upstream contract, where both were usage errors (125):
@@ -187,6 +212,13 @@ int landlock_run_parse_arguments(int argc, char **argv, struct launch_request *r
                         if (parse_network(request, argv[++i]) != 0)
                                 return LAUNCHER_FAILURE;
                         network_given = true;
+                } else if (strcmp(argument, "--deny-env") == 0 || strcmp(argument, "--allow-env") == 0) {
+                        if (i + 1 >= argc)
+                                return fail("usage error: %s requires a %s", argument,
+                                            argument[2] == 'd' ? "pattern" : "name");
+                        if (parse_environment_rule(argument[2] == 'd' ? request->deny_env : request->allow_env,
+                                                   argument, argv[++i]) != 0)
+                                return LAUNCHER_FAILURE;
                 } else if (strcmp(argument, "--allow-local-port") == 0) {
                         if (i + 1 >= argc)
                                 return fail("usage error: --allow-local-port requires a port");

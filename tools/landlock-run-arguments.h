@@ -47,6 +47,10 @@ struct launch_request {
         enum launch_network network;
         unsigned short *local_ports;   /* `--allow-local-port PORT`: owned, free() it, also after a failed parse */
         size_t local_port_count;
+        /* `--deny-env PATTERN`, `--allow-env NAME` (core/env-scrub.h): NULL-terminated, owned, free() them;
+         * each entry points into argv. */
+        char **deny_env;
+        char **allow_env;
         char **command;                /* points into argv; NULL for --probe */
         bool probe;
         bool new_session;
@@ -59,7 +63,7 @@ int fail(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
 /*
  * Parses `[--ro PATH]... [--rw PATH]... [--protect PATH]... [--setenv NAME VALUE]... [--new-session]
- * [--network on|off] [--allow-local-port PORT]... -- ARGV...`, `--probe`, `--help` or `--version` into
+ * [--network on|off] [--allow-local-port PORT]... [--deny-env PATTERN]... [--allow-env NAME]... -- ARGV...`, `--probe`, `--help` or `--version` into
  * `request` (zeroed by
  * the caller).  The last two, like --probe, come alone.  `--network allow-list` is
  * a usage error (the allow-list needs the library's network service), and so is

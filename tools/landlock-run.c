@@ -3,7 +3,7 @@
  * landlock-run: the minimal Landlock launcher.
  *
  *   landlock-run [--ro PATH]... [--rw PATH]... [--protect PATH]... [--setenv NAME VALUE]... [--new-session]
- *                -- ARGV...
+ *                [--deny-env PATTERN]... [--allow-env NAME]... -- ARGV...
  *   landlock-run --probe
  *
  * A drop-in for the upstream launcher contract (docs/cli.md): the same flags,
@@ -68,6 +68,7 @@
 
 #include "core/kernel-abi.h"
 #include "config.h"
+#include "core/env-scrub.h"
 #include "core/landlock.h"
 #include "core/leftovers.h"
 #include "core/metadata-filter.h"
@@ -81,7 +82,8 @@
 
 static const char help_text[] =
         "Usage: landlock-run [--ro PATH]... [--rw PATH]... [--protect PATH]... [--setenv NAME VALUE]...\n"
-        "                    [--new-session] [--network on|off] [--allow-local-port PORT]... -- ARGV...\n"
+        "                    [--new-session] [--network on|off] [--allow-local-port PORT]...\n"
+        "                    [--deny-env PATTERN]... [--allow-env NAME]... -- ARGV...\n"
         "       landlock-run --probe | --help | --version\n"
         "Runs ARGV (found on PATH, environment unchanged but for each --setenv) confined by Landlock: read and execute\n"
         "beneath each --ro PATH; beneath each --rw PATH, every access the kernel's Landlock ABI\n"
@@ -96,6 +98,8 @@ static const char help_text[] =
         "performs every other write the command asks for, within the same grants.\n"
         "--mask PATH (absolute, canonical) is left out of --ro /: neither PATH nor, in a --mask-closed DIR\n"
         "or any directory on the way to a mask, a name made after the start is readable (EACCES).\n"
+        "--deny-env PATTERN removes from ARGV's environment every variable whose name it matches (* and ?,\n"
+        "any case) but those an --allow-env NAME names exactly; each --setenv is set after.\n"
         "--new-session also calls setsid().\n"
         "--network off: nothing outside is reached, TCP or UDP, the host's loopback included: a socket is\n"
         "bound on loopback only, and a loopback server the command started itself is reached; only unix,\n"
@@ -594,9 +598,20 @@ static int launch(const struct launch_request *request)
         return launch_supervised(request, ruleset_fd, supervisor, private_devices ? &devices : NULL, metadata);
 }
 
-/* Each --setenv, in order (a later one of the same name wins), before anything is exec'd. */
+/*
+ * The environment the command gets: every variable a --deny-env pattern
+ * matches (and no --allow-env names) removed first, then each --setenv, in
+ * order (a later one of the same name wins), so that no pattern removes
+ * what the caller set for the call.  The supervisor, this process, keeps
+ * its own environment as it was exec'd (/proc/PID/environ shows that, not
+ * environ): the command is in a Landlock domain it is outside of, and
+ * Landlock refuses the ptrace-read access that /proc/PID/environ needs.
+ */
 static int set_variables(const struct launch_request *request)
 {
+        dsh_env_rules rules = { request->deny_env, request->allow_env };
+
+        dsh_env_scrub(environ, &rules);
         for (size_t i = 0; i < request->variable_count; i++)
                 if (setenv(request->variables[i].name, request->variables[i].value, 1) < 0)
                         return fail("exec failed: %s", strerror(errno));
@@ -622,5 +637,7 @@ int main(int argc, char **argv)
         free(request.local_ports);
         free(request.masked);
         free(request.mask_closed);
+        free(request.deny_env);
+        free(request.allow_env);
         return result;
 }

@@ -4,7 +4,8 @@
  * the command.
  *
  *   dsh-sandbox-exec [--status-fd N] [--listener-fd N] [--temp-root] [--controlling-terminal]
- *                    [--network on|off|allow-list] -- PROGRAM [ARG...]
+ *                    [--network on|off|allow-list] [--deny-env PATTERN]... [--allow-env NAME]...
+ *                    -- PROGRAM [ARG...]
  *
  * bwrap sets up the mounts; three things are left that bwrap cannot do and
  * that must happen inside the sandbox, right before the command runs:
@@ -76,6 +77,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "core/env-scrub.h"
 #include "core/metadata-filter.h"
 #include "core/landlock.h"
 #include "core/own-domain.h"
@@ -91,6 +93,7 @@ struct exec_request {
         bool temp_root;                 /* --temp-root: read-only; /tmp, the sandbox's own tmpfs, is the one root */
         bool controlling_terminal;      /* --controlling-terminal: stdin becomes the command's own */
         dsh_network_filter network;     /* --network: the filter's network policy (the supervisor is outside) */
+        dsh_env_rules environment;      /* --deny-env, --allow-env: NULL-terminated, pointing into argv */
         char **command;
 };
 
@@ -180,6 +183,36 @@ static int parse_masks(int argc, char **argv, int *i, struct exec_request *reque
         return 0;
 }
 
+/*
+ * `--deny-env PATTERN` and `--allow-env NAME` (repeatable, in any order):
+ * the rules the command's environment is scrubbed by before exec
+ * (scrub_environment()).  Each list is NULL-terminated, with room for
+ * every word of argv.
+ */
+static int parse_environment_rules(int argc, char **argv, int *i, struct exec_request *request)
+{
+        char **deny = calloc((size_t) argc + 1, sizeof(char *));
+        char **allow = calloc((size_t) argc + 1, sizeof(char *));
+        size_t denied = 0, allowed = 0;
+
+        request->environment = (dsh_env_rules) { deny, allow };
+        if (!deny || !allow)
+                return fail(ENOMEM, "%s", strerror(ENOMEM));
+        while (*i + 1 < argc && (strcmp(argv[*i], "--deny-env") == 0 || strcmp(argv[*i], "--allow-env") == 0)) {
+                bool wildcards = argv[*i][2] == 'd';
+
+                if (!dsh_env_pattern_well_formed(argv[*i + 1], wildcards))
+                        return fail(EINVAL, "usage error: %s: not a variable %s: %s", argv[*i],
+                                    wildcards ? "pattern" : "name", argv[*i + 1]);
+                if (wildcards)
+                        deny[denied++] = argv[*i + 1];
+                else
+                        allow[allowed++] = argv[*i + 1];
+                *i += 2;
+        }
+        return 0;
+}
+
 static bool read_mask_given(const struct exec_request *request)
 {
         return (request->read_mask.masked && request->read_mask.masked[0]) ||
@@ -214,9 +247,14 @@ static int parse_arguments(int argc, char **argv, struct exec_request *request)
                         return result;
                 i += 2;
         }
+        result = parse_environment_rules(argc, argv, &i, request);
+        if (result != 0)
+                return result;
         if (i >= argc || strcmp(argv[i], "--") != 0 || i + 1 >= argc)
                 return fail(EINVAL, "usage error: expected [--status-fd N] [--listener-fd N] [--temp-root] "
-                                    "[--controlling-terminal] [--network on|off|allow-list] -- PROGRAM [ARG...]");
+                                    "[--controlling-terminal] [--mask PATH]... [--mask-closed DIR]... "
+                                    "[--network on|off|allow-list] [--deny-env PATTERN]... "
+                                    "[--allow-env NAME]... -- PROGRAM [ARG...]");
         request->command = &argv[i + 1];
         return 0;
 }
@@ -460,6 +498,20 @@ static int enter_own_domain(const struct exec_request *request)
         return 0;
 }
 
+/*
+ * The command's environment without the variables the rules deny
+ * (core/env-scrub.h): under confine, whatever the harness spawned bwrap
+ * with; under spawn a second pass over what the library already scrubbed,
+ * with the call's own variables (bwrap's --setenv) named by --allow-env.
+ * This process's /proc/PID/environ is replaced by the exec; bwrap's pid 1
+ * keeps the one it was exec'd with, out of the command's reach through the
+ * domain of enter_own_domain() (provider/call-environment.h).
+ */
+static void scrub_environment(const dsh_env_rules *rules)
+{
+        dsh_env_scrub(environ, rules);
+}
+
 int main(int argc, char **argv)
 {
         struct exec_request request = { .status_fd = -1 };
@@ -505,6 +557,7 @@ int main(int argc, char **argv)
         result = enter_own_domain(&request);
         if (result != 0)
                 return result;
+        scrub_environment(&request.environment);
         execvp(request.command[0], request.command);
         result = errno;
         if (status_fd >= 0) {

@@ -13,6 +13,7 @@
 #define DSH_SANDBOX_ENV_SCRUB_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 typedef struct dsh_env_rules {
         char *const *deny;      /* patterns; NULL: none */
@@ -29,5 +30,14 @@ bool dsh_env_name_denied(const char *name, const dsh_env_rules *rules);
  * removed.
  */
 size_t dsh_env_scrub(char **environment, const dsh_env_rules *rules);
+
+/*
+ * Whether `pattern` has the form dsh_environment_pattern_check() accepts:
+ * non-empty, only [A-Za-z0-9_*?], and no wildcard unless `wildcards` (an
+ * allowed name is exact).  The launchers' copy of that rule (they link
+ * core/ alone), so that a pattern one of them takes is one the library
+ * would have given it.
+ */
+bool dsh_env_pattern_well_formed(const char *pattern, bool wildcards);
 
 #endif

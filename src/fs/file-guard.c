@@ -22,6 +22,19 @@
  *     which is then the walk's temp root (recognised by identity like the
  *     others) instead of the host's /tmp; the mapping only chooses where
  *     the walk starts, the walk stays fd-relative from there;
+ *   - masks (shield/masks.h, docs/secrets.md): the guard is the harness's
+ *     own hand, unconfined, so it refuses by itself what no confined
+ *     command may read: every operation — read included — whose canonical
+ *     target the call's plan covers (dsh_mask_plan_covers() on the prepared
+ *     policy's plan, the very one the backends hold) is FS_SANDBOX_DENIED
+ *     with the text of every denial, in every confined mode, whether the
+ *     masked name exists or not, is a file or a directory, so a refusal
+ *     tells nothing a "not found" would; and an entry moved or removed is
+ *     refused too when a mask lies beneath it (a renamed ~/.ssh would carry
+ *     the key away under a name no later call masks), a move's destination
+ *     as its source, and so is a symlink on the route to a mask (~/.aws ->
+ *     /data/aws), whose removal or replacement would repoint the entry for
+ *     every later call's plan (decide_entry());
  *   - how (file-ops.c): content is written to a new inode and renamed over
  *     the entry, so no existing file is ever opened for writing — a hard
  *     link to a file outside the roots is replaced, not written through —
@@ -47,6 +60,7 @@
 #include "fs/path-walk.h"
 #include "base/path.h"
 #include "provider/prepared-policy.h"
+#include "shield/masks.h"
 #include "shield/shield.h"
 
 
@@ -203,15 +217,38 @@ static bool is_shielded(const dsh_file_guard *guard, const char *path, bool entr
 }
 
 /*
- * The decision for a change of the entry at canonical `path`, in writable
- * root `root` (-1: in none): read-only denies every change, danger-full-access
- * allows every one, workspace-write allows one inside a root and outside the
- * shield.
+ * Whether canonical `path` is masked for the call: covered by the plan (a
+ * mask, beneath one, or a name a wildcard entry matches in its directory),
+ * or, for an entry that is removed or renamed (`entry_moves`), holding a
+ * mask or a wildcard's directory beneath it.  The plan is empty under
+ * danger-full-access.
+ */
+static bool is_masked(const dsh_file_guard *guard, const char *path, bool entry_moves)
+{
+        const dsh_mask_plan *plan = &guard->prepared.masks;
+
+        if (dsh_mask_plan_covers(plan, path))
+                return true;
+        if (!entry_moves)
+                return false;
+        for (size_t i = 0; i < plan->count; i++)
+                if (dsh_path_is_beneath(plan->masks[i].path, path))
+                        return true;
+        return holds_any(plan->closed_directories, path);
+}
+
+/*
+ * The decision for the entry at canonical `path`, in writable root `root`
+ * (-1: in none): a masked one is denied whatever the operation; then
+ * read-only denies every change, danger-full-access allows every one,
+ * workspace-write allows one inside a root and outside the shield.
  */
 static int decide(struct operation *operation, int root, const char *path, bool entry_moves)
 {
         const dsh_file_guard *guard = operation->guard;
 
+        if (is_masked(guard, path, entry_moves))
+                return deny(operation);
         if (!operation->changes)
                 return 0;
         switch (guard->prepared.policy.mode) {
@@ -225,6 +262,26 @@ static int decide(struct operation *operation, int root, const char *path, bool 
                 return 0;
         }
         return deny(operation);
+}
+
+/*
+ * The decision for an entry that is removed, renamed or renamed over (never
+ * followed: the entry is the link itself).  A symlink whose target is or
+ * holds a mask is a route the plan resolved through (~/.aws -> /data/aws:
+ * the mask is /data/aws), and removing, moving or replacing it would point
+ * the entry somewhere else for every later call's plan while the credential
+ * stays where it was: denied too.  realpath() here only ever adds a
+ * refusal; the change itself is made on the entry by its directory's fd.
+ */
+static int decide_entry(struct operation *operation, const dsh_walk_target *target)
+{
+        char resolved[PATH_MAX];
+        int result = decide(operation, target->root, target->path, true);
+
+        if (result == 0 && target->exists && S_ISLNK(target->status.st_mode) &&
+            realpath(target->path, resolved) && is_masked(operation->guard, resolved, true))
+                return deny(operation);
+        return result;
 }
 
 /* The walk asks before each parent directory it makes: the entry that will be there must be allowed. */
@@ -290,6 +347,9 @@ static int walk_failure(struct operation *operation, const dsh_walk_target *targ
 
         if (operation->refused)
                 return result;
+        /* A mask's missing parent says no more than the mask would: "not found" is the plan's to refuse. */
+        if (target->failed_at && is_masked(operation->guard, target->failed_at, false))
+                return deny(operation);
         if (confined_change(operation) && (target->root < 0 || target->proc_link))
                 return deny(operation);
         switch (-result) {
@@ -354,6 +414,23 @@ static int map_temp_area(const dsh_file_guard *guard, char **absolute)
         return 0;
 }
 
+/*
+ * Whether `absolute`, normalized lexically, is masked.  Only ever more
+ * refusals: the walk's canonical target is judged again after it (decide()),
+ * so a path that reaches a mask by a symlink is refused there, and one
+ * whose `..` crosses a symlink and so lands elsewhere is at worst refused
+ * here for its spelling.  Out of memory refuses too.
+ */
+static bool is_masked_as_given(const dsh_file_guard *guard, const char *absolute)
+{
+        dsh_autofree char *normal = NULL;
+
+        if (guard->prepared.masks.count == 0 && !guard->prepared.masks.closed_directories)
+                return false;
+        normal = dsh_path_normalize_lexically(absolute);
+        return !normal || is_masked(guard, normal, false);
+}
+
 /* Walks `path` for `operation`: the mode first (read-only changes nothing), then the walk. */
 static int resolve(struct operation *operation, const char *path, unsigned flags, dsh_walk_target *target)
 {
@@ -364,6 +441,9 @@ static int resolve(struct operation *operation, const char *path, unsigned flags
         *target = (dsh_walk_target) DSH_WALK_TARGET_INIT;
         if (result < 0)
                 return result;
+        /* As given, before any walk (and before /tmp is mapped): a mask named by its own path is refused at once. */
+        if (is_masked_as_given(guard, absolute))
+                return deny(operation);
         if (map_temp_area(guard, &absolute) < 0)
                 return system_failure(operation, ENOMEM);
         if (operation->changes && guard->prepared.policy.mode == DSH_MODE_READ_ONLY)
@@ -766,7 +846,7 @@ int dsh_file_guard_remove(dsh_file_guard *guard, const char *path, unsigned flag
         int outcome = resolve(&operation, path, 0, &target);
 
         if (outcome == 0)
-                outcome = decide(&operation, target.root, target.path, true);
+                outcome = decide_entry(&operation, &target);
         if (outcome == 0 && !target.exists)
                 outcome = fail(&operation, DSH_ERROR_FS_NOT_FOUND, ENOENT,
                                "%s does not exist", NAMED(&operation, target.path));
@@ -833,9 +913,9 @@ int dsh_file_guard_move(dsh_file_guard *guard, const char *source, const char *d
         if (outcome == 0)
                 outcome = resolve(&to, destination, 0, &destination_target);
         if (outcome == 0)
-                outcome = decide(&from, source_target.root, source_target.path, true);
+                outcome = decide_entry(&from, &source_target);
         if (outcome == 0)
-                outcome = decide(&to, destination_target.root, destination_target.path, true);
+                outcome = decide_entry(&to, &destination_target);
         if (outcome == 0 && !source_target.exists)
                 outcome = fail(&from, DSH_ERROR_FS_NOT_FOUND, ENOENT,
                                "%s does not exist", NAMED(&from, source_target.path));
@@ -872,6 +952,8 @@ static int guarded_read(dsh_file_guard *guard, const char *path, const struct re
         size_t length = 0;
         int outcome = resolve(&operation, path, DSH_WALK_FOLLOW_LAST, &target);
 
+        if (outcome == 0)
+                outcome = decide(&operation, target.root, target.path, false);
         if (outcome == 0)
                 outcome = read_existing_file(&operation, &target, request, &content, &length);
         if (outcome == 0 && result && fill_result(guard, result, DSH_FILE_READ, target.path) < 0)

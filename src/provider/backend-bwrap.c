@@ -111,6 +111,7 @@
 #include <unistd.h>
 
 #include "provider/backend.h"
+#include "provider/call-environment.h"
 #include "provider/call-network.h"
 #include "provider/provider-protections.h"
 #include "provider/bwrap-masks.h"
@@ -186,10 +187,12 @@ struct bwrap_call {
         dsh_network_filter network;     /* dsh-sandbox-exec's --network (ON: none) */
         bool unshare_net;       /* --unshare-net: off with no allowed local port (call-network.h) */
         dsh_bwrap_masks masks;  /* the call's masks: mounted last, pinned, the rest to dsh-sandbox-exec */
+        const dsh_protections *protections;     /* the provider's (borrowed): the environment's rules */
 };
 
-#define BWRAP_CALL_INIT \
-        { NULL, NULL, DSH_SHIELD_INIT, NULL, 0, -1, -1, -1, NULL, false, NULL, false, NULL, NULL, 0, false, DSH_BWRAP_MASKS_INIT }
+#define BWRAP_CALL_INIT                                                                                        \
+        { NULL, NULL, DSH_SHIELD_INIT, NULL, 0, -1, -1, -1, NULL, false, NULL, false, NULL, NULL, 0, false, \
+          DSH_BWRAP_MASKS_INIT, NULL }
 
 static void bwrap_call_clear(struct bwrap_call *call)
 {
@@ -574,6 +577,9 @@ static int build_argv(char ***argv, const struct bwrap_call *call, const dsh_pol
 
                 result = append_words(argv, network_words);
         }
+        /* Scrubbed again inside, the call's variables (bwrap's --setenv) let through (call-environment.h). */
+        if (result == 0)
+                result = dsh_call_environment_append_arguments(call->protections, policy, call->variables, argv);
         if (result == 0)
                 result = dsh_strv_append(argv, "--");
         for (; result == 0 && *command; command++)
@@ -682,6 +688,7 @@ static int prepare_call(dsh_provider *provider, const dsh_prepared_policy *prepa
                 result = dsh_bwrap_masks_plan(&call->masks, &provider->protections, prepared,
                                               call->shield.extra_writable, &call->shield.pins, error);
         call->hidden = provider->protections.hidden;
+        call->protections = &provider->protections;
         dsh_protections_make_hidden(&provider->protections);
         if (result == 0 && policy->mode == DSH_MODE_WORKSPACE_WRITE && plan_binds(call, policy) < 0)
                 result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
@@ -713,6 +720,7 @@ static int bwrap_confine(dsh_provider *provider, char *const *argv, const dsh_pr
                                        call.shield.unprotected[dsh_strv_length(call.shield.unprotected) - 1]);
         if (result == 0 && (build_argv(&out->argv, &call, policy, argv) < 0 ||
                             set_dialect(out, &call.shield, &call) < 0 ||
+                            dsh_call_environment_set_facts(&provider->protections, policy, out) < 0 ||
                             (policy->mode == DSH_MODE_WORKSPACE_WRITE &&
                              dsh_confined_argv_add_partial_reason(out, UNSUPERVISED_ARGV_REASON) < 0))) {
                 dsh_confined_argv_clear(out);
@@ -877,7 +885,10 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prep
         }
         call.json_status_fd = json_pipe[1];
         call.exec_status_fd = exec_pipe[1];
-        if (build_argv(&facts.argv, &call, policy, argv) < 0 || set_dialect(&facts, &call.shield, &call) < 0) {
+        /* bwrap, and so its pid 1, is exec'd with no secret to show in /proc/PID/environ (call-environment.h). */
+        plan.environment = dsh_call_environment_build(&provider->protections, policy, NULL);
+        if (build_argv(&facts.argv, &call, policy, argv) < 0 || set_dialect(&facts, &call.shield, &call) < 0 ||
+            !plan.environment || dsh_call_environment_set_facts(&provider->protections, policy, &facts) < 0) {
                 result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         } else {
                 /* bwrap inherits the status channels and the fds it binds from; it closes the latter itself. */
@@ -913,6 +924,7 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prep
                                                                 "cannot start bwrap: %s", strerror((int) -pid));
         }
         free(keep);
+        dsh_strv_free((char **) plan.environment);
         close(json_pipe[1]);
         close(exec_pipe[1]);
         /* bwrap's copy is dsh-sandbox-exec's now: the supervisor gets the listener, or end of file. */

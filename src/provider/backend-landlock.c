@@ -47,6 +47,7 @@
 #include <unistd.h>
 
 #include "provider/backend.h"
+#include "provider/call-environment.h"
 #include "provider/call-network.h"
 #include "provider/landlock-masks.h"
 #include "provider/process.h"
@@ -276,14 +277,16 @@ static int append_variable_arguments(const dsh_prepared_policy *prepared, char *
 }
 
 /*
- * The caller's environment with the call's variables set over it (scratch.h,
- * and the network's: call-network.h); NULL when out of memory.
+ * The caller's environment scrubbed of its secrets (call-environment.h),
+ * with the call's variables set over it after (scratch.h, and the
+ * network's: call-network.h); NULL when out of memory.
  */
-static char **command_environment(const dsh_prepared_policy *prepared, const dsh_call_network *network)
+static char **command_environment(const dsh_provider *provider, const dsh_prepared_policy *prepared,
+                                  const dsh_call_network *network)
 {
         char **pairs = dsh_scratch_variables(&prepared->scratch, prepared->policy.mode);
         char **environment = pairs && dsh_call_network_add_variables(network, &pairs) == 0
-                                     ? dsh_scratch_environment(pairs)
+                                     ? dsh_call_environment_build(&provider->protections, &prepared->policy, pairs)
                                      : NULL;
 
         dsh_strv_free(pairs);
@@ -466,12 +469,15 @@ static int landlock_confine(dsh_provider *provider, char *const *argv, const dsh
             append_protect_arguments(&out->argv, kept_absent) < 0 ||
             dsh_landlock_masks_append_arguments(&masks, &out->argv) < 0 ||
             append_network_arguments(&out->argv, &policy->network) < 0 ||
-            append_variable_arguments(prepared, &out->argv) < 0 || dsh_strv_append(&out->argv, "--") < 0)
+            append_variable_arguments(prepared, &out->argv) < 0 ||
+            dsh_call_environment_append_arguments(&provider->protections, policy, NULL, &out->argv) < 0 ||
+            dsh_strv_append(&out->argv, "--") < 0)
                 goto out_of_memory;
         for (char *const *argument = argv; *argument; argument++)
                 if (dsh_strv_append(&out->argv, *argument) < 0)
                         goto out_of_memory;
-        if (set_facts(out, abi, policy->mode, unprotected, &masks) < 0)
+        if (set_facts(out, abi, policy->mode, unprotected, &masks) < 0 ||
+            dsh_call_environment_set_facts(&provider->protections, policy, out) < 0)
                 goto out_of_memory;
         dsh_strv_free(held_back);
         dsh_strv_free(kept_absent);
@@ -722,9 +728,10 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
                 return result;
         }
         facts.argv = dsh_strv_copy(argv);
-        environment = command_environment(prepared, child->network);
+        environment = command_environment(provider, prepared, child->network);
         plan.environment = environment;
-        if (!facts.argv || !environment)
+        if (!facts.argv || !environment ||
+            dsh_call_environment_set_facts(&provider->protections, policy, &facts) < 0)
                 result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         else
                 result = start_supervisor(provider, prepared, plan.metadata, ruleset.fd, held_back, kept_absent,

@@ -9,12 +9,19 @@
  * the operator vouches for it; the failure rule is the one the operator
  * gave, and no denial dialect is claimed (a dialect we cannot know would
  * call ordinary failures denials).
+ *
+ * The environment: the runner is spawned with the caller's scrubbed of its
+ * secrets (provider/call-environment.h), as bwrap is, so whatever it runs
+ * gets none of them; a confined argv the harness spawns itself carries no
+ * rules (the operator's runner takes no --deny-env), so confine removes
+ * nothing and says so (no environmentRemoved).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "provider/backend.h"
+#include "provider/call-environment.h"
 #include "provider/process.h"
 #include "base/provider-rules.h"
 #include "base/error.h"
@@ -73,7 +80,14 @@ static int runner_command_spawn(dsh_provider *provider, char *const *argv, const
         if (result < 0)
                 return result;
         plan.argv = facts.argv;
+        plan.environment = dsh_call_environment_build(&provider->protections, policy, NULL);
+        if (!plan.environment || dsh_call_environment_set_facts(&provider->protections, policy, &facts) < 0) {
+                dsh_strv_free((char **) plan.environment);
+                dsh_confined_argv_clear(&facts);
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        }
         pid = dsh_spawn_exec_plan(&plan, options, &failure);
+        dsh_strv_free((char **) plan.environment);
         if (pid < 0) {
                 /* The runner itself could not be executed: the command never ran, so this is unavailability. */
                 if (pid == -ECHILD && failure.stage == DSH_SPAWN_STAGE_EXEC)

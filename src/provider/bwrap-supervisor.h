@@ -34,7 +34,8 @@
         "this kernel has no Landlock (or only its first ABI), so the command cannot be kept out of ptrace reach of bwrap's own init " \
         "(pid 1 in the sandbox, which no seccomp filter governs): where Yama allows a process to attach to its " \
         "parent, the command can make through it the calls the filter refuses, and read or write the " \
-        "descriptors it holds (/proc/1/fd)"
+        "descriptors it holds (/proc/1/fd); an argv the caller spawns itself also leaves the caller's whole " \
+        "environment, secrets included, readable there (/proc/1/environ)"
 
 /* One bind over bwrap's read-only root (backend-bwrap.c plans them). */
 struct dsh_bwrap_bind {

@@ -123,6 +123,15 @@ static void test_usage_errors(void **state)
                 { { "--setenv", "", "v", "--", "touch", marker }, "landlock-run: usage error: --setenv: invalid variable name: \n" },
                 { { "--setenv", "A=B", "v", "--", "touch", marker },
                   "landlock-run: usage error: --setenv: invalid variable name: A=B\n" },
+                /* An environment rule the library would not have given is refused, never taken as given. */
+                { { "--deny-env", NULL }, "landlock-run: usage error: --deny-env requires a pattern\n" },
+                { { "--allow-env", NULL }, "landlock-run: usage error: --allow-env requires a name\n" },
+                { { "--deny-env", "A=B", "--", "touch", marker },
+                  "landlock-run: usage error: --deny-env: not a variable pattern (only letters, digits and _, * and "
+                  "?): A=B\n" },
+                { { "--allow-env", "*_TOKEN", "--", "touch", marker },
+                  "landlock-run: usage error: --allow-env: not a variable name (only letters, digits and _): "
+                  "*_TOKEN\n" },
                 /* A held-back path the supervisor could not match by name is refused, never taken as given. */
                 { { "--protect", NULL }, "landlock-run: usage error: --protect requires a path\n" },
                 { { "--protect", "relative/.git/hooks", "--", "touch", marker },
@@ -492,6 +501,32 @@ static void test_setenv_sets_the_commands_variables(void **state)
         test_process_result_clear(&result);
 }
 
+/*
+ * --deny-env PATTERN removes every variable it matches, any case, but the
+ * ones --allow-env names exactly, before --setenv: a pattern never takes
+ * away what the call set.  The command's /proc/self/environ is the scrubbed
+ * one, and its parent's (the supervisor, which keeps what it was exec'd
+ * with) is out of its reach.
+ */
+static void test_deny_env_scrubs_before_setenv(void **state)
+{
+        const char *argv[] = { test_landlock_run_path(), "--ro", "/", "--setenv", "SET_TOKEN", "set", "--deny-env",
+                               "*_TOKEN", "--deny-env", "*PASSWORD*", "--allow-env", "KEEP_TOKEN", "--", "sh", "-c",
+                               "echo \"${GITHUB_TOKEN-gone}|${github_token-gone}|${db_password-gone}|$KEEP_TOKEN|"
+                               "$SET_TOKEN|$PLAIN\"; tr '\\0' '\\n' </proc/self/environ | grep -c sekrit; "
+                               "cat /proc/$PPID/environ >/dev/null 2>&1 || echo parent-unreadable", NULL };
+        const char *env[] = { "GITHUB_TOKEN=sekrit1", "github_token=sekrit2", "db_password=sekrit3",
+                              "KEEP_TOKEN=kept", "SET_TOKEN=sekrit4", "PLAIN=plain", "PATH=/usr/bin:/bin", NULL };
+        test_process_result result;
+
+        (void) state;
+        TEST_REQUIRE_LANDLOCK();
+        test_run(argv, env, &result);
+        assert_int_equal(result.exit_code, 0);
+        assert_string_equal(result.stdout_text, "gone|gone|gone|kept|set|plain\n0\nparent-unreadable\n");
+        test_process_result_clear(&result);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -509,6 +544,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_exit_status_passes_through, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_environment_unchanged_and_terminal_filtered, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_setenv_sets_the_commands_variables, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_deny_env_scrubs_before_setenv, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

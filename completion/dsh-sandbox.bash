@@ -7,6 +7,7 @@ _dsh_sandbox_modes="read-only workspace-write danger-full-access"
 _dsh_sandbox_backends="auto bwrap landlock"
 _dsh_sandbox_policy_options="-m --mode -r --root -w --allow-write --allow-unix-socket --network --allow-host"
 _dsh_sandbox_policy_options+=" --allow-local-port --dns-upstream -s --session -b --backend -c --config"
+_dsh_sandbox_policy_options+=" --mask --allow-env"
 _dsh_sandbox_network_words="on off"
 # The named sets an --allow-host may give instead of a pattern (docs/network.md).
 _dsh_sandbox_named_sets="@npm @pypi @github @gitlab @crates @go @debian"
@@ -34,7 +35,7 @@ _dsh_sandbox_option_value()
         -r | --root | -w | --allow-write | --cwd)
                 compopt -o filenames 2>/dev/null
                 mapfile -t COMPREPLY < <(compgen -d -- "$cur") ;;
-        -c | --config | --allow-unix-socket)
+        -c | --config | --allow-unix-socket | --mask)
                 compopt -o filenames 2>/dev/null
                 mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;
         --remote)
@@ -43,8 +44,8 @@ _dsh_sandbox_option_value()
                 mapfile -t COMPREPLY < <(compgen -W "$_dsh_sandbox_network_words" -- "$cur") ;;
         --allow-host)
                 mapfile -t COMPREPLY < <(compgen -W "$_dsh_sandbox_named_sets" -- "$cur") ;;
-        --allow-local-port | --dns-upstream)
-                ;;  # a number, an address: nothing to offer, and no file name either
+        --allow-local-port | --dns-upstream | --allow-env)
+                ;;  # a number, an address, a variable's name: nothing to offer, and no file name either
         *)
                 return 1 ;;
         esac
@@ -154,6 +155,7 @@ _dsh_sandbox()
                         case $word in
                         -m | --mode | -r | --root | -w | --allow-write | --allow-unix-socket | -s | --session | \
                                 -b | --backend | --network | --allow-host | --allow-local-port | --dns-upstream | \
+                                --mask | --allow-env | \
                                 -c | --config | --remote | --cwd | --parent | --old | --new | --timeout | \
                                 --sandbox-permissions | \
                                 --justification | --approval-command | --approval-timeout | --output-limit)

@@ -142,6 +142,12 @@ int mcp_describe_policy(service_context *context, const service_policy_fields *f
                 fprintf(out, "; sandbox backend \"%s\". %s, and TMPDIR points there.", backend,
                         temp_area_text(backend, policy.mode));
                 write_network(out, &policy.network);
+                /* Said so that a model reads an empty or refused credential as the policy, not as a fault. */
+                if (policy.mode != DSH_MODE_DANGER_FULL_ACCESS)
+                        fputs(" Credentials on disk (SSH private keys, cloud, registry and agent tokens) are masked: "
+                              "they read as empty or are refused; environment variables holding secrets (tokens, "
+                              "passwords, API keys) are removed.",
+                              out);
                 if (fields->session_id)
                         fprintf(out, " The mode is the session's: the user may change it between calls, and each "
                                      "bash result names the mode it ran under.");

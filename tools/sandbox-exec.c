@@ -213,6 +213,15 @@ static int parse_environment_rules(int argc, char **argv, int *i, struct exec_re
         return 0;
 }
 
+/* The vectors parse_arguments() made (their strings are argv's); what a refused command line leaves. */
+static void free_request(struct exec_request *request)
+{
+        free((void *) request->read_mask.masked);
+        free((void *) request->read_mask.closed);
+        free((void *) request->environment.deny);
+        free((void *) request->environment.allow);
+}
+
 static bool read_mask_given(const struct exec_request *request)
 {
         return (request->read_mask.masked && request->read_mask.masked[0]) ||
@@ -517,8 +526,10 @@ int main(int argc, char **argv)
         struct exec_request request = { .status_fd = -1 };
         int result = parse_arguments(argc, argv, &request);
 
-        if (result != 0)
+        if (result != 0) {
+                free_request(&request);
                 return result;
+        }
         status_fd = request.status_fd;
         if (status_fd >= 0 && fcntl(status_fd, F_SETFD, FD_CLOEXEC) < 0)
                 return fail(errno, "usage error: --status-fd %d is not open", status_fd);

@@ -89,6 +89,11 @@ int dsh_mask_entry_check(const char *entry, const char **reason)
                 *reason = "an entry may not be empty";
                 return -EINVAL;
         }
+        for (const char *c = entry; *c; c++)
+                if ((unsigned char) *c < 0x20 || *c == 0x7f) {
+                        *reason = "an entry may not hold control characters";
+                        return -EINVAL;
+                }
         if (entry[0] == '/')
                 rest = entry + 1;
         else if (strncmp(entry, "~/", 2) == 0)

@@ -190,7 +190,7 @@ struct bwrap_call {
         const dsh_protections *protections;     /* the provider's (borrowed): the environment's rules */
 };
 
-#define BWRAP_CALL_INIT \
+#define BWRAP_CALL_INIT                                                                                        \
         { NULL, NULL, DSH_SHIELD_INIT, NULL, 0, -1, -1, -1, NULL, false, NULL, false, NULL, NULL, 0, false, \
           DSH_BWRAP_MASKS_INIT, NULL }
 

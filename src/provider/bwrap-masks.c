@@ -289,6 +289,9 @@ int dsh_bwrap_masks_plan(dsh_bwrap_masks *masks, const dsh_protections *protecti
 
         masks->policy = &prepared->policy;
         result = plan_all(masks, plan, extra_writable, pins, &unheld);
+        /* What the plan knows no backend holds (masks.h: a route a later call would follow elsewhere). */
+        for (char **sentence = plan->unheld; result == 0 && sentence && *sentence; sentence++)
+                result = dsh_strv_append(&masks->not_held, *sentence) < 0 ? -ENOMEM : 0;
         if (result == 0)
                 result = plan_facts(masks, plan, unheld);
         dsh_strv_free(unheld);

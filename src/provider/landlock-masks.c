@@ -202,6 +202,9 @@ int dsh_landlock_masks_grant_read(dsh_landlock_ruleset *ruleset, uint64_t access
         char failed[PATH_MAX];
         int result = paths ? sort_plan(prepared, paths, masks) : -ENOMEM;
 
+        /* What the plan knows no backend holds (masks.h: a route a later call would follow elsewhere). */
+        for (char **sentence = prepared->masks.unheld; result == 0 && sentence && *sentence; sentence++)
+                result = dsh_strv_append(&masks->unheld, *sentence);
         dsh_strv_free(paths);
         if (result < 0)
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");

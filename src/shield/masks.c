@@ -26,6 +26,7 @@ void dsh_mask_plan_clear(dsh_mask_plan *plan)
         free(plan->masks);
         dsh_strv_free(plan->closed_directories);
         dsh_strv_free(plan->closed_patterns);
+        dsh_strv_free(plan->unheld);
         *plan = (dsh_mask_plan) DSH_MASK_PLAN_INIT;
 }
 
@@ -110,13 +111,75 @@ static int add_dangling_target(dsh_mask_plan *plan, const dsh_policy *policy, co
         return add_mask(plan, policy, canonical);
 }
 
+/*
+ * The first symlink on the route to `path` (as spelled, each link followed
+ * one hop at a time) whose directory a writable root of the call overlaps:
+ * the command could replace that link, and a later call, planning the same
+ * entry by name, would mask the new target and leave the old one readable.
+ * Returns 1 with *link_out (caller frees), 0 when none, or a negative errno.
+ */
+static int repointable_link_on_route(const dsh_policy *policy, const char *path, char **link_out)
+{
+        dsh_autofree char *pending = strdup(path);
+
+        for (int hops = 0; pending && hops < 40; hops++) {
+                char target[PATH_MAX];
+                dsh_autofree char *link = NULL, *parent = NULL, *next = NULL;
+                const char *slash;
+                ssize_t length;
+                int found = dsh_path_find_symlink(pending, &link);
+
+                if (found <= 0)
+                        return found;
+                slash = strrchr(link, '/');
+                parent = slash == link ? strdup("/") : strndup(link, (size_t) (slash - link));
+                dsh_autofree char *canonical_parent = parent ? dsh_path_canonical(parent) : NULL;
+
+                if (canonical_parent && overlapping_root(policy, canonical_parent)) {
+                        *link_out = dsh_steal_pointer(&link);
+                        return 1;
+                }
+                length = readlink(link, target, sizeof(target) - 1);
+                if (length <= 0 || !parent)
+                        return length < 0 && errno != ENOMEM ? 0 : -ENOMEM;
+                target[length] = '\0';
+                if (asprintf(&next, "%s%s%s%s", target[0] == '/' ? "" : parent, target[0] == '/' ? "" : "/", target,
+                             pending + strlen(link)) < 0)
+                        return -ENOMEM;
+                free(pending);
+                pending = dsh_steal_pointer(&next);
+        }
+        return pending ? 0 : -ENOMEM;
+}
+
+static int note_repointable_route(dsh_mask_plan *plan, const dsh_policy *policy, const char *path)
+{
+        dsh_autofree char *link = NULL, *sentence = NULL;
+        int found = repointable_link_on_route(policy, path, &link);
+
+        if (found <= 0)
+                return found;
+        if (asprintf(&sentence,
+                     "the mask %s is reached through the symlink %s inside a writable root, which the command could "
+                     "repoint: a later call would mask the new target and leave this one readable",
+                     path, link) < 0)
+                return -ENOMEM;
+        if (strv_has(plan->unheld, sentence))
+                return 0;
+        return dsh_strv_append(&plan->unheld, sentence) < 0 ? -ENOMEM : 0;
+}
+
 /* One absolute path, no wildcard: its canonical spelling is the mask. */
 static int plan_path(dsh_mask_plan *plan, const dsh_policy *policy, const char *path)
 {
         char *canonical = dsh_path_canonical(path);
         struct stat status;
-        int result;
+        int result = note_repointable_route(plan, policy, path);
 
+        if (result < 0) {
+                free(canonical);
+                return result;
+        }
         if (!canonical)
                 return errno == ENOMEM ? -ENOMEM : 0;  /* unspellable (too long): nothing there to read either */
         if (lstat(canonical, &status) == 0 && S_ISLNK(status.st_mode)) {
@@ -169,6 +232,9 @@ static int plan_wildcard(dsh_mask_plan *plan, const dsh_policy *policy, const ch
 
         if (!canonical)
                 return errno == ENOMEM ? -ENOMEM : 0;
+        result = note_repointable_route(plan, policy, directory);
+        if (result < 0)
+                return result;
         if (stat(canonical, &status) < 0 || !S_ISDIR(status.st_mode))
                 return plan_path(plan, policy, canonical);
         result = add_closed(plan, canonical, pattern);
@@ -245,6 +311,31 @@ static void drop_nested(dsh_mask_plan *plan)
         plan->count = kept;
 }
 
+/*
+ * An entry that resolves to "/" or to a directory holding a whole home (a
+ * ~/.aws that is a symlink to ~): masking it would hide everything the
+ * command works with, so the call is refused instead, naming where it leads.
+ */
+static int refuse_whole_homes(dsh_mask_plan *plan, char *const *homes, dsh_error *error)
+{
+        for (size_t i = 0; i < plan->count; i++) {
+                const char *path = plan->masks[i].path;
+                bool holds_home = strcmp(path, "/") == 0;
+
+                for (char *const *home = homes; !holds_home && home && *home; home++)
+                        holds_home = dsh_path_is_beneath(*home, path);
+                if (holds_home) {
+                        dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
+                                      "a masked path resolves to \"%s\", which is \"/\" or holds a whole home: "
+                                      "refusing to mask it",
+                                      path);
+                        dsh_mask_plan_clear(plan);
+                        return -EINVAL;
+                }
+        }
+        return 0;
+}
+
 int dsh_mask_plan_build(const dsh_protections *protections, const dsh_policy *policy, char *const *homes,
                         dsh_mask_plan *plan, dsh_error *error)
 {
@@ -263,7 +354,7 @@ int dsh_mask_plan_build(const dsh_protections *protections, const dsh_policy *po
                 return result;
         }
         drop_nested(plan);
-        return 0;
+        return refuse_whole_homes(plan, homes, error);
 }
 
 /* Whether the first component of `path` beneath the closed pattern's directory is a name the pattern matches. */

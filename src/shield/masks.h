@@ -66,9 +66,17 @@ typedef struct dsh_mask_plan {
         char **closed_directories;
         /* Each wildcard entry as "DIR/PATTERN", DIR canonical (what covers() matches a new name against). */
         char **closed_patterns;
+        /*
+         * Why a mask is not held for later calls, one sentence each: the
+         * entry is reached through a symlink inside a writable root, which
+         * the command could repoint, so the next call, planning the entry by
+         * name again, would mask whatever the link then names.  Every backend
+         * reports each as "partial" (or refuses under requireMasks).
+         */
+        char **unheld;
 } dsh_mask_plan;
 
-#define DSH_MASK_PLAN_INIT { NULL, 0, NULL, NULL }
+#define DSH_MASK_PLAN_INIT { NULL, 0, NULL, NULL, NULL }
 
 /*
  * The plan of one call: the entries of `protections` (NULL `masks`: the

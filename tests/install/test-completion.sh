@@ -64,7 +64,10 @@ expect "$session" run --root /x --session ""
 expect "--remote" run --rem
 expect "--remote" probe --rem
 expect_without --mode run --remote host make --m
-expect "--allow-host --allow-local-port --allow-unix-socket --allow-write" policy resolve --allow
+expect "--allow-env --allow-host --allow-local-port --allow-unix-socket --allow-write" policy resolve --allow
+expect "--mask" run --ma
+expect "" run --allow-env ""
+expect_without --mode run --mask .aws make --m
 expect "off on" run --network ""
 expect "@github @gitlab @go" run --allow-host @g
 expect "" run --allow-local-port ""

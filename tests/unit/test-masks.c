@@ -132,6 +132,22 @@ static const dsh_mask *mask_at(struct fixture *f, const char *name)
         return found;
 }
 
+/* The kind of the mask at `name`, or -1 when there is none. */
+static int kind_at(struct fixture *f, const char *name)
+{
+        const dsh_mask *mask = mask_at(f, name);
+
+        return mask ? (int) mask->kind : -1;
+}
+
+/* The root the mask at `name` overlaps ("(no mask)" when there is none, NULL when it overlaps none). */
+static const char *root_at(struct fixture *f, const char *name)
+{
+        const dsh_mask *mask = mask_at(f, name);
+
+        return mask ? mask->inside_writable_root : "(no mask)";
+}
+
 static bool strv_holds(char *const *list, const char *value)
 {
         for (; list && *list; list++)
@@ -179,7 +195,7 @@ static void test_wildcard_masks_private_keys_and_leaves_public_ones(void **state
         use_mode(f, DSH_MODE_READ_ONLY, false);
         assert_int_equal(build(f), 0);
         assert_non_null(mask_at(f, ".ssh/id_ed25519"));
-        assert_int_equal(mask_at(f, ".ssh/id_ed25519")->kind, DSH_MASK_FILE);
+        assert_int_equal(kind_at(f, ".ssh/id_ed25519"), DSH_MASK_FILE);
         assert_non_null(mask_at(f, ".ssh/id_rsa"));
         assert_non_null(mask_at(f, ".ssh/deploy.pem"));
         /* A public key matches "id_*" but is no secret: ssh and git signing read it. */
@@ -204,7 +220,7 @@ static void test_covers_masks_beneath_and_new_wildcard_names_only(void **state)
         configure(f, entries);
         use_mode(f, DSH_MODE_READ_ONLY, false);
         assert_int_equal(build(f), 0);
-        assert_int_equal(mask_at(f, ".aws")->kind, DSH_MASK_DIRECTORY);
+        assert_int_equal(kind_at(f, ".aws"), DSH_MASK_DIRECTORY);
         assert_true(covers(f, ".aws"));
         assert_true(covers(f, ".aws/credentials"));
         assert_true(covers(f, ".aws/not-yet/config"));
@@ -226,7 +242,6 @@ static void test_symlinked_entry_masks_its_target(void **state)
 {
         struct fixture *f = *state;
         static const char *const entries[] = { ".aws", ".netrc", NULL };
-        const dsh_mask *target;
 
         /* ~/.aws is a link to the real directory: the command reads the target by its own path. */
         shell(f, "mkdir -p real/aws && touch real/aws/credentials && ln -s real/aws .aws");
@@ -235,16 +250,14 @@ static void test_symlinked_entry_masks_its_target(void **state)
         configure(f, entries);
         use_mode(f, DSH_MODE_READ_ONLY, false);
         assert_int_equal(build(f), 0);
-        target = mask_at(f, "real/aws");
-        assert_non_null(target);
-        assert_int_equal(target->kind, DSH_MASK_DIRECTORY);
+        assert_int_equal(kind_at(f, "real/aws"), DSH_MASK_DIRECTORY);
         assert_null(mask_at(f, ".aws"));
         assert_true(covers(f, "real/aws/credentials"));
         assert_non_null(mask_at(f, "elsewhere/netrc"));
-        assert_int_equal(mask_at(f, "elsewhere/netrc")->kind, DSH_MASK_ABSENT);
+        assert_int_equal(kind_at(f, "elsewhere/netrc"), DSH_MASK_ABSENT);
         /* The dangling link itself is kept unreadable as a name too. */
         assert_non_null(mask_at(f, ".netrc"));
-        assert_int_equal(mask_at(f, ".netrc")->kind, DSH_MASK_ABSENT);
+        assert_int_equal(kind_at(f, ".netrc"), DSH_MASK_ABSENT);
 }
 
 static void test_absent_entry_planned_as_absent(void **state)
@@ -256,12 +269,12 @@ static void test_absent_entry_planned_as_absent(void **state)
         use_mode(f, DSH_MODE_READ_ONLY, false);
         assert_int_equal(build(f), 0);
         assert_non_null(mask_at(f, ".git-credentials"));
-        assert_int_equal(mask_at(f, ".git-credentials")->kind, DSH_MASK_ABSENT);
+        assert_int_equal(kind_at(f, ".git-credentials"), DSH_MASK_ABSENT);
         assert_non_null(mask_at(f, ".config/gh/hosts.yml"));
-        assert_int_equal(mask_at(f, ".config/gh/hosts.yml")->kind, DSH_MASK_ABSENT);
+        assert_int_equal(kind_at(f, ".config/gh/hosts.yml"), DSH_MASK_ABSENT);
         /* A wildcard whose directory does not exist: the directory is masked whole. */
         assert_non_null(mask_at(f, ".ssh"));
-        assert_int_equal(mask_at(f, ".ssh")->kind, DSH_MASK_ABSENT);
+        assert_int_equal(kind_at(f, ".ssh"), DSH_MASK_ABSENT);
         assert_true(covers(f, ".ssh/id_ed25519"));
         assert_int_equal(masks_in_home(f), 3);
 }
@@ -277,19 +290,19 @@ static void test_inside_writable_root_under_workspace_write_only(void **state)
         /* Workspace = the home: every mask in it overlaps the writable root. */
         use_mode(f, DSH_MODE_WORKSPACE_WRITE, true);
         assert_int_equal(build(f), 0);
-        assert_string_equal(mask_at(f, ".aws")->inside_writable_root, f->home);
+        assert_string_equal(root_at(f, ".aws"), f->home);
         /* Read-only: nothing is writable, no mask overlaps a root. */
         use_mode(f, DSH_MODE_READ_ONLY, true);
         assert_int_equal(build(f), 0);
-        assert_null(mask_at(f, ".aws")->inside_writable_root);
-        assert_null(mask_at(f, "outside/.kube")->inside_writable_root);
+        assert_null(root_at(f, ".aws"));
+        assert_null(root_at(f, "outside/.kube"));
         /* An extra root beneath a mask overlaps it as well (the root's write grant reads inside it). */
         use_mode(f, DSH_MODE_WORKSPACE_WRITE, false);
         f->policy.workspace_root = at(f, "elsewhere-root");
         assert_int_equal(dsh_strv_append(&f->policy.additional_writable_roots, extra), 0);
         assert_int_equal(build(f), 0);
-        assert_null(mask_at(f, ".aws")->inside_writable_root);
-        assert_string_equal(mask_at(f, "outside/.kube")->inside_writable_root, extra);
+        assert_null(root_at(f, ".aws"));
+        assert_string_equal(root_at(f, "outside/.kube"), extra);
         free(extra);
 }
 

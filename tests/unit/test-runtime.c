@@ -299,6 +299,8 @@ static void test_values_checked(void **state)
 {
         const char *unknown[] = { "chroot", NULL };
         const char *relative[] = { "relative/root", NULL };
+        const char *relative_mask[] = { "a/../b", NULL };
+        const char *wildcard_name[] = { "*_TOKEN", NULL };
         dsh_runtime_options options = DSH_RUNTIME_OPTIONS_INIT;
         dsh_config config = { 0 };
         dsh_error error = DSH_ERROR_INIT;
@@ -320,10 +322,57 @@ static void test_values_checked(void **state)
         assert_non_null(strstr(error.message, "\"relative/root\" is not an absolute path"));
         dsh_error_clear(&error);
         config.additional_writable_roots = NULL;
+        /* The secrets are checked by the provider's setters, with the entry named. */
+        config.masked_paths = (char **) relative_mask;
+        config.masked_paths_set = true;
+        assert_int_equal(dsh_runtime_new(&options, &runtime, &error), -EINVAL);
+        assert_non_null(strstr(error.message, "masked path \"a/../b\": "));
+        dsh_error_clear(&error);
+        config.masked_paths = NULL;
+        config.environment_allow = (char **) wildcard_name;
+        assert_int_equal(dsh_runtime_new(&options, &runtime, &error), -EINVAL);
+        assert_non_null(strstr(error.message, "\"*_TOKEN\": "));
+        dsh_error_clear(&error);
+        config.environment_allow = NULL;
         config.mode = (dsh_mode) 42;
         assert_int_equal(dsh_runtime_new(&options, &runtime, &error), -EINVAL);
         dsh_error_clear(&error);
         assert_null(runtime);
+}
+
+/* The config's secrets reach the provider (what its probe reports is what every call plans from). */
+static void test_secrets_reach_the_provider(void **state)
+{
+        fixture *f = *state;
+        dsh_probe_report report = DSH_PROBE_REPORT_INIT;
+        dsh_error error = DSH_ERROR_INIT;
+        dsh_runtime_options options = DSH_RUNTIME_OPTIONS_INIT;
+        dsh_runtime *runtime;
+
+        write_default_config(f, "{\"maskedPaths\":[\".foo\",\"/srv/*.key\"],\"requireMasks\":true,"
+                                "\"environment\":{\"deny\":[],\"allow\":[\"GH_TOKEN\"]}}\n");
+        runtime = new_runtime(&options);
+        assert_int_equal(dsh_provider_probe(dsh_runtime_provider(runtime), &report, &error), 0);
+        assert_int_equal(dsh_strv_length(report.secrets_masked_paths), 2);
+        assert_string_equal(report.secrets_masked_paths[1], "/srv/*.key");
+        assert_true(report.secrets_require_masks);
+        assert_int_equal(dsh_strv_length(report.secrets_environment_deny), 0);   /* [] is none, not the defaults */
+        assert_string_equal(report.secrets_environment_allow[0], "GH_TOKEN");
+        dsh_probe_report_clear(&report);
+        dsh_runtime_free(runtime);
+
+        /* A config silent on them: the defaults, which mask and scrub. */
+        write_default_config(f, "{}\n");
+        runtime = new_runtime(&options);
+        assert_int_equal(dsh_provider_probe(dsh_runtime_provider(runtime), &report, &error), 0);
+        assert_int_equal(dsh_strv_length(report.secrets_masked_paths),
+                         dsh_strv_length((char *const *) dsh_default_masked_paths()));
+        assert_false(report.secrets_require_masks);
+        assert_int_equal(dsh_strv_length(report.secrets_environment_deny),
+                         dsh_strv_length((char *const *) dsh_default_environment_deny()));
+        assert_int_equal(dsh_strv_length(report.secrets_environment_allow), 0);
+        dsh_probe_report_clear(&report);
+        dsh_runtime_free(runtime);
 }
 
 /* Values without a workspaceRoot (a zeroed struct): an agentless call works in the cwd. */
@@ -664,6 +713,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_file_relative_to_cwd, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_values_copied, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_values_checked, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_secrets_reach_the_provider, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_values_without_root_use_cwd, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_bwrap_cannot_write_own_files, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_landlock_cannot_write_own_files, setup, teardown),

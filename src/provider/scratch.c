@@ -328,37 +328,3 @@ char **dsh_scratch_variables(const dsh_scratch *scratch, dsh_mode mode)
         }
         return pairs;
 }
-
-static bool names_variable(const char *assignment, char *const *pairs)
-{
-        for (; pairs && pairs[0] && pairs[1]; pairs += 2) {
-                size_t length = strlen(pairs[0]);
-
-                if (strncmp(assignment, pairs[0], length) == 0 && assignment[length] == '=')
-                        return true;
-        }
-        return false;
-}
-
-char **dsh_scratch_environment(char *const *pairs)
-{
-        char **environment = calloc(1, sizeof(char *));
-
-        for (char **variable = environ; environment && variable && *variable; variable++)
-                if (!names_variable(*variable, pairs) && dsh_strv_append(&environment, *variable) < 0)
-                        goto out_of_memory;
-        for (; environment && pairs && pairs[0] && pairs[1]; pairs += 2) {
-                dsh_autofree char *assignment = NULL;
-
-                if (asprintf(&assignment, "%s=%s", pairs[0], pairs[1]) < 0) {
-                        assignment = NULL;
-                        goto out_of_memory;
-                }
-                if (dsh_strv_append(&environment, assignment) < 0)
-                        goto out_of_memory;
-        }
-        return environment;
-out_of_memory:
-        dsh_strv_free(environment);
-        return NULL;
-}

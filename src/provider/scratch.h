@@ -86,10 +86,4 @@ static inline bool dsh_scratch_present(const dsh_scratch *scratch)
  */
 DSH_INTERNAL char **dsh_scratch_variables(const dsh_scratch *scratch, dsh_mode mode);
 
-/*
- * The calling process's environment with `pairs` (NAME, VALUE...) set over
- * it: a new NULL-terminated strv of NAME=VALUE, or NULL when out of memory.
- */
-DSH_INTERNAL char **dsh_scratch_environment(char *const *pairs);
-
 #endif

@@ -6,8 +6,9 @@
  *  - Landlock decides an open on the path it resolved to, walking up from
  *    the file: a mask's inode and every name on the way to it carry no rule
  *    that grants READ_FILE, so however it is named — through a symlink,
- *    /proc/self/root, "..", a bind of the same mount elsewhere in the
- *    command's namespace — the walk meets no grant (EACCES).  A symlink
+ *    /proc/self/root, ".." — the walk meets no grant (EACCES).  (A second
+ *    mount of the same directory elsewhere is another path, walked through
+ *    its own parents: see "What does not hold" below.)  A symlink
  *    entry is granted nothing: following it is judged on its target.
  *  - A name that appears later in a directory on the way (a credential the
  *    user creates during the call, a new match of a wildcard in a closed

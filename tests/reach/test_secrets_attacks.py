@@ -1,0 +1,403 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The attacker's second look at issue 22 (secrets): a hostile root command on the real kernel and bwrap.
+
+A throwaway home under the scratch directory holds credentials the defaults mask (~/.ssh/id_ed25519,
+~/.aws/credentials, ~/.netrc, ~/.config/gh/hosts.yml, ~/.npmrc), each with its own marker, and the
+environment holds secret variables.  Each case runs `dsh-sandbox run --backend bwrap|landlock` in
+read-only and workspace-write (the workspace a project directory inside the home, unless the case says
+it is the home) with a command that tries another way to the secrets: other names (/proc/self/root,
+/proc/PID/{root,cwd,environ}, O_PATH and /proc/self/fd, a directory fd), open_by_handle_at, a nested
+user and mount namespace (umount, a non-recursive bind, an overlay), sendfile, an inherited descriptor,
+a credential created while the command waits, rename tricks across two calls, odd --mask entries, a
+home reached through a symlink, and the file guard (`dsh-sandbox fs read`) through symlinks, "..",
+and a hard link.  A claim that holds is a passing case that would fail if it did not; a hole not fixed
+here prints "# KNOWN: ..." and counts as skipped.
+
+Output: unittest's verbose form, a "# SKIP: case: reason" line per skip, then "N passed, N failed,
+N skipped".
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+import uuid
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "livability"))
+import livability  # noqa: E402
+
+BIN = livability.BIN
+MODES = ("read-only", "workspace-write")
+PATIENCE = 120
+CREDENTIALS = {
+    "key": ".ssh/id_ed25519",
+    "aws": ".aws/credentials",
+    "netrc": ".netrc",
+    "gh": ".config/gh/hosts.yml",
+    "npm": ".npmrc",
+}
+SECRET_VARIABLES = ("AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN", "OPENAI_API_KEY", "lowercase_api_key")
+
+# Every other name for the credentials the command can think of, each outcome one line "NAME WHAT":
+# WHAT is the bytes read (a marker would show there) or the errno's name.
+OTHER_NAMES = textwrap.dedent(r"""
+    import ctypes, errno, os, sys
+    libc = ctypes.CDLL(None, use_errno=True)
+    home = os.environ["HOME"]
+    files = [os.path.join(home, relative) for relative in sys.argv[1:]]
+    def name(code):
+        return errno.errorcode.get(code, str(code))
+    def show(label, action):
+        try:
+            print(label, repr(action()))
+        except OSError as failure:
+            print(label, name(failure.errno))
+    def read(path, **options):
+        descriptor = os.open(path, os.O_RDONLY, **options)
+        try:
+            return os.read(descriptor, 4096)
+        finally:
+            os.close(descriptor)
+    def through_opath(path):
+        descriptor = os.open(path, os.O_PATH)
+        return read(f"/proc/self/fd/{descriptor}")
+    def through_dev_fd(path):
+        descriptor = os.open(path, os.O_PATH)
+        return read(f"/dev/fd/{descriptor}")
+    def through_directory_fd(path):
+        directory = os.open(os.path.dirname(path), os.O_RDONLY | os.O_DIRECTORY)
+        return read(os.path.basename(path), dir_fd=directory)
+    def through_parent_fd(path):
+        directory = os.open(os.path.dirname(os.path.dirname(path)), os.O_RDONLY | os.O_DIRECTORY)
+        return read(os.path.relpath(path, os.path.dirname(os.path.dirname(path))), dir_fd=directory)
+    def through_sendfile(path):
+        source = os.open(path, os.O_RDONLY)
+        reader, writer = os.pipe()
+        os.sendfile(writer, source, 0, 4096)
+        os.close(writer)
+        return os.read(reader, 4096)
+    for index, path in enumerate(files):
+        show(f"plain{index}", lambda: read(path))
+        show(f"proc_self_root{index}", lambda: read("/proc/self/root" + path))
+        show(f"opath_reopen{index}", lambda: through_opath(path))
+        show(f"dev_fd{index}", lambda: through_dev_fd(path))
+        show(f"directory_fd{index}", lambda: through_directory_fd(path))
+        show(f"parent_fd{index}", lambda: through_parent_fd(path))
+        show(f"dotdot{index}", lambda: read(os.path.join(os.path.dirname(path), "..", os.path.basename(
+            os.path.dirname(path)), os.path.basename(path))))
+        show(f"sendfile{index}", lambda: through_sendfile(path))
+    # Every process the command can see: its root, its cwd, its environment.
+    for pid in sorted(int(entry) for entry in os.listdir("/proc") if entry.isdigit()):
+        for index, path in enumerate(files):
+            show(f"pid{pid}_root{index}", lambda: read(f"/proc/{pid}/root" + path))
+            show(f"pid{pid}_cwd{index}", lambda: read(f"/proc/{pid}/cwd/" + os.path.relpath(path, home)))
+        show(f"pid{pid}_environ", lambda: open(f"/proc/{pid}/environ", "rb").read())
+    show("own_environment", lambda: repr(dict(os.environ)).encode())
+    # A file handle of the .ssh directory, then open_by_handle_at: it needs CAP_DAC_READ_SEARCH.
+    class Handle(ctypes.Structure):
+        _fields_ = [("size", ctypes.c_uint), ("type", ctypes.c_int), ("bytes", ctypes.c_ubyte * 128)]
+    handle, mount_id = Handle(), ctypes.c_int()
+    handle.size = 128
+    named = libc.name_to_handle_at(-100, os.path.dirname(files[0]).encode(), ctypes.byref(handle),
+                                   ctypes.byref(mount_id), 0)
+    opened = libc.open_by_handle_at(os.open("/", os.O_RDONLY), ctypes.byref(handle), 0) if named == 0 else -2
+    print("open_by_handle_at", "ok" if opened >= 0 else name(ctypes.get_errno()) if opened == -1 else "no-handle")
+""")
+
+# A user and mount namespace of the command's own, and what it then tries against the masks.
+NESTED_NAMESPACE = textwrap.dedent(r"""
+    import ctypes, errno, os, sys
+    libc = ctypes.CDLL(None, use_errno=True)
+    home = os.environ["HOME"]
+    def outcome(result):
+        return "ok" if result == 0 else errno.errorcode.get(ctypes.get_errno(), "?")
+    child = os.fork()
+    if child == 0:
+        uid, gid = os.getuid(), os.getgid()
+        unshared = libc.unshare(0x10000000 | 0x00020000)  # CLONE_NEWUSER | CLONE_NEWNS
+        print("unshare", outcome(unshared))
+        if unshared == 0:
+            try:
+                for name, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1"), ("gid_map", f"0 {gid} 1")):
+                    with open(f"/proc/self/{name}", "w") as handle:
+                        handle.write(text)
+            except OSError as failure:
+                print("maps", errno.errorcode.get(failure.errno))
+            work = "/tmp/nested"
+            for directory in ("mnt", "upper", "work", "empty"):
+                os.makedirs(f"{work}/{directory}", exist_ok=True)
+            print("umount_mask", outcome(libc.umount2(f"{home}/.netrc".encode(), 2)))
+            print("umount_ssh_mask", outcome(libc.umount2(f"{home}/.ssh/id_ed25519".encode(), 2)))
+            bound = libc.mount(home.encode(), f"{work}/mnt".encode(), None, 4096, None)  # MS_BIND, not MS_REC
+            print("bind_home", outcome(bound))
+            if bound == 0:
+                for relative in sys.argv[1:]:
+                    try:
+                        print("bind_read", open(f"{work}/mnt/{relative}", "rb").read())
+                    except OSError:
+                        pass
+                libc.umount2(f"{work}/mnt".encode(), 2)
+            layered = libc.mount(b"overlay", f"{work}/mnt".encode(), b"overlay", 0,
+                                 f"lowerdir={home}:{work}/empty".encode())
+            print("overlay_home", outcome(layered))
+            if layered == 0:
+                for relative in sys.argv[1:]:
+                    try:
+                        print("overlay_read", open(f"{work}/mnt/{relative}", "rb").read())
+                    except OSError:
+                        pass
+        os._exit(0)
+    os.waitpid(child, 0)
+""")
+
+
+def lines(stdout):
+    return dict(line.split(" ", 1) for line in stdout.splitlines() if " " in line)
+
+
+class SecretsAttacks(unittest.TestCase):
+    def setUp(self):
+        os.makedirs(livability.SCRATCH, exist_ok=True)
+        self.base = tempfile.mkdtemp(prefix="reach-secrets-attacks-", dir=livability.SCRATCH)
+        self.home = os.path.join(self.base, "home")
+        self.project = os.path.join(self.home, "proj")
+        os.makedirs(self.project)
+        self.markers = {}
+        for name, relative in CREDENTIALS.items():
+            self.plant(relative, name)
+        self.write(".ssh/id_ed25519.pub", "ssh-ed25519 AAAA public\n")
+        self.environment = dict(os.environ, HOME=self.home, XDG_CONFIG_HOME=os.path.join(self.base, "no-config"))
+        self.environment.pop("DSH_SANDBOX_CONFIG", None)
+        for variable in SECRET_VARIABLES:
+            marker = f"SECRETENV-{variable}-{uuid.uuid4().hex}"
+            self.markers[variable] = marker
+            self.environment[variable] = marker
+
+    def tearDown(self):
+        shutil.rmtree(self.base, ignore_errors=True)
+
+    def write(self, relative, text):
+        path = os.path.join(self.home, relative)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        return path
+
+    def plant(self, relative, name):
+        marker = f"SECRET-{name}-{uuid.uuid4().hex}"
+        self.markers[name] = marker
+        os.chmod(self.write(relative, marker + "\n"), 0o600)
+
+    def backends(self):
+        found = []
+        if livability.bwrap_works():
+            found.append("bwrap")
+        if livability.landlock_abi() >= 2:
+            found.append("landlock")
+        if not found:
+            self.skipTest("neither bwrap nor a Landlock kernel (ABI >= 2) on this host")
+        return found
+
+    def run_confined(self, backend, mode, argv, root=None, extra=(), environment=None, **options):
+        root = root or self.project
+        command = [BIN, "run", "--backend", backend, "--mode", mode, "--root", root, *extra, "--", *argv]
+        return subprocess.run(command, capture_output=True, text=True, timeout=PATIENCE, check=False,
+                              env=environment or self.environment, cwd=root, **options)
+
+    def assert_no_marker(self, text, context):
+        for name, marker in self.markers.items():
+            self.assertNotIn(marker, text, f"{context}: the {name} secret reached the command")
+
+    def config(self, body):
+        path = os.path.join(self.base, "config.json")
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(body)
+        return path
+
+    # -------------------------------------------------------------------------- other names --
+
+    def test_other_names_and_other_processes_show_no_secret(self):
+        relatives = [CREDENTIALS[name] for name in ("key", "aws", "netrc", "gh", "npm")]
+        for backend in self.backends():
+            for mode in MODES:
+                with self.subTest(backend=backend, mode=mode):
+                    done = self.run_confined(backend, mode, ["python3", "-c", OTHER_NAMES, *relatives])
+                    self.assertEqual(done.returncode, 0, done.stderr)
+                    seen = lines(done.stdout)
+                    # The probe really ran each way: a missing line would make "no marker" vacuous.
+                    self.assertIn("plain0", seen, done.stdout)
+                    self.assertIn("sendfile4", seen, done.stdout)
+                    self.assertIn("own_environment", seen, done.stdout)
+                    self.assert_no_marker(done.stdout + done.stderr, f"{backend} {mode}")
+                    # open_by_handle_at needs CAP_DAC_READ_SEARCH, which the command does not hold.
+                    self.assertIn(seen.get("open_by_handle_at"), ("EPERM", "no-handle"), done.stdout)
+
+    def test_nested_namespace_cannot_uncover_a_mask(self):
+        # No wildcard and nothing absent: bwrap passes no mask to dsh-sandbox-exec's inner layer, so only
+        # the mounts and the command's own domain stand between a nested namespace and the host's files.
+        configs = {"defaults": None, "no-inner-mask": self.config('{"maskedPaths": [".netrc", ".aws"]}')}
+        for backend in self.backends():
+            for label, config in configs.items():
+                for mode in MODES:
+                    with self.subTest(backend=backend, config=label, mode=mode):
+                        extra = ["--config", config] if config else []
+                        done = self.run_confined(backend, mode, ["python3", "-c", NESTED_NAMESPACE, ".netrc",
+                                                                 ".aws/credentials", ".ssh/id_ed25519"],
+                                                 extra=extra)
+                        self.assertEqual(done.returncode, 0, done.stderr)
+                        seen = lines(done.stdout)
+                        self.assertIn("unshare", seen, done.stdout)
+                        if seen["unshare"] == "ok":
+                            for attempt in ("umount_mask", "bind_home", "overlay_home"):
+                                self.assertNotEqual(seen.get(attempt), "ok", f"{attempt}: {done.stdout}")
+                        self.assert_no_marker(done.stdout + done.stderr, f"{backend} {label} {mode}")
+
+    def test_an_inherited_descriptor_on_a_credential_is_not_passed(self):
+        # A harness that leaks a descriptor on a credential into dsh-sandbox: the command must not inherit it.
+        with open(os.path.join(self.home, CREDENTIALS["aws"]), "rb") as credential:
+            number = credential.fileno()
+            for backend in self.backends():
+                with self.subTest(backend=backend):
+                    script = f"cat /proc/self/fd/{number}; cat <&{number}; echo probed"
+                    done = self.run_confined(backend, "read-only", ["sh", "-c", script], pass_fds=(number,))
+                    self.assertIn("probed", done.stdout, done.stderr)
+                    self.assert_no_marker(done.stdout + done.stderr, backend)
+
+    # -------------------------------------------------------------- created while it waits --
+
+    def test_a_credential_created_while_the_command_waits_stays_hidden(self):
+        for backend in self.backends():
+            for mode in MODES:
+                with self.subTest(backend=backend, mode=mode):
+                    gate = os.path.join(self.base, f"gate-{backend}-{mode}")
+                    os.mkfifo(gate)
+                    new_key = os.path.join(self.home, ".ssh", f"id_new_{backend}_{mode}".replace("-", "_"))
+                    new_aws = os.path.join(self.home, ".aws", f"late-{backend}-{mode}")
+                    script = f"read line < {gate}; cat {new_key} {new_aws}; echo probed"
+                    process = subprocess.Popen([BIN, "run", "--backend", backend, "--mode", mode, "--root",
+                                                self.project, "--", "sh", "-c", script], env=self.environment,
+                                               cwd=self.project, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                               text=True)
+                    marker = f"SECRET-late-{uuid.uuid4().hex}"
+                    self.markers[f"late-{backend}-{mode}"] = marker
+                    # The open of the FIFO for writing waits for the command to open it: it is running.
+                    with open(gate, "w", encoding="utf-8") as release:
+                        for path in (new_key, new_aws):
+                            with open(path, "w", encoding="utf-8") as handle:
+                                handle.write(marker + "\n")
+                        release.write("go\n")
+                    stdout, stderr = process.communicate(timeout=PATIENCE)
+                    self.assertIn("probed", stdout, stderr)
+                    self.assert_no_marker(stdout + stderr, f"{backend} {mode}")
+
+    # ---------------------------------------------------------- rename tricks, two calls --
+
+    def test_renames_in_one_call_uncover_nothing_in_the_next(self):
+        moves = "mv ~/.ssh ~/m-ssh; mv ~/.ssh/id_ed25519 ~/m-key; mv ~/.aws ~/m-aws; mv ~/.netrc ~/m-netrc; " \
+                "mv ~/.config ~/m-config; mv ~/.config/gh ~/m-gh; ln ~/.netrc ~/l-netrc; ln ~/.npmrc ~/l-npmrc; " \
+                "ln -s ~/.aws ~/s-aws; mkdir ~/d && mv ~/.npmrc ~/d/; :"
+        reads = "cat ~/m-ssh/id_ed25519 ~/m-key ~/m-aws/credentials ~/m-netrc ~/m-config/gh/hosts.yml " \
+                "~/m-gh/hosts.yml ~/l-netrc ~/l-npmrc ~/s-aws/credentials ~/d/.npmrc 2>/dev/null; echo probed"
+        for backend in self.backends():
+            with self.subTest(backend=backend):
+                first = self.run_confined(backend, "workspace-write", ["sh", "-c", moves], root=self.home)
+                self.assertEqual(first.returncode, 0, first.stderr)
+                # The first call said what it could not hold: partial, naming ~/.ssh.
+                self.assertIn("partial", first.stderr)
+                self.assertIn(os.path.join(self.home, ".ssh"), first.stderr)
+                second = self.run_confined(backend, "workspace-write", ["sh", "-c", reads], root=self.project)
+                self.assertIn("probed", second.stdout, second.stderr)
+                self.assert_no_marker(second.stdout + second.stderr, backend)
+                for name, relative in CREDENTIALS.items():
+                    with open(os.path.join(self.home, relative), encoding="utf-8") as handle:
+                        self.assertEqual(handle.read(), self.markers[name] + "\n", f"{relative} changed on disk")
+
+    # ------------------------------------------------------------------- odd mask entries --
+
+    def test_odd_mask_entries_refuse_or_run_and_still_mask(self):
+        os.mkfifo(os.path.join(self.home, "fifo"))
+        long_name = "a" * 300
+        deep = "/".join(["b" * 200] * 25)
+        for backend in self.backends():
+            for entry in ("fifo", "/proc/self/environ", "/proc/self", long_name, deep, "/etc/hostname"):
+                with self.subTest(backend=backend, entry=entry[:30]):
+                    done = self.run_confined(backend, "read-only", ["sh", "-c", "echo ran; cat ~/.netrc"],
+                                             extra=["--mask", entry])
+                    self.assert_no_marker(done.stdout + done.stderr, f"{backend} --mask {entry[:30]}")
+                    if "ran" not in done.stdout:
+                        # Refused: with a non-zero status and one line saying why, never a run without masks.
+                        self.assertNotEqual(done.returncode, 0, done.stderr)
+                        self.assertTrue(done.stderr.strip(), "a refusal says why")
+            many = [f"many/{index}" for index in range(2000)]
+            config = self.config('{"maskedPaths": [' + ", ".join(f'"{entry}"' for entry in many) + ', ".netrc"]}')
+            with self.subTest(backend=backend, entry="2000 entries"):
+                done = self.run_confined(backend, "read-only", ["sh", "-c", "echo ran; cat ~/.netrc"],
+                                         extra=["--config", config])
+                self.assert_no_marker(done.stdout + done.stderr, f"{backend} 2000 entries")
+
+    def test_a_home_reached_through_a_symlink_is_masked_by_both_names(self):
+        link = os.path.join(self.base, "home-link")
+        os.symlink(self.home, link)
+        environment = dict(self.environment, HOME=link)
+        script = f"cat {link}/.netrc {link}/.ssh/id_ed25519 {self.home}/.netrc {self.home}/.aws/credentials; " \
+                 "echo probed"
+        for backend in self.backends():
+            for mode in MODES:
+                with self.subTest(backend=backend, mode=mode):
+                    done = self.run_confined(backend, mode, ["sh", "-c", script], environment=environment)
+                    self.assertIn("probed", done.stdout, done.stderr)
+                    self.assert_no_marker(done.stdout + done.stderr, f"{backend} {mode}")
+
+    # ------------------------------------------------------------------------ the default list --
+
+    def test_a_private_key_under_another_case_or_name(self):
+        self.plant(".ssh/ID_RSA", "upper-key")
+        self.plant(".ssh/github_ed25519", "custom-key")
+        backend = self.backends()[0]
+        done = self.run_confined(backend, "read-only", ["sh", "-c", "cat ~/.ssh/ID_RSA ~/.ssh/github_ed25519"])
+        leaked = [name for name in ("upper-key", "custom-key") if self.markers[name] in done.stdout]
+        if leaked:
+            print(f"# KNOWN: a private key named outside .ssh/id_*, *.pem, *.key is read ({', '.join(leaked)}): "
+                  "fnmatch is case-sensitive and the defaults name no other key; fix: mask every name in ~/.ssh "
+                  "but known_hosts*, config, authorized_keys*, *.pub (docs/secrets.md)")
+            self.skipTest("KNOWN: private keys under other names are not masked by default")
+
+    # ------------------------------------------------------------------------- the file guard --
+
+    def fs_read(self, path, mode="workspace-write"):
+        return subprocess.run([BIN, "fs", "read", "--mode", mode, "--root", self.project, path],
+                              capture_output=True, text=True, timeout=PATIENCE, check=False,
+                              env=self.environment, cwd=self.project)
+
+    def test_the_file_guard_refuses_every_route_to_a_mask(self):
+        os.symlink(os.path.join(self.home, CREDENTIALS["aws"]), os.path.join(self.project, "sym-aws"))
+        os.symlink("../.ssh", os.path.join(self.project, "sym-ssh"))
+        os.symlink(os.path.join(self.home, ".config"), os.path.join(self.project, "sym-config"))
+        routes = ("sym-aws", "sym-ssh/id_ed25519", "../.ssh/id_ed25519", "sym-config/gh/hosts.yml",
+                  os.path.join(self.home, ".netrc"), os.path.join(self.home, ".ssh", "id_later"),
+                  f"/proc/self/root{self.home}/.netrc", "/proc/self/cwd/../.npmrc")
+        for mode in MODES:
+            for route in routes:
+                with self.subTest(mode=mode, route=route):
+                    done = self.fs_read(route, mode)
+                    self.assertNotEqual(done.returncode, 0, done.stdout)
+                    self.assert_no_marker(done.stdout + done.stderr, f"fs read {route}")
+        # What is no secret stays readable through the guard: the public key, beside the masked one.
+        done = self.fs_read(os.path.join(self.home, ".ssh", "id_ed25519.pub"))
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("ssh-ed25519 AAAA public", done.stdout)
+
+    def test_the_file_guard_refuses_a_hard_link_to_a_masked_file(self):
+        os.link(os.path.join(self.home, CREDENTIALS["netrc"]), os.path.join(self.project, "hard-netrc"))
+        for mode in MODES:
+            with self.subTest(mode=mode):
+                done = self.fs_read("hard-netrc", mode)
+                self.assert_no_marker(done.stdout + done.stderr, f"fs read hard-netrc ({mode})")
+                self.assertIn("FS_SANDBOX_DENIED", done.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(livability.run_suite(__name__))

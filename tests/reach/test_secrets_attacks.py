@@ -391,13 +391,33 @@ class SecretsAttacks(unittest.TestCase):
         self.assertIn("ssh-ed25519 AAAA public", done.stdout)
 
     def test_the_file_guard_refuses_a_hard_link_to_a_masked_file(self):
+        # Links made before the call: one to a masked file, one to a file beneath a masked directory.
         os.link(os.path.join(self.home, CREDENTIALS["netrc"]), os.path.join(self.project, "hard-netrc"))
+        os.link(os.path.join(self.home, CREDENTIALS["aws"]), os.path.join(self.project, "hard-aws"))
+        self.write("proj/plain-linked", "ordinary\n")
+        os.link(os.path.join(self.project, "plain-linked"), os.path.join(self.project, "plain-linked-too"))
         for mode in MODES:
-            with self.subTest(mode=mode):
-                done = self.fs_read("hard-netrc", mode)
-                self.assert_no_marker(done.stdout + done.stderr, f"fs read hard-netrc ({mode})")
-                self.assertIn("FS_SANDBOX_DENIED", done.stderr)
+            for name in ("hard-netrc", "hard-aws"):
+                with self.subTest(mode=mode, name=name):
+                    done = self.fs_read(name, mode)
+                    self.assert_no_marker(done.stdout + done.stderr, f"fs read {name} ({mode})")
+                    self.assertIn("FS_SANDBOX_DENIED", done.stderr)
+            with self.subTest(mode=mode, name="an ordinary file with two links"):
+                done = self.fs_read("plain-linked-too", mode)
+                self.assertEqual((done.returncode, done.stdout), (0, "ordinary\n"), done.stderr)
 
+    def test_a_hard_link_made_before_the_call_under_the_backends(self):
+        # docs/secrets.md says it: another name the credential had before the call is not masked.
+        os.link(os.path.join(self.home, CREDENTIALS["netrc"]), os.path.join(self.project, "hard-netrc"))
+        leaked = []
+        for backend in self.backends():
+            done = self.run_confined(backend, "read-only", ["cat", "hard-netrc"])
+            if self.markers["netrc"] in done.stdout:
+                leaked.append(backend)
+        if leaked:
+            print(f"# KNOWN: a hard link to a credential made before the call is read under {', '.join(leaked)} "
+                  "(the masks are names; the file guard refuses it by its inode)")
+            self.skipTest("KNOWN: a hard link made before the call is another name")
 
 if __name__ == "__main__":
     sys.exit(livability.run_suite(__name__))

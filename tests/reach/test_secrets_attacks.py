@@ -315,6 +315,97 @@ class SecretsAttacks(unittest.TestCase):
                     with open(os.path.join(self.home, relative), encoding="utf-8") as handle:
                         self.assertEqual(handle.read(), self.markers[name] + "\n", f"{relative} changed on disk")
 
+    # ------------------------------------------------------------------ the supervisor paths --
+
+    def test_metadata_calls_on_masks_change_nothing_on_disk(self):
+        script = textwrap.dedent("""
+            import errno, os, sys
+            for path in sys.argv[1:]:
+                for name, change in (("chmod", lambda: os.chmod(path, 0o644)), ("utime", lambda: os.utime(path, (1, 1))),
+                                     ("setxattr", lambda: os.setxattr(path, "user.planted", b"1")),
+                                     ("chown", lambda: os.chown(path, 1, 1))):
+                    try:
+                        change()
+                        print(name, path, "ok")
+                    except OSError as failure:
+                        print(name, path, errno.errorcode.get(failure.errno))
+        """)
+        paths = [os.path.join(self.home, CREDENTIALS[name]) for name in ("key", "aws", "netrc")]
+        before = {path: (os.stat(path).st_mode, os.stat(path).st_mtime_ns, os.stat(path).st_uid) for path in paths}
+        for backend in self.backends():
+            for root in (self.project, self.home):
+                with self.subTest(backend=backend, root=root):
+                    done = self.run_confined(backend, "workspace-write", ["python3", "-c", script, *paths], root=root)
+                    self.assertEqual(done.returncode, 0, done.stderr)
+                    self.assertEqual(len(done.stdout.splitlines()), 4 * len(paths), done.stdout)
+                    self.assertNotIn(" ok", done.stdout)
+                    after = {path: (os.stat(path).st_mode, os.stat(path).st_mtime_ns, os.stat(path).st_uid)
+                             for path in paths}
+                    self.assertEqual(after, before, "a credential's metadata changed on disk")
+                    for path in paths:
+                        self.assertEqual(os.listxattr(path), [], f"{path} gained an extended attribute")
+
+    def test_an_allowed_socket_inside_a_masked_directory(self):
+        # gpg-agent's socket lives in ~/.gnupg, which the defaults mask; the caller allows the socket.
+        import socket
+        path = os.path.join(self.home, ".gnupg", "S.gpg-agent")
+        os.makedirs(os.path.dirname(path), mode=0o700)
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(path)
+        server.listen(4)
+        self.addCleanup(server.close)
+        script = textwrap.dedent(f"""
+            import socket
+            client = socket.socket(socket.AF_UNIX)
+            try:
+                client.connect({path!r})
+                print("connected")
+            except OSError as failure:
+                print("refused", failure.errno)
+        """)
+        outcomes = {}
+        for backend in self.backends():
+            done = self.run_confined(backend, "read-only", ["python3", "-c", script],
+                                     extra=["--allow-unix-socket", path])
+            outcomes[backend] = done.stdout.strip()
+            self.assertTrue(outcomes[backend], done.stderr)
+        if len(set(outcomes.values())) > 1:
+            print(f"# KNOWN: an allowed socket inside a masked directory: {outcomes} (bwrap's tmpfs over ~/.gnupg "
+                  "hides the socket the caller allowed; Landlock lets connect() through). Fix: bwrap-masks binds "
+                  "each allowed socket beneath a masked directory back between --tmpfs and --remount-ro, or the "
+                  "call says the socket is unreachable")
+            self.skipTest("KNOWN: the backends disagree on an allowed socket inside a masked directory")
+
+    def test_a_proxy_variable_carrying_a_password(self):
+        marker = f"SECRET-proxy-{uuid.uuid4().hex}"
+        environment = dict(self.environment, HTTPS_PROXY=f"http://user:{marker}@proxy.invalid:3128")
+        backend = self.backends()[0]
+        done = self.run_confined(backend, "read-only", ["sh", "-c", "env; echo probed"], environment=environment)
+        self.assertIn("probed", done.stdout, done.stderr)
+        self.assert_no_marker(done.stdout, backend)
+        if marker in done.stdout:
+            print("# KNOWN: HTTPS_PROXY=http://user:PASSWORD@host reaches the command with the network on (no "
+                  "deny pattern names proxy variables). Fix: the scrub strips the userinfo of *_PROXY values, or "
+                  "docs/secrets.md says proxies keep their credentials")
+            self.skipTest("KNOWN: a proxy's password passes in the environment")
+
+    def test_a_confine_argv_spawned_with_a_hostile_environment(self):
+        # The caller spawns confine's argv itself, with every secret still set: the launchers scrub.
+        for backend in self.backends():
+            with self.subTest(backend=backend):
+                done = subprocess.run([BIN, "confine", "--backend", backend, "--mode", "read-only", "--root",
+                                       self.project, "--", "sh", "-c", "env; cat /proc/self/environ; echo probed"],
+                                      capture_output=True, text=True, timeout=PATIENCE, check=False,
+                                      env=self.environment, cwd=self.project)
+                self.assertEqual(done.returncode, 0, done.stderr)
+                import json
+                argv = json.loads(done.stdout)["argv"]
+                hostile = dict(self.environment, LD_PRELOAD="", DSH_SANDBOX_DEBUG="1")
+                spawned = subprocess.run(argv, capture_output=True, text=True, timeout=PATIENCE, check=False,
+                                         env=hostile, cwd=self.project)
+                self.assertIn("probed", spawned.stdout, spawned.stderr)
+                self.assert_no_marker(spawned.stdout + spawned.stderr, f"confine {backend}")
+
     # ------------------------------------------------------------------- odd mask entries --
 
     def test_odd_mask_entries_refuse_or_run_and_still_mask(self):

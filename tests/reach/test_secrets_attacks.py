@@ -442,6 +442,21 @@ class SecretsAttacks(unittest.TestCase):
                     self.assertIn("probed", done.stdout, done.stderr)
                     self.assert_no_marker(done.stdout + done.stderr, f"{backend} {mode}")
 
+    def test_the_names_inside_a_masked_directory(self):
+        # ~/.password-store's entries are the sites the user holds passwords for: a name is a small secret.
+        self.plant(".password-store/bank.example/login.gpg", "pass")
+        listed = {}
+        for backend in self.backends():
+            done = self.run_confined(backend, "read-only", ["sh", "-c", "ls -a ~/.password-store; echo probed"])
+            self.assertIn("probed", done.stdout, done.stderr)
+            self.assert_no_marker(done.stdout + done.stderr, backend)
+            listed[backend] = "bank.example" in done.stdout
+        if any(listed.values()):
+            print(f"# KNOWN: a masked directory's names are listed under {[b for b, seen in listed.items() if seen]} "
+                  "(Landlock: READ_DIR is granted beneath each directory on the way, so a masked directory "
+                  "lists; its files never read). Fix: none without losing `ls ~`; docs/secrets.md should say it")
+            self.skipTest("KNOWN: Landlock lists the names inside a masked directory")
+
     # ------------------------------------------------------------------------ the default list --
 
     def test_a_private_key_under_another_case_or_name(self):
@@ -509,6 +524,38 @@ class SecretsAttacks(unittest.TestCase):
             print(f"# KNOWN: a hard link to a credential made before the call is read under {', '.join(leaked)} "
                   "(the masks are names; the file guard refuses it by its inode)")
             self.skipTest("KNOWN: a hard link made before the call is another name")
+
+    def test_serve_results_hold_no_secret(self):
+        # The same through serve: bash.run's result (stdout, stderr, the facts) and fs.read of a mask.
+        os.link(os.path.join(self.home, CREDENTIALS["netrc"]), os.path.join(self.project, "hard-netrc"))
+        import json
+        requests = [
+            ("bash.run", {"mode": "read-only", "root": self.project,
+                          "command": "env; cat /proc/self/environ ~/.netrc ~/.aws/credentials hard-netrc; echo probed"}),
+            ("fs.read", {"mode": "read-only", "root": self.project, "path": os.path.join(self.home, ".netrc")}),
+            ("fs.read", {"mode": "workspace-write", "root": self.project, "path": "hard-netrc"}),
+            ("fs.read", {"mode": "read-only", "root": self.project, "path": "../.ssh/id_ed25519"}),
+        ]
+        server = subprocess.Popen([BIN, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True, cwd=self.project, env=self.environment)
+        answers = []
+        try:
+            for number, (method, params) in enumerate(requests, start=1):
+                server.stdin.write(json.dumps({"jsonrpc": "2.0", "id": number, "method": method,
+                                               "params": params}) + "\n")
+                server.stdin.flush()
+                answers.append(server.stdout.readline())
+        finally:
+            server.stdin.close()
+            server.wait(timeout=PATIENCE)
+            server.stdout.close()
+            server.stderr.close()
+        self.assertIn("probed", answers[0])
+        # The hard link is what the bash command reads under both backends (KNOWN above): judge the guard only.
+        self.assert_no_marker(answers[0].replace(self.markers["netrc"], ""), "serve bash.run")
+        for answer in answers[1:]:
+            self.assert_no_marker(answer, "serve fs.read")
+            self.assertIn('"error"', answer)
 
 if __name__ == "__main__":
     sys.exit(livability.run_suite(__name__))

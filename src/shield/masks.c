@@ -325,6 +325,21 @@ static int refuse_whole_homes(dsh_mask_plan *plan, char *const *homes, dsh_error
 
                 for (char *const *home = homes; !holds_home && home && *home; home++)
                         holds_home = dsh_path_is_beneath(*home, path);
+                /*
+                 * Under /proc (--mask /proc/self/environ, or /etc/mtab, a
+                 * link to /proc/self/mounts): the canonical spelling names
+                 * this process's entries, which the command never sees as
+                 * such, and bwrap's fresh /proc has no such pid, so the call
+                 * failed with "no sandbox backend is usable".  Said plainly.
+                 */
+                if (dsh_path_is_beneath(path, "/proc")) {
+                        dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
+                                      "a masked path resolves to \"%s\", under /proc, which names this process's "
+                                      "own entries and not a file on disk: refusing to mask it",
+                                      path);
+                        dsh_mask_plan_clear(plan);
+                        return -EINVAL;
+                }
                 if (holds_home) {
                         dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
                                       "a masked path resolves to \"%s\", which is \"/\" or holds a whole home: "

@@ -429,6 +429,18 @@ class SecretsAttacks(unittest.TestCase):
                                          extra=["--config", config])
                 self.assert_no_marker(done.stdout + done.stderr, f"{backend} 2000 entries")
 
+    def test_a_mask_under_proc_is_refused_with_its_reason(self):
+        for backend in self.backends():
+            for entry in ("/proc/self/environ", "/proc/self", "/etc/mtab"):
+                if entry == "/etc/mtab" and not os.path.realpath(entry).startswith("/proc/"):
+                    continue
+                with self.subTest(backend=backend, entry=entry):
+                    done = self.run_confined(backend, "read-only", ["echo", "ran"], extra=["--mask", entry])
+                    self.assertNotIn("ran", done.stdout)
+                    self.assertNotEqual(done.returncode, 0)
+                    self.assertIn("under /proc", done.stderr)
+                    self.assertEqual(len(done.stderr.strip().splitlines()), 1, done.stderr)
+
     def test_a_home_reached_through_a_symlink_is_masked_by_both_names(self):
         link = os.path.join(self.base, "home-link")
         os.symlink(self.home, link)

@@ -107,6 +107,46 @@ OTHER_NAMES = textwrap.dedent(r"""
     print("open_by_handle_at", "ok" if opened >= 0 else name(ctypes.get_errno()) if opened == -1 else "no-handle")
 """)
 
+# io_uring: an openat and a read submitted through a ring, outside the path the system calls take.
+IO_URING = r"""
+import ctypes, mmap, os, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+params = ctypes.create_string_buffer(120)
+ring = libc.syscall(425, 8, params)
+if ring < 0:
+    print("io_uring_setup", ctypes.get_errno()); sys.exit(0)
+sq_entries, cq_entries = struct.unpack_from("II", params, 0)
+sq_off = struct.unpack_from("IIIIIIIIQ", params, 40)
+cq_off = struct.unpack_from("IIIIIIIIQ", params, 80)
+size = max(sq_off[6] + sq_entries * 4, cq_off[5] + cq_entries * 16)
+rings = mmap.mmap(ring, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE, offset=0)
+sqes = mmap.mmap(ring, sq_entries * 64, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE, offset=0x10000000)
+def submit(opcode, fd, addr, length, offset, op_flags):
+    tail = struct.unpack_from("I", rings, sq_off[1])[0]
+    mask = struct.unpack_from("I", rings, sq_off[2])[0]
+    index = tail & mask
+    sqe = bytearray(64)
+    struct.pack_into("BBHiQQII Q", sqe, 0, opcode, 0, 0, fd, offset, addr, length, op_flags, 7)
+    sqes[index * 64:(index + 1) * 64] = bytes(sqe)
+    struct.pack_into("I", rings, sq_off[6] + index * 4, index)
+    struct.pack_into("I", rings, sq_off[1], tail + 1)
+    done = libc.syscall(426, ring, 1, 1, 1, None, 0)
+    head = struct.unpack_from("I", rings, cq_off[0])[0]
+    cmask = struct.unpack_from("I", rings, cq_off[2])[0]
+    _, res, _ = struct.unpack_from("QiI", rings, cq_off[5] + (head & cmask) * 16)
+    struct.pack_into("I", rings, cq_off[0], head + 1)
+    return res if done >= 0 else -ctypes.get_errno()
+for path in sys.argv[1:]:
+    name = ctypes.create_string_buffer(path.encode())
+    fd = submit(18, -100, ctypes.addressof(name), 0, 0, os.O_RDONLY)
+    if fd < 0:
+        print("uring_open", path, "errno", -fd); continue
+    buffer = ctypes.create_string_buffer(4096)
+    got = submit(22, fd, ctypes.addressof(buffer), 4096, 0, 0)
+    print("uring_read", path, got, buffer.raw[:max(got, 0)])
+"""
+
 # A user and mount namespace of the command's own, and what it then tries against the masks.
 NESTED_NAMESPACE = textwrap.dedent(r"""
     import ctypes, errno, os, sys
@@ -254,6 +294,21 @@ class SecretsAttacks(unittest.TestCase):
                             for attempt in ("umount_mask", "bind_home", "overlay_home"):
                                 self.assertNotEqual(seen.get(attempt), "ok", f"{attempt}: {done.stdout}")
                         self.assert_no_marker(done.stdout + done.stderr, f"{backend} {label} {mode}")
+
+    def test_io_uring_reads_no_mask(self):
+        paths = [os.path.join(self.home, CREDENTIALS[name]) for name in ("netrc", "key", "aws")]
+        outside = subprocess.run(["python3", "-c", IO_URING, paths[0]], capture_output=True, text=True,
+                                 timeout=PATIENCE, check=False)
+        if "uring_read" not in outside.stdout:
+            self.skipTest(f"io_uring is not usable on this host: {outside.stdout.strip() or outside.stderr.strip()}")
+        self.assertIn(self.markers["netrc"], outside.stdout, "the probe reads a file through a ring")
+        for backend in self.backends():
+            for mode in MODES:
+                with self.subTest(backend=backend, mode=mode):
+                    done = self.run_confined(backend, mode, ["python3", "-c", IO_URING, *paths])
+                    self.assertEqual(done.returncode, 0, done.stderr)
+                    self.assertTrue(done.stdout.strip(), done.stderr)
+                    self.assert_no_marker(done.stdout + done.stderr, f"io_uring {backend} {mode}")
 
     def test_an_inherited_descriptor_on_a_credential_is_not_passed(self):
         # A harness that leaks a descriptor on a credential into dsh-sandbox: the command must not inherit it.

@@ -310,6 +310,19 @@ class SecretsAttacks(unittest.TestCase):
                     self.assertTrue(done.stdout.strip(), done.stderr)
                     self.assert_no_marker(done.stdout + done.stderr, f"io_uring {backend} {mode}")
 
+    def test_a_start_directory_inside_a_masked_directory(self):
+        # The caller's cwd is ~/.aws: the command starts where the secret is, and names it relatively.
+        start = os.path.join(self.home, ".aws")
+        script = "pwd; cat credentials ../.ssh/id_ed25519 /proc/self/cwd/credentials ../.netrc; echo probed"
+        for backend in self.backends():
+            for mode in MODES:
+                with self.subTest(backend=backend, mode=mode):
+                    done = subprocess.run([BIN, "run", "--backend", backend, "--mode", mode, "--root", self.project,
+                                           "--", "sh", "-c", script], capture_output=True, text=True,
+                                          timeout=PATIENCE, check=False, env=self.environment, cwd=start)
+                    self.assertIn("probed", done.stdout, done.stderr)
+                    self.assert_no_marker(done.stdout + done.stderr, f"{backend} {mode} from ~/.aws")
+
     def test_an_inherited_descriptor_on_a_credential_is_not_passed(self):
         # A harness that leaks a descriptor on a credential into dsh-sandbox: the command must not inherit it.
         with open(os.path.join(self.home, CREDENTIALS["aws"]), "rb") as credential:

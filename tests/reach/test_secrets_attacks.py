@@ -552,6 +552,31 @@ class SecretsAttacks(unittest.TestCase):
             self.skipTest("KNOWN: a relative HOME's credentials are not masked")
         self.assertIn("probed", done.stdout, done.stderr)
 
+    def test_a_directory_on_the_way_too_large_to_enumerate(self):
+        # Anyone who can write a directory on the way to a mask (here the home's parent) fills it past the
+        # enumeration's limit: never "full" with a mask not held, never a secret without "partial".
+        for index in range(4200):
+            with open(os.path.join(self.base, f"filler-{index}"), "w", encoding="utf-8"):
+                pass
+        known = []
+        for backend in self.backends():
+            with self.subTest(backend=backend):
+                done = self.run_confined(backend, "read-only", ["sh", "-c", "cat ~/.netrc; echo probed"])
+                if self.markers["netrc"] in done.stdout:
+                    self.assertIn("partial", done.stderr)
+                    self.assertIn(f"the masks beneath {self.base} are not held", done.stderr)
+                elif "probed" not in done.stdout:
+                    self.assertNotEqual(done.returncode, 0)
+                    if "no sandbox backend is usable" in done.stderr:
+                        known.append(backend)
+        if known:
+            print(f"# KNOWN: {known}: a directory on the way to an absent mask or a wildcard's directory with more "
+                  "than 4096 entries makes dsh-sandbox-exec's inner layer fail (E2BIG), and the call is refused as "
+                  "'no sandbox backend is usable' while confine says full. Fix: bwrap-masks counts the entries "
+                  "on the way before the spawn and, as Landlock does, reports those masks not held (partial, or "
+                  "refused under requireMasks, naming the directory)")
+            self.skipTest("KNOWN: bwrap refuses a too-large directory on the way with the wrong reason")
+
     # ------------------------------------------------------------------------ the default list --
 
     def test_a_private_key_under_another_case_or_name(self):

@@ -616,6 +616,22 @@ class SecretsAttacks(unittest.TestCase):
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertIn("ssh-ed25519 AAAA public", done.stdout)
 
+    def test_the_file_guard_changes_no_mask_with_the_home_as_workspace(self):
+        operations = (["mv", ".netrc", "proj/x"], ["mv", ".ssh", "proj/s"], ["mv", ".config", "proj/c"],
+                      ["rm", ".npmrc"], ["rm", "-r", ".aws"], ["mkdir", ".ssh/id_x"],
+                      ["edit", "--old", "SECRET", "--new", "X", ".netrc"], ["write", ".ssh/id_planted"],
+                      ["write", ".npmrc"])
+        for operation in operations:
+            with self.subTest(operation=" ".join(operation)):
+                done = subprocess.run([BIN, "fs", *operation, "--mode", "workspace-write", "--root", self.home],
+                                      input="planted\n", capture_output=True, text=True, timeout=PATIENCE,
+                                      check=False, env=self.environment, cwd=self.home)
+                self.assertIn("FS_SANDBOX_DENIED", done.stderr)
+        for name, relative in CREDENTIALS.items():
+            with open(os.path.join(self.home, relative), encoding="utf-8") as handle:
+                self.assertEqual(handle.read(), self.markers[name] + "\n", f"{relative} changed on disk")
+        self.assertEqual(sorted(os.listdir(os.path.join(self.home, ".ssh"))), ["id_ed25519", "id_ed25519.pub"])
+
     def test_the_file_guard_refuses_a_hard_link_to_a_masked_file(self):
         # Links made before the call: one to a masked file, one to a file beneath a masked directory.
         os.link(os.path.join(self.home, CREDENTIALS["netrc"]), os.path.join(self.project, "hard-netrc"))
@@ -628,6 +644,11 @@ class SecretsAttacks(unittest.TestCase):
                     done = self.fs_read(name, mode)
                     self.assert_no_marker(done.stdout + done.stderr, f"fs read {name} ({mode})")
                     self.assertIn("FS_SANDBOX_DENIED", done.stderr)
+            with self.subTest(mode=mode, name="edit of the hard link"):
+                done = subprocess.run([BIN, "fs", "edit", "--old", "SECRET", "--new", "X", "--mode", mode, "--root",
+                                       self.project, "hard-netrc"], capture_output=True, text=True,
+                                      timeout=PATIENCE, check=False, env=self.environment, cwd=self.project)
+                self.assertIn("FS_SANDBOX_DENIED", done.stderr)
             with self.subTest(mode=mode, name="an ordinary file with two links"):
                 done = self.fs_read("plain-linked-too", mode)
                 self.assertEqual((done.returncode, done.stdout), (0, "ordinary\n"), done.stderr)

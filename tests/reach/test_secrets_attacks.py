@@ -389,7 +389,8 @@ class SecretsAttacks(unittest.TestCase):
         script = textwrap.dedent("""
             import errno, os, sys
             for path in sys.argv[1:]:
-                for name, change in (("chmod", lambda: os.chmod(path, 0o644)), ("utime", lambda: os.utime(path, (1, 1))),
+                for name, change in (("chmod", lambda: os.chmod(path, 0o644)),
+                                     ("utime", lambda: os.utime(path, (1, 1))),
                                      ("setxattr", lambda: os.setxattr(path, "user.planted", b"1")),
                                      ("chown", lambda: os.chown(path, 1, 1))):
                     try:
@@ -672,7 +673,8 @@ class SecretsAttacks(unittest.TestCase):
         import json
         requests = [
             ("bash.run", {"mode": "read-only", "root": self.project,
-                          "command": "env; cat /proc/self/environ ~/.netrc ~/.aws/credentials hard-netrc; echo probed"}),
+                          "command": "env; cat /proc/self/environ ~/.netrc ~/.aws/credentials hard-netrc; "
+                                     "echo probed"}),
             ("fs.read", {"mode": "read-only", "root": self.project, "path": os.path.join(self.home, ".netrc")}),
             ("fs.read", {"mode": "workspace-write", "root": self.project, "path": "hard-netrc"}),
             ("fs.read", {"mode": "read-only", "root": self.project, "path": "../.ssh/id_ed25519"}),

@@ -541,6 +541,9 @@ static int open_found_file(struct operation *operation, const dsh_walk_target *t
         if (status->st_dev != target->status.st_dev || status->st_ino != target->status.st_ino)
                 return fail(operation, DSH_ERROR_SYSTEM, EAGAIN, "%s was replaced while it was opened; try again",
                             NAMED(operation, target->path));
+        /* A hard link to a credential is a name the plan does not cover: refused by the inode (masks.h). */
+        if (dsh_mask_plan_holds_inode(&operation->guard->prepared.masks, status))
+                return deny(operation);
         return dsh_take_fd(&fd);
 }
 

@@ -351,12 +351,21 @@ static int append_words(char ***argv, const char *const *words)
  * command runs is hidden too: the host's new directory would otherwise
  * appear through the read-only view of "/".
  */
+/*
+ * Each is mounted at its canonical spelling: the list is spelled under
+ * $HOME as given, and bwrap resolves a destination's symlinks beneath its
+ * new root, where an absolute link (a HOME that is a symlink to the real
+ * home) leads nowhere: the mount failed and every call was refused.
+ */
 static int append_hidden(char ***argv, char *const *hidden)
 {
         for (char *const *path = hidden; path && *path; path++) {
-                const char *words[] = { "--tmpfs", *path, "--remount-ro", *path, NULL };
+                dsh_autofree char *canonical = access(*path, F_OK) == 0 ? dsh_path_canonical(*path) : NULL;
+                const char *words[] = { "--tmpfs", canonical, "--remount-ro", canonical, NULL };
 
-                if (access(*path, F_OK) == 0 && append_words(argv, words) < 0)
+                if (!canonical && errno == ENOMEM)
+                        return -ENOMEM;
+                if (canonical && append_words(argv, words) < 0)
                         return -ENOMEM;
         }
         return 0;

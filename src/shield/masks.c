@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fnmatch.h>
+#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -324,6 +325,21 @@ static int refuse_whole_homes(dsh_mask_plan *plan, char *const *homes, dsh_error
 
                 for (char *const *home = homes; !holds_home && home && *home; home++)
                         holds_home = dsh_path_is_beneath(*home, path);
+                /*
+                 * Under /proc (--mask /proc/self/environ, or /etc/mtab, a
+                 * link to /proc/self/mounts): the canonical spelling names
+                 * this process's entries, which the command never sees as
+                 * such, and bwrap's fresh /proc has no such pid, so the call
+                 * failed with "no sandbox backend is usable".  Said plainly.
+                 */
+                if (dsh_path_is_beneath(path, "/proc")) {
+                        dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
+                                      "a masked path resolves to \"%s\", under /proc, which names this process's "
+                                      "own entries and not a file on disk: refusing to mask it",
+                                      path);
+                        dsh_mask_plan_clear(plan);
+                        return -EINVAL;
+                }
                 if (holds_home) {
                         dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
                                       "a masked path resolves to \"%s\", which is \"/\" or holds a whole home: "
@@ -383,6 +399,53 @@ bool dsh_mask_plan_covers(const dsh_mask_plan *plan, const char *path)
         for (char **closed = plan->closed_patterns; closed && *closed; closed++)
                 if (closed_pattern_covers(*closed, path))
                         return true;
+        return false;
+}
+
+/* The search of dsh_mask_plan_holds_inode() (nftw() takes no context: one search per thread at a time). */
+#define MASK_INODE_SEARCH_LIMIT 4096
+static __thread const struct stat *searched_inode;
+static __thread size_t searched_entries;
+
+static int compare_inode(const char *path, const struct stat *status, int type, struct FTW *where)
+{
+        (void) path;
+        (void) where;
+        if (++searched_entries > MASK_INODE_SEARCH_LIMIT)
+                return 1;
+        return type == FTW_F && status->st_dev == searched_inode->st_dev && status->st_ino == searched_inode->st_ino;
+}
+
+/*
+ * Another name for a credential, made before the call (`ln ~/.netrc
+ * ~/proj/notes`): the plan masks names, and this one is none of them.  Only
+ * a file with more than one link can be such a name, so the search runs for
+ * those alone: every masked file is compared, and every file beneath a
+ * masked directory on the same device (never following a symlink or
+ * leaving the device), at most MASK_INODE_SEARCH_LIMIT entries each.
+ */
+bool dsh_mask_plan_holds_inode(const dsh_mask_plan *plan, const struct stat *status)
+{
+        if (!S_ISREG(status->st_mode) || status->st_nlink < 2)
+                return false;
+        for (size_t i = 0; i < plan->count; i++) {
+                struct stat mask;
+                int found;
+
+                if (plan->masks[i].kind == DSH_MASK_ABSENT || stat(plan->masks[i].path, &mask) < 0 ||
+                    mask.st_dev != status->st_dev)
+                        continue;
+                if (plan->masks[i].kind == DSH_MASK_FILE) {
+                        if (mask.st_ino == status->st_ino)
+                                return true;
+                        continue;
+                }
+                searched_inode = status;
+                searched_entries = 0;
+                found = nftw(plan->masks[i].path, compare_inode, 16, FTW_PHYS | FTW_MOUNT);
+                if (found != 0)
+                        return true;  /* the inode, or too many entries to say it is not there */
+        }
         return false;
 }
 

@@ -32,6 +32,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 
 #include "dsh-sandbox/sandbox.h"
 #include "base/util.h"
@@ -99,6 +100,15 @@ DSH_INTERNAL void dsh_mask_plan_clear(dsh_mask_plan *plan);
  * refuses, whether the name exists or not).
  */
 DSH_INTERNAL bool dsh_mask_plan_covers(const dsh_mask_plan *plan, const char *path);
+
+/*
+ * True when the file `status` describes (st_nlink > 1: it has other names)
+ * is the inode of a masked file, or of a file beneath a masked directory,
+ * as they are now: a hard link made before the call, under a name the plan
+ * does not cover (what the file guard refuses to read).  A masked directory
+ * too large to search counts as holding it (fail closed).
+ */
+DSH_INTERNAL bool dsh_mask_plan_holds_inode(const dsh_mask_plan *plan, const struct stat *status);
 
 /* The masks' paths, then each closed directory as "DIR/PATTERN" (the facts' `masked`); NULL on ENOMEM. */
 DSH_INTERNAL char **dsh_mask_plan_paths(const dsh_mask_plan *plan);

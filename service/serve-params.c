@@ -136,11 +136,15 @@ int serve_param_policy(rpc_call *call, serve_policy *policy)
             rpc_param_string_array(call, "allowUnixSockets", false, &policy->allow_unix_sockets) < 0 ||
             serve_param_backend(call, &fields->backend) < 0 || serve_param_network(call, policy) < 0 ||
             serve_param_checked_array(call, "maskedPaths", dsh_mask_entry_check, &policy->masked_paths) < 0 ||
-            serve_param_checked_array(call, "allowEnvironment", check_allowed_name, &policy->allowed_environment) < 0)
+            serve_param_checked_array(call, "allowEnvironment", check_allowed_name, &policy->allowed_environment) < 0) {
+                serve_policy_clear(policy);  /* after answering: the callers only return */
                 return -1;
+        }
         found = serve_param_mode(call, "mode", false, &fields->mode);
-        if (found < 0)
+        if (found < 0) {
+                serve_policy_clear(policy);
                 return -1;
+        }
         fields->has_mode = found == 0;
         fields->allow_write = policy->allow_write;
         fields->allow_unix_sockets = policy->allow_unix_sockets;

@@ -521,20 +521,30 @@ static void scrub_environment(const dsh_env_rules *rules)
         dsh_env_scrub(environ, rules);
 }
 
+static int exec_confined(struct exec_request *request);
+
 int main(int argc, char **argv)
 {
         struct exec_request request = { .status_fd = -1 };
         int result = parse_arguments(argc, argv, &request);
 
-        if (result != 0) {
-                free_request(&request);
-                return result;
-        }
-        status_fd = request.status_fd;
+        /* exec_confined() returns only when the command was not executed: the vectors are ours to free then. */
+        if (result == 0)
+                result = exec_confined(&request);
+        free_request(&request);
+        return result;
+}
+
+/* Everything between a parsed command line and the command's exec (which does not return). */
+static int exec_confined(struct exec_request *request)
+{
+        int result;
+
+        status_fd = request->status_fd;
         if (status_fd >= 0 && fcntl(status_fd, F_SETFD, FD_CLOEXEC) < 0)
                 return fail(errno, "usage error: --status-fd %d is not open", status_fd);
-        if (request.listener_fd >= 0 && fcntl(request.listener_fd, F_SETFD, FD_CLOEXEC) < 0)
-                return fail(errno, "usage error: --listener-fd %d is not open", request.listener_fd);
+        if (request->listener_fd >= 0 && fcntl(request->listener_fd, F_SETFD, FD_CLOEXEC) < 0)
+                return fail(errno, "usage error: --listener-fd %d is not open", request->listener_fd);
         /*
          * Nothing but stdio and the status fd reaches the command (the
          * listener socket is closed before exec): an fd bwrap
@@ -542,7 +552,7 @@ int main(int argc, char **argv)
          * was opened on the host's mounts, where a read-only bind does not
          * hold — openat() relative to it would write past the policy.
          */
-        result = dsh_close_inherited_fds(status_fd, request.listener_fd);
+        result = dsh_close_inherited_fds(status_fd, request->listener_fd);
         if (result < 0)
                 return fail(-result, "cannot close the inherited descriptors: %s", strerror(-result));
         result = rehome_stdio();
@@ -552,7 +562,7 @@ int main(int argc, char **argv)
         if (result < 0)
                 return fail(-result, "cannot drop the capabilities: %s", strerror(-result));
         /* A session of its own, whose controlling terminal is the pty on stdin (not a session bwrap's init leads). */
-        if (request.controlling_terminal && (setsid() < 0 || ioctl(STDIN_FILENO, TIOCSCTTY, 0) < 0))
+        if (request->controlling_terminal && (setsid() < 0 || ioctl(STDIN_FILENO, TIOCSCTTY, 0) < 0))
                 return fail(errno, "cannot take the terminal on stdin as the command's own: %s", strerror(errno));
         /*
          * --new-session leaves the command no controlling terminal, but as a
@@ -562,20 +572,20 @@ int main(int argc, char **argv)
          * fail here as under Landlock, on the pty an interactive `run` made
          * for the command too.
          */
-        result = install_metadata_filter(request.listener_fd, request.temp_root, request.network);
+        result = install_metadata_filter(request->listener_fd, request->temp_root, request->network);
         if (result != 0)
                 return result;
-        result = enter_own_domain(&request);
+        result = enter_own_domain(request);
         if (result != 0)
                 return result;
-        scrub_environment(&request.environment);
-        execvp(request.command[0], request.command);
+        scrub_environment(&request->environment);
+        execvp(request->command[0], request->command);
         result = errno;
         if (status_fd >= 0) {
-                dsh_sandbox_exec_status_write(status_fd, DSH_SANDBOX_EXEC_STATUS_EXEC, result, request.command[0]);
+                dsh_sandbox_exec_status_write(status_fd, DSH_SANDBOX_EXEC_STATUS_EXEC, result, request->command[0]);
                 return result == ENOENT ? 127 : 126;
         }
         /* As a shell words it, without this helper's prefix: this is the command's failure, not the sandbox's. */
-        fprintf(stderr, "%s: %s\n", request.command[0], strerror(result));
+        fprintf(stderr, "%s: %s\n", request->command[0], strerror(result));
         return result == ENOENT ? 127 : 126;
 }

@@ -10,8 +10,13 @@
 #include "dsh-sandbox/sandbox.h"
 
 static const char *const default_masked_paths[] = {
-        /* SSH private keys; public keys, known_hosts, config and authorized_keys stay readable */
-        ".ssh/id_*", ".ssh/*.pem", ".ssh/*.key",
+        /*
+         * SSH private keys, whatever their names (IdentityFile names any:
+         * github_ed25519, ID_RSA): every name in ~/.ssh but what ssh reads
+         * and holds no secret — *.pub, known_hosts*, authorized_keys*,
+         * config (masks.c: wildcard_matches())
+         */
+        ".ssh/*",
         /* cloud, cluster and registry credentials */
         ".aws", ".azure", ".config/gcloud", ".kube", ".docker/config.json",
         /* netrc, git's credential store, gh's tokens */

@@ -193,7 +193,24 @@ static int plan_path(dsh_mask_plan *plan, const dsh_policy *policy, const char *
         return add_mask(plan, policy, canonical);
 }
 
-static bool wildcard_matches(const char *pattern, const char *name)
+/*
+ * What ssh reads in its directory and holds no secret: a wildcard over a
+ * directory named ".ssh" never matches these, so the default entry for
+ * every name in ~/.ssh masks each private key whatever its name, while ssh
+ * still checks host keys and reads its config.
+ */
+static bool is_public_ssh_name(const char *directory, const char *name)
+{
+        const char *slash = strrchr(directory, '/');
+
+        if (strcmp(slash ? slash + 1 : directory, ".ssh") != 0)
+                return false;
+        return strncmp(name, "known_hosts", strlen("known_hosts")) == 0 ||
+               strncmp(name, "authorized_keys", strlen("authorized_keys")) == 0 || strcmp(name, "config") == 0;
+}
+
+/* Whether a wildcard entry's `pattern` over `directory` (canonical) matches the entry `name`. */
+static bool wildcard_matches(const char *directory, const char *pattern, const char *name)
 {
         size_t length = strlen(name), suffix = strlen(PUBLIC_KEY_SUFFIX);
 
@@ -201,6 +218,8 @@ static bool wildcard_matches(const char *pattern, const char *name)
                 return false;
         if (length >= suffix && strcmp(name + length - suffix, PUBLIC_KEY_SUFFIX) == 0)
                 return false;  /* a public key is no secret; ssh and git signing read it */
+        if (is_public_ssh_name(directory, name))
+                return false;
         return fnmatch(pattern, name, 0) == 0;
 }
 
@@ -245,7 +264,7 @@ static int plan_wildcard(dsh_mask_plan *plan, const dsh_policy *policy, const ch
         while (result == 0 && (entry = readdir(stream))) {
                 dsh_autofree char *path = NULL;
 
-                if (!wildcard_matches(pattern, entry->d_name))
+                if (!wildcard_matches(canonical, pattern, entry->d_name))
                         continue;
                 if (asprintf(&path, "%s/%s", canonical, entry->d_name) < 0)
                         result = -ENOMEM;
@@ -387,8 +406,11 @@ static bool closed_pattern_covers(const char *closed, const char *path)
         end = strchrnul(name, '/');
         if ((size_t) (end - name) > NAME_MAX)
                 return false;
+        char directory[PATH_MAX];
+
         snprintf(first, sizeof(first), "%.*s", (int) (end - name), name);
-        return wildcard_matches(pattern_slash + 1, first);
+        snprintf(directory, sizeof(directory), "%.*s", (int) directory_length, closed);
+        return wildcard_matches(directory, pattern_slash + 1, first);
 }
 
 bool dsh_mask_plan_covers(const dsh_mask_plan *plan, const char *path)

@@ -40,10 +40,10 @@ import livability  # noqa: E402
 BIN = livability.BIN
 MODES = ("read-only", "workspace-write")
 
-# Each default credential, planted (relative to the home).  The wildcard entries .ssh/id_*, *.pem, *.key
-# are exercised by id_ed25519, id_rsa, deploy.pem and host.key.
+# Each default credential, planted (relative to the home).  The wildcard entry .ssh/* is exercised by
+# id_ed25519, id_rsa, deploy.pem, host.key and a key named as IdentityFile may name one (github_ED25519).
 SECRET_FILES = [
-    ".ssh/id_ed25519", ".ssh/id_rsa", ".ssh/deploy.pem", ".ssh/host.key",
+    ".ssh/id_ed25519", ".ssh/id_rsa", ".ssh/deploy.pem", ".ssh/host.key", ".ssh/github_ED25519",
     ".aws/credentials", ".aws/config", ".azure/accessTokens.json", ".config/gcloud/credentials.db",
     ".kube/config", ".docker/config.json", ".netrc", ".git-credentials", ".config/gh/hosts.yml",
     ".gnupg/private-keys-v1.d/key.key", ".password-store/site.gpg", ".local/share/keyrings/login.keyring",
@@ -59,7 +59,7 @@ VISIBLE_FILES = [
 ]
 # The default entries as docs/secrets.md lists them (probe must show each; the passwd home is checked on them).
 DEFAULT_ENTRIES = [
-    ".ssh/id_*", ".ssh/*.pem", ".ssh/*.key", ".aws", ".azure", ".config/gcloud", ".kube", ".docker/config.json",
+    ".ssh/*", ".aws", ".azure", ".config/gcloud", ".kube", ".docker/config.json",
     ".netrc", ".git-credentials", ".config/gh/hosts.yml", ".gnupg", ".password-store", ".local/share/keyrings",
     ".npmrc", ".pypirc", ".claude/.credentials.json", ".codex/auth.json", ".gemini/oauth_creds.json",
     ".gemini/google_accounts.json", ".local/share/opencode/auth.json", ".config/github-copilot",
@@ -725,7 +725,7 @@ class Facts(SecretsCase):
             for path in (os.path.join(world.home, ".aws"), os.path.join(world.home, ".ssh", "id_ed25519"),
                          os.path.join(world.home, ".netrc"), os.path.join(world.home, ".claude", ".credentials.json")):
                 self.assertIn(path, masked, f"{backend} {mode}")
-            self.assertIn(os.path.join(world.home, ".ssh", "id_*"), masked)
+            self.assertIn(os.path.join(world.home, ".ssh", "*"), masked)
             self.assertNotIn(os.path.join(world.home, ".ssh", "id_ed25519.pub"), masked)
             removed = facts.get("environmentRemoved", [])
             self.assertEqual(sorted(set(SECRET_ENV) - set(removed)), [], f"{backend} {mode}: {removed}")

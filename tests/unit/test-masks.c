@@ -340,7 +340,7 @@ static void test_defaults_and_policy_entries_add_up(void **state)
         paths = dsh_mask_plan_paths(&f->plan);
         assert_non_null(paths);
         assert_true(holds_at(paths, f, ".aws"));
-        assert_true(holds_at(paths, f, ".ssh/id_*"));
+        assert_true(holds_at(paths, f, ".ssh/*"));
         dsh_strv_free(paths);
         /* An empty configured list: only the call's own entry. */
         configure(f, (const char *const[]) { NULL });

@@ -41,7 +41,8 @@ void serve_policy_clear(serve_policy *policy);
  * `network` (the config's shape: "on", "off" or {allowHosts,
  * allowLocalPorts, dnsUpstream}; given, it replaces the config's whole),
  * `maskedPaths` (masks added to the deployment's), `allowEnvironment`
- * (names let through) and `backend`, each optional.  Returns 0, or -1 after answering -32602 naming the bad one (`policy` cleared).
+ * (names let through) and `backend`, each optional.  Returns 0, or -1
+ * after answering -32602 naming the bad one (`policy` cleared then).
  */
 int serve_param_policy(rpc_call *call, serve_policy *policy);
 

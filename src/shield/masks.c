@@ -140,9 +140,11 @@ static int repointable_link_on_route(const dsh_policy *policy, const char *path,
                         *link_out = dsh_steal_pointer(&link);
                         return 1;
                 }
+                if (!parent)
+                        return -ENOMEM;
                 length = readlink(link, target, sizeof(target) - 1);
-                if (length <= 0 || !parent)
-                        return length < 0 && errno != ENOMEM ? 0 : -ENOMEM;
+                if (length <= 0)
+                        return 0;  /* gone since it was found: nothing left to follow */
                 target[length] = '\0';
                 if (asprintf(&next, "%s%s%s%s", target[0] == '/' ? "" : parent, target[0] == '/' ? "" : "/", target,
                              pending + strlen(link)) < 0)

@@ -43,6 +43,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "dsh-sandbox/denial.h"
 #include "dsh-sandbox/runtime.h"
 #include "dsh-sandbox/sandbox.h"
 
@@ -108,14 +109,20 @@ DSH_PUBLIC void dsh_bash_cancel(dsh_bash_cancellation *cancellation, int signal_
 
 /* --------------------------------------------------------- escalation -- */
 
-/* What the user is asked to approve: one call, under a wider mode. */
+/*
+ * What the user is asked to approve: one call, under a wider mode, or with
+ * extra writable roots or allowed hosts, or both — exactly what is granted,
+ * and nothing is kept after the call.
+ */
 typedef struct dsh_bash_escalation {
         const char *command;            /* the command, exactly as it will run */
         dsh_mode current_mode;          /* the call's mode without the grant */
-        dsh_mode requested_mode;        /* sandbox_permissions: strictly wider */
+        dsh_mode requested_mode;        /* sandbox_permissions: strictly wider; else the current mode */
         const char *justification;      /* the caller's (the model's) reason, one non-empty line */
         const char *workspace_root;     /* the call's workspace root */
         const char *session_id;         /* NULL for an agentless call */
+        char *const *additional_write;  /* extra writable roots for this call, canonical (NULL-terminated; NULL: none) */
+        char *const *additional_hosts;  /* extra allowed hosts for this call ("host[:port]"; NULL: none) */
 } dsh_bash_escalation;
 
 /*
@@ -163,7 +170,14 @@ typedef struct dsh_bash_request {
         const dsh_policy *policy;       /* resolved (dsh_runtime_resolve()): mode, root, writable roots */
         long timeout_ms;                /* 0: none; else the group is killed once it has run this long */
         size_t output_limit;            /* bytes kept per stream; 0: DSH_BASH_OUTPUT_LIMIT_DEFAULT */
-        /* Escalation: both or neither (the validation texts are in dsh_bash_run()). */
+        /*
+         * Escalation: a justification with sandbox_permissions, additional
+         * writable roots, additional hosts, or any of them together; each
+         * needs the approval channel (the validation texts are in
+         * dsh_bash_run()).  Extra roots need the call to run under
+         * workspace-write (its own mode or the requested one), extra hosts a
+         * restricted network ("off" or an allow-list).
+         */
         const char *sandbox_permissions;
         const char *justification;
         dsh_bash_approve_fn approve;    /* NULL: no channel, an escalation that needs approval is refused */
@@ -179,9 +193,11 @@ typedef struct dsh_bash_request {
          * roots are what they are from any cwd (docs/bash-tool.md).
          */
         const char *cwd;
+        char *const *additional_write;  /* --additional-write DIR...: absolute or relative to the root; NULL: none */
+        char *const *additional_hosts;  /* --additional-host HOST...: allow-list patterns; NULL: none */
 } dsh_bash_request;
 
-#define DSH_BASH_REQUEST_INIT { NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL }
+#define DSH_BASH_REQUEST_INIT { NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL }
 
 /*
  * One stream as kept.  Within the limit it is the whole output; beyond it,
@@ -237,12 +253,20 @@ typedef struct dsh_bash_result {
         dsh_refused_connection *refused_connections;
         size_t refused_connection_count;
         unsigned long refused_connections_dropped;      /* refusals past the bound */
+        /*
+         * Every refusal the enforcing layers recorded for the call, typed,
+         * each with its grant (dsh-sandbox/denial.h).  `kind` is "denied"
+         * and `sandbox.denied` true exactly when this holds a record (or
+         * counted one past the bound): text the command printed never makes
+         * a denial.
+         */
+        dsh_denials denials;
 } dsh_bash_result;
 
 #define DSH_BASH_RESULT_INIT                                                                                   \
         { DSH_BASH_COMPLETED, -1, 0, false, false, { NULL, 0, false, 0 }, { NULL, 0, false, 0 },              \
           { DSH_MODE_READ_ONLY, NULL, DSH_ENFORCEMENT_FULL, false, false, false }, NULL, NULL, DSH_ERROR_INIT, \
-          NULL, NULL, 0, 0, NULL, 0, 0 }
+          NULL, NULL, 0, 0, NULL, 0, 0, DSH_DENIALS_INIT }
 
 /*
  * Runs `request->command` as the bash tool, through `runtime`'s provider,

@@ -64,6 +64,7 @@
 
 #include "dsh-sandbox/file-guard.h"
 #include "dsh-sandbox/bash-tool.h"
+#include "dsh-sandbox/denial.h"
 #include "dsh-sandbox/policy-service.h"
 #include "dsh-sandbox/provider.h"
 #include "dsh-sandbox/sandbox.h"
@@ -259,6 +260,20 @@ DSH_PUBLIC int dsh_json_decode_bash_result(const char *text, size_t length, dsh_
  */
 DSH_PUBLIC int dsh_json_encode_bash_escalation(const dsh_bash_escalation *escalation, char **text_out,
                                                dsh_error *error);
+
+/*
+ * A denial (dsh-sandbox/denial.h) as one JSON object:
+ *   {"op","call"?,"path"?,"host"?,"port"?,"rule","source","grant":{"kind","target"?,"mode"?}}
+ * (docs/denials.md).  A path or host byte that is not UTF-8 is written \xNN,
+ * as in a bash result's output: a command names files as it likes, and must
+ * not make its record unencodable.  The list form is
+ *   {"denials":[...],"dropped"?:N}
+ * and a session's is {"sessionId","denials":[{...,"at":MS,"surface":"bash"}...],"dropped"?:N}.
+ */
+DSH_PUBLIC int dsh_json_encode_denial(const dsh_denial *denial, char **text_out, dsh_error *error);
+DSH_PUBLIC int dsh_json_encode_denials(const dsh_denials *denials, char **text_out, dsh_error *error);
+DSH_PUBLIC int dsh_json_encode_session_denials(const char *session_id, const dsh_session_denials *denials,
+                                               char **text_out, dsh_error *error);
 
 #ifdef __cplusplus
 }

@@ -80,11 +80,12 @@ DSH_PUBLIC int dsh_grant_kind_parse(const char *name, dsh_grant_kind *kind_out);
 typedef struct dsh_grant {
         dsh_grant_kind kind;
         /*
-         * The mode the grant runs under: the call's own, or the wider one it
-         * also needs (a write outside the workspace under read-only is
-         * "writable-root" DIR under workspace-write: extra roots exist only
-         * there).  For "mode", the mode that allows it.  Meaningless for "none".
+         * `widens`: the grant also needs the wider `mode` (a write outside
+         * the workspace under read-only is "writable-root" DIR under
+         * workspace-write: extra roots exist only there); always true for
+         * "mode", false for "none".  Without it `mode` is the call's own.
          */
+        bool widens;
         dsh_mode mode;
         char *target;                   /* owned; NULL for "none" and "mode" */
 } dsh_grant;
@@ -101,7 +102,7 @@ typedef struct dsh_denial {
 } dsh_denial;
 
 #define DSH_DENIAL_INIT { DSH_DENIAL_WRITE, NULL, NULL, NULL, 0, NULL, DSH_DENIAL_SOURCE_SUPERVISOR, \
-                          { DSH_GRANT_NONE, DSH_MODE_READ_ONLY, NULL } }
+                          { DSH_GRANT_NONE, false, DSH_MODE_READ_ONLY, NULL } }
 
 /* The records of one call: at most DSH_DENIALS_MAX, past them only `dropped`. */
 #define DSH_DENIALS_MAX 64

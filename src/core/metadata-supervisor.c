@@ -532,6 +532,20 @@ static void record_refusal(void *data, const char *op, const char *path, dsh_ref
         pthread_mutex_unlock(&supervisor->records_lock);
 }
 
+/* A connect to a unix socket the command may not reach (socket-call.h): op "connect"; unnamed, only counted. */
+static void record_socket_refusal(void *data, const char *path, dsh_refusal_rule rule)
+{
+        dsh_metadata_supervisor *supervisor = data;
+
+        if (path) {
+                record_refusal(supervisor, "connect", path, rule);
+                return;
+        }
+        pthread_mutex_lock(&supervisor->records_lock);
+        supervisor->refusals.dropped++;
+        pthread_mutex_unlock(&supervisor->records_lock);
+}
+
 /* The write supervisor's containment test: the metadata one, on a directory or a file it opened. */
 static int target_in_root(void *data, int fd, const struct stat *target)
 {
@@ -768,7 +782,9 @@ static int serve_one(dsh_metadata_supervisor *supervisor, int listener)
                 return 0;
         }
         if (dsh_socket_call_is_ours(request.data.nr)) {
-                if (dsh_socket_call_handle(supervisor->sockets, &c, &request, check_socket_target, supervisor))
+                const dsh_socket_scope scope = { check_socket_target, record_socket_refusal, supervisor };
+
+                if (dsh_socket_call_handle(supervisor->sockets, &c, &request, &scope))
                         atomic_fetch_add(&supervisor->unreadable_calls, 1);
                 return 0;
         }

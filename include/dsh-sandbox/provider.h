@@ -470,15 +470,19 @@ DSH_PUBLIC size_t dsh_child_refusals(const dsh_child *child, const dsh_write_ref
  * name or an address in its text form; `port` (0 when none applies); and
  * the `rule`: "network-off", "host-not-allowed", "address-not-resolved",
  * "metadata-address", "sni-mismatch", "protocol-not-allowed", "local-port",
- * "bad-request".  Written by the enforcing layer (the supervisor, the DNS
- * stub, the proxy), never by the command.  (The name `dsh_network_refusal`
- * is the supervisor's own record, core/network-refusals.h.)
+ * "bad-request"; and the `source`, the layer that refused: "supervisor" (a
+ * connect or send the seccomp supervisor refused) or "proxy" (the network
+ * service: a DNS stub query, an HTTP proxy request, a connection the proxy
+ * captured and refused).  Written by the enforcing layer, never by the
+ * command.  (The name `dsh_network_refusal` is the supervisor's own record,
+ * core/network-refusals.h.)
  */
 typedef struct dsh_refused_connection {
         char *op;
         char *host;
         int port;
         char *rule;
+        char *source;                   /* NULL only in a result decoded from a peer that did not send it */
 } dsh_refused_connection;
 
 /* The records kept per call; past them only a count. */

@@ -799,7 +799,7 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
 static void landlock_settle(dsh_child *child, int wait_status)
 {
         (void) wait_status;
-        child->moved_aside = dsh_shield_audit(child->audit_absent, &child->warnings);
+        child->moved_aside = dsh_shield_audit(child->audit_absent, &child->warnings, &child->moved_aside_paths);
 }
 
 /*

@@ -56,6 +56,9 @@ void serve_fs_mkdir(serve_state *state, rpc_call *call);
 void serve_fs_remove(serve_state *state, rpc_call *call);
 void serve_fs_move(serve_state *state, rpc_call *call);
 
+/* policy.why (serve-why.c). */
+void serve_policy_why(serve_state *state, rpc_call *call);
+
 void serve_job_start(serve_state *state, rpc_call *call);
 void serve_job_read(serve_state *state, rpc_call *call);
 void serve_job_wait(serve_state *state, rpc_call *call);

@@ -126,34 +126,6 @@ static char *nearest_directory(const char *path, bool include_self)
 }
 
 /*
- * One candidate root for `denial` under `base` (the call's policy, or it
- * widened to workspace-write): 0 allowed with it (the grant is set), 1 not
- * (`*still_rule`), or -ENOMEM.
- */
-static int try_root(dsh_runtime *runtime, dsh_policy *base, dsh_denial *denial, const char *root, bool widens,
-                    const char **still_rule, dsh_error *error)
-{
-        char *granted = NULL;
-        int result;
-
-        *still_rule = "outside-roots";
-        if (strcmp(root, "/") == 0)
-                return 1;  /* "/" as a root is everything: only the mode says that */
-        if (dsh_strv_append(&base->additional_writable_roots, root) < 0)
-                return out_of_memory(error);
-        result = ask(runtime, base, denial->op, denial->path, still_rule, error);
-        free(base->additional_writable_roots[dsh_strv_length(base->additional_writable_roots) - 1]);
-        base->additional_writable_roots[dsh_strv_length(base->additional_writable_roots) - 1] = NULL;
-        if (result != 0)
-                return result;
-        granted = strdup(root);
-        if (!granted)
-                return out_of_memory(error);
-        set_grant(denial, DSH_GRANT_WRITABLE_ROOT, widens, base->mode, granted);
-        return 0;
-}
-
-/*
  * Whether `path` is at or beneath one of the sandbox's own files (the
  * provider's protected paths, canonical: the list dsh_provider_held_back_rule()
  * reads).  Outside every root such a path is refused as outside-roots, and
@@ -171,6 +143,39 @@ static bool is_own_file(dsh_runtime *runtime, const char *path)
                         return true;
         }
         return false;
+}
+
+/*
+ * One candidate root for `denial` under `base` (the call's policy, or it
+ * widened to workspace-write): 0 allowed with it (the grant is set), 1 not
+ * (`*still_rule`), or -ENOMEM.
+ */
+static int try_root(dsh_runtime *runtime, dsh_policy *base, dsh_denial *denial, const char *root, bool widens,
+                    const char **still_rule, dsh_error *error)
+{
+        char *granted = NULL;
+        int result;
+
+        *still_rule = "outside-roots";
+        if (strcmp(root, "/") == 0)
+                return 1;  /* "/" as a root is everything: only the mode says that */
+        /* Reached by another name (a symlink on the way): the candidate is canonical, the sandbox's own is refused. */
+        if (is_own_file(runtime, root)) {
+                *still_rule = "own-file";
+                return 1;
+        }
+        if (dsh_strv_append(&base->additional_writable_roots, root) < 0)
+                return out_of_memory(error);
+        result = ask(runtime, base, denial->op, denial->path, still_rule, error);
+        free(base->additional_writable_roots[dsh_strv_length(base->additional_writable_roots) - 1]);
+        base->additional_writable_roots[dsh_strv_length(base->additional_writable_roots) - 1] = NULL;
+        if (result != 0)
+                return result;
+        granted = strdup(root);
+        if (!granted)
+                return out_of_memory(error);
+        set_grant(denial, DSH_GRANT_WRITABLE_ROOT, widens, base->mode, granted);
+        return 0;
 }
 
 /*

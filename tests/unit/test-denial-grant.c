@@ -241,6 +241,12 @@ static void test_outside_roots_own_file(void **state)
         test_setup_shell(f->home, "mkdir -p .local/state/dsh-sandbox", NULL);
         assert_grant(grant_for(f, &policy, DSH_DENIAL_WRITE, store, "outside-roots"), DSH_GRANT_NONE, false,
                      DSH_MODE_READ_ONLY, NULL);
+        /* A record naming it through a symlink (as a command may see it): the candidate is canonical, still none. */
+        free(store);
+        test_setup_shell(f->home, "ln -s ../.local/state/dsh-sandbox out/state-link", NULL);
+        assert_true(asprintf(&store, "%s/out/state-link/forged.jsonl", f->home) > 0);
+        assert_grant(grant_for(f, &policy, DSH_DENIAL_WRITE, store, "outside-roots"), DSH_GRANT_NONE, false,
+                     DSH_MODE_READ_ONLY, NULL);
         free(store);
         dsh_policy_clear(&policy);
 }

@@ -532,20 +532,6 @@ static void record_refusal(void *data, const char *op, const char *path, dsh_ref
         pthread_mutex_unlock(&supervisor->records_lock);
 }
 
-/* A connect to a unix socket the command may not reach (socket-call.h): op "connect"; unnamed, only counted. */
-static void record_socket_refusal(void *data, const char *path, dsh_refusal_rule rule)
-{
-        dsh_metadata_supervisor *supervisor = data;
-
-        if (path) {
-                record_refusal(supervisor, "connect", path, rule);
-                return;
-        }
-        pthread_mutex_lock(&supervisor->records_lock);
-        supervisor->refusals.dropped++;
-        pthread_mutex_unlock(&supervisor->records_lock);
-}
-
 /* The write supervisor's containment test: the metadata one, on a directory or a file it opened. */
 static int target_in_root(void *data, int fd, const struct stat *target)
 {
@@ -610,6 +596,30 @@ static void record_metadata_refusal(dsh_metadata_supervisor *supervisor, dsh_met
                 return;
         held = dsh_write_held_back_at(&scope, name, false);
         record_refusal(supervisor, dsh_metadata_change_name(kind), name, held ? held->rule : DSH_REFUSAL_OUTSIDE_ROOTS);
+}
+
+/*
+ * A connect to a unix socket the command may not reach (socket-call.h):
+ * op "connect"; unnamed, only counted.  A socket among the sandbox's own
+ * files or a masked path keeps that rule: its grant is none, where
+ * "unix-socket" would suggest allow-listing it (a session's own socket
+ * reached from inside would be a way out).
+ */
+static void record_socket_refusal(void *data, const char *path, dsh_refusal_rule rule)
+{
+        dsh_metadata_supervisor *supervisor = data;
+        dsh_write_scope scope = write_scope(supervisor);
+        const dsh_held_back *held = path ? dsh_write_held_back_at(&scope, path, false) : NULL;
+
+        if (held && (held->rule == DSH_REFUSAL_OWN_FILE || held->rule == DSH_REFUSAL_MASKED_PATH))
+                rule = held->rule;
+        if (path) {
+                record_refusal(supervisor, "connect", path, rule);
+                return;
+        }
+        pthread_mutex_lock(&supervisor->records_lock);
+        supervisor->refusals.dropped++;
+        pthread_mutex_unlock(&supervisor->records_lock);
 }
 
 /* ------------------------------------------------------------------ serving -- */

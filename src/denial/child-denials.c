@@ -26,7 +26,12 @@ static bool is_one_of(const char *text, const char *const *names)
         return false;
 }
 
-/* The class of a supervisor record: its call decides metadata, its rule a unix socket's connect. */
+/*
+ * The class of a supervisor record: its call decides a unix socket's
+ * connect (whatever the rule: a socket among the sandbox's own files or a
+ * masked path keeps that rule) and a metadata change; a socket rule is a
+ * connect too.
+ */
 static dsh_denial_op write_record_op(const dsh_write_refusal *refusal)
 {
         static const char *const metadata_calls[] = {
@@ -34,7 +39,8 @@ static dsh_denial_op write_record_op(const dsh_write_refusal *refusal)
         };
         static const char *const socket_rules[] = { "unix-socket", "abstract-socket", NULL };
 
-        if (refusal->rule && is_one_of(refusal->rule, socket_rules))
+        if ((refusal->rule && is_one_of(refusal->rule, socket_rules)) ||
+            (refusal->op && strcmp(refusal->op, "connect") == 0))
                 return DSH_DENIAL_CONNECT;
         if (refusal->op && is_one_of(refusal->op, metadata_calls))
                 return DSH_DENIAL_METADATA;

@@ -236,7 +236,13 @@ static int grant_socket(dsh_runtime *runtime, const dsh_policy *policy, dsh_deni
         char *target = NULL;
         int result;
 
-        if (!denial->path)
+        if (!denial->path || is_own_file(runtime, denial->path))
+                return 0;
+        /* A masked socket, or one of the sandbox's own (the supervisor may name it unix-socket outside the roots): none. */
+        result = ask(runtime, policy, DSH_DENIAL_CONNECT, denial->path, &still_rule, error);
+        if (result < 0)
+                return result;
+        if (result == 1 && still_rule && (strcmp(still_rule, "own-file") == 0 || strcmp(still_rule, "masked-path") == 0))
                 return 0;
         if (dsh_policy_copy(&base, policy) < 0 || dsh_strv_append(&base.allowed_unix_sockets, denial->path) < 0) {
                 dsh_policy_clear(&base);

@@ -16,7 +16,8 @@ call, lands the change; the same call without it is refused again.
 - a symlink out of the workspace is judged where it points;
 - connect: network-off, local-port, host-not-allowed, metadata-address, address-not-resolved
   (IPv4 and IPv6), each grant asked again with the grant applied; unix sockets: unix-socket with an
-  --allow-unix-socket grant, a socket in the workspace allowed under workspace-write only;
+  --allow-unix-socket grant, a socket in the workspace allowed under workspace-write only, a masked
+  socket and one among the sandbox's own files never granted;
 - /tmp on each backend; bad input is exit 2 with one line; `policy.why` answers as the CLI does.
 
 Output is unittest's verbose form on stdout, one line per case, then "N passed, N failed,
@@ -297,6 +298,22 @@ class Why(unittest.TestCase):
                 self.assert_allowed(mode, "connect", outside_socket, "--allow-unix-socket", outside_socket)
         self.assert_allowed("workspace-write", "connect", inside_socket)
         self.assertEqual(self.denial("read-only", "connect", inside_socket)["rule"], "unix-socket")
+        # A masked socket, and one among the sandbox's own files: named so, and never an allow-listing.
+        secret = os.path.join(self.outside, "secret")
+        os.makedirs(secret)
+        masked_socket = os.path.join(secret, "agent.sock")
+        self.listen(masked_socket)
+        store = os.path.join(self.state, "dsh-sandbox")
+        os.makedirs(store, exist_ok=True)
+        own_socket = os.path.join(store, "s.sock")
+        self.listen(own_socket)
+        for mode in MODES:
+            with self.subTest(mode=mode, socket="masked"):
+                record = self.denial(mode, "connect", masked_socket, "--mask", secret)
+                self.assertEqual((record["rule"], record["grant"]), ("masked-path", {"kind": "none"}))
+            with self.subTest(mode=mode, socket="own"):
+                record = self.denial(mode, "connect", own_socket)
+                self.assertEqual(record["grant"], {"kind": "none"})
 
     # ----------------------------------------------------------- bad input --
 

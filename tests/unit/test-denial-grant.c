@@ -17,7 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -527,6 +529,53 @@ static void test_child_kept_absent(void **state)
         }
 }
 
+/* A daemon's socket outside every root: the connect is refused, recorded as a connect with its path, granted by allowing it. */
+static void test_child_unix_socket(void **state)
+{
+        static const char *const backends[] = { "bwrap", "landlock" };
+        fixture *f = *state;
+        char *path = path_in(f->outside, "daemon.sock");
+        struct sockaddr_un address = { .sun_family = AF_UNIX };
+        int listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        char *script = NULL;
+
+        assert_true(listener >= 0);
+        assert_true(strlen(path) < sizeof(address.sun_path));
+        memcpy(address.sun_path, path, strlen(path));
+        assert_int_equal(bind(listener, (struct sockaddr *) &address, sizeof(address)), 0);
+        assert_int_equal(listen(listener, 4), 0);
+        assert_true(asprintf(&script, "python3 -c 'import socket; socket.socket(socket.AF_UNIX).connect(\"%s\")'",
+                             path) > 0);
+        for (size_t i = 0; i < 2; i++) {
+                dsh_runtime *runtime;
+                dsh_policy policy;
+                dsh_denials denials = DSH_DENIALS_INIT;
+                const dsh_denial *denial;
+
+                if (!backend_usable(backends[i]))
+                        continue;
+                runtime = new_runtime(f, backends[i]);
+                policy = policy_of(f, DSH_MODE_WORKSPACE_WRITE);
+                run_confined(runtime, &policy, script, &denials);
+                denial = find_denial(&denials, DSH_DENIAL_CONNECT, path);
+                if (!denial)
+                        print_message("%s: no connect of %s among %zu denials\n", backends[i], path, denials.count);
+                assert_non_null(denial);
+                if (denial) {
+                        assert_string_equal(denial->rule, "unix-socket");
+                        assert_string_equal(denial->call, "connect");
+                        assert_string_equal(dsh_grant_kind_name(denial->grant.kind), "unix-socket");
+                        assert_string_equal(denial->grant.target, path);
+                }
+                dsh_denials_clear(&denials);
+                dsh_policy_clear(&policy);
+                dsh_runtime_free(runtime);
+        }
+        close(listener);
+        free(script);
+        free(path);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -542,6 +591,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_child_records_bwrap, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_child_records_landlock, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_child_kept_absent, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_child_unix_socket, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

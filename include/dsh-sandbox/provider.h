@@ -463,6 +463,21 @@ DSH_PUBLIC size_t dsh_child_refusals(const dsh_child *child, const dsh_write_ref
                                      unsigned long *dropped);
 
 /*
+ * After dsh_child_wait(): the paths the sandbox keeps absent (a protected
+ * subpath that did not exist: .git/hooks, .mcp.json, a home's startup file)
+ * that the command created, each moved aside once the command was gone (its
+ * sentence in dsh_child_warnings()), by their original absolute names, in
+ * the order they were moved; a symlink the command planted on the way to
+ * one is among them.  The cleanup writes these, never the command.
+ * `*paths` (may be NULL) points into the child, NULL-terminated, valid
+ * until dsh_child_free(); NULL when there is none.  Returns the count.  One
+ * that could not be moved aside is not here (it is in the warnings, which
+ * say to remove it).  Under danger-full-access, and for a runner command,
+ * always empty.
+ */
+DSH_PUBLIC size_t dsh_child_moved_aside_paths(const dsh_child *child, const char *const **paths);
+
+/*
  * One connection, DNS query or proxied request the sandbox refused the
  * command on the network (docs/network.md, "Records"): `op` "connect" (a
  * connect, a send to an address, a connection the proxy captured), "dns" (a
@@ -470,15 +485,19 @@ DSH_PUBLIC size_t dsh_child_refusals(const dsh_child *child, const dsh_write_ref
  * name or an address in its text form; `port` (0 when none applies); and
  * the `rule`: "network-off", "host-not-allowed", "address-not-resolved",
  * "metadata-address", "sni-mismatch", "protocol-not-allowed", "local-port",
- * "bad-request".  Written by the enforcing layer (the supervisor, the DNS
- * stub, the proxy), never by the command.  (The name `dsh_network_refusal`
- * is the supervisor's own record, core/network-refusals.h.)
+ * "bad-request"; and the `source`, the layer that refused: "supervisor" (a
+ * connect or send the seccomp supervisor refused) or "proxy" (the network
+ * service: a DNS stub query, an HTTP proxy request, a connection the proxy
+ * captured and refused).  Written by the enforcing layer, never by the
+ * command.  (The name `dsh_network_refusal` is the supervisor's own record,
+ * core/network-refusals.h.)
  */
 typedef struct dsh_refused_connection {
         char *op;
         char *host;
         int port;
         char *rule;
+        char *source;                   /* NULL only in a result decoded from a peer that did not send it */
 } dsh_refused_connection;
 
 /* The records kept per call; past them only a count. */

@@ -103,6 +103,7 @@ struct dsh_metadata_supervisor {
         pthread_mutex_t records_lock;   /* the refusals: written by the thread, taken by the stopper */
         dsh_refusals refusals;
         atomic_ulong write_calls;
+        bool metadata_performed;        /* dsh_metadata_supervisor_perform_metadata(): else every change refused */
         bool own_umask;                 /* the serving thread unshared CLONE_FS: its umask is its own */
         int socket_fd;                  /* start(): where the listener arrives */
         char *arriving_root;            /* a root whose fd follows the listener on that socket, at this path; or NULL */
@@ -245,6 +246,11 @@ int dsh_metadata_supervisor_hold_back(dsh_metadata_supervisor *supervisor, const
 int dsh_metadata_supervisor_add_protected(dsh_metadata_supervisor *supervisor, const char *path)
 {
         return dsh_metadata_supervisor_hold_back(supervisor, path, DSH_REFUSAL_PROTECTED_SUBPATH);
+}
+
+void dsh_metadata_supervisor_perform_metadata(dsh_metadata_supervisor *supervisor)
+{
+        supervisor->metadata_performed = true;
 }
 
 int dsh_metadata_supervisor_perform_writes(dsh_metadata_supervisor *supervisor, int ruleset_fd)
@@ -532,6 +538,20 @@ static void record_refusal(void *data, const char *op, const char *path, dsh_ref
         pthread_mutex_unlock(&supervisor->records_lock);
 }
 
+/* A connect to a unix socket the command may not reach (socket-call.h): op "connect"; unnamed, only counted. */
+static void record_socket_refusal(void *data, const char *path, dsh_refusal_rule rule)
+{
+        dsh_metadata_supervisor *supervisor = data;
+
+        if (path) {
+                record_refusal(supervisor, "connect", path, rule);
+                return;
+        }
+        pthread_mutex_lock(&supervisor->records_lock);
+        supervisor->refusals.dropped++;
+        pthread_mutex_unlock(&supervisor->records_lock);
+}
+
 /* The write supervisor's containment test: the metadata one, on a directory or a file it opened. */
 static int target_in_root(void *data, int fd, const struct stat *target)
 {
@@ -688,6 +708,36 @@ static void handle_pty_peer(dsh_metadata_call *c, const dsh_metadata_request *op
 }
 
 /*
+ * A metadata change where none is performed (Landlock read-only): refused
+ * with EPERM — the answer the filter gave by itself before, so the command
+ * sees what it saw then — and written down when its target can be named.
+ * The target is opened only to name it and never acted on: nothing here
+ * depends on the name being true (the answer is EPERM whatever it is), the
+ * record says only what the command asked for.  No record for a call that
+ * does not decode (`op` NULL), memory that cannot be read, a target that
+ * does not exist, or a file with no name left (an unlinked or memfd file:
+ * nothing on disk the user could grant); the answer is EPERM all the same.
+ * A thread already gone is not answered (its tid may name another).
+ */
+static void refuse_unperformed(dsh_metadata_supervisor *supervisor, dsh_metadata_call *c, dsh_metadata_request *op)
+{
+        dsh_metadata_payload p;
+        dsh_metadata_target form;
+        struct stat status;
+        int target = -1;
+
+        if (!dsh_metadata_find_thread_pidfd(c))
+                return;  /* the thread is gone: the tid may already name another */
+        if (op && op->kind != DSH_METADATA_PTY_PEER && dsh_metadata_copy_payload(c, op, &p) == 0 &&
+            dsh_metadata_open_target(c, op, &form, &target) == 0 && fstat(target, &status) == 0 &&
+            status.st_nlink > 0)
+                record_metadata_refusal(supervisor, op->kind, target);
+        if (target >= 0)
+                close(target);
+        respond(c, -EPERM);
+}
+
+/*
  * Decides one call and answers it.  Every step either refuses (an errno to
  * answer) or narrows what is acted on; nothing is performed unless the
  * notification is still valid right before (its thread alive, so every
@@ -706,6 +756,10 @@ static int handle_call(dsh_metadata_supervisor *supervisor, dsh_metadata_call *c
         for (int i = 0; i < 6; i++)
                 args[i] = request->data.args[i];
         result = dsh_metadata_request_decode(request->data.nr, args, &op);
+        if (!supervisor->metadata_performed) {
+                refuse_unperformed(supervisor, c, result == 0 ? &op : NULL);
+                return 0;
+        }
         /*
          * Never a set-user-ID or set-group-ID bit (the file guard's rule): a
          * confined root could plant a set-user-ID-root shell for whoever runs
@@ -768,7 +822,9 @@ static int serve_one(dsh_metadata_supervisor *supervisor, int listener)
                 return 0;
         }
         if (dsh_socket_call_is_ours(request.data.nr)) {
-                if (dsh_socket_call_handle(supervisor->sockets, &c, &request, check_socket_target, supervisor))
+                const dsh_socket_scope scope = { check_socket_target, record_socket_refusal, supervisor };
+
+                if (dsh_socket_call_handle(supervisor->sockets, &c, &request, &scope))
                         atomic_fetch_add(&supervisor->unreadable_calls, 1);
                 return 0;
         }

@@ -1263,3 +1263,198 @@ void escape_matrix_check_operation(const char *operation)
                 fail_msg("%zu of %zu cases of \"%s\" did not hold (each is a # MISMATCH line); the first: %s",
                          failure_count, case_count, operation, first_failure);
 }
+
+/* ------------------------------------------------------- the same through why -- */
+
+/* One question a case asks `dsh-sandbox why`: an op and its target template. */
+typedef struct why_question {
+        const char *op;
+        const char *target;
+} why_question;
+
+/* Why a row asks why nothing: its refusal is a call's or a privilege's, not the policy's over a path. */
+static const char *why_left_out(const char *const *argv)
+{
+        static const char *const calls[][2] = {
+                { "mknod-char", "a device node is never granted, in any mode: no why op names an inode's type" },
+                { "io-uring-fsetxattr", "io_uring is refused as a call, whatever it names" },
+                { "ext4-setversion", "the ioctl is refused as a call, whatever it names" },
+                { "capabilities", "no path: the capability sets" },
+                { "write-fd", "no path: an inherited descriptor" },
+                { "socket-dgram", "no target: a datagram socket is refused outright" },
+                { "connect-abstract", "why takes pathname sockets; an abstract name has no grant" },
+        };
+        const char *mode = NULL;
+
+        for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+                if (strcmp(argv[0], calls[i][0]) == 0)
+                        return calls[i][1];
+        if (strcmp(argv[0], "create-mode") == 0 || strcmp(argv[0], "chmod") == 0 || strcmp(argv[0], "fchmod") == 0 ||
+            strcmp(argv[0], "fchmodat2") == 0)
+                mode = argv[2];
+        if (mode && strlen(mode) == 4 && strchr("246", mode[0]))
+                return "set-user-ID and set-group-ID bits are refused in every mode, not by a path's rule";
+        return NULL;
+}
+
+/* The questions of a row's call (at most two: a rename's and a link's both names). */
+static size_t why_questions(const char *const *argv, why_question *questions)
+{
+        static const char *const writes[] = { "create", "write", "append", "truncate", "open-truncate", "mkdir",
+                                              "mkfifo", "bind-socket", "unlink", "rmdir", "rewrite-unchanged",
+                                              "create-mode", NULL };
+        static const char *const two_names[] = { "rename", "exchange", "link", NULL };
+        static const char *const metadata[] = { "chmod", "fchmod", "fchmodat2", "chown", "lchown", "utimes",
+                                                "touch-d", "touch-h", "futimens", "setxattr", "removexattr",
+                                                "posix-acl", NULL };
+
+        if (strcmp(argv[0], "in-grandchild") == 0)
+                return why_questions(argv + 1, questions);
+        if (strcmp(argv[0], "via-proc-fd") == 0 && argv[1] && argv[2]) {
+                questions[0] = (why_question) { "metadata", argv[2] };
+                return 1;
+        }
+        if (strcmp(argv[0], "symlink") == 0) {
+                questions[0] = (why_question) { "write", argv[2] };
+                return 1;
+        }
+        if (strcmp(argv[0], "connect-unix") == 0) {
+                questions[0] = (why_question) { "connect", argv[1] };
+                return 1;
+        }
+        for (size_t i = 0; writes[i]; i++)
+                if (strcmp(argv[0], writes[i]) == 0) {
+                        questions[0] = (why_question) { "write", argv[1] };
+                        return 1;
+                }
+        for (size_t i = 0; two_names[i]; i++)
+                if (strcmp(argv[0], two_names[i]) == 0) {
+                        questions[0] = (why_question) { "write", argv[1] };
+                        questions[1] = (why_question) { "write", argv[2] };
+                        return 2;
+                }
+        for (size_t i = 0; metadata[i]; i++)
+                if (strcmp(argv[0], metadata[i]) == 0) {
+                        questions[0] = (why_question) { "metadata", argv[1] };
+                        return 1;
+                }
+        return 0;
+}
+
+/* Asks the CLI; returns its exit status (0 allowed, 1 denied), its output in `*answer` (caller frees). */
+static int ask_why(const escape_case *c, const char *op, const char *target, char **answer)
+{
+        char *config = test_path_join(c->directory, "why-config.json");
+        char *cache = test_path_join(c->directory, "why-cache");
+        char *config_env = NULL, *cache_env = NULL;
+        const char *argv[] = { test_dsh_sandbox_path(), "why", "--backend",
+                               c->backend == ESCAPE_BWRAP_SPAWN ? "bwrap" : "landlock",
+                               "--mode", dsh_mode_name(c->mode), "--root", c->workspace, "--op", op, target, NULL };
+        test_process_result result;
+        int status;
+
+        test_write_file(config, "{}");
+        assert_true(asprintf(&config_env, "DSH_SANDBOX_CONFIG=%s", config) > 0);
+        assert_true(asprintf(&cache_env, "XDG_CACHE_HOME=%s", cache) > 0);
+        {
+                const char *const environment[] = { config_env, cache_env, NULL };
+
+                test_run(argv, environment, &result);
+        }
+        status = result.exit_code;
+        assert_true(asprintf(answer, "%s%s", result.stdout_text ? result.stdout_text : "",
+                             result.stderr_text ? result.stderr_text : "") > 0);
+        test_process_result_clear(&result);
+        free(config_env);
+        free(cache_env);
+        free(config);
+        free(cache);
+        return status;
+}
+
+/*
+ * One case through why: the answers before it runs (a denial if any of
+ * its names is denied), then what the backend did.  Returns NULL when they
+ * agree (or the case is not comparable: printed), else the mismatch.
+ */
+static char *why_one(const escape_row *row, escape_backend backend, dsh_mode mode)
+{
+        why_question questions[2];
+        size_t count = why_questions(row->argv, questions);
+        char *answers = NULL, *verdict = NULL;
+        bool why_allows = true, backend_allows, succeeded;
+        escape_case c;
+        escape_result result;
+
+        case_prepare(&c, row, backend, mode);
+        for (size_t i = 0; i < count; i++) {
+                char *target = expand(&c, questions[i].target);
+                char *answer = NULL, *joined = NULL;
+                int status = ask_why(&c, questions[i].op, target, &answer);
+
+                if (status != 0 && status != 1)
+                        assert_true(asprintf(&verdict, "%s | %s | %s | target %s: why --op %s %s failed (exit %d): %s",
+                                             row->operation, dsh_mode_name(mode), backend_names[backend], row->target,
+                                             questions[i].op, target, status, answer) > 0);
+                why_allows = why_allows && status == 0;
+                assert_true(asprintf(&joined, "%s%s", answers ? answers : "", answer) > 0);
+                free(answers);
+                answers = joined;
+                free(answer);
+                free(target);
+        }
+        case_run(&c, &result);
+        succeeded = result.errno_name && strcmp(result.errno_name, "0") == 0;
+        backend_allows = succeeded && (disk_changed(&result) || row->observe == ESCAPE_OBSERVE_ERRNO);
+        if (!verdict && succeeded && !backend_allows)
+                printf("# not compared: %s | %s | %s | target %s: the change landed in a private area\n",
+                       row->operation, dsh_mode_name(mode), backend_names[backend], row->target);
+        else if (!verdict && why_allows != backend_allows)
+                assert_true(asprintf(&verdict, "%s | %s | %s | target %s: why says %s, the backend %s (errno=%s): %s",
+                                     row->operation, dsh_mode_name(mode), backend_names[backend], row->target,
+                                     why_allows ? "allowed" : "denied", backend_allows ? "allowed it" : "refused it",
+                                     result.errno_name ? result.errno_name : "?", answers ? answers : "") > 0);
+        free(answers);
+        result_clear(&result);
+        case_clear(&c);
+        return verdict;
+}
+
+void escape_matrix_check_why(const char *operation)
+{
+        static char first_failure[900];
+        size_t failure_count = 0, case_count = 0;
+        why_question questions[2];
+
+        for (size_t i = 0; i < ROW_COUNT; i++) {
+                const escape_row *row = &rows[i];
+                const char *left_out = why_left_out(row->argv);
+
+                if (strcmp(row->operation, operation) != 0 || !row_runs_here(row))
+                        continue;
+                if (left_out || why_questions(row->argv, questions) == 0) {
+                        printf("# left out: %s | target %s: %s\n", row->operation, row->target,
+                               left_out ? left_out : "no why question for this call");
+                        continue;
+                }
+                for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+                        for (escape_backend b = ESCAPE_BWRAP_SPAWN; b <= ESCAPE_LANDLOCK_SPAWN; b++) {
+                                char *verdict;
+
+                                if (!backend_available(b))
+                                        continue;
+                                verdict = why_one(row, b, modes[m]);
+                                case_count++;
+                                if (verdict) {
+                                        printf("# MISMATCH %s\n", verdict);
+                                        if (failure_count++ == 0)
+                                                snprintf(first_failure, sizeof(first_failure), "%s", verdict);
+                                        free(verdict);
+                                }
+                        }
+                }
+        }
+        if (failure_count > 0)
+                fail_msg("%zu of %zu cases of \"%s\" through why did not hold (each is a # MISMATCH line); the first: %s",
+                         failure_count, case_count, operation, first_failure);
+}

@@ -30,4 +30,18 @@ const char *const *escape_matrix_operations(void);
  */
 void escape_matrix_check_operation(const char *operation);
 
+/*
+ * The same cases through `dsh-sandbox why` (docs/denials.md): for each case
+ * of `operation` the why questions it asks (each target of its call, as a
+ * write, a metadata change or a connect) are put to the CLI, with the
+ * case's backend, mode and workspace, before the case runs; then the case
+ * runs, and why's answer must be what the backend did on disk — allowed
+ * where the change landed, denied where it was refused.  Run by bwrap and
+ * in-process Landlock (the policy's two backends).  A row whose refusal is
+ * no policy question (a device node, a set-user-ID bit, an io_uring, an
+ * inherited fd...) is left out with the reason printed, and so is a case
+ * that landed in a private area (nothing on the host to compare).
+ */
+void escape_matrix_check_why(const char *operation);
+
 #endif

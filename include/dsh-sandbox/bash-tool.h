@@ -318,6 +318,16 @@ DSH_PUBLIC void dsh_bash_result_clear(dsh_bash_result *result);
  */
 DSH_PUBLIC int dsh_bash_check_cwd(const dsh_policy *policy, const char *cwd, dsh_error *error);
 
+/*
+ * The request's own checks of dsh_bash_run() on their own, with nothing
+ * asked and nothing run: the command, the escalation (sandbox_permissions,
+ * additional_write, additional_hosts, the justification: the texts above)
+ * and the cwd.  For a front end that answers a bad request before it starts
+ * anything (serve's job.start).  Returns 0, or a negative errno with
+ * `error` set.  The run checks again.
+ */
+DSH_PUBLIC int dsh_bash_check_request(const dsh_bash_request *request, dsh_error *error);
+
 #ifdef __cplusplus
 }
 #endif

@@ -227,6 +227,27 @@ class DenialsBash:
         self.assertFalse(os.path.exists(again))
         self.assertTrue(any(record.get("path") == again for record in result["denials"]), result)
 
+    def test_an_extra_root_still_holds_back_what_the_sandbox_protects(self):
+        # --additional-write .git is no way around the held-back files: .git/config and .git/hooks stay
+        # protected inside the extra root, and the record's grant says only a wider mode would do.
+        subprocess.run(["git", "init", "-q", self.workspace], check=True, env=self.env)
+        config = os.path.join(self.workspace, ".git", "config")
+        with open(config, "rb") as handle:
+            before = handle.read()
+        approve, _, _ = self.approval("approve")
+        hook = os.path.join(self.workspace, ".git", "hooks", "pre-commit")
+        done, result = self.bash(f"git config core.hooksPath /tmp; echo evil > {shlex.quote(hook)}",
+                                 "--additional-write", ".git", "--justification", "it edits the repository",
+                                 "--approval-command", approve)
+        self.assertEqual(result["kind"], "denied", result)
+        self.assertFalse(os.path.exists(hook))
+        with open(config, "rb") as handle:
+            self.assertEqual(handle.read(), before)
+        held = [record for record in result["denials"] if record["rule"] == "protected-subpath"]
+        self.assertEqual({record["path"] for record in held}, {config, hook}, result)
+        for record in held:
+            self.assertEqual(record["grant"], {"kind": "mode", "mode": "danger-full-access"}, record)
+
     def test_additional_write_from_read_only_asks_for_workspace_write_too(self):
         extra = os.path.join(self.outside, "extra")
         os.makedirs(extra)

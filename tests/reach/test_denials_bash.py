@@ -171,6 +171,24 @@ class DenialsBash:
                       f'{self.outside}', human.stderr.splitlines(), human.stderr)
         self.assertFalse(os.path.exists(target))
 
+    def test_a_denial_with_no_grant_gets_the_marker_but_no_hint(self):
+        # The sandbox's own files (its state inside the workspace here): grant "none", so the model is
+        # told it was denied, never that an escalation is available.
+        state = os.path.join(self.workspace, "state")
+        os.makedirs(state)
+        self.env["DSH_SANDBOX_STATE_DIR"] = state
+        target = os.path.join(state, "planted")
+        done, result = self.bash(f"touch {shlex.quote(target)}")
+        self.assertEqual(result["kind"], "denied", result)
+        self.assertEqual(result["markers"], [DENIED.format("workspace-write")], result)
+        record = next(record for record in result["denials"] if record.get("path") == target)
+        self.assertEqual((record["rule"], record["grant"]), ("own-file", {"kind": "none"}), record)
+        self.assertFalse(os.path.exists(target))
+        human, _ = self.bash(f"touch {shlex.quote(target)}", json_form=False)
+        self.assertNotIn(HINT, human.stderr)
+        self.assertIn("no grant", human.stderr)
+        self.assertFalse(os.path.exists(target))
+
     def test_the_human_form_shows_three_denials_then_the_count(self):
         paths = [os.path.join(self.outside, f"f{index}") for index in range(5)]
         command = "; ".join(f"touch {shlex.quote(path)} 2>/dev/null" for path in paths) + "; true"

@@ -169,7 +169,7 @@ static bool allowed_socket(const dsh_policy *policy, const char *path)
 {
         struct stat target, allowed;
 
-        if (stat(path, &target) < 0)
+        if (stat(path, &target) < 0 || !S_ISSOCK(target.st_mode))
                 return false;
         for (char *const *socket = policy->allowed_unix_sockets; socket && *socket; socket++)
                 if (stat(*socket, &allowed) == 0 && allowed.st_dev == target.st_dev && allowed.st_ino == target.st_ino)
@@ -180,7 +180,9 @@ static bool allowed_socket(const dsh_policy *policy, const char *path)
 /*
  * A pathname socket, as the supervisor decides it (core/socket-call.c): an
  * allowed socket, or one the guard would let the command change — inside
- * a writable root and not held back.  Anything else: "unix-socket".
+ * a writable root and not held back.  Anything else: "unix-socket", or the
+ * rule that names what it is — one of the sandbox's own files, a masked
+ * path — so that its grant is none, never an allow-listing.
  */
 static int why_unix_socket(dsh_runtime *runtime, const dsh_policy *policy, const char *path, dsh_denial *denial,
                            dsh_error *error)
@@ -195,7 +197,10 @@ static int why_unix_socket(dsh_runtime *runtime, const dsh_policy *policy, const
         if (result <= 0)
                 return result;
         denial->path = canonical;
-        return fill(denial, DSH_DENIAL_CONNECT, "unix-socket", error);
+        return fill(denial, DSH_DENIAL_CONNECT,
+                    rule == DSH_GUARD_OWN_FILE || rule == DSH_GUARD_MASKED_PATH ? dsh_guard_rule_name(rule)
+                                                                                : "unix-socket",
+                    error);
 }
 
 /* ---------------------------------------------------------------- network -- */

@@ -489,13 +489,15 @@ static int run_remote_bash(const cli_policy_options *policy_options, const struc
         if (options->cwd)
                 return cli_usage_error("bash: --cwd cannot be used with --remote: the command starts in the "
                                        "remote's workspace root");
-        if (asks_escalation(options) || options->approval_command)
+        if (options->additional_write || options->additional_hosts)
+                return cli_usage_error("bash: %s cannot be used with --remote: approve the grant here and pass "
+                                       "it as %s",
+                                       options->additional_write ? "--additional-write" : "--additional-host",
+                                       options->additional_write ? "--allow-write" : "--allow-host");
+        if (options->sandbox_permissions || options->approval_command)
                 return cli_usage_error("bash: %s cannot be used with --remote: approve the escalation here and "
                                        "pass the approved mode with --mode",
-                                       options->sandbox_permissions ? "--sandbox-permissions"
-                                       : options->additional_write  ? "--additional-write"
-                                       : options->additional_hosts  ? "--additional-host"
-                                                                    : "--approval-command");
+                                       options->sandbox_permissions ? "--sandbox-permissions" : "--approval-command");
         bash.timeout_ms = options->timeout_ms;
         bash.output_limit = (size_t) options->output_limit;
         if (!options->json) {

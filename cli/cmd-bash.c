@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `dsh-sandbox bash [policy] [--timeout MS] [--sandbox-permissions MODE
- * --justification TEXT] [--approval-command CMD] [--json] [--] COMMAND`: the
+ * `dsh-sandbox bash [policy] [--timeout MS] [--sandbox-permissions MODE]
+ * [--additional-write DIR]... [--additional-host HOST]... [--justification
+ * TEXT] [--approval-command CMD] [--json] [--] COMMAND`: the
  * bash tool (dsh-sandbox/bash-tool.h) on the command line.  The human form
- * shows the command's output as it comes, then the markers on stderr, and
- * exits with the command's status; --json prints one tool-result object.
+ * shows the command's output as it comes, then one line per denial (a few
+ * at most) and the markers on stderr, and exits with the command's status;
+ * --json prints one tool-result object.
  * Approval of an escalation: --approval-command, else the controlling
  * terminal (a yes/no prompt, default no), else none (refused).
  */
@@ -31,13 +33,16 @@
 
 static const char bash_help[] =
         "Usage: dsh-sandbox bash [policy options] [--timeout MS] [--json]\n"
-        "                        [--sandbox-permissions MODE --justification TEXT]\n"
+        "                        [--sandbox-permissions MODE] [--additional-write DIR]...\n"
+        "                        [--additional-host HOST]... [--justification TEXT]\n"
         "                        [--approval-command CMD] [--approval-timeout MS] [--output-limit BYTES]\n"
         "                        [--cwd DIR] [--] COMMAND\n"
         "Runs `bash -c COMMAND` confined, as an agent's bash tool, and says what happened: the command\n"
         "failed on its own, the sandbox denied it a file write (\"[sandbox: file access denied ...]\"),\n"
-        "or the sandbox runner failed and the command never ran.  The output is shown as it comes;\n"
-        "the markers follow on stderr, each on its own line.  stdin is /dev/null, and the command\n"
+        "or the sandbox runner failed and the command never ran.  A denial is what the sandbox\n"
+        "recorded, never a line the command printed.  The output is shown as it comes; then, on\n"
+        "stderr, one \"dsh-sandbox: denied: ...\" line per denial (at most 3) naming the path or\n"
+        "host and the narrowest grant, and the markers.  stdin is /dev/null, and the command\n"
         "has no terminal.  When it ends, whatever is left of its process group is killed.\n"
         "It starts in the workspace root (the session's cwd with --session), unlike `run`, which\n"
         "keeps the caller's cwd.\n\n"
@@ -45,6 +50,10 @@ static const char bash_help[] =
         "                         it must be a directory; it grants nothing\n"
         "      --timeout MS       kill the command's process group after MS milliseconds\n"
         "      --sandbox-permissions MODE  retry this call once under a wider MODE, if approved\n"
+        "      --additional-write DIR      for this call only, also make DIR writable, if approved\n"
+        "                         (repeatable; workspace-write, the call's or the requested mode)\n"
+        "      --additional-host HOST      for this call only, also allow HOST[:PORT], if approved\n"
+        "                         (repeatable; under --network off or an allow-list)\n"
         "      --justification TEXT        why (one sentence, shown to the user who approves)\n"
         "      --approval-command CMD      approve through CMD (run as /bin/sh -c CMD, the request\n"
         "                         as JSON on its stdin and in DSH_SANDBOX_ESCALATION_*): exit 0\n"
@@ -67,6 +76,8 @@ enum {
         OPTION_APPROVAL_TIMEOUT,
         OPTION_OUTPUT_LIMIT,
         OPTION_CWD,
+        OPTION_ADDITIONAL_WRITE,
+        OPTION_ADDITIONAL_HOST,
         /* Free text: the library judges an empty justification, with its own message. */
         OPTION_JUSTIFICATION = CLI_OPTION_OWN_TEXT,
 };
@@ -83,7 +94,15 @@ struct bash_options {
         long output_limit;
         bool json;
         const char *cwd;
+        char **additional_write;        /* --additional-write, in order; NULL: none */
+        char **additional_hosts;        /* --additional-host, in order; NULL: none */
 };
+
+/* Whether the call asks for an escalation: then it needs an approval channel. */
+static bool asks_escalation(const struct bash_options *options)
+{
+        return options->sandbox_permissions || options->additional_write || options->additional_hosts;
+}
 
 static int store_bash_option(int key, const char *value, void *data)
 {
@@ -109,6 +128,10 @@ static int store_bash_option(int key, const char *value, void *data)
         case OPTION_CWD:
                 options->cwd = value;
                 return 0;
+        case OPTION_ADDITIONAL_WRITE:
+                return dsh_strv_append(&options->additional_write, value) < 0 ? cli_usage_error("out of memory") : 0;
+        case OPTION_ADDITIONAL_HOST:
+                return dsh_strv_append(&options->additional_hosts, value) < 0 ? cli_usage_error("out of memory") : 0;
         case CLI_OPTION_JSON:
                 options->json = true;
                 return 0;
@@ -279,13 +302,22 @@ static int approve_on_terminal(const dsh_bash_escalation *escalation, void *data
         (void) error;
         if (!out)
                 return -ENOMEM;
-        fprintf(out, "dsh-sandbox: a command asks to run once with wider file access.\n  command:        ");
+        fprintf(out, "dsh-sandbox: a command asks to run once with wider access.\n  command:        ");
         append_escaped(out, escalation->command, "                  ");
         fprintf(out, "\n  justification:  ");
         append_escaped(out, escalation->justification, "                  ");
-        fprintf(out, "\n  mode:           %s (now %s)\nAllow this command once under \"%s\"? [y/N] ",
-                dsh_mode_name(escalation->requested_mode), dsh_mode_name(escalation->current_mode),
-                dsh_mode_name(escalation->requested_mode));
+        fprintf(out, "\n  mode:           %s (now %s)", dsh_mode_name(escalation->requested_mode),
+                dsh_mode_name(escalation->current_mode));
+        /* Exactly what is granted besides the mode, one entry a line. */
+        for (char *const *root = escalation->additional_write; root && *root; root++) {
+                fprintf(out, "\n  writable root:  ");
+                append_escaped(out, *root, "                  ");
+        }
+        for (char *const *host = escalation->additional_hosts; host && *host; host++) {
+                fprintf(out, "\n  allowed host:   ");
+                append_escaped(out, *host, "                  ");
+        }
+        fprintf(out, "\nAllow this command once with this? [y/N] ");
         if (fclose(out) != 0) {
                 free(prompt);
                 return -ENOMEM;
@@ -328,7 +360,30 @@ static int show_output(int stream, const char *data, size_t length, void *user_d
         return result;
 }
 
-/* The human form after the output: what the tool says, the markers, the warnings; returns the exit status. */
+/* The most denial lines the human form shows: a few, then a count (--json has them all). */
+#define DENIAL_LINES_MAX 3
+
+/* One line per denial, at most DENIAL_LINES_MAX, then how many more there were. */
+static void print_denials(const dsh_denials *denials)
+{
+        unsigned long more = denials->dropped;
+
+        for (size_t i = 0; i < denials->count; i++) {
+                char *line;
+
+                if (i >= DENIAL_LINES_MAX) {
+                        more++;
+                        continue;
+                }
+                line = dsh_denial_describe(&denials->items[i]);
+                cli_print_message("denied: %s", line ? line : "(out of memory)");
+                free(line);
+        }
+        if (more > 0)
+                cli_print_message("... and %lu more denial%s", more, more == 1 ? "" : "s");
+}
+
+/* The human form after the output: what the tool says, the denials, the markers, the warnings; returns the exit status. */
 static int finish_human(const dsh_bash_result *result, const struct live_output *live)
 {
         if (live->line_open)
@@ -350,6 +405,7 @@ static int finish_human(const dsh_bash_result *result, const struct live_output 
         case DSH_BASH_COMPLETED:
                 break;
         }
+        print_denials(&result->denials);
         for (char **marker = result->markers; marker && *marker; marker++)
                 fprintf(stderr, "%s\n", *marker);
         for (char **warning = result->warnings; warning && *warning; warning++)
@@ -385,7 +441,7 @@ static void choose_approval(const struct bash_options *options, dsh_bash_request
         long timeout_ms = options->approval_timeout_ms ? options->approval_timeout_ms
                                                        : DSH_BASH_APPROVAL_TIMEOUT_DEFAULT_MS;
 
-        if (!options->sandbox_permissions)
+        if (!asks_escalation(options))
                 return;
         if (options->approval_command) {
                 *command = (dsh_bash_approval_command) { options->approval_command, timeout_ms, STDERR_FILENO };
@@ -433,6 +489,11 @@ static int run_remote_bash(const cli_policy_options *policy_options, const struc
         if (options->cwd)
                 return cli_usage_error("bash: --cwd cannot be used with --remote: the command starts in the "
                                        "remote's workspace root");
+        if (options->additional_write || options->additional_hosts)
+                return cli_usage_error("bash: %s cannot be used with --remote: approve the grant here and pass "
+                                       "it as %s",
+                                       options->additional_write ? "--additional-write" : "--additional-host",
+                                       options->additional_write ? "--allow-write" : "--allow-host");
         if (options->sandbox_permissions || options->approval_command)
                 return cli_usage_error("bash: %s cannot be used with --remote: approve the escalation here and "
                                        "pass the approved mode with --mode",
@@ -474,6 +535,8 @@ static int run_bash(dsh_runtime *runtime, const dsh_policy *policy, const struct
         request.sandbox_permissions = options->sandbox_permissions;
         request.justification = options->justification;
         request.cwd = options->cwd;
+        request.additional_write = options->additional_write;
+        request.additional_hosts = options->additional_hosts;
         request.cancellation = cancellation;
         if (!options->json) {
                 request.on_output = show_output;
@@ -506,10 +569,12 @@ int cli_command_bash(int argc, char **argv)
                 { "approval-timeout", required_argument, NULL, OPTION_APPROVAL_TIMEOUT },
                 { "output-limit", required_argument, NULL, OPTION_OUTPUT_LIMIT },
                 { "cwd", required_argument, NULL, OPTION_CWD },
+                { "additional-write", required_argument, NULL, OPTION_ADDITIONAL_WRITE },
+                { "additional-host", required_argument, NULL, OPTION_ADDITIONAL_HOST },
                 { "json", no_argument, NULL, CLI_OPTION_JSON },
                 { NULL, 0, NULL, 0 },
         };
-        struct bash_options options = { 0, NULL, NULL, NULL, 0, 0, false, NULL };
+        struct bash_options options = { 0, NULL, NULL, NULL, 0, 0, false, NULL, NULL, NULL };
         const cli_command_line line = {
                 .name = "bash",
                 .help = bash_help,
@@ -529,11 +594,13 @@ int cli_command_bash(int argc, char **argv)
         if (result == 0 && argc - operands > 1)
                 result = cli_usage_error("bash: COMMAND is one argument (quote it), not %d: \"%s\" follows it",
                                          argc - operands, argv[operands + 1]);
-        if (result == 0 && options.approval_timeout_ms && !options.approval_command && !options.sandbox_permissions)
+        if (result == 0 && options.approval_timeout_ms && !options.approval_command && !asks_escalation(&options))
                 cli_print_message("warning: --approval-timeout has no effect without --sandbox-permissions");
         if (result == 0 && policy_options.remote) {
                 result = run_remote_bash(&policy_options, &options, argv[operands]);
                 cli_policy_options_clear(&policy_options);
+                dsh_strv_free(options.additional_write);
+                dsh_strv_free(options.additional_hosts);
                 return result;
         }
         if (result == 0)
@@ -545,5 +612,7 @@ int cli_command_bash(int argc, char **argv)
         dsh_policy_clear(&policy);
         dsh_runtime_free(runtime);
         cli_policy_options_clear(&policy_options);
+        dsh_strv_free(options.additional_write);
+        dsh_strv_free(options.additional_hosts);
         return cli_command_status(result);
 }

@@ -88,7 +88,23 @@ static void write_shown(FILE *out, const char *text)
         }
 }
 
-/* The question the user is asked: the command, the mode asked for and the current one, and why. */
+/* "\n\n<title>:" and each entry on a line of its own, shown as the user must read it. */
+static void write_shown_list(FILE *out, const char *title, char *const *list)
+{
+        if (!list || !list[0])
+                return;
+        fprintf(out, "\n\n%s:", title);
+        for (; *list; list++) {
+                fputs("\n    ", out);
+                write_shown(out, *list);
+        }
+}
+
+/*
+ * The question the user is asked: the command, the mode asked for and the
+ * current one, exactly the extra writable roots and allowed hosts that are
+ * granted, and why.
+ */
 static char *elicitation_message(const dsh_bash_escalation *escalation)
 {
         char *message = NULL;
@@ -97,14 +113,22 @@ static char *elicitation_message(const dsh_bash_escalation *escalation)
 
         if (!out)
                 return NULL;
-        fprintf(out, "The agent asks to run one command outside its sandbox's limits: under \"%s\" mode instead of "
-                     "\"%s\".\n\nCommand:\n    ",
-                dsh_mode_name(escalation->requested_mode), dsh_mode_name(escalation->current_mode));
+        if (escalation->requested_mode != escalation->current_mode)
+                fprintf(out, "The agent asks to run one command outside its sandbox's limits: under \"%s\" mode "
+                             "instead of \"%s\".",
+                        dsh_mode_name(escalation->requested_mode), dsh_mode_name(escalation->current_mode));
+        else
+                fprintf(out, "The agent asks to run one command outside its sandbox's limits: under \"%s\" mode, "
+                             "with only what is listed below added.",
+                        dsh_mode_name(escalation->current_mode));
+        write_shown_list(out, "Also writable, for this call only", escalation->additional_write);
+        write_shown_list(out, "Also reachable on the network, for this call only", escalation->additional_hosts);
+        fputs("\n\nCommand:\n    ", out);
         write_shown(out, escalation->command);
         fputs("\n\nJustification: ", out);
         write_shown(out, escalation->justification);
         fprintf(out, "\n\nAccept to allow this one call; decline to keep it denied. Nothing is remembered: the "
-                     "next call runs under \"%s\" again.",
+                     "next call runs under \"%s\" again, without any of it.",
                 dsh_mode_name(escalation->current_mode));
         if (fclose(out) != 0) {
                 free(message);
@@ -371,6 +395,8 @@ void mcp_tool_bash(mcp_tool_call *tool_call)
         dsh_error error = DSH_ERROR_INIT;
         running_command running = { .call = tool_call->call };
         struct progress progress;
+        char **additional_write, **additional_hosts;
+        bool write_failed, hosts_failed;
         int status;
 
         if (dsh_bash_cancellation_new(&cancellation, &error) < 0) {
@@ -384,6 +410,17 @@ void mcp_tool_bash(mcp_tool_call *tool_call)
         request.sandbox_permissions = mcp_argument_string(tool_call, "sandbox_permissions");
         request.justification = mcp_argument_string(tool_call, "justification");
         request.cwd = mcp_argument_string(tool_call, "cwd");
+        additional_write = mcp_argument_strings(tool_call, "additional_write", &write_failed);
+        additional_hosts = mcp_argument_strings(tool_call, "additional_hosts", &hosts_failed);
+        if (write_failed || hosts_failed) {
+                rpc_call_fail(tool_call->call, RPC_INTERNAL_ERROR, "out of memory", NULL);
+                dsh_strv_free(additional_write);
+                dsh_strv_free(additional_hosts);
+                dsh_bash_cancellation_free(cancellation);
+                return;
+        }
+        request.additional_write = additional_write;
+        request.additional_hosts = additional_hosts;
         request.cancellation = cancellation;
         if (tool_call->client_elicits) {
                 request.approve = approve_by_elicitation;
@@ -407,4 +444,6 @@ void mcp_tool_bash(mcp_tool_call *tool_call)
         dsh_bash_result_clear(&result);
         dsh_error_clear(&error);
         dsh_bash_cancellation_free(cancellation);
+        dsh_strv_free(additional_write);
+        dsh_strv_free(additional_hosts);
 }

@@ -104,6 +104,8 @@ static const char *const tool_definitions[] = {
         "If the write is really needed, retry this exact "
         "command once with sandbox_permissions set to the narrowest wider mode that suffices and a one-sentence "
         "justification: the user is asked to approve that one call, and may decline (then stop and explain). "
+        "Narrower still, where the denial's record names its grant (structuredContent.denials[].grant): "
+        "additional_write with that directory, or additional_hosts with that host, + justification. "
         "A line \\\"[sandbox: the sandbox runner itself failed ...]\\\" means the command never ran: report it. "
         "A command that fails on its own has isError and its exit code: fix the command.\","
         " \"inputSchema\": {\"type\": \"object\", \"properties\": {"
@@ -111,7 +113,9 @@ static const char *const tool_definitions[] = {
         "  \"cwd\": {\"type\": \"string\", \"minLength\": 1, \"description\": \"The directory the command starts in: absolute, or relative to the workspace root (default: the root). It must exist. It grants nothing: the sandbox allows the same writes from any directory.\"},"
         "  \"timeout_ms\": {\"type\": \"integer\", \"minimum\": 1, \"maximum\": 2147483647, \"description\": \"Kill the command after this many milliseconds (default: no limit).\"},"
         "  \"sandbox_permissions\": {\"type\": \"string\", \"enum\": [\"read-only\", \"workspace-write\", \"danger-full-access\"], \"description\": \"Only after a denial: run this one call under this wider mode, if the user approves. Requires justification.\"},"
-        "  \"justification\": {\"type\": \"string\", \"minLength\": 1, \"description\": \"Only with sandbox_permissions: one sentence, shown to the user, saying why this command needs the wider mode.\"}"
+        "  \"additional_write\": {\"type\": \"array\", \"items\": {\"type\": \"string\", \"minLength\": 1}, \"description\": \"Only after a denial whose grant names a writable root: for this one call also make these directories writable (absolute, or relative to the workspace root; they must exist), if the user approves. Needs workspace-write and a justification. Narrower than a wider mode: prefer it.\"},"
+        "  \"additional_hosts\": {\"type\": \"array\", \"items\": {\"type\": \"string\", \"minLength\": 1}, \"description\": \"Only after a denial whose grant names a host: for this one call also allow these hosts (host or host:port), if the user approves. Needs a restricted network and a justification.\"},"
+        "  \"justification\": {\"type\": \"string\", \"minLength\": 1, \"description\": \"Only with sandbox_permissions, additional_write or additional_hosts: one sentence, shown to the user, saying why this command needs the grant.\"}"
         " }, \"required\": [\"command\"], \"additionalProperties\": false},"
         " \"outputSchema\": " BASH_RESULT_SCHEMA ","
         " \"annotations\": {\"title\": \"Run a shell command in the sandbox\", \"readOnlyHint\": false, \"destructiveHint\": true, \"idempotentHint\": false, \"openWorldHint\": true}}",
@@ -266,6 +270,23 @@ const char *mcp_argument_string(const mcp_tool_call *tool_call, const char *name
         return json_string_value(json_object_get(tool_call->arguments, name));
 }
 
+char **mcp_argument_strings(const mcp_tool_call *tool_call, const char *name, bool *failed)
+{
+        json_t *array = json_object_get(tool_call->arguments, name);
+        char **strings = NULL;
+        size_t index;
+        json_t *value;
+
+        *failed = false;
+        json_array_foreach(array, index, value)
+                if (json_is_string(value) && dsh_strv_append(&strings, json_string_value(value)) < 0) {
+                        dsh_strv_free(strings);
+                        *failed = true;
+                        return NULL;
+                }
+        return strings;
+}
+
 bool mcp_argument_bool(const mcp_tool_call *tool_call, const char *name, bool fallback)
 {
         json_t *value = json_object_get(tool_call->arguments, name);
@@ -283,8 +304,9 @@ long long mcp_argument_integer(const mcp_tool_call *tool_call, const char *name,
 /*
  * What is wrong with `value` for the property `schema` (the subset of JSON
  * Schema the definitions above use: type, enum, minLength, minimum,
- * maximum), or NULL when it fits.  A string holding a NUL byte is refused:
- * paths and commands are C strings, and a NUL would cut them silently.
+ * maximum, an array's items), or NULL when it fits.  A string holding a NUL
+ * byte is refused: paths and commands are C strings, and a NUL would cut
+ * them silently.
  */
 static const char *property_problem(const json_t *schema, const json_t *value)
 {
@@ -292,6 +314,20 @@ static const char *property_problem(const json_t *schema, const json_t *value)
         json_t *allowed = json_object_get(schema, "enum");
         json_t *minimum = json_object_get(schema, "minimum"), *maximum = json_object_get(schema, "maximum");
 
+        if (strcmp(type, "array") == 0) {
+                size_t index;
+                json_t *item;
+
+                if (!json_is_array(value))
+                        return "expected an array";
+                json_array_foreach(value, index, item) {
+                        const char *problem = property_problem(json_object_get(schema, "items"), item);
+
+                        if (problem)
+                                return problem;
+                }
+                return NULL;
+        }
         if (strcmp(type, "boolean") == 0)
                 return json_is_boolean(value) ? NULL : "expected true or false";
         if (strcmp(type, "integer") == 0) {

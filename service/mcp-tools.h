@@ -83,6 +83,8 @@ void mcp_tool_reply_error(mcp_tool_call *tool_call, const dsh_error *error, cons
 
 /* Argument readers: each returns the argument (borrowed), or the fallback when it is absent or null. */
 const char *mcp_argument_string(const mcp_tool_call *tool_call, const char *name);
+/* The strings of an array argument (a new NULL-terminated vector; NULL when absent or empty; *failed on ENOMEM). */
+char **mcp_argument_strings(const mcp_tool_call *tool_call, const char *name, bool *failed);
 bool mcp_argument_bool(const mcp_tool_call *tool_call, const char *name, bool fallback);
 long long mcp_argument_integer(const mcp_tool_call *tool_call, const char *name, long long fallback);
 

@@ -56,6 +56,20 @@ void serve_fs_mkdir(serve_state *state, rpc_call *call);
 void serve_fs_remove(serve_state *state, rpc_call *call);
 void serve_fs_move(serve_state *state, rpc_call *call);
 
+/*
+ * The approval channel of bash.run and job.start (dsh_bash_approve_fn,
+ * serve.c): the client is asked with approval/request, naming exactly what
+ * is granted.  `call` is the call that waits (cancelled with it), NULL for a
+ * job's thread (its job.start was answered already).
+ */
+typedef struct serve_approval_channel {
+        rpc_server *server;
+        rpc_call *call;
+        long timeout_ms;
+} serve_approval_channel;
+
+int serve_approve_through_client(const dsh_bash_escalation *escalation, void *data, dsh_error *error);
+
 /* policy.why (serve-why.c). */
 void serve_policy_why(serve_state *state, rpc_call *call);
 

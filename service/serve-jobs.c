@@ -50,6 +50,12 @@ struct serve_job {
         char *command;
         char *cwd;                              /* NULL: the workspace root */
         long timeout_ms;
+        /* The escalation asked for (bash.run's), approved from the job's thread before the command runs. */
+        char *sandbox_permissions;
+        char *justification;
+        char **additional_write;
+        char **additional_hosts;
+        serve_approval_channel approval;
         dsh_policy policy;
         dsh_runtime *runtime;                   /* the pool's, until the job's thread gives it back */
         dsh_bash_cancellation *cancellation;
@@ -105,6 +111,10 @@ static void job_unref(serve_job *job)
         free(job->output);
         free(job->command);
         free(job->cwd);
+        free(job->sandbox_permissions);
+        free(job->justification);
+        dsh_strv_free(job->additional_write);
+        dsh_strv_free(job->additional_hosts);
         free(job);
 }
 
@@ -235,6 +245,13 @@ static void *job_thread(void *data)
         request.policy = &job->policy;
         request.timeout_ms = job->timeout_ms;
         request.cwd = job->cwd;
+        request.sandbox_permissions = job->sandbox_permissions;
+        request.justification = job->justification;
+        request.additional_write = job->additional_write;
+        request.additional_hosts = job->additional_hosts;
+        /* The client is asked as for bash.run; job.start was answered already, so no call waits on it. */
+        request.approve = serve_approve_through_client;
+        request.approve_data = &job->approval;
         request.cancellation = job->cancellation;
         request.on_output = job_on_output;
         request.output_data = job;
@@ -292,12 +309,29 @@ static int job_prepare(serve_state *state, const serve_policy *fields, serve_job
         return result;
 }
 
+/* The job's request checked as its run will check it (dsh_bash_check_request()): nothing is asked or run. */
+static int job_check_escalation(const serve_job *job, dsh_error *error)
+{
+        dsh_bash_request request = DSH_BASH_REQUEST_INIT;
+
+        request.command = job->command;
+        request.policy = &job->policy;
+        request.cwd = job->cwd;
+        request.sandbox_permissions = job->sandbox_permissions;
+        request.justification = job->justification;
+        request.additional_write = job->additional_write;
+        request.additional_hosts = job->additional_hosts;
+        return dsh_bash_check_request(&request, error);
+}
+
 void serve_job_start(serve_state *state, rpc_call *call)
 {
         serve_policy fields = SERVE_POLICY_INIT;
         serve_jobs *jobs = state->jobs;
         dsh_error error = DSH_ERROR_INIT;
-        const char *command = NULL, *cwd = NULL;
+        const char *command = NULL, *cwd = NULL, *sandbox_permissions = NULL, *justification = NULL;
+        char **additional_write = NULL, **additional_hosts = NULL;
+        dsh_mode requested;
         long long timeout_ms = 0, id = 0;
         bool full = false, bad_cwd = false;
         serve_job *job;
@@ -305,14 +339,31 @@ void serve_job_start(serve_state *state, rpc_call *call)
 
         if (serve_param_policy(call, &fields) < 0 || rpc_param_string(call, "command", true, &command) < 0 ||
             serve_param_positive(call, "timeoutMs", INT_MAX, &timeout_ms) < 0 ||
-            rpc_param_string(call, "cwd", false, &cwd) < 0) {
+            rpc_param_string(call, "cwd", false, &cwd) < 0 ||
+            serve_param_mode(call, "sandboxPermissions", false, &requested) < 0 ||
+            rpc_param_string(call, "sandboxPermissions", false, &sandbox_permissions) < 0 ||
+            rpc_param_string(call, "justification", false, &justification) < 0 ||
+            rpc_param_string_array(call, "additionalWrite", false, &additional_write) < 0 ||
+            rpc_param_string_array(call, "additionalHosts", false, &additional_hosts) < 0) {
+                dsh_strv_free(additional_write);
+                dsh_strv_free(additional_hosts);
                 serve_policy_clear(&fields);
                 return;
         }
         job = calloc(1, sizeof(*job));
-        result = job && (job->command = strdup(command)) && (!cwd || (job->cwd = strdup(cwd)))
+        result = job && (job->command = strdup(command)) && (!cwd || (job->cwd = strdup(cwd))) &&
+                                 (!sandbox_permissions || (job->sandbox_permissions = strdup(sandbox_permissions))) &&
+                                 (!justification || (job->justification = strdup(justification)))
                          ? 0
                          : service_error_set(&error, ENOMEM, "%s", strerror(ENOMEM));
+        if (job) {
+                job->additional_write = additional_write;
+                job->additional_hosts = additional_hosts;
+                job->approval = (serve_approval_channel) { rpc_call_server(call), NULL, state->approval_timeout_ms };
+        } else {
+                dsh_strv_free(additional_write);
+                dsh_strv_free(additional_hosts);
+        }
         if (result == 0) {
                 job->jobs = jobs;
                 job->references = 2;  /* the table's and the thread's */
@@ -325,6 +376,9 @@ void serve_job_start(serve_state *state, rpc_call *call)
                 bad_cwd = error.code == DSH_ERROR_INVALID_INPUT;
                 result = -EINVAL;
         }
+        /* So is a bad escalation: answered now, not when the job is waited for. */
+        if (result == 0)
+                result = job_check_escalation(job, &error);
         pthread_mutex_lock(&jobs->lock);
         full = result == 0 && jobs->count >= SERVE_JOB_LIMIT;
         if (result == 0 && !full)

@@ -346,15 +346,41 @@ static void sandbox_probe(serve_state *state, rpc_call *call)
 
 /* -------------------------------------------------------------- bash -- */
 
-/* approval/request's params: {command, mode, justification} and, for the prompt, where and from what. */
+/* A NULL-terminated list as a JSON array of strings ([] for NULL), or NULL when one is not UTF-8 or memory ran out. */
+static json_t *string_array(char *const *list)
+{
+        json_t *array = json_array();
+
+        for (; array && list && *list; list++)
+                if (json_array_append_new(array, json_string(*list)) < 0) {
+                        json_decref(array);
+                        return NULL;
+                }
+        return array;
+}
+
+/*
+ * approval/request's params: {command, mode, justification}, exactly what is
+ * granted besides the mode ({additionalWrite, additionalHosts}: the
+ * canonical roots and the host patterns, [] when none) and, for the prompt,
+ * where and from what.
+ */
 static json_t *approval_params(const dsh_bash_escalation *escalation)
 {
-        json_t *params = json_pack("{s:s, s:s, s:s, s:s, s:s}", "command", escalation->command, "mode",
+        json_t *params = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o?, s:o?}", "command", escalation->command, "mode",
                                    dsh_mode_name(escalation->requested_mode), "justification",
                                    escalation->justification, "currentMode",
                                    dsh_mode_name(escalation->current_mode), "workspaceRoot",
-                                   escalation->workspace_root);
+                                   escalation->workspace_root, "additionalWrite",
+                                   string_array(escalation->additional_write), "additionalHosts",
+                                   string_array(escalation->additional_hosts));
 
+        /* A list that could not be carried must not vanish from what the user approves: nothing is asked. */
+        if (params && (!json_is_array(json_object_get(params, "additionalWrite")) ||
+                       !json_is_array(json_object_get(params, "additionalHosts")))) {
+                json_decref(params);
+                return NULL;
+        }
         if (params && escalation->session_id &&
             json_object_set_new(params, "sessionId", json_string(escalation->session_id)) < 0) {
                 json_decref(params);
@@ -371,20 +397,15 @@ static json_t *approval_params(const dsh_bash_escalation *escalation)
  * is returned as an error, which the bash tool counts as not approved and
  * reports as a warning of the result.
  */
-typedef struct approval_channel {
-        rpc_call *call;
-        long timeout_ms;
-} approval_channel;
-
-static int approve_through_client(const dsh_bash_escalation *escalation, void *data, dsh_error *error)
+int serve_approve_through_client(const dsh_bash_escalation *escalation, void *data, dsh_error *error)
 {
-        const approval_channel *channel = data;
+        const serve_approval_channel *channel = data;
         json_t *params = approval_params(escalation), *answer = NULL, *refusal = NULL;
         int result;
 
         if (!params)
                 return service_error_set(error, EINVAL, "approval/request could not carry the escalation as JSON");
-        result = rpc_server_request(rpc_call_server(channel->call), channel->call, "approval/request", params,
+        result = rpc_server_request(channel->server, channel->call, "approval/request", params,
                                     channel->timeout_ms, &answer, &refusal);
         if (result == 0)
                 result = json_is_true(json_object_get(answer, "approved")) ? 1 : 0;
@@ -447,7 +468,8 @@ static void bash_run(serve_state *state, rpc_call *call)
         dsh_bash_result result = DSH_BASH_RESULT_INIT;
         dsh_bash_cancellation *cancellation = NULL;
         dsh_error error = DSH_ERROR_INIT;
-        approval_channel channel = { call, state->approval_timeout_ms };
+        serve_approval_channel channel = { rpc_call_server(call), call, state->approval_timeout_ms };
+        char **additional_write = NULL, **additional_hosts = NULL;
         long long timeout_ms = 0;
         dsh_mode requested;
         json_t *answer = NULL;
@@ -458,12 +480,18 @@ static void bash_run(serve_state *state, rpc_call *call)
             serve_param_mode(call, "sandboxPermissions", false, &requested) < 0 ||
             rpc_param_string(call, "sandboxPermissions", false, &request.sandbox_permissions) < 0 ||
             rpc_param_string(call, "justification", false, &request.justification) < 0 ||
+            rpc_param_string_array(call, "additionalWrite", false, &additional_write) < 0 ||
+            rpc_param_string_array(call, "additionalHosts", false, &additional_hosts) < 0 ||
             rpc_param_string(call, "cwd", false, &request.cwd) < 0 || bad_cwd(state, call, &fields, request.cwd)) {
+                dsh_strv_free(additional_write);
+                dsh_strv_free(additional_hosts);
                 serve_policy_clear(&fields);
                 return;
         }
+        request.additional_write = additional_write;
+        request.additional_hosts = additional_hosts;
         request.timeout_ms = (long) timeout_ms;
-        request.approve = approve_through_client;
+        request.approve = serve_approve_through_client;
         request.approve_data = &channel;
         ran = dsh_bash_cancellation_new(&cancellation, &error);
         if (ran == 0) {
@@ -482,6 +510,8 @@ static void bash_run(serve_state *state, rpc_call *call)
                 serve_fail(call, &error);
         dsh_bash_result_clear(&result);
         dsh_bash_cancellation_free(cancellation);
+        dsh_strv_free(additional_write);
+        dsh_strv_free(additional_hosts);
         serve_policy_clear(&fields);
 }
 
@@ -514,14 +544,16 @@ static const serve_method serve_methods[] = {
         { "policy.why", serve_policy_why, true, PARAMS("op", "target") },
         { "sandbox.confine", sandbox_confine, true, PARAMS("argv") },
         { "sandbox.probe", sandbox_probe, false, PARAMS("backend") },
-        { "bash.run", bash_run, true, PARAMS("command", "timeoutMs", "sandboxPermissions", "justification", "cwd") },
+        { "bash.run", bash_run, true, PARAMS("command", "timeoutMs", "sandboxPermissions", "justification", "cwd",
+                                                    "additionalWrite", "additionalHosts") },
         { "fs.read", serve_fs_read, true, PARAMS("path", "offset", "length") },
         { "fs.write", serve_fs_write, true, PARAMS("path", "content", "createOnly") },
         { "fs.edit", serve_fs_edit, true, PARAMS("path", "oldString", "newString", "replaceAll") },
         { "fs.mkdir", serve_fs_mkdir, true, PARAMS("path", "recursive") },
         { "fs.remove", serve_fs_remove, true, PARAMS("path", "recursive") },
         { "fs.move", serve_fs_move, true, PARAMS("source", "destination", "noReplace") },
-        { "job.start", serve_job_start, true, PARAMS("command", "timeoutMs", "cwd") },
+        { "job.start", serve_job_start, true, PARAMS("command", "timeoutMs", "cwd", "sandboxPermissions",
+                                                      "justification", "additionalWrite", "additionalHosts") },
         { "job.read", serve_job_read, false, PARAMS("jobId", "offset") },
         { "job.wait", serve_job_wait, false, PARAMS("jobId", "timeoutMs") },
         { "job.kill", serve_job_kill, false, PARAMS("jobId", "signal") },

@@ -42,6 +42,32 @@ static int append_variable(char ***environment, const char *name, const char *va
         return dsh_strv_append(environment, assignment);
 }
 
+/*
+ * NAME=the entries of `list`, one per line, unless there are none.  No entry
+ * holds a line break (bash-escalation.c refuses one), so each line is one
+ * granted root or host.
+ */
+static int append_list_variable(char ***environment, const char *name, char *const *list)
+{
+        dsh_autofree char *joined = NULL;
+        size_t length = 0;
+
+        if (!list || !list[0])
+                return 0;
+        for (char *const *entry = list; *entry; entry++)
+                length += strlen(*entry) + 1;
+        joined = malloc(length);
+        if (!joined)
+                return -ENOMEM;
+        joined[0] = '\0';
+        for (char *const *entry = list; *entry; entry++) {
+                if (entry != list)
+                        strcat(joined, "\n");
+                strcat(joined, *entry);
+        }
+        return append_variable(environment, name, joined);
+}
+
 /* The caller's environment, with the request's variables in place of any of that name already there. */
 static char **approval_environment(const dsh_bash_escalation *escalation)
 {
@@ -56,7 +82,9 @@ static char **approval_environment(const dsh_bash_escalation *escalation)
             append_variable(&environment, "CURRENT_MODE", dsh_mode_name(escalation->current_mode)) < 0 ||
             append_variable(&environment, "JUSTIFICATION", escalation->justification) < 0 ||
             append_variable(&environment, "WORKSPACE_ROOT", escalation->workspace_root) < 0 ||
-            append_variable(&environment, "SESSION_ID", escalation->session_id) < 0)
+            append_variable(&environment, "SESSION_ID", escalation->session_id) < 0 ||
+            append_list_variable(&environment, "ADDITIONAL_WRITE", escalation->additional_write) < 0 ||
+            append_list_variable(&environment, "ADDITIONAL_HOSTS", escalation->additional_hosts) < 0)
                 goto out_of_memory;
         return environment;
 out_of_memory:

@@ -6,21 +6,16 @@
 #include <string.h>
 
 #include "bash/bash-capture.h"
-#include "provider/classify.h"
 
 #define HEAD_INITIAL_CAPACITY 4096
 
-void dsh_capture_init(dsh_capture *capture, size_t limit, char *const *signatures)
+void dsh_capture_init(dsh_capture *capture, size_t limit)
 {
-        size_t longest = dsh_signatures_longest(signatures);
-
         *capture = (dsh_capture) DSH_CAPTURE_INIT;
         if (limit < 2)
                 limit = 2;
         capture->head_limit = limit / 2;
         capture->tail_limit = limit - capture->head_limit;
-        capture->signatures = longest > 0 ? signatures : NULL;
-        capture->carry_limit = longest > 0 ? longest - 1 : 0;
 }
 
 /* Grows the head buffer to hold `needed` bytes, doubling, never past the head limit. */
@@ -71,42 +66,10 @@ static void append_tail(dsh_capture *capture, const char *data, size_t length)
         }
 }
 
-/*
- * Looks for a signature in the carried bytes and the new chunk together, so
- * that a match split across two reads is found; then carries the chunk's
- * last bytes.  Only stderr has signatures, and stderr is rarely large.
- */
-static int scan_signatures(dsh_capture *capture, const char *data, size_t length)
-{
-        size_t needed = capture->carry_used + length, keep;
-
-        if (!capture->signatures || capture->signature_seen)
-                return 0;
-        if (needed > capture->window_capacity) {
-                char *grown = realloc(capture->window, needed);
-
-                if (!grown)
-                        return -ENOMEM;
-                capture->window = grown;
-                capture->window_capacity = needed;
-        }
-        memcpy(capture->window + capture->carry_used, data, length);
-        if (dsh_text_has_signature(capture->signatures, capture->window, needed)) {
-                capture->signature_seen = true;
-                return 0;
-        }
-        keep = needed < capture->carry_limit ? needed : capture->carry_limit;
-        memmove(capture->window, capture->window + needed - keep, keep);
-        capture->carry_used = keep;
-        return 0;
-}
-
 int dsh_capture_append(dsh_capture *capture, const char *data, size_t length)
 {
         size_t to_head = 0;
 
-        if (scan_signatures(capture, data, length) < 0)
-                return -ENOMEM;
         capture->total += length;
         if (capture->head_used < capture->head_limit) {
                 to_head = capture->head_limit - capture->head_used;
@@ -198,6 +161,5 @@ void dsh_capture_clear(dsh_capture *capture)
 {
         free(capture->head);
         free(capture->tail);
-        free(capture->window);
         *capture = (dsh_capture) DSH_CAPTURE_INIT;
 }

@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Bounded capture of one output stream of a command, for the bash tool: the
- * first and the last bytes within a limit, the count of everything, and —
- * for stderr — whether one of the backend's denial signatures went by,
- * matched over the whole stream and not only over what was kept (a denial
- * in the middle of a long log is still a denial).  Memory is at most the
- * limit plus the longest signature, whatever the command writes.
+ * first and the last bytes within a limit, and the count of everything.
+ * Memory is at most the limit, whatever the command writes.  Nothing here
+ * reads the text for meaning: what the command printed decides nothing
+ * about a denial (docs/bash-tool.md, "Attribution": records, not text).
  */
 #ifndef DSH_SANDBOX_BASH_CAPTURE_H
 #define DSH_SANDBOX_BASH_CAPTURE_H
@@ -26,18 +25,12 @@ typedef struct dsh_capture {
         size_t tail_start;              /* the oldest byte of the ring */
         size_t tail_used;
         unsigned long long total;
-        char *const *signatures;        /* borrowed; NULL: nothing to look for */
-        size_t carry_limit;             /* the longest signature less one: what a match can straddle */
-        char *window;                   /* the last carry_limit bytes, then the new chunk */
-        size_t carry_used;
-        size_t window_capacity;
-        bool signature_seen;
 } dsh_capture;
 
-#define DSH_CAPTURE_INIT { 0, NULL, 0, 0, 0, NULL, 0, 0, 0, NULL, 0, NULL, 0, 0, false }
+#define DSH_CAPTURE_INIT { 0, NULL, 0, 0, 0, NULL, 0, 0, 0 }
 
-/* Sets up a capture keeping `limit` bytes (at least 2) and looking for `signatures` (borrowed, may be NULL). */
-DSH_INTERNAL void dsh_capture_init(dsh_capture *capture, size_t limit, char *const *signatures);
+/* Sets up a capture keeping `limit` bytes (at least 2). */
+DSH_INTERNAL void dsh_capture_init(dsh_capture *capture, size_t limit);
 
 /* Takes `length` more bytes of the stream.  Returns 0 or -ENOMEM (what was kept so far stays). */
 DSH_INTERNAL int dsh_capture_append(dsh_capture *capture, const char *data, size_t length);

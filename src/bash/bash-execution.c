@@ -17,7 +17,6 @@
 
 #include "bash/bash-execution.h"
 #include "base/error.h"
-#include "provider/held-back-watch.h"
 #include "provider/process.h"
 #include "provider/spawn.h"
 
@@ -172,13 +171,12 @@ static int run_loop(dsh_bash_execution *run)
 {
         dsh_autofree char *buffer = malloc(READ_CHUNK);
         int cancel_fd = dsh_bash_cancellation_fd(run->request->cancellation);
-        dsh_held_back_watch *watch = dsh_child_held_back_watch(run->child);
 
         if (!buffer)
                 return -ENOMEM;
         while (!run->exited || run->streams[DSH_BASH_STREAM_OUT] >= 0 || run->streams[DSH_BASH_STREAM_ERR] >= 0) {
-                struct pollfd fds[DSH_BASH_STREAM_COUNT + 3];
-                int slots[DSH_BASH_STREAM_COUNT] = { -1, -1 }, exit_slot = -1, cancel_slot = -1, watch_slot = -1;
+                struct pollfd fds[DSH_BASH_STREAM_COUNT + 2];
+                int slots[DSH_BASH_STREAM_COUNT] = { -1, -1 }, exit_slot = -1, cancel_slot = -1;
                 int count = 0, ready;
                 bool has_exited = false;
 
@@ -195,11 +193,6 @@ static int run_loop(dsh_bash_execution *run)
                         cancel_slot = count;
                         fds[count++] = (struct pollfd) { cancel_fd, POLLIN, 0 };
                 }
-                /* Read as events come: the kernel's queue is bounded, and a full one loses the evidence. */
-                if (watch) {
-                        watch_slot = count;
-                        fds[count++] = (struct pollfd) { dsh_held_back_watch_fd(watch), POLLIN, 0 };
-                }
                 ready = poll(fds, (nfds_t) count, dsh_poll_timeout_ms(next_deadline(run)));
                 if (ready < 0 && errno != EINTR)
                         return -errno;
@@ -207,8 +200,6 @@ static int run_loop(dsh_bash_execution *run)
                         continue;
                 if (cancel_slot >= 0 && fds[cancel_slot].revents)
                         take_cancellation(run);
-                if (watch_slot >= 0 && fds[watch_slot].revents)
-                        dsh_held_back_watch_read(watch);
                 for (int stream = 0; stream < DSH_BASH_STREAM_COUNT; stream++)
                         if (slots[stream] >= 0 && run->streams[stream] >= 0 && fds[slots[stream]].revents &&
                             read_stream(run, stream, buffer) < 0)
@@ -223,8 +214,6 @@ static int run_loop(dsh_bash_execution *run)
                 }
                 check_deadlines(run);
         }
-        /* Every event of the command's was queued before it exited: this read sees the last of them. */
-        dsh_held_back_watch_read(watch);
         return 0;
 }
 
@@ -308,7 +297,13 @@ int dsh_bash_execute(dsh_runtime *runtime, const dsh_bash_request *request, cons
          */
         options.new_session = true;
         options.cwd_fd = cwd_fd;
-        result = dsh_provider_spawn_watched(dsh_runtime_provider(runtime), argv, policy, &options, &run->child, error);
+        /*
+         * No held-back watch (inotify on .git and the like): the supervisor
+         * records a change refused to a held-back file on both backends (the
+         * rename over .git/config, an open in .git/hooks), and the records
+         * are the whole of the evidence (docs/bash-tool.md, "Held-back files").
+         */
+        result = dsh_provider_spawn(dsh_runtime_provider(runtime), argv, policy, &options, &run->child, error);
         close(null_fd);
         close(out_pipe[1]);
         close(err_pipe[1]);
@@ -319,8 +314,8 @@ int dsh_bash_execute(dsh_runtime *runtime, const dsh_bash_request *request, cons
         run->pidfd = dsh_pidfd_open(run->pid);
         if (request->timeout_ms > 0)
                 run->deadline_ms = dsh_monotonic_ms() + request->timeout_ms;
-        dsh_capture_init(&run->captures[DSH_BASH_STREAM_OUT], limit, NULL);
-        dsh_capture_init(&run->captures[DSH_BASH_STREAM_ERR], limit, dsh_child_facts(run->child)->denial_signatures);
+        dsh_capture_init(&run->captures[DSH_BASH_STREAM_OUT], limit);
+        dsh_capture_init(&run->captures[DSH_BASH_STREAM_ERR], limit);
         /* A cancellation that came during the spawn acts now. */
         take_cancellation(run);
         result = run_loop(run);

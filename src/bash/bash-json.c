@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "dsh-sandbox/json.h"
+#include "base/denial-json.h"
 #include "base/error-json.h"
 #include "base/json-core.h"
 #include "bash/bash-json.h"
@@ -154,6 +155,18 @@ static void encode_refused_connections(dsh_json_encoder *encoder, json_t *object
                                                                                result->refused_connections_dropped)));
 }
 
+/* "denials" (always, [] when none: the typed records, base/denial-json.h) and "denialsDropped" (only when some were). */
+static void encode_denials(dsh_json_encoder *encoder, json_t *object, const dsh_bash_result *result)
+{
+        dsh_json_path path = dsh_json_path_key(&dsh_json_root, "denials");
+
+        dsh_json_set_member(encoder, object, "denials", dsh_json_denials_array(encoder, &result->denials, &path));
+        if (result->denials.dropped > 0)
+                dsh_json_set_member(encoder, object, "denialsDropped",
+                                    dsh_json_encoder_new(encoder,
+                                                         json_integer((json_int_t) result->denials.dropped)));
+}
+
 json_t *dsh_json_bash_result_value(const dsh_bash_result *result, const char *what, dsh_error *error)
 {
         dsh_json_encoder encoder = { what, error, false };
@@ -185,6 +198,7 @@ json_t *dsh_json_bash_result_value(const dsh_bash_result *result, const char *wh
                 dsh_json_set_strings_member(&encoder, object, &dsh_json_root, "warnings", result->warnings);
         encode_refused_writes(&encoder, object, result);
         encode_refused_connections(&encoder, object, result);
+        encode_denials(&encoder, object, result);
         return dsh_json_encoder_finish(&encoder, object);
 }
 
@@ -388,13 +402,39 @@ static int decode_refused_connections(dsh_json_decoder *decoder, const json_t *o
         return result;
 }
 
+/*
+ * "denials" and "denialsDropped".  The remote relays a result: a record it
+ * sends is decoded strictly (base/denial-json.c: known ops, sources and
+ * grant kinds), at most a call's bound.  Absent from a result an older
+ * helper wrote: then none — which the decoded kind and sandbox.denied,
+ * read as sent, do not contradict.
+ */
+static int decode_denials(dsh_json_decoder *decoder, const json_t *object, dsh_bash_result *out)
+{
+        dsh_json_path path = dsh_json_path_key(&dsh_json_root, "denials");
+        dsh_json_path dropped_path = dsh_json_path_key(&dsh_json_root, "denialsDropped");
+        const json_t *list = json_object_get(object, "denials");
+        const json_t *dropped = json_object_get(object, "denialsDropped");
+
+        if (dropped && (!json_is_integer(dropped) || json_integer_value(dropped) < 0))
+                return dsh_json_invalid(decoder->error, decoder->what, &dropped_path, "must be a non-negative integer");
+        if (list) {
+                int result = dsh_json_decode_denials(decoder, list, &path, DSH_DENIALS_MAX, &out->denials);
+
+                if (result < 0)
+                        return result;
+        }
+        out->denials.dropped = dropped ? (unsigned long) json_integer_value(dropped) : 0;
+        return 0;
+}
+
 int dsh_json_bash_result_from_value(const json_t *value, const char *what, dsh_bash_result *result_out,
                                     dsh_error *error)
 {
         static const char *const keys[] = { "kind", "exitCode", "signal", "timedOut", "cancelled", "stdout",
                                             "stderr", "sandbox", "markers", "message", "error", "warnings",
                                             "refusedWrites", "refusedWritesDropped", "refusedConnections",
-                                            "refusedConnectionsDropped", NULL };
+                                            "refusedConnectionsDropped", "denials", "denialsDropped", NULL };
         dsh_bash_result decoded = DSH_BASH_RESULT_INIT;
         dsh_json_decoder decoder = { what, error };
         const json_t *error_value;
@@ -429,6 +469,8 @@ int dsh_json_bash_result_from_value(const json_t *value, const char *what, dsh_b
                 result = decode_refused_writes(&decoder, value, &decoded);
         if (result == 0)
                 result = decode_refused_connections(&decoder, value, &decoded);
+        if (result == 0)
+                result = decode_denials(&decoder, value, &decoded);
         /* Never NULL in a result (dsh-sandbox/bash-tool.h): absent reads as none. */
         if (result == 0 && !decoded.warnings && !(decoded.warnings = calloc(1, sizeof(char *))))
                 result = dsh_json_out_of_memory(error, what);
@@ -442,6 +484,7 @@ int dsh_json_bash_result_from_value(const json_t *value, const char *what, dsh_b
 
 json_t *dsh_json_bash_escalation_value(const dsh_bash_escalation *escalation, const char *what, dsh_error *error)
 {
+        static char *const empty_list[] = { NULL };
         dsh_json_encoder encoder = { what, error, false };
         json_t *object = dsh_json_encoder_new(&encoder, json_object());
 
@@ -454,6 +497,11 @@ json_t *dsh_json_bash_escalation_value(const dsh_bash_escalation *escalation, co
         dsh_json_set_string_member(&encoder, object, &dsh_json_root, "workspaceRoot", escalation->workspace_root);
         if (escalation->session_id)
                 dsh_json_set_string_member(&encoder, object, &dsh_json_root, "sessionId", escalation->session_id);
+        /* Exactly what is granted beside the mode: always present, [] when none. */
+        dsh_json_set_strings_member(&encoder, object, &dsh_json_root, "additionalWrite",
+                                    escalation->additional_write ? escalation->additional_write : empty_list);
+        dsh_json_set_strings_member(&encoder, object, &dsh_json_root, "additionalHosts",
+                                    escalation->additional_hosts ? escalation->additional_hosts : empty_list);
         return dsh_json_encoder_finish(&encoder, object);
 }
 

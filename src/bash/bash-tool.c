@@ -15,11 +15,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bash/bash-escalation.h"
 #include "bash/bash-execution.h"
 #include "dsh-sandbox/bash-tool.h"
+#include "dsh-sandbox/denial.h"
 #include "base/error.h"
+#include "base/json-core.h"
 #include "provider/call-network.h"
-#include "provider/held-back-watch.h"
 #include "provider/process.h"
 #include "base/path-fd.h"
 
@@ -32,13 +34,11 @@
         "[sandbox: the sandbox runner itself failed under %s mode \xe2\x80\x94 the command did not run; this " \
         "is a sandbox problem, not a command failure]"
 #define STAYS_DENIED "it stays denied, so stop and explain instead of working around it"
-#define REJECTED_TEXT "the user rejected escalating this command to \"%s\"; " STAYS_DENIED
+/* "%s" is dsh_bash_grant_describe()'s: the quoted mode (the seeds' text), and any extra roots and hosts. */
+#define REJECTED_TEXT "the user rejected escalating this command to %s; " STAYS_DENIED
 #define NO_CHANNEL_TEXT                                                                                       \
-        "escalating this command to \"%s\" needs the user's approval, and there is no approval channel to ask " \
+        "escalating this command to %s needs the user's approval, and there is no approval channel to ask " \
         "the user; " STAYS_DENIED
-
-/* The highest signal number on Linux (SIGRTMAX is a function call in glibc). */
-#define SIGRTMAX_LINUX 64
 
 const char *dsh_bash_kind_name(dsh_bash_kind kind)
 {
@@ -98,12 +98,40 @@ static int result_add_runner_marker(dsh_bash_result *result)
         return result_add_marker(result, true);
 }
 
-/* The denial, and the way out where a wider mode exists (which the hint names without choosing). */
+/*
+ * Whether a one-call approval could lift one of the call's denials: a record
+ * whose grant is an extra root, an allowed host or a wider mode, or a record
+ * past the bound (its grant unknown).  A grant "none" (the sandbox's own
+ * files, a masked credential, a metadata address) and the configured ones
+ * (a unix socket, a local port: the user's settings, not a call's approval)
+ * are not: the hint must never send a model to ask the user for a wider
+ * mode "because the sandbox denied it" where no grant is meant to exist.
+ */
+static bool denials_have_grant(const dsh_denials *denials)
+{
+        if (denials->dropped > 0)
+                return true;
+        for (size_t i = 0; i < denials->count; i++)
+                switch (denials->items[i].grant.kind) {
+                case DSH_GRANT_WRITABLE_ROOT:
+                case DSH_GRANT_ALLOWED_HOST:
+                case DSH_GRANT_MODE:
+                        return true;
+                case DSH_GRANT_NONE:
+                case DSH_GRANT_UNIX_SOCKET:
+                case DSH_GRANT_LOCAL_PORT:
+                        break;
+                }
+        return false;
+}
+
+/* The denial, and the way out where a wider mode exists and some record has a grant. */
 static int result_add_denial_markers(dsh_bash_result *result)
 {
         int appended = result_add_marker(result, false);
 
-        if (appended == 0 && result->sandbox.mode != DSH_MODE_DANGER_FULL_ACCESS)
+        if (appended == 0 && result->sandbox.mode != DSH_MODE_DANGER_FULL_ACCESS &&
+            denials_have_grant(&result->denials))
                 appended = dsh_strv_append(&result->markers, MARKER_ESCALATION);
         return appended;
 }
@@ -128,6 +156,7 @@ void dsh_bash_result_clear(dsh_bash_result *result)
                 return;
         dsh_write_refusals_free(result->refused_writes, result->refused_write_count);
         dsh_refused_connections_free(result->refused_connections, result->refused_connection_count);
+        dsh_denials_clear(&result->denials);
         free(result->standard_output.text);
         free(result->standard_error.text);
         free(result->sandbox.backend);
@@ -181,52 +210,16 @@ static int result_cancelled_before_start(dsh_bash_result *result)
 /* True when `text` has something besides blanks. */
 static bool has_content(const char *text)
 {
-        for (; *text; text++)
-                if (*text != ' ' && *text != '\t' && *text != '\n' && *text != '\r' && *text != '\v' && *text != '\f')
-                        return true;
-        return false;
+        return text[strspn(text, " \t\n\r\v\f")] != '\0';
 }
 
-/*
- * A justification is shown to the user in the approval prompt: one line of
- * text, so that it can neither hide the request behind line breaks nor
- * carry a terminal escape sequence that redraws what the user reads.
- */
-static bool justification_is_sentence(const char *text)
+/* The request's own checks before its escalation's (bash-escalation.c), in the order of docs/bash-tool.md. */
+static int validate_request(const dsh_bash_request *request, dsh_error *error)
 {
-        if (!has_content(text) || !dsh_text_is_utf8(text, strlen(text), NULL))
-                return false;
-        for (const unsigned char *byte = (const unsigned char *) text; *byte; byte++)
-                if (*byte < 0x20 || *byte == 0x7f)
-                        return false;
-        return true;
-}
-
-/* The request's own checks, in the order of docs/bash-tool.md.  Sets *escalate and *requested. */
-static int validate_request(const dsh_bash_request *request, bool *escalate, dsh_mode *requested, dsh_error *error)
-{
-        *escalate = false;
         if (!request || !request->policy)
                 return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "the bash tool needs a resolved policy");
         if (!request->command || !has_content(request->command))
                 return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "the command is empty");
-        if (request->sandbox_permissions && !request->justification)
-                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
-                                     "invalid escalation: sandbox_permissions requires a justification");
-        if (request->justification && !request->sandbox_permissions)
-                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
-                                     "invalid escalation: justification is only valid together with "
-                                     "sandbox_permissions");
-        if (!request->sandbox_permissions)
-                return 0;
-        if (dsh_mode_parse(request->sandbox_permissions, requested) < 0)
-                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
-                                     "invalid escalation: sandbox_permissions must be \"read-only\", "
-                                     "\"workspace-write\" or \"danger-full-access\"");
-        if (!justification_is_sentence(request->justification))
-                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
-                                     "invalid justification: expected a non-empty sentence");
-        *escalate = true;
         return 0;
 }
 
@@ -293,18 +286,32 @@ int dsh_bash_check_cwd(const dsh_policy *policy, const char *cwd, dsh_error *err
         return 0;
 }
 
+int dsh_bash_check_request(const dsh_bash_request *request, dsh_error *error)
+{
+        dsh_bash_grant grant = DSH_BASH_GRANT_INIT;
+        int result = validate_request(request, error), fd;
+
+        if (result == 0)
+                result = dsh_bash_grant_check(request, request->policy, &grant, error);
+        dsh_bash_grant_clear(&grant);
+        if (result < 0)
+                return result;
+        fd = open_working_directory(request, request->policy, error);
+        if (fd < 0)
+                return fd;
+        close(fd);
+        return 0;
+}
+
 /*
- * Asks the approval channel about one call under `requested`.  Returns 0
- * with *approved set (a channel that could not ask leaves a warning and
- * counts as a no), or -ENOMEM.
+ * Asks the approval channel about one call with `grant`: exactly what would
+ * be granted.  Returns 0 with *approved set (a channel that could not ask
+ * leaves a warning and counts as a no), or -ENOMEM.
  */
-static int ask_approval(const dsh_bash_request *request, const dsh_policy *policy, dsh_mode requested,
+static int ask_approval(const dsh_bash_request *request, const dsh_policy *policy, const dsh_bash_grant *grant,
                         dsh_bash_result *result, bool *approved)
 {
-        const dsh_bash_escalation escalation = {
-                request->command, policy->mode, requested, request->justification, policy->workspace_root,
-                policy->session_id,
-        };
+        const dsh_bash_escalation escalation = dsh_bash_grant_escalation(grant, request, policy);
         dsh_error channel_error = DSH_ERROR_INIT;
         int answer;
 
@@ -357,18 +364,6 @@ static void name_runner_failure(const dsh_bash_execution *run, dsh_error *runner
                 dsh_error_set_unavailable(runner_error, dsh_child_mode(run->child), line);
 }
 
-/*
- * A signal death is never a denial, and it does not always arrive as one: a
- * shell reports its child's as the exit status 128+N, and so does bwrap for
- * the command it ran.  An exit status in 129..128+64 is read as a signal
- * death: a command that exits with one of those on its own, after a denied
- * write, loses the denial marker — the lesser error of the two.
- */
-static bool exit_reads_as_signal(int exit_code)
-{
-        return exit_code > 128 && exit_code <= 128 + SIGRTMAX_LINUX;
-}
-
 #define HELD_BACK_TEXT                                                                                        \
         "the sandbox holds back %s: the change was refused, whatever the exit status says (it runs code "      \
         "outside the sandbox later: git's hooks and config at the user's next git command, the agent's "        \
@@ -379,68 +374,109 @@ static bool exit_reads_as_signal(int exit_code)
         "the command created a path the sandbox keeps absent (the warnings name it: the agent's launch "       \
         "config, a startup file or git's commondir, which run code outside the sandbox later); it was moved "  \
         "aside once the command was gone; to create it, ask the user"
-#define HELD_BACK_OVERFLOW_TEXT                                                                               \
-        "the watch of the files the sandbox holds back overflowed (the command created files next to them "    \
-        "faster than they were read): a refused change to them may not be reported as a denial"
+
+static bool is_held_back(const dsh_denial *denial)
+{
+        return denial->path && denial->rule && strcmp(denial->rule, "protected-subpath") == 0 &&
+               denial->source != DSH_DENIAL_SOURCE_CLEANUP;
+}
+
+/* The paths of the held-back records, each once, quoted and joined with ", " (`\xNN` for a byte not UTF-8). */
+static char *held_back_paths(const dsh_denials *denials)
+{
+        char *text = NULL;
+        size_t size = 0, named = 0;
+        FILE *out = open_memstream(&text, &size);
+        bool failed = !out;
+
+        for (size_t i = 0; !failed && i < denials->count; i++) {
+                bool seen = false;
+                dsh_autofree char *escaped = NULL;
+
+                if (!is_held_back(&denials->items[i]))
+                        continue;
+                for (size_t j = 0; j < i && !seen; j++)
+                        seen = is_held_back(&denials->items[j]) &&
+                               strcmp(denials->items[j].path, denials->items[i].path) == 0;
+                if (seen)
+                        continue;
+                escaped = dsh_json_utf8_escaped(denials->items[i].path);
+                failed = !escaped || fprintf(out, "%s\"%s\"", named++ ? ", " : "", escaped) < 0;
+        }
+        if (out && fclose(out) != 0)
+                failed = true;
+        if (failed || named == 0) {
+                free(text);
+                return NULL;
+        }
+        return text;
+}
+
+static bool has_cleanup_record(const dsh_denials *denials)
+{
+        for (size_t i = 0; i < denials->count; i++)
+                if (denials->items[i].source == DSH_DENIAL_SOURCE_CLEANUP)
+                        return true;
+        return false;
+}
 
 /*
- * A change to a file the backend holds back (.git/config, .git/hooks, the
- * sandbox's own files: held-back-watch.h) is refused without the backend's
- * dialect: EBUSY for a rename over the read-only bind, or nothing at all
- * when the tool ignores the failure (git branch --set-upstream-to exits 0).
- * Out-of-band evidence (the lock created next to the file, seen by inotify
- * outside the sandbox) makes the call a denial whatever its exit status;
- * a stderr line naming a held-back path with EBUSY's or EROFS's words only
- * for a command that failed.  Either can be faked by the command, against
- * its own call only; the out-of-band one cannot be hidden by it, not even
- * by deleting the lock at once (held-back-watch.c).
- * A signal death stays no denial.  A path the sandbox keeps absent that the
- * command created (moved aside once it was gone: dsh_child_moved_aside())
- * is a denial too, whatever the exit status.  Sets *refused; names the
- * paths in the message.  Returns 0 or -ENOMEM.
+ * The message of a denial for the model, from the records alone: a change
+ * refused to a held-back file (a protected-subpath record: .git/config,
+ * .git/hooks, the agent's launch config) names its paths — the change did not
+ * happen whatever the exit status says (git branch --set-upstream-to exits
+ * 0) — and a path the sandbox keeps absent, moved aside after the command (a
+ * cleanup record), says so.  Returns 0 or -ENOMEM.
  */
-static int attribute_held_back(const dsh_bash_execution *run, dsh_bash_result *result, int exit_code, bool *refused)
+static int result_set_denial_message(dsh_bash_result *result)
 {
-        dsh_held_back_watch *watch = dsh_child_held_back_watch(run->child);
         dsh_autofree char *paths = NULL;
+        bool any_held_back = false;
 
-        *refused = dsh_child_moved_aside(run->child) > 0;
-        if (*refused && result_set_message(result, "%s", MOVED_ASIDE_TEXT) < 0)
-                return -ENOMEM;
-        if (!watch)
+        for (size_t i = 0; i < result->denials.count && !any_held_back; i++)
+                any_held_back = is_held_back(&result->denials.items[i]);
+        if (any_held_back) {
+                paths = held_back_paths(&result->denials);
+                return paths ? result_set_message(result, HELD_BACK_TEXT, paths) : -ENOMEM;
+        }
+        if (has_cleanup_record(&result->denials))
+                return result_set_message(result, "%s", MOVED_ASIDE_TEXT);
+        return 0;
+}
+
+/*
+ * The call's denials, as the enforcing layers recorded them: `sandbox.denied`,
+ * the markers and the message follow from the records alone, never from
+ * text the command printed (a command can print any line; it cannot add a
+ * record).  A record is evidence whatever the exit status — 0 (a tool that
+ * ignores the failure), 1, a signal death (a command killed after the
+ * refusal was still refused): docs/bash-tool.md, "Attribution".  A call the
+ * tool ended (timed out, cancelled) keeps its own message.  Returns 0 or
+ * -ENOMEM.
+ */
+static int result_note_denials(dsh_bash_result *result, bool with_message)
+{
+        int appended;
+
+        if (result->denials.count == 0 && result->denials.dropped == 0)
                 return 0;
-        if (dsh_held_back_watch_overflowed(watch) && result_add_warning(result, HELD_BACK_OVERFLOW_TEXT) < 0)
-                return -ENOMEM;
-        /*
-         * The lock the watch saw is evidence whatever the exit status says: a
-         * command that then dies of a signal (or exits 129..192) must not hide
-         * it.  Only the stderr text is read for a failure that is the command's
-         * own (an exit status, not a signal).
-         */
-        if (exit_code > 0 && !exit_reads_as_signal(exit_code))
-                dsh_held_back_watch_match_text(watch, result->standard_error.text, result->standard_error.length);
-        if (!dsh_held_back_watch_saw_attempt(watch) && !dsh_held_back_watch_named(watch))
-                return 0;
-        *refused = true;
-        paths = dsh_held_back_watch_refused_paths(watch);
-        if (!paths)
-                return -ENOMEM;
-        return result_set_message(result, HELD_BACK_TEXT, paths);
+        result->sandbox.denied = true;
+        appended = result_add_denial_markers(result);
+        return appended == 0 && with_message ? result_set_denial_message(result) : appended;
 }
 
 /*
  * What happened, in the order of docs/bash-tool.md: cancellation, the
  * timeout, the runner's failure (out of band; by its rules over stderr only
- * where the backend has no channel), denial, the ordinary result.  Returns
- * 0, or a negative errno with `error` set when bash itself could not be
- * executed (the command never ran, and it is not the sandbox's doing).
+ * where the backend has no channel), denial (a record), the ordinary result.
+ * Returns 0, or a negative errno with `error` set when bash itself could
+ * not be executed (the command never ran, and it is not the sandbox's doing).
  */
 static int attribute(dsh_bash_execution *run, dsh_bash_result *result, dsh_error *error)
 {
         const dsh_confined_argv *facts = dsh_child_facts(run->child);
         dsh_error runner_error = DSH_ERROR_INIT;
         int exit_code = WIFEXITED(run->wait_status) ? WEXITSTATUS(run->wait_status) : -1;
-        bool held_back_refused = false;
         int result_code;
 
         result_set_status(result, run->wait_status);
@@ -448,15 +484,18 @@ static int attribute(dsh_bash_execution *run, dsh_bash_result *result, dsh_error
         result->cancelled = run->cancelled;
         if (run->cancelled) {
                 result->kind = DSH_BASH_CANCELLED;
-                return result_set_message(result, "cancelled: SIG%s went to the command's process group%s",
-                                          sigabbrev_np(run->cancel_signal) ? sigabbrev_np(run->cancel_signal) : "?",
-                                          run->killed ? ", and SIGKILL to what was left of it" : "");
+                result_code = result_set_message(result, "cancelled: SIG%s went to the command's process group%s",
+                                                 sigabbrev_np(run->cancel_signal) ? sigabbrev_np(run->cancel_signal)
+                                                                                  : "?",
+                                                 run->killed ? ", and SIGKILL to what was left of it" : "");
+                return result_code == 0 ? result_note_denials(result, false) : result_code;
         }
         if (run->timed_out) {
                 result->kind = DSH_BASH_TIMED_OUT;
-                return result_set_message(result, "the command did not finish within %ld ms: its process group was "
-                                                  "killed",
-                                          run->request->timeout_ms);
+                result_code = result_set_message(result, "the command did not finish within %ld ms: its process "
+                                                         "group was killed",
+                                                 run->request->timeout_ms);
+                return result_code == 0 ? result_note_denials(result, false) : result_code;
         }
         result_code = dsh_child_runner_error(run->child, &runner_error);
         if (result_code < 0 && dsh_child_runner_failed(run->child)) {
@@ -486,24 +525,24 @@ static int attribute(dsh_bash_execution *run, dsh_bash_result *result, dsh_error
                         return result_code;
                 }
         }
-        result_code = attribute_held_back(run, result, exit_code, &held_back_refused);
-        if (result_code < 0)
-                return result_code;
-        if (held_back_refused ||
-            (exit_code > 0 && !exit_reads_as_signal(exit_code) && run->captures[DSH_BASH_STREAM_ERR].signature_seen)) {
-                result->kind = DSH_BASH_DENIED;
-                result->sandbox.denied = true;
-                return result_add_denial_markers(result);
-        }
-        result->kind = DSH_BASH_COMPLETED;
-        return 0;
+        result->kind = result->denials.count || result->denials.dropped ? DSH_BASH_DENIED : DSH_BASH_COMPLETED;
+        return result_note_denials(result, true);
 }
 
-/* The child's facts, warnings and refusal records, the streams as kept, and what the drain left behind. */
-static int collect_facts(dsh_bash_execution *run, const dsh_policy *policy, dsh_bash_result *result)
+/*
+ * The child's facts, warnings, refusal records and typed denials, the
+ * streams as kept, and what the drain left behind.  The denials are read
+ * first: dsh_child_denials() converts the child's records, which the
+ * refusal lists then take.  Returns 0, or a negative errno with `error` set.
+ */
+static int collect_facts(dsh_runtime *runtime, dsh_bash_execution *run, const dsh_policy *policy,
+                         dsh_bash_result *result, dsh_error *error)
 {
         const dsh_confined_argv *facts = dsh_child_facts(run->child);
+        int converted = dsh_child_denials(runtime, policy, run->child, &result->denials, error);
 
+        if (converted < 0)
+                return converted;
         free(result->standard_output.text);
         free(result->standard_error.text);
         result->standard_output.text = NULL;
@@ -551,7 +590,7 @@ static int run_and_attribute(dsh_runtime *runtime, const dsh_bash_request *reque
                 *error = run_error;
                 run_error = (dsh_error) DSH_ERROR_INIT;
         } else {
-                result = collect_facts(&run, policy, outcome);
+                result = collect_facts(runtime, &run, policy, outcome, error);
                 if (result == 0)
                         result = attribute(&run, outcome, error);
         }
@@ -562,27 +601,36 @@ static int run_and_attribute(dsh_runtime *runtime, const dsh_bash_request *reque
 
 /* ------------------------------------------------------------ the call -- */
 
+/* Not approved (or no channel to ask): nothing runs, and the message names what was asked. */
+static int result_rejected(dsh_bash_result *result, const dsh_bash_grant *grant, bool had_channel)
+{
+        dsh_autofree char *asked = dsh_bash_grant_describe(grant);
+
+        result->kind = DSH_BASH_REJECTED;
+        if (!asked)
+                return -ENOMEM;
+        return had_channel ? result_set_message(result, REJECTED_TEXT, asked)
+                           : result_set_message(result, NO_CHANNEL_TEXT, asked);
+}
+
 int dsh_bash_run(dsh_runtime *runtime, const dsh_bash_request *request, dsh_bash_result *result_out,
                  dsh_error *error)
 {
         dsh_error local_error = DSH_ERROR_INIT;
         dsh_policy policy = DSH_POLICY_INIT;
-        dsh_mode requested = DSH_MODE_READ_ONLY;
-        bool escalate = false, approved = false;
+        dsh_bash_grant grant = DSH_BASH_GRANT_INIT;
+        bool approved = false;
         dsh_autoclose int cwd_fd = -1;
         int result;
 
         if (!error)
                 error = &local_error;
         *result_out = (dsh_bash_result) DSH_BASH_RESULT_INIT;
-        result = validate_request(request, &escalate, &requested, error);
+        result = validate_request(request, error);
         if (result == 0 && dsh_policy_copy(&policy, request->policy) < 0)
                 result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
-        if (result == 0 && escalate && requested != policy.mode && !dsh_mode_is_wider(requested, policy.mode))
-                result = dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
-                                       "sandbox escalation to \"%s\" is not strictly wider than this call's current "
-                                       "\"%s\" mode",
-                                       dsh_mode_name(requested), dsh_mode_name(policy.mode));
+        if (result == 0)
+                result = dsh_bash_grant_check(request, &policy, &grant, error);
         /* A cwd that is not a directory is the request's error: nothing is asked, nothing runs. */
         if (result == 0) {
                 cwd_fd = open_working_directory(request, &policy, error);
@@ -596,24 +644,21 @@ int dsh_bash_run(dsh_runtime *runtime, const dsh_bash_request *request, dsh_bash
                 result = result_cancelled_before_start(result_out);
                 goto out;
         }
-        /* The same mode needs no approval: the call simply runs. */
-        if (escalate && requested != policy.mode) {
-                result = ask_approval(request, &policy, requested, result_out, &approved);
+        /* The same mode and nothing else needs no approval: the call simply runs. */
+        if (grant.needs_approval) {
+                result = ask_approval(request, &policy, &grant, result_out, &approved);
                 if (result == 0 && dsh_bash_cancellation_requested(request->cancellation)) {
                         result = result_cancelled_before_start(result_out);
                         goto out;
                 }
                 if (result == 0 && !approved) {
-                        result_out->kind = DSH_BASH_REJECTED;
-                        if (request->approve)
-                                result = result_set_message(result_out, REJECTED_TEXT, dsh_mode_name(requested));
-                        else
-                                result = result_set_message(result_out, NO_CHANNEL_TEXT, dsh_mode_name(requested));
+                        result = result_rejected(result_out, &grant, request->approve != NULL);
                         goto out;
                 }
                 /* Granted for this call only: the policy copy changes, nothing that outlives the call does. */
-                policy.mode = requested;
-                result_out->sandbox.mode = requested;
+                if (result == 0)
+                        result = dsh_bash_grant_apply(&grant, &policy);
+                result_out->sandbox.mode = policy.mode;
         }
         if (result == 0)
                 result = run_and_attribute(runtime, request, &policy, cwd_fd, result_out, error);
@@ -622,6 +667,7 @@ out:
                 result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         if (result < 0)
                 dsh_bash_result_clear(result_out);
+        dsh_bash_grant_clear(&grant);
         dsh_policy_clear(&policy);
         dsh_error_clear(&local_error);
         return result < 0 ? result : 0;

@@ -446,8 +446,11 @@ next:
 
 /*
  * Failures of the command's own make no marker: a missing file, a missing
- * program (127 from inside), and a signal death even after a denied write
- * (under bwrap it arrives as exit 139, as a shell would report it).
+ * program (127 from inside), denial-looking lines it printed itself.  A
+ * signal death after a denied write is a denial all the same (the
+ * supervisor's record is evidence whatever the status: docs/bash-tool.md,
+ * "Attribution"), with the status as it came (under bwrap exit 139, as a
+ * shell would report it).
  */
 static void test_own_failure_shows_no_marker(void **state)
 {
@@ -459,12 +462,15 @@ static void test_own_failure_shows_no_marker(void **state)
                 const struct {
                         const char *script;
                         int exit_code;   /* -1: killed by SIGSEGV (Landlock) or 139 (bwrap) */
+                        bool denied;     /* the write's record makes it a denial */
                 } cases[] = {
-                        { "ls /nonexistent-dsh-sandbox-path", 2 },
-                        { "no-such-command-dsh-sandbox", 127 },
+                        { "ls /nonexistent-dsh-sandbox-path", 2, false },
+                        { "no-such-command-dsh-sandbox", 127, false },
                         { "echo 'Permission denied, but mine' >&2; echo 'Read-only file system, mine too' >&2; exit 0",
-                          0 },
-                        { signal_script, -1 },
+                          0, false },
+                        { "echo 'Permission denied, but mine' >&2; echo 'Read-only file system, mine too' >&2; exit 1",
+                          1, false },
+                        { signal_script, -1, true },
                 };
                 const char *const none[] = { NULL };
 
@@ -478,9 +484,21 @@ static void test_own_failure_shows_no_marker(void **state)
                         test_process_result result;
                         json_t *root = run_cli_json(json);
 
-                        assert_string_equal(kind_of(root), "completed");
-                        assert_markers(root, none);
-                        assert_true(json_is_false(json_object_get(sandbox_of(root), "denied")));
+                        if (cases[i].denied) {
+                                json_t *denials = json_object_get(root, "denials");
+
+                                assert_string_equal(kind_of(root), "denied");
+                                assert_true(json_is_true(json_object_get(sandbox_of(root), "denied")));
+                                assert_true(json_array_size(denials) >= 1);
+                                assert_string_equal(json_string_value(json_object_get(json_array_get(denials, 0),
+                                                                                      "path")),
+                                                    target);
+                        } else {
+                                assert_string_equal(kind_of(root), "completed");
+                                assert_markers(root, none);
+                                assert_true(json_is_false(json_object_get(sandbox_of(root), "denied")));
+                                assert_int_equal(json_array_size(json_object_get(root, "denials")), 0);
+                        }
                         if (cases[i].exit_code >= 0) {
                                 assert_int_equal(member_integer(root, "exitCode"), cases[i].exit_code);
                         } else if (strcmp(backend, "bwrap") == 0) {
@@ -491,9 +509,12 @@ static void test_own_failure_shows_no_marker(void **state)
                         }
                         json_decref(root);
                         run_cli(human, &result);
-                        if (test_contains(result.stderr_text, "[sandbox:"))
+                        if (!cases[i].denied && test_contains(result.stderr_text, "[sandbox:"))
                                 fail_msg("%s, `%s`: a marker for the command's own failure: %s", backend,
                                          cases[i].script, result.stderr_text);
+                        if (cases[i].denied && !test_contains(result.stderr_text, "dsh-sandbox: denied: write"))
+                                fail_msg("%s, `%s`: no denial line: %s", backend, cases[i].script,
+                                         result.stderr_text);
                         test_process_result_clear(&result);
                 }
                 assert_false(test_path_exists(target));
@@ -787,7 +808,8 @@ static void test_escalation_validation(void **state)
                 { { "--sandbox-permissions", "workspace-write", NULL },
                   "dsh-sandbox: invalid escalation: sandbox_permissions requires a justification\n" },
                 { { "--justification", "to write", NULL },
-                  "dsh-sandbox: invalid escalation: justification is only valid together with sandbox_permissions\n" },
+                  "dsh-sandbox: invalid escalation: justification is only valid together with sandbox_permissions, "
+                  "additional_write or additional_hosts\n" },
                 { { "--sandbox-permissions", "workspace-write", "--justification", "", NULL },
                   "dsh-sandbox: invalid justification: expected a non-empty sentence\n" },
                 { { "--sandbox-permissions", "workspace-write", "--justification", "  \t ", NULL },

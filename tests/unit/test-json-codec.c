@@ -952,7 +952,7 @@ static void test_bash_result_golden_bytes(void **state)
                             "\"bytes\":22},\"sandbox\":{\"mode\":\"read-only\",\"backend\":\"bwrap\","
                             "\"enforcement\":\"partial\",\"denied\":true,\"runnerFailed\":false},"
                             "\"markers\":[\"[sandbox: file access denied under read-only mode]\"],"
-                            "\"warnings\":[\"undone\"],\"refusedWrites\":[],\"refusedConnections\":[]}");
+                            "\"warnings\":[\"undone\"],\"refusedWrites\":[],\"refusedConnections\":[],\"denials\":[]}");
         free(text);
 
         /* A runner failure: no exit code, no backend or enforcement, the error object. */
@@ -971,7 +971,7 @@ static void test_bash_result_golden_bytes(void **state)
                             "\"stderr\":{\"text\":\"\",\"truncated\":false,\"bytes\":0},\"sandbox\":{\"mode\":"
                             "\"workspace-write\",\"backend\":null,\"enforcement\":null,\"denied\":false,"
                             "\"runnerFailed\":true},\"markers\":[],\"error\":{\"code\":\"SANDBOX_UNAVAILABLE\","
-                            "\"message\":\"gone\"},\"refusedWrites\":[],\"refusedConnections\":[]}");
+                            "\"message\":\"gone\"},\"refusedWrites\":[],\"refusedConnections\":[],\"denials\":[]}");
         free(text);
 
         /* Killed by a signal while cancelled, with the message. */
@@ -989,7 +989,7 @@ static void test_bash_result_golden_bytes(void **state)
                                  "\"cancelled\":true,") != NULL);
         assert_true(strstr(text, "\"backend\":\"landlock\",\"enforcement\":\"full\"") != NULL);
         assert_true(strstr(text, "\"markers\":[],\"message\":\"cancelled\",\"refusedWrites\":[],"
-                                 "\"refusedConnections\":[]}") != NULL);
+                                 "\"refusedConnections\":[],\"denials\":[]}") != NULL);
         free(text);
 }
 
@@ -1022,7 +1022,7 @@ static void test_bash_result_refused_writes(void **state)
         assert_true(strstr(text, "\"markers\":[],\"refusedWrites\":[{\"op\":\"chmod\",\"path\":\"/etc/hostname\","
                                  "\"rule\":\"outside-roots\"},{\"op\":\"open\",\"path\":"
                                  "\"/w/.git/hooks/\\\\xffpre-commit\",\"rule\":\"protected-subpath\"}],"
-                                 "\"refusedWritesDropped\":7,\"refusedConnections\":[]}") != NULL);
+                                 "\"refusedWritesDropped\":7,\"refusedConnections\":[],\"denials\":[]}") != NULL);
 
         assert_int_equal(dsh_json_decode_bash_result(text, strlen(text), &decoded, &error), 0);
         assert_int_equal(decoded.refused_write_count, 2);
@@ -1089,11 +1089,86 @@ static void test_bash_result_refused_writes(void **state)
         }
 }
 
+/*
+ * The typed denials: always present, each record as base/denial-json.c
+ * writes it, "denialsDropped" only when some were; read back strictly (the
+ * remote relays the result): a record of an op this version does not know,
+ * or one more than a call keeps, is refused.
+ */
+static void test_bash_result_denials(void **state)
+{
+        char *no_markers[] = { NULL };
+        dsh_denial records[] = {
+                { DSH_DENIAL_WRITE, "open", "/etc/x", NULL, 0, "outside-roots", DSH_DENIAL_SOURCE_SUPERVISOR,
+                  { DSH_GRANT_WRITABLE_ROOT, false, DSH_MODE_WORKSPACE_WRITE, "/etc" } },
+                { DSH_DENIAL_CONNECT, "connect", NULL, "example.com", 443, "network-off",
+                  DSH_DENIAL_SOURCE_PROXY, { DSH_GRANT_ALLOWED_HOST, false, DSH_MODE_WORKSPACE_WRITE, "example.com:443" } },
+        };
+        dsh_bash_result result = DSH_BASH_RESULT_INIT, decoded = DSH_BASH_RESULT_INIT;
+        dsh_error error = DSH_ERROR_INIT;
+        dsh_autofree char *text = NULL;
+        char *prefix, *bad = NULL;
+
+        (void) state;
+        result.standard_output = (dsh_bash_output) { "", 0, false, 0 };
+        result.standard_error = (dsh_bash_output) { "", 0, false, 0 };
+        result.markers = no_markers;
+        result.denials = (dsh_denials) { records, 2, 5 };
+        assert_int_equal(dsh_json_encode_bash_result(&result, &text, &error), 0);
+        assert_non_null(strstr(text, "\"denials\":[{\"op\":\"write\",\"call\":\"open\",\"path\":\"/etc/x\","
+                                     "\"rule\":\"outside-roots\",\"source\":\"supervisor\",\"grant\":"
+                                     "{\"kind\":\"writable-root\",\"target\":\"/etc\"}},"));
+        assert_non_null(strstr(text, "\"denialsDropped\":5}"));
+        assert_int_equal(dsh_json_decode_bash_result(text, strlen(text), &decoded, &error), 0);
+        assert_int_equal(decoded.denials.count, 2);
+        assert_int_equal(decoded.denials.dropped, 5);
+        assert_string_equal(decoded.denials.items[0].path, "/etc/x");
+        assert_int_equal(decoded.denials.items[0].grant.kind, DSH_GRANT_WRITABLE_ROOT);
+        assert_string_equal(decoded.denials.items[0].grant.target, "/etc");
+        assert_string_equal(decoded.denials.items[1].host, "example.com");
+        assert_int_equal(decoded.denials.items[1].port, 443);
+        assert_int_equal(decoded.denials.items[1].source, DSH_DENIAL_SOURCE_PROXY);
+        dsh_bash_result_clear(&decoded);
+
+        prefix = strndup(text, (size_t) (strstr(text, "\"denials\"") - text));
+        assert_non_null(prefix);
+        /* An op this version does not know: refused, never read as something else. */
+        assert_true(asprintf(&bad, "%s\"denials\":[{\"op\":\"teleport\",\"rule\":\"x\",\"source\":"
+                                   "\"supervisor\",\"grant\":{\"kind\":\"none\"}}]}", prefix) > 0);
+        assert_int_equal(dsh_json_decode_bash_result(bad, strlen(bad), &decoded, &error), -EINVAL);
+        dsh_error_clear(&error);
+        free(bad);
+        assert_true(asprintf(&bad, "%s\"denials\":[],\"denialsDropped\":-1}", prefix) > 0);
+        assert_int_equal(dsh_json_decode_bash_result(bad, strlen(bad), &decoded, &error), -EINVAL);
+        assert_non_null(strstr(error.message, "\"denialsDropped\" must be a non-negative integer"));
+        dsh_error_clear(&error);
+        free(bad);
+        /* One record more than a call keeps. */
+        {
+                size_t used = 0;
+                FILE *out = open_memstream(&bad, &used);
+
+                assert_non_null(out);
+                fprintf(out, "%s\"denials\":[", prefix);
+                for (int i = 0; i <= DSH_DENIALS_MAX; i++)
+                        fprintf(out, "%s{\"op\":\"write\",\"path\":\"/x%d\",\"rule\":\"outside-roots\","
+                                     "\"source\":\"supervisor\",\"grant\":{\"kind\":\"none\"}}",
+                                i ? "," : "", i);
+                fputs("]}", out);
+                assert_int_equal(fclose(out), 0);
+                assert_int_equal(dsh_json_decode_bash_result(bad, used, &decoded, &error), -EINVAL);
+                dsh_error_clear(&error);
+                free(bad);
+        }
+        free(prefix);
+}
+
 /* The approval request: exact bytes; a command JSON cannot carry is refused, not shown altered. */
 static void test_bash_escalation_golden_and_refusal(void **state)
 {
+        char *roots[] = { "/srv/out", "/w/../x", NULL }, *hosts[] = { "example.com:443", NULL };
         dsh_bash_escalation escalation = { "make install", DSH_MODE_READ_ONLY, DSH_MODE_WORKSPACE_WRITE,
-                                           "to install", "/w", NULL };
+                                           "to install", "/w", NULL, NULL, NULL };
         dsh_error error = DSH_ERROR_INIT;
         char *text = NULL;
 
@@ -1101,11 +1176,18 @@ static void test_bash_escalation_golden_and_refusal(void **state)
         assert_int_equal(dsh_json_encode_bash_escalation(&escalation, &text, &error), 0);
         assert_string_equal(text, "{\"command\":\"make install\",\"sandboxPermissions\":\"workspace-write\","
                                   "\"currentMode\":\"read-only\",\"justification\":\"to install\","
-                                  "\"workspaceRoot\":\"/w\"}");
+                                  "\"workspaceRoot\":\"/w\",\"additionalWrite\":[],\"additionalHosts\":[]}");
         free(text);
         escalation.session_id = "s1";
         assert_int_equal(dsh_json_encode_bash_escalation(&escalation, &text, &error), 0);
-        assert_true(strstr(text, ",\"workspaceRoot\":\"/w\",\"sessionId\":\"s1\"}") != NULL);
+        assert_true(strstr(text, ",\"workspaceRoot\":\"/w\",\"sessionId\":\"s1\",\"additionalWrite\":[]") != NULL);
+        free(text);
+        /* Exactly what is granted beside the mode, in order. */
+        escalation.additional_write = roots;
+        escalation.additional_hosts = hosts;
+        assert_int_equal(dsh_json_encode_bash_escalation(&escalation, &text, &error), 0);
+        assert_true(strstr(text, ",\"additionalWrite\":[\"/srv/out\",\"/w/../x\"],"
+                                 "\"additionalHosts\":[\"example.com:443\"]}") != NULL);
         free(text);
         escalation.command = "rm -rf \"junk\xff\" /";
         assert_int_equal(dsh_json_encode_bash_escalation(&escalation, &text, &error), -EINVAL);
@@ -1138,6 +1220,7 @@ int main(void)
                 cmocka_unit_test(test_mode_event_data),
                 cmocka_unit_test(test_bash_result_golden_bytes),
                 cmocka_unit_test(test_bash_result_refused_writes),
+                cmocka_unit_test(test_bash_result_denials),
                 cmocka_unit_test(test_bash_escalation_golden_and_refusal),
         };
 

@@ -76,6 +76,7 @@ int cli_command_confine(int argc, char **argv);
 int cli_command_probe(int argc, char **argv);
 int cli_command_session(int argc, char **argv);
 int cli_command_policy(int argc, char **argv);
+int cli_command_why(int argc, char **argv);
 int cli_command_fs(int argc, char **argv);
 int cli_command_mcp(int argc, char **argv);
 int cli_command_serve(int argc, char **argv);

@@ -19,6 +19,7 @@ static const struct subcommand subcommands[] = {
         { "probe", cli_command_probe, "report which sandbox backends work on this host" },
         { "session", cli_command_session, "create, switch and inspect durable sessions" },
         { "policy", cli_command_policy, "resolve the execution policy; print the runtime context" },
+        { "why", cli_command_why, "say whether the policy allows an operation, the rule and the grant" },
         { "fs", cli_command_fs, "write, edit, create, remove, move and read files under the same policy" },
         { "mcp", cli_command_mcp, "serve the bash and file tools to an agent over MCP (stdio)" },
         { "serve", cli_command_serve, "serve all of the above as JSON-RPC 2.0 on stdin and stdout" },

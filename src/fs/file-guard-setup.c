@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,11 +22,41 @@
 #include "base/error.h"
 #include "base/path.h"
 #include "base/path-fd.h"
+#include "fs/file-decision.h"
 #include "fs/file-guard-state.h"
 #include "fs/path-walk.h"
 #include "provider/prepared-policy.h"
 #include "provider/provider-protections.h"
 #include "shield/shield.h"
+
+const char *dsh_file_operation_name(dsh_file_operation operation)
+{
+        switch (operation) {
+        case DSH_FILE_WRITE:
+                return "write";
+        case DSH_FILE_EDIT:
+                return "edit";
+        case DSH_FILE_MKDIR:
+                return "mkdir";
+        case DSH_FILE_REMOVE:
+                return "remove";
+        case DSH_FILE_MOVE:
+                return "move";
+        case DSH_FILE_READ:
+                return "read";
+        }
+        return "unknown";
+}
+
+void dsh_file_result_clear(dsh_file_result *result)
+{
+        if (!result)
+                return;
+        free(result->path);
+        free(result->source);
+        free(result->content);
+        *result = (dsh_file_result) DSH_FILE_RESULT_INIT;
+}
 
 static int spell(dsh_file_guard *guard, const char *directory, const char *subpath)
 {
@@ -63,6 +94,33 @@ static int spell_protected_subpaths(dsh_file_guard *guard, const dsh_protections
         }
         dsh_strv_free(homes);
         return result;
+}
+
+/* Each entry of `list` that the supervisor would record as one of the sandbox's own files, into guard->own_files. */
+static int keep_own_files(dsh_file_guard *guard, const dsh_provider *provider, char *const *list)
+{
+        for (; list && *list; list++)
+                if (dsh_provider_held_back_rule(provider, *list) == DSH_REFUSAL_OWN_FILE &&
+                    dsh_strv_append(&guard->own_files, *list) < 0)
+                        return -ENOMEM;
+        return 0;
+}
+
+/*
+ * Which of the shield's entries are the sandbox's own files (rule
+ * own-file): the same choice the supervisor makes for its records
+ * (dsh_provider_held_back_rule()), so the guard and the supervisor name a
+ * refusal alike.
+ */
+static int find_own_files(dsh_file_guard *guard, const dsh_provider *provider)
+{
+        const dsh_shield *shield = &guard->shield;
+
+        if (keep_own_files(guard, provider, shield->read_only) < 0 ||
+            keep_own_files(guard, provider, shield->must_stay_absent) < 0 ||
+            keep_own_files(guard, provider, shield->kept_absent) < 0)
+                return -ENOMEM;
+        return 0;
 }
 
 /* The host's temp area, canonical and open, when this host has one. */
@@ -149,7 +207,7 @@ static int prepare_workspace_write(dsh_file_guard *guard, dsh_provider *provider
                 return dsh_error_set(error, DSH_ERROR_SANDBOX_PREPARATION_FAILED, EPERM,
                                      "a protected subpath cannot be held back and requireProtectedSubpaths is set: %s",
                                      guard->shield.unprotected[0]);
-        if (spell_protected_subpaths(guard, protections) < 0)
+        if (spell_protected_subpaths(guard, protections) < 0 || find_own_files(guard, provider) < 0)
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         return 0;
 }
@@ -169,6 +227,7 @@ int dsh_file_guard_new(dsh_runtime *runtime, const dsh_policy *policy, dsh_file_
         guard->prepared = (dsh_prepared_policy) DSH_PREPARED_POLICY_INIT;
         guard->temp_fd = -1;
         guard->shield = (dsh_shield) DSH_SHIELD_INIT;
+        pthread_mutex_init(&guard->refusal_lock, NULL);
         guard->read_limit = dsh_runtime_config(runtime)->file_read_limit_bytes;
         if (guard->read_limit == 0)
                 guard->read_limit = DSH_CONFIG_DEFAULT_FILE_READ_LIMIT_BYTES;
@@ -204,7 +263,19 @@ void dsh_file_guard_free(dsh_file_guard *guard)
         free(guard->roots);
         dsh_shield_clear(&guard->shield);
         dsh_strv_free(guard->protected_spellings);
+        dsh_strv_free(guard->own_files);
+        free(guard->last_refusal.path);
+        pthread_mutex_destroy(&guard->refusal_lock);
         free(guard);
+}
+
+bool dsh_file_guard_take_refusal(dsh_file_guard *guard, dsh_guard_refusal *out)
+{
+        pthread_mutex_lock(&guard->refusal_lock);
+        *out = guard->last_refusal;
+        guard->last_refusal = (dsh_guard_refusal) { DSH_GUARD_ALLOWED, false, NULL };
+        pthread_mutex_unlock(&guard->refusal_lock);
+        return out->rule != DSH_GUARD_ALLOWED;
 }
 
 const dsh_policy *dsh_file_guard_policy(const dsh_file_guard *guard)

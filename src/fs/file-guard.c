@@ -44,6 +44,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +55,7 @@
 #include "dsh-sandbox/file-guard.h"
 
 #include "base/error.h"
+#include "fs/file-decision.h"
 #include "fs/file-guard-state.h"
 #include "fs/file-ops.h"
 #include "base/path-fd.h"
@@ -66,41 +68,27 @@
 
 /* One operation in progress: what the messages name. */
 struct operation {
-        const dsh_file_guard *guard;
+        dsh_file_guard *guard;
         const char *verb;               /* "write", "edit", "create directory", "remove", "move", "read" */
         const char *given;              /* the path as the caller gave it */
         bool changes;                   /* a mutation: the mode and the roots decide */
         bool refused;                   /* the walk was stopped by a decision (the error says why already) */
         dsh_error *error;
+        bool judging;                   /* dsh_file_guard_judge(): decide, change nothing */
+        bool parent_allowed;            /* judging: the walk stopped before a parent it would make, allowed */
 };
 
-const char *dsh_file_operation_name(dsh_file_operation operation)
+/* An operation starting: the guard's last refusal is forgotten (a later take finds this operation's, or none). */
+static struct operation start(dsh_file_guard *guard, const char *verb, const char *given, bool changes,
+                              dsh_error *error)
 {
-        switch (operation) {
-        case DSH_FILE_WRITE:
-                return "write";
-        case DSH_FILE_EDIT:
-                return "edit";
-        case DSH_FILE_MKDIR:
-                return "mkdir";
-        case DSH_FILE_REMOVE:
-                return "remove";
-        case DSH_FILE_MOVE:
-                return "move";
-        case DSH_FILE_READ:
-                return "read";
-        }
-        return "unknown";
-}
+        struct operation operation = { guard, verb, given, changes, false, error, false, false };
 
-void dsh_file_result_clear(dsh_file_result *result)
-{
-        if (!result)
-                return;
-        free(result->path);
-        free(result->source);
-        free(result->content);
-        *result = (dsh_file_result) DSH_FILE_RESULT_INIT;
+        pthread_mutex_lock(&guard->refusal_lock);
+        free(guard->last_refusal.path);
+        guard->last_refusal = (dsh_guard_refusal) { DSH_GUARD_ALLOWED, false, NULL };
+        pthread_mutex_unlock(&guard->refusal_lock);
+        return operation;
 }
 
 /* ---------------------------------------------------------------- errors -- */
@@ -172,116 +160,49 @@ static int system_failure(const struct operation *operation, int errno_value)
 
 /* ------------------------------------------------------------- decisions -- */
 
-static bool confined_change(const struct operation *operation)
-{
-        return operation->changes && operation->guard->prepared.policy.mode != DSH_MODE_DANGER_FULL_ACCESS;
-}
-
-/* True when `path` is at or beneath one of `list`. */
-static bool beneath_any(char *const *list, const char *path)
-{
-        for (; list && *list; list++)
-                if (dsh_path_is_beneath(path, *list))
-                        return true;
-        return false;
-}
-
-/* True when one of `list` is `path` or lies beneath it. */
-static bool holds_any(char *const *list, const char *path)
-{
-        for (; list && *list; list++)
-                if (dsh_path_is_beneath(*list, path))
-                        return true;
-        return false;
-}
+static char *command_spelling(const dsh_file_guard *guard, const char *path);
 
 /*
- * What a writable root does not make writable, by canonical path (the walk
- * spells the entry canonically from the root it is in, and the shield's
- * lists are canonical): a path at or beneath something held back, or
- * something that must stay absent, is denied.  An entry that is removed or
- * renamed (`entry_moves`) is denied too when it is or holds one of them, or
- * one of the directories bwrap pins on the way to them: removing or
- * renaming it would take the protection along.
+ * Refuses the operation under `rule` (FS_SANDBOX_DENIED, deny()'s text) and
+ * keeps the refusal as the guard's last, for dsh_file_guard_take_denial():
+ * the rule the decision named and `path` as the command names it.  Out of
+ * memory keeps the rule without a path (taking it then fails); the
+ * operation is refused all the same.
  */
-static bool is_shielded(const dsh_file_guard *guard, const char *path, bool entry_moves)
+static int refuse(struct operation *operation, dsh_guard_rule rule, const char *path)
 {
-        const dsh_shield *shield = &guard->shield;
+        dsh_file_guard *guard = operation->guard;
+        char *spelled = path ? command_spelling(guard, path) : NULL;
 
-        if (beneath_any(shield->read_only, path) || beneath_any(shield->must_stay_absent, path) ||
-            beneath_any(shield->kept_absent, path) || beneath_any(guard->protected_spellings, path))
-                return true;
-        return entry_moves && (holds_any(shield->read_only, path) || holds_any(shield->must_stay_absent, path) ||
-                               holds_any(shield->kept_absent, path) || holds_any(guard->protected_spellings, path) ||
-                               holds_any(shield->pins, path));
-}
-
-/*
- * Whether canonical `path` is masked for the call: covered by the plan (a
- * mask, beneath one, or a name a wildcard entry matches in its directory),
- * or, for an entry that is removed or renamed (`entry_moves`), holding a
- * mask or a wildcard's directory beneath it.  The plan is empty under
- * danger-full-access.
- */
-static bool is_masked(const dsh_file_guard *guard, const char *path, bool entry_moves)
-{
-        const dsh_mask_plan *plan = &guard->prepared.masks;
-
-        if (dsh_mask_plan_covers(plan, path))
-                return true;
-        if (!entry_moves)
-                return false;
-        for (size_t i = 0; i < plan->count; i++)
-                if (dsh_path_is_beneath(plan->masks[i].path, path))
-                        return true;
-        return holds_any(plan->closed_directories, path);
-}
-
-/*
- * The decision for the entry at canonical `path`, in writable root `root`
- * (-1: in none): a masked one is denied whatever the operation; then
- * read-only denies every change, danger-full-access allows every one,
- * workspace-write allows one inside a root and outside the shield.
- */
-static int decide(struct operation *operation, int root, const char *path, bool entry_moves)
-{
-        const dsh_file_guard *guard = operation->guard;
-
-        if (is_masked(guard, path, entry_moves))
-                return deny(operation);
-        if (!operation->changes)
-                return 0;
-        switch (guard->prepared.policy.mode) {
-        case DSH_MODE_DANGER_FULL_ACCESS:
-                return 0;
-        case DSH_MODE_READ_ONLY:
-                return deny(operation);
-        case DSH_MODE_WORKSPACE_WRITE:
-                if (root < 0 || is_shielded(guard, path, entry_moves))
-                        return deny(operation);
-                return 0;
-        }
+        pthread_mutex_lock(&guard->refusal_lock);
+        free(guard->last_refusal.path);
+        guard->last_refusal = (dsh_guard_refusal) { rule, !operation->changes, spelled };
+        pthread_mutex_unlock(&guard->refusal_lock);
         return deny(operation);
 }
 
-/*
- * The decision for an entry that is removed, renamed or renamed over (never
- * followed: the entry is the link itself).  A symlink whose target is or
- * holds a mask is a route the plan resolved through (~/.aws -> /data/aws:
- * the mask is /data/aws), and removing, moving or replacing it would point
- * the entry somewhere else for every later call's plan while the credential
- * stays where it was: denied too.  realpath() here only ever adds a
- * refusal; the change itself is made on the entry by its directory's fd.
- */
+/* refuse() for `absolute` as given (not walked, or not to the end): normalized lexically. */
+static int refuse_as_given(struct operation *operation, dsh_guard_rule rule, const char *absolute)
+{
+        dsh_autofree char *normal = dsh_path_normalize_lexically(absolute);
+
+        return refuse(operation, rule, normal);
+}
+
+/* The decision for the entry at canonical `path` (file-decision.c), as the operation's error. */
+static int decide(struct operation *operation, int root, const char *path, bool entry_moves)
+{
+        dsh_guard_rule rule = dsh_guard_decide(operation->guard, operation->changes, root, path, entry_moves);
+
+        return rule == DSH_GUARD_ALLOWED ? 0 : refuse(operation, rule, path);
+}
+
+/* The same for an entry removed, renamed or renamed over. */
 static int decide_entry(struct operation *operation, const dsh_walk_target *target)
 {
-        char resolved[PATH_MAX];
-        int result = decide(operation, target->root, target->path, true);
+        dsh_guard_rule rule = dsh_guard_decide_entry(operation->guard, target);
 
-        if (result == 0 && target->exists && S_ISLNK(target->status.st_mode) &&
-            realpath(target->path, resolved) && is_masked(operation->guard, resolved, true))
-                return deny(operation);
-        return result;
+        return rule == DSH_GUARD_ALLOWED ? 0 : refuse(operation, rule, target->path);
 }
 
 /* The walk asks before each parent directory it makes: the entry that will be there must be allowed. */
@@ -291,6 +212,11 @@ static int approve_parent(int root, const char *final_path, void *data)
         int result = decide(operation, root, final_path, false);
 
         operation->refused = result < 0;
+        /* Judging (dsh_file_guard_judge()): the entry that would be there is decided; nothing is made. */
+        if (result == 0 && operation->judging) {
+                operation->parent_allowed = true;
+                return -ECANCELED;
+        }
         return result;
 }
 
@@ -323,7 +249,8 @@ static int absolute_path(struct operation *operation, const char *path, char **a
                 return fail(operation, DSH_ERROR_INVALID_INPUT, EINVAL,
                             "the path ends in \"%s\" and names no entry: name the entry itself", last);
         if (strcmp(copy, "/") == 0)
-                return confined_change(operation) ? deny(operation)
+                return dsh_guard_confined_change(operation->guard, operation->changes)
+                               ? refuse(operation, DSH_GUARD_OUTSIDE_ROOTS, "/")
                                                   : fail(operation, DSH_ERROR_INVALID_INPUT, EINVAL,
                                                          "the path names the root directory");
         if (copy[0] == '/') {
@@ -341,17 +268,18 @@ static int absolute_path(struct operation *operation, const char *path, char **a
 }
 
 /* A failed walk as the caller's error: outside the roots, a change is simply denied, whatever stopped the walk. */
-static int walk_failure(struct operation *operation, const dsh_walk_target *target, int result)
+static int walk_failure(struct operation *operation, const char *absolute, const dsh_walk_target *target,
+                        int result)
 {
         const char *where = target->failed_at ? target->failed_at : operation->given ? operation->given : "";
 
         if (operation->refused)
                 return result;
         /* A mask's missing parent says no more than the mask would: "not found" is the plan's to refuse. */
-        if (target->failed_at && is_masked(operation->guard, target->failed_at, false))
-                return deny(operation);
-        if (confined_change(operation) && (target->root < 0 || target->proc_link))
-                return deny(operation);
+        if (target->failed_at && dsh_guard_is_masked(operation->guard, target->failed_at, false))
+                return refuse(operation, DSH_GUARD_MASKED_PATH, target->failed_at);
+        if (dsh_guard_confined_change(operation->guard, operation->changes) && (target->root < 0 || target->proc_link))
+                return refuse_as_given(operation, DSH_GUARD_OUTSIDE_ROOTS, absolute);
         switch (-result) {
         case ENOENT:
                 return fail(operation, DSH_ERROR_FS_NOT_FOUND, ENOENT, "%s does not exist", NAMED(operation, where));
@@ -383,7 +311,7 @@ static bool in_a_root(const dsh_policy *policy, const char *path)
 {
         if (dsh_path_is_beneath(path, policy->workspace_root))
                 return true;
-        return beneath_any(policy->additional_writable_roots, path);
+        return dsh_guard_beneath_any(policy->additional_writable_roots, path);
 }
 
 /*
@@ -428,7 +356,7 @@ static bool is_masked_as_given(const dsh_file_guard *guard, const char *absolute
         if (guard->prepared.masks.count == 0 && !guard->prepared.masks.closed_directories)
                 return false;
         normal = dsh_path_normalize_lexically(absolute);
-        return !normal || is_masked(guard, normal, false);
+        return !normal || dsh_guard_is_masked(guard, normal, false);
 }
 
 /* Walks `path` for `operation`: the mode first (read-only changes nothing), then the walk. */
@@ -443,14 +371,16 @@ static int resolve(struct operation *operation, const char *path, unsigned flags
                 return result;
         /* As given, before any walk (and before /tmp is mapped): a mask named by its own path is refused at once. */
         if (is_masked_as_given(guard, absolute))
-                return deny(operation);
+                return refuse_as_given(operation, DSH_GUARD_MASKED_PATH, absolute);
         if (map_temp_area(guard, &absolute) < 0)
                 return system_failure(operation, ENOMEM);
         if (operation->changes && guard->prepared.policy.mode == DSH_MODE_READ_ONLY)
-                return deny(operation);
+                return refuse_as_given(operation, DSH_GUARD_OUTSIDE_ROOTS, absolute);
         operation->refused = false;
         result = dsh_walk(guard->roots, guard->root_count, absolute, flags, approve_parent, operation, target);
-        return result < 0 ? walk_failure(operation, target, result) : 0;
+        if (result < 0 && operation->parent_allowed)
+                return -ECANCELED;  /* judging: the entry a made parent would hold is allowed */
+        return result < 0 ? walk_failure(operation, absolute, target, result) : 0;
 }
 
 static int replacement_failure(struct operation *operation, const char *path, int result)
@@ -543,7 +473,7 @@ static int open_found_file(struct operation *operation, const dsh_walk_target *t
                             NAMED(operation, target->path));
         /* A hard link to a credential is a name the plan does not cover: refused by the inode (masks.h). */
         if (dsh_mask_plan_holds_inode(&operation->guard->prepared.masks, status))
-                return deny(operation);
+                return refuse(operation, DSH_GUARD_MASKED_PATH, target->path);
         return dsh_take_fd(&fd);
 }
 
@@ -657,7 +587,7 @@ static int fill_result(const dsh_file_guard *guard, dsh_file_result *result, dsh
 int dsh_file_guard_write(dsh_file_guard *guard, const char *path, const void *content, size_t length, unsigned flags,
                          dsh_file_result *result, dsh_error *error)
 {
-        struct operation operation = { guard, "write", path, true, false, error };
+        struct operation operation = start(guard, "write", path, true, error);
         dsh_walk_target target;
         bool create_only = flags & DSH_FILE_WRITE_CREATE_ONLY;
         int outcome = resolve(&operation, path, DSH_WALK_FOLLOW_LAST | DSH_WALK_CREATE_PARENTS, &target);
@@ -730,7 +660,7 @@ static char *replaced(const char *content, size_t length, const char *old_text, 
 int dsh_file_guard_edit(dsh_file_guard *guard, const char *path, const char *old_text, const char *new_text,
                         unsigned flags, dsh_file_result *result, dsh_error *error)
 {
-        struct operation operation = { guard, "edit", path, true, false, error };
+        struct operation operation = start(guard, "edit", path, true, error);
         dsh_walk_target target = DSH_WALK_TARGET_INIT;
         dsh_autofree char *content = NULL;
         dsh_autofree char *edited = NULL;
@@ -786,7 +716,7 @@ int dsh_file_guard_edit(dsh_file_guard *guard, const char *path, const char *old
 int dsh_file_guard_mkdir(dsh_file_guard *guard, const char *path, unsigned flags, dsh_file_result *result,
                          dsh_error *error)
 {
-        struct operation operation = { guard, "create directory", path, true, false, error };
+        struct operation operation = start(guard, "create directory", path, true, error);
         bool parents = flags & DSH_FILE_MKDIR_PARENTS;
         dsh_walk_target target;
         bool created = false;
@@ -843,7 +773,7 @@ static int removal_failure(struct operation *operation, const char *path, int re
 int dsh_file_guard_remove(dsh_file_guard *guard, const char *path, unsigned flags, dsh_file_result *result,
                           dsh_error *error)
 {
-        struct operation operation = { guard, "remove", path, true, false, error };
+        struct operation operation = start(guard, "remove", path, true, error);
         size_t removed_count = 0;
         dsh_walk_target target;
         int outcome = resolve(&operation, path, 0, &target);
@@ -908,8 +838,8 @@ static int move_failure(struct operation *operation, const dsh_walk_target *sour
 int dsh_file_guard_move(dsh_file_guard *guard, const char *source, const char *destination, unsigned flags,
                         dsh_file_result *result, dsh_error *error)
 {
-        struct operation from = { guard, "move", source, true, false, error };
-        struct operation to = { guard, "move", destination, true, false, error };
+        struct operation from = start(guard, "move", source, true, error);
+        struct operation to = start(guard, "move", destination, true, error);
         dsh_walk_target source_target, destination_target = DSH_WALK_TARGET_INIT;
         int outcome = resolve(&from, source, 0, &source_target);
 
@@ -949,7 +879,7 @@ int dsh_file_guard_move(dsh_file_guard *guard, const char *source, const char *d
 static int guarded_read(dsh_file_guard *guard, const char *path, const struct read_request *request,
                         dsh_file_result *result, dsh_error *error)
 {
-        struct operation operation = { guard, "read", path, false, false, error };
+        struct operation operation = start(guard, "read", path, false, error);
         dsh_walk_target target;
         char *content = NULL;
         size_t length = 0;
@@ -981,7 +911,7 @@ int dsh_file_guard_read(dsh_file_guard *guard, const char *path, dsh_file_result
 int dsh_file_guard_read_range(dsh_file_guard *guard, const char *path, unsigned long long offset, size_t length,
                               dsh_file_result *result, dsh_error *error)
 {
-        struct operation operation = { guard, "read", path, false, false, error };
+        struct operation operation = start(guard, "read", path, false, error);
         struct read_request request = { false, (off_t) offset, length ? length : guard->read_limit };
 
         if (offset > (unsigned long long) INT64_MAX)
@@ -991,4 +921,53 @@ int dsh_file_guard_read_range(dsh_file_guard *guard, const char *path, unsigned 
                             "a range's length must be at most the read limit, %zu bytes (fileReadLimitBytes)",
                             guard->read_limit);
         return guarded_read(guard, path, &request, result, error);
+}
+
+/* -------------------------------------------------------------- judge -- */
+
+/* Whether an operation's failure is one the policy allows (the operation itself would fail): no refusal. */
+static bool allowed_failure(const dsh_error *error)
+{
+        return error->code == DSH_ERROR_FS_NOT_FOUND || error->code == DSH_ERROR_FS_NOT_A_DIRECTORY ||
+               error->code == DSH_ERROR_FS_IS_A_DIRECTORY;
+}
+
+int dsh_file_guard_judge(dsh_file_guard *guard, dsh_guard_question question, const char *path,
+                         dsh_guard_rule *rule_out, char **canonical_out, dsh_error *error)
+{
+        bool reads = question == DSH_GUARD_ASK_READ;
+        dsh_error failure = DSH_ERROR_INIT;
+        struct operation operation = start(guard, reads ? "read" : "write", path, !reads, &failure);
+        unsigned flags = DSH_WALK_FOLLOW_LAST | (question == DSH_GUARD_ASK_WRITE ? DSH_WALK_CREATE_PARENTS : 0);
+        dsh_guard_refusal refusal;
+        dsh_walk_target target;
+        int outcome;
+
+        *rule_out = DSH_GUARD_ALLOWED;
+        *canonical_out = NULL;
+        operation.judging = true;
+        outcome = resolve(&operation, path, flags, &target);
+        if (outcome == 0)
+                outcome = decide(&operation, target.root, target.path, false);
+        /* A read reaches the inode: a hard link to a credential is refused by it, as open_found_file() does. */
+        if (outcome == 0 && reads && target.exists && dsh_mask_plan_holds_inode(&guard->prepared.masks, &target.status))
+                outcome = refuse(&operation, DSH_GUARD_MASKED_PATH, target.path);
+        dsh_walk_target_clear(&target);
+        if (dsh_file_guard_take_refusal(guard, &refusal)) {
+                dsh_error_clear(&failure);
+                *rule_out = refusal.rule;
+                *canonical_out = refusal.path;
+                return refusal.path ? 0 : dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        }
+        if (outcome == 0 || outcome == -ECANCELED || allowed_failure(&failure)) {
+                dsh_error_clear(&failure);
+                return 0;
+        }
+        if (error) {
+                dsh_error_clear(error);
+                *error = failure;
+        } else {
+                dsh_error_clear(&failure);
+        }
+        return outcome;
 }

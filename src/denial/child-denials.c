@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dsh_child_denials() (dsh-sandbox/denial.h): a finished child's records —
+ * the supervisor's refused writes and metadata changes, its unix sockets,
+ * the network's refused connections, queries and requests — as typed
+ * denials, each with the grant dsh_denial_find_grant() finds under the
+ * policy the child was spawned with.  Only what the enforcing layers
+ * wrote is read here; nothing the command printed.  Bounded by
+ * DSH_DENIALS_MAX (dsh_denials_take()); what the layers dropped is counted.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dsh-sandbox/denial.h"
+
+#include "base/error.h"
+
+static bool is_one_of(const char *text, const char *const *names)
+{
+        for (; *names; names++)
+                if (strcmp(text, *names) == 0)
+                        return true;
+        return false;
+}
+
+/* The class of a supervisor record: its call decides metadata, its rule a unix socket's connect. */
+static dsh_denial_op write_record_op(const dsh_write_refusal *refusal)
+{
+        static const char *const metadata_calls[] = {
+                "chmod", "chown", "utimes", "setxattr", "removexattr", "setattr", NULL,
+        };
+        static const char *const socket_rules[] = { "unix-socket", "abstract-socket", NULL };
+
+        if (refusal->rule && is_one_of(refusal->rule, socket_rules))
+                return DSH_DENIAL_CONNECT;
+        if (refusal->op && is_one_of(refusal->op, metadata_calls))
+                return DSH_DENIAL_METADATA;
+        return DSH_DENIAL_WRITE;
+}
+
+static int copy_text(char **out, const char *text)
+{
+        *out = NULL;
+        if (!text)
+                return 0;
+        *out = strdup(text);
+        return *out ? 0 : -ENOMEM;
+}
+
+/* Finds the grant and moves `denial` into `out` (emptied either way). */
+static int add(dsh_runtime *runtime, const dsh_policy *policy, dsh_denial *denial, dsh_denials *out,
+               dsh_error *error)
+{
+        int result = dsh_denial_find_grant(runtime, policy, denial, error);
+
+        if (result == 0 && dsh_denials_take(out, denial, DSH_DENIALS_MAX) < 0)
+                result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        dsh_denial_clear(denial);
+        return result;
+}
+
+static int add_write_refusals(dsh_runtime *runtime, const dsh_policy *policy, const dsh_child *child,
+                              dsh_denials *out, dsh_error *error)
+{
+        const dsh_write_refusal *refusals = NULL;
+        unsigned long dropped = 0;
+        size_t count = dsh_child_refusals(child, &refusals, &dropped);
+        int result = 0;
+
+        out->dropped += dropped;
+        for (size_t i = 0; result == 0 && i < count; i++) {
+                dsh_denial denial = DSH_DENIAL_INIT;
+
+                denial.op = write_record_op(&refusals[i]);
+                denial.source = DSH_DENIAL_SOURCE_SUPERVISOR;
+                if (copy_text(&denial.call, refusals[i].op) < 0 || copy_text(&denial.path, refusals[i].path) < 0 ||
+                    copy_text(&denial.rule, refusals[i].rule ? refusals[i].rule : "outside-roots") < 0) {
+                        dsh_denial_clear(&denial);
+                        return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+                }
+                result = add(runtime, policy, &denial, out, error);
+        }
+        return result;
+}
+
+static dsh_denial_op network_record_op(const dsh_refused_connection *refusal)
+{
+        if (refusal->op && strcmp(refusal->op, "dns") == 0)
+                return DSH_DENIAL_DNS;
+        if (refusal->op && strcmp(refusal->op, "http") == 0)
+                return DSH_DENIAL_HTTP;
+        return DSH_DENIAL_CONNECT;
+}
+
+/*
+ * Who refused: a connect is the supervisor's (or the gate's, which it asks),
+ * a query the DNS stub's, a request the proxy's.
+ */
+static dsh_denial_source network_record_source(dsh_denial_op op)
+{
+        return op == DSH_DENIAL_CONNECT ? DSH_DENIAL_SOURCE_SUPERVISOR : DSH_DENIAL_SOURCE_PROXY;
+}
+
+static const char *network_record_call(dsh_denial_op op)
+{
+        return op == DSH_DENIAL_DNS ? "query" : op == DSH_DENIAL_HTTP ? "request" : "connect";
+}
+
+static int add_network_refusals(dsh_runtime *runtime, const dsh_policy *policy, const dsh_child *child,
+                                dsh_denials *out, dsh_error *error)
+{
+        const dsh_refused_connection *refusals = NULL;
+        unsigned long dropped = 0;
+        size_t count = dsh_child_network_refusals(child, &refusals, &dropped);
+        int result = 0;
+
+        out->dropped += dropped;
+        for (size_t i = 0; result == 0 && i < count; i++) {
+                dsh_denial denial = DSH_DENIAL_INIT;
+
+                denial.op = network_record_op(&refusals[i]);
+                denial.source = network_record_source(denial.op);
+                denial.port = refusals[i].port;
+                if (copy_text(&denial.call, network_record_call(denial.op)) < 0 ||
+                    copy_text(&denial.host, refusals[i].host && refusals[i].host[0] ? refusals[i].host : NULL) < 0 ||
+                    copy_text(&denial.rule, refusals[i].rule ? refusals[i].rule : "network-off") < 0) {
+                        dsh_denial_clear(&denial);
+                        return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+                }
+                result = add(runtime, policy, &denial, out, error);
+        }
+        return result;
+}
+
+int dsh_child_denials(dsh_runtime *runtime, const dsh_policy *policy, const dsh_child *child, dsh_denials *out,
+                      dsh_error *error)
+{
+        int result;
+
+        if (!runtime || !policy || !child || !out)
+                return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
+                                     "a child's denials need the runtime, the policy, the child and a list");
+        result = add_write_refusals(runtime, policy, child, out, error);
+        if (result == 0)
+                result = add_network_refusals(runtime, policy, child, out, error);
+        return result;
+}

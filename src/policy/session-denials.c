@@ -91,23 +91,26 @@ static int read_store(const char *path, char **text_out, size_t *length_out, dsh
         *length_out = 0;
         if (fd < 0 && errno == ENOENT)
                 return 0;
-        if ((fd < 0 && errno == ELOOP) || (fd >= 0 && fstat(fd, &status) == 0 && !S_ISREG(status.st_mode)))
-                return dsh_error_set(error, DSH_ERROR_SYSTEM, EINVAL,
-                                     "session denial store %s is not a regular file: refused", path);
-        if (fd < 0)
+        if (fd < 0 && errno != ELOOP)
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, errno, "cannot open session denial store %s: %s", path,
                                      strerror(errno));
+        if (fd < 0 || fstat(fd, &status) < 0 || !S_ISREG(status.st_mode))
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, EINVAL,
+                                     "session denial store %s is not a regular file: refused", path);
         for (;;) {
                 ssize_t got;
 
+                if (length > SESSION_DENIALS_FILE_LIMIT)
+                        return dsh_error_set(error, DSH_ERROR_SYSTEM, EFBIG,
+                                             "session denial store %s is longer than %u bytes: refused", path,
+                                             SESSION_DENIALS_FILE_LIMIT);
                 if (length == capacity) {
                         char *larger;
 
-                        if (capacity > SESSION_DENIALS_FILE_LIMIT)
-                                return dsh_error_set(error, DSH_ERROR_SYSTEM, EFBIG,
-                                                     "session denial store %s is longer than %u bytes: refused",
-                                                     path, SESSION_DENIALS_FILE_LIMIT);
+                        /* One byte past the limit at most: enough to know the file is longer. */
                         capacity = capacity ? capacity * 2 : 65536;
+                        if (capacity > SESSION_DENIALS_FILE_LIMIT + 1)
+                                capacity = SESSION_DENIALS_FILE_LIMIT + 1;
                         larger = realloc(text, capacity + 1);
                         if (!larger)
                                 return out_of_memory(error);

@@ -457,7 +457,7 @@ static int launch_supervised(const struct launch_request *request, int ruleset_f
         int sockets[2], listener, pidfd, wait_status = 0, result;
         pid_t parent = getpid(), pid;
 
-        /* Read-only metadata is the filter's (EPERM); a connect it cannot read is refused (EACCES). */
+        /* Read-only metadata is refused (EPERM) without being performed; a connect it cannot read, EACCES. */
         if (metadata == DSH_METADATA_SUPERVISE && dsh_metadata_supervisor_check_host(&problem) < 0)
                 return fail("landlock ruleset error: cannot supervise metadata: %s", problem);
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets) < 0 ||
@@ -582,6 +582,9 @@ static int launch(const struct launch_request *request)
         metadata = roots > 0 ? DSH_METADATA_SUPERVISE
                    : dsh_metadata_supervisor_check_host(&unread) == 0 ? DSH_METADATA_DENY
                                                                        : DSH_METADATA_DENY_KERNEL_WRITES;
+        /* With no --rw directory none is performed: the supervisor refuses each (EPERM), as the filter did. */
+        if (metadata == DSH_METADATA_SUPERVISE)
+                dsh_metadata_supervisor_perform_metadata(supervisor);
         write_result = ruleset_fd >= 0 && metadata != DSH_METADATA_DENY_KERNEL_WRITES
                                ? dsh_metadata_supervisor_perform_writes(supervisor, ruleset_fd)
                                : 0;

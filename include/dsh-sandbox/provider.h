@@ -428,12 +428,17 @@ DSH_PUBLIC const char *const *dsh_child_warnings(const dsh_child *child);
 
 /*
  * One write the sandbox refused the command: the operation ("open",
- * "mkdir", "rename", "chmod", "chown", "utimes", "setxattr"...), its path
- * (absolute, as the supervisor resolved it against the command's cwd or
- * directory fd), and the rule that refused it: "outside-roots" (beneath no
- * writable root of the call), "protected-subpath" (.git/hooks, .git/config,
- * the agent's launch config...), "own-file" (the sandbox's own files),
- * "masked-path" (a path the policy masks).  The enforcing layer writes these
+ * "mkdir", "rename", "chmod", "chown", "utimes", "setxattr"..., and
+ * "connect" for a unix socket), its path (absolute, as the supervisor
+ * resolved it against the command's cwd or directory fd; a socket by where
+ * a symlink led; an abstract unix address "@name", a NUL in it written
+ * \x00, an unnamed one "@"), and the rule that refused it: "outside-roots"
+ * (beneath no writable root of the call), "protected-subpath" (.git/hooks,
+ * .git/config, the agent's launch config...), "own-file" (the sandbox's own
+ * files), "masked-path" (a path the policy masks), "unix-socket" (a
+ * pathname socket neither allow-listed nor in one of the call's own
+ * writable roots), "abstract-socket" (an abstract or unnamed unix address,
+ * never reached).  The enforcing layer writes these
  * records (the supervisor, which refused or watched the call), never the
  * command: unlike a line on stderr, a command cannot forge one.
  */
@@ -454,13 +459,30 @@ typedef struct dsh_write_refusal {
  * `*refusals` (may be NULL) points into the child, valid until
  * dsh_child_free(); it is NULL when there is none.  Returns the count.  Not
  * every refusal is here: one made where no supervisor looks has no record
- * (a call the filter does not send; under Landlock read-only a metadata
- * change, which the filter refuses itself), so an empty list does not
- * prove the command was refused nothing.  Under danger-full-access, and for
+ * (a call the filter refuses itself: an AF_UNIX datagram socket, a set-id
+ * creation; a read the kernel refuses: a masked path; under Landlock
+ * read-only a metadata change where the host forbids the supervisor to
+ * read the command), so an empty list does not prove the command was
+ * refused nothing.  Under danger-full-access, and for
  * a runner command, always empty.
  */
 DSH_PUBLIC size_t dsh_child_refusals(const dsh_child *child, const dsh_write_refusal **refusals,
                                      unsigned long *dropped);
+
+/*
+ * After dsh_child_wait(): the paths the sandbox keeps absent (a protected
+ * subpath that did not exist: .git/hooks, .mcp.json, a home's startup file)
+ * that the command created, each moved aside once the command was gone (its
+ * sentence in dsh_child_warnings()), by their original absolute names, in
+ * the order they were moved; a symlink the command planted on the way to
+ * one is among them.  The cleanup writes these, never the command.
+ * `*paths` (may be NULL) points into the child, NULL-terminated, valid
+ * until dsh_child_free(); NULL when there is none.  Returns the count.  One
+ * that could not be moved aside is not here (it is in the warnings, which
+ * say to remove it).  Under danger-full-access, and for a runner command,
+ * always empty.
+ */
+DSH_PUBLIC size_t dsh_child_moved_aside_paths(const dsh_child *child, const char *const **paths);
 
 /*
  * One connection, DNS query or proxied request the sandbox refused the
@@ -470,15 +492,19 @@ DSH_PUBLIC size_t dsh_child_refusals(const dsh_child *child, const dsh_write_ref
  * name or an address in its text form; `port` (0 when none applies); and
  * the `rule`: "network-off", "host-not-allowed", "address-not-resolved",
  * "metadata-address", "sni-mismatch", "protocol-not-allowed", "local-port",
- * "bad-request".  Written by the enforcing layer (the supervisor, the DNS
- * stub, the proxy), never by the command.  (The name `dsh_network_refusal`
- * is the supervisor's own record, core/network-refusals.h.)
+ * "bad-request"; and the `source`, the layer that refused: "supervisor" (a
+ * connect or send the seccomp supervisor refused) or "proxy" (the network
+ * service: a DNS stub query, an HTTP proxy request, a connection the proxy
+ * captured and refused).  Written by the enforcing layer, never by the
+ * command.  (The name `dsh_network_refusal` is the supervisor's own record,
+ * core/network-refusals.h.)
  */
 typedef struct dsh_refused_connection {
         char *op;
         char *host;
         int port;
         char *rule;
+        char *source;                   /* NULL only in a result decoded from a peer that did not send it */
 } dsh_refused_connection;
 
 /* The records kept per call; past them only a count. */

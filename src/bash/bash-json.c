@@ -129,6 +129,8 @@ static json_t *encode_refused_connection(dsh_json_encoder *encoder, const dsh_re
         dsh_json_set_string_member(encoder, object, path, "host", escaped);
         dsh_json_set_member(encoder, object, "port", dsh_json_encoder_new(encoder, json_integer(refusal->port)));
         dsh_json_set_string_member(encoder, object, path, "rule", refusal->rule);
+        if (refusal->source)
+                dsh_json_set_string_member(encoder, object, path, "source", refusal->source);
         return object;
 }
 
@@ -316,7 +318,7 @@ static int decode_refused_writes(dsh_json_decoder *decoder, const json_t *object
 static int decode_refused_connection(dsh_json_decoder *decoder, const json_t *value, const dsh_json_path *path,
                                      dsh_refused_connection *out)
 {
-        static const char *const keys[] = { "op", "host", "port", "rule", NULL };
+        static const char *const keys[] = { "op", "host", "port", "rule", "source", NULL };
         int result = dsh_json_check_object(decoder, value, path, keys);
         const json_t *port;
 
@@ -330,6 +332,11 @@ static int decode_refused_connection(dsh_json_decoder *decoder, const json_t *va
                 result = dsh_json_decode_string_member(decoder, value, path, "rule",
                                                        DSH_JSON_REQUIRED | DSH_JSON_TEXT_NON_EMPTY |
                                                        DSH_JSON_TEXT_SINGLE_LINE, &out->rule);
+        /* Optional: a peer from before the records named their layer sends none (then NULL). */
+        if (result == 0)
+                result = dsh_json_decode_string_member(decoder, value, path, "source",
+                                                       DSH_JSON_TEXT_NON_EMPTY | DSH_JSON_TEXT_SINGLE_LINE,
+                                                       &out->source);
         if (result < 0)
                 return result;
         port = json_object_get(value, "port");

@@ -161,7 +161,8 @@ static void record(const dsh_inet_calls *inet, const dsh_inet_endpoint *destinat
         char text[INET6_ADDRSTRLEN];
 
         dsh_inet_endpoint_text(destination, text, sizeof(text));
-        dsh_network_refusals_add(inet->settings.refusals, DSH_NETWORK_OP_CONNECT, text, destination->port, rule);
+        dsh_network_refusals_add(inet->settings.refusals, DSH_NETWORK_SOURCE_SUPERVISOR, DSH_NETWORK_OP_CONNECT, text,
+                                 destination->port, rule);
 }
 
 /*

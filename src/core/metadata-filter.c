@@ -273,7 +273,7 @@ typedef struct program_builder {
 
 /* The answers that depend on the policy. */
 typedef struct program_actions {
-        uint32_t metadata;      /* a metadata call: EPERM (deny) or USER_NOTIF (supervise) */
+        uint32_t metadata;      /* a metadata call: USER_NOTIF (supervise, deny), EPERM where none can be sent */
         uint32_t connect;       /* USER_NOTIF, EACCES where nobody supervises */
         uint32_t write;         /* a write-intent call: USER_NOTIF, ALLOW where nobody supervises */
         dsh_network_filter network;
@@ -679,7 +679,9 @@ static void place_blocks(program_builder *builder, size_t ioctl_tests)
  *   SETSOCKOPT (a network policy): IPV6_RTHDR, IPV6_2292PKTOPTIONS, IPV6_UNICAST_IF, IP_OPTIONS,
  *                                   IP_UNICAST_IF, SO_BINDTODEVICE, SO_BINDTOIFINDEX -> REFUSE, else ALLOW
  *   SENDTO (a network policy, supervised): an address -> NOTIFY, else ALLOW
- *   ACTION                          EPERM (deny) or USER_NOTIF (supervise)
+ *   ACTION                          USER_NOTIF (supervise; deny: the supervisor refuses it, EPERM, with
+ *                                   a record), EPERM where nobody can read the command (deny kernel
+ *                                   writes) or nobody supervises
  *   NOTIFY                          USER_NOTIF (both modes: the supervisor performs connect);
  *                                   EACCES where nobody supervises (DSH_METADATA_UNSUPERVISED)
  *   WRITE                           USER_NOTIF (both modes: the supervisor decides write intent);
@@ -783,8 +785,16 @@ size_t dsh_metadata_filter_program(dsh_metadata_policy policy, dsh_network_filte
 {
         const bool supervised = policy != DSH_METADATA_UNSUPERVISED;
         const program_actions actions = {
-                .metadata = policy == DSH_METADATA_SUPERVISE ? SECCOMP_RET_USER_NOTIF
-                                                             : SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA),
+                /*
+                 * DENY sends them too: the supervisor refuses each (EPERM, the
+                 * answer this filter gave by itself before) and writes it down,
+                 * performing none (dsh_metadata_supervisor_perform_metadata()
+                 * is never called for it).  Where it cannot read the command
+                 * (DENY_KERNEL_WRITES) it could name nothing: EPERM here.
+                 */
+                .metadata = policy == DSH_METADATA_SUPERVISE || policy == DSH_METADATA_DENY
+                                    ? SECCOMP_RET_USER_NOTIF
+                                    : SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA),
                 /* Nobody to perform a connect: refused, never let through (its decision depends on a pointer). */
                 .connect = supervised ? SECCOMP_RET_USER_NOTIF : SECCOMP_RET_ERRNO | (EACCES & SECCOMP_RET_DATA),
                 /*

@@ -4,8 +4,11 @@
  * a file's metadata (mode, owner, times, extended attributes — POSIX ACLs
  * included —, inode flags), which Landlock does not govern at all.
  *
- *  - DSH_METADATA_DENY (read-only): every such call fails with EPERM.  No
- *    file may change anywhere, so nothing depends on the path.
+ *  - DSH_METADATA_DENY (read-only): every such call is sent to the
+ *    supervisor, which performs none: each fails with EPERM, and the
+ *    supervisor writes down the file it named (a record, refusals.h).  No
+ *    file may change anywhere, so the answer depends on nothing the command
+ *    passed; only the record does.
  *  - DSH_METADATA_SUPERVISE (workspace-write): every such call is sent to the
  *    metadata supervisor (metadata-supervisor.h) through a seccomp
  *    user-notification listener; the supervisor performs it on the command's
@@ -44,7 +47,7 @@
 
 typedef enum dsh_metadata_policy {
         DSH_METADATA_UNGOVERNED = 0,   /* no filter: the backend governs metadata itself, or nothing is confined */
-        DSH_METADATA_DENY,             /* EPERM for every metadata call */
+        DSH_METADATA_DENY,             /* every metadata call to the supervisor, which refuses it (EPERM) */
         DSH_METADATA_SUPERVISE,        /* every metadata call to the supervisor */
         /*
          * No supervisor at all (an argv a harness spawns itself, which nobody

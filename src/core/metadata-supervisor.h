@@ -29,8 +29,11 @@
  *     name is the command's view too (d_path in its mount namespace), and
  *     only picks which root to try: the inode reached beneath the root's fd
  *     decides.  A set-user-ID or set-group-ID mode is refused (EPERM) on its
- *     register value alone.  Under read-only no call reaches it: the filter
- *     answers EPERM;
+ *     register value alone.  A supervisor that was not asked to perform
+ *     metadata changes (dsh_metadata_supervisor_perform_metadata(): Landlock
+ *     read-only) performs none: each is refused (EPERM, what the filter
+ *     answered by itself before) and written down, its target opened only
+ *     to name it;
  *   - never CONTINUE: SECCOMP_USER_NOTIF_FLAG_CONTINUE lets the kernel
  *     re-read the arguments from the command's memory after the decision,
  *     and another of its threads can rewrite a path between the two reads
@@ -92,8 +95,21 @@
 
 typedef struct dsh_metadata_supervisor dsh_metadata_supervisor;
 
-/* A new supervisor with no root (everything refused); NULL when out of memory. */
+/*
+ * A new supervisor with no root (everything refused) that performs no
+ * metadata change (each refused EPERM, with a record); NULL when out of
+ * memory.
+ */
 dsh_metadata_supervisor *dsh_metadata_supervisor_new(void);
+
+/*
+ * Metadata changes whose target lies in a root are performed (the others
+ * answered EACCES, with a record).  Without it none is: the default fails
+ * closed, so a supervisor set up for read-only (no root, or only a temp
+ * area it must not change) can never act on a metadata call — not even on
+ * an unlinked file, which check_target() would let change.
+ */
+void dsh_metadata_supervisor_perform_metadata(dsh_metadata_supervisor *supervisor);
 
 /*
  * A writable root: `directory_fd` (any open fd of the directory; duplicated

@@ -30,30 +30,30 @@ static char *copy_host(const char *host)
 }
 
 /* The caller holds the lock. */
-static bool same_as_last(const dsh_network_refusals *refusals, dsh_network_op op, const char *host,
-                         unsigned short port, dsh_network_rule rule)
+static bool same_as_last(const dsh_network_refusals *refusals, dsh_network_source source, dsh_network_op op,
+                         const char *host, unsigned short port, dsh_network_rule rule)
 {
         const dsh_network_refusal *last;
 
         if (refusals->count == 0)
                 return false;
         last = &refusals->items[refusals->count - 1];
-        return last->op == op && last->port == port && last->rule == rule &&
+        return last->source == source && last->op == op && last->port == port && last->rule == rule &&
                strncmp(last->host, host ? host : "", HOST_LIMIT) == 0;
 }
 
-void dsh_network_refusals_add(dsh_network_refusals *refusals, dsh_network_op op, const char *host,
-                              unsigned short port, dsh_network_rule rule)
+void dsh_network_refusals_add(dsh_network_refusals *refusals, dsh_network_source source, dsh_network_op op,
+                              const char *host, unsigned short port, dsh_network_rule rule)
 {
         char *copy;
 
         if (!refusals)
                 return;
         pthread_mutex_lock(&refusals->lock);
-        if (!same_as_last(refusals, op, host, port, rule)) {
+        if (!same_as_last(refusals, source, op, host, port, rule)) {
                 copy = refusals->count < DSH_NETWORK_REFUSALS_MAX ? copy_host(host) : NULL;
                 if (copy)
-                        refusals->items[refusals->count++] = (dsh_network_refusal) { op, copy, port, rule };
+                        refusals->items[refusals->count++] = (dsh_network_refusal) { op, copy, port, rule, source };
                 else
                         refusals->dropped++;
         }
@@ -104,4 +104,15 @@ const char *dsh_network_rule_name(dsh_network_rule rule)
                 return "bad-request";
         }
         return "network-off";
+}
+
+const char *dsh_network_source_name(dsh_network_source source)
+{
+        switch (source) {
+        case DSH_NETWORK_SOURCE_SUPERVISOR:
+                return "supervisor";
+        case DSH_NETWORK_SOURCE_PROXY:
+                return "proxy";
+        }
+        return "supervisor";
 }

@@ -2,7 +2,8 @@
 /*
  * The record of what one call was refused on the network: each connect,
  * send, DNS query or proxied request the supervisor, the DNS stub or the
- * proxy refused, as {op, host, port, rule} (docs/network.md, "Records").
+ * proxy refused, as {op, host, port, rule, source} (docs/network.md,
+ * "Records").
  * The enforcing layer writes it, never the command.  Unlike the file
  * records (refusals.h), several threads add to one list (the supervisor's
  * thread, its workers, the network service's event loop), so it is locked.
@@ -34,11 +35,18 @@ typedef enum dsh_network_rule {
         DSH_NETWORK_RULE_BAD_REQUEST,           /* "bad-request": a request the proxy cannot read */
 } dsh_network_rule;
 
+/* Which layer refused. */
+typedef enum dsh_network_source {
+        DSH_NETWORK_SOURCE_SUPERVISOR,  /* "supervisor": a connect or send the seccomp supervisor refused */
+        DSH_NETWORK_SOURCE_PROXY,       /* "proxy": the network service (a DNS query, a request, a captured connection) */
+} dsh_network_source;
+
 typedef struct dsh_network_refusal {
         dsh_network_op op;
         char *host;                     /* a name, or an address in its text form; owned */
         unsigned short port;            /* 0 when none applies */
         dsh_network_rule rule;
+        dsh_network_source source;
 } dsh_network_refusal;
 
 #define DSH_NETWORK_REFUSALS_MAX 64
@@ -57,8 +65,8 @@ int dsh_network_refusals_init(dsh_network_refusals *refusals);
  * Adds one record (the host copied, cut at 255 bytes).  The same record as
  * the last one is not added again.  Safe from any thread.
  */
-void dsh_network_refusals_add(dsh_network_refusals *refusals, dsh_network_op op, const char *host,
-                              unsigned short port, dsh_network_rule rule);
+void dsh_network_refusals_add(dsh_network_refusals *refusals, dsh_network_source source, dsh_network_op op,
+                              const char *host, unsigned short port, dsh_network_rule rule);
 
 /* Frees the hosts and destroys the lock. */
 void dsh_network_refusals_destroy(dsh_network_refusals *refusals);
@@ -68,5 +76,8 @@ const char *dsh_network_op_name(dsh_network_op op);
 
 /* "network-off", "host-not-allowed", ... (above). */
 const char *dsh_network_rule_name(dsh_network_rule rule);
+
+/* "supervisor", "proxy". */
+const char *dsh_network_source_name(dsh_network_source source);
 
 #endif

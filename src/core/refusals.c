@@ -80,6 +80,10 @@ const char *dsh_refusal_rule_name(dsh_refusal_rule rule)
                 return "own-file";
         case DSH_REFUSAL_MASKED_PATH:
                 return "masked-path";
+        case DSH_REFUSAL_UNIX_SOCKET:
+                return "unix-socket";
+        case DSH_REFUSAL_ABSTRACT_SOCKET:
+                return "abstract-socket";
         }
         return "outside-roots";
 }

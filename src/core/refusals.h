@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The record of what one call was refused: each write the supervisor (or,
- * under bwrap, the mounts it watches) refused, as {op, path, rule}.  The
+ * under bwrap, the mounts it watches) refused, each metadata change, and
+ * each connect to a unix socket it would not reach, as {op, path, rule}.  The
  * enforcing layer writes it, never the command: a command can print any
  * text on stderr, it cannot add a record here.  Bounded per call
  * (DSH_REFUSALS_MAX records; past that only a count), so a command that
@@ -13,16 +14,18 @@
 
 #include <stddef.h>
 
-/* Why a write was refused. */
+/* Why a write (or a unix socket's connect) was refused. */
 typedef enum dsh_refusal_rule {
         DSH_REFUSAL_OUTSIDE_ROOTS,      /* beneath no writable root of the call */
         DSH_REFUSAL_PROTECTED_SUBPATH,  /* a protected subpath inside a root: .git/hooks, .git/config, .mcp.json... */
         DSH_REFUSAL_OWN_FILE,           /* one of the sandbox's own files: its sessions, its runners */
         DSH_REFUSAL_MASKED_PATH,        /* a path the policy masks (secrets) */
+        DSH_REFUSAL_UNIX_SOCKET,        /* a pathname socket neither allow-listed nor in a root of the call's own */
+        DSH_REFUSAL_ABSTRACT_SOCKET,    /* an abstract or unnamed unix address: never reached (path "@name") */
 } dsh_refusal_rule;
 
 typedef struct dsh_refusal {
-        const char *op;                 /* static: "open", "mkdir", "rename", "chmod"... (dsh_refusal_op_*) */
+        const char *op;                 /* static: "open", "mkdir", "rename", "chmod", "connect"... */
         char *path;                     /* as the command sees it; owned */
         dsh_refusal_rule rule;
 } dsh_refusal;
@@ -51,7 +54,7 @@ void dsh_refusals_move(dsh_refusals *to, dsh_refusals *from);
 /* Frees the paths and empties the list. */
 void dsh_refusals_clear(dsh_refusals *refusals);
 
-/* "outside-roots", "protected-subpath", "own-file", "masked-path". */
+/* "outside-roots", "protected-subpath", "own-file", "masked-path", "unix-socket", "abstract-socket". */
 const char *dsh_refusal_rule_name(dsh_refusal_rule rule);
 
 #endif

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/capability.h>
 #include <pthread.h>
 #include <signal.h>
@@ -156,6 +157,48 @@ static void job_close(struct connect_job *job)
 /* --------------------------------------------------------------- deciding -- */
 
 /*
+ * The refused socket `target_fd` written down by the name its open file has
+ * in the command's view (the path as the supervisor resolved it: a symlink
+ * on the way is followed, as connect follows it), or counted unnamed.
+ */
+static void record_unix_path(const dsh_socket_scope *scope, int target_fd)
+{
+        char name[PATH_MAX];
+
+        if (dsh_metadata_descriptor_name(target_fd, name, sizeof(name)) < 0 || name[0] != '/')
+                scope->record(scope->data, NULL, DSH_REFUSAL_UNIX_SOCKET);
+        else
+                scope->record(scope->data, name, DSH_REFUSAL_UNIX_SOCKET);
+}
+
+/*
+ * An abstract (or unnamed) address written down as "@name": the name's
+ * bytes after the leading NUL, up to the address's end, each NUL among them
+ * written \x00 (a C string cannot carry it; the other bytes stay as they
+ * are and are escaped where the record is shown, as every path is).
+ */
+static void record_abstract(const dsh_socket_scope *scope, const struct connect_job *job)
+{
+        const struct sockaddr_un *asked = (const struct sockaddr_un *) &job->address;
+        size_t start = offsetof(struct sockaddr_un, sun_path);
+        size_t length = job->length > start ? (size_t) job->length - start : 0;
+        char name[1 + 4 * sizeof(asked->sun_path) + 1];
+        size_t at = 0;
+
+        name[at++] = '@';
+        for (size_t i = 1; i < length; i++) {
+                if (asked->sun_path[i] != '\0') {
+                        name[at++] = asked->sun_path[i];
+                        continue;
+                }
+                memcpy(name + at, "\\x00", 4);
+                at += 4;
+        }
+        name[at] = '\0';
+        scope->record(scope->data, name, DSH_REFUSAL_ABSTRACT_SOCKET);
+}
+
+/*
  * A pathname unix socket: resolved in the command's view, and reached only
  * when it is an allow-listed socket or lies in one of its own writable roots
  * (socket-call.h says why).  On success the job's address names our O_PATH
@@ -164,7 +207,7 @@ static void job_close(struct connect_job *job)
  * errno to answer.
  */
 static int decide_unix_path(dsh_socket_calls *calls, dsh_metadata_call *c, struct connect_job *job,
-                            dsh_socket_containment_fn contained, void *containment_data)
+                            const dsh_socket_scope *scope)
 {
         const struct sockaddr_un *asked = (const struct sockaddr_un *) &job->address;
         size_t path_length = (size_t) job->length - offsetof(struct sockaddr_un, sun_path);
@@ -183,8 +226,10 @@ static int decide_unix_path(dsh_socket_calls *calls, dsh_metadata_call *c, struc
                 return -EACCES;
         if (!S_ISSOCK(status.st_mode))
                 return -ECONNREFUSED;  /* the kernel's answer for a name that is no socket */
-        if (!allow_listed(calls, &status) && contained(containment_data, job->target_fd, &status) < 0)
+        if (!allow_listed(calls, &status) && scope->contained(scope->data, job->target_fd, &status) < 0) {
+                record_unix_path(scope, job->target_fd);
                 return -EACCES;
+        }
         written = snprintf(rewritten.sun_path, sizeof(rewritten.sun_path), "/proc/thread-self/fd/%d",
                            job->target_fd);
         if (written < 0 || (size_t) written >= sizeof(rewritten.sun_path))
@@ -199,12 +244,12 @@ static int decide_unix_path(dsh_socket_calls *calls, dsh_metadata_call *c, struc
  * A unix socket's connect.  Only a pathname reaches anything: an abstract
  * name (sun_path[0] == 0) or no name at all is refused, since the
  * supervisor, outside every Landlock domain, would reach every abstract
- * socket of its network namespace.  AF_UNSPEC (a datagram socket's
- * disconnect) reaches nothing and is performed; another family is the
- * kernel's EINVAL.
+ * socket of its network namespace (and written down).  AF_UNSPEC (a
+ * datagram socket's disconnect) reaches nothing and is performed; another
+ * family is the kernel's EINVAL.
  */
 static int decide_unix(dsh_socket_calls *calls, dsh_metadata_call *c, struct connect_job *job,
-                       dsh_socket_containment_fn contained, void *containment_data)
+                       const dsh_socket_scope *scope)
 {
         const struct sockaddr_un *asked = (const struct sockaddr_un *) &job->address;
 
@@ -215,9 +260,11 @@ static int decide_unix(dsh_socket_calls *calls, dsh_metadata_call *c, struct con
         /* unix_validate_addr()'s bounds: no longer than a sockaddr_un, whose sun_path the copy below fills. */
         if (asked->sun_family != AF_UNIX || job->length > sizeof(struct sockaddr_un))
                 return -EINVAL;
-        if (job->length <= offsetof(struct sockaddr_un, sun_path) || asked->sun_path[0] == '\0')
+        if (job->length <= offsetof(struct sockaddr_un, sun_path) || asked->sun_path[0] == '\0') {
+                record_abstract(scope, job);
                 return -EACCES;
-        return decide_unix_path(calls, c, job, contained, containment_data);
+        }
+        return decide_unix_path(calls, c, job, scope);
 }
 
 /*
@@ -226,12 +273,11 @@ static int decide_unix(dsh_socket_calls *calls, dsh_metadata_call *c, struct con
  * socket's is the network policy's (inet-call.h): under ON, or with no
  * policy given, it passes as asked.
  */
-static int decide_connect(dsh_socket_calls *calls, dsh_metadata_call *c, int family,
-                                     struct connect_job *job, dsh_socket_containment_fn contained,
-                                     void *containment_data)
+static int decide_connect(dsh_socket_calls *calls, dsh_metadata_call *c, int family, struct connect_job *job,
+                          const dsh_socket_scope *scope)
 {
         if (family == AF_UNIX)
-                return decide_unix(calls, c, job, contained, containment_data);
+                return decide_unix(calls, c, job, scope);
         if ((family == AF_INET || family == AF_INET6) && calls->inet)
                 return dsh_inet_decide_connect(calls->inet, job->socket_fd, &job->address, &job->length,
                                                &job->attachment);
@@ -297,7 +343,7 @@ static int take_call(dsh_metadata_call *c, const struct seccomp_notif *request, 
 }
 
 bool dsh_socket_call_handle(dsh_socket_calls *calls, dsh_metadata_call *c, const struct seccomp_notif *request,
-                            dsh_socket_containment_fn contained, void *containment_data)
+                            const dsh_socket_scope *scope)
 {
         struct connect_job job = { c->listener, c->id, -1, -1, { 0 }, 0, { 0 } };
         int family = 0, result;
@@ -311,7 +357,7 @@ bool dsh_socket_call_handle(dsh_socket_calls *calls, dsh_metadata_call *c, const
         if (result == 0 && getsockopt(job.socket_fd, SOL_SOCKET, SO_DOMAIN, &family, &size) < 0)
                 result = -errno;  /* ENOTSOCK: the kernel's answer */
         if (result == 0)
-                result = decide_connect(calls, c, family, &job, contained, containment_data);
+                result = decide_connect(calls, c, family, &job, scope);
         if (result == 0 && !dsh_metadata_call_still_valid(c)) {
                 dsh_inet_attachment_forget(&job.attachment);
                 job_close(&job);

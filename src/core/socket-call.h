@@ -24,11 +24,14 @@
  *     sockets (the same device and inode as the path opened at setup).
  *     The connect then names "/proc/thread-self/fd/N" of that O_PATH fd: the
  *     kernel finds the socket by its inode, with no second path walk the
- *     command could race.  Otherwise EACCES, and nothing is asked;
+ *     command could race.  Otherwise EACCES, nothing is asked, and the
+ *     refusal is written down (rule "unix-socket", the path the O_PATH fd
+ *     names in the command's view);
  *   - an abstract name (sun_path[0] == 0) or an address with no name is
- *     refused (EACCES): Landlock's scope would refuse the command one
- *     outside its domain, but the supervisor is outside every domain, so it
- *     would reach them all, and it may not CONTINUE;
+ *     refused (EACCES) and written down (rule "abstract-socket", path
+ *     "@name"): Landlock's scope would refuse the command one outside its
+ *     domain, but the supervisor is outside every domain, so it would reach
+ *     them all, and it may not CONTINUE;
  *   - an inet socket's connect is the network policy's (inet-call.h, given
  *     with dsh_socket_calls_set_inet()); without one (ON) it passes as
  *     asked, performed here all the same; any other family passes as asked;
@@ -54,6 +57,7 @@
 #include "core/call-workers.h"
 #include "core/inet-call.h"
 #include "core/metadata-tracee.h"
+#include "core/refusals.h"
 
 typedef struct dsh_socket_calls dsh_socket_calls;
 
@@ -63,6 +67,20 @@ typedef struct dsh_socket_calls dsh_socket_calls;
  * negative errno.  The supervisor's containment test, handed in.
  */
 typedef int (*dsh_socket_containment_fn)(void *data, int fd, const struct stat *target);
+
+/*
+ * Writes down one refused connect: `path` the socket as the command sees it
+ * (absolute), or "@name" for an abstract address ("@" alone: none); NULL
+ * when it cannot be named (then only counted).  The supervisor's record.
+ */
+typedef void (*dsh_socket_record_fn)(void *data, const char *path, dsh_refusal_rule rule);
+
+/* What a connect is judged against, handed in by the supervisor. */
+typedef struct dsh_socket_scope {
+        dsh_socket_containment_fn contained;
+        dsh_socket_record_fn record;
+        void *data;
+} dsh_socket_scope;
 
 /* A new, empty allow-list and worker set; NULL when out of memory. */
 dsh_socket_calls *dsh_socket_calls_new(void);
@@ -82,12 +100,14 @@ bool dsh_socket_call_is_ours(int nr);
 
 /*
  * Decides and performs one connect notification, and answers it (now, or
- * from a worker).  Returns true when it was refused because the command's
- * socket or address could not be taken (pidfd_getfd refused, memory
- * unreadable): the caller counts those.
+ * from a worker).  A unix socket refused by the policy (neither allowed nor
+ * contained: "unix-socket"; an abstract or unnamed address:
+ * "abstract-socket") is written down through `scope->record`.  Returns true
+ * when it was refused because the command's socket or address could not be
+ * taken (pidfd_getfd refused, memory unreadable): the caller counts those.
  */
 bool dsh_socket_call_handle(dsh_socket_calls *calls, dsh_metadata_call *c, const struct seccomp_notif *request,
-                            dsh_socket_containment_fn contained, void *containment_data);
+                            const dsh_socket_scope *scope);
 
 /* The network policy's decisions for inet connects (NULL: none; not owned). */
 void dsh_socket_calls_set_inet(dsh_socket_calls *calls, dsh_inet_calls *inet);

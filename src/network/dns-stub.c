@@ -115,7 +115,7 @@ static void relay_answer(stub_query *query, const uint8_t *answer, size_t length
                 return;
         }
         if (scanned.metadata_address[0] != '\0') {
-                dsh_network_record(context, DSH_NETWORK_OP_DNS, query->question.name, 53,
+                dsh_network_record(context, DSH_NETWORK_SOURCE_PROXY, DSH_NETWORK_OP_DNS, query->question.name, 53,
                                    DSH_NETWORK_RULE_METADATA_ADDRESS);
                 send_refusal(query, DSH_DNS_RCODE_REFUSED, false);
                 return;
@@ -154,7 +154,8 @@ static void query_decide(stub_query *query)
                 return;
         case DSH_DNS_QUERY_MALFORMED:
                 query->question.end = 0;
-                dsh_network_record(context, DSH_NETWORK_OP_DNS, "", 53, DSH_NETWORK_RULE_BAD_REQUEST);
+                dsh_network_record(context, DSH_NETWORK_SOURCE_PROXY, DSH_NETWORK_OP_DNS, "", 53,
+                                   DSH_NETWORK_RULE_BAD_REQUEST);
                 send_refusal(query, DSH_DNS_RCODE_FORMERR, false);
                 query_free(query);
                 return;
@@ -163,7 +164,7 @@ static void query_decide(stub_query *query)
         }
         query->edns = query->query[11] != 0;    /* the one additional record a query may carry: OPT */
         if (!dsh_host_patterns_allow(context->patterns, context->pattern_count, query->question.name, 0)) {
-                dsh_network_record(context, DSH_NETWORK_OP_DNS, query->question.name, 53,
+                dsh_network_record(context, DSH_NETWORK_SOURCE_PROXY, DSH_NETWORK_OP_DNS, query->question.name, 53,
                                    DSH_NETWORK_RULE_HOST_NOT_ALLOWED);
                 send_refusal(query, DSH_DNS_RCODE_REFUSED, false);
                 query_free(query);

@@ -101,7 +101,8 @@ static void refuse_captured(connection *c, const char *host, dsh_network_rule ru
         unsigned short port;
 
         dsh_network_address_text((struct sockaddr *) &c->destination, text, &port);
-        dsh_network_record(context_of(c), DSH_NETWORK_OP_CONNECT, host ? host : text, port, rule);
+        dsh_network_record(context_of(c), DSH_NETWORK_SOURCE_PROXY, DSH_NETWORK_OP_CONNECT, host ? host : text, port,
+                           rule);
         connection_free(c);
 }
 
@@ -114,7 +115,7 @@ static void refuse_request(connection *c, int status, const char *host, unsigned
         int body_length, length;
 
         if (record)
-                dsh_network_record(context_of(c), DSH_NETWORK_OP_HTTP, host, port, rule);
+                dsh_network_record(context_of(c), DSH_NETWORK_SOURCE_PROXY, DSH_NETWORK_OP_HTTP, host, port, rule);
         body_length = snprintf(body, sizeof(body), "dsh-sandbox: %s:%u: %s\n", host[0] ? host : "-", port,
                                record ? dsh_network_rule_name(rule) : "the host could not be reached");
         length = snprintf(response, sizeof(response),
@@ -522,7 +523,8 @@ static void read_tunnel_hello(connection *c, const char *data, size_t length)
                 }
                 break;
         }
-        dsh_network_record(context_of(c), DSH_NETWORK_OP_HTTP, sni[0] ? sni : c->host, c->port, rule);
+        dsh_network_record(context_of(c), DSH_NETWORK_SOURCE_PROXY, DSH_NETWORK_OP_HTTP, sni[0] ? sni : c->host,
+                           c->port, rule);
         connection_free(c);
 }
 

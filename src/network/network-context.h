@@ -44,9 +44,14 @@ typedef struct dsh_network_context {
         dsh_network_endpoint proxy;
 } dsh_network_context;
 
-/* Adds a record (core/network-refusals.h). */
-DSH_INTERNAL void dsh_network_record(dsh_network_context *context, dsh_network_op op, const char *host,
-                                     unsigned short port, dsh_network_rule rule);
+/*
+ * Adds a record (core/network-refusals.h).  `source`: the supervisor for a
+ * connect or send the gate refused it (it asked, gate_route()), the proxy
+ * for what the service itself refused (a query, a request, a captured
+ * connection).
+ */
+DSH_INTERNAL void dsh_network_record(dsh_network_context *context, dsh_network_source source, dsh_network_op op,
+                                     const char *host, unsigned short port, dsh_network_rule rule);
 
 /* The address's text (no brackets, an IPv4-mapped IPv6 address as its IPv4 form) and its port. */
 DSH_INTERNAL void dsh_network_address_text(const struct sockaddr *address, char text[INET6_ADDRSTRLEN],

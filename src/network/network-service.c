@@ -69,11 +69,11 @@ static char *reason_printf(const char *format, ...)
         return text;
 }
 
-void dsh_network_record(dsh_network_context *context, dsh_network_op op, const char *host, unsigned short port,
-                        dsh_network_rule rule)
+void dsh_network_record(dsh_network_context *context, dsh_network_source source, dsh_network_op op,
+                        const char *host, unsigned short port, dsh_network_rule rule)
 {
         if (context->refusals)
-                dsh_network_refusals_add(context->refusals, op, host, port, rule);
+                dsh_network_refusals_add(context->refusals, source, op, host, port, rule);
 }
 
 void dsh_network_address_text(const struct sockaddr *address, char text[INET6_ADDRSTRLEN], unsigned short *port)
@@ -322,7 +322,9 @@ static void route_refuse(dsh_network_context *context, const inet_view *view, ds
 
         if (view)
                 inet_ntop(view->family, view->address, text, sizeof(text));
-        dsh_network_record(context, DSH_NETWORK_OP_CONNECT, text, view ? view->port : 0, rule);
+        /* The supervisor's connect or send, refused by the route it asked for: the supervisor's refusal. */
+        dsh_network_record(context, DSH_NETWORK_SOURCE_SUPERVISOR, DSH_NETWORK_OP_CONNECT, text, view ? view->port : 0,
+                           rule);
         route->verdict = DSH_NETWORK_REFUSE;
         route->error = EACCES;
 }

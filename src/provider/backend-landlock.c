@@ -665,8 +665,11 @@ static int start_supervisor(const dsh_provider *provider, const dsh_prepared_pol
                 return -1;
         supervisor = dsh_metadata_supervisor_new();
         result = supervisor ? 0 : -ENOMEM;
-        if (result == 0 && metadata)
+        /* Under read-only none is performed: each is refused (EPERM) and written down (metadata-supervisor.h). */
+        if (result == 0 && metadata) {
+                dsh_metadata_supervisor_perform_metadata(supervisor);
                 result = supervise_roots(supervisor, prepared);
+        }
         if (result == 0)
                 result = hold_back(provider, supervisor, held_back, kept_absent, pinned_masks);
         /*
@@ -799,7 +802,7 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
 static void landlock_settle(dsh_child *child, int wait_status)
 {
         (void) wait_status;
-        child->moved_aside = dsh_shield_audit(child->audit_absent, &child->warnings);
+        child->moved_aside = dsh_shield_audit(child->audit_absent, &child->warnings, &child->moved_aside_paths);
 }
 
 /*

@@ -168,7 +168,7 @@ static void settle_exec_status(dsh_child *child)
 void dsh_bwrap_settle(dsh_child *child, int wait_status)
 {
         /* No process of the sandbox is left (they die with its init): nothing can race this check. */
-        child->moved_aside = dsh_shield_audit(child->audit_absent, &child->warnings);
+        child->moved_aside = dsh_shield_audit(child->audit_absent, &child->warnings, &child->moved_aside_paths);
         char buffer[4096];
 
         if (child->runner_status_fd < 0)

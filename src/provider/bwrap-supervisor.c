@@ -83,6 +83,9 @@ int dsh_bwrap_supervisor_start(const dsh_provider *provider, const dsh_prepared_
                 result = dsh_metadata_supervisor_hold_back(supervisor, *path, DSH_REFUSAL_PROTECTED_SUBPATH);
         if (result == 0)
                 dsh_metadata_supervisor_watch_writes(supervisor);
+        /* In both modes: under read-only the private /tmp is the one root whose files' metadata may change. */
+        if (result == 0)
+                dsh_metadata_supervisor_perform_metadata(supervisor);
         if (result == 0 && (mode != DSH_MODE_WORKSPACE_WRITE || !dsh_scratch_present(&prepared->scratch)))
                 result = dsh_metadata_supervisor_expect_root(supervisor, BWRAP_TEMP_AREA);
         /* The allow-listed unix sockets (core/socket-call.h): opened now, compared by inode later. */

@@ -225,6 +225,7 @@ void dsh_refused_connections_free(dsh_refused_connection *records, size_t count)
                 free(records[i].op);
                 free(records[i].host);
                 free(records[i].rule);
+                free(records[i].source);
         }
         free(records);
 }
@@ -239,20 +240,22 @@ static size_t copy_records(dsh_network_refusals *refusals, dsh_refused_connectio
         *dropped_out = refusals->dropped;
         for (size_t i = 0; i < refusals->count; i++) {
                 const dsh_network_refusal *item = &refusals->items[i];
-                dsh_refused_connection record = { NULL, NULL, item->port, NULL };
+                dsh_refused_connection record = { NULL, NULL, item->port, NULL, NULL };
 
                 if (records) {
                         record.op = strdup(dsh_network_op_name(item->op));
                         record.host = strdup(item->host ? item->host : "");
                         record.rule = strdup(dsh_network_rule_name(item->rule));
+                        record.source = strdup(dsh_network_source_name(item->source));
                 }
-                if (record.op && record.host && record.rule) {
+                if (record.op && record.host && record.rule && record.source) {
                         records[count++] = record;
                         continue;
                 }
                 free(record.op);
                 free(record.host);
                 free(record.rule);
+                free(record.source);
                 (*dropped_out)++;
         }
         if (count == 0) {

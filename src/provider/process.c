@@ -138,6 +138,7 @@ void dsh_child_free(dsh_child *child)
         free(child->runner_failure_detail);
         free(child->stale_verdict_path);
         dsh_strv_free(child->audit_absent);
+        dsh_strv_free(child->moved_aside_paths);
         dsh_strv_free(child->warnings);
         dsh_held_back_watch_free(child->held_back_watch);
         dsh_write_refusals_free(child->refusals, child->refusal_count);
@@ -155,6 +156,13 @@ dsh_held_back_watch *dsh_child_held_back_watch(const dsh_child *child)
 int dsh_child_moved_aside(const dsh_child *child)
 {
         return child->moved_aside;
+}
+
+size_t dsh_child_moved_aside_paths(const dsh_child *child, const char *const **paths)
+{
+        if (paths)
+                *paths = (const char *const *) child->moved_aside_paths;
+        return dsh_strv_length(child->moved_aside_paths);
 }
 
 pid_t dsh_child_pid(const dsh_child *child)

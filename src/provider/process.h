@@ -33,6 +33,7 @@ struct dsh_child {
         char *stale_verdict_path;       /* the persisted verdict to drop when the runner fails */
         char **audit_absent;            /* paths the command must not have created (see dsh_shield_audit()) */
         int moved_aside;                /* how many of them it had created: moved aside at settle */
+        char **moved_aside_paths;       /* their original paths (NULL when none, or none could be kept) */
         char **warnings;                /* what the sandbox undid or noticed after the command, sentences */
         struct dsh_metadata_supervisor *metadata_supervisor;  /* both backends' supervisor: stopped at settle */
         dsh_write_refusal *refusals;    /* what the supervisor refused or saw refused, kept at settle; owned */

@@ -850,9 +850,10 @@ static int rename_aside(int directory, const char *name, char **aside)
 
 /*
  * Moves `name` in `directory` aside and says so in `*warnings`; `shown` is
- * its whole path.  1 when it was moved.
+ * its whole path, appended to `*moved_paths` (when not NULL) once moved.
+ * 1 when it was moved.
  */
-static int move_aside(int directory, const char *name, const char *shown, char ***warnings)
+static int move_aside(int directory, const char *name, const char *shown, char ***warnings, char ***moved_paths)
 {
         dsh_autofree char *aside = NULL;
         dsh_autofree char *sentence = NULL;
@@ -871,6 +872,8 @@ static int move_aside(int directory, const char *name, const char *shown, char *
                                 "to %.*s%s",
                      shown, (int) (strlen(shown) - strlen(name)), shown, aside) >= 0)
                 (void) dsh_strv_append(warnings, sentence);
+        if (moved_paths)
+                (void) dsh_strv_append(moved_paths, shown);  /* out of memory: still counted, still in the warning */
         return 1;
 }
 
@@ -881,7 +884,8 @@ static int move_aside(int directory, const char *name, const char *shown, char *
  * appeared beneath it), is not a directory, or is a symlink, which is moved
  * aside (setting `*moved`).
  */
-static int audit_component(int directory, const char *path, const char **cursor, char ***warnings, int *moved)
+static int audit_component(int directory, const char *path, const char **cursor, char ***warnings,
+                           char ***moved_paths, int *moved)
 {
         dsh_autofree char *name = NULL;
         dsh_autofree char *shown = NULL;
@@ -895,7 +899,7 @@ static int audit_component(int directory, const char *path, const char **cursor,
         if (S_ISLNK(status.st_mode)) {
                 shown = strndup(path, (size_t) (*cursor - path));
                 if (shown)
-                        *moved += move_aside(directory, name, shown, warnings);
+                        *moved += move_aside(directory, name, shown, warnings, moved_paths);
                 return -1;
         }
         if (!S_ISDIR(status.st_mode))
@@ -911,7 +915,7 @@ static int audit_component(int directory, const char *path, const char **cursor,
  * symlink leads the user's next reader wherever the command chose, so the
  * first one met is moved aside.  The fd, or -1 when the walk ended early.
  */
-static int walk_to_directory(const char *path, char ***warnings, int *moved)
+static int walk_to_directory(const char *path, char ***warnings, char ***moved_paths, int *moved)
 {
         int directory = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
         const char *cursor = path;
@@ -923,7 +927,7 @@ static int walk_to_directory(const char *path, char ***warnings, int *moved)
                         cursor++;
                 if (!*cursor)
                         return directory;
-                next = audit_component(directory, path, &cursor, warnings, moved);
+                next = audit_component(directory, path, &cursor, warnings, moved_paths, moved);
                 close(directory);
                 directory = next;
         }
@@ -935,7 +939,7 @@ static int walk_to_directory(const char *path, char ***warnings, int *moved)
  * the directory walked to for one is kept for the next one in it: one walk
  * per directory, one fstatat() per name.
  */
-int dsh_shield_audit(char *const *must_stay_absent, char ***warnings)
+int dsh_shield_audit(char *const *must_stay_absent, char ***warnings, char ***moved_paths)
 {
         char *walked = NULL;
         int directory = -1, moved = 0;
@@ -950,12 +954,12 @@ int dsh_shield_audit(char *const *must_stay_absent, char ***warnings)
                 if (!walked || strcmp(walked, parent) != 0) {
                         if (directory >= 0)
                                 close(directory);
-                        directory = walk_to_directory(parent, warnings, &moved);
+                        directory = walk_to_directory(parent, warnings, moved_paths, &moved);
                         free(walked);
                         walked = dsh_steal_pointer(&parent);
                 }
                 if (directory >= 0 && fstatat(directory, slash + 1, &status, AT_SYMLINK_NOFOLLOW) == 0)
-                        moved += move_aside(directory, slash + 1, *path, warnings);
+                        moved += move_aside(directory, slash + 1, *path, warnings, moved_paths);
         }
         free(walked);
         if (directory >= 0)

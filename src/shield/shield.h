@@ -85,9 +85,10 @@ DSH_INTERNAL char **dsh_shield_user_homes(void);
  * entry (NAME.dsh-sandbox-quarantine-PID-RANDOM), and described in a new
  * sentence appended to `*warnings`; so is a symlink that appeared on the
  * way to it (the path is walked from "/" by fds, no symlink followed).
- * Returns the number moved.
+ * Each path moved (its original, absolute name) is appended to
+ * `*moved_paths` when that is not NULL.  Returns the number moved.
  */
-DSH_INTERNAL int dsh_shield_audit(char *const *must_stay_absent, char ***warnings);
+DSH_INTERNAL int dsh_shield_audit(char *const *must_stay_absent, char ***warnings, char ***moved_paths);
 
 DSH_INTERNAL void dsh_shield_clear(dsh_shield *shield);
 

@@ -79,7 +79,8 @@ static void route(void *data, int type, const struct sockaddr *destination, sock
                 out->error = EACCES;
                 dsh_inet_classify((const struct sockaddr_storage *) destination, length, &endpoint);
                 dsh_inet_endpoint_text(&endpoint, text, sizeof(text));
-                dsh_network_refusals_add(gate->refusals, DSH_NETWORK_OP_CONNECT, text, port,
+                dsh_network_refusals_add(gate->refusals, DSH_NETWORK_SOURCE_SUPERVISOR, DSH_NETWORK_OP_CONNECT, text,
+                                         port,
                                          type == SOCK_STREAM ? DSH_NETWORK_RULE_ADDRESS_NOT_RESOLVED
                                                              : DSH_NETWORK_RULE_PROTOCOL_NOT_ALLOWED);
         }

@@ -8,7 +8,8 @@
  * roots; a protected subpath), and the file is unchanged; a command that
  * does nothing, or that only reads, has no record and sent no write-intent
  * call; records are bounded (64, the rest counted); an unconfined call has
- * none.  The records' way up to the bash tool, serve and mcp is
+ * none; a path kept absent that the command made anyway is moved aside and
+ * named (dsh_child_moved_aside_paths()).  The records' way up to the bash tool, serve and mcp is
  * tests/reach/test_refusal_records.py.
  */
 #include <fcntl.h>
@@ -25,6 +26,7 @@
 #include <cmocka.h>
 
 #include "dsh-sandbox/provider.h"
+#include "provider/held-back-watch.h"
 #include "provider/process.h"
 #include "test-landlock.h"
 #include "test-support.h"
@@ -284,6 +286,34 @@ static void test_unconfined_call_has_no_record(void **state)
         dsh_child_free(child);
 }
 
+/*
+ * A path the sandbox keeps absent that the command made where no write
+ * supervisor looks (a unix socket bound at the missing .mcp.json: bind is
+ * no write-intent call): moved aside after the call, and named by its
+ * original path for the records (dsh_child_moved_aside_paths()), the
+ * name itself gone from the disk.
+ */
+static void test_moved_aside_path_is_named(void **state)
+{
+        const char *backend = require_backend(state);
+        dsh_autofree char *planted = test_path_join(scratch.workspace, ".mcp.json");
+        const char *const *paths = NULL;
+        struct stat status;
+        dsh_child *child = run_command(backend, DSH_MODE_WORKSPACE_WRITE,
+                                       (const char *const[]) { "/usr/bin/python3", "-c",
+                                                               "import socket; socket.socket(socket.AF_UNIX)"
+                                                               ".bind('.mcp.json')", NULL },
+                                       0);
+
+        assert_int_equal(lstat(planted, &status), -1);
+        assert_int_equal(dsh_child_moved_aside(child), 1);
+        assert_int_equal(dsh_child_moved_aside_paths(child, &paths), 1);
+        assert_non_null(paths);
+        assert_string_equal(paths[0], planted);
+        assert_null(paths[1]);
+        dsh_child_free(child);
+}
+
 #define ON_BOTH_BACKENDS(test)                                                                                 \
         cmocka_unit_test_prestate_setup_teardown(test, setup, teardown, (void *) "landlock"),                  \
         cmocka_unit_test_prestate_setup_teardown(test, setup, teardown, (void *) "bwrap")
@@ -296,6 +326,7 @@ int main(void)
                 ON_BOTH_BACKENDS(test_reads_make_no_record_and_no_write_call),
                 ON_BOTH_BACKENDS(test_a_write_is_counted_not_recorded),
                 ON_BOTH_BACKENDS(test_records_are_bounded),
+                ON_BOTH_BACKENDS(test_moved_aside_path_is_named),
                 cmocka_unit_test_setup_teardown(test_unconfined_call_has_no_record, setup, teardown),
         };
 

@@ -36,7 +36,7 @@ PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "http
 UNAWARE = "env " + " ".join(f"-u {name}" for name in PROXY_VARIABLES)
 # Any address's port 53: the command's resolver, whatever it names (the supervisor sends it to the stub).
 SOME_RESOLVER = "192.0.2.53"
-RECORD_KEYS = {"op", "host", "port", "rule"}
+RECORD_KEYS = {"op", "host", "port", "rule", "source"}
 # Under off a host loopback port is refused as "local-port" (a loopback port not allowed: the supervisor's
 # rule, docs/network.md), which the design first called "network-off": either says that off held.
 LOOPBACK_OFF = ("local-port", "network-off")
@@ -172,6 +172,8 @@ class NetworkReach:
             self.assertEqual(set(record), RECORD_KEYS, record)
             self.assertIn(record["op"], OPS, record)
             self.assertIn(record["rule"], RULES, record)
+            # The supervisor refuses connects and sends; DNS queries and proxied requests are the proxy's.
+            self.assertIn(record["source"], {"supervisor", "proxy"} if record["op"] == "connect" else {"proxy"}, record)
             self.assertIsInstance(record["port"], int, record)
         self.network.settle()
         return Sections(result["stdout"]["text"]), result

@@ -409,7 +409,7 @@ static void test_bash_result_carries_refused_connections(void **state)
         free(text);
         result.refused_connections = calloc(1, sizeof(*result.refused_connections));
         result.refused_connections[0] = (dsh_refused_connection) { strdup("dns"), strdup("evil\xff.example"), 53,
-                                                                   strdup("host-not-allowed") };
+                                                                   strdup("host-not-allowed"), strdup("proxy") };
         result.refused_connection_count = 1;
         result.refused_connections_dropped = 3;
         assert_int_equal(dsh_json_encode_bash_result(&result, &text, &error), 0);
@@ -420,7 +420,17 @@ static void test_bash_result_carries_refused_connections(void **state)
         assert_string_equal(back.refused_connections[0].host, "evil\\xff.example");
         assert_int_equal(back.refused_connections[0].port, 53);
         assert_string_equal(back.refused_connections[0].rule, "host-not-allowed");
+        assert_string_equal(back.refused_connections[0].source, "proxy");
         assert_int_equal(back.refused_connections_dropped, 3);
+        dsh_bash_result_clear(&back);
+        /* A peer from before the source was written sends none: decoded, NULL. */
+        free(result.refused_connections[0].source);
+        result.refused_connections[0].source = NULL;
+        free(text);
+        assert_int_equal(dsh_json_encode_bash_result(&result, &text, &error), 0);
+        assert_null(strstr(text, "\"source\""));
+        assert_int_equal(dsh_json_decode_bash_result(text, strlen(text), &back, &error), 0);
+        assert_null(back.refused_connections[0].source);
         dsh_bash_result_clear(&back);
         dsh_bash_result_clear(&result);
         free(text);

@@ -480,8 +480,9 @@ static void test_program_over_every_number(void **state)
         for (int n = DSH_NETWORK_FILTER_ON; n <= DSH_NETWORK_FILTER_ALLOW_LIST; n++) {
                 dsh_network_filter network = (dsh_network_filter) n;
 
-                check_program(DSH_METADATA_DENY, network, false, SECCOMP_RET_ERRNO | EPERM);
-                check_program(DSH_METADATA_DENY, network, true, SECCOMP_RET_ERRNO | EPERM);
+                /* Read-only: sent to the supervisor, which refuses each (EPERM) and writes it down. */
+                check_program(DSH_METADATA_DENY, network, false, SECCOMP_RET_USER_NOTIF);
+                check_program(DSH_METADATA_DENY, network, true, SECCOMP_RET_USER_NOTIF);
                 check_program(DSH_METADATA_SUPERVISE, network, false, SECCOMP_RET_USER_NOTIF);
                 check_program(DSH_METADATA_SUPERVISE, network, true, SECCOMP_RET_USER_NOTIF);
                 /* A harness-spawned bwrap argv: nobody answers, so metadata and connect are the kernel's refusals. */
@@ -525,11 +526,13 @@ static void test_every_metadata_call_is_listed(void **state)
 }
 
 /*
- * Installed for real (read-only): each metadata call fails with EPERM before
- * the kernel looks at it.  The listener is gone at once (nobody serves it
- * here): so each write-intent call fails with ENOSYS, even one the kernel
- * would allow (a supervisor gone never lets a write through), while every
- * plain read still reaches the kernel (it never notifies).
+ * Installed for real (read-only): each metadata call goes to the supervisor
+ * (which refuses it with EPERM and a record) and never to the kernel.  The
+ * listener is gone at once (nobody serves it here): so each metadata and
+ * each write-intent call fails with ENOSYS, even one the kernel would allow
+ * (a supervisor gone never lets a change through), the set-id creations and
+ * the refused ioctls still get the filter's own EPERM, and every plain read
+ * still reaches the kernel (it never notifies).
  */
 static void test_deny_filter_on_the_kernel(void **state)
 {
@@ -555,16 +558,16 @@ static void test_deny_filter_on_the_kernel(void **state)
                         _exit(100);
                 close(sockets[0]);
                 close(sockets[1]);
-                /* Arguments the kernel would reject (a missing file, a bad fd): only the filter answers EPERM. */
-                failures += chmod("/nonexistent", 0) == 0 || errno != EPERM;
-                failures += fchmod(-1, 0) == 0 || errno != EPERM;
-                failures += syscall(__NR_fchmodat2, -1, "", 0, 0) == 0 || errno != EPERM;
-                failures += lchown("/nonexistent", 0, 0) == 0 || errno != EPERM;
-                failures += syscall(__NR_utimensat, -1, NULL, NULL, 0) == 0 || errno != EPERM;
-                failures += setxattr("/nonexistent", "user.x", "", 0, 0) == 0 || errno != EPERM;
-                failures += fremovexattr(-1, "user.x") == 0 || errno != EPERM;
-                failures += syscall(__NR_file_setattr, -1, "", NULL, 0, 0) == 0 || errno != EPERM;
-                failures += ioctl(-1, DSH_FS_IOC_SETFLAGS, NULL) == 0 || errno != EPERM;
+                /* Arguments the kernel would reject (a missing file, a bad fd): the kernel never sees them. */
+                failures += chmod("/nonexistent", 0) == 0 || errno != ENOSYS;
+                failures += fchmod(-1, 0) == 0 || errno != ENOSYS;
+                failures += syscall(__NR_fchmodat2, -1, "", 0, 0) == 0 || errno != ENOSYS;
+                failures += lchown("/nonexistent", 0, 0) == 0 || errno != ENOSYS;
+                failures += syscall(__NR_utimensat, -1, NULL, NULL, 0) == 0 || errno != ENOSYS;
+                failures += setxattr("/nonexistent", "user.x", "", 0, 0) == 0 || errno != ENOSYS;
+                failures += fremovexattr(-1, "user.x") == 0 || errno != ENOSYS;
+                failures += syscall(__NR_file_setattr, -1, "", NULL, 0, 0) == 0 || errno != ENOSYS;
+                failures += ioctl(-1, DSH_FS_IOC_SETFLAGS, NULL) == 0 || errno != ENOSYS;
                 failures += ioctl(-1, TIOCSTI, "x") == 0 || errno != EPERM;
                 /* Creation with a set-id bit: EPERM before the kernel finds the directory missing. */
                 failures += open("/nonexistent/x", O_CREAT | O_WRONLY, 04755) >= 0 || errno != EPERM;

@@ -2,7 +2,7 @@
 /*
  * The network refusal records (src/core/network-refusals.h): a record as
  * given, the same one twice kept once, the bound and its count, a long
- * host cut, every op and rule named, and several threads adding at once
+ * host cut, every op, rule and source named, and several threads adding at once
  * (the supervisor, its workers and the network service share one list).
  */
 #include <pthread.h>
@@ -23,12 +23,22 @@ static void test_one_record(void **state)
 
         (void) state;
         assert_int_equal(dsh_network_refusals_init(&list), 0);
-        dsh_network_refusals_add(&list, DSH_NETWORK_OP_CONNECT, "127.0.0.1", 8080, DSH_NETWORK_RULE_NETWORK_OFF);
-        dsh_network_refusals_add(&list, DSH_NETWORK_OP_CONNECT, "127.0.0.1", 8080, DSH_NETWORK_RULE_NETWORK_OFF);
-        dsh_network_refusals_add(&list, DSH_NETWORK_OP_DNS, "denied.dsh.test", 53, DSH_NETWORK_RULE_HOST_NOT_ALLOWED);
-        dsh_network_refusals_add(&list, DSH_NETWORK_OP_CONNECT, "127.0.0.1", 8081, DSH_NETWORK_RULE_NETWORK_OFF);
-        assert_int_equal(list.count, 3);
+        dsh_network_refusals_add(&list, DSH_NETWORK_SOURCE_SUPERVISOR, DSH_NETWORK_OP_CONNECT, "127.0.0.1", 8080,
+                                 DSH_NETWORK_RULE_NETWORK_OFF);
+        dsh_network_refusals_add(&list, DSH_NETWORK_SOURCE_SUPERVISOR, DSH_NETWORK_OP_CONNECT, "127.0.0.1", 8080,
+                                 DSH_NETWORK_RULE_NETWORK_OFF);
+        dsh_network_refusals_add(&list, DSH_NETWORK_SOURCE_PROXY, DSH_NETWORK_OP_DNS, "denied.dsh.test", 53,
+                                 DSH_NETWORK_RULE_HOST_NOT_ALLOWED);
+        dsh_network_refusals_add(&list, DSH_NETWORK_SOURCE_SUPERVISOR, DSH_NETWORK_OP_CONNECT, "127.0.0.1", 8081,
+                                 DSH_NETWORK_RULE_NETWORK_OFF);
+        /* The same refusal from another layer is another record. */
+        dsh_network_refusals_add(&list, DSH_NETWORK_SOURCE_PROXY, DSH_NETWORK_OP_CONNECT, "127.0.0.1", 8081,
+                                 DSH_NETWORK_RULE_NETWORK_OFF);
+        assert_int_equal(list.count, 4);
         assert_int_equal(list.dropped, 0);
+        assert_int_equal(list.items[0].source, DSH_NETWORK_SOURCE_SUPERVISOR);
+        assert_int_equal(list.items[1].source, DSH_NETWORK_SOURCE_PROXY);
+        assert_int_equal(list.items[3].source, DSH_NETWORK_SOURCE_PROXY);
         assert_int_equal(list.items[0].op, DSH_NETWORK_OP_CONNECT);
         assert_string_equal(list.items[0].host, "127.0.0.1");
         assert_int_equal(list.items[0].port, 8080);
@@ -47,13 +57,14 @@ static void test_bounded_and_cut(void **state)
         memset(long_host, 'a', sizeof(long_host) - 1);
         long_host[sizeof(long_host) - 1] = '\0';
         assert_int_equal(dsh_network_refusals_init(&list), 0);
-        dsh_network_refusals_add(&list, DSH_NETWORK_OP_HTTP, long_host, 443, DSH_NETWORK_RULE_BAD_REQUEST);
+        dsh_network_refusals_add(&list, DSH_NETWORK_SOURCE_PROXY, DSH_NETWORK_OP_HTTP, long_host, 443,
+                                 DSH_NETWORK_RULE_BAD_REQUEST);
         assert_int_equal(strlen(list.items[0].host), 255);
-        dsh_network_refusals_add(&list, DSH_NETWORK_OP_HTTP, NULL, 0, DSH_NETWORK_RULE_BAD_REQUEST);
+        dsh_network_refusals_add(&list, DSH_NETWORK_SOURCE_PROXY, DSH_NETWORK_OP_HTTP, NULL, 0, DSH_NETWORK_RULE_BAD_REQUEST);
         assert_string_equal(list.items[1].host, "");
         for (unsigned short port = 1; port <= 100; port++)
-                dsh_network_refusals_add(&list, DSH_NETWORK_OP_CONNECT, "10.0.0.1", port,
-                                         DSH_NETWORK_RULE_NETWORK_OFF);
+                dsh_network_refusals_add(&list, DSH_NETWORK_SOURCE_SUPERVISOR, DSH_NETWORK_OP_CONNECT, "10.0.0.1",
+                                         port, DSH_NETWORK_RULE_NETWORK_OFF);
         assert_int_equal(list.count, DSH_NETWORK_REFUSALS_MAX);
         assert_int_equal(list.dropped, 102 - DSH_NETWORK_REFUSALS_MAX);
         dsh_network_refusals_destroy(&list);
@@ -73,6 +84,8 @@ static void test_names(void **state)
         assert_string_equal(dsh_network_rule_name(DSH_NETWORK_RULE_PROTOCOL_NOT_ALLOWED), "protocol-not-allowed");
         assert_string_equal(dsh_network_rule_name(DSH_NETWORK_RULE_LOCAL_PORT), "local-port");
         assert_string_equal(dsh_network_rule_name(DSH_NETWORK_RULE_BAD_REQUEST), "bad-request");
+        assert_string_equal(dsh_network_source_name(DSH_NETWORK_SOURCE_SUPERVISOR), "supervisor");
+        assert_string_equal(dsh_network_source_name(DSH_NETWORK_SOURCE_PROXY), "proxy");
 }
 
 struct adder {
@@ -85,8 +98,9 @@ static void *add_many(void *data)
         struct adder *adder = data;
 
         for (unsigned short i = 0; i < 40; i++)
-                dsh_network_refusals_add(adder->list, DSH_NETWORK_OP_CONNECT, "192.0.2.1",
-                                         (unsigned short) (adder->first_port + i), DSH_NETWORK_RULE_NETWORK_OFF);
+                dsh_network_refusals_add(adder->list, DSH_NETWORK_SOURCE_SUPERVISOR, DSH_NETWORK_OP_CONNECT,
+                                         "192.0.2.1", (unsigned short) (adder->first_port + i),
+                                         DSH_NETWORK_RULE_NETWORK_OFF);
         return NULL;
 }
 

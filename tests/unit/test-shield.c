@@ -268,7 +268,7 @@ static void test_audit_moves_what_appeared_and_follows_no_symlink(void **state)
 {
         struct fixture *f = *state;
         char *saved_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
-        char **warnings = NULL;
+        char **warnings = NULL, **moved = NULL;
         char *path;
         struct stat status;
 
@@ -278,8 +278,14 @@ static void test_audit_moves_what_appeared_and_follows_no_symlink(void **state)
         use_home(f, "ws");
         assert_int_equal(plan(f, NULL, true), 0);
         shell(f, "echo x > ws/.mcp.json && ln -s ../target ws/.local");
-        assert_int_equal(dsh_shield_audit(f->shield.kept_absent, &warnings), 2);
+        assert_int_equal(dsh_shield_audit(f->shield.kept_absent, &warnings, &moved), 2);
         assert_int_equal(dsh_strv_length(warnings), 2);
+        /* Each named by its original path, for the records (a denial each, source "cleanup"). */
+        assert_int_equal(dsh_strv_length(moved), 2);
+        assert_true(holds(moved, f, "ws/.mcp.json"));
+        assert_true(holds(moved, f, "ws/.local"));
+        dsh_strv_free(moved);
+        moved = NULL;
         path = at(f, "ws/.mcp.json");
         assert_int_equal(lstat(path, &status), -1);
         free(path);
@@ -293,8 +299,9 @@ static void test_audit_moves_what_appeared_and_follows_no_symlink(void **state)
         /* Nothing appeared: nothing moved, nothing said. */
         dsh_strv_free(warnings);
         warnings = NULL;
-        assert_int_equal(dsh_shield_audit(f->shield.kept_absent, &warnings), 0);
+        assert_int_equal(dsh_shield_audit(f->shield.kept_absent, &warnings, &moved), 0);
         assert_null(warnings);
+        assert_null(moved);
         if (saved_home)
                 setenv("HOME", saved_home, 1);
         free(saved_home);

@@ -66,8 +66,9 @@ static const char list_help[] =
 
 static const char denials_help[] =
         "Usage: dsh-sandbox session denials ID [--json] [--config FILE]\n"
-        "Prints the denials the session's calls met (bash, fs, serve, mcp), oldest first, one line\n"
-        "each: time (UTC), surface and the denial with its grant, separated by tabs; then how many\n"
+        "Prints the denials the session's calls met (the bash tool's and the file tools', from the\n"
+        "CLI, serve or mcp), oldest first, one line each: time (UTC), surface (bash or fs) and the\n"
+        "denial with its grant, separated by tabs; then how many\n"
         "older ones were dropped, when some were (a session keeps the newest 1024).  --json prints\n"
         "{\"sessionId\":ID,\"denials\":[{...,\"at\":MS,\"surface\":\"bash\"},...],\"dropped\":N}\n"
         "(dropped only when some were).  Options may come before or after ID.\n"

@@ -6,8 +6,9 @@
  * workspace root (the session's cwd with --session), where `dsh-sandbox
  * bash` starts its commands: `fs write notes.txt` and `bash 'cat
  * notes.txt'` name one file wherever they are typed.  Exit status: 0; 1 when the operation
- * fails (one error line, and with --json the error object on stdout); 2 for
- * a usage error.
+ * fails (one error line, and with --json the error object on stdout, a
+ * refusal's with its record as `denial`, which the session named keeps too);
+ * 2 for a usage error.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,6 +16,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
+#include "dsh-sandbox/denial.h"
 #include "dsh-sandbox/file-guard.h"
 #include "dsh-sandbox/json.h"
 
@@ -370,17 +374,83 @@ static int print_result(const struct fs_options *options, const dsh_file_result 
         return CLI_EXIT_SUCCESS;
 }
 
+/*
+ * The error object, and for a refusal with its record a `denial` member
+ * beside the error's own (docs/file-guard.md): {"code","message","errno"?,
+ * "denial"?}.  NULL when it cannot be encoded.
+ */
+static char *failure_json(const dsh_error *error, const dsh_denial *denial)
+{
+        char *error_text = NULL, *denial_text = NULL, *text = NULL;
+        json_t *object = NULL, *record = NULL;
+
+        if (dsh_json_encode_error(error, &error_text, NULL) < 0)
+                return NULL;
+        if (!denial || dsh_json_encode_denial(denial, &denial_text, NULL) < 0)
+                return error_text;
+        object = json_loads(error_text, 0, NULL);
+        record = json_loads(denial_text, 0, NULL);
+        if (object && record && json_object_set(object, "denial", record) == 0)
+                text = json_dumps(object, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        json_decref(object);
+        json_decref(record);
+        free(denial_text);
+        if (!text)
+                return error_text;
+        free(error_text);
+        return text;
+}
+
 /* The error line on stderr, and with --json the error object on stdout as well: exit 1. */
-static int print_failure(const struct fs_options *options, dsh_error *error)
+static int print_failure(const struct fs_options *options, dsh_error *error, const dsh_denial *denial)
 {
         char *text = NULL;
 
         cli_print_error(error);
-        if (options->json && dsh_json_encode_error(error, &text, NULL) == 0)
+        if (options->json && (text = failure_json(error, denial)))
                 printf("%s\n", text);
         free(text);
         dsh_error_clear(error);
         return CLI_EXIT_FAILURE;
+}
+
+/*
+ * After a refusal (FS_SANDBOX_DENIED): the guard's record of it, kept in the
+ * session the policy names (surface "fs", as `session denials` lists it).
+ * Returns true with `denial` filled.  A session that cannot keep it is a
+ * warning: the refusal itself is what the caller is told.
+ */
+static bool take_denial(dsh_runtime *runtime, const dsh_policy *policy, dsh_file_guard *guard, dsh_denial *denial)
+{
+        dsh_denials kept = DSH_DENIALS_INIT;
+        dsh_error error = DSH_ERROR_INIT;
+        int taken = dsh_file_guard_take_denial(runtime, guard, denial, &error);
+
+        if (taken < 0)
+                cli_print_message("warning: the refusal's record cannot be read: %s",
+                                  error.message ? error.message : "unknown error");
+        dsh_error_clear(&error);
+        if (taken <= 0)
+                return false;
+        kept.items = denial;
+        kept.count = 1;
+        if (dsh_runtime_record_denials(runtime, policy, "fs", &kept, &error) < 0)
+                cli_print_message("warning: the session could not keep this denial: %s",
+                                  error.message ? error.message : "unknown error");
+        dsh_error_clear(&error);
+        return true;
+}
+
+/* A failed operation: its error, and a refusal's record with it. */
+static int report_failure(dsh_runtime *runtime, const dsh_policy *policy, dsh_file_guard *guard,
+                          const struct fs_options *options, dsh_error *error)
+{
+        dsh_denial denial = DSH_DENIAL_INIT;
+        bool denied = error->code == DSH_ERROR_FS_SANDBOX_DENIED && take_denial(runtime, policy, guard, &denial);
+        int status = print_failure(options, error, denied ? &denial : NULL);
+
+        dsh_denial_clear(&denial);
+        return status;
 }
 
 /* Runs the command over its operands, in order, under one guard; stops at the first failure. */
@@ -393,7 +463,7 @@ static int run_command(dsh_runtime *runtime, const dsh_policy *policy, const str
         int status = CLI_EXIT_SUCCESS;
 
         if (dsh_file_guard_new(runtime, policy, &guard, &error) < 0)
-                return print_failure(options, &error);
+                return print_failure(options, &error, NULL);
         for (size_t i = 0; status == CLI_EXIT_SUCCESS && i < count; i += command->paths_per_run) {
                 /* Relative paths as the guard takes them: from the workspace root, where bash starts too. */
                 const char *paths[2] = { options->operands[i], command->paths_per_run > 1 ? options->operands[i + 1]
@@ -401,7 +471,7 @@ static int run_command(dsh_runtime *runtime, const dsh_policy *policy, const str
                 dsh_file_result result = DSH_FILE_RESULT_INIT;
 
                 if (command->run(guard, options, paths, &result, &error) < 0)
-                        status = print_failure(options, &error);
+                        status = report_failure(runtime, policy, guard, options, &error);
                 else
                         status = print_result(options, &result);
                 dsh_file_result_clear(&result);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `dsh-sandbox session new|mode|show|list`: durable sessions in the state
+ * `dsh-sandbox session new|mode|show|list|denials`: durable sessions in the state
  * directory ($DSH_SANDBOX_STATE_DIR, else $XDG_STATE_HOME/dsh-sandbox, else
  * ~/.local/state/dsh-sandbox).  Exit status: 0, 1 on failure, 2 for usage.
  */
@@ -11,8 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "dsh-sandbox/denial.h"
 #include "dsh-sandbox/json.h"
 
 #include "cli.h"
@@ -27,7 +29,8 @@ static const char session_help[] =
         "  new [--cwd DIR] [--parent ID]   create a session, print its id\n"
         "  mode ID MODE                    switch the session's mode (appends one sandbox/mode event)\n"
         "  show ID [--json]                header, events and effective mode\n"
-        "  list [--json]                   ids, effective modes and cwds\n\n"
+        "  list [--json]                   ids, effective modes and cwds\n"
+        "  denials ID [--json]             the denials the session's calls met, oldest first\n\n"
         "Sessions live in $DSH_SANDBOX_STATE_DIR, else $XDG_STATE_HOME/dsh-sandbox, else\n"
         "~/.local/state/dsh-sandbox.  Exit status: 0; 1 on failure; 2 for a usage error.\n";
 
@@ -60,6 +63,16 @@ static const char list_help[] =
         "stderr and left out; the others are still listed, and the exit status is 1.\n"
         "      --json             print one JSON array instead of text\n"
         "  -c, --config FILE      config file (for the configured default mode)\n";
+
+static const char denials_help[] =
+        "Usage: dsh-sandbox session denials ID [--json] [--config FILE]\n"
+        "Prints the denials the session's calls met (bash, fs, serve, mcp), oldest first, one line\n"
+        "each: time (UTC), surface and the denial with its grant, separated by tabs; then how many\n"
+        "older ones were dropped, when some were (a session keeps the newest 1024).  --json prints\n"
+        "{\"sessionId\":ID,\"denials\":[{...,\"at\":MS,\"surface\":\"bash\"},...],\"dropped\":N}\n"
+        "(dropped only when some were).  Options may come before or after ID.\n"
+        "      --json             print one JSON object instead of text\n"
+        "  -c, --config FILE      config file\n";
 
 /* The runtime of one session command: its store, and the config a --config names (else the default). */
 static int session_runtime(const char *config_path, dsh_runtime **runtime_out)
@@ -230,6 +243,7 @@ static int print_session_text(dsh_session *session, const dsh_config *config)
 }
 
 struct show_arguments {
+        const char *command;            /* "session show", "session denials" */
         const char *id;
         bool json;
 };
@@ -242,7 +256,7 @@ static int store_show_argument(int key, const char *value, void *data)
                 arguments->json = true;
         } else if (key == CLI_OPTION_OPERAND) {
                 if (arguments->id)
-                        return cli_usage_error("session show: unknown argument \"%s\"", value);
+                        return cli_usage_error("%s: unknown argument \"%s\"", arguments->command, value);
                 arguments->id = value;
         }
         return 0;
@@ -250,7 +264,7 @@ static int store_show_argument(int key, const char *value, void *data)
 
 static int command_show(int argc, char **argv)
 {
-        struct show_arguments arguments = { NULL, false };
+        struct show_arguments arguments = { "session show", NULL, false };
         cli_policy_options options = CLI_POLICY_OPTIONS_INIT;
         const cli_command_line line = {
                 .name = "session show",
@@ -366,6 +380,85 @@ static int command_list(int argc, char **argv)
         return result;
 }
 
+/* "2026-01-02T03:04:05.678Z" */
+static void format_time(long long at_ms, char *text, size_t size)
+{
+        time_t seconds = (time_t) (at_ms / 1000);
+        struct tm utc;
+
+        if (!gmtime_r(&seconds, &utc) || strftime(text, size, "%Y-%m-%dT%H:%M:%S", &utc) == 0)
+                snprintf(text, size, "%lld", at_ms);
+        else
+                snprintf(text + strlen(text), size - strlen(text), ".%03dZ", (int) (at_ms % 1000));
+}
+
+static int print_denials_text(const dsh_session_denials *denials)
+{
+        for (size_t i = 0; i < denials->count; i++) {
+                char *line = dsh_denial_describe(&denials->items[i].denial);
+                char at[64];
+
+                if (!line) {
+                        fprintf(stderr, "dsh-sandbox: session denials: out of memory\n");
+                        return CLI_EXIT_FAILURE;
+                }
+                format_time(denials->items[i].at_ms, at, sizeof(at));
+                printf("%s\t%s\t%s\n", at, denials->items[i].surface, line);
+                free(line);
+        }
+        if (denials->dropped > 0)
+                printf("%llu older denial%s dropped\n", denials->dropped, denials->dropped == 1 ? "" : "s");
+        return fflush(stdout) == 0 ? 0 : CLI_EXIT_FAILURE;
+}
+
+static int print_denials_json(const char *id, const dsh_session_denials *denials)
+{
+        dsh_error error = DSH_ERROR_INIT;
+        char *text = NULL;
+        int encoded = dsh_json_encode_session_denials(id, denials, &text, &error);
+
+        return cli_print_json(encoded, text, &error, CLI_EXIT_FAILURE);
+}
+
+static int command_denials(int argc, char **argv)
+{
+        struct show_arguments arguments = { "session denials", NULL, false };
+        cli_policy_options options = CLI_POLICY_OPTIONS_INIT;
+        const cli_command_line line = {
+                .name = "session denials",
+                .help = denials_help,
+                .policy_options = CLI_POLICY_CONFIG,
+                .own_options = cli_json_option,
+                .own_option = store_show_argument,
+                .data = &arguments,
+                .operands_anywhere = true,
+        };
+        dsh_session_denials denials = DSH_SESSION_DENIALS_INIT;
+        dsh_error error = DSH_ERROR_INIT;
+        dsh_runtime *runtime = NULL;
+        int operands = argc;
+        int result = cli_options_parse(&line, argc, argv, &options, &operands);
+
+        if (result == 0 && !arguments.id)
+                result = cli_usage_error("session denials requires a session ID");
+        if (result == 0 && !dsh_session_id_is_valid(arguments.id))
+                result = cli_usage_error("invalid session id \"%s\" (expected [A-Za-z0-9._-], not starting with '.')",
+                                         arguments.id);
+        if (result != 0) {
+                cli_policy_options_clear(&options);
+                return cli_command_status(result);
+        }
+        result = session_runtime(options.config_path, &runtime);
+        if (result == 0 && dsh_runtime_session_denials(runtime, arguments.id, &denials, &error) < 0)
+                result = cli_library_error(&error, CLI_EXIT_FAILURE);
+        if (result == 0)
+                result = arguments.json ? print_denials_json(arguments.id, &denials) : print_denials_text(&denials);
+        dsh_session_denials_clear(&denials);
+        dsh_runtime_free(runtime);
+        cli_policy_options_clear(&options);
+        return result;
+}
+
 int cli_command_session(int argc, char **argv)
 {
         const cli_command_line line = { .name = "session", .help = session_help };
@@ -375,7 +468,7 @@ int cli_command_session(int argc, char **argv)
         if (result != 0)
                 return cli_command_status(result);
         if (first >= argc)
-                return cli_usage_error("session requires a command: new, mode, show or list");
+                return cli_usage_error("session requires a command: new, mode, show, list or denials");
         if (strcmp(argv[first], "new") == 0)
                 return command_new(argc - first, argv + first);
         if (strcmp(argv[first], "mode") == 0)
@@ -384,5 +477,7 @@ int cli_command_session(int argc, char **argv)
                 return command_show(argc - first, argv + first);
         if (strcmp(argv[first], "list") == 0)
                 return command_list(argc - first, argv + first);
+        if (strcmp(argv[first], "denials") == 0)
+                return command_denials(argc - first, argv + first);
         return cli_usage_error("unknown session command \"%s\"", argv[first]);
 }

@@ -109,7 +109,7 @@ _dsh_sandbox()
                         if [[ $cur == -* ]]; then
                                 mapfile -t COMPREPLY < <(compgen -W "-h --help" -- "$cur")
                         elif [[ $command == session ]]; then
-                                mapfile -t COMPREPLY < <(compgen -W "new mode show list" -- "$cur")
+                                mapfile -t COMPREPLY < <(compgen -W "new mode show list denials" -- "$cur")
                         elif [[ $command == fs ]]; then
                                 mapfile -t COMPREPLY < <(compgen -W "write edit mkdir rm mv read" -- "$cur")
                         else
@@ -121,6 +121,7 @@ _dsh_sandbox()
                 session/new) options="--cwd --parent -h --help" ;;
                 session/show) options="--json -c --config -h --help" ;;
                 session/list) options="--json -c --config -h --help" ;;
+                session/denials) options="--json -c --config -h --help" ;;
                 session/mode) options="-h --help" ;;
                 policy/resolve) options="$_dsh_sandbox_policy_options --json -h --help" ;;
                 policy/context) options="-s --session -c --config -h --help" ;;
@@ -187,7 +188,7 @@ _dsh_sandbox()
                 elif ((positionals == 1)); then
                         mapfile -t COMPREPLY < <(compgen -W "$_dsh_sandbox_modes" -- "$cur")
                 fi ;;
-        session/show)
+        session/show | session/denials)
                 ((positionals == 0)) &&
                         mapfile -t COMPREPLY < <(compgen -W "$(_dsh_sandbox_session_ids "$program")" -- "$cur") ;;
         fs/*)

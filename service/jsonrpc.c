@@ -330,12 +330,20 @@ void rpc_call_drop(rpc_call *call)
 
 int rpc_call_fail_sandbox(rpc_call *call, const dsh_error *error)
 {
+        return rpc_call_fail_sandbox_with(call, error, NULL);
+}
+
+int rpc_call_fail_sandbox_with(rpc_call *call, const dsh_error *error, json_t *members)
+{
         const char *code = dsh_error_code_name(error->code);
         const char *message = error->message ? error->message : "the sandbox failed without a message";
         json_t *data = json_pack("{s:s?, s:s}", "code", code, "message", message);
 
         if (data && error->errno_value)
                 json_object_set_new(data, "errno", json_integer(error->errno_value));
+        if (data && members)
+                json_object_update_missing(data, members);
+        json_decref(members);
         return rpc_call_fail(call, RPC_SANDBOX_ERROR, message, data);
 }
 

@@ -151,6 +151,8 @@ void rpc_call_drop(rpc_call *call);
  * null for the generic codes; data also carries "errno" when it is set).
  */
 int rpc_call_fail_sandbox(rpc_call *call, const dsh_error *error);
+/* The same, with the members of the object `members` (stolen; NULL: none) added to data: a refusal's "denial". */
+int rpc_call_fail_sandbox_with(rpc_call *call, const dsh_error *error, json_t *members);
 
 /*
  * Answers RPC_INVALID_PARAMS with the message "invalid params: NAME: <what>"

@@ -354,17 +354,51 @@ static char *bash_result_text(const json_t *object, const char *preface)
         return text;
 }
 
+/* The denials the model is shown at most: the rest are counted, and all are in structuredContent. */
+#define DENIALS_SHOWN 3
+
+/*
+ * A short block for the model: one line per denial (at most
+ * DENIALS_SHOWN), naming what was refused and the narrowest grant
+ * (dsh_denial_describe()), then how many more; NULL when there are none or
+ * memory ran out (the structured content still carries them).
+ */
+static char *denials_note(const dsh_denials *denials)
+{
+        unsigned long long total = denials->count + (unsigned long long) denials->dropped;
+        size_t shown = denials->count < DENIALS_SHOWN ? denials->count : DENIALS_SHOWN, length = 0;
+        char *text = NULL;
+        FILE *out;
+
+        if (total == 0 || !(out = open_memstream(&text, &length)))
+                return NULL;
+        for (size_t i = 0; i < shown; i++) {
+                char *line = dsh_denial_describe(&denials->items[i]);
+
+                fprintf(out, "denied: %s\n", line ? line : "(out of memory)");
+                free(line);
+        }
+        if (total > shown)
+                fprintf(out, "... and %llu more denial%s\n", total - shown, total - shown == 1 ? "" : "s");
+        if (fclose(out) != 0) {
+                free(text);
+                return NULL;
+        }
+        return text;
+}
+
 /*
  * Replies with the result: the text, isError unless the command ran and
  * exited 0 (a denial, a runner failure, a timeout, a rejection, or a
- * command that failed on its own), and the result object as
- * structuredContent (the bash tool's outputSchema).
+ * command that failed on its own), the denials' short block after it, and
+ * the result object (its `denials` among it) as structuredContent (the
+ * bash tool's outputSchema).
  */
 static void reply_bash_result(mcp_tool_call *tool_call, const dsh_bash_result *result, const char *preface)
 {
         dsh_error error = DSH_ERROR_INIT;
         json_t *object = service_bash_result_json(result, &error);
-        char *text = NULL;
+        char *text = NULL, *note = NULL;
 
         if (!object) {
                 mcp_tool_reply_error(tool_call, &error, NULL);
@@ -377,7 +411,10 @@ static void reply_bash_result(mcp_tool_call *tool_call, const dsh_bash_result *r
                 rpc_call_fail(tool_call->call, RPC_INTERNAL_ERROR, "out of memory", NULL);
                 return;
         }
-        mcp_tool_reply(tool_call, text, result->kind != DSH_BASH_COMPLETED || result->exit_code != 0, object);
+        note = denials_note(&result->denials);
+        mcp_tool_reply_note(tool_call, text, note, result->kind != DSH_BASH_COMPLETED || result->exit_code != 0,
+                            object);
+        free(note);
         free(text);
 }
 

@@ -66,6 +66,20 @@
         "\"string\", \"description\": \"network-off, host-not-allowed, address-not-resolved, metadata-address, "      \
         "sni-mismatch, protocol-not-allowed, local-port or bad-request\"}}, \"required\": [\"op\", \"host\", "         \
         "\"port\", \"rule\"]}"
+/*
+ * A typed denial (docs/denials.md): what was refused, by which rule and
+ * layer, and the narrowest grant that would allow it.  The vocabularies
+ * are named, not enumerated: a newer server's new rule must not make an
+ * older client refuse the whole result.
+ */
+#define DENIAL_SCHEMA                                                                                          \
+        "{\"type\": \"object\", \"properties\": {\"op\": {\"type\": \"string\", \"description\": \"write, "        \
+        "metadata, read, connect, dns or http\"}, \"call\": {\"type\": \"string\"}, \"path\": {\"type\": "         \
+        "\"string\"}, \"host\": {\"type\": \"string\"}, \"port\": {\"type\": \"integer\"}, \"rule\": {\"type\": "    \
+        "\"string\"}, \"source\": {\"type\": \"string\"}, \"grant\": {\"type\": \"object\", \"properties\": "       \
+        "{\"kind\": {\"type\": \"string\", \"description\": \"none, writable-root, allowed-host, unix-socket, "     \
+        "local-port or mode\"}, \"target\": {\"type\": \"string\"}, \"mode\": {\"type\": \"string\"}}, "            \
+        "\"required\": [\"kind\"]}}, \"required\": [\"op\", \"rule\", \"source\", \"grant\"]}"
 #define BASH_RESULT_SCHEMA                                                                                     \
         "{\"type\": \"object\", \"properties\": {"                                                              \
         " \"kind\": {\"type\": \"string\", \"enum\": [\"completed\", \"denied\", \"runner-failed\", \"timed-out\", "  \
@@ -85,7 +99,9 @@
         " \"refusedWrites\": {\"type\": \"array\", \"items\": " REFUSED_WRITE_SCHEMA "},"                              \
         " \"refusedWritesDropped\": {\"type\": \"integer\"},"                                                      \
         " \"refusedConnections\": {\"type\": \"array\", \"items\": " REFUSED_CONNECTION_SCHEMA "},"                    \
-        " \"refusedConnectionsDropped\": {\"type\": \"integer\"}"                                                  \
+        " \"refusedConnectionsDropped\": {\"type\": \"integer\"},"                                                 \
+        " \"denials\": {\"type\": \"array\", \"items\": " DENIAL_SCHEMA "},"                                       \
+        " \"denialsDropped\": {\"type\": \"integer\"}"                                                             \
         "}, \"required\": [\"kind\", \"exitCode\", \"signal\", \"timedOut\", \"cancelled\", \"stdout\", \"stderr\", " \
         "\"sandbox\", \"markers\", \"refusedWrites\", \"refusedConnections\"]}"
 
@@ -222,12 +238,19 @@ json_t *mcp_tool_definitions(const char *policy_text)
 
 /* ------------------------------------------------------------- results -- */
 
-/* A tool result whose text is `length` bytes of UTF-8 (NUL bytes included). */
-static void reply_text(mcp_tool_call *tool_call, const char *text, size_t length, bool is_error, json_t *structured)
+/* A tool result whose text is `length` bytes of UTF-8 (NUL bytes included), then `note` (NULL: none) as a block of its own. */
+static void reply_text_note(mcp_tool_call *tool_call, const char *text, size_t length, const char *note,
+                            bool is_error, json_t *structured)
 {
         json_t *result = json_pack("{s:[{s:s, s:s#}], s:b}", "content", "type", "text", "text", text, length,
                                    "isError", is_error);
 
+        if (result && note &&
+            json_array_append_new(json_object_get(result, "content"),
+                                  json_pack("{s:s, s:s}", "type", "text", "text", note)) < 0) {
+                json_decref(result);
+                result = NULL;
+        }
         if (result && structured)
                 json_object_set_new(result, "structuredContent", structured);
         else
@@ -240,9 +263,20 @@ static void reply_text(mcp_tool_call *tool_call, const char *text, size_t length
         rpc_call_reply(tool_call->call, result);
 }
 
+static void reply_text(mcp_tool_call *tool_call, const char *text, size_t length, bool is_error, json_t *structured)
+{
+        reply_text_note(tool_call, text, length, NULL, is_error, structured);
+}
+
 void mcp_tool_reply(mcp_tool_call *tool_call, const char *text, bool is_error, json_t *structured)
 {
         reply_text(tool_call, text, strlen(text), is_error, structured);
+}
+
+void mcp_tool_reply_note(mcp_tool_call *tool_call, const char *text, const char *note, bool is_error,
+                         json_t *structured)
+{
+        reply_text_note(tool_call, text, strlen(text), note, is_error, structured);
 }
 
 void mcp_tool_reply_error(mcp_tool_call *tool_call, const dsh_error *error, const char *advice)
@@ -563,6 +597,41 @@ static void reply_read(mcp_tool_call *tool_call, const dsh_file_result *result)
 }
 
 /*
+ * A refusal (FS_SANDBOX_DENIED): the error's text and the advice, then one
+ * line naming what was refused and the grant (dsh_denial_describe()), and as
+ * structuredContent the error object with the record as `denial` (as `fs
+ * --json` prints it).  The record is kept in the server's session, if any.
+ */
+static void reply_denied(mcp_tool_call *tool_call, dsh_file_guard *guard, const dsh_error *error, const char *advice)
+{
+        dsh_denial denial = DSH_DENIAL_INIT;
+        dsh_error encode_error = DSH_ERROR_INIT;
+        char *warning = NULL, *described = NULL, *text = NULL;
+        bool taken = service_file_guard_denial(tool_call->server->context, tool_call->server->policy, guard, &denial,
+                                               &warning);
+        json_t *structured = json_pack("{s:s, s:s}", "code", dsh_error_code_name(error->code), "message",
+                                       error->message ? error->message : "denied");
+
+        if (taken)
+                described = dsh_denial_describe(&denial);
+        if (structured && taken)
+                json_object_set_new(structured, "denial", service_denial_json(&denial, &encode_error));
+        if (asprintf(&text, "%s: %s\n%s%s%s%s%s", dsh_error_code_name(error->code),
+                     error->message ? error->message : "denied", advice, described ? "\ndenied: " : "",
+                     described ? described : "", warning ? "\nwarning: " : "", warning ? warning : "") < 0) {
+                json_decref(structured);
+                rpc_call_fail(tool_call->call, RPC_INTERNAL_ERROR, "out of memory", NULL);
+        } else {
+                mcp_tool_reply(tool_call, text, true, structured);
+        }
+        free(text);
+        free(described);
+        free(warning);
+        dsh_error_clear(&encode_error);
+        dsh_denial_clear(&denial);
+}
+
+/*
  * One file tool: a guard for the policy this call resolves to (a session is
  * read again, so its current mode counts), the operation, and its result.
  * Every error is a tool result for the model (isError), a denial included:
@@ -579,10 +648,14 @@ static void run_file_tool(mcp_tool_call *tool_call, file_operation_fn operation)
         dsh_file_guard *guard = NULL;
         char *text;
 
-        if (service_file_guard(tool_call->server->context, tool_call->server->policy, &guard, &error) < 0 ||
-            operation(tool_call, guard, &result, &error) < 0) {
+        if (service_file_guard(tool_call->server->context, tool_call->server->policy, &guard, &error) < 0) {
                 mcp_tool_reply_error(tool_call, &error,
                                      error.code == DSH_ERROR_FS_SANDBOX_DENIED ? denial_advice : NULL);
+        } else if (operation(tool_call, guard, &result, &error) < 0) {
+                if (error.code == DSH_ERROR_FS_SANDBOX_DENIED)
+                        reply_denied(tool_call, guard, &error, denial_advice);
+                else
+                        mcp_tool_reply_error(tool_call, &error, NULL);
         } else if (result.operation == DSH_FILE_READ) {
                 reply_read(tool_call, &result);
         } else if ((text = describe_file_result(tool_call, &result))) {

@@ -78,6 +78,10 @@ void mcp_tool_bash(mcp_tool_call *tool_call);
  */
 void mcp_tool_reply(mcp_tool_call *tool_call, const char *text, bool is_error, json_t *structured);
 
+/* The same, with `note` (NULL: none) as a second text content: the bash tool's denials, for the model. */
+void mcp_tool_reply_note(mcp_tool_call *tool_call, const char *text, const char *note, bool is_error,
+                         json_t *structured);
+
 /* Ends the call with a tool result for a library error: isError, "<CODE>: <message>", then `advice` (may be NULL). */
 void mcp_tool_reply_error(mcp_tool_call *tool_call, const dsh_error *error, const char *advice);
 

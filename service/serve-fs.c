@@ -3,8 +3,9 @@
  * serve's fs.* methods: the file guard (dsh-sandbox/file-guard.h) under the
  * call's policy, one guard per call, made by the context with the primary
  * runtime's protections.  The guard decides: a change outside the policy
- * is its FS_SANDBOX_DENIED, answered as -32000 with that code and text;
- * nothing here touches the file system itself.  Each answer is the
+ * is its FS_SANDBOX_DENIED, answered as -32000 with that code and text and
+ * the guard's record as data.denial (kept in the call's session, surface
+ * "fs"); nothing here touches the file system itself.  Each answer is the
  * operation's result as the library encodes it (a read's carries the
  * content).
  */
@@ -29,6 +30,30 @@ typedef struct fs_call {
 typedef int (*fs_operation_fn)(dsh_file_guard *guard, const fs_call *operation, dsh_file_result *result,
                                dsh_error *error);
 
+/*
+ * A refusal (FS_SANDBOX_DENIED): -32000 as before, its data carrying the
+ * guard's record as `denial` (kept in the call's session too) and, when the
+ * record could not be read or kept, why as `warning`.
+ */
+static void fail_denied(serve_state *state, rpc_call *call, const service_policy_fields *fields,
+                        dsh_file_guard *guard, dsh_error *error)
+{
+        dsh_denial denial = DSH_DENIAL_INIT;
+        dsh_error encode_error = DSH_ERROR_INIT;
+        char *warning = NULL;
+        json_t *members = json_object();
+
+        if (members && service_file_guard_denial(state->context, fields, guard, &denial, &warning))
+                json_object_set_new(members, "denial", service_denial_json(&denial, &encode_error));
+        if (members && warning)
+                json_object_set_new(members, "warning", json_string(warning));
+        rpc_call_fail_sandbox_with(call, error, members);
+        dsh_error_clear(error);
+        dsh_error_clear(&encode_error);
+        dsh_denial_clear(&denial);
+        free(warning);
+}
+
 /* Makes the call's guard, runs `operation` and answers with its result. */
 static void run_guarded(serve_state *state, rpc_call *call, const fs_call *operation, fs_operation_fn run)
 {
@@ -48,6 +73,8 @@ static void run_guarded(serve_state *state, rpc_call *call, const fs_call *opera
                 answer = service_file_result_json(&result, &error);
         if (answer)
                 rpc_call_reply(call, answer);
+        else if (guard && error.code == DSH_ERROR_FS_SANDBOX_DENIED)
+                fail_denied(state, call, &fields.fields, guard, &error);
         else
                 serve_fail(call, &error);
         dsh_file_result_clear(&result);

@@ -143,6 +143,29 @@ static void session_get(serve_state *state, rpc_call *call)
                 serve_reply_encoded(call, result, text, &error);
 }
 
+/* The session's kept denials (dsh_runtime_session_denials(): the store on disk, whoever recorded them). */
+static int encode_session_denials(serve_state *state, dsh_session *session, void *data, dsh_error *error)
+{
+        dsh_session_denials denials = DSH_SESSION_DENIALS_INIT;
+        const char *id = dsh_session_id(session);
+        int result = dsh_runtime_session_denials(service_primary_runtime(state->context), id, &denials, error);
+
+        if (result == 0)
+                result = dsh_json_encode_session_denials(id, &denials, data, error);
+        dsh_session_denials_clear(&denials);
+        return result;
+}
+
+static void session_denials(serve_state *state, rpc_call *call)
+{
+        dsh_error error = DSH_ERROR_INIT;
+        char *text = NULL;
+        int result = on_session(state, call, encode_session_denials, &text, &error);
+
+        if (result <= 0)
+                serve_reply_encoded(call, result, text, &error);
+}
+
 /*
  * A registration lasts as long as the session handle the context keeps
  * open, so for the life of the service (or until unregistered): runtime-only,
@@ -537,6 +560,7 @@ static const serve_method serve_methods[] = {
         { "session.create", session_create, false, PARAMS("cwd", "parentId") },
         { "session.setMode", session_set_mode, false, PARAMS("sessionId", "mode") },
         { "session.get", session_get, false, PARAMS("sessionId") },
+        { "session.denials", session_denials, false, PARAMS("sessionId") },
         { "session.registerWritableRoot", session_register_writable_root, false, PARAMS("sessionId", "path") },
         { "session.unregisterWritableRoot", session_unregister_writable_root, false, PARAMS("registrationId") },
         { "policy.resolve", policy_resolve, true, NO_PARAMS },

@@ -389,3 +389,38 @@ int service_file_guard(service_context *context, const service_policy_fields *fi
         dsh_policy_clear(&policy);
         return result;
 }
+
+/* "<what>: <the error's message>", or NULL when out of memory. */
+static char *warning_text(const char *what, const dsh_error *error)
+{
+        char *text = NULL;
+
+        if (asprintf(&text, "%s: %s", what, error->message ? error->message : "unknown error") < 0)
+                return NULL;
+        return text;
+}
+
+bool service_file_guard_denial(service_context *context, const service_policy_fields *fields, dsh_file_guard *guard,
+                               dsh_denial *denial_out, char **warning_out)
+{
+        /* dsh_runtime_record_denials() reads the policy's session id alone: the call's, as resolved. */
+        dsh_policy session_only = DSH_POLICY_INIT;
+        dsh_denials kept = DSH_DENIALS_INIT;
+        dsh_error error = DSH_ERROR_INIT;
+        int taken;
+
+        *warning_out = NULL;
+        session_only.session_id = (char *) fields->session_id;
+        service_lock(context);
+        taken = dsh_file_guard_take_denial(context->primary, guard, denial_out, &error);
+        if (taken < 0)
+                *warning_out = warning_text("the refusal's record cannot be read", &error);
+        dsh_error_clear(&error);
+        kept.items = denial_out;
+        kept.count = 1;
+        if (taken > 0 && dsh_runtime_record_denials(context->primary, &session_only, "fs", &kept, &error) < 0)
+                *warning_out = warning_text("the session could not keep this denial", &error);
+        service_unlock(context);
+        dsh_error_clear(&error);
+        return taken > 0;
+}

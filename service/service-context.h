@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "dsh-sandbox/bash-tool.h"
+#include "dsh-sandbox/denial.h"
 #include "dsh-sandbox/file-guard.h"
 #include "dsh-sandbox/policy-service.h"
 #include "dsh-sandbox/runtime.h"
@@ -119,5 +120,17 @@ int service_bash_run(service_context *context, const service_policy_fields *fiel
  */
 int service_file_guard(service_context *context, const service_policy_fields *fields, dsh_file_guard **guard_out,
                        dsh_error *error);
+
+/*
+ * After an operation of `guard` (made by service_file_guard() for `fields`)
+ * failed with FS_SANDBOX_DENIED: the guard's record of it
+ * (dsh_file_guard_take_denial()), kept in the session `fields` names, if
+ * any, with the surface "fs" (takes the lock).  Returns true with
+ * `denial_out` (DSH_DENIAL_INIT) filled, false when the guard left none.  A
+ * record that cannot be read or kept sets `*warning_out` (a new string the
+ * caller frees; else NULL): the refusal is still the answer.
+ */
+bool service_file_guard_denial(service_context *context, const service_policy_fields *fields, dsh_file_guard *guard,
+                               dsh_denial *denial_out, char **warning_out);
 
 #endif

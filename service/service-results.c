@@ -50,3 +50,11 @@ json_t *service_file_result_json(const dsh_file_result *result, dsh_error *error
 
         return service_encoded_json(encoded, text, error);
 }
+
+json_t *service_denial_json(const dsh_denial *denial, dsh_error *error)
+{
+        char *text = NULL;
+        int encoded = dsh_json_encode_denial(denial, &text, error);
+
+        return service_encoded_json(encoded, text, error);
+}

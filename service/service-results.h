@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "dsh-sandbox/bash-tool.h"
+#include "dsh-sandbox/denial.h"
 #include "dsh-sandbox/file-guard.h"
 #include "dsh-sandbox/sandbox.h"
 
@@ -29,5 +30,8 @@ json_t *service_bash_result_json(const dsh_bash_result *result, dsh_error *error
 
 /* The file guard's result object (dsh_json_encode_file_result), as a new JSON value; NULL with `error` set. */
 json_t *service_file_result_json(const dsh_file_result *result, dsh_error *error);
+
+/* A denial's object (dsh_json_encode_denial), as a new JSON value; NULL with `error` set. */
+json_t *service_denial_json(const dsh_denial *denial, dsh_error *error);
 
 #endif

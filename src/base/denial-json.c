@@ -241,8 +241,8 @@ int dsh_json_encode_denials(const dsh_denials *denials, char **text_out, dsh_err
         return result;
 }
 
-static json_t *session_denial_value(dsh_json_encoder *encoder, const dsh_session_denial *kept,
-                                    const dsh_json_path *path)
+json_t *dsh_json_session_denial_value(dsh_json_encoder *encoder, const dsh_session_denial *kept,
+                                      const dsh_json_path *path)
 {
         json_t *object = dsh_json_denial_value(encoder, &kept->denial, path);
 
@@ -265,7 +265,7 @@ int dsh_json_encode_session_denials(const char *session_id, const dsh_session_de
         for (size_t i = 0; i < denials->count && !encoder.failed; i++) {
                 dsh_json_path item = dsh_json_path_index(&list_path, i);
 
-                dsh_json_append_element(&encoder, list, session_denial_value(&encoder, &denials->items[i], &item));
+                dsh_json_append_element(&encoder, list, dsh_json_session_denial_value(&encoder, &denials->items[i], &item));
         }
         dsh_json_set_member(&encoder, object, "denials", list);
         if (denials->dropped > 0)

@@ -21,6 +21,10 @@ DSH_INTERNAL json_t *dsh_json_denial_value(dsh_json_encoder *encoder, const dsh_
 DSH_INTERNAL json_t *dsh_json_denials_array(dsh_json_encoder *encoder, const dsh_denials *denials,
                                             const dsh_json_path *path);
 
+/* A session's kept record: the record's members, then "at" and "surface" (the store's line, session denials' item). */
+DSH_INTERNAL json_t *dsh_json_session_denial_value(dsh_json_encoder *encoder, const dsh_session_denial *kept,
+                                                   const dsh_json_path *path);
+
 /* Reads one record at `path` into `out` (DSH_DENIAL_INIT; cleared on failure).  0 or -EINVAL/-ENOMEM. */
 DSH_INTERNAL int dsh_json_decode_denial(dsh_json_decoder *decoder, const json_t *value, const dsh_json_path *path,
                                         dsh_denial *out);

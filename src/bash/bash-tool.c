@@ -596,6 +596,24 @@ static int result_rejected(dsh_bash_result *result, const dsh_bash_grant *grant,
                            : result_set_message(result, NO_CHANNEL_TEXT, asked);
 }
 
+/*
+ * The session keeps the call's denials (dsh_runtime_record_denials(); docs/sessions.md,
+ * "Denials"); a store that cannot is a warning of the result, not a failure: the call ran.
+ */
+static int record_session_denials(dsh_runtime *runtime, const dsh_policy *policy, dsh_bash_result *result)
+{
+        dsh_error error = DSH_ERROR_INIT;
+        dsh_autofree char *warning = NULL;
+
+        if (dsh_runtime_record_denials(runtime, policy, "bash", &result->denials, &error) == 0)
+                return 0;
+        if (asprintf(&warning, "the session could not keep this call's denials: %s",
+                     error.message ? error.message : "unknown error") < 0)
+                warning = NULL;
+        dsh_error_clear(&error);
+        return warning ? result_add_warning(result, warning) : -ENOMEM;
+}
+
 int dsh_bash_run(dsh_runtime *runtime, const dsh_bash_request *request, dsh_bash_result *result_out,
                  dsh_error *error)
 {
@@ -645,6 +663,8 @@ int dsh_bash_run(dsh_runtime *runtime, const dsh_bash_request *request, dsh_bash
         }
         if (result == 0)
                 result = run_and_attribute(runtime, request, &policy, cwd_fd, result_out, error);
+        if (result == 0)
+                result = record_session_denials(runtime, request->policy, result_out);
 out:
         if (result == -ENOMEM && error->code == DSH_ERROR_NONE)
                 result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");

@@ -676,6 +676,38 @@ test('with --session, each call resolves the session again: a mode set from the 
   fs.rmSync(file);
 });
 
+test('denials come back typed in structuredContent, read aloud for the model, and kept in the session', async () => {
+  const dsh = (...args) => execFileSync(program, args, { env: environment, cwd: workspace, encoding: 'utf8' }).trim();
+  const id = dsh('session', 'new', '--cwd', workspace);
+  dsh('session', 'mode', id, 'workspace-write');
+  const real = fs.realpathSync(outside);
+  const byFile = path.join(real, 'denied-by-file-tool.txt');
+  const byBash = path.join(real, 'denied-by-bash.txt');
+  await withServer(['--session', id], async (client) => {
+    let result = await call(client, 'write_file', { path: byFile, content: 'x' });
+    assert.equal(result.isError, true, text(result));
+    assert.equal(result.structuredContent.code, 'FS_SANDBOX_DENIED');
+    const denial = result.structuredContent.denial;
+    assert.deepEqual([denial.op, denial.path, denial.rule, denial.source], ['write', byFile, 'outside-roots', 'file-guard']);
+    assert.deepEqual(denial.grant, { kind: 'writable-root', target: real });
+    assert.ok(text(result).includes(`\ndenied: write "${byFile}" (outside-roots)`), text(result));
+
+    result = await call(client, 'bash', { command: `echo x > ${byBash}` });
+    assert.equal(result.structuredContent.kind, 'denied', text(result));
+    const records = result.structuredContent.denials.filter((record) => record.path === byBash);
+    assert.equal(records.length, 1, JSON.stringify(result.structuredContent.denials));
+    assert.deepEqual([records[0].rule, records[0].source], ['outside-roots', 'supervisor']);
+    // The short block for the model: a second text content, one line per denial.
+    assert.equal(result.content.length, 2, JSON.stringify(result.content));
+    assert.match(result.content[1].text, /^denied: write ".*denied-by-bash\.txt" \(outside-roots\): /);
+  });
+  assert.equal(fs.existsSync(byFile), false);
+  assert.equal(fs.existsSync(byBash), false);
+  const kept = JSON.parse(dsh('session', 'denials', id, '--json')).denials;
+  assert.deepEqual(kept.filter((record) => [byFile, byBash].includes(record.path)).map((record) => [record.path, record.surface]),
+    [[byFile, 'fs'], [byBash, 'bash']]);
+});
+
 test('a policy that cannot be resolved is refused at start, before anything is served', async () => {
   const start = (args) => new Promise((resolve) => {
     const child = spawn(program, ['mcp', ...args], { env: environment, cwd: workspace, stdio: ['pipe', 'pipe', 'pipe'] });

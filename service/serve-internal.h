@@ -70,6 +70,9 @@ typedef struct serve_approval_channel {
 
 int serve_approve_through_client(const dsh_bash_escalation *escalation, void *data, dsh_error *error);
 
+/* policy.why (serve-why.c). */
+void serve_policy_why(serve_state *state, rpc_call *call);
+
 void serve_job_start(serve_state *state, rpc_call *call);
 void serve_job_read(serve_state *state, rpc_call *call);
 void serve_job_wait(serve_state *state, rpc_call *call);

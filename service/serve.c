@@ -565,6 +565,7 @@ static const serve_method serve_methods[] = {
         { "session.unregisterWritableRoot", session_unregister_writable_root, false, PARAMS("registrationId") },
         { "policy.resolve", policy_resolve, true, NO_PARAMS },
         { "policy.context", policy_context, false, PARAMS("sessionId") },
+        { "policy.why", serve_policy_why, true, PARAMS("op", "target") },
         { "sandbox.confine", sandbox_confine, true, PARAMS("argv") },
         { "sandbox.probe", sandbox_probe, false, PARAMS("backend") },
         { "bash.run", bash_run, true, PARAMS("command", "timeoutMs", "sandboxPermissions", "justification", "cwd",

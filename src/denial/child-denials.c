@@ -2,7 +2,8 @@
 /*
  * dsh_child_denials() (dsh-sandbox/denial.h): a finished child's records —
  * the supervisor's refused writes and metadata changes, its unix sockets,
- * the network's refused connections, queries and requests — as typed
+ * the network's refused connections, queries and requests, the paths the
+ * cleanup moved aside after the command — as typed
  * denials, each with the grant dsh_denial_find_grant() finds under the
  * policy the child was spawned with.  Only what the enforcing layers
  * wrote is read here; nothing the command printed.  Bounded by
@@ -15,6 +16,7 @@
 #include "dsh-sandbox/denial.h"
 
 #include "base/error.h"
+#include "provider/provider-protections.h"
 
 static bool is_one_of(const char *text, const char *const *names)
 {
@@ -94,11 +96,16 @@ static dsh_denial_op network_record_op(const dsh_refused_connection *refusal)
 }
 
 /*
- * Who refused: a connect is the supervisor's (or the gate's, which it asks),
- * a query the DNS stub's, a request the proxy's.
+ * Who refused, as the layer wrote it ("supervisor" or "proxy"); a record
+ * without one (from a peer older than the field) by its op: a connect is
+ * the supervisor's, a query the DNS stub's, a request the proxy's.
  */
-static dsh_denial_source network_record_source(dsh_denial_op op)
+static dsh_denial_source network_record_source(const dsh_refused_connection *refusal, dsh_denial_op op)
 {
+        dsh_denial_source source;
+
+        if (refusal->source && dsh_denial_source_parse(refusal->source, &source) == 0)
+                return source;
         return op == DSH_DENIAL_CONNECT ? DSH_DENIAL_SOURCE_SUPERVISOR : DSH_DENIAL_SOURCE_PROXY;
 }
 
@@ -120,11 +127,43 @@ static int add_network_refusals(dsh_runtime *runtime, const dsh_policy *policy, 
                 dsh_denial denial = DSH_DENIAL_INIT;
 
                 denial.op = network_record_op(&refusals[i]);
-                denial.source = network_record_source(denial.op);
+                denial.source = network_record_source(&refusals[i], denial.op);
                 denial.port = refusals[i].port;
                 if (copy_text(&denial.call, network_record_call(denial.op)) < 0 ||
                     copy_text(&denial.host, refusals[i].host && refusals[i].host[0] ? refusals[i].host : NULL) < 0 ||
                     copy_text(&denial.rule, refusals[i].rule ? refusals[i].rule : "network-off") < 0) {
+                        dsh_denial_clear(&denial);
+                        return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+                }
+                result = add(runtime, policy, &denial, out, error);
+        }
+        return result;
+}
+
+/*
+ * The paths the cleanup moved aside after the command (a protected subpath
+ * the sandbox keeps absent, created by the command): a write refused after
+ * the fact, rule as the supervisor names a held-back path
+ * (dsh_provider_held_back_rule(): the sandbox's own file, else a protected
+ * subpath), source "cleanup".
+ */
+static int add_moved_aside_paths(dsh_runtime *runtime, const dsh_policy *policy, const dsh_child *child,
+                                 dsh_denials *out, dsh_error *error)
+{
+        const dsh_provider *provider = dsh_runtime_provider(runtime);
+        const char *const *paths = NULL;
+        size_t count = dsh_child_moved_aside_paths(child, &paths);
+        int result = 0;
+
+        for (size_t i = 0; result == 0 && i < count; i++) {
+                dsh_denial denial = DSH_DENIAL_INIT;
+                const char *rule = dsh_provider_held_back_rule(provider, paths[i]) == DSH_REFUSAL_OWN_FILE
+                                           ? "own-file"
+                                           : "protected-subpath";
+
+                denial.op = DSH_DENIAL_WRITE;
+                denial.source = DSH_DENIAL_SOURCE_CLEANUP;
+                if (copy_text(&denial.path, paths[i]) < 0 || copy_text(&denial.rule, rule) < 0) {
                         dsh_denial_clear(&denial);
                         return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
                 }
@@ -144,5 +183,7 @@ int dsh_child_denials(dsh_runtime *runtime, const dsh_policy *policy, const dsh_
         result = add_write_refusals(runtime, policy, child, out, error);
         if (result == 0)
                 result = add_network_refusals(runtime, policy, child, out, error);
+        if (result == 0)
+                result = add_moved_aside_paths(runtime, policy, child, out, error);
         return result;
 }

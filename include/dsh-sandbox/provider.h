@@ -428,12 +428,17 @@ DSH_PUBLIC const char *const *dsh_child_warnings(const dsh_child *child);
 
 /*
  * One write the sandbox refused the command: the operation ("open",
- * "mkdir", "rename", "chmod", "chown", "utimes", "setxattr"...), its path
- * (absolute, as the supervisor resolved it against the command's cwd or
- * directory fd), and the rule that refused it: "outside-roots" (beneath no
- * writable root of the call), "protected-subpath" (.git/hooks, .git/config,
- * the agent's launch config...), "own-file" (the sandbox's own files),
- * "masked-path" (a path the policy masks).  The enforcing layer writes these
+ * "mkdir", "rename", "chmod", "chown", "utimes", "setxattr"..., and
+ * "connect" for a unix socket), its path (absolute, as the supervisor
+ * resolved it against the command's cwd or directory fd; a socket by where
+ * a symlink led; an abstract unix address "@name", a NUL in it written
+ * \x00, an unnamed one "@"), and the rule that refused it: "outside-roots"
+ * (beneath no writable root of the call), "protected-subpath" (.git/hooks,
+ * .git/config, the agent's launch config...), "own-file" (the sandbox's own
+ * files), "masked-path" (a path the policy masks), "unix-socket" (a
+ * pathname socket neither allow-listed nor in one of the call's own
+ * writable roots), "abstract-socket" (an abstract or unnamed unix address,
+ * never reached).  The enforcing layer writes these
  * records (the supervisor, which refused or watched the call), never the
  * command: unlike a line on stderr, a command cannot forge one.
  */
@@ -454,9 +459,11 @@ typedef struct dsh_write_refusal {
  * `*refusals` (may be NULL) points into the child, valid until
  * dsh_child_free(); it is NULL when there is none.  Returns the count.  Not
  * every refusal is here: one made where no supervisor looks has no record
- * (a call the filter does not send; under Landlock read-only a metadata
- * change, which the filter refuses itself), so an empty list does not
- * prove the command was refused nothing.  Under danger-full-access, and for
+ * (a call the filter refuses itself: an AF_UNIX datagram socket, a set-id
+ * creation; a read the kernel refuses: a masked path; under Landlock
+ * read-only a metadata change where the host forbids the supervisor to
+ * read the command), so an empty list does not prove the command was
+ * refused nothing.  Under danger-full-access, and for
  * a runner command, always empty.
  */
 DSH_PUBLIC size_t dsh_child_refusals(const dsh_child *child, const dsh_write_refusal **refusals,

@@ -12,6 +12,9 @@ kept its mode, owner, times and attributes, the loopback server accepted nothing
   daemon saw nothing, and `refusedWrites` holds {op "connect", path: the socket as resolved,
   rule "unix-socket"};
 - an abstract socket: refused, nothing reached, {op "connect", path "@name", rule "abstract-socket"};
+- a socket in a masked directory of the workspace (workspace-write: it lies in a root): never
+  reached; under Landlock its record keeps the mask's rule ("masked-path", no grant), under bwrap
+  the command finds nothing there;
 - a socket in the command's own workspace is reached under workspace-write, with no record (the
   cases above could not pass by recording every connect);
 - under read-only, chmod, chown, utimes and setxattr beneath no writable root: refused (Landlock:
@@ -190,6 +193,32 @@ class DenialRecords(unittest.TestCase):
                     self.assertFalse(server.reached(), "the abstract daemon saw a client")
                     self.assertEqual(self.own_records(result),
                                      [{"op": "connect", "path": name, "rule": "abstract-socket"}], result)
+
+    def test_masked_socket_keeps_the_masks_rule(self):
+        # A socket in a masked directory of the workspace (an agent's socket among the secrets): never
+        # reached, and its record, where there is one, says "masked-path", whose grant is none — never
+        # "unix-socket", which would point the model at allow-listing it.  (A masked socket beneath no
+        # root — under read-only, the workspace's too — is recorded "unix-socket": the supervisor
+        # holds back only what lies in the roots, and the grant for it is dsh_denial_find_grant()'s
+        # to refuse.)
+        secrets = os.path.join(self.workspace, "secrets")
+        os.makedirs(secrets)
+        path = os.path.join(secrets, "agent.sock")
+        server = self.daemon(path)
+        for backend in BACKENDS:
+            for mode in ("workspace-write",):
+                with self.subTest(backend=backend, mode=mode):
+                    result = self.bash_json(backend, mode, self.python("connect", "unix", path), "--mask", secrets)
+                    self.assertRegex(result["stdout"]["text"], r"^errno \d+\n$", result)
+                    self.assertFalse(server.reached(), "the masked daemon saw a client")
+                    records = self.own_records(result)
+                    if backend == "landlock":
+                        # The supervisor opens it outside the domain, and refuses it by the mask's rule.
+                        self.assertEqual(result["stdout"]["text"], "errno 13\n", result)
+                        self.assertEqual(records, [{"op": "connect", "path": path, "rule": "masked-path"}], result)
+                    else:
+                        # bwrap covers the directory: the command finds no socket there to be refused.
+                        self.assertEqual(records, [], result)
 
     def test_own_socket_is_reached_without_record(self):
         path = os.path.join(self.workspace, "own.sock")

@@ -121,7 +121,8 @@ class NetworkPlumbing(unittest.TestCase):
 
     def off_record(self):
         # A host loopback port the policy does not allow (docs/bash-tool.md, "Refused connections").
-        return {"op": "connect", "host": "127.0.0.1", "port": self.server.port, "rule": "local-port"}
+        return {"op": "connect", "host": "127.0.0.1", "port": self.server.port, "rule": "local-port",
+                "source": "supervisor"}
 
     def dsh(self, *arguments):
         return subprocess.run([BIN, *arguments], capture_output=True, check=False, env=self.env, text=True,
@@ -245,7 +246,7 @@ class NetworkPlumbing(unittest.TestCase):
         network = ("--allow-host", "allowed.dsh.test", "--dns-upstream", "127.0.0.1:9")
         command = ("printf '%s\\n' \"$HTTPS_PROXY\" \"$RES_OPTIONS\"; "
                    "python3 -c \"import socket; socket.getaddrinfo('denied.dsh.test', 80)\" 2>/dev/null; true")
-        record = {"op": "dns", "host": "denied.dsh.test", "port": 53, "rule": "host-not-allowed"}
+        record = {"op": "dns", "host": "denied.dsh.test", "port": 53, "rule": "host-not-allowed", "source": "proxy"}
         for backend in BACKENDS:
             with self.subTest(backend=backend):
                 done = self.dsh("bash", "--backend", backend, "--mode", "workspace-write", "--root",

@@ -44,6 +44,8 @@ _dsh_sandbox_option_value()
                 mapfile -t COMPREPLY < <(compgen -W "$_dsh_sandbox_network_words" -- "$cur") ;;
         --allow-host)
                 mapfile -t COMPREPLY < <(compgen -W "$_dsh_sandbox_named_sets" -- "$cur") ;;
+        --op)
+                mapfile -t COMPREPLY < <(compgen -W "write read metadata connect" -- "$cur") ;;
         --allow-local-port | --dns-upstream | --allow-env)
                 ;;  # a number, an address, a variable's name: nothing to offer, and no file name either
         *)
@@ -86,7 +88,7 @@ _dsh_sandbox()
                 mapfile -t COMPREPLY < <(compgen -W "-h --help --version" -- "$cur")
                 return
         elif [[ $COMP_CWORD -eq 1 ]]; then
-                mapfile -t COMPREPLY < <(compgen -W "run bash confine probe session policy fs mcp serve" -- "$cur")
+                mapfile -t COMPREPLY < <(compgen -W "run bash confine probe session policy why fs mcp serve" -- "$cur")
                 return
         fi
 
@@ -100,6 +102,8 @@ _dsh_sandbox()
                 options="--json -c --config -b --backend --remote -h --help" ;;
         mcp)
                 options="$_dsh_sandbox_policy_options -h --help" ;;
+        why)
+                options="$_dsh_sandbox_policy_options --op --json -h --help" ;;
         serve)
                 options="-c --config --approval-timeout -h --help" ;;
         session | policy | fs)
@@ -156,7 +160,7 @@ _dsh_sandbox()
                         case $word in
                         -m | --mode | -r | --root | -w | --allow-write | --allow-unix-socket | -s | --session | \
                                 -b | --backend | --network | --allow-host | --allow-local-port | --dns-upstream | \
-                                --mask | --allow-env | \
+                                --mask | --allow-env | --op | \
                                 -c | --config | --remote | --cwd | --parent | --old | --new | --timeout | \
                                 --sandbox-permissions | \
                                 --justification | --approval-command | --approval-timeout | --output-limit)
@@ -191,7 +195,7 @@ _dsh_sandbox()
         session/show | session/denials)
                 ((positionals == 0)) &&
                         mapfile -t COMPREPLY < <(compgen -W "$(_dsh_sandbox_session_ids "$program")" -- "$cur") ;;
-        fs/*)
+        fs/* | why/*)
                 compopt -o filenames 2>/dev/null
                 mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;
         *)

@@ -78,8 +78,10 @@
  *
  * A guard holds one call's policy: its writable roots open as fds and the
  * shield planned when it is made.  Make one per tool call (a protected
- * subpath that appears later is known to the next guard).  Operations do not
- * change the guard: several threads may use one guard at once.
+ * subpath that appears later is known to the next guard).  Operations change
+ * nothing of the guard but the refusal it keeps for
+ * dsh_file_guard_take_denial() (dsh-sandbox/denial.h), under a lock: several
+ * threads may use one guard at once (the last refusal is the one kept).
  */
 #ifndef DSH_SANDBOX_FILE_GUARD_H
 #define DSH_SANDBOX_FILE_GUARD_H

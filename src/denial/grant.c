@@ -25,6 +25,7 @@
 #include "base/error.h"
 #include "base/path.h"
 #include "denial/why.h"
+#include "provider/provider-protections.h"
 
 static bool rule_is(const dsh_denial *denial, const char *rule)
 {
@@ -125,6 +126,26 @@ static char *nearest_directory(const char *path, bool include_self)
 }
 
 /*
+ * Whether `path` is at or beneath one of the sandbox's own files (the
+ * provider's protected paths, canonical: the list dsh_provider_held_back_rule()
+ * reads).  Outside every root such a path is refused as outside-roots, and
+ * a root there is refused by the provider before any answer: no grant
+ * reaches it, and none is offered.
+ */
+static bool is_own_file(dsh_runtime *runtime, const char *path)
+{
+        const dsh_protections *protections = dsh_provider_protections(dsh_runtime_provider(runtime));
+
+        for (char *const *given = protections->paths; given && *given; given++) {
+                dsh_autofree char *canonical = dsh_path_canonical(*given);
+
+                if (dsh_path_is_beneath(path, canonical ? canonical : *given))
+                        return true;
+        }
+        return false;
+}
+
+/*
  * One candidate root for `denial` under `base` (the call's policy, or it
  * widened to workspace-write): 0 allowed with it (the grant is set), 1 not
  * (`*still_rule`), or -ENOMEM.
@@ -138,6 +159,11 @@ static int try_root(dsh_runtime *runtime, dsh_policy *base, dsh_denial *denial, 
         *still_rule = "outside-roots";
         if (strcmp(root, "/") == 0)
                 return 1;  /* "/" as a root is everything: only the mode says that */
+        /* Reached by another name (a symlink on the way): the candidate is canonical, the sandbox's own is refused. */
+        if (is_own_file(runtime, root)) {
+                *still_rule = "own-file";
+                return 1;
+        }
         if (dsh_strv_append(&base->additional_writable_roots, root) < 0)
                 return out_of_memory(error);
         result = ask(runtime, base, denial->op, denial->path, still_rule, error);
@@ -166,7 +192,7 @@ static int grant_root(dsh_runtime *runtime, const dsh_policy *policy, dsh_denial
         bool widens = false;
         int result = 0;
 
-        if (!denial->path || policy->mode == DSH_MODE_DANGER_FULL_ACCESS)
+        if (!denial->path || policy->mode == DSH_MODE_DANGER_FULL_ACCESS || is_own_file(runtime, denial->path))
                 return 0;
         if (dsh_policy_copy(&base, policy) < 0)
                 return out_of_memory(error);

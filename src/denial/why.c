@@ -169,7 +169,7 @@ static bool allowed_socket(const dsh_policy *policy, const char *path)
 {
         struct stat target, allowed;
 
-        if (stat(path, &target) < 0)
+        if (stat(path, &target) < 0 || !S_ISSOCK(target.st_mode))
                 return false;
         for (char *const *socket = policy->allowed_unix_sockets; socket && *socket; socket++)
                 if (stat(*socket, &allowed) == 0 && allowed.st_dev == target.st_dev && allowed.st_ino == target.st_ino)

@@ -49,8 +49,11 @@ expect_without() {
         fi
 }
 
-expect "bash confine fs mcp policy probe run serve session" ""
+expect "bash confine fs mcp policy probe run serve session why" ""
 expect "--session" mcp --sess
+expect "--op" why --o
+expect "connect metadata read write" why --op ""
+expect "--json" why --op write --js
 expect "--config" serve --con
 expect "--help --version" --
 expect "--mode" run --mo

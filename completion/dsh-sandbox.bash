@@ -32,7 +32,7 @@ _dsh_sandbox_option_value()
                 mapfile -t COMPREPLY < <(compgen -W "$_dsh_sandbox_backends" -- "$cur") ;;
         -s | --session | --parent)
                 mapfile -t COMPREPLY < <(compgen -W "$(_dsh_sandbox_session_ids "$program")" -- "$cur") ;;
-        -r | --root | -w | --allow-write | --cwd)
+        -r | --root | -w | --allow-write | --cwd | --additional-write)
                 compopt -o filenames 2>/dev/null
                 mapfile -t COMPREPLY < <(compgen -d -- "$cur") ;;
         -c | --config | --allow-unix-socket | --mask)
@@ -97,7 +97,8 @@ _dsh_sandbox()
                 options="$_dsh_sandbox_policy_options --remote -h --help --" ;;
         bash)
                 options="$_dsh_sandbox_policy_options --remote --timeout --sandbox-permissions --justification"
-                options+=" --approval-command --approval-timeout --output-limit --cwd --json -h --help --" ;;
+                options+=" --approval-command --approval-timeout --output-limit --cwd --json -h --help --"
+                options+=" --additional-write --additional-host" ;;
         probe)
                 options="--json -c --config -b --backend --remote -h --help" ;;
         mcp)
@@ -162,7 +163,7 @@ _dsh_sandbox()
                                 -b | --backend | --network | --allow-host | --allow-local-port | --dns-upstream | \
                                 --mask | --allow-env | --op | \
                                 -c | --config | --remote | --cwd | --parent | --old | --new | --timeout | \
-                                --sandbox-permissions | \
+                                --sandbox-permissions | --additional-write | --additional-host | \
                                 --justification | --approval-command | --approval-timeout | --output-limit)
                                 [[ ${COMP_WORDS[i + 1]} != "=" ]] && ((i++)) ;;
                         esac

@@ -120,6 +120,8 @@ static const char *const tool_definitions[] = {
         "If the write is really needed, retry this exact "
         "command once with sandbox_permissions set to the narrowest wider mode that suffices and a one-sentence "
         "justification: the user is asked to approve that one call, and may decline (then stop and explain). "
+        "Narrower still, where the denial's record names its grant (structuredContent.denials[].grant): "
+        "additional_write with that directory, or additional_hosts with that host, + justification. "
         "A line \\\"[sandbox: the sandbox runner itself failed ...]\\\" means the command never ran: report it. "
         "A command that fails on its own has isError and its exit code: fix the command.\","
         " \"inputSchema\": {\"type\": \"object\", \"properties\": {"

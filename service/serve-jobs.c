@@ -309,6 +309,21 @@ static int job_prepare(serve_state *state, const serve_policy *fields, serve_job
         return result;
 }
 
+/* The job's request checked as its run will check it (dsh_bash_check_request()): nothing is asked or run. */
+static int job_check_escalation(const serve_job *job, dsh_error *error)
+{
+        dsh_bash_request request = DSH_BASH_REQUEST_INIT;
+
+        request.command = job->command;
+        request.policy = &job->policy;
+        request.cwd = job->cwd;
+        request.sandbox_permissions = job->sandbox_permissions;
+        request.justification = job->justification;
+        request.additional_write = job->additional_write;
+        request.additional_hosts = job->additional_hosts;
+        return dsh_bash_check_request(&request, error);
+}
+
 void serve_job_start(serve_state *state, rpc_call *call)
 {
         serve_policy fields = SERVE_POLICY_INIT;
@@ -361,6 +376,9 @@ void serve_job_start(serve_state *state, rpc_call *call)
                 bad_cwd = error.code == DSH_ERROR_INVALID_INPUT;
                 result = -EINVAL;
         }
+        /* So is a bad escalation: answered now, not when the job is waited for. */
+        if (result == 0)
+                result = job_check_escalation(job, &error);
         pthread_mutex_lock(&jobs->lock);
         full = result == 0 && jobs->count >= SERVE_JOB_LIMIT;
         if (result == 0 && !full)

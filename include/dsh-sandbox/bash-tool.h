@@ -8,9 +8,10 @@
  * cancellation, and says which of these happened:
  *
  *   - the command ran and failed on its own (fix the command): "completed";
- *   - the sandbox denied it a file effect (ask for a wider mode, or stop):
- *     "denied", with the denial marker and, where a wider mode exists, the
- *     escalation hint;
+ *   - the sandbox denied it a file effect or a connection, as the enforcing
+ *     layers recorded it (ask for the grant the record names, or stop):
+ *     "denied", with the denial marker and, where a one-call grant exists,
+ *     the escalation hint;
  *   - the sandbox runner failed and the command never ran (a sandbox
  *     problem, never to be "fixed" by dropping the sandbox): "runner-failed",
  *     with the runner marker;
@@ -21,14 +22,16 @@
  * be spawned, the runner failed (learned out of band where the backend has a
  * channel: bwrap's --json-status-fd, the in-process spawn's pre-exec report;
  * the backend's runner-failure rules over stderr only where it has none),
- * denial (a nonzero exit and the selected backend's dialect in stderr, or a
- * change refused to a held-back file such as .git/config, whatever the exit
- * status: docs/bash-tool.md, "Held-back files"), the ordinary result.  A signal death is never a denial, and a runner's fatal
- * line printed by the command is never a runner failure where the channel
- * says the command ran.
+ * denial (a typed record in `denials`, whatever the exit status, a signal
+ * death included: docs/bash-tool.md, "Attribution"), the ordinary result.
+ * Text the command printed never makes a denial, and a runner's fatal line
+ * printed by the command is never a runner failure where the channel says
+ * the command ran.
  *
- * Escalation: `sandbox_permissions` (a wider mode) with a `justification`
- * retries this one call under that mode once the approval channel says yes.
+ * Escalation: `sandbox_permissions` (a wider mode), `additional_write`
+ * (extra writable roots) or `additional_hosts` (extra allowed hosts), with a
+ * `justification`, retries this one call with that grant once the approval
+ * channel says yes.
  * Nothing about a grant is kept: the next call resolves as before.  A
  * granted confined mode still goes through the provider (an unusable
  * backend still fails closed); only a granted danger-full-access runs the
@@ -54,8 +57,7 @@ extern "C" {
 /* What happened to the call (the attribution order above). */
 typedef enum dsh_bash_kind {
         DSH_BASH_COMPLETED = 0,   /* it ran and ended on its own: its status is its own */
-        DSH_BASH_DENIED,          /* it ran, exited nonzero, and its stderr carries the backend's denial dialect;
-                                     or it tried to change a file the backend holds back (any exit status) */
+        DSH_BASH_DENIED,          /* it ran, and the enforcing layers recorded a refusal (`denials`), any exit status */
         DSH_BASH_RUNNER_FAILED,   /* the sandbox runner failed or could not be spawned: the command did not run */
         DSH_BASH_TIMED_OUT,       /* still running at the timeout: its process group was killed */
         DSH_BASH_CANCELLED,       /* the caller cancelled it (before or while it ran) */
@@ -146,8 +148,9 @@ typedef struct dsh_bash_approval_command {
  * harness's, not the model's), in a process group of its own, with the
  * request as JSON on stdin (dsh_json_encode_bash_escalation) and in its
  * environment: DSH_SANDBOX_ESCALATION_COMMAND, _MODE (the requested one),
- * _CURRENT_MODE, _JUSTIFICATION, _WORKSPACE_ROOT and _SESSION_ID (when the
- * call has a session).  Exit 0 allows the call once; any other status, a
+ * _CURRENT_MODE, _JUSTIFICATION, _WORKSPACE_ROOT, _SESSION_ID (when the
+ * call has a session), _ADDITIONAL_WRITE and _ADDITIONAL_HOSTS (one entry a
+ * line; absent when none).  Exit 0 allows the call once; any other status, a
  * signal, or still running at the bound (its group is then killed) does
  * not.  Nothing of its group outlives the call.  A request JSON cannot
  * carry (a command that is not UTF-8) is not asked: -EINVAL.
@@ -231,16 +234,16 @@ typedef struct dsh_bash_result {
         dsh_bash_output standard_error;
         dsh_bash_sandbox sandbox;
         char **markers;                 /* the marker lines, in order (NULL-terminated, never NULL) */
-        char *message;                  /* rejected, timed out, cancelled, a held-back file denied: one sentence
+        char *message;                  /* rejected, timed out, cancelled, a held-back file denied (the paths of
+                                           its protected-subpath records), a path moved aside: one sentence
                                            for the model; else NULL */
         dsh_error error;                /* runner-failed: SANDBOX_UNAVAILABLE with " Runner failure: <detail>" */
         char **warnings;                /* for the user: what the sandbox undid or noticed (never NULL) */
         /*
          * The writes the sandbox refused the command, as the enforcing layer
          * recorded them (dsh_child_refusals(): its bounds, and what it does
-         * not hold), owned by the result; NULL and 0 when none.  A record of
-         * what happened, not a verdict: `kind` and `sandbox.denied` are
-         * decided as "Attribution" in docs/bash-tool.md says.
+         * not hold), owned by the result; NULL and 0 when none.  The raw
+         * records; `denials` below is the typed list that decides `kind`.
          */
         dsh_write_refusal *refused_writes;
         size_t refused_write_count;
@@ -286,14 +289,20 @@ typedef struct dsh_bash_result {
  * or a negative errno with `error` set, nothing run:
  *   - DSH_ERROR_INVALID_INPUT, -EINVAL, for the request: "the command is
  *     empty", "invalid escalation: sandbox_permissions requires a
- *     justification", "invalid escalation: justification is only valid
- *     together with sandbox_permissions", "invalid justification: expected
+ *     justification" (and "additional_write requires a justification",
+ *     "additional_hosts requires a justification"), "invalid escalation:
+ *     justification is only valid together with sandbox_permissions,
+ *     additional_write or additional_hosts", "invalid justification: expected
  *     a non-empty sentence" (blank, or holding a control character: the
  *     prompt shows it to the user), "invalid escalation: sandbox_permissions
  *     must be \"read-only\", \"workspace-write\" or \"danger-full-access\"",
  *     and for a narrower mode "sandbox escalation to \"<mode>\" is not
  *     strictly wider than this call's current \"<mode>\" mode" (the same
- *     mode needs no approval and simply runs); for the cwd "cwd \"<path>\"
+ *     mode needs no approval and simply runs); for the extra roots and
+ *     hosts the texts of docs/bash-tool.md, "Escalation" ("invalid
+ *     escalation: additional_write \"<dir>\" does not exist", "...
+ *     additional_write needs workspace-write ...", "... additional_hosts
+ *     needs a restricted network ..."); for the cwd "cwd \"<path>\"
  *     does not exist", "cwd \"<path>\" is not a directory", "cwd is empty"
  *     (the path made absolute), checked before any approval is asked;
  *   - the provider's refusals that are not runner failures
@@ -302,7 +311,9 @@ typedef struct dsh_bash_result {
  *     EACCES), and DSH_ERROR_SYSTEM for pipes and memory.
  * A rejection is a result (kind "rejected") whose message is "the user
  * rejected escalating this command to \"<mode>\"; it stays denied, so stop
- * and explain instead of working around it".
+ * and explain instead of working around it" (with extra roots or hosts:
+ * "... to \"<mode>\" with the writable root \"<dir>\" and the host
+ * \"<host>\"; ...").
  */
 DSH_PUBLIC int dsh_bash_run(dsh_runtime *runtime, const dsh_bash_request *request, dsh_bash_result *result_out,
                             dsh_error *error);
@@ -317,6 +328,16 @@ DSH_PUBLIC void dsh_bash_result_clear(dsh_bash_result *result);
  * again: a directory removed in between fails the run the same way.
  */
 DSH_PUBLIC int dsh_bash_check_cwd(const dsh_policy *policy, const char *cwd, dsh_error *error);
+
+/*
+ * The request's own checks of dsh_bash_run() on their own, with nothing
+ * asked and nothing run: the command, the escalation (sandbox_permissions,
+ * additional_write, additional_hosts, the justification: the texts above)
+ * and the cwd.  For a front end that answers a bad request before it starts
+ * anything (serve's job.start).  Returns 0, or a negative errno with
+ * `error` set.  The run checks again.
+ */
+DSH_PUBLIC int dsh_bash_check_request(const dsh_bash_request *request, dsh_error *error);
 
 #ifdef __cplusplus
 }

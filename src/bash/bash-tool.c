@@ -286,6 +286,23 @@ int dsh_bash_check_cwd(const dsh_policy *policy, const char *cwd, dsh_error *err
         return 0;
 }
 
+int dsh_bash_check_request(const dsh_bash_request *request, dsh_error *error)
+{
+        dsh_bash_grant grant = DSH_BASH_GRANT_INIT;
+        int result = validate_request(request, error), fd;
+
+        if (result == 0)
+                result = dsh_bash_grant_check(request, request->policy, &grant, error);
+        dsh_bash_grant_clear(&grant);
+        if (result < 0)
+                return result;
+        fd = open_working_directory(request, request->policy, error);
+        if (fd < 0)
+                return fd;
+        close(fd);
+        return 0;
+}
+
 /*
  * Asks the approval channel about one call with `grant`: exactly what would
  * be granted.  Returns 0 with *approved set (a channel that could not ask

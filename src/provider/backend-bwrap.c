@@ -83,11 +83,6 @@
  *                   call's private /tmp among them; confine's argv has none,
  *                   refuses every metadata call and every connect, and is
  *                   partial under workspace-write;
- *   held-back watch (the bash tool's spawn only) inotify on the directories of
- *                   what is bound read-only, armed before bwrap starts: a
- *                   refused replacement of .git/config (EBUSY, or a git that
- *                   exits 0 regardless) is reported as a denial
- *                   (src/provider/held-back-watch.c);
  *   fds             dsh_provider_spawn() closes every fd above 2 but the ones
  *                   bwrap needs before exec'ing it (bwrap passes inherited fds
  *                   through; dsh-sandbox-exec closes whatever is left).
@@ -121,7 +116,6 @@
 #include "provider/bwrap-supervisor.h"
 #include "provider/bwrap-trust.h"
 #include "base/error.h"
-#include "provider/held-back-watch.h"
 #include "base/path.h"
 #include "base/path-fd.h"
 #include "shield/shield.h"
@@ -742,39 +736,6 @@ static char *bwrap_runner_path(const dsh_provider *provider)
 }
 
 /*
- * The held-back watch, when the caller asked for one (the bash tool): armed
- * on what this call binds read-only inside its writable roots, now, before
- * bwrap is spawned, so that no creation of the command's comes before it
- * (held-back-watch.c).  Under read-only every write is refused in bwrap's
- * dialect already; nothing is held back there.  A watch that cannot be
- * armed costs the call nothing but the report: *arm_errno says why.
- */
-static dsh_held_back_watch *arm_held_back_watch(const dsh_child *child, const dsh_policy *policy,
-                                                const dsh_shield *shield, int *arm_errno)
-{
-        dsh_held_back_watch *watch = NULL;
-
-        *arm_errno = 0;
-        if (!child->watch_held_back || policy->mode != DSH_MODE_WORKSPACE_WRITE || !shield->read_only)
-                return NULL;
-        *arm_errno = -dsh_held_back_watch_start(shield->read_only, &watch);
-        return watch;
-}
-
-/* What a watch that could not be armed leaves unsaid, for the caller to show. */
-static void warn_watch_unarmed(dsh_child *child, int arm_errno)
-{
-        dsh_autofree char *sentence = NULL;
-
-        if (!arm_errno)
-                return;
-        if (asprintf(&sentence, "the files the sandbox holds back could not be watched (%s): a refused change to "
-                                "them may not be reported as a denial", strerror(arm_errno)) < 0)
-                return;
-        (void) dsh_strv_append(&child->warnings, sentence);
-}
-
-/*
  * After bwrap reported its sandbox: the child, with the process group
  * signals for the command go to (see dsh_bwrap_sandbox_process_group()).
  */
@@ -838,9 +799,7 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prep
         int json_pipe[2] = { -1, -1 }, exec_pipe[2] = { -1, -1 }, result, record = 0;
         int *keep = NULL;
         char **audit_absent = NULL;
-        dsh_held_back_watch *watch = NULL;
         dsh_metadata_supervisor *supervisor = NULL;
-        int watch_errno = 0;
         bool exec_seen = false;
         pid_t pid = -1, reported_pid = 0;
 
@@ -915,7 +874,6 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prep
                  */
                 runner_options.new_process_group = true;
                 runner_options.controlling_terminal = false;
-                watch = arm_held_back_watch(child, policy, &call.shield, &watch_errno);
                 pid = dsh_spawn_exec_plan(&plan, &runner_options, &failure);
                 if (pid < 0)
                         result = pid == -ECHILD ? dsh_spawn_failure_to_error(&failure, policy->mode, facts.argv[0],
@@ -957,15 +915,12 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prep
                 close(exec_pipe[0]);
                 dsh_confined_argv_clear(&facts);
                 dsh_strv_free(audit_absent);
-                dsh_held_back_watch_free(watch);
                 dsh_metadata_supervisor_stop(supervisor, NULL);
                 return result;
         }
         settle_child(child, pid, reported_pid, &facts, policy->mode, exec_seen, json_pipe[0], exec_pipe[0]);
         child->audit_absent = audit_absent;
-        child->held_back_watch = watch;
         child->metadata_supervisor = supervisor;
-        warn_watch_unarmed(child, watch_errno);
         return 0;
 }
 

@@ -19,7 +19,6 @@
 #include "core/refusals.h"
 #include "core/stand-in.h"
 #include "base/error.h"
-#include "provider/held-back-watch.h"
 #include "provider/process.h"
 #include "provider/spawn.h"
 #include "provider/stand-in-spawn.h"
@@ -140,17 +139,11 @@ void dsh_child_free(dsh_child *child)
         dsh_strv_free(child->audit_absent);
         dsh_strv_free(child->moved_aside_paths);
         dsh_strv_free(child->warnings);
-        dsh_held_back_watch_free(child->held_back_watch);
         dsh_write_refusals_free(child->refusals, child->refusal_count);
         /* After the supervisor: its workers ask the service's gate and write the records until it stops. */
         dsh_call_network_free(child->network);
         dsh_refused_connections_free(child->refused_connections, child->refused_connection_count);
         free(child);
-}
-
-dsh_held_back_watch *dsh_child_held_back_watch(const dsh_child *child)
-{
-        return child->held_back_watch;
 }
 
 int dsh_child_moved_aside(const dsh_child *child)

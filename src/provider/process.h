@@ -40,8 +40,6 @@ struct dsh_child {
         size_t refusal_count;
         unsigned long refusals_dropped; /* refusals past the bound, or that could not be kept */
         unsigned long write_calls;      /* write-intent notifications the supervisor received */
-        bool watch_held_back;           /* the spawner asked for a held-back watch (dsh_provider_spawn_watched) */
-        struct dsh_held_back_watch *held_back_watch;  /* armed by a backend that holds files back; NULL: none */
         /*
          * The call's network (call-network.h) under a policy other than
          * "on", set up by the provider before the backend spawns; finished
@@ -106,6 +104,13 @@ DSH_INTERNAL int dsh_poll_timeout_ms(long long deadline_ms);
  * once the process has exited.  Returns the fd, or -1 with errno set (ENOSYS
  * before Linux 5.3: the caller then looks with dsh_process_has_exited()).
  */
+/*
+ * How many paths the sandbox keeps absent the command had created, each
+ * moved aside once it was gone and named in dsh_child_warnings()
+ * (dsh_child_moved_aside_paths() names them).
+ */
+DSH_INTERNAL int dsh_child_moved_aside(const dsh_child *child);
+
 DSH_INTERNAL int dsh_pidfd_open(pid_t pid);
 
 /* True once `pid`, a child of this process, has exited; it is left unreaped (its pid stays reserved). */

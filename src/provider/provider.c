@@ -27,7 +27,6 @@
 #include "dsh-sandbox/config.h"
 #include "base/error.h"
 #include "base/network-rules.h"
-#include "provider/held-back-watch.h"
 #include "base/path.h"
 #include "provider/spawn.h"
 #include "core/sandbox-exec-status.h"
@@ -347,10 +346,8 @@ static void default_process_group(dsh_child *child, const dsh_spawn_options *opt
                 child->process_group = child->pid;
 }
 
-/* dsh_provider_spawn(), and with `watch_held_back` the held-back watch (held-back-watch.h) armed by the backend. */
-static int provider_spawn(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
-                          const dsh_spawn_options *options, bool watch_held_back, dsh_child **child_out,
-                          dsh_error *error)
+int dsh_provider_spawn(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
+                       const dsh_spawn_options *options, dsh_child **child_out, dsh_error *error)
 {
         static const dsh_spawn_options default_options = DSH_SPAWN_OPTIONS_INIT;
         dsh_error local_error = DSH_ERROR_INIT;
@@ -366,7 +363,6 @@ static int provider_spawn(dsh_provider *provider, char *const *argv, const dsh_p
         child = dsh_child_new();
         if (!child)
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
-        child->watch_held_back = watch_held_back;
         if (policy->mode == DSH_MODE_DANGER_FULL_ACCESS) {
                 result = check_network(NULL, policy, error ? error : &local_error);
                 if (result == 0)
@@ -389,18 +385,6 @@ static int provider_spawn(dsh_provider *provider, char *const *argv, const dsh_p
         default_process_group(child, options);
         *child_out = child;
         return 0;
-}
-
-int dsh_provider_spawn(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
-                       const dsh_spawn_options *options, dsh_child **child_out, dsh_error *error)
-{
-        return provider_spawn(provider, argv, policy, options, false, child_out, error);
-}
-
-int dsh_provider_spawn_watched(dsh_provider *provider, char *const *argv, const dsh_policy *policy,
-                               const dsh_spawn_options *options, dsh_child **child_out, dsh_error *error)
-{
-        return provider_spawn(provider, argv, policy, options, true, child_out, error);
 }
 
 /*

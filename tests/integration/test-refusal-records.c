@@ -26,7 +26,6 @@
 #include <cmocka.h>
 
 #include "dsh-sandbox/provider.h"
-#include "provider/held-back-watch.h"
 #include "provider/process.h"
 #include "test-landlock.h"
 #include "test-support.h"

@@ -145,14 +145,24 @@ class HeldBackUnderBwrap(GitWorkspace):
         self.assertIn("set up to track", result["stdout"]["text"])
         self.assertNotIn(b"[branch", self.config_bytes())
 
-    def test_a_lock_deleted_at_once_is_still_seen(self):
-        # No git and no output: only the watch, armed before the command started, can know.
-        result = self.assert_held_back_denial(": > .git/config.lock; rm .git/config.lock", exit_zero=True)
-        self.assertEqual(result["stderr"]["text"], "")
+    def test_a_lock_made_and_removed_is_no_denial(self):
+        # A lock next to .git/config is a file in a writable directory: nothing is refused, so nothing
+        # is recorded, and the call is not denied.  (The inotify watch once read it as an attempt: a
+        # command could fake its own denial so; a denial is now the supervisor's record alone.)
+        result = self.assert_completed(": > .git/config.lock; rm .git/config.lock")
+        self.assertEqual(result["denials"], [], result)
         self.assertFalse(os.path.exists(self.config_path + ".lock"))
+        self.assertEqual(self.config_bytes(), self.config_before)
+
+    def test_sed_in_place_is_denied(self):
+        # sed -i renames its own temporary file over .git/config: no lock, so the watch never saw it;
+        # the supervisor refuses the rename and records it.
+        result = self.assert_held_back_denial("sed -i 's/bare/bear/' .git/config", exit_zero=False)
+        self.assertTrue(any(record["path"] == self.config_path and record["rule"] == "protected-subpath"
+                            for record in result["denials"]), result)
 
     def test_a_signal_death_does_not_hide_the_attempt(self):
-        # The watch's evidence is out of band: dying of a signal, or exiting 130, after the attempt changes nothing.
+        # The supervisor's record is evidence whatever the status: dying of a signal, or exiting 130, changes nothing.
         for ending in ("exit 130", "kill -KILL $$"):
             with self.subTest(ending=ending):
                 result = self.bash(f"git config core.fsmonitor evil 2>/dev/null; {ending}")
@@ -184,7 +194,9 @@ class HeldBackUnderBwrap(GitWorkspace):
         result = self.bash("echo 'touch /tmp/owned' > .git/hooks/pre-commit")
         self.assertEqual(result["kind"], "denied", result)
         self.assertEqual(result["markers"], [DENIED, ESCALATION])
-        self.assertIn('"' + os.path.join(os.path.realpath(self.repo), ".git", "hooks") + '"', result["message"])
+        # The message names what the record says was refused: the hook itself, under .git/hooks.
+        self.assertIn('"' + os.path.join(os.path.realpath(self.repo), ".git", "hooks", "pre-commit") + '"',
+                      result["message"])
         self.assertFalse(os.path.exists(os.path.join(self.repo, ".git", "hooks", "pre-commit")))
 
     def test_ordinary_git_work_is_not_marked(self):

@@ -164,7 +164,8 @@ test('tools/list offers the seven tools, each with an input schema and a usable 
     assert.deepEqual(Object.keys(byName).sort(),
       ['bash', 'create_directory', 'edit_file', 'move', 'read_file', 'remove', 'write_file']);
     const expected = {
-      bash: [['command'], ['command', 'cwd', 'justification', 'sandbox_permissions', 'timeout_ms']],
+      bash: [['command'], ['additional_hosts', 'additional_write', 'command', 'cwd', 'justification',
+        'sandbox_permissions', 'timeout_ms']],
       read_file: [['path'], ['length', 'offset', 'path']],
       write_file: [['path', 'content'], ['content', 'path']],
       edit_file: [['path', 'old_string', 'new_string'], ['new_string', 'old_string', 'path', 'replace_all']],
@@ -450,6 +451,43 @@ test('an escalation accepted through elicitation runs that one call under the wi
     assert.equal(readIfExists(file), 'granted\n');
   }, { answer: 'accept' });
   fs.rmSync(file);
+});
+
+test('additional_write grants one extra root for one call, and the elicitation names exactly it', async () => {
+  const extra = path.join(outside, 'extra');
+  fs.mkdirSync(extra, { recursive: true });
+  const granted = path.join(extra, 'granted.txt');
+  const again = path.join(extra, 'again.txt');
+  await withServer(['--mode', 'workspace-write'], async (client, server) => {
+    const result = await call(client, 'bash', { command: `echo granted > ${granted}`,
+      additional_write: [extra], justification: 'the test writes one file outside the workspace' });
+    assert.equal(result.isError, false, text(result));
+    assert.equal(readIfExists(granted), 'granted\n');
+    assert.deepEqual(result.structuredContent.denials, []);
+    assert.equal(server.elicitations.length, 1);
+    const { message } = server.elicitations[0];
+    assert.ok(message.includes(`Also writable, for this call only:\n    ${fs.realpathSync(extra)}`), message);
+    assert.ok(!message.includes('Also reachable'), message);
+    assert.ok(message.includes('"workspace-write"'), message);
+    // Nothing is remembered: the next call without it is denied, with the record naming its grant.
+    const next = await call(client, 'bash', { command: `echo again > ${again}` });
+    assert.equal(next.isError, true);
+    assert.equal(next.structuredContent.kind, 'denied');
+    assert.equal(fs.existsSync(again), false);
+    const record = next.structuredContent.denials.find((denial) => denial.path === again);
+    assert.ok(record, JSON.stringify(next.structuredContent.denials));
+    assert.deepEqual(record.grant, { kind: 'writable-root', target: fs.realpathSync(extra) });
+    assert.equal(server.elicitations.length, 1);
+    // Declined: nothing runs.
+  }, { answer: 'accept' });
+  await withServer(['--mode', 'workspace-write'], async (client, server) => {
+    const result = await call(client, 'bash', { command: `echo no > ${again}`, additional_write: [extra],
+      justification: 'the test asks again' });
+    assert.equal(result.structuredContent.kind, 'rejected');
+    assert.equal(server.elicitations.length, 1);
+    assert.equal(fs.existsSync(again), false);
+  }, { answer: 'decline' });
+  fs.rmSync(extra, { recursive: true });
 });
 
 for (const answer of ['decline', 'cancel']) {

@@ -270,8 +270,10 @@ class ProtocolTest(ServeCase):
             ("job.read", {"jobId": 4242}, "jobId"),
             ("session.unregisterWritableRoot", {"registrationId": 99}, "registrationId"),
             ("session.create", {}, "cwd"),
-            # A job cannot escalate: no one would be there to approve it.
-            ("job.start", {"command": "true", "sandboxPermissions": "workspace-write"}, "sandboxPermissions"),
+            # A job escalates as bash.run does (approved from its thread): a mode that is none is its bad param.
+            ("job.start", {"command": "true", "sandboxPermissions": "root"}, "sandboxPermissions"),
+            ("bash.run", {"command": "true", "additionalWrite": "/tmp"}, "additionalWrite"),
+            ("job.start", {"command": "true", "additionalHosts": [1]}, "additionalHosts"),
         ]
         for method, params, parameter in cases:
             with self.subTest(method=method, params=params):
@@ -688,6 +690,58 @@ class BashTest(ServeCase):
         self.assertEqual(server.close(), 0)
 
 
+    def test_additional_write_lands_once_and_the_next_call_is_denied(self):
+        # Narrow escalation: one extra writable root for one call, named exactly in approval/request;
+        # the next call without it is denied again (checked on disk), and a declined one runs nothing.
+        server = self.serve(approve=lambda params: {"approved": True})
+        for backend in self.backends():
+            with self.subTest(backend=backend):
+                extra = os.path.join(self.outside, f"extra-{backend}")
+                os.makedirs(extra)
+                granted, again = os.path.join(extra, "granted"), os.path.join(extra, "again")
+                policy = self.workspace_policy(backend=backend)
+                before = len(server.approvals)
+                result = server.call("bash.run", dict(policy, command=f"echo yes > '{granted}'",
+                                                      additionalWrite=[extra],
+                                                      justification="the build writes into the extra dir"))
+                self.assertEqual(result["kind"], "completed", result)
+                self.assertTrue(os.path.exists(granted))
+                self.assertEqual(len(server.approvals), before + 1)
+                params = server.approvals[-1]["params"]
+                self.assertEqual(params["additionalWrite"], [os.path.realpath(extra)])
+                self.assertEqual(params["additionalHosts"], [])
+                self.assertEqual(params["mode"], "workspace-write")
+                self.assertEqual(params["currentMode"], "workspace-write")
+                result = server.call("bash.run", dict(policy, command=f"echo no > '{again}'"))
+                self.assertEqual(result["kind"], "denied", result)
+                self.assertFalse(os.path.exists(again))
+                self.assertTrue(any(record["path"] == again for record in result["denials"]), result)
+                self.assertEqual(len(server.approvals), before + 1)
+        declining = self.serve(approve=lambda params: {"approved": False})
+        extra = os.path.join(self.outside, "declined")
+        os.makedirs(extra)
+        result = declining.call("bash.run", self.workspace_policy(command=f"touch '{extra}/x'",
+                                                                  additionalWrite=[extra], justification="why not"))
+        self.assertEqual(result["kind"], "rejected", result)
+        self.assertFalse(os.path.exists(os.path.join(extra, "x")))
+
+    def test_a_bad_additional_write_is_refused_before_asking(self):
+        server = self.serve(approve=lambda params: {"approved": True})
+        cases = [({"additionalWrite": [self.outside]}, "additional_write requires a justification"),
+                 ({"additionalWrite": [os.path.join(self.outside, "none")], "justification": "j"}, "does not exist"),
+                 ({"additionalWrite": [self.outside], "justification": "j", "mode": "read-only"},
+                  "additional_write needs workspace-write"),
+                 ({"additionalHosts": ["example.com"], "justification": "j"},
+                  "additional_hosts needs a restricted network")]
+        for extra, said in cases:
+            with self.subTest(params=extra):
+                params = self.workspace_policy(command="true")
+                params.update(extra)
+                error = server.error("bash.run", params)
+                self.assertIn(said, error["message"], error)
+        self.assertEqual(server.approvals, [])
+
+
 class FsTest(ServeCase):
     def test_file_operations_under_workspace_write(self):
         server = self.serve()
@@ -776,6 +830,24 @@ class FsTest(ServeCase):
 
 
 class JobTest(ServeCase):
+    def test_a_job_escalates_through_approval_request(self):
+        # job.start takes the escalation too: approval/request goes out from the job's thread, naming the
+        # extra root; a bad one is job.start's own error, before anything starts.
+        server = self.serve(approve=lambda params: {"approved": True})
+        extra = os.path.join(self.outside, "job-extra")
+        os.makedirs(extra)
+        target = os.path.join(extra, "written")
+        job = server.call("job.start", self.workspace_policy(command=f"echo job > '{target}'",
+                                                             additionalWrite=[extra],
+                                                             justification="the job writes its output there"))
+        result = server.call("job.wait", {"jobId": job["jobId"]})
+        self.assertEqual(result["kind"], "completed", result)
+        self.assertTrue(os.path.exists(target))
+        self.assertEqual(server.approvals[-1]["params"]["additionalWrite"], [os.path.realpath(extra)])
+        error = server.error("job.start", self.workspace_policy(command="true", additionalWrite=[extra]))
+        self.assertIn("additional_write requires a justification", error["message"], error)
+        self.assertEqual(len(server.approvals), 1)
+
     def test_job_read_while_running_then_waited_for(self):
         server = self.serve()
         gate = self.path("gate")

@@ -195,9 +195,11 @@ DSH_PUBLIC int dsh_file_guard_take_denial(dsh_runtime *runtime, dsh_file_guard *
 /*
  * Appends `denials` (and their `dropped`) to the session `policy->session_id`
  * names, if any, through `runtime`'s store: durable, bounded, one record per
- * denial with the time and the surface ("bash", "fs", ...).  A policy
- * without a session appends nothing.  Returns 0 or a negative errno with
- * `error` set (the caller reports it as a warning: the call happened).
+ * denial with the time and the surface ("bash", "fs", ...: 1 to 32 of
+ * [a-z0-9._-], else INVALID_INPUT).  A policy without a session appends
+ * nothing.  The store, its bound and its refusals: docs/sessions.md,
+ * "Denials".  Returns 0 or a negative errno with `error` set (the caller
+ * reports it as a warning: the call happened).
  */
 DSH_PUBLIC int dsh_runtime_record_denials(dsh_runtime *runtime, const dsh_policy *policy, const char *surface,
                                           const dsh_denials *denials, dsh_error *error);
@@ -206,7 +208,7 @@ DSH_PUBLIC int dsh_runtime_record_denials(dsh_runtime *runtime, const dsh_policy
 typedef struct dsh_session_denial {
         dsh_denial denial;
         long long at_ms;                /* when it was recorded (ms since the epoch) */
-        char *surface;                  /* "bash", "fs", "mcp", ... */
+        char *surface;                  /* the tool that met it, whichever front end called it: "bash", "fs" */
 } dsh_session_denial;
 
 typedef struct dsh_session_denials {
@@ -217,6 +219,14 @@ typedef struct dsh_session_denials {
 
 #define DSH_SESSION_DENIALS_INIT { NULL, 0, 0 }
 
+/*
+ * Session `session_id`'s kept denials into `out` (DSH_SESSION_DENIALS_INIT;
+ * clear with dsh_session_denials_clear(), also after a failure).  Returns 0
+ * (none recorded yet: count 0), or a negative errno with `error` set: the
+ * id's and the session's errors as dsh_runtime_open_session() has them, a
+ * store that is not a regular file or is corrupt (INVARIANT, naming the
+ * file and the line).
+ */
 DSH_PUBLIC int dsh_runtime_session_denials(dsh_runtime *runtime, const char *session_id,
                                            dsh_session_denials *out, dsh_error *error);
 DSH_PUBLIC void dsh_session_denials_clear(dsh_session_denials *denials);

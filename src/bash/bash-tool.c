@@ -570,6 +570,24 @@ static int collect_facts(dsh_runtime *runtime, dsh_bash_execution *run, const ds
 }
 
 /*
+ * The session keeps the call's denials (dsh_runtime_record_denials(); docs/sessions.md,
+ * "Denials"); a store that cannot is a warning of the result, not a failure: the call ran.
+ */
+static int record_session_denials(dsh_runtime *runtime, const dsh_policy *policy, dsh_bash_result *result)
+{
+        dsh_error error = DSH_ERROR_INIT;
+        dsh_autofree char *warning = NULL;
+
+        if (dsh_runtime_record_denials(runtime, policy, "bash", &result->denials, &error) == 0)
+                return 0;
+        if (asprintf(&warning, "the session could not keep this call's denials: %s",
+                     error.message ? error.message : "unknown error") < 0)
+                warning = NULL;
+        dsh_error_clear(&error);
+        return warning ? result_add_warning(result, warning) : -ENOMEM;
+}
+
+/*
  * Runs the command and says what happened.  The runner that could not be
  * spawned (SANDBOX_UNAVAILABLE from the provider) is a result, a runner
  * failure, the command never ran; any other refusal is the caller's error.
@@ -611,24 +629,6 @@ static int result_rejected(dsh_bash_result *result, const dsh_bash_grant *grant,
                 return -ENOMEM;
         return had_channel ? result_set_message(result, REJECTED_TEXT, asked)
                            : result_set_message(result, NO_CHANNEL_TEXT, asked);
-}
-
-/*
- * The session keeps the call's denials (dsh_runtime_record_denials(); docs/sessions.md,
- * "Denials"); a store that cannot is a warning of the result, not a failure: the call ran.
- */
-static int record_session_denials(dsh_runtime *runtime, const dsh_policy *policy, dsh_bash_result *result)
-{
-        dsh_error error = DSH_ERROR_INIT;
-        dsh_autofree char *warning = NULL;
-
-        if (dsh_runtime_record_denials(runtime, policy, "bash", &result->denials, &error) == 0)
-                return 0;
-        if (asprintf(&warning, "the session could not keep this call's denials: %s",
-                     error.message ? error.message : "unknown error") < 0)
-                warning = NULL;
-        dsh_error_clear(&error);
-        return warning ? result_add_warning(result, warning) : -ENOMEM;
 }
 
 int dsh_bash_run(dsh_runtime *runtime, const dsh_bash_request *request, dsh_bash_result *result_out,

@@ -91,23 +91,26 @@ static int read_store(const char *path, char **text_out, size_t *length_out, dsh
         *length_out = 0;
         if (fd < 0 && errno == ENOENT)
                 return 0;
-        if ((fd < 0 && errno == ELOOP) || (fd >= 0 && fstat(fd, &status) == 0 && !S_ISREG(status.st_mode)))
-                return dsh_error_set(error, DSH_ERROR_SYSTEM, EINVAL,
-                                     "session denial store %s is not a regular file: refused", path);
-        if (fd < 0)
+        if (fd < 0 && errno != ELOOP)
                 return dsh_error_set(error, DSH_ERROR_SYSTEM, errno, "cannot open session denial store %s: %s", path,
                                      strerror(errno));
+        if (fd < 0 || fstat(fd, &status) < 0 || !S_ISREG(status.st_mode))
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, EINVAL,
+                                     "session denial store %s is not a regular file: refused", path);
         for (;;) {
                 ssize_t got;
 
+                if (length > SESSION_DENIALS_FILE_LIMIT)
+                        return dsh_error_set(error, DSH_ERROR_SYSTEM, EFBIG,
+                                             "session denial store %s is longer than %u bytes: refused", path,
+                                             SESSION_DENIALS_FILE_LIMIT);
                 if (length == capacity) {
                         char *larger;
 
-                        if (capacity > SESSION_DENIALS_FILE_LIMIT)
-                                return dsh_error_set(error, DSH_ERROR_SYSTEM, EFBIG,
-                                                     "session denial store %s is longer than %u bytes: refused",
-                                                     path, SESSION_DENIALS_FILE_LIMIT);
+                        /* One byte past the limit at most: enough to know the file is longer. */
                         capacity = capacity ? capacity * 2 : 65536;
+                        if (capacity > SESSION_DENIALS_FILE_LIMIT + 1)
+                                capacity = SESSION_DENIALS_FILE_LIMIT + 1;
                         larger = realloc(text, capacity + 1);
                         if (!larger)
                                 return out_of_memory(error);
@@ -151,13 +154,15 @@ static int parse_header(json_t *value, const char *id, unsigned long long *dropp
         return 0;
 }
 
-/* One record: the denial's members, strictly, with "at" (ms, >= 0) and "surface" beside them. */
+/*
+ * One record: the denial's members, strictly, with "at" (ms, >= 0) and
+ * "surface" beside them.  `value` is this reader's own parse: the two are
+ * taken out of it, and what is left must be a denial, nothing more.
+ */
 static int parse_record(json_t *value, dsh_session_denial *out, dsh_error *error)
 {
         dsh_json_decoder decoder = { "the record", error };
         const json_t *at = json_object_get(value, "at"), *surface = json_object_get(value, "surface");
-        json_t *denial;
-        int result;
 
         if (!json_is_object(value))
                 return dsh_error_set(error, DSH_ERROR_INVARIANT, EBADMSG, "not a JSON object");
@@ -165,18 +170,13 @@ static int parse_record(json_t *value, dsh_session_denial *out, dsh_error *error
                 return dsh_error_set(error, DSH_ERROR_INVARIANT, EBADMSG, "\"at\" must be a time in milliseconds");
         if (!json_is_string(surface) || !session_denials_surface_is_valid(json_string_value(surface)))
                 return dsh_error_set(error, DSH_ERROR_INVARIANT, EBADMSG, "\"surface\" must name a tool");
-        denial = json_copy(value);
-        if (!denial)
-                return out_of_memory(error);
-        json_object_del(denial, "at");
-        json_object_del(denial, "surface");
-        result = dsh_json_decode_denial(&decoder, denial, &dsh_json_root, &out->denial);
-        json_decref(denial);
-        if (result < 0)
-                return result;
         out->at_ms = (long long) json_integer_value(at);
         out->surface = strdup(json_string_value(surface));
-        return out->surface ? 0 : out_of_memory(error);
+        if (!out->surface)
+                return out_of_memory(error);
+        json_object_del(value, "at");
+        json_object_del(value, "surface");
+        return dsh_json_decode_denial(&decoder, value, &dsh_json_root, &out->denial);
 }
 
 /* Line `number` (1: the header) into `out`; what is wrong with it in `error`, as parse_* say it. */
@@ -200,11 +200,31 @@ static int parse_line(const char *id, size_t number, const char *line, size_t le
         } else {
                 out->items[out->count] = (dsh_session_denial) { DSH_DENIAL_INIT, 0, NULL };
                 result = parse_record(value, &out->items[out->count], error);
-                if (result == 0)
+                if (result == 0) {
                         out->count++;
+                } else {
+                        free(out->items[out->count].surface);
+                        out->items[out->count].surface = NULL;
+                }
         }
         json_decref(value);
         return result;
+}
+
+/* What was read of a store: every record decoded (so checked), and each one's line as it was, to write again. */
+typedef struct store_contents {
+        dsh_session_denials kept;
+        const char **lines;             /* kept.count lines into the text read, without their newlines */
+        size_t *lengths;
+} store_contents;
+
+static void store_contents_clear(store_contents *contents)
+{
+        dsh_session_denials_clear(&contents->kept);
+        free(contents->lines);
+        free(contents->lengths);
+        contents->lines = NULL;
+        contents->lengths = NULL;
 }
 
 /*
@@ -213,25 +233,28 @@ static int parse_line(const char *id, size_t number, const char *line, size_t le
  * or a file without its header, was cut or written by something else, and
  * is reported like any other corrupt line.
  */
-static int parse_store(const char *path, const char *id, const char *text, size_t length, dsh_session_denials *out,
+static int parse_store(const char *path, const char *id, const char *text, size_t length, store_contents *out,
                        dsh_error *error)
 {
         size_t number = 0;
 
-        out->items = calloc(DSH_SESSION_DENIALS_MAX, sizeof(*out->items));
-        if (!out->items)
+        out->kept.items = calloc(DSH_SESSION_DENIALS_MAX, sizeof(*out->kept.items));
+        out->lines = calloc(DSH_SESSION_DENIALS_MAX, sizeof(*out->lines));
+        out->lengths = calloc(DSH_SESSION_DENIALS_MAX, sizeof(*out->lengths));
+        if (!out->kept.items || !out->lines || !out->lengths)
                 return out_of_memory(error);
         if (length == 0)
                 return corrupt_line(error, path, 1, "missing header (the file is empty)");
         for (const char *line = text; line < text + length;) {
                 const char *end = memchr(line, '\n', (size_t) (text + length - line));
+                size_t before = out->kept.count;
                 dsh_error local = DSH_ERROR_INIT;
                 int result;
 
                 number++;
                 if (!end)
                         return corrupt_line(error, path, number, "not terminated by a newline (the file was cut short)");
-                result = parse_line(id, number, line, (size_t) (end - line), out, &local);
+                result = parse_line(id, number, line, (size_t) (end - line), &out->kept, &local);
                 if (result < 0) {
                         result = result == -ENOMEM ? out_of_memory(error)
                                                    : corrupt_line(error, path, number, local.message ? local.message
@@ -239,21 +262,37 @@ static int parse_store(const char *path, const char *id, const char *text, size_
                         dsh_error_clear(&local);
                         return result;
                 }
+                if (out->kept.count > before) {
+                        out->lines[before] = line;
+                        out->lengths[before] = (size_t) (end - line);
+                }
                 line = end + 1;
         }
         return 0;
 }
 
+/* The store at `path` into `out` (its lines point into `*text_out`, which the caller frees after). */
+static int load_contents(const char *path, const char *id, char **text_out, store_contents *out, dsh_error *error)
+{
+        size_t length = 0;
+        int result = read_store(path, text_out, &length, error);
+
+        if (result == 0 && *text_out)
+                result = parse_store(path, id, *text_out, length, out, error);
+        if (result < 0)
+                store_contents_clear(out);
+        return result;
+}
+
 static int load_path(const char *path, const char *id, dsh_session_denials *out, dsh_error *error)
 {
+        store_contents contents = { DSH_SESSION_DENIALS_INIT, NULL, NULL };
         dsh_autofree char *text = NULL;
-        size_t length = 0;
-        int result = read_store(path, &text, &length, error);
+        int result = load_contents(path, id, &text, &contents, error);
 
-        if (result == 0 && text)
-                result = parse_store(path, id, text, length, out, error);
-        if (result < 0)
-                dsh_session_denials_clear(out);
+        *out = contents.kept;
+        contents.kept = (dsh_session_denials) DSH_SESSION_DENIALS_INIT;
+        store_contents_clear(&contents);
         return result;
 }
 
@@ -274,41 +313,8 @@ static unsigned long long saturating_add(unsigned long long a, unsigned long lon
         return a > ~0ULL - b ? ~0ULL : a + b;
 }
 
-/* `kept` (DSH_SESSION_DENIALS_MAX slots or more) with `denials` after it, the oldest past the bound cut. */
-static int add_records(dsh_session_denials *kept, const char *surface, int64_t at_ms, const dsh_denials *denials,
-                       dsh_error *error)
-{
-        size_t total = kept->count + denials->count, excess;
-        dsh_session_denial *items = realloc(kept->items, (total ? total : 1) * sizeof(*items));
-
-        if (!items)
-                return out_of_memory(error);
-        kept->items = items;
-        for (size_t i = 0; i < denials->count; i++) {
-                dsh_session_denial *item = &kept->items[kept->count];
-
-                *item = (dsh_session_denial) { DSH_DENIAL_INIT, at_ms, strdup(surface) };
-                if (!item->surface || dsh_denial_copy(&item->denial, &denials->items[i]) < 0) {
-                        dsh_denial_clear(&item->denial);
-                        free(item->surface);
-                        return out_of_memory(error);
-                }
-                kept->count++;
-        }
-        kept->dropped = saturating_add(kept->dropped, denials->dropped);
-        excess = kept->count > DSH_SESSION_DENIALS_MAX ? kept->count - DSH_SESSION_DENIALS_MAX : 0;
-        for (size_t i = 0; i < excess; i++) {
-                dsh_denial_clear(&kept->items[i].denial);
-                free(kept->items[i].surface);
-        }
-        memmove(kept->items, kept->items + excess, (kept->count - excess) * sizeof(*kept->items));
-        kept->count -= excess;
-        kept->dropped = saturating_add(kept->dropped, excess);
-        return 0;
-}
-
 /* One value as one line: the dump is compact and escapes every control character, so its only newline is ours. */
-static void write_line(FILE *out, json_t *value, bool *failed)
+static void write_value_line(FILE *out, json_t *value, bool *failed)
 {
         char *text = value ? json_dumps(value, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 
@@ -318,23 +324,37 @@ static void write_line(FILE *out, json_t *value, bool *failed)
         json_decref(value);
 }
 
-/* The store's text: the header, then every kept record, oldest first. */
-static int store_text(const char *id, const dsh_session_denials *kept, char **text_out, size_t *length_out,
-                      dsh_error *error)
+/*
+ * The store's new text: the header with the new count dropped, the kept
+ * records that still fit (their lines as read: each was just checked), then
+ * the new ones, the oldest of all cut past DSH_SESSION_DENIALS_MAX.
+ */
+static int store_text(const char *id, const store_contents *old, const char *surface, int64_t at_ms,
+                      const dsh_denials *denials, char **text_out, size_t *length_out, dsh_error *error)
 {
         dsh_json_encoder encoder = { "session denial store", error, false };
+        size_t total = old->kept.count + denials->count;
+        size_t excess = total > DSH_SESSION_DENIALS_MAX ? total - DSH_SESSION_DENIALS_MAX : 0;
+        unsigned long long dropped = saturating_add(saturating_add(old->kept.dropped, denials->dropped), excess);
         FILE *out = open_memstream(text_out, length_out);
         bool failed = false;
 
         if (!out)
                 return out_of_memory(error);
-        write_line(out,
-                   json_pack("{s:s, s:i, s:s, s:I}", "type", STORE_TYPE, "version", 0, "id", id, "dropped",
-                             (json_int_t) (kept->dropped > (unsigned long long) INT64_MAX ? INT64_MAX
-                                                                                          : kept->dropped)),
-                   &failed);
-        for (size_t i = 0; i < kept->count && !failed && !encoder.failed; i++)
-                write_line(out, dsh_json_session_denial_value(&encoder, &kept->items[i], &dsh_json_root), &failed);
+        write_value_line(out,
+                         json_pack("{s:s, s:i, s:s, s:I}", "type", STORE_TYPE, "version", 0, "id", id, "dropped",
+                                   (json_int_t) (dropped > (unsigned long long) INT64_MAX ? INT64_MAX : dropped)),
+                         &failed);
+        for (size_t i = excess; i < old->kept.count && !failed; i++)
+                if (fprintf(out, "%.*s\n", (int) old->lengths[i], old->lines[i]) < 0)
+                        failed = true;
+        for (size_t i = excess > old->kept.count ? excess - old->kept.count : 0;
+             i < denials->count && !failed && !encoder.failed; i++) {
+                /* A view of the caller's record, not a copy: the encoder only reads it. */
+                dsh_session_denial item = { denials->items[i], (long long) at_ms, (char *) surface };
+
+                write_value_line(out, dsh_json_session_denial_value(&encoder, &item, &dsh_json_root), &failed);
+        }
         if (fclose(out) != 0)
                 failed = true;
         if (failed || encoder.failed) {
@@ -397,18 +417,16 @@ static int replace_store(const char *path, const char *text, size_t length, dsh_
 static int append_locked(const char *path, const char *id, const char *surface, int64_t at_ms,
                          const dsh_denials *denials, dsh_error *error)
 {
-        dsh_session_denials kept = DSH_SESSION_DENIALS_INIT;
-        dsh_autofree char *text = NULL;
+        store_contents old = { DSH_SESSION_DENIALS_INIT, NULL, NULL };
+        dsh_autofree char *old_text = NULL, *text = NULL;
         size_t length = 0;
-        int result = load_path(path, id, &kept, error);
+        int result = load_contents(path, id, &old_text, &old, error);
 
         if (result == 0)
-                result = add_records(&kept, surface, at_ms, denials, error);
-        if (result == 0)
-                result = store_text(id, &kept, &text, &length, error);
+                result = store_text(id, &old, surface, at_ms, denials, &text, &length, error);
         if (result == 0)
                 result = replace_store(path, text, length, error);
-        dsh_session_denials_clear(&kept);
+        store_contents_clear(&old);
         return result;
 }
 

@@ -23,7 +23,8 @@
  * Writing: under the session log's lock (session-lock.h: every writer of
  * the session, this store's and the log's, waits for the same flock, within
  * the same bound), the store is read and checked whole, the new records are
- * added, the oldest cut, and the result written to a private temporary file,
+ * added (the kept ones as their lines were read: each was just checked), the
+ * oldest cut, and the result written to a private temporary file,
  * synced, and renamed over the store, then the directory is synced.  A
  * reader takes no lock: rename is atomic, so it sees the store before or
  * after an append, never half of one, and two appends from two processes

@@ -79,10 +79,12 @@ expect "--dns-upstream" bash --dns
 expect_without --network fs write --netw
 expect_without --mode run --allow-host @npm make --m
 expect "context resolve" policy ""
-expect "list mode new show" session ""
+expect "denials list mode new show" session ""
 expect "$session" session mode ""
 expect "danger-full-access read-only workspace-write" session mode "$session" ""
 expect "$session" session show ""
+expect "$session" session denials ""
+expect "--json" session denials --j
 expect "$session" session new --parent ""
 expect "--json" session list --j
 expect "edit mkdir mv read rm write" fs ""

@@ -116,8 +116,12 @@ static void test_denied(void **state)
         (void) state;
         line = format("dsh-sandbox: FS_SANDBOX_DENIED: cannot write \"%s/x\": file access denied under "
                       "workspace-write mode\n", fixture.outside);
+        /* The error's own members as before, then the refusal's record (docs/file-guard.md). */
         json = format("{\"code\":\"FS_SANDBOX_DENIED\",\"message\":\"cannot write \\\"%s/x\\\": file access denied "
-                      "under workspace-write mode\"}\n", fixture.outside);
+                      "under workspace-write mode\",\"denial\":{\"op\":\"write\",\"path\":\"%s/x\",\"rule\":"
+                      "\"outside-roots\",\"source\":\"file-guard\",\"grant\":{\"kind\":\"writable-root\","
+                      "\"target\":\"%s\"}}}\n",
+                      fixture.outside, fixture.outside, fixture.outside);
         expect("printf x | \"$B\" fs write -m workspace-write \"$OUT/x\"", 1, "", line);
         expect("printf x | \"$B\" fs write -m workspace-write \"$OUT/x\" --json", 1, json, line);
         free(json);

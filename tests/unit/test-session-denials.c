@@ -364,6 +364,25 @@ static void test_cut_store_reported(void **state)
         free(content);
 }
 
+/* A store longer than the bound is refused without reading it all (a sparse file claims what it likes). */
+static void test_oversized_store_refused(void **state)
+{
+        fixture *f = *state;
+        dsh_session_denials kept = DSH_SESSION_DENIALS_INIT;
+        dsh_error error = DSH_ERROR_INIT;
+        struct stat status;
+
+        test_write_file(f->store_path, "");
+        assert_int_equal(truncate(f->store_path, (off_t) SESSION_DENIALS_FILE_LIMIT + 4096), 0);
+        assert_int_equal(session_denials_load(f->session, &kept, &error), -EFBIG);
+        assert_true(test_contains(error.message, "is longer than"));
+        dsh_error_clear(&error);
+        assert_int_equal(append_one(f->session, "/etc/x", &error), -EFBIG);
+        dsh_error_clear(&error);
+        assert_int_equal(stat(f->store_path, &status), 0);
+        assert_int_equal(status.st_size, (off_t) SESSION_DENIALS_FILE_LIMIT + 4096);
+}
+
 /* A surface must name a tool: what a record says it came from is one short word. */
 static void test_surface_checked(void **state)
 {
@@ -435,6 +454,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_fifo_store_refused_without_blocking, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_corrupt_line_reported_never_overwritten, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cut_store_reported, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_oversized_store_refused, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_surface_checked, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_runtime_records, setup, teardown),
         };

@@ -437,6 +437,20 @@ class DenialsAttacks(unittest.TestCase):
                 os.unlink(link)
                 os.unlink(os.path.join(self.outside, "granted"))
 
+    def test_a_relative_extra_root_is_the_workspace_s_and_shown_whole(self):
+        os.makedirs(os.path.join(self.workspace, "rel"))
+        os.makedirs(os.path.join(self.base, "rel"))  # the same name beside the caller's cwd: not what is granted
+        request = os.path.join(self.base, "request.json")
+        done = subprocess.run([BIN, "bash", "--root", self.workspace, "--mode", "workspace-write", "--additional-write",
+                               "rel", *self.approve_with(f"cat > {request}"), "--json", "--",
+                               f"echo x > {self.base}/rel/x; true"], cwd=self.base, env=self.environment,
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=PATIENCE, check=False)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        with open(request, encoding="utf-8") as opened:
+            self.assertEqual(json.load(opened)["additionalWrite"], [os.path.join(self.workspace, "rel")])
+        self.assertFalse(os.path.exists(os.path.join(self.base, "rel", "x")))
+        self.assert_denied(json.loads(done.stdout), "the caller's own rel")
+
     def test_extra_hosts_grant_only_what_the_prompt_names(self):
         for host in ("*.com", "*", "example.org:0", "0.0.0.0/0", "example.org/path", "http://example.org",
                      "example.org:443:80", "ex ample.org", "example.org\nregistry.npmjs.org", "example.org\x1b[2K"):

@@ -5,6 +5,7 @@
  * Deciding a denial and its grant is src/denial/'s; this is only the value.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,13 +156,40 @@ int dsh_denials_take(dsh_denials *denials, dsh_denial *denial, size_t limit)
 /* ----------------------------------------------------------- the line -- */
 
 /*
+ * A name as a reader is shown it, one line whatever it holds: a control
+ * byte (a line break would start a line of its own, one that can read as
+ * another denial: a socket, a file or a host is named by whoever made it)
+ * the backslash (so a name holding the four characters "\x0a" does not
+ * look like one holding a line break) and the double quote (which would
+ * close the quoted path early) are written \xNN first, then what is
+ * not UTF-8 (dsh_json_utf8_escaped()).  A new string, or NULL.
+ */
+static char *shown_escaped(const char *text)
+{
+        size_t length = strlen(text);
+        dsh_autofree char *plain = length <= (SIZE_MAX - 1) / 4 ? malloc(length * 4 + 1) : NULL;
+        size_t used = 0;
+
+        if (!plain)
+                return NULL;
+        for (const unsigned char *byte = (const unsigned char *) text; *byte; byte++) {
+                if (*byte < 0x20 || *byte == 0x7f || *byte == '\\' || *byte == '"')
+                        used += (size_t) snprintf(plain + used, 5, "\\x%02x", *byte);
+                else
+                        plain[used++] = (char) *byte;
+        }
+        plain[used] = '\0';
+        return dsh_json_utf8_escaped(plain);
+}
+
+/*
  * What was refused, as a reader names it: a path quoted (it may hold
  * spaces), a destination as host:port (an IPv6 address bracketed).
  */
 static char *describe_target(const dsh_denial *denial)
 {
-        dsh_autofree char *path = denial->path ? dsh_json_utf8_escaped(denial->path) : NULL;
-        dsh_autofree char *host = denial->host ? dsh_json_utf8_escaped(denial->host) : NULL;
+        dsh_autofree char *path = denial->path ? shown_escaped(denial->path) : NULL;
+        dsh_autofree char *host = denial->host ? shown_escaped(denial->host) : NULL;
         bool bracket = host && strchr(host, ':') && host[0] != '[';
         char *text = NULL;
         int length;
@@ -180,7 +208,7 @@ static char *describe_target(const dsh_denial *denial)
 /* The grant, as the flags that would carry it (or why there is none). */
 static char *describe_grant(const dsh_grant *grant)
 {
-        dsh_autofree char *target = grant->target ? dsh_json_utf8_escaped(grant->target) : NULL;
+        dsh_autofree char *target = grant->target ? shown_escaped(grant->target) : NULL;
         dsh_autofree char *widen = NULL;
         char *text = NULL;
         int length = 0;
@@ -216,7 +244,7 @@ static char *describe_grant(const dsh_grant *grant)
 char *dsh_denial_describe(const dsh_denial *denial)
 {
         dsh_autofree char *target = describe_target(denial);
-        dsh_autofree char *rule = denial->rule ? dsh_json_utf8_escaped(denial->rule) : strdup("refused");
+        dsh_autofree char *rule = denial->rule ? shown_escaped(denial->rule) : strdup("refused");
         dsh_autofree char *grant = describe_grant(&denial->grant);
         char *text = NULL;
 

@@ -187,6 +187,11 @@ static int check_hosts(const dsh_bash_request *request, const dsh_policy *policy
         for (char *const *host = request->additional_hosts; *host; host++) {
                 const char *reason = NULL;
 
+                /* The refusal quotes the host: one that would not print as it is must not reach the line. */
+                if (!shown_as_it_is(*host))
+                        return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
+                                             "invalid escalation: an additional_hosts entry holds a line break, a "
+                                             "control character or a byte that is not UTF-8");
                 if (dsh_network_pattern_check(*host, &reason) < 0)
                         return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
                                              "invalid escalation: additional_hosts \"%s\": %s", *host,

@@ -119,6 +119,54 @@ static int magic_base(dsh_metadata_call *c, const char *path, const char **rest,
 }
 
 /*
+ * `directory` (relative) opened beneath `base`, as the calling thread would
+ * reach it.  An absolute symlink on the way is followed by openat2() from
+ * our root, not the thread's: under bwrap (another root, whose mounts
+ * differ: a directory read-only there is writable here) the name would
+ * lead elsewhere, and bwrap's refusal would go unwritten.  So a directory
+ * that holds a symlink (RESOLVE_NO_SYMLINKS says so: ELOOP) is opened
+ * again, when the thread's root is not ours, as the absolute name it has
+ * beneath the thread's root (its base's name, as the thread sees it, and
+ * `directory`), RESOLVE_IN_ROOT: the kernel's own walk from the thread's
+ * root.  With one root, the first walk is already the thread's.  A root is
+ * ours only on our mount as well as our inode: bwrap's root is a bind of
+ * the host's "/", the same inode on a mount of its own.
+ */
+static bool root_is_ours(int root)
+{
+        struct statx ours, theirs;
+
+        if (statx(root, "", AT_EMPTY_PATH, STATX_INO | STATX_MNT_ID, &theirs) < 0 ||
+            statx(AT_FDCWD, "/", 0, STATX_INO | STATX_MNT_ID, &ours) < 0 ||
+            !(theirs.stx_mask & ours.stx_mask & STATX_MNT_ID))
+                return false;  /* not known to be ours: the thread's own walk is taken */
+        return theirs.stx_mnt_id == ours.stx_mnt_id && theirs.stx_ino == ours.stx_ino &&
+               theirs.stx_dev_major == ours.stx_dev_major && theirs.stx_dev_minor == ours.stx_dev_minor;
+}
+
+static int open_relative_directory(dsh_metadata_call *c, int base, const char *directory, uint64_t resolve)
+{
+        char absolute[PATH_MAX], base_name[PATH_MAX];
+        uint64_t root_resolve;
+        int root, result = dsh_metadata_open_resolved(base, directory, O_PATH | O_DIRECTORY,
+                                                      resolve | RESOLVE_NO_SYMLINKS);
+
+        if (result != -ELOOP)
+                return result;
+        root = dsh_metadata_open_base(c, "/", AT_FDCWD, &root_resolve);
+        if (root < 0)
+                return root;
+        if (root_is_ours(root) || dsh_write_descriptor_name(base, base_name, sizeof(base_name)) < 0 ||
+            (size_t) snprintf(absolute, sizeof(absolute), "%s/%s", base_name, directory) >= sizeof(absolute)) {
+                close(root);
+                return dsh_metadata_open_resolved(base, directory, O_PATH | O_DIRECTORY, resolve);
+        }
+        result = dsh_metadata_open_resolved(root, absolute, O_PATH | O_DIRECTORY, root_resolve);
+        close(root);
+        return result;
+}
+
+/*
  * The parent of `path` opened as the calling thread would reach it: from
  * its cwd, its root or its descriptor `dirfd`, or from `from` (our fd, when
  * >= 0: a relative symlink's directory), or from one of its own magic links.
@@ -141,8 +189,12 @@ static int open_parent(dsh_metadata_call *c, int from, int dirfd, const char *pa
                 close(base);
                 return result;
         }
-        where->parent = directory[0] ? dsh_metadata_open_resolved(base, directory, O_PATH | O_DIRECTORY, resolve)
-                                     : base;
+        if (!directory[0])
+                where->parent = base;
+        else if (resolve & RESOLVE_IN_ROOT)
+                where->parent = dsh_metadata_open_resolved(base, directory, O_PATH | O_DIRECTORY, resolve);
+        else
+                where->parent = open_relative_directory(c, base, directory, resolve);
         if (directory[0])
                 close(base);
         return where->parent < 0 ? where->parent : 0;

@@ -437,6 +437,48 @@ static int answer_open(struct write_call *call, long opened)
         return result < 0 ? result : 1;
 }
 
+/*
+ * The command's own file reopened for writing (an O_PATH descriptor of a
+ * file outside the roots, opened again through /proc/self/fd/N) and
+ * refused — by bwrap's read-only mount (`watching`: probed here, nothing is
+ * decided) or by Landlock (`result`): written down by the file's name, as
+ * an open of that name is.  A pipe, a socket or a device is no file the
+ * command changes, and a file beneath a root refused for another reason is
+ * not the policy's refusal.
+ */
+static void note_reopen_refusal(struct write_call *call, int fd, const struct stat *status, const char *name,
+                                long result)
+{
+        struct statvfs filesystem;
+        bool refused;
+
+        if (!S_ISREG(status->st_mode) && !S_ISDIR(status->st_mode))
+                return;
+        if (call->watching)
+                refused = fstatvfs(fd, &filesystem) == 0 && (filesystem.f_flag & ST_RDONLY);
+        else
+                refused = (result == -EACCES || result == -EPERM || result == -EROFS) &&
+                          call->scope->in_root(call->scope->data, fd, status) < 0;
+        if (refused)
+                call->scope->record(call->scope->data, dsh_write_op_name(call->op.op), name,
+                                    DSH_REFUSAL_OUTSIDE_ROOTS);
+}
+
+/* Under bwrap: the reopen is let through (the mount decides); its refusal is only written down. */
+static int watch_own_descriptor(struct write_call *call, int command_fd)
+{
+        char name[PATH_MAX];
+        struct stat status;
+        int fd = dsh_metadata_acquire_descriptor(call->c, command_fd, false);
+
+        if (fd < 0)
+                return 0;
+        if (fstat(fd, &status) == 0 && dsh_write_descriptor_name(fd, name, sizeof(name)) == 0)
+                note_reopen_refusal(call, fd, &status, name, 0);
+        close(fd);
+        return 0;
+}
+
 /* An open of the command's own descriptor N (dsh_write_own_descriptor()): that file reopened by the performer. */
 static int open_own_descriptor(struct write_call *call, int command_fd)
 {
@@ -461,7 +503,10 @@ static int open_own_descriptor(struct write_call *call, int command_fd)
                 snprintf(reopen, sizeof(reopen), "/proc/thread-self/fd/%d", fd);
                 performed.flags = (call->op.open_flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW | KERNEL_O_TMPFILE_BIT)) |
                                   O_NOCTTY | O_CLOEXEC;
-                result = answer_open(call, perform(call, &performed, false));
+                result = (int) perform(call, &performed, false);
+                if (result < 0 && strcmp(name, "/") != 0)
+                        note_reopen_refusal(call, fd, &status, name, result);
+                result = answer_open(call, result);
         }
         close(fd);
         return result;
@@ -650,7 +695,8 @@ static int handle_open(struct write_call *call)
         int command_fd, result = 0;
 
         if (!tmpfile && dsh_write_own_descriptor(path, &command_fd))
-                return call->watching ? 0 : open_own_descriptor(call, command_fd);
+                return call->watching ? watch_own_descriptor(call, command_fd)
+                                      : open_own_descriptor(call, command_fd);
         /* O_TMPFILE: the directory itself is where the file goes ("DIR/." resolves it whole). */
         if (tmpfile && strlen(path) + 3 > sizeof(call->supervisor->path))
                 result = -ENAMETOOLONG;

@@ -106,6 +106,12 @@ static void test_describe(void **state)
         line = dsh_denial_describe(&own);
         assert_string_equal(line, "write \"/w/.dsh\\xff\" (own-file): no grant: only the user can allow it");
         free(line);
+        /* A name made by the command stays on its line and reads as itself: a break, a quote, a backslash. */
+        free(own.path);
+        own.path = strdup("/w/s\n\"x\\x0a");
+        line = dsh_denial_describe(&own);
+        assert_string_equal(line, "write \"/w/s\\x0a\\x22x\\x5cx0a\" (own-file): no grant: only the user can allow it");
+        free(line);
         dsh_denial_clear(&write);
         dsh_denial_clear(&connect);
         dsh_denial_clear(&own);

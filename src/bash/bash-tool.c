@@ -99,24 +99,33 @@ static int result_add_runner_marker(dsh_bash_result *result)
 }
 
 /*
- * Whether a one-call approval could lift one of the call's denials: a record
- * whose grant is an extra root, an allowed host or a wider mode, or a record
- * past the bound (its grant unknown).  A grant "none" (the sandbox's own
- * files, a masked credential, a metadata address) and the configured ones
- * (a unix socket, a local port: the user's settings, not a call's approval)
- * are not: the hint must never send a model to ask the user for a wider
- * mode "because the sandbox denied it" where no grant is meant to exist.
+ * Whether a one-call approval short of running the command unconfined could
+ * lift one of the call's denials: a record whose grant is an extra root, an
+ * allowed host, or workspace-write for a read-only call.  The hint is never
+ * given for the others:
+ *   - a grant "none" (the sandbox's own files, a masked credential, a
+ *     metadata address) and the configured ones (a unix socket, a local
+ *     port: the user's settings, not a call's approval);
+ *   - danger-full-access alone (a new name in /, a protected subpath such as
+ *     .git/config or .vscode): a hostile script can provoke such a denial on
+ *     purpose — a real record, no forgery — and the hint would send the
+ *     model to ask the user to run that very script unconfined "because
+ *     the sandbox denied it".  The record and its grant still say what
+ *     would allow it, and the message tells the model to ask the user;
+ *   - records past the bound: their grants are unknown, and a flood of
+ *     refusals is exactly what such a script would send first.
  */
 static bool denials_have_grant(const dsh_denials *denials)
 {
-        if (denials->dropped > 0)
-                return true;
         for (size_t i = 0; i < denials->count; i++)
                 switch (denials->items[i].grant.kind) {
                 case DSH_GRANT_WRITABLE_ROOT:
                 case DSH_GRANT_ALLOWED_HOST:
-                case DSH_GRANT_MODE:
                         return true;
+                case DSH_GRANT_MODE:
+                        if (denials->items[i].grant.mode != DSH_MODE_DANGER_FULL_ACCESS)
+                                return true;
+                        break;
                 case DSH_GRANT_NONE:
                 case DSH_GRANT_UNIX_SOCKET:
                 case DSH_GRANT_LOCAL_PORT:
@@ -367,9 +376,11 @@ static void name_runner_failure(const dsh_bash_execution *run, dsh_error *runner
 #define HELD_BACK_TEXT                                                                                        \
         "the sandbox holds back %s: the change was refused, whatever the exit status says (it runs code "      \
         "outside the sandbox later: git's hooks and config at the user's next git command, the agent's "        \
-        "launch config at its next start, a startup file at the next shell); to change it, retry this exact "   \
-        "command once with sandbox_permissions \"danger-full-access\" + justification, which asks the user, or " \
-        "ask the user"
+        "launch config at its next start, a startup file at the next shell); only danger-full-access, which "   \
+        "runs the whole command unconfined, would allow the change, so ask the user instead of retrying"
+#define UNCONFINED_ONLY_TEXT                                                                                  \
+        "only danger-full-access, which runs the whole command unconfined, would allow what was denied (the "  \
+        "denials name it), so ask the user instead of retrying"
 #define MOVED_ASIDE_TEXT                                                                                      \
         "the command created a path the sandbox keeps absent (the warnings name it: the agent's launch "       \
         "config, a startup file or git's commondir, which run code outside the sandbox later); it was moved "  \
@@ -412,6 +423,16 @@ static char *held_back_paths(const dsh_denials *denials)
         return text;
 }
 
+/* Some record is lifted by danger-full-access alone, and none by anything narrower. */
+static bool unconfined_only(const dsh_denials *denials)
+{
+        for (size_t i = 0; i < denials->count; i++)
+                if (denials->items[i].grant.kind == DSH_GRANT_MODE &&
+                    denials->items[i].grant.mode == DSH_MODE_DANGER_FULL_ACCESS)
+                        return !denials_have_grant(denials);
+        return false;
+}
+
 static bool has_cleanup_record(const dsh_denials *denials)
 {
         for (size_t i = 0; i < denials->count; i++)
@@ -441,6 +462,8 @@ static int result_set_denial_message(dsh_bash_result *result)
         }
         if (has_cleanup_record(&result->denials))
                 return result_set_message(result, "%s", MOVED_ASIDE_TEXT);
+        if (unconfined_only(&result->denials))
+                return result_set_message(result, "%s", UNCONFINED_ONLY_TEXT);
         return 0;
 }
 

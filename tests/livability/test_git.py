@@ -92,16 +92,19 @@ class GitWorkspace(unittest.TestCase):
         self.assertEqual(result["kind"], "denied", result)
         self.assertTrue(result["sandbox"]["denied"], result)
         self.assertEqual(result["sandbox"]["backend"], "bwrap")
-        self.assertEqual(result["markers"], [DENIED, ESCALATION])
+        # Only danger-full-access lifts a held-back file: no escalation hint (a hostile script could provoke the
+        # denial to have the model ask for it), and the message says to ask the user.
+        self.assertEqual(result["markers"], [DENIED])
         self.assertIn(f'"{self.config_path}"', result["message"])
-        self.assertIn('sandbox_permissions "danger-full-access"', result["message"])
+        self.assertIn("only danger-full-access", result["message"])
+        self.assertIn("ask the user", result["message"])
         self.assertEqual(result["exitCode"] == 0, exit_zero, result)
         self.assertEqual(self.config_bytes(), self.config_before)
         human = self.bash(again or command, json_form=False)
         self.assertEqual(human.returncode, result["exitCode"], human.stderr)
         lines = human.stderr.splitlines()
         self.assertIn(DENIED, lines)
-        self.assertIn(ESCALATION, lines)
+        self.assertNotIn(ESCALATION, lines)
         self.assertTrue(any(line.startswith("dsh-sandbox: the sandbox holds back") and self.config_path in line
                             for line in lines), human.stderr)
         self.assertEqual(self.config_bytes(), self.config_before)
@@ -193,7 +196,7 @@ class HeldBackUnderBwrap(GitWorkspace):
     def test_a_hook_write_names_the_hooks(self):
         result = self.bash("echo 'touch /tmp/owned' > .git/hooks/pre-commit")
         self.assertEqual(result["kind"], "denied", result)
-        self.assertEqual(result["markers"], [DENIED, ESCALATION])
+        self.assertEqual(result["markers"], [DENIED])
         # The message names what the record says was refused: the hook itself, under .git/hooks.
         self.assertIn('"' + os.path.join(os.path.realpath(self.repo), ".git", "hooks", "pre-commit") + '"',
                       result["message"])

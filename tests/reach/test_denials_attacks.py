@@ -394,7 +394,6 @@ class DenialsAttacks(unittest.TestCase):
     def test_a_denial_provoked_on_purpose_and_its_widest_grant(self):
         # Not a forgery: a hostile script really tries a write only danger-full-access would allow (a new name in
         # "/", a protected subpath).  The record is true; what the model is then told is the question.
-        widest = []
         for backend, mode in self.each():
             result = self.bash(backend, mode, "touch /dsh-denials-attack-provoked .vscode 2>/dev/null; true")
             self.assertFalse(os.path.exists("/dsh-denials-attack-provoked"))
@@ -402,15 +401,11 @@ class DenialsAttacks(unittest.TestCase):
             self.assert_denied(result, "a provoked denial")
             grants = {denial["path"]: denial["grant"] for denial in result["denials"]}
             self.assertEqual(grants.get("/dsh-denials-attack-provoked"), {"kind": "mode", "mode": "danger-full-access"})
-            if any(marker.startswith(ESCALATION_MARKER) for marker in result["markers"]):
-                widest.append(f"{backend} {mode}")
-        if widest:
-            say_known("# KNOWN: a command can provoke a real denial whose only grant is danger-full-access (a new name "
-                      "in \"/\", a protected subpath such as .vscode) and the result carries the escalation hint ("
-                      + ", ".join(widest) + "): the issue's hostile postinstall no longer needs to forge a line to "
-                      "have the model ask for danger-full-access; the approval prompt names the mode, not the record "
-                      "that led to it")
-            self.skipTest("KNOWN: a provoked denial's danger-full-access grant carries the escalation hint")
+            # No hint: the hint would send the model to ask the user to run this very script unconfined.  The
+            # record and its grant say what would allow it, and the message says to ask the user.
+            self.assertFalse(any(marker.startswith(ESCALATION_MARKER) for marker in result["markers"]),
+                             f"{backend} {mode}: {result['markers']}")
+            self.assertIn("ask the user instead of retrying", result["message"], f"{backend} {mode}")
 
     def approve_with(self, script):
         """An approval command that runs `script` (sh) and approves: it runs after the prompt, before the call."""

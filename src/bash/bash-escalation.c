@@ -192,6 +192,14 @@ static int check_hosts(const dsh_bash_request *request, const dsh_policy *policy
                         return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
                                              "invalid escalation: an additional_hosts entry holds a line break, a "
                                              "control character or a byte that is not UTF-8");
+                /*
+                 * A named set (@npm) is many hosts the prompt would not show: the
+                 * user approves what they read, so a grant names its hosts.
+                 */
+                if ((*host)[0] == '@')
+                        return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
+                                             "invalid escalation: additional_hosts \"%s\": a named set is many "
+                                             "hosts the approval would not show; name each host", *host);
                 if (dsh_network_pattern_check(*host, &reason) < 0)
                         return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
                                              "invalid escalation: additional_hosts \"%s\": %s", *host,

@@ -448,7 +448,8 @@ class DenialsAttacks(unittest.TestCase):
 
     def test_extra_hosts_grant_only_what_the_prompt_names(self):
         for host in ("*.com", "*", "example.org:0", "0.0.0.0/0", "example.org/path", "http://example.org",
-                     "example.org:443:80", "ex ample.org", "example.org\nregistry.npmjs.org", "example.org\x1b[2K"):
+                     "example.org:443:80", "ex ample.org", "example.org\nregistry.npmjs.org", "example.org\x1b[2K",
+                     "@npm"):
             with self.subTest(host=host):
                 done = self.dsh("bash", "--mode", "workspace-write", "--network", "off", "--additional-host", host,
                                 *self.approve_with("true"), "--json", "true")

@@ -217,6 +217,26 @@ class DenialsBash:
                 with open(config, "rb") as handle:
                     self.assertEqual(handle.read(), before)
 
+    def test_a_write_to_a_mask_is_denied_with_its_record_and_no_grant(self):
+        # HOME is the workspace here, so its default masks (.aws, .netrc) lie inside the writable root.
+        os.makedirs(os.path.join(self.workspace, ".aws"))
+        masked = {os.path.join(self.workspace, ".aws", "credentials"): b"[default]\nkey = SECRET\n",
+                  os.path.join(self.workspace, ".netrc"): b"machine example.org password SECRET\n"}
+        for path, content in masked.items():
+            with open(path, "wb") as handle:
+                handle.write(content)
+        done, result = self.bash("echo pwned > .aws/credentials; echo pwned > .netrc; true")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(result["kind"], "denied", result)
+        records = {record["path"]: record for record in result["denials"]}
+        for path, content in masked.items():
+            self.assertEqual((records[path]["op"], records[path]["rule"], records[path]["source"],
+                              records[path]["grant"]), ("write", "masked-path", "supervisor", {"kind": "none"}), result)
+            with open(path, "rb") as handle:
+                self.assertEqual(handle.read(), content)
+        # No grant, so no hint: a model is never sent to ask for a wider mode to reach a credential.
+        self.assertEqual(result["markers"], [DENIED.format("workspace-write")], result)
+
     # -- narrow escalation --------------------------------------------------------------------------
 
     def test_additional_write_lands_once_and_the_next_call_is_denied(self):

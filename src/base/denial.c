@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "dsh-sandbox/denial.h"
+#include "base/denial-value.h"
 #include "base/json-core.h"
 #include "base/util.h"
 
@@ -103,6 +104,12 @@ static int copy_text(char **out, const char *text)
         return text && !*out ? -ENOMEM : 0;
 }
 
+int dsh_grant_copy(dsh_grant *out, const dsh_grant *in)
+{
+        *out = *in;
+        return copy_text(&out->target, in->target);
+}
+
 int dsh_denial_copy(dsh_denial *out, const dsh_denial *in)
 {
         *out = *in;
@@ -122,7 +129,7 @@ static bool same_text(const char *a, const char *b)
 }
 
 /* The same refusal: a retry loop's second attempt adds nothing a reader needs. */
-static bool same_refusal(const dsh_denial *a, const dsh_denial *b)
+bool dsh_denial_same_refusal(const dsh_denial *a, const dsh_denial *b)
 {
         return a->op == b->op && a->port == b->port && a->source == b->source && same_text(a->call, b->call) &&
                same_text(a->path, b->path) && same_text(a->host, b->host) && same_text(a->rule, b->rule);
@@ -132,7 +139,7 @@ int dsh_denials_take(dsh_denials *denials, dsh_denial *denial, size_t limit)
 {
         dsh_denial *grown;
 
-        if (denials->count > 0 && same_refusal(&denials->items[denials->count - 1], denial)) {
+        if (denials->count > 0 && dsh_denial_same_refusal(&denials->items[denials->count - 1], denial)) {
                 dsh_denial_clear(denial);
                 return 0;
         }

@@ -15,6 +15,7 @@
 
 #include "dsh-sandbox/denial.h"
 
+#include "base/denial-value.h"
 #include "base/error.h"
 #include "provider/provider-protections.h"
 
@@ -56,38 +57,21 @@ static int copy_text(char **out, const char *text)
         return *out ? 0 : -ENOMEM;
 }
 
-static bool same_text(const char *a, const char *b)
-{
-        return (!a && !b) || (a && b && strcmp(a, b) == 0);
-}
-
 /*
- * An earlier record of this call whose grant is this one's too: the same
- * op, rule, host and port, and the same path (or none).  A network record's
- * grant depends on nothing else, so a retry loop against one host asks once
- * (each question about a path makes a file guard for a policy copy, about
- * a millisecond and a half).  Two paths in one directory are asked each on
- * its own: a name there may be protected or masked under the candidate root
- * (`.mcp.json`, a configured mask) while its neighbour is not.
+ * An earlier record of this call that is the same refusal (op, call, path,
+ * host, port, rule, source): its grant is this one's too, so a retry loop
+ * over two hosts asks twice, not once a try (each question about a path
+ * makes a file guard for a policy copy, about a millisecond and a half).
+ * Two paths in one directory are asked each on its own: a name there may be
+ * protected or masked under the candidate root (`.mcp.json`, a configured
+ * mask) while its neighbour is not.
  */
 static const dsh_grant *grant_already_found(const dsh_denials *out, const dsh_denial *denial)
 {
-        for (size_t i = out->count; i-- > 0;) {
-                const dsh_denial *earlier = &out->items[i];
-
-                if (earlier->op == denial->op && same_text(earlier->rule, denial->rule) &&
-                    same_text(earlier->host, denial->host) && earlier->port == denial->port &&
-                    same_text(earlier->path, denial->path))
-                        return &earlier->grant;
-        }
+        for (size_t i = out->count; i-- > 0;)
+                if (dsh_denial_same_refusal(&out->items[i], denial))
+                        return &out->items[i].grant;
         return NULL;
-}
-
-static int copy_grant(dsh_grant *out, const dsh_grant *in)
-{
-        *out = *in;
-        out->target = NULL;
-        return copy_text(&out->target, in->target);
 }
 
 /*
@@ -100,7 +84,7 @@ static int add(dsh_runtime *runtime, const dsh_policy *policy, dsh_denial *denia
         const dsh_grant *known = out->count < DSH_DENIALS_MAX ? grant_already_found(out, denial) : NULL;
         int result = 0;
 
-        if (known && copy_grant(&denial->grant, known) < 0)
+        if (known && dsh_grant_copy(&denial->grant, known) < 0)
                 result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         else if (!known && out->count < DSH_DENIALS_MAX)
                 result = dsh_denial_find_grant(runtime, policy, denial, error);

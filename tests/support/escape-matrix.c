@@ -1458,3 +1458,46 @@ void escape_matrix_check_why(const char *operation)
                 fail_msg("%zu of %zu cases of \"%s\" through why did not hold (each is a # MISMATCH line); the first: %s",
                          failure_count, case_count, operation, first_failure);
 }
+
+/* ---------------------------------------------------- the test programs -- */
+
+struct operation_test {
+        void (*check)(const char *operation);
+        const char *operation;
+};
+
+static void run_operation_test(void **state)
+{
+        const struct operation_test *test = *state;
+
+        test->check(test->operation);
+}
+
+int escape_matrix_run_group(const char *group, void (*check)(const char *operation))
+{
+        const char *const *operations = escape_matrix_operations();
+        struct operation_test *states;
+        struct CMUnitTest *tests;
+        size_t count = 0;
+        int failures;
+
+        while (operations[count])
+                count++;
+        tests = calloc(count, sizeof(*tests));
+        states = calloc(count, sizeof(*states));
+        if (!tests || !states) {
+                free(tests);
+                free(states);
+                return 1;
+        }
+        for (size_t i = 0; i < count; i++) {
+                states[i] = (struct operation_test) { check, operations[i] };
+                tests[i].name = operations[i];
+                tests[i].test_func = run_operation_test;
+                tests[i].initial_state = &states[i];
+        }
+        failures = _cmocka_run_group_tests(group, tests, count, NULL, NULL);
+        free(tests);
+        free(states);
+        return failures;
+}

@@ -44,4 +44,12 @@ void escape_matrix_check_operation(const char *operation);
  */
 void escape_matrix_check_why(const char *operation);
 
+/*
+ * One cmocka test per operation, named after it, each calling `check`
+ * (escape_matrix_check_operation or escape_matrix_check_why) with it, as
+ * the group `group`.  Returns cmocka's count of failed tests (1 when out of
+ * memory): the test program's exit status.
+ */
+int escape_matrix_run_group(const char *group, void (*check)(const char *operation));
+
 #endif

@@ -5,7 +5,12 @@
  * each pair, and prints the median of each and the median of the pair
  * ratios B/A.  A benchmark only prints; it never fails a test.
  *
- *   interleave [--runs N] [--warmup N] [--name-a NAME] [--name-b NAME] -- A... --vs-- B...
+ *   interleave [--runs N] [--warmup N] [--name-a NAME] [--name-b NAME] [--summary] -- A... --vs-- B...
+ *
+ * --summary adds one last line for a script to read, `summary A_MS B_MS RATIO`
+ * (the two medians in milliseconds and the median of the pair ratios), so
+ * that a bench collecting several pairs into one table (floor.bench.sh) need
+ * not parse the lines written for people.
  *
  * Each run: posix_spawnp() with stdout and stderr on /dev/null, waitpid(),
  * wall-clock time from CLOCK_MONOTONIC.  A run that does not exit 0 ends the
@@ -61,6 +66,7 @@ int main(int argc, char **argv)
 {
         const char *name_a = "baseline", *name_b = "candidate";
         int runs = 200, warmup = 10, i = 1;
+        bool summary = false;
         char **command_a = NULL, **command_b = NULL;
         double *times_a, *times_b, *ratios;
 
@@ -73,9 +79,11 @@ int main(int argc, char **argv)
                         name_a = argv[++i];
                 else if (strcmp(argv[i], "--name-b") == 0 && i + 1 < argc)
                         name_b = argv[++i];
+                else if (strcmp(argv[i], "--summary") == 0)
+                        summary = true;
         }
         if (i >= argc || runs < 1) {
-                fprintf(stderr, "usage: interleave [--runs N] [--warmup N] [--name-a A] [--name-b B] -- A... --vs-- B...\n");
+                fprintf(stderr, "usage: interleave [--runs N] [--warmup N] [--name-a A] [--name-b B] [--summary] -- A... --vs-- B...\n");
                 return 2;
         }
         command_a = &argv[i + 1];
@@ -116,5 +124,8 @@ int main(int argc, char **argv)
         printf("%-28s median %7.3f ms\n", name_a, median(times_a, runs) * 1000);
         printf("%-28s median %7.3f ms\n", name_b, median(times_b, runs) * 1000);
         printf("%-28s %7.3fx  (median of %d pair ratios, run in turn)\n", "ratio", median(ratios, runs), runs);
+        if (summary)
+                printf("summary %.3f %.3f %.3f\n", median(times_a, runs) * 1000, median(times_b, runs) * 1000,
+                       median(ratios, runs));
         return 0;
 }

@@ -31,43 +31,13 @@ for program in "$tool" "$interleave" /usr/sbin/sshd; do
         fi
 done
 tool=$(cd "$(dirname "$tool")" && pwd)/$(basename "$tool")
-fixture="$(cd "$(dirname "$0")/.." && pwd)/tests/remote/sshd_fixture.py"
 scratch=$(mktemp -d "${BENCH_SCRATCH:-/var/tmp}/dsh-bench.XXXXXX") || exit 0
-host=remote-test
-server_pid= ssh_config=/dev/null runtime=
 export DSH_TEST_SCRATCH="$scratch" XDG_CACHE_HOME="$scratch/cache" XDG_STATE_HOME="$scratch/state"
 export XDG_CONFIG_HOME="$scratch/config" DSH_SANDBOX_CONFIG="$scratch/config.json"
+# start_server, stop_server, $host, $ssh_config, $runtime.
+. "$(dirname "$0")/remote-prelude.sh"
 
-# Ends the shared connections and the server of the last start_server.
-stop_server() {
-        for socket in "$runtime"/dsh-sandbox/ssh/*; do
-                [ -S "$socket" ] && ssh -F "$ssh_config" -o "ControlPath=$socket" -O exit "$host" 2>/dev/null
-        done
-        [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
-        [ -n "$runtime" ] && rm -rf "$runtime"
-        server_pid= runtime=
-}
 trap 'stop_server; rm -rf "$scratch"' EXIT
-
-# start_server [clean-home]: a server, the client's config, and a private runtime directory.
-start_server() {
-        # Short: the control socket's path must fit a unix socket name.
-        runtime=$(mktemp -d /var/tmp/dshb.XXXXXX) || return 1
-        export XDG_RUNTIME_DIR="$runtime"
-        python3 "$fixture" "$tool" "$@" > "$scratch/server" &
-        server_pid=$!
-        while ! grep -q '^ready\|^skip' "$scratch/server" 2>/dev/null; do
-                kill -0 "$server_pid" 2>/dev/null || break
-                sleep 0.1
-        done
-        read -r state server_dir ssh_config remote_program < "$scratch/server" || state=
-        if [ "$state" != ready ]; then
-                echo "remote: the ssh server could not start here: $server_dir $ssh_config $remote_program"
-                return 1
-        fi
-        printf '{"sshCommand":["ssh","-F","%s"],"remoteProgram":"%s"}\n' "$ssh_config" "$remote_program" \
-                > "$DSH_SANDBOX_CONFIG"
-}
 
 fresh_pair() {
         "$interleave" --runs "$runs" --name-a "ssh HOST true (fresh)" --name-b "run --remote HOST -- true" -- \

@@ -773,6 +773,7 @@ void dsh_metadata_supervisor_serve(dsh_metadata_supervisor *supervisor, int list
 
         /* The command waits for each answer: wake us on its CPU rather than through the scheduler (6.6). */
         (void) ioctl(listener_fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, flag);
+        dsh_write_supervisor_prepare(supervisor->writes);
         for (;;) {
                 struct pollfd events[2] = { { listener_fd, POLLIN, 0 }, { stop_fd, POLLIN, 0 } };
                 int ready = poll(events, stop_fd >= 0 ? 2 : 1, -1);

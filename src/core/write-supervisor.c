@@ -124,7 +124,7 @@ struct dsh_write_supervisor {
         struct umask_entry umasks[UMASK_CACHE_SIZE];
         size_t next_umask;
         int ruleset_fd;                 /* Landlock's ruleset, ours; -1: watch only (bwrap) */
-        dsh_write_performer *performer; /* started at the first performed call */
+        dsh_write_performer *performer; /* started as serving begins, or at the first performed call */
         bool performer_failed;          /* it could not be restricted: nothing is performed */
         char path[PATH_MAX];            /* the call's paths, copied once */
         char new_path[PATH_MAX];
@@ -330,6 +330,17 @@ static dsh_write_performer *performer_of(dsh_write_supervisor *supervisor)
                 supervisor->performer_failed = !supervisor->performer;
         }
         return supervisor->performer;
+}
+
+/*
+ * The same thread, restricted by the same complete ruleset (every rule is
+ * added before the command is spawned), as performer_of() would start at
+ * the first call: starting it earlier changes what it is allowed nothing.
+ */
+void dsh_write_supervisor_prepare(dsh_write_supervisor *supervisor)
+{
+        if (supervisor && supervisor->ruleset_fd >= 0)
+                (void) performer_of(supervisor);
 }
 
 /*

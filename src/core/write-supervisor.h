@@ -60,10 +60,21 @@ typedef struct dsh_write_supervisor dsh_write_supervisor;
 
 /*
  * A write supervisor that performs (`ruleset_fd` >= 0: Landlock's ruleset,
- * duplicated here; its performing thread is started at the first call) or
- * only watches (`ruleset_fd` -1: bwrap).  NULL when out of memory.
+ * duplicated here; its performing thread is started by
+ * dsh_write_supervisor_prepare(), or else at the first call) or only
+ * watches (`ruleset_fd` -1: bwrap).  NULL when out of memory.
  */
 dsh_write_supervisor *dsh_write_supervisor_new(int ruleset_fd);
+
+/*
+ * Starts the performing thread now, from the calling (serving) thread,
+ * which it inherits its capabilities and signal mask from: called as
+ * serving begins, while the command is still being exec'd, so that the
+ * first call performed (bash opens /dev/tty for reading and writing as it
+ * starts) does not wait for a thread to be made and restricted.  Nothing
+ * when it only watches, or when the thread is started already.
+ */
+void dsh_write_supervisor_prepare(dsh_write_supervisor *supervisor);
 
 /* Its copy of the ruleset (-1: it only watches). */
 int dsh_write_supervisor_ruleset_fd(const dsh_write_supervisor *supervisor);

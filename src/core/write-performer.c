@@ -25,6 +25,7 @@ struct dsh_write_performer {
         const dsh_performed_call *call;
         long result;
         bool ready;             /* restricted and waiting for calls */
+        bool confirmed;         /* its readiness answer was taken (ready says what it was) */
 };
 
 static long performed(long value)
@@ -101,7 +102,7 @@ static void wait_answer(dsh_write_performer *performer)
                 ;
 }
 
-dsh_write_performer *dsh_write_performer_start(int ruleset_fd)
+dsh_write_performer *dsh_write_performer_launch(int ruleset_fd)
 {
         dsh_write_performer *performer = calloc(1, sizeof(*performer));
         pthread_attr_t attributes;
@@ -122,13 +123,16 @@ dsh_write_performer *dsh_write_performer_start(int ruleset_fd)
                 free(performer);
                 return NULL;
         }
-        wait_answer(performer);
-        if (!performer->ready) {
-                pthread_join(performer->thread, NULL);
-                free(performer);
-                return NULL;
-        }
         return performer;
+}
+
+bool dsh_write_performer_confirm(dsh_write_performer *performer)
+{
+        if (!performer->confirmed) {
+                wait_answer(performer);
+                performer->confirmed = true;
+        }
+        return performer->ready;
 }
 
 long dsh_write_performer_perform(dsh_write_performer *performer, const dsh_performed_call *call)
@@ -143,6 +147,8 @@ void dsh_write_performer_stop(dsh_write_performer *performer)
 {
         if (!performer)
                 return;
+        /* Restricted (and waiting to be asked) or ended: never told to end mid-restriction. */
+        (void) dsh_write_performer_confirm(performer);
         performer->call = NULL;
         sem_post(&performer->asked);
         pthread_join(performer->thread, NULL);

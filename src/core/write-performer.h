@@ -46,12 +46,20 @@ typedef struct dsh_performed_call {
 typedef struct dsh_write_performer dsh_write_performer;
 
 /*
- * Starts the thread, restricted with `ruleset_fd` (a Landlock ruleset; the
- * caller keeps it).  Waits until the thread is restricted: NULL when it
- * could not be (the caller then refuses every write).  The thread inherits
- * the caller's credentials and signal mask.
+ * Starts the thread, which restricts itself with `ruleset_fd` (a Landlock
+ * ruleset; the caller keeps it) and inherits the caller's credentials and
+ * signal mask.  Does not wait for it to be restricted (NULL: it could not
+ * be made): dsh_write_performer_confirm() must say it is before it is asked
+ * anything.  So a caller starts it early and waits only when a call needs it.
  */
-dsh_write_performer *dsh_write_performer_start(int ruleset_fd);
+dsh_write_performer *dsh_write_performer_launch(int ruleset_fd);
+
+/*
+ * Waits, once, until a launched thread is restricted: true when it is,
+ * false when it could not be (the caller then stops it and refuses every
+ * write).  Nothing to wait for, the second time.
+ */
+bool dsh_write_performer_confirm(dsh_write_performer *performer);
 
 /* Performs `call` on the thread and waits for it: the result (an fd, or 0) or a negative errno. */
 long dsh_write_performer_perform(dsh_write_performer *performer, const dsh_performed_call *call);

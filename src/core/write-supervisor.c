@@ -325,10 +325,13 @@ static void note_landlock_refusal(struct write_call *call, const dsh_write_locat
 
 static dsh_write_performer *performer_of(dsh_write_supervisor *supervisor)
 {
-        if (!supervisor->performer && !supervisor->performer_failed) {
-                supervisor->performer = dsh_write_performer_start(supervisor->ruleset_fd);
-                supervisor->performer_failed = !supervisor->performer;
+        if (!supervisor->performer && !supervisor->performer_failed)
+                supervisor->performer = dsh_write_performer_launch(supervisor->ruleset_fd);
+        if (supervisor->performer && !dsh_write_performer_confirm(supervisor->performer)) {
+                dsh_write_performer_stop(supervisor->performer);
+                supervisor->performer = NULL;
         }
+        supervisor->performer_failed = !supervisor->performer;
         return supervisor->performer;
 }
 
@@ -336,11 +339,15 @@ static dsh_write_performer *performer_of(dsh_write_supervisor *supervisor)
  * The same thread, restricted by the same complete ruleset (every rule is
  * added before the command is spawned), as performer_of() would start at
  * the first call: starting it earlier changes what it is allowed nothing.
+ * Not waited for here: performer_of() waits until it is restricted before
+ * it is asked anything, and takes a thread that could not be as failed.
  */
 void dsh_write_supervisor_prepare(dsh_write_supervisor *supervisor)
 {
-        if (supervisor && supervisor->ruleset_fd >= 0)
-                (void) performer_of(supervisor);
+        if (supervisor && supervisor->ruleset_fd >= 0 && !supervisor->performer && !supervisor->performer_failed) {
+                supervisor->performer = dsh_write_performer_launch(supervisor->ruleset_fd);
+                supervisor->performer_failed = !supervisor->performer;
+        }
 }
 
 /*

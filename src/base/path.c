@@ -63,24 +63,50 @@ char *dsh_path_from_cwd(const char *path)
 }
 
 /*
+ * The canonical spelling of `candidate`, one existing component appended to
+ * a canonical prefix: the prefix holds no symlink, so when the component
+ * itself is none, `candidate` is already canonical (what realpath would
+ * return, with one lstat instead of realpath's readlink of every component
+ * of the prefix again).  A symlink is resolved with realpath.  Returns 1
+ * (*real_out set, caller frees; NULL: candidate itself), 0 when the
+ * component does not exist (ENOENT, ENOTDIR), -1 with errno otherwise.
+ */
+static int resolve_appended(const char *candidate, char **real_out)
+{
+        struct stat status;
+
+        *real_out = NULL;
+        if (lstat(candidate, &status) < 0)
+                return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
+        if (!S_ISLNK(status.st_mode))
+                return 1;
+        *real_out = realpath(candidate, NULL);
+        if (*real_out)
+                return 1;
+        return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
+}
+
+/*
  * Filesystem semantics first, lexical normalization after: each component
- * that exists is resolved with realpath (so `link/..` goes where chdir goes,
- * not to the lexical parent of `link`); only once a component does not exist
- * is the rest normalized lexically, since a missing directory has no
- * identity to resolve.  `..` after an existing prefix is its real parent:
- * the prefix is canonical, so it holds no symlink to walk back through.
+ * that exists is resolved (so `link/..` goes where chdir goes, not to the
+ * lexical parent of `link`); only once a component does not exist is the
+ * rest normalized lexically, since a missing directory has no identity to
+ * resolve.  `..` after an existing prefix is its real parent: the prefix is
+ * canonical, so it holds no symlink to walk back through.  An absolute path
+ * is walked a component at a time (one lstat each, realpath only at a
+ * symlink); a relative one, resolved against the cwd, must exist.
  */
 char *dsh_path_canonical(const char *path)
 {
-        char *resolved = realpath(path, NULL);
+        char *resolved;
         size_t lexical_depth = 0, length;
         const char *cursor;
 
-        if (resolved)
-                return resolved;
         if (path[0] != '/') {
-                errno = EINVAL;
-                return NULL;
+                resolved = realpath(path, NULL);
+                if (!resolved && errno != ENOMEM)
+                        errno = EINVAL;
+                return resolved;
         }
         resolved = strdup("/");
         if (!resolved)
@@ -97,28 +123,24 @@ char *dsh_path_canonical(const char *path)
                                 goto out_of_memory;
                         lexical_depth++;
                 } else {
-                        char *candidate = strdup(resolved), *real;
+                        char *real = NULL;
+                        int found;
 
-                        if (!candidate || append_component(&candidate, cursor, length) < 0) {
-                                free(candidate);
+                        if (append_component(&resolved, cursor, length) < 0)
                                 goto out_of_memory;
-                        }
-                        real = realpath(candidate, NULL);
-                        if (!real && errno != ENOENT && errno != ENOTDIR) {
+                        found = resolve_appended(resolved, &real);
+                        if (found < 0) {
                                 int saved_errno = errno;
 
-                                free(candidate);
                                 free(resolved);
                                 errno = saved_errno;
                                 return NULL;
                         }
-                        free(resolved);
-                        if (real) {
-                                free(candidate);
-                                resolved = real;
-                        } else {
-                                resolved = candidate;
+                        if (found == 0) {
                                 lexical_depth = 1;
+                        } else if (real) {
+                                free(resolved);
+                                resolved = real;
                         }
                 }
         }

@@ -17,6 +17,7 @@
 
 #include "base/denial-value.h"
 #include "base/error.h"
+#include "denial/grant.h"
 #include "provider/provider-protections.h"
 
 static bool is_one_of(const char *text, const char *const *names)
@@ -61,7 +62,8 @@ static int copy_text(char **out, const char *text)
  * An earlier record of this call that is the same refusal (op, call, path,
  * host, port, rule, source): its grant is this one's too, so a retry loop
  * over two hosts asks twice, not once a try (each question about a path
- * makes a file guard for a policy copy, about a millisecond and a half).
+ * is answered by a file guard for a policy copy, kept for the call's next
+ * denials: denial/grant.h).
  * Two paths in one directory are asked each on its own: a name there may be
  * protected or masked under the candidate root (`.mcp.json`, a configured
  * mask) while its neighbour is not.
@@ -78,8 +80,8 @@ static const dsh_grant *grant_already_found(const dsh_denials *out, const dsh_de
  * Finds the grant and moves `denial` into `out` (emptied either way).  A
  * record past the bound is only counted, and asked nothing.
  */
-static int add(dsh_runtime *runtime, const dsh_policy *policy, dsh_denial *denial, dsh_denials *out,
-               dsh_error *error)
+static int add(dsh_runtime *runtime, const dsh_policy *policy, dsh_grant_guards *guards, dsh_denial *denial,
+               dsh_denials *out, dsh_error *error)
 {
         const dsh_grant *known = out->count < DSH_DENIALS_MAX ? grant_already_found(out, denial) : NULL;
         int result = 0;
@@ -87,7 +89,7 @@ static int add(dsh_runtime *runtime, const dsh_policy *policy, dsh_denial *denia
         if (known && dsh_grant_copy(&denial->grant, known) < 0)
                 result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         else if (!known && out->count < DSH_DENIALS_MAX)
-                result = dsh_denial_find_grant(runtime, policy, denial, error);
+                result = dsh_denial_find_grant_reusing(runtime, policy, guards, denial, error);
 
         if (result == 0 && dsh_denials_take(out, denial, DSH_DENIALS_MAX) < 0)
                 result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
@@ -95,8 +97,8 @@ static int add(dsh_runtime *runtime, const dsh_policy *policy, dsh_denial *denia
         return result;
 }
 
-static int add_write_refusals(dsh_runtime *runtime, const dsh_policy *policy, const dsh_child *child,
-                              dsh_denials *out, dsh_error *error)
+static int add_write_refusals(dsh_runtime *runtime, const dsh_policy *policy, dsh_grant_guards *guards,
+                              const dsh_child *child, dsh_denials *out, dsh_error *error)
 {
         const dsh_write_refusal *refusals = NULL;
         unsigned long dropped = 0;
@@ -114,7 +116,7 @@ static int add_write_refusals(dsh_runtime *runtime, const dsh_policy *policy, co
                         dsh_denial_clear(&denial);
                         return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
                 }
-                result = add(runtime, policy, &denial, out, error);
+                result = add(runtime, policy, guards, &denial, out, error);
         }
         return result;
 }
@@ -147,8 +149,8 @@ static const char *network_record_call(dsh_denial_op op)
         return op == DSH_DENIAL_DNS ? "query" : op == DSH_DENIAL_HTTP ? "request" : "connect";
 }
 
-static int add_network_refusals(dsh_runtime *runtime, const dsh_policy *policy, const dsh_child *child,
-                                dsh_denials *out, dsh_error *error)
+static int add_network_refusals(dsh_runtime *runtime, const dsh_policy *policy, dsh_grant_guards *guards,
+                                const dsh_child *child, dsh_denials *out, dsh_error *error)
 {
         const dsh_refused_connection *refusals = NULL;
         unsigned long dropped = 0;
@@ -168,7 +170,7 @@ static int add_network_refusals(dsh_runtime *runtime, const dsh_policy *policy, 
                         dsh_denial_clear(&denial);
                         return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
                 }
-                result = add(runtime, policy, &denial, out, error);
+                result = add(runtime, policy, guards, &denial, out, error);
         }
         return result;
 }
@@ -180,8 +182,8 @@ static int add_network_refusals(dsh_runtime *runtime, const dsh_policy *policy, 
  * (dsh_provider_held_back_rule(): the sandbox's own file, else a protected
  * subpath), source "cleanup".
  */
-static int add_moved_aside_paths(dsh_runtime *runtime, const dsh_policy *policy, const dsh_child *child,
-                                 dsh_denials *out, dsh_error *error)
+static int add_moved_aside_paths(dsh_runtime *runtime, const dsh_policy *policy, dsh_grant_guards *guards,
+                                 const dsh_child *child, dsh_denials *out, dsh_error *error)
 {
         const dsh_provider *provider = dsh_runtime_provider(runtime);
         const char *const *paths = NULL;
@@ -200,7 +202,7 @@ static int add_moved_aside_paths(dsh_runtime *runtime, const dsh_policy *policy,
                         dsh_denial_clear(&denial);
                         return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
                 }
-                result = add(runtime, policy, &denial, out, error);
+                result = add(runtime, policy, guards, &denial, out, error);
         }
         return result;
 }
@@ -208,15 +210,21 @@ static int add_moved_aside_paths(dsh_runtime *runtime, const dsh_policy *policy,
 int dsh_child_denials(dsh_runtime *runtime, const dsh_policy *policy, const dsh_child *child, dsh_denials *out,
                       dsh_error *error)
 {
+        dsh_grant_guards *guards;
         int result;
 
         if (!runtime || !policy || !child || !out)
                 return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL,
                                      "a child's denials need the runtime, the policy, the child and a list");
-        result = add_write_refusals(runtime, policy, child, out, error);
+        /* One guard per candidate policy for all of the call's grants (denial/grant.h). */
+        guards = dsh_grant_guards_new();
+        if (!guards)
+                return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
+        result = add_write_refusals(runtime, policy, guards, child, out, error);
         if (result == 0)
-                result = add_network_refusals(runtime, policy, child, out, error);
+                result = add_network_refusals(runtime, policy, guards, child, out, error);
         if (result == 0)
-                result = add_moved_aside_paths(runtime, policy, child, out, error);
+                result = add_moved_aside_paths(runtime, policy, guards, child, out, error);
+        dsh_grant_guards_free(guards);
         return result;
 }

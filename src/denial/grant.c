@@ -24,6 +24,7 @@
 
 #include "base/error.h"
 #include "base/path.h"
+#include "denial/grant.h"
 #include "denial/why.h"
 #include "provider/provider-protections.h"
 
@@ -57,20 +58,155 @@ static int out_of_memory(dsh_error *error)
         return dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
 }
 
+/* -------------------------------------------------- the call's guards -- */
 /*
- * Asks the decision over `policy` (a candidate): 0 allowed, 1 still denied
+ * A candidate policy is the call's policy and at most one change: its mode
+ * (read-only widened), one extra writable root, one allowed socket.  The
+ * key is that change, so the set serves one call policy at a time.
+ *
+ * Why reuse gives a hostile command nothing: a grant is only what the
+ * model is told it may ask for; the call it asks for is confined afresh
+ * (its own policy, its own plan, its own guard), so a stale fact here can
+ * at worst change a suggestion, never what a command may do.  And the
+ * facts are no staler than before: the command has finished when its
+ * records are read; a guard made for the first denial holds what a guard
+ * made for the next one would have read a millisecond later (the roots'
+ * canonical names, the masks planned), the same race either way.
+ */
+#define GRANT_GUARDS_MAX 8
+
+struct grant_guard {
+        dsh_mode mode;
+        char *root;                     /* the extra writable root, or NULL */
+        char *socket;                   /* the extra allowed socket, or NULL */
+        dsh_file_guard *guard;          /* NULL: an empty slot */
+};
+
+struct dsh_grant_guards {
+        const dsh_policy *policy;       /* the call policy the candidates change */
+        struct grant_guard slots[GRANT_GUARDS_MAX];
+        size_t next;                    /* the slot the next guard takes (the oldest when all are full) */
+};
+
+dsh_grant_guards *dsh_grant_guards_new(void)
+{
+        return calloc(1, sizeof(dsh_grant_guards));
+}
+
+static void empty_slot(struct grant_guard *slot)
+{
+        dsh_file_guard_free(slot->guard);
+        free(slot->root);
+        free(slot->socket);
+        *slot = (struct grant_guard) { 0 };
+}
+
+void dsh_grant_guards_free(dsh_grant_guards *guards)
+{
+        if (!guards)
+                return;
+        for (size_t i = 0; i < GRANT_GUARDS_MAX; i++)
+                empty_slot(&guards->slots[i]);
+        free(guards);
+}
+
+static bool same_text(const char *a, const char *b)
+{
+        return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* The change that makes a candidate of the call policy. */
+struct candidate {
+        const dsh_policy *policy;       /* the call policy so changed */
+        const char *root;
+        const char *socket;
+};
+
+struct asking {
+        dsh_runtime *runtime;
+        const dsh_policy *call_policy;
+        dsh_grant_guards *guards;       /* NULL: each question makes its own guard */
+};
+
+static struct grant_guard *find_slot(dsh_grant_guards *guards, const struct candidate *candidate)
+{
+        for (size_t i = 0; i < GRANT_GUARDS_MAX; i++) {
+                struct grant_guard *slot = &guards->slots[i];
+
+                if (slot->guard && slot->mode == candidate->policy->mode && same_text(slot->root, candidate->root) &&
+                    same_text(slot->socket, candidate->socket))
+                        return slot;
+        }
+        return NULL;
+}
+
+/*
+ * The guard for `candidate`, kept in the set: 0 with `*guard_out` (NULL
+ * when there is no set, or when the candidate cannot be made — the
+ * question then makes its own and is refused as before), or -ENOMEM.
+ */
+static int candidate_guard(struct asking *asking, const struct candidate *candidate, dsh_file_guard **guard_out,
+                           dsh_error *error)
+{
+        dsh_grant_guards *guards = asking->guards;
+        dsh_error refusal = DSH_ERROR_INIT;
+        struct grant_guard *slot;
+        dsh_file_guard *guard = NULL;
+
+        *guard_out = NULL;
+        if (!guards)
+                return 0;
+        if (guards->policy != asking->call_policy) {
+                for (size_t i = 0; i < GRANT_GUARDS_MAX; i++)
+                        empty_slot(&guards->slots[i]);
+                guards->policy = asking->call_policy;
+        }
+        slot = find_slot(guards, candidate);
+        if (slot) {
+                *guard_out = slot->guard;
+                return 0;
+        }
+        if (dsh_file_guard_new(asking->runtime, candidate->policy, &guard, &refusal) < 0) {
+                bool memory = refusal.code == DSH_ERROR_SYSTEM && refusal.errno_value == ENOMEM;
+
+                dsh_error_clear(&refusal);
+                return memory ? out_of_memory(error) : 0;
+        }
+        slot = &guards->slots[guards->next];
+        guards->next = (guards->next + 1) % GRANT_GUARDS_MAX;
+        empty_slot(slot);
+        *slot = (struct grant_guard) { candidate->policy->mode, NULL, NULL, guard };
+        if ((candidate->root && !(slot->root = strdup(candidate->root))) ||
+            (candidate->socket && !(slot->socket = strdup(candidate->socket)))) {
+                empty_slot(slot);
+                return out_of_memory(error);
+        }
+        *guard_out = guard;
+        return 0;
+}
+
+/* ------------------------------------------------------------- asking -- */
+
+/*
+ * Asks the decision over `candidate`: 0 allowed, 1 still denied
  * (`*still_rule`, static or NULL, the rule it names), or -ENOMEM.  A
  * candidate the policy refuses to be made (a root holding a runner, one
  * inside the sandbox's own files, a host pattern no allow-list takes)
  * counts as still denied: it allows nothing.
  */
-static int ask(dsh_runtime *runtime, const dsh_policy *policy, dsh_denial_op op, const char *target,
+static int ask(struct asking *asking, const struct candidate *candidate, dsh_denial_op op, const char *target,
                const char **still_rule, dsh_error *error)
 {
         dsh_denial answer = DSH_DENIAL_INIT;
         dsh_error refusal = DSH_ERROR_INIT;
-        int result = dsh_why_decide(runtime, policy, op, target, &answer, &refusal);
-        bool out_of_memory_seen = result < 0 && refusal.errno_value == ENOMEM && refusal.code == DSH_ERROR_SYSTEM;
+        dsh_file_guard *guard = NULL;
+        int result = candidate_guard(asking, candidate, &guard, error);
+        bool out_of_memory_seen;
+
+        if (result < 0)
+                return result;
+        result = dsh_why_decide_by(asking->runtime, candidate->policy, guard, op, target, &answer, &refusal);
+        out_of_memory_seen = result < 0 && refusal.errno_value == ENOMEM && refusal.code == DSH_ERROR_SYSTEM;
 
         *still_rule = "outside-roots";  /* a candidate that cannot be made allows nothing */
         if (result == 1) {
@@ -150,9 +286,10 @@ static bool is_own_file(dsh_runtime *runtime, const char *path)
  * widened to workspace-write): 0 allowed with it (the grant is set), 1 not
  * (`*still_rule`), or -ENOMEM.
  */
-static int try_root(dsh_runtime *runtime, dsh_policy *base, dsh_denial *denial, const char *root, bool widens,
+static int try_root(struct asking *asking, dsh_policy *base, dsh_denial *denial, const char *root, bool widens,
                     const char **still_rule, dsh_error *error)
 {
+        const struct candidate candidate = { base, root, NULL };
         char *granted = NULL;
         int result;
 
@@ -160,13 +297,13 @@ static int try_root(dsh_runtime *runtime, dsh_policy *base, dsh_denial *denial, 
         if (strcmp(root, "/") == 0)
                 return 1;  /* "/" as a root is everything: only the mode says that */
         /* Reached by another name (a symlink on the way): the candidate is canonical, the sandbox's own is refused. */
-        if (is_own_file(runtime, root)) {
+        if (is_own_file(asking->runtime, root)) {
                 *still_rule = "own-file";
                 return 1;
         }
         if (dsh_strv_append(&base->additional_writable_roots, root) < 0)
                 return out_of_memory(error);
-        result = ask(runtime, base, denial->op, denial->path, still_rule, error);
+        result = ask(asking, &candidate, denial->op, denial->path, still_rule, error);
         free(base->additional_writable_roots[dsh_strv_length(base->additional_writable_roots) - 1]);
         base->additional_writable_roots[dsh_strv_length(base->additional_writable_roots) - 1] = NULL;
         if (result != 0)
@@ -185,21 +322,23 @@ static int try_root(dsh_runtime *runtime, dsh_policy *base, dsh_denial *denial, 
  * the candidate is asked, so a change of the directory's own entry falls
  * to its parent), under the call's mode or workspace-write; else the mode.
  */
-static int grant_root(dsh_runtime *runtime, const dsh_policy *policy, dsh_denial *denial, dsh_error *error)
+static int grant_root(struct asking *asking, dsh_denial *denial, dsh_error *error)
 {
+        const dsh_policy *policy = asking->call_policy;
         dsh_policy base = DSH_POLICY_INIT;
+        const struct candidate widened = { &base, NULL, NULL };
         const char *still_rule = NULL;
         bool widens = false;
         int result = 0;
 
-        if (!denial->path || policy->mode == DSH_MODE_DANGER_FULL_ACCESS || is_own_file(runtime, denial->path))
+        if (!denial->path || policy->mode == DSH_MODE_DANGER_FULL_ACCESS || is_own_file(asking->runtime, denial->path))
                 return 0;
         if (dsh_policy_copy(&base, policy) < 0)
                 return out_of_memory(error);
         if (base.mode == DSH_MODE_READ_ONLY) {
                 base.mode = DSH_MODE_WORKSPACE_WRITE;
                 widens = true;
-                result = ask(runtime, &base, denial->op, denial->path, &still_rule, error);
+                result = ask(asking, &widened, denial->op, denial->path, &still_rule, error);
                 if (result == 0)
                         set_grant(denial, DSH_GRANT_MODE, true, DSH_MODE_WORKSPACE_WRITE, NULL);
         } else {
@@ -220,7 +359,7 @@ static int grant_root(dsh_runtime *runtime, const dsh_policy *policy, dsh_denial
                 }
                 if (!self && strcmp(root, tried) == 0)
                         break;  /* the path is no directory: its nearest one was asked already */
-                result = try_root(runtime, &base, denial, root, widens, &still_rule, error);
+                result = try_root(asking, &base, denial, root, widens, &still_rule, error);
         }
         if (result == 1)
                 grant_widest(denial, still_rule);
@@ -229,17 +368,20 @@ static int grant_root(dsh_runtime *runtime, const dsh_policy *policy, dsh_denial
 }
 
 /* unix-socket: the socket allowed (--allow-unix-socket), when that alone lets the connect through. */
-static int grant_socket(dsh_runtime *runtime, const dsh_policy *policy, dsh_denial *denial, dsh_error *error)
+static int grant_socket(struct asking *asking, dsh_denial *denial, dsh_error *error)
 {
+        const dsh_policy *policy = asking->call_policy;
         dsh_policy base = DSH_POLICY_INIT;
+        const struct candidate as_called = { policy, NULL, NULL };
+        const struct candidate allowing = { &base, NULL, denial->path };
         const char *still_rule = NULL;
         char *target = NULL;
         int result;
 
-        if (!denial->path || is_own_file(runtime, denial->path))
+        if (!denial->path || is_own_file(asking->runtime, denial->path))
                 return 0;
         /* A masked socket, or one of the sandbox's own (the supervisor may name it unix-socket outside the roots): none. */
-        result = ask(runtime, policy, DSH_DENIAL_CONNECT, denial->path, &still_rule, error);
+        result = ask(asking, &as_called, DSH_DENIAL_CONNECT, denial->path, &still_rule, error);
         if (result < 0)
                 return result;
         if (result == 1 && still_rule && (strcmp(still_rule, "own-file") == 0 || strcmp(still_rule, "masked-path") == 0))
@@ -248,7 +390,7 @@ static int grant_socket(dsh_runtime *runtime, const dsh_policy *policy, dsh_deni
                 dsh_policy_clear(&base);
                 return out_of_memory(error);
         }
-        result = ask(runtime, &base, DSH_DENIAL_CONNECT, denial->path, &still_rule, error);
+        result = ask(asking, &allowing, DSH_DENIAL_CONNECT, denial->path, &still_rule, error);
         dsh_policy_clear(&base);
         if (result != 0)
                 return result < 0 ? result : 0;
@@ -343,6 +485,14 @@ static bool names_loopback(const char *host)
 
 int dsh_denial_find_grant(dsh_runtime *runtime, const dsh_policy *policy, dsh_denial *denial, dsh_error *error)
 {
+        return dsh_denial_find_grant_reusing(runtime, policy, NULL, denial, error);
+}
+
+int dsh_denial_find_grant_reusing(dsh_runtime *runtime, const dsh_policy *policy, dsh_grant_guards *guards,
+                                  dsh_denial *denial, dsh_error *error)
+{
+        struct asking asking = { runtime, policy, guards };
+
         if (!denial)
                 return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "a grant needs a denial");
         set_grant(denial, DSH_GRANT_NONE, false, policy ? policy->mode : DSH_MODE_READ_ONLY, NULL);
@@ -355,9 +505,9 @@ int dsh_denial_find_grant(dsh_runtime *runtime, const dsh_policy *policy, dsh_de
                 return 0;
         }
         if (rule_is(denial, "outside-roots"))
-                return grant_root(runtime, policy, denial, error);
+                return grant_root(&asking, denial, error);
         if (rule_is(denial, "unix-socket"))
-                return grant_socket(runtime, policy, denial, error);
+                return grant_socket(&asking, denial, error);
         if (rule_is(denial, "local-port") ||
             (rule_is(denial, "address-not-resolved") && names_loopback(denial->host)))
                 return grant_local_port(policy, denial, error);

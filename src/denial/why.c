@@ -119,19 +119,29 @@ static dsh_guard_question question_of(dsh_denial_op op)
                                            : DSH_GUARD_ASK_WRITE;
 }
 
-/* The guard's judgement of `path` under `policy`: 0 allowed, 1 with `*rule` and `*canonical` (new), or an error. */
-static int judge_path(dsh_runtime *runtime, const dsh_policy *policy, dsh_guard_question question, const char *path,
-                      dsh_guard_rule *rule, char **canonical, dsh_error *error)
+/*
+ * The guard's judgement of `path` under `policy` — by `guard` when one was
+ * made for that policy (a call's grants reuse theirs, grant.c), else by one
+ * made for this question alone: 0 allowed, 1 with `*rule` and `*canonical`
+ * (new), or an error.
+ */
+static int judge_path(dsh_runtime *runtime, const dsh_policy *policy, dsh_file_guard *guard,
+                      dsh_guard_question question, const char *path, dsh_guard_rule *rule, char **canonical,
+                      dsh_error *error)
 {
-        dsh_file_guard *guard = NULL;
-        int result = dsh_file_guard_new(runtime, policy, &guard, error);
+        dsh_file_guard *own = NULL;
+        int result = 0;
 
         *rule = DSH_GUARD_ALLOWED;
         *canonical = NULL;
-        if (result < 0)
-                return result;
+        if (!guard) {
+                result = dsh_file_guard_new(runtime, policy, &own, error);
+                if (result < 0)
+                        return result;
+                guard = own;
+        }
         result = dsh_file_guard_judge(guard, question, path, rule, canonical, error);
-        dsh_file_guard_free(guard);
+        dsh_file_guard_free(own);
         if (result < 0)
                 return result;
         return *rule == DSH_GUARD_ALLOWED ? 0 : 1;
@@ -149,12 +159,12 @@ static int fill(dsh_denial *denial, dsh_denial_op op, const char *rule, dsh_erro
         return 1;
 }
 
-static int why_path(dsh_runtime *runtime, const dsh_policy *policy, dsh_denial_op op, const char *path,
-                    dsh_denial *denial, dsh_error *error)
+static int why_path(dsh_runtime *runtime, const dsh_policy *policy, dsh_file_guard *guard, dsh_denial_op op,
+                    const char *path, dsh_denial *denial, dsh_error *error)
 {
         dsh_guard_rule rule;
         char *canonical = NULL;
-        int result = judge_path(runtime, policy, question_of(op), path, &rule, &canonical, error);
+        int result = judge_path(runtime, policy, guard, question_of(op), path, &rule, &canonical, error);
 
         if (result <= 0)
                 return result;
@@ -184,8 +194,8 @@ static bool allowed_socket(const dsh_policy *policy, const char *path)
  * rule that names what it is — one of the sandbox's own files, a masked
  * path — so that its grant is none, never an allow-listing.
  */
-static int why_unix_socket(dsh_runtime *runtime, const dsh_policy *policy, const char *path, dsh_denial *denial,
-                           dsh_error *error)
+static int why_unix_socket(dsh_runtime *runtime, const dsh_policy *policy, dsh_file_guard *guard,
+                           const char *path, dsh_denial *denial, dsh_error *error)
 {
         dsh_guard_rule rule;
         char *canonical = NULL;
@@ -193,7 +203,7 @@ static int why_unix_socket(dsh_runtime *runtime, const dsh_policy *policy, const
 
         if (policy->mode == DSH_MODE_DANGER_FULL_ACCESS || allowed_socket(policy, path))
                 return 0;
-        result = judge_path(runtime, policy, DSH_GUARD_ASK_METADATA, path, &rule, &canonical, error);
+        result = judge_path(runtime, policy, guard, DSH_GUARD_ASK_METADATA, path, &rule, &canonical, error);
         if (result <= 0)
                 return result;
         denial->path = canonical;
@@ -359,6 +369,12 @@ static int why_inet(const dsh_policy *policy, const char *target, dsh_denial *de
 int dsh_why_decide(dsh_runtime *runtime, const dsh_policy *policy, dsh_denial_op op, const char *target,
                    dsh_denial *denial_out, dsh_error *error)
 {
+        return dsh_why_decide_by(runtime, policy, NULL, op, target, denial_out, error);
+}
+
+int dsh_why_decide_by(dsh_runtime *runtime, const dsh_policy *policy, dsh_file_guard *guard, dsh_denial_op op,
+                      const char *target, dsh_denial *denial_out, dsh_error *error)
+{
         int result;
 
         *denial_out = (dsh_denial) DSH_DENIAL_INIT;
@@ -370,10 +386,10 @@ int dsh_why_decide(dsh_runtime *runtime, const dsh_policy *policy, dsh_denial_op
         case DSH_DENIAL_WRITE:
         case DSH_DENIAL_METADATA:
         case DSH_DENIAL_READ:
-                result = why_path(runtime, policy, op, target, denial_out, error);
+                result = why_path(runtime, policy, guard, op, target, denial_out, error);
                 break;
         case DSH_DENIAL_CONNECT:
-                result = target[0] == '/' ? why_unix_socket(runtime, policy, target, denial_out, error)
+                result = target[0] == '/' ? why_unix_socket(runtime, policy, guard, target, denial_out, error)
                                           : why_inet(policy, target, denial_out, error);
                 break;
         case DSH_DENIAL_DNS:

@@ -8,6 +8,7 @@
 #define DSH_SANDBOX_DENIAL_WHY_H
 
 #include "dsh-sandbox/denial.h"
+#include "dsh-sandbox/file-guard.h"
 #include "base/util.h"
 
 /*
@@ -16,6 +17,14 @@
  */
 DSH_INTERNAL int dsh_why_decide(dsh_runtime *runtime, const dsh_policy *policy, dsh_denial_op op,
                                 const char *target, dsh_denial *denial_out, dsh_error *error);
+
+/*
+ * The same, a path or a unix socket judged by `guard`, made for `policy`
+ * by dsh_file_guard_new() (NULL: one is made for this question alone).
+ */
+DSH_INTERNAL int dsh_why_decide_by(dsh_runtime *runtime, const dsh_policy *policy, dsh_file_guard *guard,
+                                   dsh_denial_op op, const char *target, dsh_denial *denial_out,
+                                   dsh_error *error);
 
 /*
  * Splits a connect target "host:port", "IPV4:PORT" or "[IPV6]:PORT" into

@@ -576,6 +576,67 @@ static void test_child_unix_socket(void **state)
         free(path);
 }
 
+/*
+ * Many refusals of one call, their grants found with the call's guards
+ * kept (one per candidate policy, denial/grant.h): each is the grant a
+ * question alone finds.  Two names in one candidate root share its guard
+ * and still differ (.mcp.json is protected there, its neighbour is not);
+ * eleven candidate roots are more than the set keeps, and the first one is
+ * asked again after it was let go.
+ */
+static void test_child_grants_reused(void **state)
+{
+        fixture *f = *state;
+        dsh_runtime *runtime = new_runtime(f, "landlock");
+        dsh_policy policy = policy_of(f, DSH_MODE_WORKSPACE_WRITE);
+        dsh_denials denials = DSH_DENIALS_INIT;
+        char *script = NULL, *plain = path_in(f->outside, "a"), *config = path_in(f->outside, ".mcp.json");
+        const dsh_denial *denial;
+
+        for (int i = 0; i < 10; i++) {
+                char name[8], *directory;
+
+                snprintf(name, sizeof(name), "d%d", i);
+                directory = path_in(f->outside, name);
+                assert_int_equal(mkdir(directory, 0755), 0);
+                free(directory);
+        }
+        assert_true(asprintf(&script,
+                             "cd '%s' && for d in d0 d1 d2 d3 d4 d5 d6 d7 d8 d9; do echo > $d/f; echo > $d/g; done;"
+                             " echo > d0/h; echo > a; echo '{}' > .mcp.json; exit 0",
+                             f->outside) > 0);
+        run_confined(runtime, &policy, script, &denials);
+        assert_true(denials.count >= 23);
+        for (size_t i = 0; i < denials.count; i++) {
+                const dsh_denial *record = &denials.items[i];
+                dsh_grant alone;
+
+                if (!record->path || strcmp(record->rule, "outside-roots") != 0)
+                        continue;
+                alone = grant_for(f, &policy, record->op, record->path, record->rule);
+                assert_grant(alone, record->grant.kind, record->grant.widens, record->grant.mode, record->grant.target);
+        }
+        denial = find_denial(&denials, DSH_DENIAL_WRITE, plain);
+        assert_non_null(denial);
+        if (denial) {
+                assert_string_equal(dsh_grant_kind_name(denial->grant.kind), "writable-root");
+                assert_string_equal(denial->grant.target, f->outside);
+        }
+        denial = find_denial(&denials, DSH_DENIAL_WRITE, config);
+        assert_non_null(denial);
+        if (denial) {
+                assert_string_equal(dsh_grant_kind_name(denial->grant.kind), "mode");
+                assert_string_equal(dsh_mode_name(denial->grant.mode), "danger-full-access");
+        }
+        printf("# %zu denials, each grant as a question alone finds it\n", denials.count);
+        free(script);
+        free(plain);
+        free(config);
+        dsh_denials_clear(&denials);
+        dsh_policy_clear(&policy);
+        dsh_runtime_free(runtime);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -592,6 +653,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_child_records_landlock, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_child_kept_absent, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_child_unix_socket, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_child_grants_reused, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -96,12 +96,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <linux/openat2.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -151,8 +153,50 @@
  * allowed, as everywhere (reads are outside the modes' vocabulary).
  */
 static const char *const proc_read_only[] = {
-        "/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs", "/proc/acpi", NULL,
+        "/proc/sys", "/proc/sysrq-trigger", "/proc/fs", "/proc/acpi", NULL,
 };
+
+/*
+ * /proc/irq and /proc/bus, which bwrap covers itself (setup_newroot()'s
+ * cover_proc_dirs, in every release: a read-only bind of each onto itself
+ * right after --proc) when access(2) says it may write them.  A second bind
+ * of ours over that one changes nothing the command can do, and costs a
+ * bind, a read of the namespace's whole mountinfo and a remount each (about
+ * 0.13 ms each, issue 24).  So ours is made only when bwrap's might not be:
+ * bwrap runs with this process's credentials (whatever bwrap-trust.c finds,
+ * setuid or not, it gets no fewer), and a caller holding CAP_DAC_OVERRIDE
+ * over these root-owned procfs directories (root, in the initial user
+ * namespace) passes that access check, so bwrap binds them.  Without it —
+ * uid 0 whose capabilities were taken, say — the directories (0555) look
+ * read-only to bwrap, which then skips them, while their files (0644, owned
+ * by root) would still be writable by uid 0 by their mode alone: then ours
+ * are made.  Nothing the command does reaches this: the check is of this
+ * process, before bwrap starts.  The escape matrix writes
+ * /proc/irq/default_smp_affinity on both paths (EROFS).
+ */
+static const char *const proc_covered_by_bwrap[] = { "/proc/irq", "/proc/bus", NULL };
+
+/* Whether this process holds CAP_DAC_OVERRIDE in its effective set, over inodes owned by the initial namespace's root. */
+static bool holds_dac_override_over_root(void)
+{
+        struct __user_cap_header_struct header = { _LINUX_CAPABILITY_VERSION_3, 0 };
+        struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = { { 0 } };
+        char map[64] = "";
+        FILE *uid_map;
+        unsigned long inside = 1, outside = 1, count = 0;
+
+        if (syscall(SYS_capget, &header, data) != 0 || !(data[0].effective & (1U << CAP_DAC_OVERRIDE)))
+                return false;
+        /* Root-owned means the initial namespace's root: this namespace must map it (the initial one maps all). */
+        uid_map = fopen("/proc/self/uid_map", "re");
+        if (!uid_map)
+                return false;
+        while (fgets(map, sizeof(map), uid_map))
+                if (sscanf(map, "%lu %lu %lu", &inside, &outside, &count) == 3 && outside == 0 && count > 0)
+                        break;
+        fclose(uid_map);
+        return outside == 0 && count > 0;
+}
 
 /*
  * One bind of a workspace-write profile (struct dsh_bwrap_bind,
@@ -180,13 +224,14 @@ struct bwrap_call {
         char *const *hidden;    /* the protections' hidden directories (borrowed): see bwrap-masks.h */
         dsh_network_filter network;     /* dsh-sandbox-exec's --network (ON: none) */
         bool unshare_net;       /* --unshare-net: off with no allowed local port (call-network.h) */
+        bool bwrap_covers_proc; /* spawn by a caller holding CAP_DAC_OVERRIDE: see proc_covered_by_bwrap */
         dsh_bwrap_masks masks;  /* the call's masks: mounted last, pinned, the rest to dsh-sandbox-exec */
         const dsh_protections *protections;     /* the provider's (borrowed): the environment's rules */
 };
 
 #define BWRAP_CALL_INIT                                                                                        \
         { NULL, NULL, DSH_SHIELD_INIT, NULL, 0, -1, -1, -1, NULL, false, NULL, false, NULL, NULL, 0, false, \
-          DSH_BWRAP_MASKS_INIT, NULL }
+          false, DSH_BWRAP_MASKS_INIT, NULL }
 
 static void bwrap_call_clear(struct bwrap_call *call)
 {
@@ -533,6 +578,8 @@ static int build_argv(char ***argv, const struct bwrap_call *call, const dsh_pol
                 result = dsh_strv_append(argv, "--unshare-net");
         for (const char *const *path = proc_read_only; result == 0 && *path; path++)
                 result = append_bind(argv, "--ro-bind-try", *path);
+        for (const char *const *path = proc_covered_by_bwrap; result == 0 && !call->bwrap_covers_proc && *path; path++)
+                result = append_bind(argv, "--ro-bind-try", *path);
         if (result == 0)
                 result = append_words(argv, process);
         if (result == 0 && policy->mode == DSH_MODE_WORKSPACE_WRITE)
@@ -809,6 +856,8 @@ static int bwrap_spawn(dsh_provider *provider, char *const *argv, const dsh_prep
         if (result == 0)
                 result = audit_kept_absent(&call.shield, error);
         call.scratch_by_fd = true;
+        /* Spawn only: confine's argv may be run by a caller with other credentials, so it keeps both binds. */
+        call.bwrap_covers_proc = holds_dac_override_over_root();
         call.controlling_terminal = options->controlling_terminal;
         if (result == 0)
                 result = open_bind_sources(&call, prepared, error);

@@ -400,6 +400,11 @@ static const escape_row rows[] = {
         { "proc-sys", "/proc/sys/kernel/domainname", { "rewrite-unchanged", "/proc/sys/kernel/domainname" }, { NULL },
           .observe = ESCAPE_OBSERVE_ERRNO, .bwrap = { DENY("EROFS"), DENY("EROFS") },
           .landlock = { DENY("EACCES"), DENY("EACCES") } },
+        /* A root-owned 0644 IRQ knob: under bwrap read-only by bwrap's own cover of /proc/irq when run by root. */
+        { "proc-irq", "/proc/irq/default_smp_affinity",
+          { "rewrite-unchanged", "/proc/irq/default_smp_affinity" }, { NULL },
+          .observe = ESCAPE_OBSERVE_ERRNO, .bwrap = { DENY("EROFS"), DENY("EROFS") },
+          .landlock = { DENY("EACCES"), DENY("EACCES") } },
 
         /* Writable fds the caller left open (no O_CLOEXEC) never reach the command. */
         { "inherited-fd", "outside file on fd 5", { "write-fd", "5" }, { "{out}/file" }, .inherited_fd = 5,

@@ -68,10 +68,11 @@ static int out_of_memory(dsh_error *error)
  * model is told it may ask for; the call it asks for is confined afresh
  * (its own policy, its own plan, its own guard), so a stale fact here can
  * at worst change a suggestion, never what a command may do.  And the
- * facts are no staler than before: the command has finished when its
- * records are read; a guard made for the first denial holds what a guard
- * made for the next one would have read a millisecond later (the roots'
- * canonical names, the masks planned), the same race either way.
+ * facts are no staler than before: a guard made for the first denial holds
+ * what one made for the next would have read a millisecond later (the
+ * roots' canonical names, the masks planned); a process of the command
+ * still running could race either the same way, and either race moves
+ * only a suggestion.
  */
 #define GRANT_GUARDS_MAX 8
 

@@ -87,6 +87,7 @@ struct dsh_grant_guards {
         const dsh_policy *policy;       /* the call policy the candidates change */
         struct grant_guard slots[GRANT_GUARDS_MAX];
         size_t next;                    /* the slot the next guard takes (the oldest when all are full) */
+        char **own_files;               /* the provider's protected paths, canonical (is_own_file()), or NULL */
 };
 
 dsh_grant_guards *dsh_grant_guards_new(void)
@@ -102,12 +103,19 @@ static void empty_slot(struct grant_guard *slot)
         *slot = (struct grant_guard) { 0 };
 }
 
+static void empty_guards(dsh_grant_guards *guards)
+{
+        for (size_t i = 0; i < GRANT_GUARDS_MAX; i++)
+                empty_slot(&guards->slots[i]);
+        dsh_strv_free(guards->own_files);
+        guards->own_files = NULL;
+}
+
 void dsh_grant_guards_free(dsh_grant_guards *guards)
 {
         if (!guards)
                 return;
-        for (size_t i = 0; i < GRANT_GUARDS_MAX; i++)
-                empty_slot(&guards->slots[i]);
+        empty_guards(guards);
         free(guards);
 }
 
@@ -127,6 +135,7 @@ struct asking {
         dsh_runtime *runtime;
         const dsh_policy *call_policy;
         dsh_grant_guards *guards;       /* NULL: each question makes its own guard */
+        char **own_files;               /* without guards: this grant's canonical protected paths, or NULL */
 };
 
 static struct grant_guard *find_slot(dsh_grant_guards *guards, const struct candidate *candidate)
@@ -157,11 +166,6 @@ static int candidate_guard(struct asking *asking, const struct candidate *candid
         *guard_out = NULL;
         if (!guards)
                 return 0;
-        if (guards->policy != asking->call_policy) {
-                for (size_t i = 0; i < GRANT_GUARDS_MAX; i++)
-                        empty_slot(&guards->slots[i]);
-                guards->policy = asking->call_policy;
-        }
         slot = find_slot(guards, candidate);
         if (slot) {
                 *guard_out = slot->guard;
@@ -263,22 +267,50 @@ static char *nearest_directory(const char *path, bool include_self)
 }
 
 /*
- * Whether `path` is at or beneath one of the sandbox's own files (the
- * provider's protected paths, canonical: the list dsh_provider_held_back_rule()
- * reads).  Outside every root such a path is refused as outside-roots, and
- * a root there is refused by the provider before any answer: no grant
- * reaches it, and none is offered.
+ * The provider's protected paths, canonical (one that cannot be resolved
+ * kept as given: the list dsh_provider_held_back_rule() reads), resolved
+ * once for a call's grants rather than once a question (twice a refused
+ * path, some thirty readlink calls each).  They are the sandbox's own
+ * files, outside every root and hidden from the command: nothing it can
+ * rename or repoint, so the names read for its first denial hold for the
+ * next.  NULL: out of memory.
  */
-static bool is_own_file(dsh_runtime *runtime, const char *path)
+static char **own_files(struct asking *asking)
 {
-        const dsh_protections *protections = dsh_provider_protections(dsh_runtime_provider(runtime));
+        char ***list = asking->guards ? &asking->guards->own_files : &asking->own_files;
+        const dsh_protections *protections;
 
-        for (char *const *given = protections->paths; given && *given; given++) {
-                dsh_autofree char *canonical = dsh_path_canonical(*given);
+        if (*list)
+                return *list;
+        protections = dsh_provider_protections(dsh_runtime_provider(asking->runtime));
+        *list = calloc(1, sizeof(char *));
+        for (char *const *given = protections->paths; *list && given && *given; given++) {
+                char *canonical = dsh_path_canonical(*given);
 
-                if (dsh_path_is_beneath(path, canonical ? canonical : *given))
-                        return true;
+                if ((!canonical && !(canonical = strdup(*given))) || dsh_strv_append(list, canonical) < 0) {
+                        dsh_strv_free(*list);
+                        *list = NULL;
+                }
+                free(canonical);
         }
+        return *list;
+}
+
+/*
+ * Whether `path` is at or beneath one of the sandbox's own files.  Outside
+ * every root such a path is refused as outside-roots, and a root there is
+ * refused by the provider before any answer: no grant reaches it, and none
+ * is offered.  Out of memory counts as one (no grant either).
+ */
+static bool is_own_file(struct asking *asking, const char *path)
+{
+        char **list = own_files(asking);
+
+        if (!list)
+                return true;
+        for (char **canonical = list; *canonical; canonical++)
+                if (dsh_path_is_beneath(path, *canonical))
+                        return true;
         return false;
 }
 
@@ -298,7 +330,7 @@ static int try_root(struct asking *asking, dsh_policy *base, dsh_denial *denial,
         if (strcmp(root, "/") == 0)
                 return 1;  /* "/" as a root is everything: only the mode says that */
         /* Reached by another name (a symlink on the way): the candidate is canonical, the sandbox's own is refused. */
-        if (is_own_file(asking->runtime, root)) {
+        if (is_own_file(asking, root)) {
                 *still_rule = "own-file";
                 return 1;
         }
@@ -332,7 +364,7 @@ static int grant_root(struct asking *asking, dsh_denial *denial, dsh_error *erro
         bool widens = false;
         int result = 0;
 
-        if (!denial->path || policy->mode == DSH_MODE_DANGER_FULL_ACCESS || is_own_file(asking->runtime, denial->path))
+        if (!denial->path || policy->mode == DSH_MODE_DANGER_FULL_ACCESS || is_own_file(asking, denial->path))
                 return 0;
         if (dsh_policy_copy(&base, policy) < 0)
                 return out_of_memory(error);
@@ -379,7 +411,7 @@ static int grant_socket(struct asking *asking, dsh_denial *denial, dsh_error *er
         char *target = NULL;
         int result;
 
-        if (!denial->path || is_own_file(asking->runtime, denial->path))
+        if (!denial->path || is_own_file(asking, denial->path))
                 return 0;
         /* A masked socket, or one of the sandbox's own (the supervisor may name it unix-socket outside the roots): none. */
         result = ask(asking, &as_called, DSH_DENIAL_CONNECT, denial->path, &still_rule, error);
@@ -484,15 +516,10 @@ static bool names_loopback(const char *host)
         return host && (strncmp(host, "127.", 4) == 0 || strcmp(host, "::1") == 0 || strcmp(host, "localhost") == 0);
 }
 
-int dsh_denial_find_grant(dsh_runtime *runtime, const dsh_policy *policy, dsh_denial *denial, dsh_error *error)
+static int find_grant(struct asking *asking, dsh_denial *denial, dsh_error *error)
 {
-        return dsh_denial_find_grant_reusing(runtime, policy, NULL, denial, error);
-}
-
-int dsh_denial_find_grant_reusing(dsh_runtime *runtime, const dsh_policy *policy, dsh_grant_guards *guards,
-                                  dsh_denial *denial, dsh_error *error)
-{
-        struct asking asking = { runtime, policy, guards };
+        dsh_runtime *runtime = asking->runtime;
+        const dsh_policy *policy = asking->call_policy;
 
         if (!denial)
                 return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "a grant needs a denial");
@@ -506,9 +533,9 @@ int dsh_denial_find_grant_reusing(dsh_runtime *runtime, const dsh_policy *policy
                 return 0;
         }
         if (rule_is(denial, "outside-roots"))
-                return grant_root(&asking, denial, error);
+                return grant_root(asking, denial, error);
         if (rule_is(denial, "unix-socket"))
-                return grant_socket(&asking, denial, error);
+                return grant_socket(asking, denial, error);
         if (rule_is(denial, "local-port") ||
             (rule_is(denial, "address-not-resolved") && names_loopback(denial->host)))
                 return grant_local_port(policy, denial, error);
@@ -516,4 +543,24 @@ int dsh_denial_find_grant_reusing(dsh_runtime *runtime, const dsh_policy *policy
             rule_is(denial, "address-not-resolved"))
                 return grant_host(policy, denial, error);
         return 0;  /* a rule this version does not know: nothing is offered */
+}
+
+int dsh_denial_find_grant(dsh_runtime *runtime, const dsh_policy *policy, dsh_denial *denial, dsh_error *error)
+{
+        return dsh_denial_find_grant_reusing(runtime, policy, NULL, denial, error);
+}
+
+int dsh_denial_find_grant_reusing(dsh_runtime *runtime, const dsh_policy *policy, dsh_grant_guards *guards,
+                                  dsh_denial *denial, dsh_error *error)
+{
+        struct asking asking = { runtime, policy, guards, NULL };
+        int result;
+
+        if (guards && guards->policy != policy) {
+                empty_guards(guards);
+                guards->policy = policy;
+        }
+        result = find_grant(&asking, denial, error);
+        dsh_strv_free(asking.own_files);
+        return result;
 }

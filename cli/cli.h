@@ -81,5 +81,6 @@ int cli_command_fs(int argc, char **argv);
 int cli_command_mcp(int argc, char **argv);
 int cli_command_serve(int argc, char **argv);
 int cli_command_remote_helper(int argc, char **argv);
+int cli_command_remote_service(int argc, char **argv);
 
 #endif

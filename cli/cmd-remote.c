@@ -241,3 +241,20 @@ int cli_command_remote_helper(int argc, char **argv)
         signal(SIGPIPE, SIG_IGN);   /* the caller or its command may go away; the spawn restores the default */
         return dsh_remote_serve(NULL, STDIN_FILENO, STDOUT_FILENO) < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_SUCCESS;
 }
+
+static const char remote_service_help[] =
+        "Usage: dsh-sandbox remote-service\n"
+        "Internal: what `--remote` starts once per destination on the remote host, over the shared\n"
+        "connection.  Serves many calls on a private unix socket until its ssh session ends\n"
+        "(docs/remote.md); not for people.\n";
+
+int cli_command_remote_service(int argc, char **argv)
+{
+        const cli_command_line line = { .name = "remote-service", .help = remote_service_help };
+        int result = cli_options_parse_without_operands(&line, argc, argv);
+
+        if (result != 0)
+                return cli_command_status(result);
+        signal(SIGPIPE, SIG_IGN);   /* a call's peer may go away; the spawn restores the default */
+        return dsh_remote_service(NULL, STDOUT_FILENO) < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_SUCCESS;
+}

@@ -25,6 +25,8 @@ static const struct subcommand subcommands[] = {
         { "serve", cli_command_serve, "serve all of the above as JSON-RPC 2.0 on stdin and stdout" },
         /* Internal (no summary: not listed in the help): the remote side of one --remote call, over ssh's stdio. */
         { "remote-helper", cli_command_remote_helper, NULL },
+        /* Internal: the remote side of every --remote call to one destination, over one shared connection. */
+        { "remote-service", cli_command_remote_service, NULL },
 };
 
 #define SUBCOMMAND_COUNT (sizeof(subcommands) / sizeof(subcommands[0]))

@@ -179,6 +179,18 @@ DSH_PUBLIC int dsh_remote_bash(const dsh_remote_target *target, const dsh_remote
  */
 DSH_PUBLIC int dsh_remote_serve(const dsh_runtime_options *options, int in_fd, int out_fd);
 
+/*
+ * The remote side's service (docs/remote.md "The remote service"): listens
+ * on a unix socket in this host's private ssh control directory, writes
+ * `ready PATH` to `session_fd` (the ssh session that started it), and
+ * serves each connection in a forked child with dsh_remote_serve(), until
+ * `session_fd`'s far end closes (the connection ended) or it was idle for
+ * 10 minutes; then it kills the calls still running and returns 0.  A
+ * negative errno when it cannot listen (nothing was written).  The caller
+ * ignores SIGPIPE, as for dsh_remote_serve().
+ */
+DSH_PUBLIC int dsh_remote_service(const dsh_runtime_options *options, int session_fd);
+
 #ifdef __cplusplus
 }
 #endif

@@ -25,6 +25,7 @@
 #include "base/json-core.h"
 #include "bash/bash-json.h"
 #include "provider/provider-json.h"
+#include "remote/remote-endpoint.h"
 #include "remote/remote-frame.h"
 #include "remote/remote-protocol.h"
 #include "remote/remote-ssh.h"
@@ -45,6 +46,7 @@ typedef struct remote_call {
         size_t diagnostics_used;
         bool stdin_open, signals_open, hello_seen, final_seen;
         bool remote_gone;                   /* ssh's stdin broke: nothing more is sent */
+        bool via_service;                   /* over the destination's remote service, not a session of its own */
         dsh_remote_final final;
         dsh_error protocol_error;           /* the helper answered something that is not the protocol */
 } remote_call;
@@ -324,6 +326,9 @@ static int transport_failure(remote_call *call, int wait_status, dsh_error *erro
 
         if (call->protocol_error.code != DSH_ERROR_NONE)
                 return remote_unavailable(error, destination, "%s", call->protocol_error.message);
+        if (call->via_service)
+                return remote_unavailable(error, destination, "the connection to the remote service dropped before "
+                                                              "the final record");
         if (status == 255)
                 return remote_unavailable(error, destination, "ssh failed or the connection dropped (exit 255): %s",
                                           said);
@@ -340,7 +345,28 @@ static int transport_failure(remote_call *call, int wait_status, dsh_error *erro
 }
 
 /*
- * One call: ssh started, the request sent, frames pumped until the final
+ * The destination's remote service when there is one to use (its hello
+ * already checked, nothing sent yet), else ssh started for this call alone.
+ */
+static int connect_remote(remote_call *call, dsh_error *error)
+{
+        int fd = dsh_remote_service_connect(call->target);
+        int to_remote = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : -1;
+
+        if (to_remote < 0) {
+                if (fd >= 0)
+                        close(fd);
+                return dsh_remote_ssh_start(call->target, &call->connection, error);
+        }
+        fcntl(fd, F_SETFL, O_NONBLOCK);   /* both ends: they share the one open socket */
+        call->connection = (dsh_remote_connection) { -1, to_remote, fd, -1 };
+        call->via_service = true;
+        call->hello_seen = true;
+        return 0;
+}
+
+/*
+ * One call: ssh started (or the remote service reached), the request sent, frames pumped until the final
  * record, ssh reaped.  Returns 0 with call->final filled, or a negative
  * errno with `error` set (SANDBOX_UNAVAILABLE: the transport or the protocol).
  */
@@ -352,7 +378,7 @@ static int call_remote(remote_call *call, dsh_remote_operation operation, const 
         int wait_status = 0;
 
         if (result == 0)
-                result = dsh_remote_ssh_start(call->target, &call->connection, error);
+                result = connect_remote(call, error);
         if (result < 0)
                 return result;
         result = queue_frame(call, DSH_FRAME_REQUEST, request_text, strlen(request_text));
@@ -361,7 +387,7 @@ static int call_remote(remote_call *call, dsh_remote_operation operation, const 
         if (result == 0)
                 result = pump(call);
         /* A remote that does not speak the protocol is not waited for: nothing it does can count. */
-        if (!call->final_seen && call->protocol_error.code != DSH_ERROR_NONE)
+        if (!call->final_seen && call->protocol_error.code != DSH_ERROR_NONE && call->connection.pid > 0)
                 kill(call->connection.pid, SIGTERM);
         dsh_remote_ssh_finish(&call->connection, &wait_status);
         drain_diagnostics(call);

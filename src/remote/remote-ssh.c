@@ -163,22 +163,18 @@ static int append_words(char ***argv, const char *const *words)
         return 0;
 }
 
-/*
- * True when the user's own ssh config (as `ssh -G` prints it for this
- * destination) sets up multiplexing: then theirs is used, untouched.
- */
-static bool user_multiplexes(const dsh_remote_target *target)
+/* What `ssh -G` prints for `command` (an ssh argv prefix) and the destination, or NULL.  Caller frees. */
+static char *effective_config(char *const *command, const char *destination)
 {
-        dsh_autofree char *text = NULL;
+        char *text = NULL;
         char **query = NULL;
-        const char *const tail[] = { "-G", "--", target->destination, NULL };
+        const char *const tail[] = { "-G", "--", destination, NULL };
         dsh_spawn_options options = DSH_SPAWN_OPTIONS_INIT;
         dsh_spawn_failure failure = { DSH_SPAWN_STAGE_NONE, 0 };
         int fds[2] = { -1, -1 }, null_fd, wait_status = 0;
-        bool theirs = false;
         pid_t pid = -1;
 
-        if (append_words(&query, ssh_prefix(target)) == 0 && append_words(&query, tail) == 0 &&
+        if (append_words(&query, (const char *const *) command) == 0 && append_words(&query, tail) == 0 &&
             dsh_pipe_above_stdio(fds) == 0) {
                 dsh_exec_plan plan = DSH_EXEC_PLAN_INIT(query);
 
@@ -191,18 +187,43 @@ static bool user_multiplexes(const dsh_remote_target *target)
                 if (null_fd >= 0)
                         close(null_fd);
         }
-        if (pid > 0 && dsh_collect_bounded(pid, false, fds[0], dsh_monotonic_ms() + SSH_CONFIG_QUERY_MS, &text,
-                                           &wait_status) == 0 &&
-            WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0 && text)
-                theirs = !strstr(text, "\ncontrolmaster false\n") || strstr(text, "\ncontrolpath ");
-        else if (fds[0] >= 0 && pid <= 0)
+        if (pid > 0 && (dsh_collect_bounded(pid, false, fds[0], dsh_monotonic_ms() + SSH_CONFIG_QUERY_MS, &text,
+                                            &wait_status) < 0 ||
+                        !WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0)) {
+                free(text);
+                text = NULL;
+        } else if (fds[0] >= 0 && pid <= 0)
                 close(fds[0]);
         dsh_strv_free(query);
-        return theirs;
+        return text;
+}
+
+/*
+ * True when the user's own ssh config (as `ssh -G` prints it for this
+ * destination) sets up multiplexing: then theirs is used, untouched.
+ */
+bool dsh_remote_user_multiplexes(const dsh_remote_target *target)
+{
+        dsh_autofree char *text = effective_config((char *const *) ssh_prefix(target), target->destination);
+
+        return text && (!strstr(text, "\ncontrolmaster false\n") || strstr(text, "\ncontrolpath "));
+}
+
+bool dsh_remote_shared_connection_applies(const dsh_remote_target *target, const char *directory)
+{
+        dsh_autofree char *text = NULL;
+        dsh_autofree char *ours = NULL;
+        char **command = NULL;
+
+        if (dsh_remote_ssh_shared_argv(target, directory, &command) == 0 &&
+            asprintf(&ours, "\ncontrolpath %s/", directory) >= 0)
+                text = effective_config(command, target->destination);
+        dsh_strv_free(command);
+        return text && ours && strstr(text, ours) && strstr(text, "\ncontrolmaster auto\n");
 }
 
 /* The remote shell runs the command line ssh sends: the program is one word there, whatever it holds. */
-static char *shell_quoted(const char *word)
+char *dsh_remote_shell_quoted(const char *word)
 {
         size_t length = 2;
         char *quoted, *out;
@@ -227,17 +248,41 @@ static char *shell_quoted(const char *word)
         return quoted;
 }
 
-static int multiplexing_options(char ***argv)
+/* Our shared connection through `directory` (checked): ControlMaster=auto, ControlPersist, ControlPath. */
+static int shared_connection_options(char ***argv, const char *directory)
 {
-        dsh_autofree char *directory = dsh_remote_control_directory_prepare();
         dsh_autofree char *path_option = NULL;
 
-        if (!directory)
-                return append_words(argv, (const char *const[]) { "-o", "ControlMaster=no", "-o", "ControlPath=none", NULL });
         if (asprintf(&path_option, "ControlPath=%s/%%C", directory) < 0)
                 return -ENOMEM;
         return append_words(argv, (const char *const[]) { "-o", "ControlMaster=auto", "-o", CONTROL_PERSIST, "-o",
                                                     path_option, NULL });
+}
+
+int dsh_remote_ssh_shared_argv(const dsh_remote_target *target, const char *directory, char ***argv_out)
+{
+        char **argv = NULL;
+        int result = append_words(&argv, ssh_prefix(target));
+
+        if (result == 0)
+                result = append_words(&argv, (const char *const[]) { "-T", "-o", "BatchMode=yes", NULL });
+        if (result == 0)
+                result = shared_connection_options(&argv, directory);
+        if (result < 0) {
+                dsh_strv_free(argv);
+                return result;
+        }
+        *argv_out = argv;
+        return 0;
+}
+
+static int multiplexing_options(char ***argv)
+{
+        dsh_autofree char *directory = dsh_remote_control_directory_prepare();
+
+        if (!directory)
+                return append_words(argv, (const char *const[]) { "-o", "ControlMaster=no", "-o", "ControlPath=none", NULL });
+        return shared_connection_options(argv, directory);
 }
 
 const char *dsh_remote_program(const dsh_remote_target *target)
@@ -256,7 +301,7 @@ int dsh_remote_ssh_argv(const dsh_remote_target *target, char ***argv_out, dsh_e
                 return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "remote: the destination is empty");
         if (!program[0])
                 return dsh_error_set(error, DSH_ERROR_INVALID_INPUT, EINVAL, "remote: remoteProgram is empty");
-        quoted_program = shell_quoted(program);
+        quoted_program = dsh_remote_shell_quoted(program);
         /*
          * -T: no terminal, so every byte on the channel is the helper's frame.
          * BatchMode: a password or host-key question fails at once instead of
@@ -267,7 +312,7 @@ int dsh_remote_ssh_argv(const dsh_remote_target *target, char ***argv_out, dsh_e
         result = quoted_program ? append_words(&argv, ssh_prefix(target)) : -ENOMEM;
         if (result == 0)
                 result = append_words(&argv, (const char *const[]) { "-T", "-o", "BatchMode=yes", NULL });
-        if (result == 0 && !user_multiplexes(target))
+        if (result == 0 && !dsh_remote_user_multiplexes(target))
                 result = multiplexing_options(&argv);
         if (result == 0)
                 result = append_words(&argv, (const char *const[]) { "--", target->destination, quoted_program,

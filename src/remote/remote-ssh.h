@@ -33,6 +33,30 @@ DSH_INTERNAL const char *dsh_remote_program(const dsh_remote_target *target);
  */
 DSH_INTERNAL int dsh_remote_ssh_argv(const dsh_remote_target *target, char ***argv_out, dsh_error *error);
 
+/*
+ * True when the user's own ssh config (as `ssh -G` prints it for the
+ * destination) sets up multiplexing: then theirs is used, untouched.
+ */
+DSH_INTERNAL bool dsh_remote_user_multiplexes(const dsh_remote_target *target);
+
+/*
+ * The ssh command, `-T -o BatchMode=yes` and our shared connection through
+ * the checked control `directory` — the start of every ssh the remote
+ * service runs (remote-endpoint.c).  0 or -ENOMEM.  Caller frees.
+ */
+DSH_INTERNAL int dsh_remote_ssh_shared_argv(const dsh_remote_target *target, const char *directory,
+                                            char ***argv_out);
+
+/*
+ * True when ssh, given the ssh command and our shared-connection options
+ * for `directory`, takes them (`ssh -G`): an ssh command that names its own
+ * ControlPath (`-o ControlPath=none`: sharing off) wins over ours.
+ */
+DSH_INTERNAL bool dsh_remote_shared_connection_applies(const dsh_remote_target *target, const char *directory);
+
+/* `word` single-quoted for the remote shell.  Caller frees; NULL out of memory. */
+DSH_INTERNAL char *dsh_remote_shell_quoted(const char *word);
+
 /* Starts ssh.  Returns 0, or SANDBOX_UNAVAILABLE when it cannot be started. */
 DSH_INTERNAL int dsh_remote_ssh_start(const dsh_remote_target *target, dsh_remote_connection *connection,
                                       dsh_error *error);

@@ -451,14 +451,20 @@ def parent_pid(pid):
         return int(handle.read().rsplit(")", 1)[1].split()[1])
 
 
+def command_line(pid):
+    with open("/proc/%s/cmdline" % pid, "rb") as handle:
+        return handle.read().split(b"\0")
+
+
 def serving_helpers():
-    """The remote-helper processes (found by their argv) under this fixture's sshd, not another run's."""
+    """The helpers serving a call (found by their argv) under this fixture's sshd, not another run's: a
+    session's remote-helper, or a call's child of the remote service (its argv is the service's)."""
     found = []
     for entry in os.listdir("/proc"):
         try:
-            with open("/proc/%s/cmdline" % entry, "rb") as handle:
-                argv = handle.read().split(b"\0")
-            if b"remote-helper" not in argv:
+            argv = command_line(entry)
+            served = b"remote-service" in argv and b"remote-service" in command_line(parent_pid(int(entry)))
+            if b"remote-helper" not in argv and not served:
                 continue
             with open("/proc/%s/comm" % entry, "rb") as handle:
                 if handle.read().strip() == b"dsh-stand-in":

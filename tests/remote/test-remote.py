@@ -786,6 +786,207 @@ class Configuration(RemoteCase):
                 self.assertIn(b'key "%s"' % key.encode(), result.stderr)
 
 
+# A confined command trying the remote service's socket: each path in argv is connected to, and on a
+# connect a request to touch the marker is sent (an unconfined run, were it served).  Prints what it got.
+REACH_SERVICE = r'''
+import json, os, socket, struct, sys
+marker = sys.argv[1]
+for path in sys.argv[2:]:
+    try:
+        peer = socket.socket(socket.AF_UNIX)
+        peer.settimeout(20)
+        peer.connect(path)
+    except OSError as error:
+        print("refused", path, error.errno)
+        continue
+    request = json.dumps({"protocol": 2, "operation": "run", "argv": ["touch", marker], "mode": "workspace-write",
+                          "workspaceRoot": os.path.dirname(marker)}).encode()
+    peer.sendall(b"Q" + struct.pack(">I", len(request)) + request + b"Z\0\0\0\0")
+    answer = b""
+    while b'"outcome"' not in answer:
+        chunk = peer.recv(65536)
+        if not chunk:
+            break
+        answer += chunk
+    print("connected", path, answer)
+'''
+
+
+def service_ancestor(pid):
+    """The remote service serving the call whose process is `pid`: its first ancestor that is a
+    remote-service whose own parent is not one (the call's helper is a forked child of it)."""
+    while pid > 1:
+        parent = parent_pid(pid)
+        if b"remote-service" in command_line(pid) and b"remote-service" not in command_line(parent):
+            return pid
+        pid = parent
+    return None
+
+
+class RemoteService(RemoteCase):
+    """One remote service per destination serves every call over the shared connection (docs/remote.md)."""
+
+    def counting_config(self):
+        """A config whose remoteProgram logs each start (each one a remote login shell's) to a file."""
+        self.starts = os.path.join(self.work, "starts")
+        program = SERVER.remote_wrapper("counting-%s" % os.path.basename(self.work),
+                                        '\necho "$1" >> %s' % self.starts)
+        return self.config(remoteProgram=program)
+
+    def started(self):
+        with open(self.starts) as handle:
+            return handle.read().split()
+
+    def control(self):
+        return os.path.join(self.runtime_dir, "dsh-sandbox", "ssh")
+
+    def endpoints(self):
+        return [os.path.join(self.control(), name) for name in os.listdir(self.control())
+                if name.endswith(".service")]
+
+    def master_pid(self):
+        for name in os.listdir(self.control()):
+            if name.endswith((".service", ".lock")):
+                continue
+            check = subprocess.run(["ssh", "-F", SERVER.ssh_config, "-o", "ControlPath=" +
+                                    os.path.join(self.control(), name), "-O", "check", HOST],
+                                   capture_output=True, text=True, timeout=60)
+            if "pid=" in check.stderr:
+                return int(check.stderr.split("pid=")[1].split(")")[0])
+        self.fail("no master")
+
+    def wait_gone(self, pid, what):
+        deadline = time.monotonic() + 60
+        while os.path.exists("/proc/%d" % pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertFalse(os.path.exists("/proc/%d" % pid), what)
+
+    def test_later_calls_start_no_remote_login_shell(self):
+        config = self.counting_config()
+        for status in (0, 3, 0, 7):
+            result = self.run_remote("sh", "-c", "exit %d" % status, config=config)
+            self.assertEqual(result.returncode, status, result.stderr)
+        # One start of the remote program, the service's: no call ran a remote-helper of its own.
+        self.assertEqual(self.started(), ["remote-service"])
+        [endpoint] = self.endpoints()
+        self.assertEqual(stat.S_IMODE(os.lstat(endpoint).st_mode) & 0o077, 0)
+
+    def test_two_overlapping_calls_from_two_processes_both_run(self):
+        config = self.counting_config()
+        self.assertEqual(self.run_remote("true", config=config).returncode, 0)
+        # Each waits for the other's file: both finish only if both run at once.
+        wait = 'touch "$1"; while [ ! -e "$2" ]; do sleep 0.05; done; echo done'
+        first, second = (os.path.join(self.workspace, name) for name in ("first", "second"))
+        calls = [subprocess.Popen([DSH_SANDBOX, "run", "--remote", HOST, "--mode", "workspace-write", "--root",
+                                   self.workspace, "--", "sh", "-c", wait, "sh", mine, theirs],
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  env=self.env(config)) for mine, theirs in ((first, second), (second, first))]
+        for call in calls:
+            out, err = call.communicate(timeout=120)
+            self.assertEqual((call.returncode, out), (0, b"done\n"), err)
+        self.assertEqual(self.started(), ["remote-service"])
+
+    def test_the_master_killed_mid_call_is_125_and_ends_the_command_and_the_service(self):
+        pid_file = os.path.join(self.workspace, "pid")
+        config = self.counting_config()
+        self.assertEqual(self.run_remote("true", config=config).returncode, 0)
+        process = subprocess.Popen([DSH_SANDBOX, "run", "--remote", HOST, "--backend", "landlock", "--mode",
+                                    "workspace-write", "--root", self.workspace, "--", "sh", "-c",
+                                    'echo $$ > "$1"; echo ready; exec sleep 1000', "sh", pid_file],
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   env=self.env(config))
+        self.assertEqual(process.stdout.readline(), b"ready\n")
+        with open(pid_file) as handle:
+            remote_pid = int(handle.read())
+        service = service_ancestor(remote_pid)
+        self.assertIsNotNone(service, "the command is not served by the remote service")
+        os.kill(self.master_pid(), signal.SIGKILL)
+        out, err = process.communicate(timeout=120)
+        self.assertEqual(process.returncode, 125, err)
+        self.assertIn(b"SANDBOX_UNAVAILABLE", err)
+        self.wait_gone(remote_pid, "the remote command outlived the connection")
+        self.wait_gone(service, "the remote service outlived the connection")
+        # A stale endpoint is found out, and the next call starts a new service.
+        result = self.run_remote("sh", "-c", "exit 4", config=config)
+        self.assertEqual(result.returncode, 4, result.stderr)
+        self.assertEqual(self.started(), ["remote-service", "remote-service"])
+
+    def test_a_confined_local_command_cannot_reach_the_endpoint(self):
+        self.assertEqual(self.run_remote("true").returncode, 0)
+        endpoints = self.endpoints()
+        self.assertEqual(len(endpoints), 1)
+        marker = os.path.join(self.outside, "reached")
+        for backend in ("bwrap", "landlock"):
+            with self.subTest(backend=backend):
+                local = subprocess.run([DSH_SANDBOX, "run", "--backend", backend, "--mode", "workspace-write",
+                                        "--root", self.workspace, "--", "/usr/bin/python3", "-c", REACH_SERVICE,
+                                        marker] + endpoints, capture_output=True, env=self.env(), timeout=120)
+                self.assertEqual(local.returncode, 0, local.stderr)
+                self.assertIn(b"refused", local.stdout)
+                self.assertNotIn(b"connected", local.stdout)
+                self.assertFalse(os.path.exists(marker))
+        # The endpoint itself still serves this user's calls.
+        self.assertEqual(self.run_remote("sh", "-c", "exit 5").returncode, 5)
+
+    def test_a_confined_remote_command_cannot_reach_the_service_socket(self):
+        pid_file = os.path.join(self.workspace, "pid")
+        process = subprocess.Popen([DSH_SANDBOX, "run", "--remote", HOST, "--backend", "landlock", "--mode",
+                                    "workspace-write", "--root", self.workspace, "--", "sh", "-c",
+                                    'echo $$ > "$1"; echo ready; exec sleep 1000', "sh", pid_file],
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, env=self.env())
+        self.assertEqual(process.stdout.readline(), b"ready\n")
+        with open(pid_file) as handle:
+            service = service_ancestor(int(handle.read()))
+        process.kill()
+        process.wait()
+        process.stdout.close()
+        # The service's socket, named by its pid in the remote's own control directory.
+        sockets = [os.path.join(home, ".cache", "dsh-sandbox", "ssh", "service-%d" % service)
+                   for home in (pwd.getpwuid(os.getuid()).pw_dir,)]
+        self.assertTrue(stat.S_ISSOCK(os.lstat(sockets[0]).st_mode))
+        marker = os.path.join(self.outside, "reached")
+        for backend in ("bwrap", "landlock"):
+            with self.subTest(backend=backend):
+                result = self.dsh("run", "--backend", backend, "--mode", "workspace-write", "--root",
+                                  self.workspace, command=["/usr/bin/python3", "-c", REACH_SERVICE, marker] + sockets)
+                self.assertEqual(result.returncode, 0, result.stderr)
+                self.assertIn(b"refused", result.stdout)
+                self.assertNotIn(b"connected", result.stdout)
+                self.assertFalse(os.path.exists(marker))
+
+    def test_a_planted_endpoint_is_not_trusted(self):
+        # A listener that would answer any call with success, planted where the endpoint goes — as a
+        # symlink to it, and as a socket others may use — is never connected to; the call starts its own.
+        self.assertEqual(self.run_remote("true").returncode, 0)
+        [endpoint] = self.endpoints()
+        subprocess.run(["ssh", "-F", SERVER.ssh_config, "-o", "ControlPath=" + os.path.join(self.control(), "%C"),
+                        "-O", "exit", HOST], capture_output=True, timeout=60)
+        elsewhere = os.path.join(self.work, "liar")
+        for plant in ("symlink", "open socket"):
+            with self.subTest(plant=plant):
+                listener = socket.socket(socket.AF_UNIX)
+                if os.path.lexists(endpoint):
+                    os.unlink(endpoint)
+                if plant == "symlink":
+                    listener.bind(elsewhere)
+                    os.symlink(elsewhere, endpoint)
+                else:
+                    listener.bind(endpoint)
+                    os.chmod(endpoint, 0o666)
+                listener.listen(4)
+                listener.settimeout(0)
+                result = self.run_remote("sh", "-c", "exit 6")
+                self.assertEqual(result.returncode, 6, result.stderr)
+                with self.assertRaises(BlockingIOError):
+                    listener.accept()
+                listener.close()
+                if os.path.exists(elsewhere):
+                    os.unlink(elsewhere)
+                subprocess.run(["ssh", "-F", SERVER.ssh_config, "-o", "ControlPath=" +
+                                os.path.join(self.control(), "%C"), "-O", "exit", HOST],
+                               capture_output=True, timeout=60)
+
+
 if __name__ == "__main__":
     # Verbose on stdout, one line per case, as scripts/count-tests.py counts them.
     runner = unittest.TextTestRunner(stream=sys.stdout, verbosity=2, descriptions=False)

@@ -16,9 +16,15 @@
 # account's login shell, and its start-up files (~/.bashrc) cost what they cost,
 # on both sides of every pair: the pairs are measured first with sessions given
 # an empty HOME of their own (sshd's SetEnv: no start-up file runs), then the
-# fresh-connection pair again with the account as it is.  Only prints.
+# fresh-connection and local pairs again with the account as it is.  A call
+# goes through the destination's remote service (docs/remote.md "The remote
+# service"): the first call starts it, and the later ones start no remote login
+# shell, so the account's start-up files weigh on the baselines only.  With
+# BASE_BUILD set (another build of dsh-sandbox), its `run --remote` is paired
+# with this one's on the same server too (the remote side is this build's).
+# Only prints.
 #
-# Usage: bench/remote.bench.sh [BUILD_DIR]   (default: $BUILD_DIR, else build)
+# Usage: [BASE_BUILD=DIR] bench/remote.bench.sh [BUILD_DIR]   (default: $BUILD_DIR, else build)
 set -u
 build=${1:-${BUILD_DIR:-build}}
 tool="$build/dsh-sandbox"
@@ -46,13 +52,26 @@ fresh_pair() {
                 echo "remote: the fresh-connection pair could not be measured here"
 }
 
+local_pair() {
+        "$interleave" --runs "$runs" --name-a "run -- true (local)" --name-b "run --remote HOST -- true" -- \
+                "$tool" run -- true --vs-- "$tool" run --remote "$host" -- true < /dev/null ||
+                echo "remote: the local pair could not be measured here"
+}
+
+base_pair() {
+        [ -n "${BASE_BUILD:-}" ] && [ -x "$BASE_BUILD/dsh-sandbox" ] || return 0
+        echo "-- run --remote: BASE_BUILD's against this build's"
+        "$interleave" --runs "$runs" --name-a "base run --remote" --name-b "run --remote HOST -- true" -- \
+                "$BASE_BUILD/dsh-sandbox" run --remote "$host" -- true --vs-- \
+                "$tool" run --remote "$host" -- true < /dev/null ||
+                echo "remote: the base pair could not be measured here"
+}
+
 start_server clean-home || exit 0
 echo "-- run --remote against a fresh ssh connection (target <= 0.25x); sessions with an empty HOME"
 fresh_pair
-echo "-- run --remote against local run (reported)"
-"$interleave" --runs "$runs" --name-a "run -- true (local)" --name-b "run --remote HOST -- true" -- \
-        "$tool" run -- true --vs-- "$tool" run --remote "$host" -- true < /dev/null ||
-        echo "remote: the local pair could not be measured here"
+echo "-- run --remote against local run (target <= 3x)"
+local_pair
 echo "-- run --remote against ssh over the same shared connection (the floor)"
 "$interleave" --runs "$runs" --name-a "ssh HOST true (shared)" --name-b "run --remote HOST -- true" -- \
         ssh -F "$ssh_config" -o "ControlPath=$runtime/dsh-sandbox/ssh/%C" "$host" true --vs-- \
@@ -61,6 +80,8 @@ echo "-- run --remote against ssh over the same shared connection (the floor)"
 stop_server
 
 start_server || exit 0
-echo "-- the same fresh-connection pair, with the remote account's own login start-up ($(id -un)'s ~/.bashrc)"
+echo "-- the same pairs, with the remote account's own login start-up ($(id -un)'s ~/.bashrc)"
 fresh_pair
+local_pair
+base_pair
 exit 0

@@ -51,6 +51,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/error.h"
@@ -66,6 +67,8 @@
 /* How long a connected endpoint may take to greet. */
 #define HELLO_WAIT_MS 15000
 #define READY_LINE_MAX 256
+/* How long a failed start (no service there, forwarding refused) keeps later calls from trying again. */
+#define NO_SERVICE_SECONDS 600
 
 /*
  * Two 64-bit FNV-1a digests of every word, each ended by a NUL: the
@@ -287,9 +290,34 @@ static bool forward_endpoint(const dsh_remote_target *target, const char *direct
                WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0;
 }
 
+/*
+ * `<digest>.none`, fresh: a start failed lately, and the call goes straight
+ * to a session of its own.  Forging or keeping it (only this user's
+ * unconfined processes can: the directory is protected) only ever sends
+ * calls down that path, which keeps every check.
+ */
+static bool start_failed_lately(int directory_fd, const char *marker)
+{
+        struct stat status;
+
+        return fstatat(directory_fd, marker, &status, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(status.st_mode) &&
+               status.st_uid == geteuid() && time(NULL) - status.st_mtime < NO_SERVICE_SECONDS &&
+               time(NULL) >= status.st_mtime;
+}
+
+static void remember_failed_start(int directory_fd, const char *marker)
+{
+        int fd = openat(directory_fd, marker, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+        if (fd >= 0) {
+                futimens(fd, NULL);
+                close(fd);
+        }
+}
+
 /* Under the lock: the endpoint another caller just made, or a service started and forwarded now. */
 static int start_and_connect(const dsh_remote_target *target, const char *directory, int directory_fd,
-                             const char *name)
+                             const char *name, const char *marker)
 {
         long long deadline = dsh_monotonic_ms() + SERVICE_START_MS;
         dsh_autofree char *remote_path = NULL;
@@ -298,13 +326,14 @@ static int start_and_connect(const dsh_remote_target *target, const char *direct
         if (fd >= 0)
                 return fd;
         remote_path = start_service(target, directory, deadline);
-        if (!remote_path)
-                return -1;
         /* A stale endpoint (its master gone) is in the way of the forward; the directory is ours alone. */
-        unlinkat(directory_fd, name, 0);
-        if (!forward_endpoint(target, directory, name, remote_path, deadline))
-                return -1;
-        return connect_endpoint(directory, directory_fd, name);
+        if (remote_path)
+                unlinkat(directory_fd, name, 0);
+        if (remote_path && forward_endpoint(target, directory, name, remote_path, deadline))
+                fd = connect_endpoint(directory, directory_fd, name);
+        if (fd < 0)
+                remember_failed_start(directory_fd, marker);
+        return fd;
 }
 
 /* True when the control directory exists: only then can an endpoint be there (nothing is created to look). */
@@ -318,7 +347,7 @@ static bool control_directory_exists(void)
 
 int dsh_remote_service_connect(const dsh_remote_target *target)
 {
-        dsh_autofree char *directory = NULL, *name = NULL, *lock_name = NULL;
+        dsh_autofree char *directory = NULL, *name = NULL, *lock_name = NULL, *marker = NULL;
         dsh_autoclose int directory_fd = -1, lock_fd = -1;
         bool looked = false;
         int fd;
@@ -327,14 +356,15 @@ int dsh_remote_service_connect(const dsh_remote_target *target)
                 return -1;
         name = endpoint_name(target, "service");
         lock_name = endpoint_name(target, "lock");
-        if (!name || !lock_name)
+        marker = endpoint_name(target, "none");
+        if (!name || !lock_name || !marker)
                 return -1;
         /* An endpoint already there (the call that made it decided our multiplexing applies): no ssh -G. */
         if (control_directory_exists()) {
                 directory = dsh_remote_control_directory_prepare();
                 directory_fd = directory ? open(directory, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
                 fd = directory_fd >= 0 ? connect_endpoint(directory, directory_fd, name) : -1;
-                if (fd >= 0 || !directory)
+                if (fd >= 0 || !directory || start_failed_lately(directory_fd, marker))
                         return fd;
                 looked = true;
         }
@@ -348,7 +378,7 @@ int dsh_remote_service_connect(const dsh_remote_target *target)
         if (directory_fd < 0 || strchr(directory, ':') || !dsh_remote_shared_connection_applies(target, directory))
                 return -1;
         lock_fd = openat(directory_fd, lock_name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (lock_fd < 0 || flock(lock_fd, LOCK_EX) < 0)
+        if (lock_fd < 0 || flock(lock_fd, LOCK_EX) < 0 || start_failed_lately(directory_fd, marker))
                 return -1;
-        return start_and_connect(target, directory, directory_fd, name);
+        return start_and_connect(target, directory, directory_fd, name, marker);
 }

@@ -30,8 +30,8 @@
  * and poll() reports an error or hang-up there; the service then kills
  * every call's process group (each helper would see its own socket end
  * anyway, and kill its command: remote-helper.c) and exits.  Idle for
- * SERVICE_IDLE_MS with no call running, it exits too, so that the master
- * can persist out as before.
+ * SERVICE_IDLE_MS with no call running (SERVICE_FIRST_CALL_MS before the
+ * first), it exits too, so that the master can persist out as before.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -53,6 +53,8 @@
 
 /* How long the service waits, no call running, before it exits (as ControlPersist=600). */
 #define SERVICE_IDLE_MS (600 * 1000)
+/* How long it waits for its first call: a local side whose forward failed never sends one. */
+#define SERVICE_FIRST_CALL_MS (60 * 1000)
 #define SERVICE_BACKLOG 16
 
 typedef struct service {
@@ -60,6 +62,7 @@ typedef struct service {
         pid_t *calls;           /* each call's helper, leading its own process group */
         size_t call_count, call_capacity;
         long long idle_since_ms;
+        bool served;            /* a call came: from now on the idle time is SERVICE_IDLE_MS */
 } service;
 
 /* Binds the socket 0600 (umask) in the private directory and listens.  Returns the fd or -1. */
@@ -147,6 +150,7 @@ static int accept_call(service *self, const dsh_runtime_options *options, const 
         if (pid > 0) {
                 setpgid(pid, pid);   /* also here: no window where a kill of its group misses it */
                 self->calls[self->call_count++] = pid;
+                self->served = true;
         }
         return 0;
 }
@@ -185,7 +189,8 @@ static void serve_until_the_session_ends(service *self, const dsh_runtime_option
         struct pollfd fds[POLL_COUNT];
 
         for (;;) {
-                long long idle_left = self->idle_since_ms + SERVICE_IDLE_MS - dsh_monotonic_ms();
+                long long idle_ms = self->served ? SERVICE_IDLE_MS : SERVICE_FIRST_CALL_MS;
+                long long idle_left = self->idle_since_ms + idle_ms - dsh_monotonic_ms();
                 int timeout = self->call_count > 0 ? -1 : idle_left > 0 ? (int) idle_left : 0;
 
                 fds[POLL_LISTEN] = (struct pollfd) { self->listen_fd, POLLIN, 0 };
@@ -203,16 +208,16 @@ static void serve_until_the_session_ends(service *self, const dsh_runtime_option
                         reap_calls(self);
                 if (fds[POLL_LISTEN].revents && accept_call(self, options, original_mask) < 0)
                         return;
-                if (self->call_count == 0 && dsh_monotonic_ms() - self->idle_since_ms >= SERVICE_IDLE_MS)
+                if (self->call_count == 0 && dsh_monotonic_ms() - self->idle_since_ms >= idle_ms)
                         return;
         }
 }
 
 int dsh_remote_service(const dsh_runtime_options *options, int session_fd)
 {
-        dsh_autofree char *directory = dsh_remote_control_directory_prepare();
+        dsh_autofree char *directory = dsh_remote_service_directory_prepare();
         dsh_autofree char *path = NULL;
-        service self = { -1, session_fd, -1, NULL, 0, 0, dsh_monotonic_ms() };
+        service self = { -1, session_fd, -1, NULL, 0, 0, dsh_monotonic_ms(), false };
         sigset_t children, original_mask;
 
         /* No private directory that is safe: no service; the caller falls back to a session per call. */

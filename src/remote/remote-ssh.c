@@ -113,7 +113,7 @@ static int open_own_directory(int parent_fd, const char *name)
  * confined command of this user is kept out by the runtime, which protects
  * this directory like the sandbox's other state (runtime.c).
  */
-char *dsh_remote_control_directory_prepare(void)
+static char *prepare_control_directory(size_t longest)
 {
         dsh_autofree char *directory = dsh_remote_default_control_directory();
         dsh_autofree char *base = NULL, *parent = NULL;
@@ -125,7 +125,7 @@ char *dsh_remote_control_directory_prepare(void)
          * ssh under another, unchecked.  Quotes and spaces split its config
          * words.
          */
-        if (!directory || strlen(directory) > CONTROL_DIRECTORY_MAX || strpbrk(directory, " \t\n\"'%\\$"))
+        if (!directory || strlen(directory) > longest || strpbrk(directory, " \t\n\"'%\\$"))
                 return NULL;
         base = strdup(directory);
         parent = base ? strdup(dirname(base)) : NULL;   /* .../dsh-sandbox, then its parent */
@@ -142,6 +142,17 @@ char *dsh_remote_control_directory_prepare(void)
         if (own_fd < 0 || !is_private(own_fd, S_IRWXG | S_IRWXO))
                 return NULL;
         return dsh_steal_pointer(&directory);
+}
+
+char *dsh_remote_control_directory_prepare(void)
+{
+        return prepare_control_directory(CONTROL_DIRECTORY_MAX);
+}
+
+/* The remote service's socket is <directory>/service-<pid>: 19 bytes at most after the directory. */
+char *dsh_remote_service_directory_prepare(void)
+{
+        return prepare_control_directory(107 - 19);
 }
 
 /* The ssh command prefix the target names, or {"ssh"}. */

@@ -71,6 +71,13 @@ DSH_INTERNAL void dsh_remote_ssh_finish(dsh_remote_connection *connection, int *
  */
 DSH_INTERNAL char *dsh_remote_control_directory_prepare(void);
 
+/*
+ * The same directory, made and checked alike, for the remote service's own
+ * socket (remote-service.c), which needs less room than ssh's: NULL only
+ * when it is unsafe or too long for service-<pid>.  Caller frees.
+ */
+DSH_INTERNAL char *dsh_remote_service_directory_prepare(void);
+
 /* $HOME/.cache/dsh-sandbox/ssh (HOME absolute), the directory used without XDG_RUNTIME_DIR.  Caller frees. */
 DSH_INTERNAL char *dsh_remote_home_control_directory(void);
 

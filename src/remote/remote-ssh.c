@@ -113,11 +113,12 @@ static int open_own_directory(int parent_fd, const char *name)
  * confined command of this user is kept out by the runtime, which protects
  * this directory like the sandbox's other state (runtime.c).
  */
-static char *prepare_control_directory(size_t longest)
+static char *prepare_control_directory(size_t longest, bool make_parent)
 {
         dsh_autofree char *directory = dsh_remote_default_control_directory();
         dsh_autofree char *base = NULL, *parent = NULL;
         dsh_autoclose int parent_fd = -1, base_fd = -1, own_fd = -1;
+        const char *above;
 
         /*
          * ssh expands %-tokens and ${VARIABLE} in ControlPath: a directory
@@ -131,8 +132,12 @@ static char *prepare_control_directory(size_t longest)
         parent = base ? strdup(dirname(base)) : NULL;   /* .../dsh-sandbox, then its parent */
         if (!parent)
                 return NULL;
+        above = dirname(parent);
+        /* A fresh home has no ~/.cache yet: the service makes it (0700), as any XDG program would. */
+        if (make_parent)
+                mkdir(above, 0700);
         /* Followed if a symlink (a ~/.cache kept elsewhere): the directory it leads to is the one checked. */
-        parent_fd = open(dirname(parent), O_PATH | O_DIRECTORY | O_CLOEXEC);
+        parent_fd = open(above, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (parent_fd < 0 || !is_safe_parent(parent_fd))
                 return NULL;
         base_fd = open_own_directory(parent_fd, "dsh-sandbox");
@@ -146,13 +151,13 @@ static char *prepare_control_directory(size_t longest)
 
 char *dsh_remote_control_directory_prepare(void)
 {
-        return prepare_control_directory(CONTROL_DIRECTORY_MAX);
+        return prepare_control_directory(CONTROL_DIRECTORY_MAX, false);
 }
 
 /* The remote service's socket is <directory>/service-<pid>: 19 bytes at most after the directory. */
 char *dsh_remote_service_directory_prepare(void)
 {
-        return prepare_control_directory(107 - 19);
+        return prepare_control_directory(107 - 19, true);
 }
 
 /* The ssh command prefix the target names, or {"ssh"}. */

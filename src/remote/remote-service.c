@@ -177,8 +177,9 @@ static void end_calls(service *self)
 {
         for (size_t i = 0; i < self->call_count; i++)
                 kill(-self->calls[i], SIGKILL);
-        while (self->call_count > 0 && waitpid(-1, NULL, 0) > 0)
-                reap_calls(self);
+        while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+                ;
+        self->call_count = 0;
 }
 
 enum { POLL_LISTEN, POLL_SESSION, POLL_CHILDREN, POLL_COUNT };

@@ -916,9 +916,10 @@ class RemoteService(RemoteCase):
         endpoints = self.endpoints()
         self.assertEqual(len(endpoints), 1)
         marker = os.path.join(self.outside, "reached")
-        for backend in ("bwrap", "landlock"):
-            with self.subTest(backend=backend):
-                local = subprocess.run([DSH_SANDBOX, "run", "--backend", backend, "--mode", "workspace-write",
+        for backend, mode in ((backend, mode) for backend in ("bwrap", "landlock")
+                              for mode in ("read-only", "workspace-write")):
+            with self.subTest(backend=backend, mode=mode):
+                local = subprocess.run([DSH_SANDBOX, "run", "--backend", backend, "--mode", mode,
                                         "--root", self.workspace, "--", "/usr/bin/python3", "-c", REACH_SERVICE,
                                         marker] + endpoints, capture_output=True, env=self.env(), timeout=120)
                 self.assertEqual(local.returncode, 0, local.stderr)

@@ -157,6 +157,14 @@ static char *read_owner(int key_fd)
         return text;
 }
 
+/* The record read against this call's owner: a key recorded for another is refused, never shared. */
+static int compare_owner(const char *recorded, const char *owner, const char *key_path, dsh_error *error)
+{
+        if (strcmp(recorded, owner) != 0)
+                return invalid(error, EEXIST, key_path, "its key is recorded for another session or workspace");
+        return 0;
+}
+
 /*
  * The key's owner record: written whole under a temporary name of this
  * thread's and renamed into place without replacing, so a concurrent first
@@ -164,14 +172,27 @@ static char *read_owner(int key_fd)
  * record or all of it, and every call reads it only after its own rename has
  * put one there; then compared.  A key recorded for another owner
  * (a hash collision) is refused, never shared.
+ *
+ * A record already there is read first and the write skipped (issue 24:
+ * every call but a key's first used to create, write, fail to rename and
+ * unlink a file on the disk): a record is only ever put in place whole, by
+ * the rename, so one that can be opened is complete, and it is the same
+ * record the rename's EEXIST would have sent this call to read.  The key's
+ * directory is this user's, beneath the scratch base that every sandbox
+ * hides (a tmpfs over it) and outside every writable root, so no command
+ * can have put or changed a record there.
  */
 static int claim_key(int key_fd, const char *key_path, const char *owner, dsh_error *error)
 {
         char temporary[64];
-        dsh_autofree char *recorded = NULL;
+        dsh_autofree char *recorded = read_owner(key_fd);
         size_t length = strlen(owner);
         int fd;
 
+        if (recorded)
+                return compare_owner(recorded, owner, key_path, error);
+        if (errno != ENOENT)
+                return invalid(error, errno ? errno : EIO, key_path, "cannot read its owner record");
         /* One temporary name per thread: a serve's concurrent first calls are threads of one process, and
          * the one whose O_EXCL failed on a shared name would read the record before the other renamed it. */
         snprintf(temporary, sizeof(temporary), "%s.%ld.%ld", SCRATCH_OWNER_NAME, (long) getpid(), (long) gettid());
@@ -192,9 +213,7 @@ static int claim_key(int key_fd, const char *key_path, const char *owner, dsh_er
         recorded = read_owner(key_fd);
         if (!recorded)
                 return invalid(error, errno ? errno : EIO, key_path, "cannot read its owner record");
-        if (strcmp(recorded, owner) != 0)
-                return invalid(error, EEXIST, key_path, "its key is recorded for another session or workspace");
-        return 0;
+        return compare_owner(recorded, owner, key_path, error);
 }
 
 /* "session ID" or "workspace ROOT": whom the calls that share a scratch have in common. */

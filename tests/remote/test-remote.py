@@ -988,6 +988,145 @@ class RemoteService(RemoteCase):
                                capture_output=True, timeout=60)
 
 
+def command_line_or_none(pid):
+    try:
+        return command_line(pid)
+    except OSError:
+        return []
+
+
+# A confined command that puts a listener of its own where the endpoint argv[1] is, greets as the helper and
+# answers the first call with a final record of its choosing (status 0); prints "planted" once listening.
+FORGE_ENDPOINT = r'''
+import json, os, socket, struct, sys
+def frame(kind, payload):
+    data = json.dumps(payload).encode()
+    return kind.encode() + struct.pack(">I", len(data)) + data
+path = sys.argv[1]
+os.unlink(path)
+listener = socket.socket(socket.AF_UNIX)
+os.umask(0o177)
+listener.bind(path)
+listener.listen(1)
+print("planted", flush=True)
+peer, _ = listener.accept()
+peer.sendall(frame("H", {"protocol": 2, "version": "0.1.0"}))
+peer.recv(65536)
+peer.sendall(frame("F", {"outcome": "exited", "status": 0}))
+peer.close()
+'''
+
+
+class ServiceAttacks(RemoteCase):
+    """A hostile command's second look at the remote service: each attack here must fail."""
+
+    counting_config, started, control, endpoints, wait_gone = (
+        RemoteService.counting_config, RemoteService.started, RemoteService.control, RemoteService.endpoints,
+        RemoteService.wait_gone)
+
+    def test_an_endpoint_made_under_another_runtime_dir_is_out_of_reach_too(self):
+        # The user's terminal calls with one XDG_RUNTIME_DIR; an agent started elsewhere (a unit, sudo,
+        # cron) confines commands with another, its workspace holding the first (a root such as /run/user,
+        # /var/tmp, $HOME).  The runtime protects only the control directory its own XDG_RUNTIME_DIR names
+        # and the home one, so the first's endpoint and master lie in a writable root, unprotected: a
+        # connect there gives the command a remote call of its own choosing (the master: unconfined).
+        root, terminal, endpoint = self.terminal_runtime_dir_inside_a_root()
+        control = os.path.dirname(endpoint)
+        endpoints = [os.path.join(control, name) for name in os.listdir(control) if name.endswith(".service")]
+        masters = [os.path.join(control, name) for name in os.listdir(control)
+                   if not name.endswith((".service", ".lock", ".none"))]
+        self.assertEqual((len(endpoints), len(masters)), (1, 1))
+        for backend in ("bwrap", "landlock"):
+            with self.subTest(backend=backend, via="endpoint"):
+                # A run request whose workspace is outside the command's root.
+                marker = os.path.join(self.outside, "reached-" + backend)
+                local = subprocess.run([DSH_SANDBOX, "run", "--backend", backend, "--mode", "workspace-write",
+                                        "--root", root, "--", "/usr/bin/python3", "-c", REACH_SERVICE,
+                                        marker] + endpoints, capture_output=True, env=self.env(), timeout=120)
+                self.assertEqual(local.returncode, 0, local.stderr)
+                self.assertNotIn(b"connected", local.stdout)
+                self.assertFalse(os.path.exists(marker), "a confined command ran a call of its own choosing")
+            with self.subTest(backend=backend, via="master"):
+                # ssh's own mux client: the master opens a session, an unconfined command on the remote.
+                marker = os.path.join(self.outside, "unconfined-" + backend)
+                local = subprocess.run([DSH_SANDBOX, "run", "--backend", backend, "--mode", "workspace-write",
+                                        "--root", root, "--", "ssh", "-F", "/dev/null", "-o",
+                                        "ControlPath=" + masters[0], "-o", "ControlMaster=no", "any-host",
+                                        "touch", marker], capture_output=True, env=self.env(), timeout=120)
+                self.assertFalse(os.path.exists(marker), "a confined command ran unconfined on the remote")
+
+    def terminal_runtime_dir_inside_a_root(self):
+        """A root (a short path under /var/tmp) holding, as r/, the XDG_RUNTIME_DIR of the user's terminal,
+        where a first call made the endpoint and the master.  Returns (root, runtime dir, endpoint)."""
+        root = tempfile.mkdtemp(prefix="dshw", dir="/var/tmp")
+        self.addCleanup(shutil.rmtree, root, True)
+        terminal = os.path.join(root, "r")
+        os.mkdir(terminal, 0o700)
+        self.addCleanup(SERVER.stop_shared_connections, terminal)
+        self.assertEqual(self.run_remote("true", runtime_dir=terminal).returncode, 0)
+        control = os.path.join(terminal, "dsh-sandbox", "ssh")
+        [endpoint] = [os.path.join(control, name) for name in os.listdir(control) if name.endswith(".service")]
+        return root, terminal, endpoint
+
+    def test_an_endpoint_under_another_runtime_dir_cannot_be_replaced_to_forge_a_later_calls_status(self):
+        # The same gap, as a plant: the command (confined with its own XDG_RUNTIME_DIR) swaps the endpoint
+        # for its own listener; the user's next call greets it and takes its final record.
+        for backend in ("bwrap", "landlock"):
+            with self.subTest(backend=backend):
+                root, terminal, endpoint = self.terminal_runtime_dir_inside_a_root()
+                marker = os.path.join(self.workspace, "ran-" + backend)
+                confined = subprocess.Popen([DSH_SANDBOX, "run", "--backend", backend, "--mode", "workspace-write",
+                                             "--root", root, "--", "/usr/bin/python3", "-c", FORGE_ENDPOINT,
+                                             endpoint], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                            stderr=subprocess.PIPE, env=self.env())
+                planted = confined.stdout.readline()
+                result = self.run_remote("sh", "-c", 'touch "$1"; exit 3', "sh", marker, runtime_dir=terminal)
+                confined.kill()
+                confined.communicate(timeout=60)
+                self.assertEqual(planted, b"planted\n")
+                self.assertEqual(result.returncode, 3, result.stderr)
+                self.assertTrue(os.path.exists(marker), "the call took a final record from the command")
+
+    def test_two_first_calls_at_once_start_one_service_and_both_run(self):
+        # Survives: the start is serialized by a flock on <digest>.lock; the second finds the first's endpoint.
+        config = self.counting_config()
+        calls = [subprocess.Popen([DSH_SANDBOX, "run", "--remote", HOST, "--mode", "workspace-write", "--root",
+                                   self.workspace, "--", "sh", "-c", "exit %d" % status],
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  env=self.env(config)) for status in (3, 4)]
+        for call, status in zip(calls, (3, 4)):
+            _, err = call.communicate(timeout=120)
+            self.assertEqual(call.returncode, status, err)
+        self.assertEqual(self.started(), ["remote-service"])
+
+    def test_the_remote_command_ends_when_the_local_caller_is_killed_on_either_backend(self):
+        # Survives: the caller's socket end closes the channel, sshd closes the helper's socket, and the helper
+        # kills its command (the service only ever kills whole process groups on top of that).
+        config = self.counting_config()
+        self.assertEqual(self.run_remote("true", config=config).returncode, 0)
+        for backend in ("bwrap", "landlock"):
+            with self.subTest(backend=backend):
+                pid_file = os.path.join(self.workspace, "pid-" + backend)
+                duration = "1000.%d" % os.getpid()   # its own: other sleeps may run on this machine
+                process = subprocess.Popen([DSH_SANDBOX, "run", "--remote", HOST, "--backend", backend, "--mode",
+                                            "workspace-write", "--root", self.workspace, "--", "sh", "-c",
+                                            'echo $$ > "$1"; echo ready; exec sleep "$2"', "sh", pid_file, duration],
+                                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, env=self.env(config))
+                self.assertEqual(process.stdout.readline(), b"ready\n")
+                process.kill()
+                process.wait()
+                process.stdout.close()
+                # Under bwrap $$ is the command's pid in its own namespace: find it by its command line.
+                with open(pid_file) as handle:
+                    inner = int(handle.read())
+                sleepers = [int(p) for p in os.listdir("/proc") if p.isdigit() and
+                            command_line_or_none(p)[:2] == [b"sleep", duration.encode()]]
+                self.assertTrue(sleepers or backend == "landlock", "the command was not found")
+                for pid in sleepers + ([inner] if backend == "landlock" else []):
+                    self.wait_gone(pid, "the remote command outlived its caller")
+        self.assertEqual(self.started(), ["remote-service"])
+
+
 if __name__ == "__main__":
     # Verbose on stdout, one line per case, as scripts/count-tests.py counts them.
     runner = unittest.TextTestRunner(stream=sys.stdout, verbosity=2, descriptions=False)

@@ -1079,11 +1079,11 @@ class ServiceAttacks(RemoteCase):
                                              "--root", root, "--", "/usr/bin/python3", "-c", FORGE_ENDPOINT,
                                              endpoint], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                             stderr=subprocess.PIPE, env=self.env())
-                planted = confined.stdout.readline()
+                # "planted" once its listener is up; nothing (it exited) when the sandbox refused the swap.
+                confined.stdout.readline()
                 result = self.run_remote("sh", "-c", 'touch "$1"; exit 3', "sh", marker, runtime_dir=terminal)
                 confined.kill()
                 confined.communicate(timeout=60)
-                self.assertEqual(planted, b"planted\n")
                 self.assertEqual(result.returncode, 3, result.stderr)
                 self.assertTrue(os.path.exists(marker), "the call took a final record from the command")
 
@@ -1106,26 +1106,47 @@ class ServiceAttacks(RemoteCase):
         self.assertEqual(self.run_remote("true", config=config).returncode, 0)
         for backend in ("bwrap", "landlock"):
             with self.subTest(backend=backend):
-                pid_file = os.path.join(self.workspace, "pid-" + backend)
                 duration = "1000.%d" % os.getpid()   # its own: other sleeps may run on this machine
                 process = subprocess.Popen([DSH_SANDBOX, "run", "--remote", HOST, "--backend", backend, "--mode",
                                             "workspace-write", "--root", self.workspace, "--", "sh", "-c",
-                                            'echo $$ > "$1"; echo ready; exec sleep "$2"', "sh", pid_file, duration],
+                                            'echo ready; exec sleep "$1"', "sh", duration],
                                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, env=self.env(config))
                 self.assertEqual(process.stdout.readline(), b"ready\n")
+                # Under bwrap $$ is the command's pid in its own namespace: found by its own command line,
+                # once the shell that said "ready" has exec'd it.
+                deadline = time.monotonic() + 60
+                sleepers = []
+                while not sleepers and time.monotonic() < deadline:
+                    sleepers = [int(p) for p in os.listdir("/proc") if p.isdigit() and
+                                command_line_or_none(p)[:2] == [b"sleep", duration.encode()]]
                 process.kill()
                 process.wait()
                 process.stdout.close()
-                # Under bwrap $$ is the command's pid in its own namespace: find it by its command line.
-                with open(pid_file) as handle:
-                    inner = int(handle.read())
-                sleepers = [int(p) for p in os.listdir("/proc") if p.isdigit() and
-                            command_line_or_none(p)[:2] == [b"sleep", duration.encode()]]
-                self.assertTrue(sleepers or backend == "landlock", "the command was not found")
-                for pid in sleepers + ([inner] if backend == "landlock" else []):
+                self.assertEqual(len(sleepers), 1, "the command was not found")
+                for pid in sleepers:
                     self.wait_gone(pid, "the remote command outlived its caller")
         self.assertEqual(self.started(), ["remote-service"])
 
+
+    def test_a_destination_the_ssh_config_repoints_is_not_reached_through_the_old_endpoint(self):
+        # The endpoint is named by the destination as written, ssh's master by %C (the host, port and
+        # user ssh resolved): once the user's ssh config sends the name elsewhere (here: to a closed
+        # port), ssh alone would go there, but the old endpoint still forwards to the old host — until
+        # the service idles out, 10 minutes after the last call.
+        own_config = os.path.join(self.work, "own_ssh_config")
+        with open(SERVER.ssh_config) as handle:
+            text = handle.read()
+        with open(own_config, "w") as handle:
+            handle.write(text)
+        config = self.config(sshCommand=["ssh", "-F", own_config])
+        self.assertEqual(self.run_remote("true", config=config).returncode, 0)
+        port = next(line.split()[1] for line in text.splitlines() if line.strip().startswith("Port "))
+        with open(own_config, "w") as handle:
+            handle.write(text.replace("Port %s\n" % port, "Port 1\n", 1))
+        marker = os.path.join(self.workspace, "ran-on-the-old-host")
+        result = self.run_remote("touch", marker, config=config)
+        self.assertEqual(result.returncode, 125, result.stderr)
+        self.assertFalse(os.path.exists(marker), "the call ran on the host the config no longer names")
 
 if __name__ == "__main__":
     # Verbose on stdout, one line per case, as scripts/count-tests.py counts them.

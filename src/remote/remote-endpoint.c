@@ -69,6 +69,8 @@
 #define READY_LINE_MAX 256
 /* How long a failed start (no service there, forwarding refused) keeps later calls from trying again. */
 #define NO_SERVICE_SECONDS 600
+/* How often a taken start lock is tried again. */
+#define LOCK_RETRY_NS (20 * 1000 * 1000)
 
 /*
  * Two 64-bit FNV-1a digests of every word, each ended by a NUL: the
@@ -86,6 +88,85 @@ static void digest_words(uint64_t digest[2], const char *const *words)
                 }
 }
 
+static void digest_bytes(uint64_t digest[2], const void *bytes, size_t length)
+{
+        for (size_t i = 0; i < length; i++) {
+                digest[0] = (digest[0] ^ ((const unsigned char *) bytes)[i]) * 0x100000001b3ULL;
+                digest[1] = (digest[1] ^ ((const unsigned char *) bytes)[i]) * 0x100000001b3ULL;
+        }
+}
+
+/*
+ * The identity of one file ssh reads its config from: device, inode, type,
+ * and for a file or directory its size and both times — any edit, replace
+ * or rename over it changes one of them.  One that cannot be stat'ed
+ * counts as "absent" (ENOENT and the like alike).
+ */
+static void digest_file_identity(uint64_t digest[2], const char *path)
+{
+        struct stat status;
+        long long facts[9] = { 0 };
+
+        digest_words(digest, (const char *const[]) { path, NULL });
+        if (stat(path, &status) < 0) {
+                digest_words(digest, (const char *const[]) { "absent", NULL });
+                return;
+        }
+        facts[0] = (long long) status.st_dev;
+        facts[1] = (long long) status.st_ino;
+        facts[2] = (long long) status.st_mode;
+        facts[3] = (long long) status.st_rdev;
+        if (S_ISREG(status.st_mode) || S_ISDIR(status.st_mode)) {
+                facts[4] = (long long) status.st_size;
+                facts[5] = (long long) status.st_mtim.tv_sec;
+                facts[6] = (long long) status.st_mtim.tv_nsec;
+                facts[7] = (long long) status.st_ctim.tv_sec;
+                facts[8] = (long long) status.st_ctim.tv_nsec;
+        }
+        digest_bytes(digest, facts, sizeof(facts));
+}
+
+/* The `-F FILE` (or `-FFILE`) of the ssh command, or NULL: ssh then reads the user's and the system's config. */
+static const char *config_file_named(const char *const *command)
+{
+        const char *named = NULL;
+
+        for (size_t i = 1; command[i]; i++) {
+                if (strcmp(command[i], "-F") == 0 && command[i + 1])
+                        named = command[++i];
+                else if (strncmp(command[i], "-F", 2) == 0 && command[i][2])
+                        named = command[i] + 2;
+        }
+        return named;
+}
+
+/*
+ * What ssh resolves the destination with (HostName, Port, User, a
+ * ProxyJump...) can change only through its config: the files it reads
+ * are in the digest, so that an edit of any of them names another
+ * endpoint, and the call starts (or finds) the service of where the name
+ * points now, through ssh's own resolution (`ssh -G`, the master's %C).
+ * Not seen: a file an Include names outside these, an edit inside
+ * /etc/ssh/ssh_config.d that adds or removes no file (its directory's
+ * times are seen, not each file's), a DNS change — for those the old
+ * endpoint serves until the service idles out (docs/remote.md).
+ */
+static void digest_ssh_config(uint64_t digest[2], const char *const *command)
+{
+        const char *named = config_file_named(command);
+        dsh_autofree char *ssh_directory = NULL, *user_config = NULL;
+
+        if (named) {
+                digest_file_identity(digest, named);
+                return;
+        }
+        ssh_directory = dsh_remote_user_ssh_directory(false);
+        if (ssh_directory && asprintf(&user_config, "%s/config", ssh_directory) >= 0)
+                digest_file_identity(digest, user_config);
+        digest_file_identity(digest, "/etc/ssh/ssh_config");
+        digest_file_identity(digest, "/etc/ssh/ssh_config.d");
+}
+
 static char *endpoint_name(const dsh_remote_target *target, const char *suffix)
 {
         static const char *const default_command[] = { "ssh", NULL };
@@ -98,6 +179,7 @@ static char *endpoint_name(const dsh_remote_target *target, const char *suffix)
 
         digest_words(digest, command);
         digest_words(digest, tail);
+        digest_ssh_config(digest, command);
         if (asprintf(&name, "%016llx%016llx.%s", (unsigned long long) digest[0], (unsigned long long) digest[1],
                      suffix) < 0)
                 return NULL;
@@ -336,6 +418,26 @@ static int start_and_connect(const dsh_remote_target *target, const char *direct
         return fd;
 }
 
+/*
+ * The start lock, tried (LOCK_NB) until the start deadline: a holder that
+ * never lets go (a first caller stopped mid-start with Ctrl-Z, SIGSTOP, a
+ * debugger) must not hang every later call.  False when it stays taken:
+ * the call then runs a session of its own (every check kept).
+ */
+static bool lock_before_the_start_deadline(int lock_fd)
+{
+        long long deadline = dsh_monotonic_ms() + SERVICE_START_MS;
+        const struct timespec pause = { 0, LOCK_RETRY_NS };
+
+        for (;;) {
+                if (flock(lock_fd, LOCK_EX | LOCK_NB) == 0)
+                        return true;
+                if ((errno != EWOULDBLOCK && errno != EINTR) || dsh_monotonic_ms() >= deadline)
+                        return false;
+                nanosleep(&pause, NULL);
+        }
+}
+
 /* True when the control directory exists: only then can an endpoint be there (nothing is created to look). */
 static bool control_directory_exists(void)
 {
@@ -378,7 +480,7 @@ int dsh_remote_service_connect(const dsh_remote_target *target)
         if (directory_fd < 0 || strchr(directory, ':') || !dsh_remote_shared_connection_applies(target, directory))
                 return -1;
         lock_fd = openat(directory_fd, lock_name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (lock_fd < 0 || flock(lock_fd, LOCK_EX) < 0 || start_failed_lately(directory_fd, marker))
+        if (lock_fd < 0 || !lock_before_the_start_deadline(lock_fd) || start_failed_lately(directory_fd, marker))
                 return -1;
         return start_and_connect(target, directory, directory_fd, name, marker);
 }

@@ -19,6 +19,7 @@
 #include "base/error.h"
 #include "base/path.h"
 #include "provider/provider-protections.h"
+#include "remote/remote-registry.h"
 #include "remote/remote-ssh.h"
 
 #define LANDLOCK_RUN_NAME "landlock-run"
@@ -369,6 +370,36 @@ static char *copy_or_null(const char *text)
  */
 static int hide_own_directories(const dsh_runtime *runtime, dsh_protections *protections, dsh_error *error);
 
+/*
+ * Every control directory any call of this user made, under whatever
+ * XDG_RUNTIME_DIR or HOME (src/remote/remote-registry.c), and the registry
+ * itself: a master or endpoint there is as reachable as the current one.
+ * A registry that is there but not trusted refuses the sandbox (fail
+ * closed: which directories to protect is unknown).  0, -ENOMEM, or the
+ * error set.
+ */
+static int append_registered_control_directories(char ***paths, dsh_error *error)
+{
+        char **registered = NULL;
+        int result = dsh_remote_registry_list(&registered);
+
+        if (result == -ENOMEM)
+                return result;
+        if (result < 0) {
+                dsh_autofree char *registry = dsh_remote_registry_directory();
+
+                dsh_error_set(error, DSH_ERROR_SYSTEM, -result,
+                              "the remote's registry of control directories (%s) is not this user's own regular file",
+                              registry ? registry : "?");
+                return -EPERM;
+        }
+        result = append_protected(paths, dsh_remote_registry_directory());
+        for (size_t i = 0; result == 0 && registered && registered[i]; i++)
+                result = append_protected(paths, strdup(registered[i]));
+        dsh_strv_free(registered);
+        return result;
+}
+
 static int protect_own_files(dsh_protections *protections, const dsh_runtime *runtime, const char *cache_directory,
                              dsh_error *error)
 {
@@ -390,6 +421,8 @@ static int protect_own_files(dsh_protections *protections, const dsh_runtime *ru
         /* Both places a later call may use, whichever this process's XDG_RUNTIME_DIR names (remote-ssh.c). */
         if (result == 0)
                 result = append_protected(&paths, dsh_remote_home_control_directory());
+        if (result == 0)
+                result = append_registered_control_directories(&paths, error);
         /*
          * ~/.ssh: every `--remote` call runs ssh, which reads ~/.ssh/config
          * — a ProxyCommand, LocalCommand or `Match exec` there runs
@@ -403,7 +436,7 @@ static int protect_own_files(dsh_protections *protections, const dsh_runtime *ru
                 result = append_protected(&paths, dsh_remote_user_ssh_directory(true));
         if (result < 0) {
                 dsh_strv_free(paths);
-                return out_of_memory(error);
+                return result == -ENOMEM ? out_of_memory(error) : result;   /* else the registry's, set */
         }
         protections->paths = paths;
         return hide_own_directories(runtime, protections, error);
@@ -428,10 +461,12 @@ static int hide_own_directories(const dsh_runtime *runtime, dsh_protections *pro
 
         if (result == 0)
                 result = append_protected(&protections->hidden, dsh_remote_home_control_directory());
+        if (result == 0)
+                result = append_registered_control_directories(&protections->hidden, error);
         if (result == 0 && runtime->session_store)
                 result = append_protected(&protections->hidden,
                                           copy_or_null(dsh_session_store_directory(runtime->session_store)));
-        return result < 0 ? out_of_memory(error) : 0;
+        return result == -ENOMEM ? out_of_memory(error) : result;
 }
 
 /*

@@ -13,6 +13,7 @@
 
 #include "base/error.h"
 #include "provider/process.h"
+#include "remote/remote-registry.h"
 #include "remote/remote-ssh.h"
 #include "provider/spawn.h"
 #include "base/xdg.h"
@@ -145,6 +146,9 @@ static char *prepare_control_directory(size_t longest, bool make_parent)
                 return NULL;
         own_fd = open_own_directory(base_fd, "ssh");
         if (own_fd < 0 || !is_private(own_fd, S_IRWXG | S_IRWXO))
+                return NULL;
+        /* Recorded before anything is made in it, so that every runtime protects it (remote-registry.c). */
+        if (dsh_remote_registry_add(directory) < 0)
                 return NULL;
         return dsh_steal_pointer(&directory);
 }

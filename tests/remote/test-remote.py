@@ -8,6 +8,7 @@ its own state directory; the client reaches it through its own ssh config
 XDG_RUNTIME_DIR.  Every outcome is checked on disk or by the exit status, and
 every fail-closed case checks that the command did not run anywhere.
 """
+import fcntl
 import hashlib
 import json
 import os
@@ -1098,6 +1099,45 @@ class ServiceAttacks(RemoteCase):
             _, err = call.communicate(timeout=120)
             self.assertEqual(call.returncode, status, err)
         self.assertEqual(self.started(), ["remote-service"])
+
+    def test_a_start_lock_held_elsewhere_sends_the_call_to_a_session_of_its_own(self):
+        # A first caller stopped mid-start (Ctrl-Z) holds <digest>.lock: a later call that finds no live
+        # endpoint must neither hang nor start a second service; it runs by the per-call session, every
+        # check kept.  (No duration asserted: the lock is tried until the start deadline.)
+        config = self.counting_config()
+        self.assertEqual(self.run_remote("true", config=config).returncode, 0)
+        SERVER.stop_shared_connections(self.runtime_dir)   # the endpoint is stale now: a start is due
+        locks = [open(os.path.join(self.control(), name), "r+") for name in os.listdir(self.control())
+                 if name.endswith(".lock")]
+        self.assertTrue(locks)
+        for lock in locks:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            self.addCleanup(lock.close)
+        result = self.run_remote("sh", "-c", "exit 7", config=config)
+        self.assertEqual(result.returncode, 7, result.stderr)
+        self.assertEqual(self.started(), ["remote-service", "remote-helper"])
+
+    def test_the_registry_of_control_directories_is_out_of_reach_of_a_confined_command(self):
+        # Every runtime protects every control directory the registry names: a command that could empty
+        # it (or rename it away) would unprotect the next sandbox's view of another runtime dir's master.
+        root, terminal, endpoint = self.terminal_runtime_dir_inside_a_root()
+        home = pwd.getpwuid(os.geteuid()).pw_dir
+        registry = os.path.join(home, ".cache", "dsh-sandbox", "registry", "control-directories")
+        with open(registry) as handle:
+            self.assertIn(os.path.realpath(os.path.dirname(endpoint)) + "\n", handle.read())
+        tamper = ('for f in "$1" "$1.new"; do true > "$f"; done; mv "$1" "$1.gone"; '
+                  'rm -rf "$(dirname "$1")"; mv "$(dirname "$1")" "$(dirname "$1").gone"; true')
+        for backend in ("bwrap", "landlock"):
+            with self.subTest(backend=backend):
+                before = os.stat(registry)
+                local = subprocess.run([DSH_SANDBOX, "run", "--backend", backend, "--mode", "workspace-write",
+                                        "--root", os.path.join(home, ".cache"), "--", "sh", "-c", tamper, "sh",
+                                        registry], capture_output=True, env=self.env(), timeout=120)
+                self.assertEqual(local.returncode, 0, local.stderr)
+                after = os.stat(registry)
+                self.assertEqual((before.st_ino, before.st_size, before.st_mtime_ns),
+                                 (after.st_ino, after.st_size, after.st_mtime_ns), "the command changed the registry")
+                self.assertFalse(os.path.exists(registry + ".gone"))
 
     def test_the_remote_command_ends_when_the_local_caller_is_killed_on_either_backend(self):
         # Survives: the caller's socket end closes the channel, sshd closes the helper's socket, and the helper

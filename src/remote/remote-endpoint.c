@@ -9,16 +9,18 @@
  * ssh exec, no `ssh -G`, no remote login shell.  It lives in the private
  * control directory, next to the master's own socket, named by a digest of
  * what names the destination (the ssh command, the destination, the remote
- * program), with `.service`; its start is serialized by a flock on `.lock`
- * beside it, so that two callers starting at once end with one service.
+ * program, the identity of the ssh config files: digest_ssh_config), with
+ * `.service`; its start is serialized by a flock on `.lock` beside it, so
+ * that two callers starting at once end with one service.
  *
  * Why a hostile confined command cannot use or forge it:
- *  - it cannot reach the directory: the runtime protects both control
- *    directories (runtime.c) — bwrap hides them behind an empty tmpfs in
- *    every mode, and Landlock's supervisor refuses a connect into them and
- *    every write — so it can neither connect to the endpoint (it would get
- *    an unconfined command on the remote) nor plant a socket or a symlink
- *    for a later call to trust;
+ *  - it cannot reach the directory: the runtime protects every control
+ *    directory any call of this user registered, whatever the environment
+ *    that made it (remote-registry.c, runtime.c) — bwrap hides them behind
+ *    an empty tmpfs in every mode, and Landlock's supervisor refuses a
+ *    connect into them and every write — so it can neither connect to the
+ *    endpoint (it would get an unconfined command on the remote) nor plant
+ *    a socket or a symlink for a later call to trust;
  *  - the directory itself is checked on an fd each call (0700, the user's:
  *    dsh_remote_control_directory_prepare); the endpoint must be a socket
  *    (lstat: a symlink is not followed into anything), the user's, closed

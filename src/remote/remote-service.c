@@ -17,8 +17,10 @@
  *
  * Why a confined command cannot use it — it would get an unconfined
  * command:
- *  - on this host, the socket lives in the control directory, which this
- *    host's runtime protects like its other own state (runtime.c): bwrap
+ *  - on this host, the socket lives in the control directory, registered
+ *    when prepared (remote-registry.c), which every runtime of this host
+ *    protects like its other own state, whatever its environment
+ *    (runtime.c): bwrap
  *    hides it behind an empty tmpfs in every sandbox, and Landlock's
  *    supervisor refuses a connect into it;
  *  - other users: the directory is 0700 and the user's, the socket is

@@ -1126,7 +1126,9 @@ class ServiceAttacks(RemoteCase):
         with open(registry) as handle:
             self.assertIn(os.path.realpath(os.path.dirname(endpoint)) + "\n", handle.read())
         tamper = ('for f in "$1" "$1.new"; do true > "$f"; done; mv "$1" "$1.gone"; '
-                  'rm -rf "$(dirname "$1")"; mv "$(dirname "$1")" "$(dirname "$1").gone"; true')
+                  'rm -rf "$(dirname "$1")"; mv "$(dirname "$1")" "$(dirname "$1").gone"; '
+                  'd=$(dirname "$(dirname "$1")"); mv "$d" "$d.gone" && mkdir -p "$d/registry" && '
+                  'true > "$d/registry/control-directories"; true')
         for backend in ("bwrap", "landlock"):
             with self.subTest(backend=backend):
                 before = os.stat(registry)
@@ -1138,6 +1140,7 @@ class ServiceAttacks(RemoteCase):
                 self.assertEqual((before.st_ino, before.st_size, before.st_mtime_ns),
                                  (after.st_ino, after.st_size, after.st_mtime_ns), "the command changed the registry")
                 self.assertFalse(os.path.exists(registry + ".gone"))
+                self.assertFalse(os.path.exists(os.path.dirname(os.path.dirname(registry)) + ".gone"))
 
     def test_the_remote_command_ends_when_the_local_caller_is_killed_on_either_backend(self):
         # Survives: the caller's socket end closes the channel, sshd closes the helper's socket, and the helper

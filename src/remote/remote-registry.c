@@ -97,7 +97,7 @@ static int open_registry_directory(bool create)
 /* The file's lines in *lines (NULL-ended).  0 (a missing file: none), or -EPERM when it is not trusted. */
 static int read_registry(int directory_fd, char ***lines)
 {
-        dsh_autoclose int fd = openat(directory_fd, REGISTRY_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        dsh_autoclose int fd = openat(directory_fd, REGISTRY_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
         dsh_autofree char *text = NULL;
         struct stat status;
         size_t used = 0;

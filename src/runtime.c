@@ -374,6 +374,8 @@ static int hide_own_directories(const dsh_runtime *runtime, dsh_protections *pro
  * Every control directory any call of this user made, under whatever
  * XDG_RUNTIME_DIR or HOME (src/remote/remote-registry.c), and the registry
  * itself: a master or endpoint there is as reachable as the current one.
+ * They are protected (read-only; both backends' supervisors refuse every
+ * write and connect into them), not hidden: why in remote-registry.c.
  * A registry that is there but not trusted refuses the sandbox (fail
  * closed: which directories to protect is unknown).  0, -ENOMEM, or the
  * error set.
@@ -462,7 +464,7 @@ static int hide_own_directories(const dsh_runtime *runtime, dsh_protections *pro
         if (result == 0)
                 result = append_protected(&protections->hidden, dsh_remote_home_control_directory());
         if (result == 0)
-                result = append_registered_control_directories(&protections->hidden, error);
+                result = append_protected(&protections->hidden, dsh_remote_registry_directory());
         if (result == 0 && runtime->session_store)
                 result = append_protected(&protections->hidden,
                                           copy_or_null(dsh_session_store_directory(runtime->session_store)));

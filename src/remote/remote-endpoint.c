@@ -16,9 +16,10 @@
  * Why a hostile confined command cannot use or forge it:
  *  - it cannot reach the directory: the runtime protects every control
  *    directory any call of this user registered, whatever the environment
- *    that made it (remote-registry.c, runtime.c) — bwrap hides them behind
- *    an empty tmpfs in every mode, and Landlock's supervisor refuses a
- *    connect into them and every write — so it can neither connect to the
+ *    that made it (remote-registry.c, runtime.c) — read-only, and both
+ *    backends' supervisors refuse a connect into them and every write;
+ *    bwrap also hides the environment's own two behind an empty tmpfs in
+ *    every mode — so it can neither connect to the
  *    endpoint (it would get an unconfined command on the remote) nor plant
  *    a socket or a symlink for a later call to trust;
  *  - the directory itself is checked on an fd each call (0700, the user's:

@@ -12,8 +12,15 @@
  * endpoint to forge a later call's exit status.  So every directory a call
  * prepares is recorded here first (remote-ssh.c: no master, endpoint or
  * service socket is ever made in a directory that is not recorded), and
- * every runtime protects and hides every recorded directory that exists
- * (runtime.c), whatever its own environment says.
+ * every runtime protects every recorded directory that exists (runtime.c),
+ * whatever its own environment says: read-only, every write and every
+ * connect into it refused by the supervisor, on both backends.  (Not
+ * hidden behind a tmpfs as the environment's own two are: a recorded
+ * directory removed between the plan and bwrap's mounts — a logout, a
+ * test's temporary runtime directory — would fail the call, bwrap cannot
+ * make the mount point again under a read-only view, and making it again
+ * beforehand would bring back a directory its owner removed.  The
+ * read-only bind is `--ro-bind-try`, which a removal cannot fail.)
  *
  * Where: <passwd home>/.cache/dsh-sandbox/registry/control-directories —
  * from the passwd entry, not $HOME nor XDG_*: a place no environment can

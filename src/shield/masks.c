@@ -55,9 +55,12 @@ static const char *overlapping_root(const dsh_policy *policy, const char *path)
         return NULL;
 }
 
-static int add_mask(dsh_mask_plan *plan, const dsh_policy *policy, char *canonical)
+/*
+ * Adds `canonical` (taken) as seen by one lstat: `status`, or NULL when
+ * there was nothing to see.
+ */
+static int add_mask_seen(dsh_mask_plan *plan, const dsh_policy *policy, char *canonical, const struct stat *status)
 {
-        struct stat status;
         dsh_mask *grown;
 
         for (size_t i = 0; i < plan->count; i++)
@@ -78,12 +81,19 @@ static int add_mask(dsh_mask_plan *plan, const dsh_policy *policy, char *canonic
          * it without following it, so it is kept unreadable as a name, like
          * one that does not exist.
          */
-        grown[plan->count].kind = lstat(canonical, &status) < 0 || S_ISLNK(status.st_mode) ? DSH_MASK_ABSENT
-                                  : S_ISDIR(status.st_mode)                                 ? DSH_MASK_DIRECTORY
-                                                                                            : DSH_MASK_FILE;
+        grown[plan->count].kind = !status || S_ISLNK(status->st_mode) ? DSH_MASK_ABSENT
+                                  : S_ISDIR(status->st_mode)           ? DSH_MASK_DIRECTORY
+                                                                       : DSH_MASK_FILE;
         grown[plan->count].inside_writable_root = overlapping_root(policy, canonical);
         plan->count++;
         return 0;
+}
+
+static int add_mask(dsh_mask_plan *plan, const dsh_policy *policy, char *canonical)
+{
+        struct stat status;
+
+        return add_mask_seen(plan, policy, canonical, lstat(canonical, &status) == 0 ? &status : NULL);
 }
 
 /*
@@ -176,23 +186,40 @@ static int note_repointable_route(dsh_mask_plan *plan, const dsh_policy *policy,
 static int plan_path(dsh_mask_plan *plan, const dsh_policy *policy, const char *path)
 {
         char *canonical = dsh_path_canonical(path);
+        int canonical_errno = errno;
         struct stat status;
-        int result = note_repointable_route(plan, policy, path);
+        bool seen;
+        int result = 0;
 
+        /*
+         * A path its canonical walk spells exactly as given has no symlink on
+         * its route: that walk lstat'd every existing component as spelled and
+         * found none to resolve (a resolved link, a `.`, a `..` or a doubled
+         * slash each change the spelling), and it stops, as the route search
+         * does, at the first component that is missing.  So the route search
+         * would walk the same components again and find nothing.  This trusts
+         * no fact a command could have changed since: both walks are the same
+         * snapshot taken before anything of this call runs (a link planted
+         * after either is one the plan never saw, then and now alike), and
+         * the ruleset opens each path afresh, without following a link.
+         */
+        if (!canonical || strcmp(canonical, path) != 0)
+                result = note_repointable_route(plan, policy, path);
         if (result < 0) {
                 free(canonical);
                 return result;
         }
         if (!canonical)
-                return errno == ENOMEM ? -ENOMEM : 0;  /* unspellable (too long): nothing there to read either */
-        if (lstat(canonical, &status) == 0 && S_ISLNK(status.st_mode)) {
+                return canonical_errno == ENOMEM ? -ENOMEM : 0;  /* unspellable (too long): nothing there to read either */
+        seen = lstat(canonical, &status) == 0;
+        if (seen && S_ISLNK(status.st_mode)) {
                 result = add_dangling_target(plan, policy, canonical);
                 if (result < 0) {
                         free(canonical);
                         return result;
                 }
         }
-        return add_mask(plan, policy, canonical);
+        return add_mask_seen(plan, policy, canonical, seen ? &status : NULL);
 }
 
 /*

@@ -279,14 +279,16 @@ static int append_variable_arguments(const dsh_prepared_policy *prepared, char *
 /*
  * The caller's environment scrubbed of its secrets (call-environment.h),
  * with the call's variables set over it after (scratch.h, and the
- * network's: call-network.h); NULL when out of memory.
+ * network's: call-network.h), and the names it removed in
+ * `facts->environment_removed`; NULL when out of memory.
  */
 static char **command_environment(const dsh_provider *provider, const dsh_prepared_policy *prepared,
-                                  const dsh_call_network *network)
+                                  const dsh_call_network *network, dsh_confined_argv *facts)
 {
         char **pairs = dsh_scratch_variables(&prepared->scratch, prepared->policy.mode);
         char **environment = pairs && dsh_call_network_add_variables(network, &pairs) == 0
-                                     ? dsh_call_environment_build(&provider->protections, &prepared->policy, pairs)
+                                     ? dsh_call_environment_build_with_facts(&provider->protections,
+                                                                             &prepared->policy, pairs, facts)
                                      : NULL;
 
         dsh_strv_free(pairs);
@@ -731,10 +733,9 @@ static int landlock_spawn(dsh_provider *provider, char *const *argv, const dsh_p
                 return result;
         }
         facts.argv = dsh_strv_copy(argv);
-        environment = command_environment(provider, prepared, child->network);
+        environment = command_environment(provider, prepared, child->network, &facts);
         plan.environment = environment;
-        if (!facts.argv || !environment ||
-            dsh_call_environment_set_facts(&provider->protections, policy, &facts) < 0)
+        if (!facts.argv || !environment)
                 result = dsh_error_set(error, DSH_ERROR_SYSTEM, ENOMEM, "out of memory");
         else
                 result = start_supervisor(provider, prepared, plan.metadata, ruleset.fd, held_back, kept_absent,

@@ -79,13 +79,40 @@ static bool set_by_pairs(const char *assignment, char *const *pairs)
         return false;
 }
 
-/* Scrubbed first, the call's own set after: a pattern can never take TMPDIR, a cache or a proxy away. */
-static char **build(const dsh_call_environment *environment, char *const *pairs)
+static bool listed(char *const *names, const char *name)
+{
+        for (; names && *names; names++)
+                if (strcmp(*names, name) == 0)
+                        return true;
+        return false;
+}
+
+/* Notes the name of `assignment` in *removed, once. */
+static int note_removed(char ***removed, const char *assignment)
+{
+        dsh_autofree char *name = strndup(assignment, strcspn(assignment, "="));
+
+        if (!name)
+                return -ENOMEM;
+        return listed(*removed, name) || dsh_strv_append(removed, name) == 0 ? 0 : -ENOMEM;
+}
+
+/*
+ * Scrubbed first, the call's own set after: a pattern can never take
+ * TMPDIR, a cache or a proxy away.  With `removed`, each name the rules
+ * remove is noted there in the same pass (set_facts()'s list): every
+ * variable is judged once, for both.
+ */
+static char **build(const dsh_call_environment *environment, char *const *pairs, char ***removed)
 {
         char **built = calloc(1, sizeof(char *));
 
         for (char **variable = environ; built && variable && *variable; variable++) {
-                if (dsh_env_name_denied(*variable, &environment->rules) || set_by_pairs(*variable, pairs))
+                bool denied = dsh_env_name_denied(*variable, &environment->rules);
+
+                if (denied && removed && note_removed(removed, *variable) < 0)
+                        goto out_of_memory;
+                if (denied || set_by_pairs(*variable, pairs))
                         continue;
                 if (dsh_strv_append(&built, *variable) < 0)
                         goto out_of_memory;
@@ -106,29 +133,15 @@ out_of_memory:
         return NULL;
 }
 
-static bool listed(char *const *names, const char *name)
-{
-        for (; names && *names; names++)
-                if (strcmp(*names, name) == 0)
-                        return true;
-        return false;
-}
-
 static int set_facts(const dsh_call_environment *environment, dsh_confined_argv *facts)
 {
         char **removed = NULL;
 
-        for (char **variable = environ; variable && *variable; variable++) {
-                dsh_autofree char *name = NULL;
-
-                if (!dsh_env_name_denied(*variable, &environment->rules))
-                        continue;
-                name = strndup(*variable, strcspn(*variable, "="));
-                if (!name || (!listed(removed, name) && dsh_strv_append(&removed, name) < 0)) {
+        for (char **variable = environ; variable && *variable; variable++)
+                if (dsh_env_name_denied(*variable, &environment->rules) && note_removed(&removed, *variable) < 0) {
                         dsh_strv_free(removed);
                         return -ENOMEM;
                 }
-        }
         dsh_strv_free(facts->environment_removed);
         facts->environment_removed = removed;
         return 0;
@@ -159,8 +172,26 @@ char **dsh_call_environment_build(const dsh_protections *protections, const dsh_
         char **built = NULL;
 
         if (dsh_call_environment_init(&environment, protections, policy) == 0)
-                built = build(&environment, pairs);
+                built = build(&environment, pairs, NULL);
         dsh_call_environment_clear(&environment);
+        return built;
+}
+
+char **dsh_call_environment_build_with_facts(const dsh_protections *protections, const dsh_policy *policy,
+                                             char *const *pairs, dsh_confined_argv *facts)
+{
+        dsh_call_environment environment;
+        char **built = NULL, **removed = NULL;
+
+        if (dsh_call_environment_init(&environment, protections, policy) == 0)
+                built = build(&environment, pairs, &removed);
+        dsh_call_environment_clear(&environment);
+        if (!built) {
+                dsh_strv_free(removed);
+                return NULL;
+        }
+        dsh_strv_free(facts->environment_removed);
+        facts->environment_removed = removed;
         return built;
 }
 

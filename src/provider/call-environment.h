@@ -86,6 +86,10 @@ DSH_INTERNAL void dsh_call_environment_clear(dsh_call_environment *environment);
  * holds that the rules remove, each once, in order, into
  * `facts->environment_removed` (replacing it; none leaves NULL).  Returns 0.
  *
+ * dsh_call_environment_build_with_facts(): both of the above from one
+ * pass over the environment (each variable judged once), as a call that
+ * spawns the command itself needs them.
+ *
  * dsh_call_environment_append_arguments(): a launcher's `--deny-env
  * PATTERN` and `--allow-env NAME` words for the rules, and an `--allow-env
  * NAME` for each name of `pairs` (the call's own variables, set before the
@@ -95,6 +99,9 @@ DSH_INTERNAL char **dsh_call_environment_build(const dsh_protections *protection
                                                char *const *pairs);
 DSH_INTERNAL int dsh_call_environment_set_facts(const dsh_protections *protections, const dsh_policy *policy,
                                                 dsh_confined_argv *facts);
+DSH_INTERNAL char **dsh_call_environment_build_with_facts(const dsh_protections *protections,
+                                                          const dsh_policy *policy, char *const *pairs,
+                                                          dsh_confined_argv *facts);
 DSH_INTERNAL int dsh_call_environment_append_arguments(const dsh_protections *protections, const dsh_policy *policy,
                                                        char *const *pairs, char ***argv);
 

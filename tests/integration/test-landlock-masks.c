@@ -4,7 +4,8 @@
  * dsh_provider_confine): a held mask is unreadable and named in the facts;
  * a mask inside the writable root, or beneath a directory too large to
  * enumerate, is not held — the call is partial naming it, never full — and
- * under requireMasks the call is refused with that sentence.  A throwaway
+ * under requireMasks the call is refused with that sentence.  The facts
+ * also name the variables the scrub removed.  A throwaway
  * HOME in the scratch; the masks are the provider's own entries.
  */
 #include <errno.h>
@@ -154,6 +155,38 @@ static void test_held_mask_unreadable_and_in_the_facts(void **state)
         free(secret);
 }
 
+/*
+ * The spawned command's facts name what the scrub took from its
+ * environment, from the same pass that built that environment (what the
+ * command saw and what the facts say cannot differ), and only that.
+ */
+static void test_removed_variables_in_the_spawned_facts(void **state)
+{
+        dsh_policy policy;
+        dsh_error error = DSH_ERROR_INIT;
+        dsh_child *child = NULL;
+        char *output = NULL;
+
+        (void) state;
+        TEST_REQUIRE_LANDLOCK();
+        set_masks(false);
+        assert_int_equal(setenv("DSH_TEST_HELD_TOKEN", "HIDDEN-VALUE", 1), 0);
+        assert_int_equal(setenv("DSH_TEST_PLAIN", "PLAIN-VALUE", 1), 0);
+        make_policy(&policy, DSH_MODE_WORKSPACE_WRITE, project);
+        spawn(&policy, "env; echo done", &output, &child, &error);
+        assert_non_null(child);
+        assert_true(test_contains(output, "done"));
+        assert_false(test_contains(output, "HIDDEN-VALUE"));
+        assert_true(test_contains(output, "PLAIN-VALUE"));
+        assert_true(list_holds(dsh_child_facts(child)->environment_removed, "DSH_TEST_HELD_TOKEN"));
+        assert_false(list_holds(dsh_child_facts(child)->environment_removed, "DSH_TEST_PLAIN"));
+        unsetenv("DSH_TEST_HELD_TOKEN");
+        unsetenv("DSH_TEST_PLAIN");
+        dsh_child_free(child);
+        dsh_policy_clear(&policy);
+        free(output);
+}
+
 static void test_mask_inside_the_root_partial_never_full(void **state)
 {
         dsh_policy policy;
@@ -288,6 +321,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_held_mask_unreadable_and_in_the_facts, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_mask_inside_the_root_partial_never_full, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_removed_variables_in_the_spawned_facts, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_require_masks_refuses, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_too_many_entries_partial_or_refused, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_root_inside_a_mask, setup, teardown),

@@ -71,7 +71,7 @@ char *dsh_path_from_cwd(const char *path)
  * (*real_out set, caller frees; NULL: candidate itself), 0 when the
  * component does not exist (ENOENT, ENOTDIR), -1 with errno otherwise.
  */
-static int resolve_appended(const char *candidate, char **real_out)
+static int resolve_appended(const char *candidate, char **real_out, bool *met_link)
 {
         struct stat status;
 
@@ -80,6 +80,7 @@ static int resolve_appended(const char *candidate, char **real_out)
                 return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
         if (!S_ISLNK(status.st_mode))
                 return 1;
+        *met_link = true;
         *real_out = realpath(candidate, NULL);
         if (*real_out)
                 return 1;
@@ -98,10 +99,18 @@ static int resolve_appended(const char *candidate, char **real_out)
  */
 char *dsh_path_canonical(const char *path)
 {
+        bool met_link;
+
+        return dsh_path_canonical_noting_links(path, &met_link);
+}
+
+char *dsh_path_canonical_noting_links(const char *path, bool *met_link)
+{
         char *resolved;
         size_t lexical_depth = 0, length;
         const char *cursor;
 
+        *met_link = path[0] != '/';   /* realpath's walk: not known, so taken as having met one */
         if (path[0] != '/') {
                 resolved = realpath(path, NULL);
                 if (!resolved && errno != ENOMEM)
@@ -128,7 +137,7 @@ char *dsh_path_canonical(const char *path)
 
                         if (append_component(&resolved, cursor, length) < 0)
                                 goto out_of_memory;
-                        found = resolve_appended(resolved, &real);
+                        found = resolve_appended(resolved, &real, met_link);
                         if (found < 0) {
                                 int saved_errno = errno;
 

@@ -15,6 +15,14 @@
  */
 DSH_INTERNAL char *dsh_path_canonical(const char *path);
 
+/*
+ * dsh_path_canonical(), and whether its walk met a symlink on the way
+ * (*met_link; resolved or dangling, and always for a relative path, which
+ * realpath walks): false means every component it looked at, up to the
+ * first missing one, was no link as spelled.
+ */
+DSH_INTERNAL char *dsh_path_canonical_noting_links(const char *path, bool *met_link);
+
 /* `path` made absolute against the cwd, lexically (nothing resolved): a new string, or NULL with errno set. */
 DSH_INTERNAL char *dsh_path_from_cwd(const char *path);
 

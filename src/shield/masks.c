@@ -185,25 +185,25 @@ static int note_repointable_route(dsh_mask_plan *plan, const dsh_policy *policy,
 /* One absolute path, no wildcard: its canonical spelling is the mask. */
 static int plan_path(dsh_mask_plan *plan, const dsh_policy *policy, const char *path)
 {
-        char *canonical = dsh_path_canonical(path);
+        bool met_link = true;
+        char *canonical = dsh_path_canonical_noting_links(path, &met_link);
         int canonical_errno = errno;
         struct stat status;
         bool seen;
         int result = 0;
 
         /*
-         * A path its canonical walk spells exactly as given has no symlink on
-         * its route: that walk lstat'd every existing component as spelled and
-         * found none to resolve (a resolved link, a `.`, a `..` or a doubled
-         * slash each change the spelling), and it stops, as the route search
-         * does, at the first component that is missing.  So the route search
-         * would walk the same components again and find nothing.  This trusts
-         * no fact a command could have changed since: both walks are the same
-         * snapshot taken before anything of this call runs (a link planted
-         * after either is one the plan never saw, then and now alike), and
-         * the ruleset opens each path afresh, without following a link.
+         * A canonical walk that met no symlink (none resolved, none dangling)
+         * leaves the route search nothing to find: that walk lstat'd every
+         * component the search would, as spelled, up to the first missing
+         * one, where both stop.  (The spelling alone would not do: a dangling
+         * link on the route is kept as spelled.)  This trusts no fact a
+         * command could have changed since: both walks are the same snapshot,
+         * taken before anything of this call runs (a link planted after
+         * either is one the plan never saw, then and now alike), and the
+         * ruleset opens each path afresh, without following a link.
          */
-        if (!canonical || strcmp(canonical, path) != 0)
+        if (!canonical || met_link)
                 result = note_repointable_route(plan, policy, path);
         if (result < 0) {
                 free(canonical);

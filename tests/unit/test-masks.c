@@ -260,6 +260,40 @@ static void test_symlinked_entry_masks_its_target(void **state)
         assert_int_equal(kind_at(f, ".netrc"), DSH_MASK_ABSENT);
 }
 
+/*
+ * A mask reached through a symlink the command could repoint (its directory
+ * inside the writable root) is named as not held, the link resolved or
+ * dangling: a dangling link on the route leaves the canonical spelling as
+ * given, so that spelling alone must not be taken for a route without links.
+ */
+static void test_mask_through_a_repointable_symlink_named_unheld(void **state)
+{
+        struct fixture *f = *state;
+        static const char *const dangling[] = { ".config/gh/hosts.yml", NULL };
+        static const char *const resolved[] = { ".aws/credentials", NULL };
+        char *link = NULL;
+
+        shell(f, "ln -s nowhere .config && mkdir -p real/aws && ln -s real/aws .aws");
+        use_mode(f, DSH_MODE_WORKSPACE_WRITE, true);
+        configure(f, dangling);
+        assert_int_equal(build(f), 0);
+        link = at(f, ".config");
+        assert_int_equal(dsh_strv_length(f->plan.unheld), 1);
+        assert_true(test_contains(f->plan.unheld[0], "reached through the symlink"));
+        assert_true(test_contains(f->plan.unheld[0], link));
+        free(link);
+        configure(f, resolved);
+        assert_int_equal(build(f), 0);
+        link = at(f, ".aws");
+        assert_int_equal(dsh_strv_length(f->plan.unheld), 1);
+        assert_true(test_contains(f->plan.unheld[0], link));
+        free(link);
+        /* Read-only: no root to repoint anything in. */
+        use_mode(f, DSH_MODE_READ_ONLY, true);
+        assert_int_equal(build(f), 0);
+        assert_int_equal(dsh_strv_length(f->plan.unheld), 0);
+}
+
 static void test_absent_entry_planned_as_absent(void **state)
 {
         struct fixture *f = *state;
@@ -433,6 +467,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_covers_masks_beneath_and_new_wildcard_names_only, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_symlinked_entry_masks_its_target, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_mask_through_a_repointable_symlink_named_unheld, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_absent_entry_planned_as_absent, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_inside_writable_root_under_workspace_write_only, setup,
                                                 teardown),

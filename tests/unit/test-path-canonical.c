@@ -101,6 +101,32 @@ static void missing_tails_are_normalized_lexically(void **state)
         assert_canonical("dangling/x", "dangling/x");
 }
 
+/* Whether the walk of real_scratch/given met a link (resolved or dangling), its spelling checked too. */
+static bool met_a_link(const char *given)
+{
+        char *path = NULL, *got;
+        bool met_link = false;
+
+        assert_true(asprintf(&path, "%s/%s", real_scratch, given) > 0);
+        got = dsh_path_canonical_noting_links(path, &met_link);
+        assert_non_null(got);
+        free(path);
+        free(got);
+        return met_link;
+}
+
+static void the_walk_says_whether_it_met_a_link(void **state)
+{
+        (void) state;
+        assert_false(met_a_link("a/b"));
+        assert_false(met_a_link("a/file"));
+        assert_false(met_a_link("a/missing/x"));      /* the first missing component ends the walk */
+        assert_true(met_a_link("inner"));
+        assert_true(met_a_link("a/up/x"));
+        assert_true(met_a_link("dangling"));          /* kept as spelled, and still a link on the route */
+        assert_true(met_a_link("dangling/x/y"));
+}
+
 static void a_symlink_loop_is_an_error(void **state)
 {
         char *path = NULL;
@@ -133,6 +159,7 @@ int main(void)
                 cmocka_unit_test(existing_paths_are_spelled_as_realpath_spells_them),
                 cmocka_unit_test(symlinks_on_the_way_are_followed),
                 cmocka_unit_test(missing_tails_are_normalized_lexically),
+                cmocka_unit_test(the_walk_says_whether_it_met_a_link),
                 cmocka_unit_test(a_symlink_loop_is_an_error),
                 cmocka_unit_test(a_relative_path_must_exist),
         };

@@ -579,6 +579,22 @@ static int launch_supervised(const struct launch_request *request, int ruleset_f
         sigprocmask(SIG_BLOCK, &every, &launcher_mask);
         pid = spawn_command(&start, network_filter(request) == DSH_NETWORK_FILTER_ON);
         spawn_errno = errno;
+        /*
+         * The handlers that pass signals on are installed before the mask is
+         * lifted, never after.  Once unblocked, a SIGINT (SIGTERM, ...) with
+         * its default action would kill the launcher itself: the command
+         * (which may have exec'd and set its own traps already: a vfork'd
+         * child has by now, and a forked one may have) would then die of the
+         * launcher's PR_SET_PDEATHSIG SIGKILL without its handlers running,
+         * and what it started would be orphaned, past the subreaper that was
+         * to end it — still holding the caller's stdout, so a caller reading
+         * to its end waits forever.  A signal that came while blocked is
+         * taken by the handler too, and reaches the command.  The sigaction
+         * table is the launcher's own (no CLONE_SIGHAND), and the child
+         * resets what it inherited before it unblocks anything.
+         */
+        if (pid > 0)
+                stand_in_for(pid, request->new_session);
         sigprocmask(SIG_SETMASK, &launcher_mask, NULL);
         if (pid < 0)
                 return fail("landlock ruleset error: cannot start the command: %s", strerror(spawn_errno));
@@ -586,7 +602,6 @@ static int launch_supervised(const struct launch_request *request, int ruleset_f
         close(ruleset_fd);
         if (devices)
                 dsh_private_devices_close(devices);  /* the child's copies are mounted by the time it execs */
-        stand_in_for(pid, request->new_session);
         /* Nothing here needs a capability any more; without one the supervisor can do nothing the command could not. */
         result = dsh_drop_capabilities();
         listener = dsh_receive_fd(sockets[0]);

@@ -652,6 +652,13 @@ static void test_signal_from_outside_arrives(void **state)
 {
         (void) state;
         TEST_REQUIRE_LANDLOCK();
+        /*
+         * A SIGINT ignored when this test started (a script's background job,
+         * nohup) stays ignored for every path's command, and a non-interactive
+         * shell cannot trap what it was started ignoring: the trap would be
+         * silently lost and the sleep would hold stdout open forever.
+         */
+        signal(SIGINT, SIG_DFL);
         for (int path = 0; path < PATH_COUNT; path++) {
                 confined_process process;
                 char *line, *rest = NULL;

@@ -469,17 +469,9 @@ struct command_start {
 static int command_child(void *data)
 {
         const struct command_start *start = data;
-        struct sigaction action;
         int result;
 
-        for (int signal_number = 1; signal_number < NSIG; signal_number++) {
-                if (sigaction(signal_number, NULL, &action) < 0 || action.sa_handler == SIG_IGN ||
-                    action.sa_handler == SIG_DFL)
-                        continue;
-                action.sa_handler = SIG_DFL;
-                action.sa_flags = 0;
-                sigaction(signal_number, &action, NULL);
-        }
+        dsh_reset_caught_signals();
         sigprocmask(SIG_SETMASK, start->launcher_mask, NULL);
         close(start->socket_kept);
         /* The command dies with the launcher: a SIGKILL to it still ends the command. */

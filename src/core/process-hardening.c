@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <signal.h>
 #include <stddef.h>
 #include <dirent.h>
 #include <linux/audit.h>
@@ -244,3 +245,17 @@ int dsh_install_terminal_injection_filter(void)
         return -ENOSYS;
 }
 #endif
+
+void dsh_reset_caught_signals(void)
+{
+        struct sigaction action;
+
+        for (int signal_number = 1; signal_number < NSIG; signal_number++) {
+                if (sigaction(signal_number, NULL, &action) < 0 || action.sa_handler == SIG_IGN ||
+                    action.sa_handler == SIG_DFL)
+                        continue;
+                action.sa_handler = SIG_DFL;
+                action.sa_flags = 0;
+                sigaction(signal_number, &action, NULL);
+        }
+}

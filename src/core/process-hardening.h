@@ -34,6 +34,16 @@ int dsh_close_inherited_fds_except(const int *keep, size_t count);
 int dsh_install_terminal_injection_filter(void);
 
 /*
+ * In a child that shares its parent's memory until it execs (clone with
+ * CLONE_VM|CLONE_VFORK): every signal its parent catches goes back to the
+ * default action, and what is ignored stays ignored, before the child
+ * unblocks signals.  The parent's handlers must never run in the child,
+ * on the parent's memory; exec would reset them too, but only later.  An
+ * ignored signal is the caller's choice (nohup) and is kept for the command.
+ */
+void dsh_reset_caught_signals(void);
+
+/*
  * Sets no_new_privs: from here no execve() can grant privileges (setuid and
  * setgid bits and file capabilities are ignored), and the seccomp filter and
  * the Landlock restriction become legal without CAP_SYS_ADMIN.  The first

@@ -181,16 +181,8 @@ static int child_main(void *data)
 {
         struct child_arguments *arguments = data;
         dsh_spawn_failure failure;
-        struct sigaction action;
 
-        for (int signal_number = 1; signal_number < NSIG; signal_number++) {
-                if (sigaction(signal_number, NULL, &action) < 0 || action.sa_handler == SIG_IGN ||
-                    action.sa_handler == SIG_DFL)
-                        continue;
-                action.sa_handler = SIG_DFL;
-                action.sa_flags = 0;
-                sigaction(signal_number, &action, NULL);
-        }
+        dsh_reset_caught_signals();
         sigprocmask(SIG_SETMASK, arguments->parent_mask, NULL);
         /* Only a failure may reach the shared memory: after a successful exec it must still say "none". */
         if (arguments->options->die_with_parent && (failure.errno_value = -die_with_parent(arguments->parent)) != 0)

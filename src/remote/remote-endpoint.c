@@ -198,14 +198,6 @@ static bool endpoint_is_private(int directory_fd, const char *name)
                status.st_uid == geteuid() && !(status.st_mode & (S_IRWXG | S_IRWXO));
 }
 
-static bool peer_is_this_user(int fd)
-{
-        struct ucred peer;
-        socklen_t length = sizeof(peer);
-
-        return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &length) == 0 && peer.uid == geteuid();
-}
-
 /* Waits for the first frame: true when it is the helper's hello of this protocol. */
 static bool greets_as_the_helper(int fd)
 {
@@ -237,20 +229,26 @@ static bool greets_as_the_helper(int fd)
         return greeted;
 }
 
-/* The endpoint, connected and greeted: the fd (blocking), or -1. */
-static int connect_endpoint(const char *directory, int directory_fd, const char *name)
+/*
+ * The endpoint, connected and greeted: the fd (blocking), or -1.  The
+ * connect goes through the very directory that was checked on its fd
+ * (/proc/self/fd/N/NAME), not through its path again: whatever its
+ * parents' names lead to by now, the socket is the one endpoint_is_private()
+ * looked at in the 0700 directory of this user's.
+ */
+static int connect_endpoint(int directory_fd, const char *name)
 {
         struct sockaddr_un address = { .sun_family = AF_UNIX };
         int fd;
 
         if (!endpoint_is_private(directory_fd, name) ||
-            snprintf(address.sun_path, sizeof(address.sun_path), "%s/%s", directory, name) >=
+            snprintf(address.sun_path, sizeof(address.sun_path), "/proc/self/fd/%d/%s", directory_fd, name) >=
                     (int) sizeof(address.sun_path))
                 return -1;
         fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0)
                 return -1;
-        if (connect(fd, (struct sockaddr *) &address, sizeof(address)) < 0 || !peer_is_this_user(fd) ||
+        if (connect(fd, (struct sockaddr *) &address, sizeof(address)) < 0 || !dsh_remote_peer_is_this_user(fd) ||
             !greets_as_the_helper(fd)) {
                 close(fd);
                 return -1;
@@ -406,7 +404,7 @@ static int start_and_connect(const dsh_remote_target *target, const char *direct
 {
         long long deadline = dsh_monotonic_ms() + SERVICE_START_MS;
         dsh_autofree char *remote_path = NULL;
-        int fd = connect_endpoint(directory, directory_fd, name);
+        int fd = connect_endpoint(directory_fd, name);
 
         if (fd >= 0)
                 return fd;
@@ -415,7 +413,7 @@ static int start_and_connect(const dsh_remote_target *target, const char *direct
         if (remote_path)
                 unlinkat(directory_fd, name, 0);
         if (remote_path && forward_endpoint(target, directory, name, remote_path, deadline))
-                fd = connect_endpoint(directory, directory_fd, name);
+                fd = connect_endpoint(directory_fd, name);
         if (fd < 0)
                 remember_failed_start(directory_fd, marker);
         return fd;
@@ -468,7 +466,7 @@ int dsh_remote_service_connect(const dsh_remote_target *target)
         if (control_directory_exists()) {
                 directory = dsh_remote_control_directory_prepare();
                 directory_fd = directory ? open(directory, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
-                fd = directory_fd >= 0 ? connect_endpoint(directory, directory_fd, name) : -1;
+                fd = directory_fd >= 0 ? connect_endpoint(directory_fd, name) : -1;
                 if (fd >= 0 || !directory || start_failed_lately(directory_fd, marker))
                         return fd;
                 looked = true;

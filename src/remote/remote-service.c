@@ -91,15 +91,6 @@ static int listen_at(const char *path)
         return fd;
 }
 
-/* Only this user: sshd's session process, which forwards the local side's connection, runs as the user. */
-static bool peer_is_this_user(int fd)
-{
-        struct ucred peer;
-        socklen_t length = sizeof(peer);
-
-        return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &length) == 0 && peer.uid == geteuid();
-}
-
 /* In the forked child: the helper on the socket, its stdio away from the session's channel. */
 static __attribute__((noreturn)) void serve_connection(service *self, const dsh_runtime_options *options, int fd,
                                                        const sigset_t *original_mask)
@@ -141,7 +132,7 @@ static int accept_call(service *self, const dsh_runtime_options *options, const 
 
         if (fd < 0)
                 return errno == EINTR || errno == EAGAIN || errno == ECONNABORTED ? 0 : -errno;
-        if (!peer_is_this_user(fd) || make_room(self) < 0) {
+        if (!dsh_remote_peer_is_this_user(fd) || make_room(self) < 0) {
                 close(fd);
                 return 0;
         }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -404,4 +405,12 @@ void dsh_remote_ssh_finish(dsh_remote_connection *connection, int *wait_status)
         while (connection->pid > 0 && waitpid(connection->pid, wait_status, 0) < 0 && errno == EINTR)
                 ;
         connection->pid = -1;
+}
+
+bool dsh_remote_peer_is_this_user(int fd)
+{
+        struct ucred peer;
+        socklen_t length = sizeof(peer);
+
+        return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &length) == 0 && peer.uid == geteuid();
 }

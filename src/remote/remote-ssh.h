@@ -84,4 +84,12 @@ DSH_INTERNAL char *dsh_remote_home_control_directory(void);
 /* ~/.ssh, from the passwd entry as ssh finds it, or from $HOME with `from_environment`.  Caller frees. */
 DSH_INTERNAL char *dsh_remote_user_ssh_directory(bool from_environment);
 
+/*
+ * Whether the peer of a connected unix socket `fd` runs as this user
+ * (SO_PEERCRED): the ssh master on the local side, sshd's session process
+ * on the remote side.  A socket another user's process answers is never
+ * trusted, whatever its mode says.
+ */
+DSH_INTERNAL bool dsh_remote_peer_is_this_user(int fd);
+
 #endif

@@ -97,6 +97,17 @@ class RemoteCase(unittest.TestCase):
     def run_remote(self, *command, stdin=b"", mode="workspace-write", **kwargs):
         return self.dsh("run", "--mode", mode, "--root", self.workspace, command=command, stdin=stdin, **kwargs)
 
+    def start_waiting_remote(self, config=None, **popen):
+        """`run --remote` of a Landlock-confined `sleep 1000` that has written its remote pid: (process, pid)."""
+        pid_file = os.path.join(self.workspace, "pid")
+        process = subprocess.Popen([DSH_SANDBOX, "run", "--remote", HOST, "--backend", "landlock", "--mode",
+                                    "workspace-write", "--root", self.workspace, "--", "sh", "-c",
+                                    'echo $$ > "$1"; echo ready; exec sleep 1000', "sh", pid_file],
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, env=self.env(config), **popen)
+        self.assertEqual(process.stdout.readline(), b"ready\n")
+        with open(pid_file) as handle:
+            return process, int(handle.read())
+
     def assert_never_ran(self, result, marker, reason):
         self.assertEqual(result.returncode, 125, result.stderr)
         self.assertIn(b"SANDBOX_UNAVAILABLE", result.stderr)
@@ -279,14 +290,7 @@ class Running(RemoteCase):
 
     def test_the_remote_command_ends_when_the_local_run_is_killed(self):
         # SIGKILL cannot be passed on: ssh dies with run, and the helper, its channel gone, kills the command.
-        pid_file = os.path.join(self.workspace, "pid")
-        process = subprocess.Popen([DSH_SANDBOX, "run", "--remote", HOST, "--backend", "landlock", "--mode",
-                                    "workspace-write", "--root", self.workspace, "--", "sh", "-c",
-                                    'echo $$ > "$1"; echo ready; exec sleep 1000', "sh", pid_file],
-                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, env=self.env())
-        self.assertEqual(process.stdout.readline(), b"ready\n")
-        with open(pid_file) as handle:
-            remote_pid = int(handle.read())
+        process, remote_pid = self.start_waiting_remote()
         process.kill()
         process.wait()
         process.stdout.close()
@@ -888,17 +892,9 @@ class RemoteService(RemoteCase):
         self.assertEqual(self.started(), ["remote-service"])
 
     def test_the_master_killed_mid_call_is_125_and_ends_the_command_and_the_service(self):
-        pid_file = os.path.join(self.workspace, "pid")
         config = self.counting_config()
         self.assertEqual(self.run_remote("true", config=config).returncode, 0)
-        process = subprocess.Popen([DSH_SANDBOX, "run", "--remote", HOST, "--backend", "landlock", "--mode",
-                                    "workspace-write", "--root", self.workspace, "--", "sh", "-c",
-                                    'echo $$ > "$1"; echo ready; exec sleep 1000', "sh", pid_file],
-                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   env=self.env(config))
-        self.assertEqual(process.stdout.readline(), b"ready\n")
-        with open(pid_file) as handle:
-            remote_pid = int(handle.read())
+        process, remote_pid = self.start_waiting_remote(config, stderr=subprocess.PIPE)
         service = service_ancestor(remote_pid)
         self.assertIsNotNone(service, "the command is not served by the remote service")
         os.kill(self.master_pid(), signal.SIGKILL)
@@ -931,14 +927,8 @@ class RemoteService(RemoteCase):
         self.assertEqual(self.run_remote("sh", "-c", "exit 5").returncode, 5)
 
     def test_a_confined_remote_command_cannot_reach_the_service_socket(self):
-        pid_file = os.path.join(self.workspace, "pid")
-        process = subprocess.Popen([DSH_SANDBOX, "run", "--remote", HOST, "--backend", "landlock", "--mode",
-                                    "workspace-write", "--root", self.workspace, "--", "sh", "-c",
-                                    'echo $$ > "$1"; echo ready; exec sleep 1000', "sh", pid_file],
-                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, env=self.env())
-        self.assertEqual(process.stdout.readline(), b"ready\n")
-        with open(pid_file) as handle:
-            service = service_ancestor(int(handle.read()))
+        process, remote_pid = self.start_waiting_remote()
+        service = service_ancestor(remote_pid)
         process.kill()
         process.wait()
         process.stdout.close()
